@@ -1,0 +1,268 @@
+"""Analysis: from journaled trial records to per-cell numbers and contract verdicts.
+
+Pure functions of the records (no racers, no databases), so ``chaos analyze`` can re-score a
+stored journal with the current checkers and get what the run got.
+
+* race: saturation = mean(fires over valid trials) / k, the {fires: trials} distribution,
+  max fires, racer errors, release spread; CO (consume-once) and liveness.
+* kill_sweep / first_checkpoint: per kill point, effect counts per task, durable checkpoints at
+  the kill, the resume outcome; EO (exactly-once), PC (prefix continuation), liveness, and for
+  first_checkpoint FCL (the accepted run survives a crash before its first checkpoint).
+
+A property with no valid trial behind it is ``unknown`` with the reason, never ``holds``; a
+property that holds only because nothing ever ran (no fire at all) is ``unknown`` too.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter, defaultdict
+from typing import Iterable
+
+from chaos.records import CellResult, Evidence, PointResult, TrialRecord, Verdict
+from chaos.scenario import Cell
+
+PROPERTY_NAMES = {
+    "EO": "effect exactly-once",
+    "PC": "prefix continuation",
+    "CO": "consume-once",
+    "LIVENESS": "liveness",
+    "FCL": "first checkpoint survives a crash",
+}
+
+
+def _verdict(prop: str, status: str, reason: str, **ev) -> Verdict:
+    return Verdict(property=prop, status=status, reason=reason, evidence=Evidence(**ev))
+
+
+def combine(prop: str, parts: list[Verdict]) -> Verdict:
+    """One verdict from many (points of a sweep): violated beats unknown beats holds."""
+    if not parts:
+        return _verdict(prop, "unknown", "no kill point was measured")
+    bad = [v for v in parts if v.status == "violated"]
+    if bad:
+        ev = Evidence(
+            trial_ids=sorted({t for v in bad for t in v.evidence.trial_ids}),
+            points=[p for v in bad for p in v.evidence.points],
+            ledger_seqs=sorted({s for v in bad for s in v.evidence.ledger_seqs}),
+        )
+        return Verdict(property=prop, status="violated", reason=f"violated at {len(bad)}/{len(parts)} kill points: " + "; ".join(v.reason for v in bad[:3]) + (" ..." if len(bad) > 3 else ""), evidence=ev)
+    unknown = [v for v in parts if v.status == "unknown"]
+    if unknown:
+        return Verdict(property=prop, status="unknown", reason=f"unknown at {len(unknown)}/{len(parts)} kill points: " + "; ".join(v.reason for v in unknown[:3]),
+                       evidence=Evidence(points=[p for v in unknown for p in v.evidence.points]))
+    return _verdict(prop, "holds", f"holds at all {len(parts)} kill points", trial_ids=sorted({t for v in parts for t in v.evidence.trial_ids}))
+
+
+def _base(cell: Cell, records: list[TrialRecord]) -> dict:
+    s = cell.scenario
+    return dict(
+        cell_index=cell.index,
+        cell_id=cell.id,
+        axes=cell.axes,
+        kind=s.kind,
+        framework=s.target.framework,
+        backend=s.target.backend,
+        durability=s.target.durability,
+        k=s.racers.k,
+        jitter_ms=s.jitter_ms,
+        resume=s.resume,
+        workload=s.workload,
+        trials=len(records),
+        valid_trials=sum(r.valid for r in records),
+        unknown_trials=sum(not r.valid for r in records),
+        errored_trials=sum(bool(r.errors) for r in records),
+        racer_errors=0,
+    )
+
+
+# ------------------------------------------------------------------------------------ race
+
+
+def analyze_race(cell: Cell, records: list[TrialRecord]) -> CellResult:
+    k = cell.scenario.racers.k
+    valid = [r for r in records if r.valid]
+    fires = [int(r.observations.get("fires", 0)) for r in valid]
+    dist = Counter(fires)
+    spreads = [r.observations.get("release_spread_ms") for r in valid if r.observations.get("release_spread_ms") is not None]
+    result = CellResult(
+        **_base(cell, records),
+        saturation=(statistics.mean(fires) / k) if fires else None,
+        fires={str(f): n for f, n in sorted(dist.items())},
+        fires_per_trial=[int(r.observations.get("fires", 0)) if r.valid else None for r in records],
+        max_fires=max(fires) if fires else None,
+        release_spread_ms=(
+            {"median": statistics.median(spreads), "max": max(spreads)} if spreads else None
+        ),
+    )
+    result.racer_errors = sum(1 for r in records for op in r.history if op.type in ("fail", "info"))
+    verdicts = []
+    if not valid:
+        reasons = Counter(r.invalid_reason or "?" for r in records)
+        why = "; ".join(f"{n}x {w}" for w, n in reasons.most_common(3)) or "no trial ran"
+        verdicts.append(_verdict("CO", "unknown", f"no valid trial (all {k} racers past the gate): {why}"))
+        verdicts.append(_verdict("LIVENESS", "unknown", "no valid trial"))
+    else:
+        dup = [r for r in valid if r.observations.get("fires", 0) > 1]
+        if dup:
+            seqs = [row["seq"] for r in dup for row in r.ledger if row["task"] == r.observations.get("gated_task")]
+            verdicts.append(_verdict(
+                "CO", "violated",
+                f"the gated effect fired more than once in {len(dup)}/{len(valid)} valid trials (max {max(fires)} of k={k})",
+                trial_ids=[r.trial_id for r in dup], ledger_seqs=seqs,
+            ))
+        elif all(f == 0 for f in fires):
+            verdicts.append(_verdict("CO", "unknown", "vacuous: no racer fired the gated effect in any valid trial"))
+        else:
+            verdicts.append(_verdict("CO", "holds", f"at most one fire in each of {len(valid)} valid trials",
+                                     trial_ids=[r.trial_id for r in valid]))
+        none_fired = [r for r in valid if r.observations.get("fires", 0) == 0]
+        if none_fired:
+            verdicts.append(_verdict("LIVENESS", "violated", f"no racer fired the gated effect in {len(none_fired)}/{len(valid)} valid trials",
+                                     trial_ids=[r.trial_id for r in none_fired]))
+        else:
+            verdicts.append(_verdict("LIVENESS", "holds", f"the gated effect fired in every one of {len(valid)} valid trials"))
+    result.verdicts = verdicts
+    return result
+
+
+# ----------------------------------------------------------------------------------- sweep
+
+
+def _counts(rec: TrialRecord) -> dict[str, int]:
+    return dict(Counter(row["task"] for row in rec.ledger))
+
+
+def _point_verdicts(point: str, recs: list[TrialRecord], first_checkpoint: bool) -> list[Verdict]:
+    valid = [r for r in recs if r.valid]
+    if not valid:
+        why = recs[0].invalid_reason if recs else "no trial"
+        props = ["EO", "PC", "LIVENESS"] + (["FCL"] if first_checkpoint else [])
+        return [_verdict(p, "unknown", f"{point}: {why}", points=[point], trial_ids=[r.trial_id for r in recs]) for p in props]
+    out = []
+    # EO: no task's effect more than once across kill + resume
+    dups = [(r, t, n) for r in valid for t, n in _counts(r).items() if n > 1]
+    if dups:
+        r0, t0, n0 = dups[0]
+        out.append(_verdict("EO", "violated", f"{point}: effect {t0!r} fired {n0}x (trial {r0.trial_id})", points=[point],
+                            trial_ids=sorted({r.trial_id for r, _, _ in dups}),
+                            ledger_seqs=[row["seq"] for r, t, _ in dups for row in r.ledger if row["task"] == t]))
+    elif not any(r.ledger for r in valid):
+        out.append(_verdict("EO", "unknown", f"{point}: vacuous, no effect fired at all", points=[point]))
+    else:
+        out.append(_verdict("EO", "holds", f"{point}: every effect at most once", points=[point], trial_ids=[r.trial_id for r in valid]))
+    # PC: nothing recorded complete at the kill runs again
+    pc_bad, pc_unknown = [], []
+    for r in valid:
+        at_kill = r.observations.get("at_kill") or {}
+        if at_kill.get("error") or at_kill.get("completed_tasks") is None:
+            pc_unknown.append(r)
+            continue
+        durable = set(at_kill.get("completed_tasks") or [])
+        again = {row["task"] for row in r.ledger if row["racer_id"] == "resume"} & durable
+        if again:
+            pc_bad.append((r, sorted(again)))
+    if pc_bad:
+        r0, again = pc_bad[0]
+        out.append(_verdict("PC", "violated", f"{point}: {', '.join(again)} recorded complete at the kill, ran again on resume",
+                            points=[point], trial_ids=[r.trial_id for r, _ in pc_bad],
+                            ledger_seqs=[row["seq"] for r, a in pc_bad for row in r.ledger if row["task"] in a and row["racer_id"] == "resume"]))
+    elif len(pc_unknown) == len(valid):
+        err = (valid[0].observations.get("at_kill") or {}).get("error") or {}
+        out.append(_verdict("PC", "unknown", f"{point}: durable state unreadable ({err.get('type')})", points=[point]))
+    else:
+        out.append(_verdict("PC", "holds", f"{point}: no task recorded complete ran again", points=[point], trial_ids=[r.trial_id for r in valid]))
+    # liveness: the resume finishes the run or leaves it waiting for a human
+    dead = []
+    for r in valid:
+        o = r.observations.get("resume_outcome") or {}
+        after = r.observations.get("after_resume") or {}
+        if o.get("status") == "error":
+            dead.append((r, f"{o.get('error', {}).get('type')}: {o.get('error', {}).get('message', '')[:120]}"))
+        elif after.get("next") and not after.get("pending_interrupts"):
+            dead.append((r, f"stopped with next={after.get('next')}"))
+    if dead:
+        out.append(_verdict("LIVENESS", "violated", f"{point}: resume did not finish the run ({dead[0][1]})", points=[point],
+                            trial_ids=[r.trial_id for r, _ in dead]))
+    else:
+        out.append(_verdict("LIVENESS", "holds", f"{point}: resume finished the run", points=[point], trial_ids=[r.trial_id for r in valid]))
+    if first_checkpoint:
+        lost = [r for r in valid if ((r.observations.get("at_kill") or {}).get("checkpoints") or 0) == 0
+                and (r.observations.get("resume_outcome") or {}).get("status") != "done"]
+        if lost:
+            fired = sum(len(r.ledger) for r in lost)
+            note = f"; yet {fired} effect(s) had already fired" if fired else ""
+            err = ((lost[0].observations.get("resume_outcome") or {}).get("error") or {}).get("type")
+            out.append(_verdict("FCL", "violated", f"{point}: no checkpoint survived and the resume could not continue ({err}): the accepted run is known nowhere{note}",
+                                points=[point], trial_ids=[r.trial_id for r in lost], ledger_seqs=[row["seq"] for r in lost for row in r.ledger]))
+        else:
+            out.append(_verdict("FCL", "holds", f"{point}: the run was recovered", points=[point], trial_ids=[r.trial_id for r in valid]))
+    return out
+
+
+def analyze_sweep(cell: Cell, records: list[TrialRecord]) -> CellResult:
+    dry = next((r for r in records if r.trial_id.endswith("-dry")), None)
+    trials = [r for r in records if not r.trial_id.endswith("-dry")]
+    result = CellResult(**_base(cell, trials))
+    result.racer_errors = sum(1 for r in trials for o in r.racers if o.status in ("harness_error", "crashed", "timeout"))
+    fc = cell.scenario.kind == "first_checkpoint"
+    if dry is None or not dry.valid:
+        why = dry.invalid_reason if dry else "the dry run did not run"
+        result.failure = why
+        props = ["EO", "PC", "LIVENESS"] + (["FCL"] if fc else [])
+        result.verdicts = [_verdict(p, "unknown", why) for p in props]
+        return result
+    by_point: dict[str, list[TrialRecord]] = defaultdict(list)
+    for r in trials:
+        by_point[r.point or "?"].append(r)
+    from chaos.kinds.sweep import points_of
+
+    points = points_of(cell, dry.observations.get("boundaries", []))
+    all_verdicts: dict[str, list[Verdict]] = defaultdict(list)
+    for point in points:
+        recs = by_point.get(point, [])
+        valid = [r for r in recs if r.valid]
+        tasks = sorted({t for r in valid for t in _counts(r)})
+        pv = _point_verdicts(point, recs, fc)
+        for v in pv:
+            all_verdicts[v.property].append(v)
+        outcomes = []
+        for r in recs:
+            if not r.valid:
+                outcomes.append(f"unknown: {r.invalid_reason}")
+                continue
+            o = r.observations.get("resume_outcome") or {}
+            outcomes.append(o.get("status") if o.get("status") != "error" else f"error: {o.get('error', {}).get('type')}")
+        result.points.append(PointResult(
+            point=point,
+            trials=len(recs),
+            reached=len(valid),
+            effect_counts={t: [_counts(r).get(t, 0) for r in valid] for t in tasks},
+            durable_checkpoints=[(r.observations.get("at_kill") or {}).get("checkpoints") for r in valid],
+            resume_outcomes=outcomes,
+            duplicates=sorted({t for r in valid for t, n in _counts(r).items() if n > 1}),
+            verdicts=pv,
+        ))
+    result.verdicts = [combine(p, all_verdicts[p]) for p in (["EO", "PC", "LIVENESS"] + (["FCL"] if fc else []))]
+    return result
+
+
+def analyze_cell(cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
+    recs = list(records)
+    if cell.scenario.kind == "race":
+        return analyze_race(cell, recs)
+    return analyze_sweep(cell, recs)
+
+
+def verdict_counts(cells: list[CellResult]) -> dict[str, int]:
+    c = Counter(v.status for cell in cells for v in cell.verdicts)
+    return {s: c.get(s, 0) for s in ("holds", "violated", "unknown")}
+
+
+def exit_code(cells: list[CellResult]) -> int:
+    counts = verdict_counts(cells)
+    if counts["violated"]:
+        return 1
+    if counts["unknown"] or any(c.failure for c in cells):
+        return 2
+    return 0

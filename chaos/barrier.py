@@ -1,0 +1,125 @@
+"""Filesystem barriers: the only synchronisation between the orchestrator and its racers.
+
+Protocol (racer side, standard library only):
+
+1. A racer reaches a persistence boundary and calls ``BarrierClient.hit(name)``. The boundary is
+   named by content (``put(step=1,source=loop):before``) and numbered by occurrence (``#1``), so
+   names do not shift with thread scheduling.
+2. If the boundary is armed, the racer writes an *arrival file* atomically (write, fsync, rename)
+   into the trial's barrier folder and then stops its **whole process** with SIGSTOP. Frameworks
+   persist on background threads, so blocking only the arriving thread would let the rest of the
+   process run past the barrier; a stopped process cannot.
+3. The orchestrator observes the arrival (the file, and the process state ``stopped``) and decides:
+   SIGCONT releases the racer, SIGKILL crashes it exactly there.
+
+The start gate of a race is the same protocol with the barrier name ``gate``: every racer arrives
+and stops, and the orchestrator continues them all at once.
+
+Arrivals are serialised inside a racer (one lock), so two threads never stand at a barrier at the
+same time. Every boundary a racer passes is also recorded in its trace, armed or not: the dry run
+of a kill sweep is just a racer with nothing armed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+
+GATE = "gate"
+ARRIVAL_SUFFIX = ".arrival"
+ECHO_PREFIX = "@@chaos-barrier "
+
+
+def write_atomic(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` so a reader sees either nothing or all of it."""
+    tmp = f"{path}.tmp{os.getpid()}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.rename(tmp, path)
+
+
+@dataclass
+class BarrierClient:
+    """The racer's end of the barrier protocol."""
+
+    directory: str
+    racer_id: str
+    armed: frozenset[str] = frozenset()
+    echo: bool = False
+    trace: list[dict] = field(default_factory=list)
+    _counts: dict[str, int] = field(default_factory=dict)
+    _arrivals: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @classmethod
+    def from_spec(cls, spec: dict, racer_id: str) -> "BarrierClient":
+        return cls(
+            directory=spec["dir"],
+            racer_id=racer_id,
+            armed=frozenset(spec.get("armed", ())),
+            echo=bool(spec.get("echo", False)),
+        )
+
+    def hit(self, name: str) -> str:
+        """A boundary is reached. Returns its id (``name#occurrence``); stops here if armed."""
+        with self._lock:
+            occurrence = self._counts.get(name, 0) + 1
+            self._counts[name] = occurrence
+            bid = f"{name}#{occurrence}"
+            self.trace.append(
+                {"barrier": bid, "thread": threading.current_thread().name, "t_mono_ns": time.monotonic_ns()}
+            )
+            if bid in self.armed:
+                self._arrive(bid)
+        return bid
+
+    def gate(self) -> None:
+        """Wait at the start gate until the orchestrator opens it."""
+        with self._lock:
+            self._arrive(GATE)
+
+    def _arrive(self, bid: str) -> None:
+        self._arrivals += 1
+        record = {
+            "racer_id": self.racer_id,
+            "barrier": bid,
+            "pid": os.getpid(),
+            "thread": threading.current_thread().name,
+            "t_wall": time.time(),
+            "t_mono_ns": time.monotonic_ns(),
+        }
+        payload = json.dumps(record).encode()
+        name = f"{self.racer_id}.{self._arrivals:05d}{ARRIVAL_SUFFIX}"
+        write_atomic(os.path.join(self.directory, name), payload)
+        if self.echo:
+            sys.stdout.write(ECHO_PREFIX + payload.decode() + "\n")
+            sys.stdout.flush()
+        # Freeze the whole process, every thread, until SIGCONT (release) or SIGKILL (crash).
+        os.kill(os.getpid(), signal.SIGSTOP)
+
+
+def read_arrivals(directory: str, racer_id: str | None = None) -> list[dict]:
+    """Every arrival recorded in ``directory`` (optionally of one racer), in arrival order."""
+    try:
+        names = sorted(n for n in os.listdir(directory) if n.endswith(ARRIVAL_SUFFIX))
+    except FileNotFoundError:
+        return []
+    out = []
+    for n in names:
+        if racer_id is not None and not n.startswith(racer_id + "."):
+            continue
+        try:
+            with open(os.path.join(directory, n), "rb") as f:
+                out.append(json.loads(f.read()))
+        except (OSError, ValueError):
+            continue  # a rename is atomic, so this is a file removed under us: ignore it
+    return out

@@ -1,0 +1,31 @@
+"""Errors the user can act on.
+
+Every error chaos raises on purpose is a ``ChaosError``: one line that names the file, field, host
+or service at fault and says what to do. The CLI prints it without a traceback and exits 3
+(the run itself failed). Anything else escaping is a bug in chaos.
+"""
+
+from __future__ import annotations
+
+
+class ChaosError(Exception):
+    """A failure of the run itself (bad input, environment): exit code 3."""
+
+    exit_code = 3
+
+    def __init__(self, message: str, *, hint: str | None = None):
+        self.message = message
+        self.hint = hint
+        super().__init__(message if not hint else f"{message} ({hint})")
+
+
+class ScenarioError(ChaosError):
+    """A scenario file that cannot be loaded: names the file, line and field."""
+
+
+class TargetError(ChaosError):
+    """An unknown framework or workload, or a workload factory that does not import."""
+
+
+class EnvironmentProblem(ChaosError):
+    """Something the run needs from the machine is missing (a folder, a service, a host)."""

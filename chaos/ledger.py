@@ -1,0 +1,123 @@
+"""The effect ledger: a store, separate from the framework's, where effects are counted.
+
+An effect is one row, inserted **and committed** by the workload's node before the node returns.
+The append is the irreversible effect itself, so the ledger under-counts nothing that returned and
+over-counts nothing that did not happen: a kill between the append and the next checkpoint shows
+up as a duplicate, never as a loss.
+
+Racer side: standard library (SQLite) or psycopg (Postgres) only. A ledger is opened from a plain
+dict (``{"kind": "sqlite", "path": ...}`` or ``{"kind": "postgres", "dsn": ..., "table": ...}``).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+import time
+from typing import Protocol
+
+COLUMNS = (
+    "seq",
+    "run_id",
+    "cell_id",
+    "trial_id",
+    "thread_id",
+    "effect_key",
+    "task",
+    "value",
+    "racer_id",
+    "host",
+    "pid",
+    "t_wall",
+    "t_mono_ns",
+)
+
+_SQLITE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS effects (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL,
+    cell_id TEXT NOT NULL,
+    trial_id TEXT NOT NULL,
+    thread_id TEXT NOT NULL,
+    effect_key TEXT NOT NULL,
+    task TEXT NOT NULL,
+    value TEXT,
+    racer_id TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    t_wall REAL NOT NULL,
+    t_mono_ns INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS effects_trial ON effects(run_id, trial_id);
+"""
+
+
+class Ledger(Protocol):
+    def append(self, *, task: str, value: str | None, thread_id: str) -> int: ...
+    def rows(self, *, run_id: str, trial_id: str | None = None) -> list[dict]: ...
+    def close(self) -> None: ...
+
+
+def effect_key(task: str, value: str | None) -> str:
+    """``task``, or ``task:value`` for an interrupt-gated effect (e.g. ``gate:True``)."""
+    return task if value is None else f"{task}:{value}"
+
+
+class SqliteLedger:
+    """The one-machine ledger: a SQLite file in WAL mode shared by every racer of a run."""
+
+    def __init__(self, path: str, context: dict | None = None):
+        self.path = path
+        self.context = dict(context or {})
+        self._conn = sqlite3.connect(path, timeout=60, isolation_level=None)
+        self._conn.execute("PRAGMA busy_timeout=60000")
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=FULL")
+        self._conn.executescript(_SQLITE_SCHEMA)
+
+    def append(self, *, task: str, value: str | None, thread_id: str) -> int:
+        c = self.context
+        cur = self._conn.execute(
+            "INSERT INTO effects (run_id, cell_id, trial_id, thread_id, effect_key, task, value,"
+            " racer_id, host, pid, t_wall, t_mono_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                c.get("run_id", ""),
+                c.get("cell_id", ""),
+                c.get("trial_id", ""),
+                thread_id,
+                effect_key(task, value),
+                task,
+                value,
+                c.get("racer_id", ""),
+                c.get("host") or socket.gethostname(),
+                os.getpid(),
+                time.time(),
+                time.monotonic_ns(),
+            ),
+        )
+        return int(cur.lastrowid)
+
+    def rows(self, *, run_id: str, trial_id: str | None = None) -> list[dict]:
+        sql = f"SELECT {', '.join(COLUMNS)} FROM effects WHERE run_id = ?"
+        args: list = [run_id]
+        if trial_id is not None:
+            sql += " AND trial_id = ?"
+            args.append(trial_id)
+        sql += " ORDER BY seq"
+        return [dict(zip(COLUMNS, r)) for r in self._conn.execute(sql, args)]
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+def open_ledger(config: dict, context: dict | None = None) -> Ledger:
+    """Open the ledger a racer spec or a run names."""
+    kind = config.get("kind", "sqlite")
+    if kind == "sqlite":
+        return SqliteLedger(config["path"], context)
+    if kind == "postgres":
+        from chaos.ledger_pg import PostgresLedger  # psycopg only where Postgres is used
+
+        return PostgresLedger(config["dsn"], context, table=config.get("table", "chaos_effects"))
+    raise ValueError(f"unknown ledger kind {kind!r} (expected sqlite or postgres)")

@@ -1,0 +1,126 @@
+"""A racer: one OS process that performs one action of a workload and reports what it did.
+
+``python -m chaos.racer SPEC.json`` reads a racer spec (plain JSON written by the orchestrator),
+opens the effect ledger and the target's session (the workload over an instrumented persistence
+layer), optionally waits at the start gate, sleeps its seeded jitter, performs its action, and
+writes a result JSON atomically. It knows nothing of other racers, and needs only the standard
+library, the framework under test and its database driver.
+
+A killed racer writes no result: the orchestrator records its call as ``info`` (indeterminate).
+A racer that could not even build its workload exits 4 with ``status: harness_error``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+import json
+import os
+import random
+import signal
+import socket
+import sys
+import time
+
+from chaos.barrier import BarrierClient, write_atomic
+from chaos.ledger import open_ledger
+
+HARNESS_ERROR_EXIT = 4
+
+
+def set_parent_death_signal() -> None:
+    """Die with the orchestrator: a racer must never outlive the process that started it."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except Exception:
+        pass  # not Linux: the launcher's process group still reaps us
+
+
+def run_spec(spec: dict) -> tuple[dict, int]:
+    """Perform the spec's action; returns (result, exit code)."""
+    from chaos.targets.base import error_of
+
+    t0 = time.monotonic_ns()
+    result: dict = {
+        "racer_id": spec["racer_id"],
+        "trial_id": spec.get("trial_id"),
+        "pid": os.getpid(),
+        "host": spec.get("host") or socket.gethostname(),
+        "t_start_mono_ns": t0,
+        "t_start_wall": time.time(),
+    }
+    barrier = BarrierClient.from_spec(spec["barrier"], spec["racer_id"])
+    session = None
+    ledger = None
+    try:
+        ledger = open_ledger(
+            spec["ledger"],
+            context={
+                "run_id": spec.get("run_id", ""),
+                "cell_id": spec.get("cell_id", ""),
+                "trial_id": spec.get("trial_id", ""),
+                "racer_id": spec["racer_id"],
+                "host": spec.get("host"),
+            },
+        )
+        adapter = importlib.import_module(f"chaos.targets.{spec['target']['framework']}")
+        session = adapter.open_session(spec, barrier, ledger)
+        result["gated_task"] = getattr(getattr(session, "workload", None), "gated_task", None)
+        result["t_ready_mono_ns"] = time.monotonic_ns()
+        if spec.get("inspect_before"):
+            result["inspect_before"] = session.inspect()
+        if spec.get("gate"):
+            barrier.gate()
+            result["t_released_mono_ns"] = time.monotonic_ns()
+        jitter_ms = float(spec.get("jitter_ms") or 0)
+        if jitter_ms > 0:
+            delay = random.Random(int(spec.get("seed", 0))).uniform(0, jitter_ms) / 1000.0
+            result["jitter_s"] = delay
+            time.sleep(delay)  # the experiment's jitter, not synchronisation
+        result["outcomes"] = []
+        for action in spec.get("actions") or []:
+            if not result.get("t_invoke_mono_ns"):
+                result["t_invoke_mono_ns"] = time.monotonic_ns()
+            outcome = session.perform(action)
+            outcome["action"] = action
+            result["outcomes"].append(outcome)
+            result["t_return_mono_ns"] = time.monotonic_ns()
+            if outcome.get("status") == "error":
+                break  # later actions would act on a state the workload never reached
+        if spec.get("inspect_after"):
+            result["inspect_after"] = session.inspect()
+        result["fired"] = list(getattr(session, "fired", []))
+        result["status"] = "ok"
+        code = 0
+    except Exception as exc:
+        result["status"] = "harness_error"
+        result["error"] = error_of(exc)
+        result["fired"] = list(getattr(session, "fired", [])) if session is not None else []
+        code = HARNESS_ERROR_EXIT
+    finally:
+        if session is not None:
+            session.close()
+        if ledger is not None:
+            ledger.close()
+    result["trace"] = barrier.trace
+    result["t_end_mono_ns"] = time.monotonic_ns()
+    return result, code
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    set_parent_death_signal()
+    if len(argv) != 1:
+        print("usage: python -m chaos.racer SPEC.json", file=sys.stderr)
+        return 2
+    with open(argv[0], "rb") as f:
+        spec = json.loads(f.read())
+    result, code = run_spec(spec)
+    write_atomic(spec["result_path"], json.dumps(result, default=repr).encode())
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,136 @@
+"""Plain typed records: what a trial did, what a cell showed, what a run concluded.
+
+Everything here serialises to JSON and back; the journal, results.json and the reports are made
+of these, so files are the debugger. Verdicts are values (``holds`` / ``violated`` / ``unknown``
+with a reason and evidence), never log lines.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Status = Literal["holds", "violated", "unknown"]
+
+
+class Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Op(Record):
+    """One Jepsen-style history entry: invoke, then ok / fail (definite refusal) / info (unknown)."""
+
+    racer_id: str
+    type: Literal["invoke", "ok", "fail", "info"]
+    f: str
+    value: Any = None
+    t_mono_ns: int | None = None
+    detail: str | None = None
+
+
+class BarrierEvent(Record):
+    racer_id: str
+    barrier: str
+    action: Literal["arrived", "released", "killed"]
+    t_mono_ns: int
+
+
+class RacerOutcome(Record):
+    racer_id: str
+    role: str
+    pid: int | None = None
+    host: str | None = None
+    exit_code: int | None = None
+    signal: int | None = None
+    status: Literal["ok", "harness_error", "killed", "timeout", "crashed", "not_started"]
+    kill_confirmed: bool | None = None
+    result: dict[str, Any] | None = None
+
+
+class TrialRecord(Record):
+    """Everything one trial did, appended to the journal as it ends."""
+
+    run_id: str
+    cell_index: int
+    cell_id: str
+    trial_id: str
+    point: str | None = None
+    rep: int = 0
+    seed: int
+    kind: str
+    thread_id: str
+    valid: bool
+    invalid_reason: str | None = None
+    fault_fired: bool | None = None
+    history: list[Op] = Field(default_factory=list)
+    barriers: list[BarrierEvent] = Field(default_factory=list)
+    racers: list[RacerOutcome] = Field(default_factory=list)
+    ledger: list[dict[str, Any]] = Field(default_factory=list)
+    observations: dict[str, Any] = Field(default_factory=dict)
+    errors: list[str] = Field(default_factory=list)
+    t_start_wall: float
+    wall_s: float
+
+
+class Evidence(Record):
+    trial_ids: list[str] = Field(default_factory=list)
+    points: list[str] = Field(default_factory=list)
+    ledger_seqs: list[int] = Field(default_factory=list)
+    note: str = ""
+
+
+class Verdict(Record):
+    property: str
+    status: Status
+    reason: str
+    evidence: Evidence = Field(default_factory=Evidence)
+
+
+class PointResult(Record):
+    """One kill point of a sweep (a boundary), over its repeats."""
+
+    point: str
+    trials: int
+    reached: int
+    effect_counts: dict[str, list[int]] = Field(default_factory=dict)
+    durable_checkpoints: list[int | None] = Field(default_factory=list)
+    resume_outcomes: list[str] = Field(default_factory=list)
+    duplicates: list[str] = Field(default_factory=list)
+    verdicts: list[Verdict] = Field(default_factory=list)
+
+
+class CellResult(Record):
+    cell_index: int
+    cell_id: str
+    axes: dict[str, Any]
+    kind: str
+    framework: str
+    backend: str
+    durability: str
+    k: int
+    jitter_ms: float
+    resume: str
+    workload: str
+    trials: int
+    valid_trials: int
+    unknown_trials: int
+    errored_trials: int
+    saturation: float | None = None
+    fires: dict[str, int] = Field(default_factory=dict)
+    fires_per_trial: list[int | None] = Field(default_factory=list)
+    max_fires: int | None = None
+    racer_errors: int = 0
+    release_spread_ms: dict[str, float] | None = None
+    points: list[PointResult] = Field(default_factory=list)
+    verdicts: list[Verdict] = Field(default_factory=list)
+    failure: str | None = None
+
+
+class RunResults(Record):
+    run_id: str
+    scenario: str
+    seed: int
+    exit_code: int
+    verdict_counts: dict[str, int]
+    cells: list[CellResult]

@@ -1,0 +1,60 @@
+"""Targets: one adapter per framework under test.
+
+This module is the light half: what each target offers (backends, built-in workloads, the scenario
+kinds and contract properties it supports), readable by the orchestrator without importing the
+framework. The heavy half, ``chaos.targets.<framework>``, runs inside racers: it builds the
+workload over an instrumented persistence layer and performs one action.
+
+A racer-side adapter module provides ``open_session(spec, barrier, ledger) -> Session`` where a
+Session has ``perform(action) -> dict``, ``inspect() -> dict`` and ``close()``. See
+``chaos.targets.base`` for the shapes of those dicts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class TargetInfo:
+    framework: str
+    module: str
+    about: str
+    backends: tuple[str, ...]
+    workloads: dict[str, str]
+    kinds: tuple[str, ...]
+    distributions: tuple[str, ...]
+    boundaries: str
+    unsupported: dict[str, str] = field(default_factory=dict)
+
+
+TARGETS: dict[str, TargetInfo] = {
+    "langgraph": TargetInfo(
+        framework="langgraph",
+        module="chaos.targets.langgraph",
+        about="LangGraph StateGraph over a checkpoint saver (durability sync/async/exit)",
+        backends=("sqlite", "memory", "postgres"),
+        workloads={
+            "gate_after_interrupt": "pre -> gate (interrupt(), effect keyed by the resume value) -> end",
+            "three_step": "a -> b -> c, one effect each",
+        },
+        kinds=("race", "kill_sweep", "first_checkpoint"),
+        distributions=(
+            "langgraph",
+            "langgraph-checkpoint",
+            "langgraph-checkpoint-sqlite",
+            "langgraph-checkpoint-postgres",
+        ),
+        boundaries="put(step,source):before/after, put_writes(node,channels):before/after, effect(task):after",
+    ),
+}
+
+
+def get_target(framework: str) -> TargetInfo:
+    try:
+        return TARGETS[framework]
+    except KeyError:
+        known = ", ".join(sorted(TARGETS))
+        from chaos.errors import TargetError
+
+        raise TargetError(f"unknown framework {framework!r}", hint=f"known frameworks: {known}") from None

@@ -1,0 +1,47 @@
+"""Workloads: the small programs a racer runs on the framework under test.
+
+A workload is built by a factory that takes a ``WorkloadContext`` and returns what the target's
+adapter expects (for LangGraph: a ``LangGraphWorkload`` or a compiled graph). Built-in workloads
+live in ``chaos.workloads.<framework>``; a scenario may instead name a user's factory as
+``package.module:factory``, so a team tests its own graph under the same harness.
+
+Every effect a workload performs goes through ``ctx.effect(task, value)``: it appends a row to the
+effect ledger, committed before the node returns, and then passes the ``effect(task=...):after``
+barrier so a sweep can crash a racer right after the effect and before the framework records it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+
+@dataclass
+class WorkloadContext:
+    """What a workload factory gets: the saver to compile with and the effect hook."""
+
+    checkpointer: Any
+    effect_hook: Callable[[str, Any], None]
+    seed: int = 0
+    racer_id: str = ""
+    params: dict = field(default_factory=dict)
+
+    def effect(self, task: str, value: Any = None) -> None:
+        """Perform the irreversible effect of ``task`` (for a gated effect, with the resume value)."""
+        self.effect_hook(task, value)
+
+
+def import_factory(ref: str) -> Callable:
+    """Import ``package.module:factory``. Raises ImportError/AttributeError with the reference."""
+    import importlib
+
+    module_name, _, attr = ref.partition(":")
+    if not module_name or not attr:
+        raise ValueError(f"workload {ref!r} is not of the form package.module:factory")
+    module = importlib.import_module(module_name)
+    obj = module
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise TypeError(f"workload {ref!r} is not callable")
+    return obj
