@@ -35,7 +35,8 @@ from chaos.errors import ChaosError, EnvironmentProblem
 from chaos.journal import Journal, read_journal
 from chaos.kinds import runner_for
 from chaos.ledger import SqliteLedger
-from chaos.launchers.local import LocalLauncher
+from chaos.envs import python_for
+from chaos.launchers import Launcher, make_launcher
 from chaos.records import CellResult, RunResults, TrialRecord
 from chaos.scenario import Cell, Scenario, expand, load_scenario
 from chaos.targets import get_target
@@ -182,7 +183,15 @@ def execute(run_dir: Path, meta: dict, scenario: Scenario, cells: list[Cell], op
     work_dir.mkdir(exist_ok=True)
     ledger_path = run_dir / "ledger.sqlite"
     ledger = SqliteLedger(str(ledger_path))
-    launcher = LocalLauncher()
+    launchers: dict[str, Launcher] = {}
+
+    def launcher_for(cell: Cell) -> Launcher:
+        s = cell.scenario
+        key = repr((s.target.framework, s.target.version, s.racers.placement))
+        if key not in launchers:
+            launchers[key] = make_launcher(s.racers.placement, python_for(s.target.framework, s.target.version), run_id)
+        return launchers[key]
+
     journal = Journal(run_dir / "journal.jsonl")
     prior = list(prior or [])
     ctx = RunContext(
@@ -190,7 +199,7 @@ def execute(run_dir: Path, meta: dict, scenario: Scenario, cells: list[Cell], op
         run_dir=run_dir,
         work_dir=work_dir,
         root_seed=scenario.seed,
-        launcher=launcher,
+        launcher=None,  # type: ignore[arg-type]  # set per cell
         ledger_config={"kind": "sqlite", "path": str(ledger_path.resolve())},
         read_ledger=lambda trial_id: ledger.rows(run_id=run_id, trial_id=trial_id),
         store_for=lambda cell, trial_id, d: {"path": str((d / "checkpoints.sqlite").resolve())},
@@ -207,6 +216,7 @@ def execute(run_dir: Path, meta: dict, scenario: Scenario, cells: list[Cell], op
                     opts.on_cell_start(cell, len(cells))
                 runner = runner_for(cell.scenario.kind)
                 try:
+                    ctx.launcher = launcher_for(cell)
                     for rec in runner(ctx, cell, set(ctx.prior)):
                         journal.append(rec.model_dump(mode="json"))
                         records.append(rec)
@@ -214,11 +224,13 @@ def execute(run_dir: Path, meta: dict, scenario: Scenario, cells: list[Cell], op
                             opts.on_trial(rec)
                 except ChaosError as exc:
                     failures[cell.index] = exc.message
-                    launcher.reap()
+                    if ctx.launcher is not None:
+                        ctx.launcher.reap()
     except (Interrupted, KeyboardInterrupt):
         interrupted = True
     finally:
-        launcher.reap()
+        for launcher in launchers.values():
+            launcher.reap()
         journal.close()
         ledger.close()
         if not opts.keep_work:

@@ -52,3 +52,16 @@ class Launcher(Protocol):
     def start_group(self, specs: list[dict], workdir: str) -> list[RacerHandle]: ...
     def open_gate(self, handles: list[RacerHandle]) -> None: ...
     def reap(self) -> None: ...
+
+
+def make_launcher(placement: object, python: str, run_id: str) -> Launcher:
+    """The launcher a cell's placement asks for, running racers with ``python``."""
+    from chaos.envs import racer_env
+
+    if placement == "local":
+        from chaos.launchers.local import LocalLauncher
+
+        return LocalLauncher(python=python, env=racer_env(python))
+    from chaos.errors import EnvironmentProblem
+
+    raise EnvironmentProblem(f"placement {placement!r} is not available in this build of chaos")
