@@ -6,7 +6,11 @@ kind, appending each trial record to the journal (fsynced) the moment it ends. A
 analyses the journal into results.json and report.md and points ``latest`` at the run.
 
 Ctrl-C and SIGTERM stop the run cleanly: every racer is killed and reaped, the journal keeps every
-finished trial, and run.json says the run was interrupted. A cell that fails for a reason outside
+finished trial, and run.json says the run was interrupted. A run registers itself while it executes
+(``chaos.registry``) and labels its racers with its run id, so if the orchestrator is SIGKILLed the
+next ``chaos`` command reaps what it left; ``chaos run --resume`` continues it from its journal
+(``chaos.resume``). Everything written to run.json, the journal, results.json and report.md passes
+through ``chaos.redact`` first. A cell that fails for a reason outside
 the framework (a launcher that cannot start racers, say) is recorded as failed with that reason;
 the other cells go on.
 """
@@ -30,14 +34,16 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 import chaos
-from chaos.analysis import analyze_cell, exit_code, verdict_counts
+from chaos import registry
+from chaos.analysis import analyze_cell, exit_code, trial_summary, verdict_counts
 from chaos.errors import ChaosError, EnvironmentProblem
-from chaos.journal import Journal, read_journal
+from chaos.journal import Journal, read_journal_lines, repair
 from chaos.kinds import runner_for
 from chaos.ledger import SqliteLedger
 from chaos.envs import python_for
 from chaos.launchers import Launcher, make_launcher
 from chaos.records import CellResult, RunResults, TrialRecord
+from chaos.redact import redact, redact_obj
 from chaos.scenario import Cell, Scenario, expand, load_scenario
 from chaos.targets import get_target
 from chaos.trial import RunContext
@@ -67,14 +73,28 @@ class Interrupted(Exception):
     """SIGTERM or SIGINT reached the orchestrator."""
 
 
+@dataclass
+class SignalState:
+    received: list[str] = field(default_factory=list)
+    armed: bool = True
+
+
 @contextlib.contextmanager
-def _stop_on_signals() -> Iterator[None]:
+def _stop_on_signals() -> Iterator[SignalState]:
+    """SIGTERM/SIGINT raise ``Interrupted`` once, while trials run; later ones (and any after the
+    trials ended) are noted and ignored, so the cleanup the first one starts (reaping racers,
+    writing results) is not itself cut short."""
+    state = SignalState()
+
     def handler(signum, frame):  # noqa: ARG001
-        raise Interrupted(signal.Signals(signum).name)
+        state.received.append(signal.Signals(signum).name)
+        if state.armed and len(state.received) == 1:
+            state.armed = False
+            raise Interrupted(state.received[0])
 
     old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
-        yield
+        yield state
     finally:
         for s, h in old.items():
             signal.signal(s, h)
@@ -122,6 +142,7 @@ def _link_latest(run_dir: Path) -> None:
 def analyse_run(cells: list[Cell], records: list[TrialRecord], failures: dict[int, str], *, run_id: str, scenario: Scenario,
                 seed: int) -> RunResults:
     by_cell: dict[int, list[TrialRecord]] = {c.index: [] for c in cells}
+    records = sorted(records, key=lambda r: (r.cell_index, r.trial_id))  # a resumed run analyses as an uninterrupted one
     for r in records:
         by_cell.setdefault(r.cell_index, []).append(r)
     results: list[CellResult] = []
@@ -135,14 +156,32 @@ def analyse_run(cells: list[Cell], records: list[TrialRecord], failures: dict[in
                     v.reason = f"cell failed: {failures[c.index]}"
         results.append(res)
     return RunResults(run_id=run_id, scenario=scenario.name, seed=seed, exit_code=exit_code(results),
-                      verdict_counts=verdict_counts(results), cells=results)
+                      verdict_counts=verdict_counts(results), cells=results, summary=trial_summary(records))
 
 
 def write_results(run_dir: Path, results: RunResults, run_meta: dict) -> None:
     from chaos.report import render_markdown
 
-    (run_dir / "results.json").write_text(results.model_dump_json(indent=2))
-    (run_dir / "report.md").write_text(render_markdown(results, run_meta))
+    clean = RunResults.model_validate(redact_obj(results.model_dump(mode="json")))
+    _write_atomic(run_dir / "results.json", clean.model_dump_json(indent=2))
+    _write_atomic(run_dir / "report.md", redact(render_markdown(clean, run_meta)))
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def write_meta(run_dir: Path, meta: dict) -> None:
+    """run.json, secrets redacted, replaced atomically (a crash leaves the old or the new one)."""
+    _write_atomic(run_dir / "run.json", json.dumps(redact_obj(meta), indent=2, default=str))
+
+
+def workload_paths(scenario_file: str | os.PathLike) -> list[str]:
+    """Where a racer looks for a user's ``package.module:factory``: the scenario's folder, then
+    the folder chaos was started from (as ``chaos validate`` does)."""
+    return list(dict.fromkeys([str(Path(scenario_file).resolve().parent), os.getcwd()]))
 
 
 def run_scenario(path: str | os.PathLike, opts: RunOptions | None = None) -> RunOutcome:
@@ -156,6 +195,9 @@ def run_scenario(path: str | os.PathLike, opts: RunOptions | None = None) -> Run
             data["trials"] = opts.trials
         scenario = Scenario.model_validate(data)
     cells = expand(scenario, path=str(path))
+    from chaos.preflight import check_workloads
+
+    check_workloads(cells, str(path), workload_paths(path))  # a factory that does not import fails here, not per trial
     run_dir = prepare_run_dir(Path(opts.out), scenario.name, _stamp())
     run_id = f"{scenario.name}-{run_dir.name}-{secrets.token_hex(3)}"
     meta = {
@@ -168,32 +210,46 @@ def run_scenario(path: str | os.PathLike, opts: RunOptions | None = None) -> Run
         "host": socket.gethostname(),
         "platform": platform.platform(),
         "argv": sys.argv,
+        "workload_path": workload_paths(path),
         "started": _dt.datetime.now(_dt.timezone.utc).isoformat(),
         "finished": None,
         "interrupted": False,
     }
-    (run_dir / "run.json").write_text(json.dumps(meta, indent=2, default=str))
+    write_meta(run_dir, meta)
     return execute(run_dir, meta, scenario, cells, opts)
 
 
 def execute(run_dir: Path, meta: dict, scenario: Scenario, cells: list[Cell], opts: RunOptions,
             prior: list[TrialRecord] | None = None) -> RunOutcome:
+    """Run every trial not in ``prior`` (journaled by an earlier, interrupted execution), journal
+    each, then analyse prior + new into results.json and report.md."""
     run_id = meta["run_id"]
     work_dir = run_dir / "work"
-    work_dir.mkdir(exist_ok=True)
-    ledger_path = run_dir / "ledger.sqlite"
-    ledger = SqliteLedger(str(ledger_path))
+    with _stop_on_signals() as signals, registry.ActiveRun(run_id, run_dir, work_dir, keep_work=opts.keep_work) as active:
+        signals.armed = False  # until the journal is open, a signal just ends the run without trials
+        work_dir.mkdir(exist_ok=True)
+        ledger_path = run_dir / "ledger.sqlite"
+        ledger = SqliteLedger(str(ledger_path))
+        repair(run_dir / "journal.jsonl")  # appends must start on a fresh line
+        journal = Journal(run_dir / "journal.jsonl")
+        signals.armed = not signals.received
+        return _execute(run_dir, meta, scenario, cells, opts, list(prior or []), run_id, work_dir, ledger, ledger_path,
+                        journal, active, signals)
+
+
+def _execute(run_dir, meta, scenario, cells, opts, prior, run_id, work_dir, ledger, ledger_path, journal, active,
+             signals: SignalState) -> RunOutcome:
     launchers: dict[str, Launcher] = {}
 
     def launcher_for(cell: Cell) -> Launcher:
         s = cell.scenario
         key = repr((s.target.framework, s.target.version, s.racers.placement))
         if key not in launchers:
-            launchers[key] = make_launcher(s.racers.placement, python_for(s.target.framework, s.target.version), run_id)
+            launcher = make_launcher(s.racers.placement, python_for(s.target.framework, s.target.version), run_id)
+            registry.label_launcher(launcher, active.env())
+            launchers[key] = launcher
         return launchers[key]
 
-    journal = Journal(run_dir / "journal.jsonl")
-    prior = list(prior or [])
     ctx = RunContext(
         run_id=run_id,
         run_dir=run_dir,
@@ -205,59 +261,97 @@ def execute(run_dir: Path, meta: dict, scenario: Scenario, cells: list[Cell], op
         store_for=lambda cell, trial_id, d: {"path": str((d / "checkpoints.sqlite").resolve())},
         keep_work=opts.keep_work,
         prior={r.trial_id: r for r in prior},
+        workload_path=list(meta.get("workload_path") or []),
     )
     records: list[TrialRecord] = list(prior)
     failures: dict[int, str] = {}
     interrupted = False
     try:
-        with _stop_on_signals():
-            for cell in cells:
-                if opts.on_cell_start:
-                    opts.on_cell_start(cell, len(cells))
-                runner = runner_for(cell.scenario.kind)
-                try:
-                    ctx.launcher = launcher_for(cell)
-                    for rec in runner(ctx, cell, set(ctx.prior)):
-                        journal.append(rec.model_dump(mode="json"))
-                        records.append(rec)
-                        if opts.on_trial:
-                            opts.on_trial(rec)
-                except ChaosError as exc:
-                    failures[cell.index] = exc.message
-                    if ctx.launcher is not None:
-                        ctx.launcher.reap()
+        for cell in cells:
+            if signals.received:
+                raise Interrupted(signals.received[0])
+            if opts.on_cell_start:
+                opts.on_cell_start(cell, len(cells))
+            runner = runner_for(cell.scenario.kind)
+            try:
+                ctx.launcher = launcher_for(cell)
+                for rec in runner(ctx, cell, set(ctx.prior)):
+                    journal.append(redact_obj(rec.model_dump(mode="json")))
+                    records.append(rec)
+                    if opts.on_trial:
+                        opts.on_trial(rec)
+            except ChaosError as exc:
+                failures[cell.index] = exc.message
+                if ctx.launcher is not None:
+                    ctx.launcher.reap()
     except (Interrupted, KeyboardInterrupt):
         interrupted = True
     finally:
+        signals.armed = False
         for launcher in launchers.values():
             launcher.reap()
+        # the net under the net: any racer of this run still alive (e.g. started in the instant a
+        # signal arrived, before its launcher knew of it) is found by its label and killed
+        registry._kill_and_wait([pid for pid, _, _ in registry.racer_processes(run_id)])
         journal.close()
         ledger.close()
         if not opts.keep_work:
             shutil.rmtree(work_dir, ignore_errors=True)
+    interrupted = interrupted or bool(signals.received)
     results = analyse_run(cells, records, failures, run_id=run_id, scenario=scenario, seed=scenario.seed)
     if interrupted:
         results.exit_code = EXIT_RUN_FAILED
-    meta["finished"] = _dt.datetime.now(_dt.timezone.utc).isoformat()
+    meta["finished"] = None if interrupted else _dt.datetime.now(_dt.timezone.utc).isoformat()
+    meta["stopped"] = _dt.datetime.now(_dt.timezone.utc).isoformat()
     meta["interrupted"] = interrupted
+    if signals.received:
+        meta["signals"] = list(signals.received)
     meta["failures"] = {str(k): v for k, v in failures.items()}
-    (run_dir / "run.json").write_text(json.dumps(meta, indent=2, default=str))
+    write_meta(run_dir, meta)
     write_results(run_dir, results, meta)
     _link_latest(run_dir)
     return RunOutcome(run_dir=run_dir, results=results, interrupted=interrupted, cells=cells)
 
 
 def load_run(run_dir: Path) -> tuple[dict, Scenario, list[Cell], list[TrialRecord], bool]:
-    """A stored run: its metadata, scenario, cells and journaled records (torn line dropped)."""
+    """A stored run: its metadata, scenario, cells and journaled records (torn line dropped).
+
+    Every way a stored run can be damaged is a ChaosError naming the file (and line, and field)."""
+    from pydantic import ValidationError
+
     run_dir = Path(run_dir)
+    meta_path = run_dir / "run.json"
+    if not run_dir.is_dir():
+        raise ChaosError(f"{run_dir}: no such run folder")
     try:
-        meta = json.loads((run_dir / "run.json").read_text())
+        meta = json.loads(meta_path.read_text())
     except FileNotFoundError:
         raise ChaosError(f"{run_dir}: not a run folder (no run.json)") from None
-    scenario = Scenario.model_validate(meta["scenario"])
-    cells = expand(scenario, check=False)
-    raw, torn = read_journal(run_dir / "journal.jsonl")
-    return meta, scenario, cells, [TrialRecord.model_validate(r) for r in raw], torn
+    except (OSError, ValueError, RecursionError) as exc:
+        raise ChaosError(f"{meta_path}: not readable JSON ({str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__})") from None
+    if not isinstance(meta, dict):
+        raise ChaosError(f"{meta_path}: expected a JSON object, got {type(meta).__name__}")
+    for key, typ in (("run_id", str), ("scenario", dict)):
+        if not isinstance(meta.get(key), typ):
+            raise ChaosError(f"{meta_path}: field {key!r} is missing or not a {typ.__name__}")
+    try:
+        scenario = Scenario.model_validate(meta["scenario"])
+        cells = expand(scenario, path=str(meta_path), check=False)
+    except ValidationError as exc:
+        e = exc.errors()[0]
+        raise ChaosError(f"{meta_path}: scenario.{'.'.join(map(str, e['loc']))}: {e['msg']}") from None
+    journal_path = run_dir / "journal.jsonl"
+    lines, torn = read_journal_lines(journal_path)
+    records = []
+    for lineno, raw in lines:
+        try:
+            records.append(TrialRecord.model_validate(raw))
+        except ValidationError as exc:
+            e = exc.errors()[0]
+            field = ".".join(map(str, e["loc"])) or "(record)"
+            raise ChaosError(f"{journal_path}:{lineno}: not a trial record: {field}: {e['msg']}",
+                             hint="the journal is damaged; move the line away or start a new run") from None
+    return meta, scenario, cells, records, torn
 
 
 def analyse_stored(run_dir: Path) -> RunResults:

@@ -29,13 +29,21 @@ HARNESS_ERROR_EXIT = 4
 
 
 def set_parent_death_signal() -> None:
-    """Die with the orchestrator: a racer must never outlive the process that started it."""
+    """Die with the orchestrator: a racer must never outlive the process that started it.
+
+    The kernel sends SIGKILL when the parent dies. If the parent died before ``prctl`` ran (the
+    window between fork and here), no signal will ever come: the parent the launcher named in
+    ``CHAOS_PARENT_PID`` is then no longer our parent, and we exit at once.
+    """
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         PR_SET_PDEATHSIG = 1
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     except Exception:
         pass  # not Linux: the launcher's process group still reaps us
+    expected = os.environ.get("CHAOS_PARENT_PID")
+    if expected and expected.isdigit() and os.getppid() != int(expected):
+        os._exit(HARNESS_ERROR_EXIT)
 
 
 def run_spec(spec: dict) -> tuple[dict, int]:
@@ -112,8 +120,24 @@ def run_spec(spec: dict) -> tuple[dict, int]:
     return result, code
 
 
+def check_workload(ref: str, paths: list[str]) -> int:
+    """``--check-workload REF [PATH...]``: import a user's factory here; 0 if it is callable."""
+    from chaos.targets.base import error_of
+    from chaos.workloads import import_factory
+
+    try:
+        import_factory(ref, paths)
+    except BaseException as exc:  # anything the user's module raises at import
+        err = error_of(exc)
+        print(f"{err['type']}: {err['message']}".splitlines()[0][:300])
+        return HARNESS_ERROR_EXIT
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--check-workload"] and len(argv) >= 2:
+        return check_workload(argv[1], argv[2:])
     set_parent_death_signal()
     if len(argv) != 1:
         print("usage: python -m chaos.racer SPEC.json", file=sys.stderr)

@@ -11,7 +11,8 @@ errors, and every error names the file, the line and the field and says what is 
 
 from __future__ import annotations
 
-import importlib.util
+import ast
+import importlib.machinery
 import itertools
 import os
 import re
@@ -67,6 +68,10 @@ class Scenario(Strict):
     resume: str = Field("none", description="none | input | command:<value>")
     distinct_values: bool = Field(False, description="race: each racer resumes with its own value")
     timeout_s: float = Field(120, gt=0, description="cap on any single wait for a racer")
+    points: list[str] | None = Field(
+        None, min_length=1,
+        description="kill_sweep/first_checkpoint: only the kill points matching one of these fnmatch patterns "
+                    "(e.g. 'effect(*'); default: every boundary the dry run found")
     matrix: dict[str, list[Any]] = Field(default_factory=dict)
 
     @field_validator("resume")
@@ -92,6 +97,8 @@ class Scenario(Strict):
     def _kind_rules(self) -> "Scenario":
         if self.kind == "race" and not self.resume.startswith("command:"):
             raise ValueError("a race resumes a pending interrupt: set resume to 'command:<value>'")
+        if self.kind == "race" and self.points is not None:
+            raise ValueError("points selects kill points of a sweep; a race has none: remove it")
         return self
 
     @property
@@ -239,20 +246,51 @@ def load_scenario(path: str | os.PathLike) -> Scenario:
 
 
 def _workload_importable(ref: str, base_dirs: list[str]) -> str | None:
-    """None if ``package.module:factory`` can be found; else the reason."""
+    """None if ``package.module:factory`` can be found; else the reason.
+
+    The check never executes the user's code (no package ``__init__`` runs in the orchestrator):
+    it locates the module's source through the path finder, parses it, and looks for a top-level
+    definition of the factory. Only a racer imports and runs a workload.
+    """
     module, _, attr = ref.partition(":")
     if not module or not attr:
         return "expected a built-in workload name or package.module:factory"
-    added = [d for d in base_dirs if d not in sys.path]
-    sys.path[:0] = added
+    if not all(p.isidentifier() for p in module.split(".")) or not all(p.isidentifier() for p in attr.split(".")):
+        return "package.module:factory must be dotted Python identifiers"
+    search: list[str] | None = list(dict.fromkeys(base_dirs + sys.path))
+    spec = None
+    for i, part in enumerate(module.split(".")):
+        name = ".".join(module.split(".")[: i + 1])
+        try:
+            spec = importlib.machinery.PathFinder.find_spec(name, search)
+        except (ImportError, ValueError, OSError) as exc:
+            return f"module {name!r} cannot be located: {exc}"
+        if spec is None:
+            return f"module {name!r} was not found (looked in the scenario's folder, the current folder and the Python path)"
+        search = list(spec.submodule_search_locations or [])
+    origin = getattr(spec, "origin", None)
+    if not origin or not str(origin).endswith(".py"):
+        return None  # an extension or namespace module: the racer will tell
     try:
-        if importlib.util.find_spec(module) is None:
-            return f"module {module!r} was not found on the Python path"
-    except (ImportError, ValueError) as exc:
-        return f"module {module!r} does not import: {exc}"
-    finally:
-        for d in added:
-            sys.path.remove(d)
+        tree = ast.parse(Path(origin).read_bytes(), filename=origin)
+    except SyntaxError as exc:
+        return f"module {module!r} does not import: syntax error at {Path(origin).name}:{exc.lineno}: {exc.msg}"
+    except (OSError, ValueError) as exc:
+        return f"module {module!r} cannot be read: {exc}"
+    top = attr.split(".")[0]
+    defined: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defined.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            defined.update(t.id for t in targets if isinstance(t, ast.Name))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            defined.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.If, ast.Try)):
+            defined.add(top)  # conditional definitions: give the benefit of the doubt
+    if top not in defined:
+        return f"module {module!r} ({origin}) defines no {top!r}"
     return None
 
 

@@ -35,6 +35,7 @@ class RunContext:
     store_for: Callable[[Cell, str, Path], dict]
     keep_work: bool = False
     prior: dict[str, TrialRecord] = field(default_factory=dict)
+    workload_path: list[str] = field(default_factory=list)
 
 
 def wait_until(pred: Callable[[], bool], timeout: float) -> bool:
@@ -88,6 +89,7 @@ class TrialRun:
             "target": s.target.model_dump(),
             "workload": s.workload,
             "workload_params": s.workload_params,
+            "workload_path": list(self.ctx.workload_path),
             "thread_id": self.thread_id,
             "store": self.store,
             "ledger": self.ctx.ledger_config,

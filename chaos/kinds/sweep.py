@@ -13,6 +13,7 @@ accepted run survive a crash before its first checkpoint?
 
 from __future__ import annotations
 
+import fnmatch
 from typing import Iterator
 
 from chaos.records import TrialRecord
@@ -51,13 +52,19 @@ def dry_run(ctx: RunContext, cell: Cell) -> TrialRecord:
 
 
 def points_of(cell: Cell, boundaries: list[str]) -> list[str]:
+    """The kill points of a cell: its boundaries (up to the first checkpoint for first_checkpoint),
+    narrowed to the scenario's ``points`` patterns when it gives some."""
     if cell.scenario.kind != "first_checkpoint":
-        return list(boundaries)
-    out = []
-    for b in boundaries:
-        out.append(b)
-        if b.startswith("put(") and ":before#" in b:
-            break
+        out = list(boundaries)
+    else:
+        out = []
+        for b in boundaries:
+            out.append(b)
+            if b.startswith("put(") and ":before#" in b:
+                break
+    patterns = cell.scenario.points
+    if patterns:
+        out = [b for b in out if any(fnmatch.fnmatchcase(b, p) for p in patterns)]
     return out
 
 

@@ -45,6 +45,7 @@ TARGETS: dict[str, TargetInfo] = {
         workloads={
             "gate_after_interrupt": "pre -> gate (interrupt(), effect keyed by the resume value) -> end",
             "three_step": "a -> b -> c, one effect each",
+            "three_step_idempotent": "three_step with idempotency-keyed effects (self-test: never duplicates)",
         },
         kinds=("race", "kill_sweep", "first_checkpoint"),
         distributions=(

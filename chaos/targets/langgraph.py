@@ -125,16 +125,23 @@ class LangGraphSession:
             params=dict(spec.get("workload_params") or {}),
         )
         name = spec["workload"]
-        factory = BUILTIN.get(name) or import_factory(name)
+        factory = BUILTIN.get(name) or import_factory(name, spec.get("workload_path") or ())
         built = factory(ctx)
         self.workload = built if isinstance(built, LangGraphWorkload) else LangGraphWorkload(graph=built)
         self.graph = self.workload.graph
         self.config = {"configurable": {"thread_id": self.thread_id}, "max_concurrency": 1}
 
-    def _effect(self, task: str, value: Any) -> None:
+    def _effect(self, task: str, value: Any, once: bool = False) -> None:
         v = None if value is None else str(value)
-        seq = self.ledger.append(task=task, value=v, thread_id=self.thread_id)
-        self.fired.append({"seq": seq, "effect_key": effect_key(task, v)})
+        if once:
+            append_once = getattr(self.ledger, "append_once", None)
+            if append_once is None:
+                raise NotImplementedError(f"{type(self.ledger).__name__} has no idempotent append (effect_once)")
+            seq, inserted = append_once(task=task, value=v, thread_id=self.thread_id)
+        else:
+            seq, inserted = self.ledger.append(task=task, value=v, thread_id=self.thread_id), True
+        if inserted:
+            self.fired.append({"seq": seq, "effect_key": effect_key(task, v)})
         if value is not None:
             self.observed[task] = jsonable(value)
         self.barrier.hit(f"effect(task={task}):after")

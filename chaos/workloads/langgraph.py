@@ -4,6 +4,8 @@
   fires its effect keyed by the resume value (``gate:True``): the effect a human approval guards.
 * ``three_step``: a -> b -> c, each firing one effect: the simplest workflow whose completed steps
   must not run again after a crash.
+* ``three_step_idempotent``: the same with idempotent effects (``ctx.effect_once``): the harness's
+  self-test, where no kill point may show a duplicate.
 
 Each node fires its effect before it returns, through ``ctx.effect``.
 """
@@ -63,12 +65,14 @@ def gate_after_interrupt(ctx: WorkloadContext) -> LangGraphWorkload:
     return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []}, gated_task="gate")
 
 
-def three_step(ctx: WorkloadContext) -> LangGraphWorkload:
+def three_step(ctx: WorkloadContext, *, idempotent: bool = False) -> LangGraphWorkload:
     from langgraph.graph import END, START, StateGraph
+
+    fire = ctx.effect_once if idempotent else ctx.effect
 
     def make(name: str):
         def node(state: StepState) -> dict:
-            ctx.effect(name)
+            fire(name)
             return {"log": [name]}
 
         return node
@@ -83,7 +87,14 @@ def three_step(ctx: WorkloadContext) -> LangGraphWorkload:
     return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []})
 
 
+def three_step_idempotent(ctx: WorkloadContext) -> LangGraphWorkload:
+    """three_step whose effects carry an idempotency key: a re-run step fires nothing new. The
+    harness's self-test: every kill point must come out clean (no false duplicates)."""
+    return three_step(ctx, idempotent=True)
+
+
 BUILTIN = {
     "gate_after_interrupt": gate_after_interrupt,
     "three_step": three_step,
+    "three_step_idempotent": three_step_idempotent,
 }

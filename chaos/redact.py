@@ -1,0 +1,93 @@
+"""Keep secrets out of reports and logs: DSNs are recorded with their password replaced by ``***``.
+
+Every place that prints or records a database address (run.json, reports, error messages, the
+CLI) goes through ``redact_dsn``. Both URL DSNs (``postgresql://user:pw@host/db``) and libpq
+keyword DSNs (``host=... password=pw``) are handled.
+
+``redact(text)`` is the catch-all applied where chaos writes files a person reads or shares
+(run.json, the journal, results.json, report.md): besides DSNs it masks the password of any
+``scheme://user:password@host`` URL, ``password=``/``secret=``/``token=``/``api_key=`` settings,
+PEM private-key blocks and well-known API-token shapes. ``redact_obj`` applies it to every string
+of a JSON-like value (keys whose name says "password", "secret", "token" or "key" are masked whole).
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit, urlunsplit
+
+_KW_PASSWORD = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
+_URL_IN_TEXT = re.compile(r"\b(postgres(?:ql)?://[^\s'\"]+)")
+
+
+def redact_dsn(dsn: str | None) -> str | None:
+    """``dsn`` with any password replaced by ``***`` (None stays None)."""
+    if dsn is None:
+        return None
+    if "://" in dsn:
+        try:
+            parts = urlsplit(dsn)
+        except ValueError:
+            return "***"
+        netloc = parts.netloc
+        if "@" in netloc:
+            userinfo, hostport = netloc.rsplit("@", 1)
+            if ":" in userinfo:
+                userinfo = userinfo.split(":", 1)[0] + ":***"
+            netloc = f"{userinfo}@{hostport}"
+        query = re.sub(r"(?i)(^|&)(password=)[^&]*", r"\1\2***", parts.query)
+        return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    return _KW_PASSWORD.sub(r"\1***", dsn)
+
+
+def redact_text(text: str) -> str:
+    """Redact every DSN that appears inside free text (an error message, a log line)."""
+    text = _URL_IN_TEXT.sub(lambda m: redact_dsn(m.group(1)) or "", text)
+    return _KW_PASSWORD.sub(r"\1***", text)
+
+
+def redact_config(obj):
+    """A copy of a JSON-like config with every ``dsn`` value (at any depth) redacted."""
+    if isinstance(obj, dict):
+        return {k: (redact_dsn(v) if k == "dsn" and isinstance(v, str) else redact_config(v)) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [redact_config(v) for v in obj]
+    return obj
+
+
+_URL_USERINFO = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@'\"]*:)([^\s@/'\"]+)(@)")
+_KV_SECRET = re.compile(
+    r"(?i)(\b(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|secret[_-]?key|auth)\b[\"']?\s*[=:]\s*[\"']?)"
+    r"([^\s'\",;&}]+)"
+)
+_PEM = re.compile(r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----.*?(-----END \1PRIVATE KEY-----|\Z)", re.DOTALL)
+_TOKENS = re.compile(r"\b(sk-[A-Za-z0-9_-]{16,}|ghp_[A-Za-z0-9]{20,}|gh[ousr]_[A-Za-z0-9]{20,}|xox[baprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16})\b")
+_SECRET_KEY_NAME = re.compile(r"(?i)(password|passwd|secret|token|api[_-]?key|private[_-]?key|access[_-]?key)")
+
+
+def redact(text: str) -> str:
+    """``text`` with passwords in URLs/DSNs, secret settings, private keys and API tokens masked."""
+    if not text:
+        return text
+    text = _PEM.sub(lambda m: f"-----BEGIN {m.group(1)}PRIVATE KEY----- *** -----END {m.group(1)}PRIVATE KEY-----", text)
+    text = _URL_USERINFO.sub(r"\1***\3", text)
+    text = _KV_SECRET.sub(r"\1***", text)
+    text = _TOKENS.sub("***", text)
+    return text
+
+
+def redact_obj(obj):
+    """A copy of a JSON-like value with ``redact`` applied to every string (and secret-named keys masked)."""
+    if isinstance(obj, str):
+        return redact(obj)
+    if isinstance(obj, dict):
+        out = {}
+        for k, v in obj.items():
+            if isinstance(k, str) and _SECRET_KEY_NAME.search(k) and isinstance(v, (str, int, float)) and v not in ("", None):
+                out[k] = "***"
+            else:
+                out[k] = redact_obj(v)
+        return out
+    if isinstance(obj, (list, tuple)):
+        return [redact_obj(v) for v in obj]
+    return obj
