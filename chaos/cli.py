@@ -80,22 +80,25 @@ def run(
     task = progress.add_task("cells", total=None)
 
     def on_cell(cell, n):
-        progress.update(task, description=f"cell {cell.index + 1}/{n} {cell.id}")
+        progress.start()  # only once trials begin: input refused earlier leaves just its one error line
+        progress.update(task, description=f"cell {cell.index + 1}/{n} {escape(cell.id)}")
 
     def on_trial(rec):
         progress.advance(task)
 
     opts = RunOptions(out=out_dir, seed=seed, trials=trials, keep_work=keep_work, on_trial=on_trial, on_cell_start=on_cell)
     try:
-        with progress:
-            if resume is not None:
-                from chaos.resume import resume_run
+        if resume is not None:
+            from chaos.resume import resume_run
 
-                outcome = resume_run(resume, opts)
-            else:
-                outcome = run_scenario(scenario, opts)
+            outcome = resume_run(resume, opts)
+        else:
+            outcome = run_scenario(scenario, opts)
     except ChaosError as exc:
+        progress.stop()
         _fail(exc)
+    finally:
+        progress.stop()
     res = outcome.results
     out.print(summary_table(res))
     sm = res.summary

@@ -202,19 +202,54 @@ def _describe(err: dict) -> str:
     if err["type"] == "missing":
         return f"{field}: required field is missing"
     msg = err["msg"].removeprefix("Value error, ")
-    return f"{field}: {msg} (got {err.get('input')!r})"
+    if not loc:
+        return f"{field}: {msg}"  # a rule about the whole scenario: quoting all of it helps no one
+    got = repr(err.get("input"))
+    return f"{field}: {msg} (got {got if len(got) <= 200 else got[:200] + '...'})"
+
+
+MAX_NODES = 100_000
+
+
+def _expanded_size(node: yaml.Node) -> int:
+    """The number of nodes ``node`` stands for once aliases are expanded (linear time: memoised)."""
+    memo: dict[int, int] = {}
+
+    def size(n: yaml.Node, depth: int = 0) -> int:
+        if depth > 200:
+            raise RecursionError
+        if id(n) in memo:
+            return memo[id(n)]
+        memo[id(n)] = 1  # a cycle counts once
+        if isinstance(n, yaml.MappingNode):
+            total = 1 + sum(size(k, depth + 1) + size(v, depth + 1) for k, v in n.value)
+        elif isinstance(n, yaml.SequenceNode):
+            total = 1 + sum(size(v, depth + 1) for v in n.value)
+        else:
+            total = 1
+        memo[id(n)] = min(total, MAX_NODES + 1)
+        return memo[id(n)]
+
+    return size(node)
 
 
 def parse_scenario(text: str, path: str = "<scenario>") -> Scenario:
     """Parse and validate scenario text; raises ScenarioError naming file, line and field."""
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
+        if node is not None and _expanded_size(node) > MAX_NODES:
+            raise ScenarioError(f"{path}: the scenario expands to more than {MAX_NODES} YAML nodes (aliases?); "
+                                "a scenario is a short file: write values out")
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else path
         problem = getattr(exc, "problem", None) or str(exc)
         raise ScenarioError(f"{where}: not valid YAML: {problem}") from None
+    except RecursionError:
+        raise ScenarioError(f"{path}: nested too deeply to be a scenario") from None
+    except (ValueError, OverflowError) as exc:  # a scalar YAML cannot build, e.g. an int of 5000 digits
+        raise ScenarioError(f"{path}: not valid YAML: {str(exc)[:200]}") from None
     if node is None or data is None:
         raise ScenarioError(f"{path}: the file is empty; a scenario needs at least name, kind and workload")
     if not isinstance(data, dict):
