@@ -178,12 +178,6 @@ def write_meta(run_dir: Path, meta: dict) -> None:
     _write_atomic(run_dir / "run.json", json.dumps(redact_obj(meta), indent=2, default=str))
 
 
-def workload_paths(scenario_file: str | os.PathLike) -> list[str]:
-    """Where a racer looks for a user's ``package.module:factory``: the scenario's folder, then
-    the folder chaos was started from (as ``chaos validate`` does)."""
-    return list(dict.fromkeys([str(Path(scenario_file).resolve().parent), os.getcwd()]))
-
-
 def run_scenario(path: str | os.PathLike, opts: RunOptions | None = None) -> RunOutcome:
     opts = opts or RunOptions()
     scenario = load_scenario(path)
@@ -195,9 +189,8 @@ def run_scenario(path: str | os.PathLike, opts: RunOptions | None = None) -> Run
             data["trials"] = opts.trials
         scenario = Scenario.model_validate(data)
     cells = expand(scenario, path=str(path))
-    from chaos.preflight import check_workloads
-
-    check_workloads(cells, str(path), workload_paths(path))  # a factory that does not import fails here, not per trial
+    for cell in cells:
+        preflight(cell, str(path), python_for(cell.scenario.target.framework, cell.scenario.target.version))
     run_dir = prepare_run_dir(Path(opts.out), scenario.name, _stamp())
     run_id = f"{scenario.name}-{run_dir.name}-{secrets.token_hex(3)}"
     meta = {
@@ -210,13 +203,47 @@ def run_scenario(path: str | os.PathLike, opts: RunOptions | None = None) -> Run
         "host": socket.gethostname(),
         "platform": platform.platform(),
         "argv": sys.argv,
-        "workload_path": workload_paths(path),
         "started": _dt.datetime.now(_dt.timezone.utc).isoformat(),
         "finished": None,
         "interrupted": False,
     }
     write_meta(run_dir, meta)
     return execute(run_dir, meta, scenario, cells, opts)
+
+
+_preflight_ok: set[tuple[str, str]] = set()
+
+
+def workload_paths(scenario_file: str | None) -> list[str]:
+    """Where a user's ``package.module:factory`` is looked up: the working folder and the scenario's."""
+    paths = [os.getcwd()]
+    if scenario_file:
+        paths.append(str(Path(scenario_file).resolve().parent))
+    return paths
+
+
+def preflight(cell: Cell, scenario_file: str | None, python: str) -> None:
+    """A user's workload factory must import in the racers' interpreter: check once, clearly."""
+    from chaos.targets import TARGETS
+
+    ref = cell.scenario.workload
+    info = TARGETS.get(cell.scenario.target.framework)
+    if info is None or ref in info.workloads or (python, ref) in _preflight_ok:
+        return
+    import subprocess
+
+    from chaos.envs import racer_env
+
+    env = racer_env(python, workload_paths(scenario_file))
+    code = "import sys; from chaos.workloads import import_factory; import_factory(sys.argv[1])"
+    proc = subprocess.run([python, "-c", code, ref], capture_output=True, text=True, env=env, timeout=300)
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["?"])[-1]
+        from chaos.errors import TargetError
+
+        raise TargetError(f"{scenario_file or 'scenario'}: workload: {ref!r} does not import in the racers' Python: {last}",
+                          hint="check the module path and that it is importable from the scenario's folder")
+    _preflight_ok.add((python, ref))
 
 
 def execute(run_dir: Path, meta: dict, scenario: Scenario, cells: list[Cell], opts: RunOptions,
@@ -245,7 +272,8 @@ def _execute(run_dir, meta, scenario, cells, opts, prior, run_id, work_dir, ledg
         s = cell.scenario
         key = repr((s.target.framework, s.target.version, s.racers.placement))
         if key not in launchers:
-            launcher = make_launcher(s.racers.placement, python_for(s.target.framework, s.target.version), run_id)
+            launcher = make_launcher(s.racers.placement, python_for(s.target.framework, s.target.version), run_id,
+                                     extra_paths=workload_paths(meta.get("scenario_file")))
             registry.label_launcher(launcher, active.env())
             launchers[key] = launcher
         return launchers[key]
@@ -261,7 +289,6 @@ def _execute(run_dir, meta, scenario, cells, opts, prior, run_id, work_dir, ledg
         store_for=lambda cell, trial_id, d: {"path": str((d / "checkpoints.sqlite").resolve())},
         keep_work=opts.keep_work,
         prior={r.trial_id: r for r in prior},
-        workload_path=list(meta.get("workload_path") or []),
     )
     records: list[TrialRecord] = list(prior)
     failures: dict[int, str] = {}
@@ -275,11 +302,22 @@ def _execute(run_dir, meta, scenario, cells, opts, prior, run_id, work_dir, ledg
             runner = runner_for(cell.scenario.kind)
             try:
                 ctx.launcher = launcher_for(cell)
+                valid_seen = False
                 for rec in runner(ctx, cell, set(ctx.prior)):
+                    signals.armed = False  # journaled <=> counted: no signal between the two
                     journal.append(redact_obj(rec.model_dump(mode="json")))
                     records.append(rec)
+                    if signals.received:
+                        raise Interrupted(signals.received[0])
+                    signals.armed = True
                     if opts.on_trial:
                         opts.on_trial(rec)
+                    valid_seen = valid_seen or rec.valid
+                    if rec.errors and not valid_seen:
+                        # the harness itself cannot run this cell (e.g. a workload that raises
+                        # while being built): say so once instead of failing every trial
+                        failures[cell.index] = f"racers could not run the workload: {rec.errors[0]}"
+                        break
             except ChaosError as exc:
                 failures[cell.index] = exc.message
                 if ctx.launcher is not None:

@@ -120,24 +120,8 @@ def run_spec(spec: dict) -> tuple[dict, int]:
     return result, code
 
 
-def check_workload(ref: str, paths: list[str]) -> int:
-    """``--check-workload REF [PATH...]``: import a user's factory here; 0 if it is callable."""
-    from chaos.targets.base import error_of
-    from chaos.workloads import import_factory
-
-    try:
-        import_factory(ref, paths)
-    except BaseException as exc:  # anything the user's module raises at import
-        err = error_of(exc)
-        print(f"{err['type']}: {err['message']}".splitlines()[0][:300])
-        return HARNESS_ERROR_EXIT
-    return 0
-
-
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["--check-workload"] and len(argv) >= 2:
-        return check_workload(argv[1], argv[2:])
     set_parent_death_signal()
     if len(argv) != 1:
         print("usage: python -m chaos.racer SPEC.json", file=sys.stderr)

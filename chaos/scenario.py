@@ -301,7 +301,8 @@ def _workload_importable(ref: str, base_dirs: list[str]) -> str | None:
         except (ImportError, ValueError, OSError) as exc:
             return f"module {name!r} cannot be located: {exc}"
         if spec is None:
-            return f"module {name!r} was not found (looked in the scenario's folder, the current folder and the Python path)"
+            missing = f"{name!r} was not found" if name == module else f"its package {name!r} was not found"
+            return f"module {module!r} does not import: {missing} (looked in the scenario's folder, the current folder and the Python path)"
         search = list(spec.submodule_search_locations or [])
     origin = getattr(spec, "origin", None)
     if not origin or not str(origin).endswith(".py"):

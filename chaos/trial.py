@@ -35,7 +35,6 @@ class RunContext:
     store_for: Callable[[Cell, str, Path], dict]
     keep_work: bool = False
     prior: dict[str, TrialRecord] = field(default_factory=dict)
-    workload_path: list[str] = field(default_factory=list)
 
 
 def wait_until(pred: Callable[[], bool], timeout: float) -> bool:
@@ -89,7 +88,6 @@ class TrialRun:
             "target": s.target.model_dump(),
             "workload": s.workload,
             "workload_params": s.workload_params,
-            "workload_path": list(self.ctx.workload_path),
             "thread_id": self.thread_id,
             "store": self.store,
             "ledger": self.ctx.ledger_config,

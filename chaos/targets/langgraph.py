@@ -125,7 +125,7 @@ class LangGraphSession:
             params=dict(spec.get("workload_params") or {}),
         )
         name = spec["workload"]
-        factory = BUILTIN.get(name) or import_factory(name, spec.get("workload_path") or ())
+        factory = BUILTIN.get(name) or import_factory(name)
         built = factory(ctx)
         self.workload = built if isinstance(built, LangGraphWorkload) else LangGraphWorkload(graph=built)
         self.graph = self.workload.graph

@@ -37,21 +37,15 @@ class WorkloadContext:
         self.effect_hook(task, value, once=True)
 
 
-def import_factory(ref: str, paths: list[str] | tuple[str, ...] = ()) -> Callable:
-    """Import ``package.module:factory``, looking first in ``paths`` (the scenario's folder).
+def import_factory(ref: str) -> Callable:
+    """Import ``package.module:factory``. Raises ImportError/AttributeError with the reference.
 
-    Raises ImportError/AttributeError with the reference. Only the racer calls this: the
-    orchestrator checks a reference without executing the user's code.
-    """
+    Only a racer calls this (the orchestrator's checks never execute a user's code)."""
     import importlib
-    import sys
 
     module_name, _, attr = ref.partition(":")
     if not module_name or not attr:
         raise ValueError(f"workload {ref!r} is not of the form package.module:factory")
-    for p in reversed(list(paths)):
-        if p not in sys.path:
-            sys.path.insert(0, p)
     module = importlib.import_module(module_name)
     obj = module
     for part in attr.split("."):
