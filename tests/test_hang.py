@@ -21,7 +21,7 @@ workload_params:
 resume: none
 trials: 1
 seed: 9
-timeout_s: 4
+timeout_s: 8
 """
 
 
@@ -38,8 +38,10 @@ def test_a_hung_racer_is_killed_and_its_trial_recorded_as_hung(tmp_path):
     (racer,) = dry["racers"]
     assert racer["status"] == "timeout" and racer["signal"] == 9
     assert [op["type"] for op in dry["history"]] == ["invoke", "info"]
-    assert "no exit within 4.0s" in dry["history"][1]["detail"]
-    assert [row["task"] for row in dry["ledger"]] == ["a"]  # it did fire a, then hung in the node
+    assert "no exit within 8.0s" in dry["history"][1]["detail"]
+    # it fired a, then hung in the node (on a machine too loaded to start the racer within the
+    # timeout it hangs in start-up instead: the same verdict, killed and recorded as hung)
+    assert [row["task"] for row in dry["ledger"]] in (["a"], [])
     results = json.loads((run_dir / "results.json").read_text())
     assert results["summary"]["hung"] == 1 and results["summary"]["valid"] == 0
     assert "1 hung" in (run_dir / "report.md").read_text()
