@@ -207,3 +207,37 @@ def write_run_html(run_dir: Path, results: RunResults, meta: dict, records: list
     path = Path(run_dir) / "report.html"
     path.write_text(render_run_html(results, meta, records, plots=plots))
     return path
+
+
+def render_nightly_html(summary: dict, entries: list, hist: list[dict], *, plots: list[str] = ()) -> str:
+    cells = []
+    for e in entries:
+        if e.results is None:
+            continue
+        rel = str(Path(summary_run_dir(summary, e.scenario) or "")).rstrip("/")
+        for c in e.results.cells:
+            cells.append((e.scenario, c, f"{rel}/report.html#cell-{c.cell_index}" if rel else None))
+    props, rows = contract_matrix((f"{s} / {c.cell_id}", c, link) for s, c, link in cells)
+    status = {0: "holds", 1: "violated", 2: "unknown", 3: "failed", 4: "violated"}.get(summary["exit_code"], "failed")
+    return env().get_template("nightly.html.j2").render(
+        s=summary, status=status, trend=summary.get("trend") or {}, runs=summary["runs"], props=props, rows=rows,
+        heatmaps=heatmaps((s, c) for s, c, _ in cells), history=hist, plots=list(plots),
+    )
+
+
+def summary_run_dir(summary: dict, scenario: str) -> str | None:
+    return next((r["run_dir"] for r in summary["runs"] if r["scenario"] == scenario), None)
+
+
+def write_nightly_html(night_dir: Path, summary: dict, entries: list, hist: list[dict]) -> Path:
+    from chaos.plots import saturation_png, trend_png
+
+    plots = []
+    cells = [(e.scenario, c) for e in entries if e.results for c in e.results.cells]
+    if saturation_png(night_dir / "saturation.png", heatmaps(cells), title=f"nightly {summary['date']}"):
+        plots.append("saturation.png")
+    if trend_png(night_dir / "trend.png", hist):
+        plots.append("trend.png")
+    path = Path(night_dir) / "index.html"
+    path.write_text(render_nightly_html(summary, entries, hist, plots=plots))
+    return path
