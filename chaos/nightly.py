@@ -219,7 +219,7 @@ def write_night(night_dir: Path, summary: dict, entries: list[RunEntry]) -> None
 
 
 def run_nightly(suite_path: str | Path, opts: NightlyOptions | None = None) -> NightlyOutcome:
-    from chaos.orchestrator import RunOptions, run_loaded
+    from chaos.orchestrator import Interrupted, RunOptions, _stop_on_signals, run_loaded
 
     opts = opts or NightlyOptions()
     loaded: LoadedSuite = load_suite(suite_path)  # every entry checked before anything runs
@@ -228,21 +228,27 @@ def run_nightly(suite_path: str | Path, opts: NightlyOptions | None = None) -> N
             "started": _dt.datetime.now(_dt.timezone.utc).isoformat()}
     entries: list[RunEntry] = []
     interrupted = False
-    for n, item in enumerate(loaded.items):
-        e = RunEntry(scenario=item.scenario.name, file=str(item.file), overrides=item.overrides)
-        entries.append(e)
-        if opts.on_scenario:
-            opts.on_scenario(n, len(loaded.items), item.scenario.name)
-        try:
-            outcome = run_loaded(item.scenario, item.file, RunOptions(out=night_dir, on_trial=opts.on_trial,
-                                                                      on_cell_start=opts.on_cell_start))
-        except ChaosError as exc:
-            e.error = exc.message
-            continue
-        e.run_dir, e.results, e.interrupted = outcome.run_dir, outcome.results, outcome.interrupted
-        if outcome.interrupted:
-            interrupted = True
-            break
+    try:
+        with _stop_on_signals():  # between runs; each run handles the signals that land inside it
+            for n, item in enumerate(loaded.items):
+                e = RunEntry(scenario=item.scenario.name, file=str(item.file), overrides=item.overrides)
+                entries.append(e)
+                if opts.on_scenario:
+                    opts.on_scenario(n, len(loaded.items), item.scenario.name)
+                try:
+                    outcome = run_loaded(item.scenario, item.file, RunOptions(out=night_dir, on_trial=opts.on_trial,
+                                                                              on_cell_start=opts.on_cell_start))
+                except ChaosError as exc:
+                    e.error = exc.message
+                    continue
+                e.run_dir, e.results, e.interrupted = outcome.run_dir, outcome.results, outcome.interrupted
+                if outcome.interrupted:
+                    interrupted = True
+                    break
+    except (Interrupted, KeyboardInterrupt):
+        interrupted = True
+        if entries and entries[-1].results is None and entries[-1].error is None:
+            entries[-1].error = "interrupted before its run folder was written"
     head["finished"] = _dt.datetime.now(_dt.timezone.utc).isoformat()
     summary = build_summary(night_dir, head, entries, interrupted)
     write_night(night_dir, summary, entries)

@@ -299,6 +299,11 @@ def execute(run_dir: Path, meta: dict, scenario: Scenario, cells: list[Cell], op
         ledger.close()
         if not opts.keep_work:
             shutil.rmtree(work_dir, ignore_errors=True)
+    if interrupted:
+        # a signal that lands between the journal append and ``records.append`` must not make
+        # results.json disagree with the journal (``chaos analyze`` re-scores the journal): it is the truth
+        known = {r.trial_id for r in records}
+        records += [TrialRecord.model_validate(r) for r in read_journal(run_dir / "journal.jsonl")[0] if r.get("trial_id") not in known]
     results = analyse_run(cells, records, failures, run_id=run_id, scenario=scenario, seed=scenario.seed)
     if interrupted:
         results.exit_code = EXIT_RUN_FAILED

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from browserkit import chromium, load_page  # noqa: F401  (fixture)
+from conftest import racers_alive
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -166,3 +168,31 @@ def test_every_page_renders_in_chromium_with_heatmap_matrix_and_no_console_messa
     assert 'data-heatmap="langgraph / sqlite"' in race_page and "<svg" in race_page
     assert re.search(r"racer r\d resumed the interrupt parked at checkpoint step \d+ with value True and fired gate:True "
                      r"\(ledger seq \d+\); racer r\d had already fired it \(seq \d+\): the interrupt was consumed twice", race_page)
+
+
+def test_sigterm_stops_the_night_and_still_writes_its_summary_and_pages(tmp_path):
+    from chaos.journal import read_journal
+    from chaos.trial import wait_until
+
+    (tmp_path / "race.yaml").write_text(RACE)
+    (tmp_path / "suite.yaml").write_text("name: s\nscenarios:\n  - file: race.yaml\n    overrides: {trials: 40}\n"
+                                         "  - file: race.yaml\n    overrides: {name: never_runs}\n")
+    out = tmp_path / "reports"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "chaos", "nightly", tmp_path / "suite.yaml", "--out", out, "--date", "2026-12-01", "-q"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    journal = lambda: next(out.glob("2026-12-01/tiny_race/2*/journal.jsonl"), None)  # noqa: E731
+    try:
+        assert wait_until(lambda: journal() is not None and len(read_journal(journal())[0]) >= 1, 300)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 3, err
+    s = summary(out / "2026-12-01")
+    assert s["interrupted"] is True and s["exit_code"] == 3
+    assert [r["scenario"] for r in s["runs"]] == ["tiny_race"], "the night stops at the interrupted run"
+    assert s["runs"][0]["interrupted"] and s["runs"][0]["cells"][0]["trials"] == len(read_journal(journal())[0])
+    assert "The night was interrupted" in (out / "2026-12-01" / "index.html").read_text()
+    assert racers_alive(str(out)) == []
