@@ -47,6 +47,7 @@ class Timeline:
     span_ms: float
     breaks: list[tuple[float, float]]  # (x, skipped ms): a compressed gap on the axis
     width: float
+    hosts: list[str] = field(default_factory=list)  # more than one: times compare only within a host
 
 
 def _dup_seqs(rec: TrialRecord) -> set[int]:
@@ -127,9 +128,10 @@ def timeline(rec: TrialRecord, width: float = 860.0) -> Timeline | None:
         ln.events.sort(key=lambda e: e.t_ns)
         if ln.events:
             ln.x0, ln.x1 = ln.events[0].x, ln.events[-1].x
+    hosts = sorted({o.host for o in rec.racers if o.host} | {str(r["host"]) for r in rec.ledger if r.get("host")})
     return Timeline(trial_id=rec.trial_id, lanes=[ln for ln in out_lanes if ln.events], events=all_events,
                     span_ms=(all_events[-1][1].t_ns - t0) / 1e6,
-                    breaks=[(10 + u * scale, ms) for u, ms in breaks_u], width=width)
+                    breaks=[(10 + u * scale, ms) for u, ms in breaks_u], width=width, hosts=hosts)
 
 
 # ------------------------------------------------------------------------------ duplicates

@@ -218,7 +218,7 @@ def render_nightly_html(summary: dict, entries: list, hist: list[dict], *, plots
         for c in e.results.cells:
             cells.append((e.scenario, c, f"{rel}/report.html#cell-{c.cell_index}" if rel else None))
     props, rows = contract_matrix((f"{s} / {c.cell_id}", c, link) for s, c, link in cells)
-    status = {0: "holds", 1: "violated", 2: "unknown", 3: "failed", 4: "violated"}.get(summary["exit_code"], "failed")
+    status = {0: "holds", 1: "violated", 2: "unknown", 3: "failed", 4: "regressed"}.get(summary["exit_code"], "failed")
     return env().get_template("nightly.html.j2").render(
         s=summary, status=status, trend=summary.get("trend") or {}, runs=summary["runs"], props=props, rows=rows,
         heatmaps=heatmaps((s, c) for s, c, _ in cells), history=hist, plots=list(plots),

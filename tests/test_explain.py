@@ -40,3 +40,10 @@ def test_timeline_keeps_every_event_in_time_order_and_marks_the_duplicate():
     assert dups == [("r0", "gate:True #3")]
     assert {ln.racer_id for ln in tl.lanes} == {"park", "r0", "r1"}
     assert tl.breaks, "the 2 s wait for the gate is drawn as a compressed break"
+
+
+def test_racers_on_several_hosts_are_flagged_because_their_clocks_do_not_compare():
+    rec = race_record("c000-t0000", fired_by=["r1", "r0"])
+    assert timeline(rec).hosts == ["vm"]
+    rec.ledger[-1]["host"] = "worker-2"
+    assert timeline(rec).hosts == ["vm", "worker-2"]

@@ -48,6 +48,9 @@ def test_run_page_names_the_duplicating_cell_first_and_escapes_every_run_string(
     assert "&lt;script&gt;console.error(&#34;xss ran&#34;)&lt;/script&gt;" in html
     assert "racer r0 resumed the interrupt parked at checkpoint step 1 with value True and fired gate:&lt;img" in html
     ET.fromstring(re.search(r"<svg .*?</svg>", html, re.S).group(0))  # the timeline is well-formed SVG
+    assert "clocks of different machines are not comparable" not in html
+    records[2].ledger[-1]["host"] = "worker-2"
+    assert "Racers ran on 2 hosts (vm, worker-2)" in render_run_html(res, meta, records)
 
 
 def test_the_page_renders_in_chromium_with_heatmap_matrix_and_no_console_message(chromium, tmp_path):

@@ -120,6 +120,10 @@ def test_analyze_rescores_a_stored_run_to_the_same_results_json(nights):
         p = chaos("analyze", run, check_rc=code)
         assert (run / "results.json").read_bytes() == before, f"{name}: analyze disagrees with the run"
         assert "changed results.json" not in p.stderr
+    before = {name: (run / "results.json").read_bytes() for name, run in run_dirs(nights["n2"]).items()}
+    chaos("analyze", nights["n2"], check_rc=4)  # a whole night: every run re-scored, the trend recomputed
+    assert before == {name: (run / "results.json").read_bytes() for name, run in run_dirs(nights["n2"]).items()}
+    assert summary(nights["n2"])["exit_code"] == 4
 
 
 def test_analyze_says_so_when_the_checkers_disagree_with_the_stored_results(nights, tmp_path):
