@@ -1,6 +1,6 @@
 """Soak: does the orchestrator hold steady over many racers and many trials?
 
-Runs ``scenarios/soak.yaml`` (64 racers per trial, 1,000 trials) in process, or a reduced version
+Runs ``bench/soak.yaml`` (64 racers per trial, 1,000 trials) in process, or a reduced version
 (``--k``, ``--trials``), and prints what the orchestrator holds before, during and after the run:
 open file descriptors, child processes, threads, resident memory; then the racers of the run still
 alive, its work folder and its registry entry (all must be gone). Numbers, not assertions: read
@@ -42,7 +42,7 @@ def snapshot() -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--scenario", default=str(ROOT / "scenarios" / "soak.yaml"))
+    ap.add_argument("--scenario", default=str(ROOT / "bench" / "soak.yaml"))
     ap.add_argument("--k", type=int, default=None, help="racers per trial (default: the scenario's, 64)")
     ap.add_argument("--trials", type=int, default=None, help="trials (default: the scenario's, 1000)")
     ap.add_argument("--out", default=None, help="reports folder (default: a temporary one)")

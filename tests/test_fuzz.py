@@ -153,3 +153,21 @@ def test_any_inventory_loads_or_is_refused_naming_the_file(text):
             inventory.load_inventory(p)
         except ChaosError as exc:
             _check_error(exc, str(p))
+
+
+suite_texts = st.one_of(yaml_chars, st.builds(lambda v: yaml.safe_dump(v), st.lists(values, max_size=3)),
+                        st.builds(lambda v: yaml.safe_dump(v), st.dictionaries(st.sampled_from(["name", "about", "scenarios", "x"]), values, max_size=3)))
+
+
+@FUZZ
+@given(suite_texts)
+def test_any_suite_loads_or_is_refused_naming_the_file(text):
+    from chaos.suite import load_suite
+
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "suite.yaml"
+        p.write_text(text)
+        try:
+            load_suite(p)
+        except ChaosError as exc:
+            _check_error(exc, str(p))

@@ -51,7 +51,7 @@ def test_a_hung_racer_is_killed_and_its_trial_recorded_as_hung(tmp_path):
 
     # secrets given in the scenario appear in no file the run wrote
     for f in run_dir.iterdir():
-        if f.is_file() and f.suffix in (".json", ".jsonl", ".md"):
+        if f.is_file() and f.suffix in (".json", ".jsonl", ".md", ".html", ".xml"):
             text = f.read_text()
             assert "hunter2-secret" not in text, f.name
             assert "sk-live-abcdefghijklmnopqrstuvwxyz" not in text, f.name
