@@ -141,6 +141,19 @@ def _link_latest(run_dir: Path) -> None:
     os.replace(tmp, link)
 
 
+def in_memory(rec: TrialRecord) -> TrialRecord:
+    """The form a journaled record is kept in while the run goes on: each racer's raw result keeps
+    only its scalar fields (timings, status, ids); its boundary trace, outcomes and inspections are
+    in the journal. Analysis and reports use nothing else, and a 64-racer trial shrinks from about
+    a megabyte of Python objects to a few kilobytes, so a 1,000-trial run does not grow by a gigabyte."""
+    slim = []
+    for o in rec.racers:
+        if o.result:
+            o = o.model_copy(update={"result": {k: v for k, v in o.result.items() if v is None or isinstance(v, (bool, int, float, str))}})
+        slim.append(o)
+    return rec.model_copy(update={"racers": slim})
+
+
 def analyse_run(cells: list[Cell], records: list[TrialRecord], failures: dict[int, str], *, run_id: str, scenario: Scenario,
                 seed: int) -> RunResults:
     by_cell: dict[int, list[TrialRecord]] = {c.index: [] for c in cells}
@@ -314,7 +327,7 @@ def _execute(run_dir, meta, scenario, cells, opts, prior, run_id, work_dir, ledg
         keep_work=opts.keep_work,
         prior={r.trial_id: r for r in prior},
     )
-    records: list[TrialRecord] = list(prior)
+    records: list[TrialRecord] = [in_memory(r) for r in prior]
     failures: dict[int, str] = {}
     interrupted = False
     try:
@@ -330,7 +343,7 @@ def _execute(run_dir, meta, scenario, cells, opts, prior, run_id, work_dir, ledg
                 for rec in runner(ctx, cell, set(ctx.prior)):
                     signals.armed = False  # journaled <=> counted: no signal between the two
                     journal.append(redact_obj(rec.model_dump(mode="json")))
-                    records.append(rec)
+                    records.append(in_memory(rec))
                     if signals.received:
                         raise Interrupted(signals.received[0])
                     signals.armed = True

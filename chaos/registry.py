@@ -15,7 +15,7 @@ What it promises:
   ``chaos.run=<run_id>``.
 * ``reap_stale()`` (run by ``chaos clean`` and at the start of ``chaos run``) takes every registry
   entry whose lock is free, kills its racers (and any racer whose registry is gone or unlocked),
-  removes its containers and its work folder, marks its run.json as interrupted, removes the entry,
+  removes its containers, its Postgres run schema (with ``CHAOS_PG_DSN``) and its work folder, marks its run.json as interrupted, removes the entry,
   and returns a list of what it removed. A run whose orchestrator is alive is never touched.
 """
 
@@ -215,6 +215,26 @@ def _docker_reap(run_id: str) -> list[str]:
     return removed
 
 
+def _pg_reap(run_id: str) -> list[str]:
+    """Drop the run's Postgres schema (``chaos_run_<run id>``) when the Postgres store is part of
+    this build and ``CHAOS_PG_DSN`` names the server; nothing otherwise."""
+    dsn = os.environ.get("CHAOS_PG_DSN")
+    if not dsn:
+        return []
+    try:
+        from chaos import pgstore  # type: ignore[attr-defined]
+    except ImportError:
+        return []
+    try:
+        name = pgstore.schema_name(run_id)
+        if name not in pgstore.list_run_schemas(dsn):
+            return []
+        pgstore.drop_run_schema(dsn, run_id)
+        return [name]
+    except Exception:  # server down: the schema stays for the next clean
+        return []
+
+
 # ------------------------------------------------------------------------------------ reaping
 
 
@@ -226,6 +246,7 @@ class Reaped:
     run_dir: str | None = None
     racers: list[int] = field(default_factory=list)
     containers: list[str] = field(default_factory=list)
+    schemas: list[str] = field(default_factory=list)
     folders: list[str] = field(default_factory=list)
 
     def describe(self) -> str:
@@ -234,6 +255,8 @@ class Reaped:
             parts.append(f"{len(self.racers)} racer process(es) {self.racers}")
         if self.containers:
             parts.append(f"{len(self.containers)} container(s)")
+        if self.schemas:
+            parts.append("Postgres schema(s) " + ", ".join(self.schemas))
         if self.folders:
             parts.append("folder(s) " + ", ".join(self.folders))
         what = "; ".join(parts) or "its registry entry"
@@ -262,6 +285,7 @@ def reap_run(run_id: str, info: dict | None = None) -> Reaped:
     pids = [pid for pid, _, _ in racer_processes(run_id)]
     rep.racers = _kill_and_wait(pids)
     rep.containers = _docker_reap(run_id)
+    rep.schemas = _pg_reap(run_id)
     work = info.get("work_dir")
     if work and not info.get("keep_work") and Path(work).exists():
         shutil.rmtree(work, ignore_errors=True)
