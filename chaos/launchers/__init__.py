@@ -54,14 +54,24 @@ class Launcher(Protocol):
     def reap(self) -> None: ...
 
 
-def make_launcher(placement: object, python: str, run_id: str) -> Launcher:
-    """The launcher a cell's placement asks for, running racers with ``python``."""
+def make_launcher(placement: object, python: str, run_id: str, start: str | None = None) -> Launcher:
+    """The launcher a cell's placement asks for, running racers with ``python``.
+
+    ``start`` is how racers start: ``warm`` (forked from a pre-imported parent; the default for
+    local racers) or ``cold`` (a fresh Python per racer).
+    """
     from chaos.envs import racer_env
+    from chaos.errors import EnvironmentProblem
 
     if placement == "local":
+        if start in (None, "warm"):
+            from chaos.launchers.warm import WarmLauncher
+
+            return WarmLauncher(python=python, env=racer_env(python))
         from chaos.launchers.local import LocalLauncher
 
         return LocalLauncher(python=python, env=racer_env(python))
-    from chaos.errors import EnvironmentProblem
-
+    if start == "warm":
+        raise EnvironmentProblem(f"warm racers are local only in this build (placement {placement!r})",
+                                 hint="set racers.start: cold or use --racers cold")
     raise EnvironmentProblem(f"placement {placement!r} is not available in this build of chaos")
