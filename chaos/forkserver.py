@@ -27,7 +27,7 @@ unix socket (``--socket PATH``). Standard library only (plus the framework it pr
 
     -> {"op": "spawn", "req": 1, "racers": [{"id": "r0", "spec": {...}, "log": "/path"}, ...],
         "pgid": 0}                        # 0: the first racer leads a new group
-    <- {"event": "reply", "req": 1, "ok": true, "pids": {"r0": 4242, ...}, "pgid": 4242}
+    <- {"event": "reply", "req": 1, "ok": true, "pids": {"r0": 4242, ...}, "pgid": 4242, "fork_ms": [...]}
     -> {"op": "signal", "req": 2, "pid": 4242, "sig": 9}
     -> {"op": "killpg", "req": 3, "pgid": 4242, "sig": 18}
     -> {"op": "status", "req": 4}         # pid, threads, fds, children, preloaded, rss
@@ -177,17 +177,20 @@ class Server:
         if pgid and pgid not in self.groups:
             raise Refused(f"spawn: process group {pgid} is not one of this server's live groups")
         pids: dict[str, int] = {}
+        fork_ms: list[float] = []
         for r in racers:
             why = self.fork_unsafe()
             if why:
                 raise Refused(f"refusing to fork: {why}")
+            t0 = time.monotonic()
             pid = self._fork_one(r, pgid)
+            fork_ms.append(round((time.monotonic() - t0) * 1000, 3))
             if not pgid:
                 pgid = pid
             pids[r["id"]] = pid
             self.children[pid] = r["id"]
             self.groups.setdefault(pgid, set()).add(pid)
-        return {"pids": pids, "pgid": pgid}
+        return {"pids": pids, "pgid": pgid, "fork_ms": fork_ms}
 
     def _fork_one(self, racer: dict, pgid: int) -> int:
         spec, log = racer["spec"], racer.get("log") or os.devnull
@@ -232,7 +235,8 @@ class Server:
                 os.close(fd)
             except OSError:
                 pass
-        gc.unfreeze()  # objects the racer creates are collected as in a cold racer
+        # The preloaded objects stay frozen (gc.freeze in main): a collection in the racer never
+        # walks them, so it neither copies their pages nor pauses longer than for the racer's own.
         from chaos.racer import serve
 
         code = serve(spec)

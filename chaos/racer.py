@@ -122,7 +122,7 @@ def serve(spec: dict) -> int:
     both do exactly the same work from this point on.
     """
     result, code = run_spec(spec)
-    write_atomic(spec["result_path"], json.dumps(result, default=repr).encode())
+    write_atomic(spec["result_path"], json.dumps(result, default=repr).encode(), durable=False)
     return code
 
 

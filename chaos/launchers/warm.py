@@ -289,6 +289,7 @@ class WarmLauncher:
         self.log_dir = Path(log_dir) if log_dir else None
         self.client: ForkServerClient | None = None
         self._racers: list[WarmRacer] = []
+        self.fork_ms: list[float] = []  # how long each fork took in the server (for the benchmark)
 
     def server(self, target: str, workdir: str) -> ForkServerClient:
         if self.client is not None and not self.client.alive:
@@ -307,6 +308,7 @@ class WarmLauncher:
         client = self.server(specs[0]["target"]["framework"], workdir)
         racers = [{"id": s["racer_id"], "spec": s, "log": str(Path(workdir) / f"racer-{s['racer_id']}.log")} for s in specs]
         reply = client.request("spawn", racers=racers, pgid=0)
+        self.fork_ms.extend(reply.get("fork_ms") or [])
         pgid = int(reply["pgid"])
         handles = []
         for s, r in zip(specs, racers):
