@@ -37,7 +37,10 @@ unix socket (``--socket PATH``). Standard library only (plus the framework it pr
     <- {"event": "exit", "pid": ..., "id": ..., "code": ..., "signal": ..., "status": ...}
     <- {"event": "reply", "req": N, "ok": false, "error": "..."}            # a refused request
 
-Usage: ``python -m chaos.forkserver --target langgraph [--parent-pid PID] [--socket PATH]``.
+Usage: ``python -m chaos.forkserver --target langgraph [--parent-pid PID] [--socket PATH] [--label TEXT]``.
+``--label`` is not read: it names the run (its folder) in the command line of the server and of
+every racer it forks (a fork keeps its parent's command line), so ``ps`` and orphan checks can
+tell whose racers they are.
 """
 
 from __future__ import annotations
@@ -370,11 +373,11 @@ def _finalize() -> None:
 
 
 def _parse(argv: list[str]) -> dict:
-    opts: dict = {"target": None, "parent_pid": None, "socket": None}
+    opts: dict = {"target": None, "parent_pid": None, "socket": None, "label": None}
     args = list(argv)
     while args:
         a = args.pop(0)
-        if a in ("--target", "--parent-pid", "--socket") and args:
+        if a in ("--target", "--parent-pid", "--socket", "--label") and args:
             opts[a[2:].replace("-", "_")] = args.pop(0)
         else:
             raise SystemExit(f"usage: python -m chaos.forkserver --target FRAMEWORK [--parent-pid PID] [--socket PATH] (bad argument {a!r})")

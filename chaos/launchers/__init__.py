@@ -54,7 +54,9 @@ class Launcher(Protocol):
     def reap(self) -> None: ...
 
 
-def make_launcher(placement: object, python: str, run_id: str, start: str | None = None) -> Launcher:
+<<<<<<< HEAD
+def make_launcher(placement: object, python: str, run_id: str, extra_paths: list[str] | None = None,
+                  start: str | None = None) -> Launcher:
     """The launcher a cell's placement asks for, running racers with ``python``.
 
     ``start`` is how racers start: ``warm`` (forked from a pre-imported parent; the default for
@@ -67,10 +69,10 @@ def make_launcher(placement: object, python: str, run_id: str, start: str | None
         if start in (None, "warm"):
             from chaos.launchers.warm import WarmLauncher
 
-            return WarmLauncher(python=python, env=racer_env(python))
+            return WarmLauncher(python=python, env=racer_env(python, extra_paths))
         from chaos.launchers.local import LocalLauncher
 
-        return LocalLauncher(python=python, env=racer_env(python))
+        return LocalLauncher(python=python, env=racer_env(python, extra_paths))
     if start == "warm":
         raise EnvironmentProblem(f"warm racers are local only in this build (placement {placement!r})",
                                  hint="set racers.start: cold or use --racers cold")

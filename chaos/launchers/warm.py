@@ -42,7 +42,7 @@ class ForkServerGone(EnvironmentProblem):
 class ForkServerClient:
     """The orchestrator's end of one fork server process (JSON lines over its stdin/stdout)."""
 
-    def __init__(self, python: str, target: str, env: dict | None, log_path: Path):
+    def __init__(self, python: str, target: str, env: dict | None, log_path: Path, label: str | None = None):
         self.python, self.target, self.env, self.log_path = python, target, env, log_path
         self.exits: dict[int, ExitStatus] = {}
         self.stopped: dict[int, bool] = {}
@@ -55,7 +55,8 @@ class ForkServerClient:
         log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log = open(log_path, "ab")
         self.proc = subprocess.Popen(
-            [python, "-m", "chaos.forkserver", "--target", target, "--parent-pid", str(os.getpid())],
+            [python, "-m", "chaos.forkserver", "--target", target, "--parent-pid", str(os.getpid()),
+             *(["--label", label] if label else [])],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._log,
@@ -297,7 +298,9 @@ class WarmLauncher:
             self.client = None
         if self.client is None:
             log_dir = self.log_dir or Path(workdir).parent
-            self.client = ForkServerClient(self.python, target, self.env, log_dir / f"forkserver-{target}.log")
+            # the run's folder goes into the command line of the server and every racer it forks
+            self.client = ForkServerClient(self.python, target, self.env, log_dir / f"forkserver-{target}.log",
+                                           label=str(Path(workdir).parent))
         elif self.client.target != target:
             raise EnvironmentProblem(f"this warm launcher serves {self.client.target}, not {target}")
         return self.client
