@@ -21,6 +21,7 @@ import pytest
 from chaos.launchers.local import proc_state
 from chaos.launchers.warm import WarmLauncher
 from chaos.trial import wait_until
+from conftest import racers_alive
 from warmkit import gone, spec
 
 ROOT = str(Path(__file__).resolve().parent.parent)
@@ -146,7 +147,8 @@ def test_when_the_orchestrator_dies_the_server_and_its_racers_die_too(tmp_path):
         from warmkit import spec
         base = Path(sys.argv[1])
         lau = WarmLauncher(log_dir=base)
-        (h,) = lau.start_group([spec(base, "r0", workload="gate_after_interrupt", gate=True)], str(base))
+        (base / "trial").mkdir()
+        (h,) = lau.start_group([spec(base, "r0", workload="gate_after_interrupt", gate=True)], str(base / "trial"))
         assert wait_until(lambda: h.state() == "stopped", 120)
         print(json.dumps({{"server": lau.client.pid, "racer": h.pid}}), flush=True)
         sys.stdin.read()
@@ -157,6 +159,8 @@ def test_when_the_orchestrator_dies_the_server_and_its_racers_die_too(tmp_path):
     try:
         pids = json.loads(orch.stdout.readline())
         assert not gone(pids["server"]) and proc_state(pids["racer"]) == "T"
+        # both carry the run's folder in their command line: `ps` (and the orphan checks) find them
+        assert {p.pid for p in racers_alive(str(tmp_path))} == {pids["server"], pids["racer"]}
         # ...is SIGKILLed: no chance to clean up
         orch.kill()
         orch.wait()

@@ -54,7 +54,6 @@ class Launcher(Protocol):
     def reap(self) -> None: ...
 
 
-<<<<<<< HEAD
 def make_launcher(placement: object, python: str, run_id: str, extra_paths: list[str] | None = None,
                   start: str | None = None) -> Launcher:
     """The launcher a cell's placement asks for, running racers with ``python``.

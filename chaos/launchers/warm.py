@@ -182,18 +182,24 @@ class ForkServerClient:
             return ""
 
     def close(self) -> None:
-        """Shut the server down: it kills and reaps every racer, then exits. Forcefully if need be."""
+        """Shut the server down: end of input makes it kill and reap every racer (reporting each
+        exit), then exit. Forcefully if it does not within ``KILL_CONFIRM_S``.
+
+        End of input rather than a ``shutdown`` request: it works even when a signal interrupted
+        us in the middle of writing a request.
+        """
         try:
-            if self.alive:
-                self.request("shutdown", timeout=KILL_CONFIRM_S)
-        except EnvironmentProblem:
+            self.proc.stdin.close()  # type: ignore[union-attr]
+        except OSError:
             pass
-        if self.proc.poll() is None:
-            try:
-                self.proc.wait(timeout=KILL_CONFIRM_S)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        deadline = time.monotonic() + KILL_CONFIRM_S
+        while not self._eof and time.monotonic() < deadline:
+            self.pump(0.05)
+        try:
+            self.proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
         # a server that died uncleanly took its racers with it (parent-death signal); make sure
         for pid in self.known - set(self.exits):
             if proc_state(pid) not in (None, "Z", "X") and _is_racer_of(pid, self.proc.pid):
@@ -201,23 +207,22 @@ class ForkServerClient:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-        for f in (self.proc.stdin, self.proc.stdout):
-            try:
-                f.close()  # type: ignore[union-attr]
-            except OSError:
-                pass
+        try:
+            self.proc.stdout.close()  # type: ignore[union-attr]
+        except OSError:
+            pass
         self._log.close()
 
 
 def _is_racer_of(pid: int, server_pid: int) -> bool:
-    """True if ``pid`` is still (or was, before reparenting) a racer the server forked."""
+    """True if ``pid`` is still a racer the server forked (a fork keeps the server's command line;
+    after the server's death the racer may have been reparented to init or a subreaper)."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read()
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmd = f.read()
     except OSError:
         return False
-    ppid = int(data[data.rfind(b")") + 2 :].split()[1])
-    return ppid in (server_pid, 1)
+    return b"chaos.forkserver" in cmd and pid != server_pid
 
 
 class WarmRacer:
