@@ -149,7 +149,7 @@ class Server:
     def reap(self, block: bool = False) -> None:
         """Collect every child state change; report stops, continues and exits."""
         flags = (0 if block else os.WNOHANG) | os.WUNTRACED | os.WCONTINUED
-        while self.children:
+        while True:  # also orphans reparented to us when we are a container's PID 1
             try:
                 pid, status = os.waitpid(-1, flags)
             except ChildProcessError:
@@ -181,18 +181,27 @@ class Server:
             raise Refused(f"spawn: process group {pgid} is not one of this server's live groups")
         pids: dict[str, int] = {}
         fork_ms: list[float] = []
-        for r in racers:
-            why = self.fork_unsafe()
-            if why:
-                raise Refused(f"refusing to fork: {why}")
-            t0 = time.monotonic()
-            pid = self._fork_one(r, pgid)
-            fork_ms.append(round((time.monotonic() - t0) * 1000, 3))
-            if not pgid:
-                pgid = pid
-            pids[r["id"]] = pid
-            self.children[pid] = r["id"]
-            self.groups.setdefault(pgid, set()).add(pid)
+        try:
+            for r in racers:
+                why = self.fork_unsafe()
+                if why:
+                    raise Refused(f"refusing to fork: {why}")
+                t0 = time.monotonic()
+                pid = self._fork_one(r, pgid)
+                fork_ms.append(round((time.monotonic() - t0) * 1000, 3))
+                if not pgid:
+                    pgid = pid
+                pids[r["id"]] = pid
+                self.children[pid] = r["id"]
+                self.groups.setdefault(pgid, set()).add(pid)
+        except BaseException:
+            # all or nothing: the caller gets no handle on a half-started group, so none may live
+            for pid in pids.values():
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            raise
         return {"pids": pids, "pgid": pgid, "fork_ms": fork_ms}
 
     def _fork_one(self, racer: dict, pgid: int) -> int:

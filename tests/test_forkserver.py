@@ -218,3 +218,20 @@ def test_a_remote_launcher_can_drive_the_server_over_a_unix_socket(tmp_path):
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_if_the_server_dies_its_racers_die_and_their_kills_are_reported_unconfirmed(tmp_path):
+    lau = WarmLauncher(log_dir=tmp_path)
+    try:
+        (h,) = lau.start_group([spec(tmp_path, "r0", workload="gate_after_interrupt", gate=True)], str(tmp_path))
+        assert wait_until(lambda: h.state() == "stopped", 120), h.log_tail()
+        os.kill(lau.client.pid, signal.SIGKILL)  # the server crashes
+        assert wait_until(lambda: h.state() == "exited", 30)
+        assert gone(h.pid)  # its parent-death signal took it down
+        assert h.exit_status() is None and h.kill() is None  # nobody saw its exit: not confirmed
+        # the next group gets a fresh server
+        (h2,) = lau.start_group([spec(tmp_path, "r1")], str(tmp_path))
+        assert wait_until(lambda: h2.state() == "exited", 120)
+        assert h2.exit_status().code == 0, h2.log_tail()
+    finally:
+        lau.reap()

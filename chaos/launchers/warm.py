@@ -66,7 +66,11 @@ class ForkServerClient:
         )
         self._out = self.proc.stdout.fileno()  # type: ignore[union-attr]
         os.set_blocking(self._out, False)
-        first = self._next_event(START_TIMEOUT_S)
+        try:
+            first = self._next_event(START_TIMEOUT_S)
+        except BaseException:  # Ctrl-C while the framework imports: no server may outlive us
+            self.close()
+            raise
         if first is None or first.get("event") != "ready":
             detail = (first or {}).get("message") or self.log_tail()
             self.close()
@@ -241,10 +245,18 @@ class WarmRacer:
             return "exited"
         s = proc_state(self.pid)  # type: ignore[arg-type]
         if s in ("T", "t"):
+            # The server's "stopped" event comes from waitpid(WUNTRACED), which the kernel reports
+            # only once the group stop is complete, i.e. every thread is stopped: no need to read
+            # every /proc/<pid>/task/*/stat (k of them, each poll) as the cold launcher does.
+            if self.client.stopped.get(self.pid):  # type: ignore[arg-type]
+                return "stopped"
             return "stopped" if all_threads_stopped(self.pid) else "running"  # type: ignore[arg-type]
         if s is None or s in ("Z", "X"):
-            # dead; its exit status is on its way from the server
-            return "exited" if self.client.wait_exit(self.pid, KILL_CONFIRM_S) is not None else "running"  # type: ignore[arg-type]
+            # dead; its exit status is on its way from the server (or never comes: the server is
+            # gone, and the racer is "exited" with no status, i.e. unconfirmed)
+            if self.client.wait_exit(self.pid, KILL_CONFIRM_S) is not None or not self.client.alive:  # type: ignore[arg-type]
+                return "exited"
+            return "running"
         return "running"
 
     def arrivals(self) -> list[dict]:
