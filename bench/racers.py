@@ -199,6 +199,9 @@ def chaos_case(case: str, mode: str, trials: int, base: Path, profile: cProfile.
     out = summary(mode, walls, elapsed, cpu, recs, launcher.peak_pss_kb, launcher.peak_rss_kb)
     out["server"] = server
     out["phases"] = phases(recs, launcher.spawned_ns)
+    forks = getattr(inner, "fork_ms", None)
+    if forks:
+        out["phases"]["fork in the server (of launch)"] = round(statistics.median(forks), 2)
     out["fidelity"] = fidelity_view(case, recs)
     return out
 
@@ -405,10 +408,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--matrix-modes", default="warm", help="modes to run the 200-trial matrix with (cold takes about an hour)")
     ap.add_argument("--profile", action="store_true", help="cProfile the orchestrator over the warm cases")
     ap.add_argument("--json", type=Path, help="also write every number to this file")
+    ap.add_argument("--work", type=Path, default=None,
+                    help="folder for the trials' databases and files (default: the system temp folder, on disk; "
+                         "/dev/shm shows the cost without fsync latency)")
     args = ap.parse_args(argv)
     cases = [c for c in args.cases.split(",") if c]
     modes = [m for m in args.modes.split(",") if m]
-    tmp = Path(tempfile.mkdtemp(prefix="chaos-bench-"))
+    tmp = Path(tempfile.mkdtemp(prefix="chaos-bench-", dir=args.work))
     print(f"chaos racer benchmark: {os.cpu_count()} CPUs, load average at start {os.getloadavg()}")
     print(f"python {sys.version.split()[0]}, work folder {tmp}")
     everything: dict = {"load_start": os.getloadavg(), "cases": {}}
