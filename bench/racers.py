@@ -51,6 +51,7 @@ from chaos.trial import RunContext, TrialRun  # noqa: E402
 
 NAIVE_RACER = str(ROOT / "bench" / "naive_racer.py")
 NAIVE_POLL_S = 0.005
+JITTER_MS = 0.0  # races: the scenario's jitter_ms (--jitter)
 MEMORY_SAMPLES = 3  # gates at which every racer's memory is read (the first ones of a case)
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -168,7 +169,7 @@ def chaos_case(case: str, mode: str, trials: int, base: Path, profile: cProfile.
         points = dry.observations["boundaries"]
     else:
         k = 4 if case == "race4" else 16
-        cell = expand(scenario("race", racers={"k": k, "placement": "local"}), check=False)[0]
+        cell = expand(scenario("race", racers={"k": k, "placement": "local"}, jitter_ms=JITTER_MS), check=False)[0]
     cpu1 = cpu_s()
     if profile:
         profile.enable()
@@ -265,7 +266,7 @@ def naive_case(case: str, trials: int, base: Path) -> dict:
         points = [t["barrier"] for t in json.loads(Path(s["result_path"]).read_text())["trace"]]
     else:
         k = 4 if case == "race4" else 16
-        cell = expand(scenario("race", racers={"k": k, "placement": "local"}), check=False)[0]
+        cell = expand(scenario("race", racers={"k": k, "placement": "local"}, jitter_ms=JITTER_MS), check=False)[0]
     cpu1 = cpu_s()
     t_start = time.monotonic()
     for t in range(trials):
@@ -411,7 +412,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, default=None,
                     help="folder for the trials' databases and files (default: the system temp folder, on disk; "
                          "/dev/shm shows the cost without fsync latency)")
+    ap.add_argument("--jitter", type=float, default=0.0, help="jitter_ms of the race cases (timing-sensitive: 25)")
     args = ap.parse_args(argv)
+    global JITTER_MS
+    JITTER_MS = args.jitter
     cases = [c for c in args.cases.split(",") if c]
     modes = [m for m in args.modes.split(",") if m]
     tmp = Path(tempfile.mkdtemp(prefix="chaos-bench-", dir=args.work))
