@@ -13,13 +13,16 @@ from __future__ import annotations
 import argparse
 import resource
 import statistics
+import sys
 import tempfile
 import textwrap
 import time
 from pathlib import Path
 
-from chaos.journal import read_journal
-from chaos.orchestrator import RunOptions, run_scenario
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's chaos, not an installed one
+
+from chaos.journal import read_journal  # noqa: E402
+from chaos.orchestrator import RunOptions, run_scenario  # noqa: E402
 
 RACE = """\
 name: bench_race_k4

@@ -304,6 +304,11 @@ class WarmLauncher:
         self.python = python or sys.executable
         self.env = dict(os.environ if env is None else env)
         self.env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+        # the server (and so every racer) runs this very chaos, whatever the current folder is
+        from chaos.envs import chaos_root
+
+        paths = [p for p in self.env.get("PYTHONPATH", "").split(os.pathsep) if p and p != chaos_root()]
+        self.env["PYTHONPATH"] = os.pathsep.join([chaos_root(), *paths])
         self.log_dir = Path(log_dir) if log_dir else None
         self.client: ForkServerClient | None = None
         self._racers: list[WarmRacer] = []
