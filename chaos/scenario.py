@@ -57,6 +57,12 @@ class Racers(Strict):
         "for local racers), cold = a fresh Python per racer (the default elsewhere)",
     )
 
+    @model_validator(mode="after")
+    def _warm_is_local(self) -> "Racers":
+        if self.start == "warm" and self.placement != "local":
+            raise ValueError("warm racers are local only in this build: use start: cold with this placement")
+        return self
+
 
 class Scenario(Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")

@@ -44,6 +44,8 @@ def test_start_is_a_scenario_field_and_a_matrix_axis():
     assert [c.id for c in expand(m)] == ["start=cold", "start=warm"]
     with pytest.raises(ChaosError, match=r"<scenario>:6: racers.start"):
         parse_scenario(RACE % ", start: lukewarm")
+    with pytest.raises(ChaosError, match=r"<scenario>:6: racers: warm racers are local only"):
+        parse_scenario((RACE % ", start: warm").replace("placement: local", "placement: docker"))
 
 
 def test_the_command_line_runs_warm_by_default_and_cold_with_racers_cold(tmp_path):
