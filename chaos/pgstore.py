@@ -1,0 +1,75 @@
+"""Per-run isolation of the LangGraph postgres backend (orchestrator side).
+
+Each run gets its own Postgres schema (``chaos_run_<run id>``), created once before the first
+trial, with LangGraph's checkpoint tables set up there exactly once (``PostgresSaver.setup()``
+run concurrently by k racers races on its migrations table). Racers then receive a store
+``{"dsn", "schema", "setup": False}``: they share the run's schema, and the thread id (unique per
+trial) keeps trials apart. The schema is dropped at the end of the run unless kept.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from chaos.redact import redact_dsn
+
+_UNSAFE = re.compile(r"[^a-z0-9_]")
+
+
+def schema_name(run_id: str) -> str:
+    """A valid, bounded Postgres identifier for the run (lower case, <= 63 bytes)."""
+    return ("chaos_run_" + _UNSAFE.sub("_", run_id.lower()))[:63]
+
+
+def _connect(dsn: str):
+    import psycopg
+
+    try:
+        return psycopg.connect(dsn, autocommit=True, connect_timeout=10)
+    except psycopg.OperationalError as exc:
+        msg = " ".join(str(exc).split())
+        raise ConnectionError(f"postgres backend: cannot connect to {redact_dsn(dsn)}: {msg}") from None
+
+
+def create_run_schema(dsn: str, run_id: str, *, setup: bool = True) -> str:
+    """Create the run's schema (idempotent) and LangGraph's tables in it; returns its name."""
+    from psycopg import sql
+
+    name = schema_name(run_id)
+    with _connect(dsn) as conn:
+        conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(name)))
+    if setup:
+        import psycopg
+        from langgraph.checkpoint.postgres import PostgresSaver
+        from psycopg.rows import dict_row
+
+        with psycopg.connect(dsn, autocommit=True, prepare_threshold=0, row_factory=dict_row) as conn:
+            conn.execute(f'SET search_path TO "{name}"')
+            PostgresSaver(conn).setup()
+    return name
+
+
+def drop_run_schema(dsn: str, run_id: str) -> None:
+    """Drop the run's schema and everything in it (idempotent)."""
+    from psycopg import sql
+
+    with _connect(dsn) as conn:
+        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema_name(run_id))))
+
+
+def store_for(dsn: str, run_id: str):
+    """A ``RunContext.store_for`` callable: every trial of the run uses the run's schema."""
+
+    def store(cell: Any, trial_id: str, trial_dir: Path) -> dict:
+        return {"dsn": dsn, "schema": schema_name(run_id), "setup": False}
+
+    return store
+
+
+def list_run_schemas(dsn: str) -> list[str]:
+    """Schemas left by runs (for ``chaos clean``)."""
+    with _connect(dsn) as conn:
+        rows = conn.execute("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'chaos\\_run\\_%' ORDER BY 1").fetchall()
+    return [r[0] for r in rows]
