@@ -39,8 +39,9 @@ class PostgresLedger:
         try:
             self._conn = psycopg.connect(dsn, autocommit=True, connect_timeout=10)
         except psycopg.OperationalError as exc:
+            why = redact_text(" ".join(str(exc).split()))
             raise ConnectionError(
-                f"ledger: cannot connect to Postgres at {redact_dsn(dsn)}: {redact_text(" ".join(str(exc).split()))}"
+                f"ledger: cannot connect to Postgres at {redact_dsn(dsn)}: {why}"
                 " (is it running? scripts/postgres.sh starts one)"
             ) from None
         index = sql.Identifier(f"{table.split('.')[-1]}_trial")
