@@ -52,3 +52,29 @@ class Launcher(Protocol):
     def start_group(self, specs: list[dict], workdir: str) -> list[RacerHandle]: ...
     def open_gate(self, handles: list[RacerHandle]) -> None: ...
     def reap(self) -> None: ...
+
+
+def make_launcher(placement, run_ctx=None, **options) -> Launcher:
+    """The launcher a scenario's ``racers.placement`` asks for.
+
+    ``placement`` is ``"local"`` (default), ``"docker"`` or ``{"hosts": [...], "inventory": path}``
+    (a dict or the scenario's ``HostsPlacement``). ``run_ctx`` gives the run id (container labels,
+    remote folders); ``options`` go to the launcher (e.g. ``image=`` for docker,
+    ``trust_on_first_use=`` for ssh).
+    """
+    run_id = getattr(run_ctx, "run_id", None) or options.pop("run_id", None) or "adhoc"
+    if placement is None or placement == "local":
+        from chaos.launchers.local import LocalLauncher
+
+        return LocalLauncher(**options)
+    if placement == "docker":
+        from chaos.launchers.docker import DockerLauncher
+
+        return DockerLauncher(run_id, **options)
+    hosts = getattr(placement, "hosts", None) or (placement.get("hosts") if isinstance(placement, dict) else None)
+    if hosts:
+        from chaos.launchers.ssh import SshLauncher
+
+        inventory = getattr(placement, "inventory", None) if not isinstance(placement, dict) else placement.get("inventory")
+        return SshLauncher(run_id, hosts=list(hosts), inventory=inventory or "hosts/lab.yaml", **options)
+    raise ValueError(f"unknown racers.placement {placement!r}: use local, docker or {{hosts: [...], inventory: FILE}}")
