@@ -1,0 +1,508 @@
+"""The SSH launcher: racers on other machines, reached with paramiko.
+
+Why it looks like this:
+- Host keys are verified against the inventory's known_hosts file (reject by default). Trust on
+  first use happens only when the inventory or the CLI asks, and prints the fingerprint it trusts.
+  A changed key is always refused.
+- The racer-side files of the chaos package and each racer's spec are shipped by SFTP to the
+  host's workdir (code in a folder named by its content hash, shipped once per host). Paths in the
+  spec are rewritten to that workdir; the ledger and the checkpoint store must be shared services
+  (Postgres), since the orchestrator reads the ledger from its own machine.
+- A racer runs under ``chaos.racer_wrapper`` (remote parent that waits for it and prints its exit
+  status), started with a command line built only with ``shlex.quote`` from fixed words and
+  validated inventory values. The wrapper reports the racer's pid, and the racer echoes its
+  barrier arrivals (``chaos.barrier.ECHO_PREFIX``) on the channel's stdout.
+- "stopped" is confirmed by reading ``/proc/<pid>/stat`` on the host; release and kill are
+  ``kill -CONT|-KILL <pid>`` over SSH; a kill is confirmed by the wrapper's exit report
+  (killed by signal 9). If the connection drops, the wrapper sees end of stdin and kills the racer:
+  no remote racer outlives its session.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import posixpath
+import shlex
+import socket
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import chaos
+from chaos.barrier import ECHO_PREFIX
+from chaos.errors import EnvironmentProblem
+from chaos.inventory import Host, Inventory, load_inventory
+from chaos.launchers import ExitStatus, State
+from chaos.racer_wrapper import PREFIX as WRAPPER_PREFIX
+
+# the racer side: what `python -m chaos.racer` imports (plus the wrapper)
+RACER_MODULES = ("__init__.py", "barrier.py", "ledger.py", "ledger_pg.py", "redact.py", "racer.py",
+                 "racer_wrapper.py", "errors.py")
+RACER_PACKAGES = ("targets", "workloads")
+
+
+class HostError(EnvironmentProblem):
+    """A host that cannot be used: names it, says what is wrong and what to do."""
+
+
+def fingerprint(key) -> str:
+    return "SHA256:" + base64.b64encode(hashlib.sha256(key.asbytes()).digest()).decode().rstrip("=")
+
+
+def racer_files() -> dict[str, bytes]:
+    """Relative path -> content of every racer-side file of the running chaos package."""
+    root = Path(chaos.__file__).resolve().parent
+    out: dict[str, bytes] = {}
+    for m in RACER_MODULES:
+        out[f"chaos/{m}"] = (root / m).read_bytes()
+    for pkg in RACER_PACKAGES:
+        for f in sorted((root / pkg).glob("*.py")):
+            out[f"chaos/{pkg}/{f.name}"] = f.read_bytes()
+    return out
+
+
+def code_hash(files: dict[str, bytes]) -> str:
+    h = hashlib.sha256()
+    for k in sorted(files):
+        h.update(k.encode() + b"\0" + files[k] + b"\0")
+    return h.hexdigest()[:16]
+
+
+class HostSession:
+    """One authenticated SSH connection to one inventory host, shared by its racers."""
+
+    def __init__(self, host: Host, inventory: Inventory, *, trust_on_first_use: bool | None = None, say=None):
+        self.host = host
+        self.inv = inventory
+        self.tofu = inventory.trust_on_first_use if trust_on_first_use is None else trust_on_first_use
+        self.say = say or (lambda msg: print(msg, flush=True))
+        self.client = None
+        self._sftp = None
+        self._lock = threading.Lock()
+        self.where = f"host {host.name} ({host.user}@{host.address}:{host.port})"
+
+    # ------------------------------------------------------------------ connect
+    def connect(self) -> "HostSession":
+        import paramiko
+
+        h, inv = self.host, self.inv
+        if not os.path.isfile(h.key):
+            raise HostError(f"{self.where}: key file {h.key} does not exist: fix 'key' in the inventory")
+        attempts = inv.retries + 1
+        last = ""
+        for attempt in range(1, attempts + 1):
+            client = paramiko.SSHClient()
+            if os.path.exists(inv.known_hosts):
+                client.load_host_keys(inv.known_hosts)
+            client.set_missing_host_key_policy(_Policy(self))
+            try:
+                client.connect(
+                    h.address, port=h.port, username=h.user, key_filename=h.key, timeout=inv.connect_timeout_s,
+                    banner_timeout=inv.connect_timeout_s, auth_timeout=inv.connect_timeout_s,
+                    look_for_keys=False, allow_agent=False,
+                )
+                transport = client.get_transport()
+                transport.set_keepalive(15)
+                self.client = client
+                return self
+            except paramiko.BadHostKeyException as exc:
+                client.close()
+                raise HostError(
+                    f"{self.where}: host key CHANGED: {inv.known_hosts} has {fingerprint(exc.expected_key)}, the host offers"
+                    f" {fingerprint(exc.key)}; refusing (possible impostor). If the host was really re-keyed, remove its"
+                    f" line from {inv.known_hosts} and check the new fingerprint"
+                ) from None
+            except _UnknownHostKey as exc:
+                client.close()
+                raise HostError(
+                    f"{self.where}: unknown host key {exc.fp} ({exc.kind}), not in {inv.known_hosts}; verify the"
+                    " fingerprint on the host, then add it (ssh-keyscan) or allow trust_on_first_use"
+                ) from None
+            except paramiko.AuthenticationException as exc:
+                client.close()
+                raise HostError(
+                    f"{self.where}: authentication refused for user {h.user} with key {h.key} ({exc}): install the public"
+                    " key in the host's authorized_keys or fix 'user'/'key'"
+                ) from None
+            except (OSError, socket.timeout, paramiko.SSHException, EOFError) as exc:
+                client.close()
+                last = " ".join(str(exc).split()) or type(exc).__name__
+                if isinstance(exc, paramiko.SSHException) and "Error reading SSH protocol banner" not in last:
+                    if attempt == attempts:
+                        break
+                if attempt < attempts:
+                    time.sleep(min(0.2 * 2**attempt, 2))  # back-off between connection attempts
+        raise HostError(
+            f"{self.where}: unreachable after {attempts} attempt(s): {last}; check the address/port and that sshd runs there"
+        )
+
+    # ------------------------------------------------------------------ commands
+    def run(self, argv: list[str], *, timeout: float = 30, cwd: str | None = None) -> tuple[int, str, str]:
+        """Run argv on the host (quoted word by word); returns (exit status, stdout, stderr)."""
+        cmd = shlex.join(argv)
+        if cwd:
+            cmd = f"cd {shlex.quote(cwd)} && {cmd}"
+        _, out, err = self.client.exec_command(cmd, timeout=timeout)
+        o, e = out.read().decode(errors="replace"), err.read().decode(errors="replace")
+        return out.channel.recv_exit_status(), o, e
+
+    def sftp(self):
+        with self._lock:
+            if self._sftp is None:
+                self._sftp = self.client.open_sftp()
+            return self._sftp
+
+    def mkdirs(self, path: str) -> None:
+        rc, _, err = self.run(["mkdir", "-p", "--", path])
+        if rc != 0:
+            raise HostError(f"{self.where}: cannot create {path}: {err.strip()}: fix 'workdir' in the inventory")
+
+    def put_bytes(self, path: str, data: bytes) -> None:
+        sftp = self.sftp()
+        tmp = f"{path}.part"
+        with sftp.open(tmp, "wb") as f:
+            f.write(data)
+        sftp.posix_rename(tmp, path)
+
+    def get_bytes(self, path: str) -> bytes | None:
+        try:
+            with self.sftp().open(path, "rb") as f:
+                return f.read()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            if getattr(exc, "errno", None) == 2:
+                return None
+            raise
+
+    def check_python(self) -> str:
+        rc, out, err = self.run([self.host.python, "-c", "import sys; print(sys.version.split()[0])"])
+        if rc != 0:
+            raise HostError(
+                f"{self.where}: python {self.host.python!r} does not run there (exit {rc}: {err.strip()[-200:]}):"
+                " set 'python' in the inventory to an interpreter with the framework installed"
+            )
+        return out.strip()
+
+    def close(self) -> None:
+        if self._sftp is not None:
+            try:
+                self._sftp.close()
+            except Exception:
+                pass
+            self._sftp = None
+        if self.client is not None:
+            self.client.close()
+            self.client = None
+
+
+class _UnknownHostKey(Exception):
+    def __init__(self, fp: str, kind: str):
+        self.fp, self.kind = fp, kind
+
+
+class _Policy:
+    """Reject unknown host keys (naming their fingerprint), or trust and record them on first use."""
+
+    def __init__(self, session: HostSession):
+        self.s = session
+
+    def missing_host_key(self, client, hostname, key) -> None:
+        fp = fingerprint(key)
+        if not self.s.tofu:
+            raise _UnknownHostKey(fp, key.get_name())
+        path = self.s.inv.known_hosts
+        client.get_host_keys().add(hostname, key.get_name(), key)
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        with open(path, "a") as f:
+            f.write(f"{hostname} {key.get_name()} {key.get_base64()}\n")
+        self.s.say(f"{self.s.where}: trusting host key on first use: {key.get_name()} {fp} (recorded in {path})")
+
+
+class SshRacer:
+    """A racer on a remote host, seen through its SSH channel."""
+
+    def __init__(self, launcher: "SshLauncher", session: HostSession, spec: dict, rspec: dict, log_path: Path):
+        self.launcher = launcher
+        self.session = session
+        self.racer_id = spec["racer_id"]
+        self.spec = spec
+        self.rspec = rspec
+        self.host = session.host.name
+        self.log_path = log_path
+        self.pid: int | None = None
+        self.wrapper_pid: int | None = None
+        self._arrivals: list[dict] = []
+        self._released = 0
+        self._stopped = False
+        self._status: ExitStatus | None = None
+        self._exit_event: ExitStatus | None = None
+        self.channel_exit: int | None = None
+        self._done = threading.Event()
+        self._started = threading.Event()
+        self._chan = None
+
+    def start(self, command: str) -> None:
+        chan = self.session.client.get_transport().open_session()
+        chan.set_combine_stderr(True)
+        chan.exec_command(command)
+        self._chan = chan
+        threading.Thread(target=self._read, daemon=True, name=f"ssh-{self.host}-{self.racer_id}").start()
+
+    def _read(self) -> None:
+        buf = b""
+        with open(self.log_path, "ab") as log:
+            while True:
+                data = self._chan.recv(65536)
+                if not data:
+                    break
+                log.write(data)
+                log.flush()
+                buf += data
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    self._line(line.decode(errors="replace"))
+        self.channel_exit = code = self._chan.recv_exit_status()
+        self._fetch_result()
+        # the wrapper's report; if it never spoke (it was killed itself), the channel's exit status
+        self._status = self._exit_event or (
+            ExitStatus(code=None, signal=code - 128) if code > 128 else ExitStatus(code=code, signal=None))
+        self._done.set()
+        self._started.set()
+
+    def _line(self, line: str) -> None:
+        if line.startswith(ECHO_PREFIX):
+            try:
+                self._arrivals.append(json.loads(line[len(ECHO_PREFIX):]))
+            except ValueError:
+                pass
+        elif line.startswith(WRAPPER_PREFIX):
+            ev = json.loads(line[len(WRAPPER_PREFIX):])
+            if ev.get("event") == "started":
+                self.pid, self.wrapper_pid = int(ev["pid"]), int(ev["wrapper_pid"])
+                self._started.set()
+            elif ev.get("event") == "exit":
+                self._exit_event = ExitStatus(code=ev.get("code"), signal=ev.get("signal"))
+
+    def _fetch_result(self) -> None:
+        try:
+            data = self.session.get_bytes(self.rspec["result_path"])
+        except Exception:
+            data = None
+        if data is not None:
+            tmp = self.spec["result_path"] + ".part"
+            with open(tmp, "wb") as f:
+                f.write(data)
+            os.replace(tmp, self.spec["result_path"])
+
+    # ------------------------------------------------------------------ RacerHandle
+    def state(self) -> State:
+        if self._done.is_set():
+            return "exited"
+        if self.pid is None:
+            return "running"
+        if len(self._arrivals) > self._released and not self._stopped:
+            # it announced an arrival: confirm on the host that it has stopped itself
+            st = self.launcher._proc_state(self.session, self.pid)
+            self._stopped = st in ("T", "t")
+        if self._done.is_set():
+            return "exited"
+        return "stopped" if self._stopped else "running"
+
+    def arrivals(self) -> list[dict]:
+        return list(self._arrivals)
+
+    def _mark_released(self) -> None:
+        self._released = len(self._arrivals)
+        self._stopped = False
+
+    def release(self) -> None:
+        if not self._done.is_set() and self.pid:
+            self._mark_released()
+            self.session.run(["kill", "-CONT", str(self.pid)])
+
+    def kill(self) -> ExitStatus | None:
+        """SIGKILL the remote racer; confirmed by the wrapper's report (killed by signal 9)."""
+        if not self._done.is_set():
+            self._started.wait(30)
+            if self.pid and not self._done.is_set():
+                self.session.run(["kill", "-KILL", str(self.pid)])
+            elif self._chan is not None:
+                self._chan.close()  # never started properly: end of stdin makes the wrapper kill it
+            self._done.wait(30)
+        return self._status if self._done.is_set() else None
+
+    def exit_status(self) -> ExitStatus | None:
+        return self._status if self._done.is_set() else None
+
+    def result(self) -> dict | None:
+        try:
+            with open(self.spec["result_path"], "rb") as f:
+                return json.loads(f.read())
+        except (FileNotFoundError, ValueError):
+            return None
+
+    def log_tail(self, n: int = 2000) -> str:
+        try:
+            return self.log_path.read_bytes()[-n:].decode(errors="replace")
+        except FileNotFoundError:
+            return ""
+
+
+class SshLauncher:
+    name = "ssh"
+
+    def __init__(self, run_id: str, *, hosts: list[str], inventory: str | os.PathLike | Inventory,
+                 trust_on_first_use: bool | None = None, say=None):
+        self.run_id = run_id
+        self.inv = inventory if isinstance(inventory, Inventory) else load_inventory(inventory)
+        self.hosts = [self.inv.host(n) for n in hosts]
+        self.tofu = trust_on_first_use
+        self.say = say
+        self.sessions: dict[str, HostSession] = {}
+        self._code_dir: dict[str, str] = {}
+        self._racers: list[SshRacer] = []
+        self._next = 0
+        self.files = racer_files()
+        self.code_hash = code_hash(self.files)
+        self._connect_all()
+
+    # ------------------------------------------------------------------ hosts
+    def _connect_all(self) -> None:
+        def one(h: Host) -> HostSession:
+            s = HostSession(h, self.inv, trust_on_first_use=self.tofu, say=self.say).connect()
+            s.check_python()
+            return s
+
+        errors = []
+        with ThreadPoolExecutor(max_workers=len(self.hosts)) as pool:
+            futs = {h.name: pool.submit(one, h) for h in self.hosts}
+            for name, f in futs.items():
+                try:
+                    self.sessions[name] = f.result()
+                except HostError as exc:
+                    errors.append(exc.message)
+        if errors:
+            self.close()
+            raise HostError("; ".join(errors))
+        for s in self.sessions.values():
+            self._ship_code(s)
+
+    def _ship_code(self, s: HostSession) -> None:
+        base = posixpath.join(s.host.workdir, f"src-{self.code_hash}")
+        if s.get_bytes(posixpath.join(base, ".complete")) is None:
+            dirs = sorted({posixpath.dirname(posixpath.join(base, p)) for p in self.files})
+            s.mkdirs(dirs[0]) if len(dirs) == 1 else s.run(["mkdir", "-p", "--", *dirs])
+            for rel, data in self.files.items():
+                s.put_bytes(posixpath.join(base, rel), data)
+            s.put_bytes(posixpath.join(base, ".complete"), self.code_hash.encode())
+        self._code_dir[s.host.name] = base
+
+    def _proc_state(self, s: HostSession, pid: int) -> str | None:
+        rc, out, _ = s.run(["cat", f"/proc/{int(pid)}/stat"])
+        if rc != 0 or ")" not in out:
+            return None
+        return out[out.rfind(")") + 2 : out.rfind(")") + 3]
+
+    def _host_for(self, spec: dict) -> HostSession:
+        name = spec.get("host_name")
+        if name is None:
+            name = self.hosts[self._next % len(self.hosts)].name  # round robin over the placement's hosts
+            self._next += 1
+        return self.sessions[name]
+
+    def remote_spec(self, spec: dict, s: HostSession, trial_dir_name: str) -> dict:
+        """The spec with its paths moved into the host's workdir (and arrivals echoed)."""
+        for what in ("ledger", "store"):
+            cfg = spec.get(what) or {}
+            if "path" in cfg:
+                raise HostError(
+                    f"host {s.host.name}: the {what} is a local file ({cfg['path']}); racers on other hosts need a shared"
+                    " service: use backend postgres and a Postgres ledger (CHAOS_PG_DSN)"
+                )
+        rtrial = posixpath.join(s.host.workdir, "runs", self.run_id, trial_dir_name)
+        r = json.loads(json.dumps(spec))
+        r["barrier"] = dict(r["barrier"], dir=posixpath.join(rtrial, "barriers"), echo=True)
+        r["result_path"] = posixpath.join(rtrial, f"result-{spec['racer_id']}.json")
+        r.pop("host_name", None)
+        return r
+
+    # ------------------------------------------------------------------ Launcher
+    def start_group(self, specs: list[dict], workdir: str) -> list[SshRacer]:
+        trial_dir_name = Path(workdir).name
+        handles: list[SshRacer] = []
+        prepared = []
+        for spec in specs:
+            s = self._host_for(spec)
+            rspec = self.remote_spec(spec, s, trial_dir_name)
+            prepared.append((spec, s, rspec))
+        made: set[tuple[str, str]] = set()
+        for spec, s, rspec in prepared:
+            rdir = posixpath.dirname(rspec["result_path"])
+            if (s.host.name, rdir) not in made:
+                s.run(["mkdir", "-p", "--", rspec["barrier"]["dir"]])
+                made.add((s.host.name, rdir))
+            spec_path = posixpath.join(rdir, f"spec-{spec['racer_id']}.json")
+            s.put_bytes(spec_path, json.dumps(rspec).encode())
+            Path(workdir, f"spec-{spec['racer_id']}.json").write_text(json.dumps(rspec))
+            py = s.host.python
+            argv = ["env", f"PYTHONPATH={self._code_dir[s.host.name]}", "PYTHONDONTWRITEBYTECODE=1",
+                    "PYTHONUNBUFFERED=1", py, "-m", "chaos.racer_wrapper", "--watch-stdin", "--",
+                    py, "-m", "chaos.racer", spec_path]
+            command = f"cd {shlex.quote(rdir)} && exec {shlex.join(argv)}"
+            h = SshRacer(self, s, spec, rspec, Path(workdir) / f"racer-{spec['racer_id']}.log")
+            h.start(command)
+            handles.append(h)
+            self._racers.append(h)
+        for h in handles:
+            if not h._started.wait(60):
+                raise HostError(f"host {h.host}: racer {h.racer_id} did not start within 60s; see {h.log_path}")
+        return handles
+
+    def open_gate(self, handles: list[SshRacer]) -> None:
+        """SIGCONT every racer: one ``kill -CONT`` per host, sent to all hosts at once."""
+        by_host: dict[str, list[SshRacer]] = {}
+        for h in handles:
+            if h.exit_status() is None and h.pid:
+                by_host.setdefault(h.host, []).append(h)
+        for hs in by_host.values():
+            for h in hs:
+                h._mark_released()
+
+        def cont(hs: list[SshRacer]) -> None:
+            hs[0].session.run(["kill", "-CONT", *[str(h.pid) for h in hs]])
+
+        if len(by_host) == 1:
+            cont(next(iter(by_host.values())))
+        elif by_host:
+            with ThreadPoolExecutor(max_workers=len(by_host)) as pool:
+                list(pool.map(cont, by_host.values()))
+
+    def remote_racers(self) -> dict[str, list[int]]:
+        """Pids of this run's racers still alive on each host (by their spec path in the command line)."""
+        out: dict[str, list[int]] = {}
+        for name, s in self.sessions.items():
+            if s.client is None:
+                continue
+            rc, stdout, _ = s.run(["pgrep", "-f", "--", posixpath.join(s.host.workdir, "runs", self.run_id) + "/"])
+            out[name] = [int(x) for x in stdout.split()] if rc == 0 else []
+        return out
+
+    def reap(self, *, remove_files: bool = True) -> None:
+        """Kill every racer still running, confirm, and remove this run's remote folders."""
+        for h in self._racers:
+            if h.exit_status() is None:
+                h.kill()
+        self._racers.clear()
+        for s in self.sessions.values():
+            if s.client is not None and remove_files:
+                s.run(["rm", "-rf", "--", posixpath.join(s.host.workdir, "runs", self.run_id)])
+
+    def close(self) -> None:
+        for s in self.sessions.values():
+            s.close()
+        self.sessions.clear()
