@@ -12,8 +12,8 @@ Why it looks like this:
   status), started with a command line built only with ``shlex.quote`` from fixed words and
   validated inventory values. The wrapper reports the racer's pid, and the racer echoes its
   barrier arrivals (``chaos.barrier.ECHO_PREFIX``) on the channel's stdout.
-- "stopped" is confirmed by reading ``/proc/<pid>/stat`` on the host; release and kill are
-  ``kill -CONT|-KILL <pid>`` over SSH; a kill is confirmed by the wrapper's exit report
+- "stopped" is confirmed by reading ``/proc/<pid>/stat`` on the host; release and kill are signals
+  sent by ``chaos.remote_agent`` (one per host, on its own channel); a kill is confirmed by the wrapper's exit report
   (killed by signal 9). If the connection drops, the wrapper sees end of stdin and kills the racer:
   no remote racer outlives its session.
 """
@@ -26,6 +26,7 @@ import json
 import os
 import posixpath
 import shlex
+import signal
 import socket
 import threading
 import time
@@ -41,7 +42,7 @@ from chaos.racer_wrapper import PREFIX as WRAPPER_PREFIX
 
 # the racer side: what `python -m chaos.racer` imports (plus the wrapper)
 RACER_MODULES = ("__init__.py", "barrier.py", "ledger.py", "ledger_pg.py", "redact.py", "racer.py",
-                 "racer_wrapper.py", "errors.py")
+                 "racer_wrapper.py", "remote_agent.py", "errors.py")
 RACER_PACKAGES = ("targets", "workloads")
 
 
@@ -83,6 +84,8 @@ class HostSession:
         self.client = None
         self._sftp = None
         self._lock = threading.Lock()
+        self._agent_lock = threading.Lock()
+        self._agent = None
         self.where = f"host {host.name} ({host.user}@{host.address}:{host.port})"
 
     # ------------------------------------------------------------------ connect
@@ -150,6 +153,28 @@ class HostSession:
         o, e = out.read().decode(errors="replace"), err.read().decode(errors="replace")
         return out.channel.recv_exit_status(), o, e
 
+    def start_agent(self, code_dir: str) -> None:
+        """Start the host's control agent (``chaos.remote_agent``) on its own channel."""
+        py = self.host.python
+        argv = ["env", f"PYTHONPATH={code_dir}", "PYTHONDONTWRITEBYTECODE=1", py, "-m", "chaos.remote_agent"]
+        chan = self.client.get_transport().open_session()
+        chan.exec_command(f"exec {shlex.join(argv)}")
+        self._agent = chan
+        self._agent_out = chan.makefile("rb")
+        hello = self._agent_out.readline()
+        if not hello.startswith(b"{"):
+            err = chan.makefile_stderr("rb").read(500).decode(errors="replace")
+            raise HostError(f"{self.where}: the control agent did not start ({err.strip()}): is {py} a Python 3.11+?")
+
+    def agent(self, **req) -> dict:
+        """One request to the control agent (about a millisecond on a LAN)."""
+        with self._agent_lock:
+            self._agent.sendall((json.dumps(req) + "\n").encode())
+            line = self._agent_out.readline()
+        if not line:
+            raise HostError(f"{self.where}: the control agent's channel closed (connection lost?)")
+        return json.loads(line)
+
     def sftp(self):
         with self._lock:
             if self._sftp is None:
@@ -189,6 +214,12 @@ class HostSession:
         return out.strip()
 
     def close(self) -> None:
+        if self._agent is not None:
+            try:
+                self._agent.close()
+            except Exception:
+                pass
+            self._agent = None
         if self._sftp is not None:
             try:
                 self._sftp.close()
@@ -323,14 +354,14 @@ class SshRacer:
     def release(self) -> None:
         if not self._done.is_set() and self.pid:
             self._mark_released()
-            self.session.run(["kill", "-CONT", str(self.pid)])
+            self.session.agent(op="signal", pids=[self.pid], sig=int(signal.SIGCONT))
 
     def kill(self) -> ExitStatus | None:
         """SIGKILL the remote racer; confirmed by the wrapper's report (killed by signal 9)."""
         if not self._done.is_set():
             self._started.wait(30)
             if self.pid and not self._done.is_set():
-                self.session.run(["kill", "-KILL", str(self.pid)])
+                self.session.agent(op="signal", pids=[self.pid], sig=int(signal.SIGKILL))
             elif self._chan is not None:
                 self._chan.close()  # never started properly: end of stdin makes the wrapper kill it
             self._done.wait(30)
@@ -401,12 +432,10 @@ class SshLauncher:
                 s.put_bytes(posixpath.join(base, rel), data)
             s.put_bytes(posixpath.join(base, ".complete"), self.code_hash.encode())
         self._code_dir[s.host.name] = base
+        s.start_agent(base)
 
     def _proc_state(self, s: HostSession, pid: int) -> str | None:
-        rc, out, _ = s.run(["cat", f"/proc/{int(pid)}/stat"])
-        if rc != 0 or ")" not in out:
-            return None
-        return out[out.rfind(")") + 2 : out.rfind(")") + 3]
+        return s.agent(op="stat", pid=int(pid))["state"]
 
     def _host_for(self, spec: dict) -> HostSession:
         name = spec.get("host_name")
@@ -464,7 +493,7 @@ class SshLauncher:
         return handles
 
     def open_gate(self, handles: list[SshRacer]) -> None:
-        """SIGCONT every racer: one ``kill -CONT`` per host, sent to all hosts at once."""
+        """SIGCONT every racer: one agent request per host, sent to all hosts at once."""
         by_host: dict[str, list[SshRacer]] = {}
         for h in handles:
             if h.exit_status() is None and h.pid:
@@ -474,7 +503,7 @@ class SshLauncher:
                 h._mark_released()
 
         def cont(hs: list[SshRacer]) -> None:
-            hs[0].session.run(["kill", "-CONT", *[str(h.pid) for h in hs]])
+            hs[0].session.agent(op="signal", pids=[h.pid for h in hs], sig=int(signal.SIGCONT))
 
         if len(by_host) == 1:
             cont(next(iter(by_host.values())))
@@ -488,8 +517,7 @@ class SshLauncher:
         for name, s in self.sessions.items():
             if s.client is None:
                 continue
-            rc, stdout, _ = s.run(["pgrep", "-f", "--", posixpath.join(s.host.workdir, "runs", self.run_id) + "/"])
-            out[name] = [int(x) for x in stdout.split()] if rc == 0 else []
+            out[name] = s.agent(op="find", marker=posixpath.join(s.host.workdir, "runs", self.run_id) + "/")["pids"]
         return out
 
     def reap(self, *, remove_files: bool = True) -> None:
