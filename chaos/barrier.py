@@ -104,7 +104,11 @@ class BarrierClient:
             sys.stdout.write(ECHO_PREFIX + payload.decode() + "\n")
             sys.stdout.flush()
         # Freeze the whole process, every thread, until SIGCONT (release) or SIGKILL (crash).
-        os.kill(os.getpid(), signal.SIGSTOP)
+        # The stop must be thread-directed: a process-directed SIGSTOP may be dequeued by another
+        # thread while this one returns to user code and runs on into the very write the barrier
+        # guards (seen: a checkpoint committed "before" its own put). tgkill to ourselves is
+        # handled on the way out of the syscall, before another Python instruction runs.
+        signal.pthread_kill(threading.get_ident(), signal.SIGSTOP)
 
 
 def read_arrivals(directory: str, racer_id: str | None = None) -> list[dict]:

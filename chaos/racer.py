@@ -81,6 +81,9 @@ def run_spec(spec: dict) -> tuple[dict, int]:
             time.sleep(delay)  # the experiment's jitter, not synchronisation
         result["outcomes"] = []
         for action in spec.get("actions") or []:
+            previous = result["outcomes"][-1]["status"] if result["outcomes"] else None
+            if action.get("if") and action["if"] != previous:
+                continue  # e.g. answer an interrupt only if the run stopped at one
             if not result.get("t_invoke_mono_ns"):
                 result["t_invoke_mono_ns"] = time.monotonic_ns()
             outcome = session.perform(action)

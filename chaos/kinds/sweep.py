@@ -25,7 +25,7 @@ def _actions(cell: Cell) -> list[dict]:
     s = cell.scenario
     acts = [{"op": "run"}]
     if s.resume_form == "command":
-        acts.append({"op": "resume", "form": "command", "value": s.resume_value})
+        acts.append({"op": "resume", "form": "command", "value": s.resume_value, "if": "interrupted"})
     return acts
 
 

@@ -54,27 +54,35 @@ class Launcher(Protocol):
     def reap(self) -> None: ...
 
 
-def make_launcher(placement, run_ctx=None, **options) -> Launcher:
-    """The launcher a scenario's ``racers.placement`` asks for.
+def make_launcher(placement: object, python: str | None = None, run_id: str = "adhoc", **options) -> Launcher:
+    """The launcher a cell's placement asks for.
 
-    ``placement`` is ``"local"`` (default), ``"docker"`` or ``{"hosts": [...], "inventory": path}``
-    (a dict or the scenario's ``HostsPlacement``). ``run_ctx`` gives the run id (container labels,
-    remote folders); ``options`` go to the launcher (e.g. ``image=`` for docker,
-    ``trust_on_first_use=`` for ssh).
+    ``placement`` is ``"local"`` (racers run with ``python``), ``"docker"`` (racers in containers
+    of the racer image, with the image's Python) or ``{"hosts": [...], "inventory": path}`` (a
+    dict or the scenario's ``HostsPlacement``: racers on SSH hosts, with each host's inventory
+    ``python``). ``run_id`` labels containers and names remote folders; ``options`` go to the
+    launcher (``image=`` for docker, ``trust_on_first_use=`` for ssh).
     """
-    run_id = getattr(run_ctx, "run_id", None) or options.pop("run_id", None) or "adhoc"
+    import sys
+
     if placement is None or placement == "local":
+        from chaos.envs import racer_env
         from chaos.launchers.local import LocalLauncher
 
-        return LocalLauncher(**options)
+        python = python or sys.executable
+        return LocalLauncher(python=python, env=racer_env(python), **options)
     if placement == "docker":
         from chaos.launchers.docker import DockerLauncher
 
         return DockerLauncher(run_id, **options)
-    hosts = getattr(placement, "hosts", None) or (placement.get("hosts") if isinstance(placement, dict) else None)
+    if isinstance(placement, dict):
+        hosts, inventory = placement.get("hosts"), placement.get("inventory")
+    else:
+        hosts, inventory = getattr(placement, "hosts", None), getattr(placement, "inventory", None)
     if hosts:
         from chaos.launchers.ssh import SshLauncher
 
-        inventory = getattr(placement, "inventory", None) if not isinstance(placement, dict) else placement.get("inventory")
         return SshLauncher(run_id, hosts=list(hosts), inventory=inventory or "hosts/lab.yaml", **options)
-    raise ValueError(f"unknown racers.placement {placement!r}: use local, docker or {{hosts: [...], inventory: FILE}}")
+    from chaos.errors import EnvironmentProblem
+
+    raise EnvironmentProblem(f"unknown racers.placement {placement!r}: use local, docker or {{hosts: [...], inventory: FILE}}")

@@ -21,14 +21,24 @@ from chaos.barrier import read_arrivals
 from chaos.launchers import ExitStatus, State
 
 
-def proc_state(pid: int) -> str | None:
-    """The one-letter state of ``pid`` from /proc (R, S, D, T, t, Z ...) or None if gone."""
+def proc_state(pid: int, task: int | None = None) -> str | None:
+    """The one-letter state of ``pid`` (or one of its threads) from /proc, or None if gone."""
+    path = f"/proc/{pid}/stat" if task is None else f"/proc/{pid}/task/{task}/stat"
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
+        with open(path, "rb") as f:
             data = f.read()
     except (FileNotFoundError, ProcessLookupError):
         return None
     return data[data.rfind(b")") + 2 : data.rfind(b")") + 3].decode()
+
+
+def all_threads_stopped(pid: int) -> bool:
+    """True when every thread of ``pid`` is in the stopped state (a group stop has completed)."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except FileNotFoundError:
+        return False
+    return bool(tasks) and all(proc_state(pid, int(t)) in ("T", "t") for t in tasks)
 
 
 class LocalRacer:
@@ -57,7 +67,8 @@ class LocalRacer:
             return "exited"
         s = proc_state(self.proc.pid)
         if s in ("T", "t"):
-            return "stopped"
+            # the leader stops first; "stopped" means no thread can still run
+            return "stopped" if all_threads_stopped(self.proc.pid) else "running"
         if s is None or s in ("Z", "X"):
             # exited but not yet visible to waitpid: wait for it, it is a zombie already
             self._poll(block=s is not None)

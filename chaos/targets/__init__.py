@@ -26,6 +26,14 @@ class TargetInfo:
     distributions: tuple[str, ...]
     boundaries: str
     unsupported: dict[str, str] = field(default_factory=dict)
+    import_name: str = ""
+    default_version: str = ""
+    # requirement templates; "{version}" is replaced by the asked-for framework version
+    pins: tuple[str, ...] = ()
+
+    def requirements(self, version: str | None = None) -> list[str]:
+        v = version or self.default_version
+        return [p.replace("{version}", v) for p in self.pins]
 
 
 TARGETS: dict[str, TargetInfo] = {
@@ -46,6 +54,9 @@ TARGETS: dict[str, TargetInfo] = {
             "langgraph-checkpoint-postgres",
         ),
         boundaries="put(step,source):before/after, put_writes(node,channels):before/after, effect(task):after",
+        import_name="langgraph",
+        default_version="1.2.24",
+        pins=("langgraph=={version}", "langgraph-checkpoint-sqlite==3.1.2", "langgraph-checkpoint-postgres==3.2.0", "psycopg[binary]>=3.2,<4"),
     ),
 }
 

@@ -1,0 +1,82 @@
+"""Framework environments: one virtual environment per (framework, version), made on demand.
+
+Racers run in the framework's environment; the orchestrator stays in its own. The racer side of
+chaos needs only the standard library, so an environment holds just the framework's pinned
+distributions, and racers find chaos itself through PYTHONPATH (``chaos_root()``).
+
+``python_for(framework, version)`` returns the interpreter to run racers with: the current one
+when no version is asked for and the framework imports here; otherwise a cached venv under
+``$CHAOS_ENV_DIR`` (default ``~/.cache/chaos/envs``), created once with pip from the target's
+pins (a file lock makes concurrent creation safe) and reused by every later run.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import importlib.util
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+from chaos.errors import EnvironmentProblem
+
+
+def env_root() -> Path:
+    return Path(os.environ.get("CHAOS_ENV_DIR", "~/.cache/chaos/envs")).expanduser()
+
+
+def chaos_root() -> str:
+    """The folder that contains the ``chaos`` package (put on a racer's PYTHONPATH)."""
+    return str(Path(__file__).resolve().parent.parent)
+
+
+def racer_env(python: str) -> dict:
+    """The environment racers get: ours, plus chaos on the path when they run another Python."""
+    env = dict(os.environ)
+    if python != sys.executable:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (chaos_root(), env.get("PYTHONPATH", "")) if p)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def env_path(framework: str, version: str | None, requirements: list[str]) -> Path:
+    digest = hashlib.sha256("\n".join(sorted(requirements)).encode()).hexdigest()[:10]
+    return env_root() / f"{framework}-{version or 'default'}-{digest}"
+
+
+def ensure_env(framework: str, version: str | None, requirements: list[str]) -> str:
+    """Create (once) and return the Python of the environment holding ``requirements``."""
+    path = env_path(framework, version, requirements)
+    python = path / "bin" / "python"
+    ready = path / ".chaos-ready"
+    if ready.exists():
+        return str(python)
+    env_root().mkdir(parents=True, exist_ok=True)
+    with open(env_root() / f".{path.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if ready.exists():
+            return str(python)
+        venv.EnvBuilder(with_pip=True, clear=True).create(path)
+        cmd = [str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q", *requirements]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+            raise EnvironmentProblem(
+                f"could not build the {framework} {version or ''} environment at {path}: pip failed: {' | '.join(tail)}",
+                hint="check the version exists on PyPI and that PyPI is reachable",
+            )
+        ready.write_text("\n".join(requirements) + "\n")
+    return str(python)
+
+
+def python_for(framework: str, version: str | None = None) -> str:
+    """The interpreter racers of ``framework`` (at ``version``) run with."""
+    from chaos.targets import get_target
+
+    info = get_target(framework)
+    if version is None and info.import_name and importlib.util.find_spec(info.import_name) is not None:
+        return sys.executable
+    return ensure_env(framework, version, info.requirements(version))

@@ -1,0 +1,270 @@
+"""The orchestrator: one scenario file in, one run folder of evidence and verdicts out.
+
+``run_scenario`` loads and expands the scenario (refusing bad input before anything is written),
+creates ``<out>/<scenario>/<timestamp>/`` with run.json, then runs every cell's trials through its
+kind, appending each trial record to the journal (fsynced) the moment it ends. At the end it
+analyses the journal into results.json and report.md and points ``latest`` at the run.
+
+Ctrl-C and SIGTERM stop the run cleanly: every racer is killed and reaped, the journal keeps every
+finished trial, and run.json says the run was interrupted. A cell that fails for a reason outside
+the framework (a launcher that cannot start racers, say) is recorded as failed with that reason;
+the other cells go on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import json
+import os
+import platform
+import secrets
+import shutil
+import signal
+import socket
+import sys
+import time
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Callable, Iterator
+
+import chaos
+from chaos.analysis import analyze_cell, exit_code, verdict_counts
+from chaos.errors import ChaosError, EnvironmentProblem
+from chaos.journal import Journal, read_journal
+from chaos.kinds import runner_for
+from chaos.ledger import SqliteLedger
+from chaos.envs import python_for
+from chaos.launchers import Launcher, make_launcher
+from chaos.records import CellResult, RunResults, TrialRecord
+from chaos.scenario import Cell, Scenario, expand, load_scenario
+from chaos.targets import get_target
+from chaos.trial import RunContext
+
+EXIT_RUN_FAILED = 3
+
+
+@dataclass
+class RunOptions:
+    out: Path = Path("reports")
+    seed: int | None = None
+    trials: int | None = None
+    keep_work: bool = False
+    on_trial: Callable[[TrialRecord], None] | None = None
+    on_cell_start: Callable[[Cell, int], None] | None = None
+
+
+@dataclass
+class RunOutcome:
+    run_dir: Path
+    results: RunResults
+    interrupted: bool = False
+    cells: list[Cell] = field(default_factory=list)
+
+
+class Interrupted(Exception):
+    """SIGTERM or SIGINT reached the orchestrator."""
+
+
+@contextlib.contextmanager
+def _stop_on_signals() -> Iterator[None]:
+    def handler(signum, frame):  # noqa: ARG001
+        raise Interrupted(signal.Signals(signum).name)
+
+    old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def versions(scenario: Scenario) -> dict[str, str | None]:
+    out: dict[str, str | None] = {"python": platform.python_version(), "chaos": chaos.__version__}
+    for dist in get_target(scenario.target.framework).distributions:
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = None
+    return out
+
+
+def _stamp() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
+
+
+def prepare_run_dir(out: Path, name: str, stamp: str) -> Path:
+    out = Path(out)
+    if not out.exists():
+        if not out.parent.exists():
+            raise EnvironmentProblem(f"output folder {out}: its parent {out.parent} does not exist",
+                                     hint="create it or pass --out to an existing folder")
+        out.mkdir()
+    run_dir = out / name / stamp
+    n = 1
+    while run_dir.exists():
+        n += 1
+        run_dir = out / name / f"{stamp}-{n}"
+    run_dir.mkdir(parents=True)
+    return run_dir
+
+
+def _link_latest(run_dir: Path) -> None:
+    link = run_dir.parent / "latest"
+    tmp = run_dir.parent / f".latest.{os.getpid()}"
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()
+    tmp.symlink_to(run_dir.name)
+    os.replace(tmp, link)
+
+
+def analyse_run(cells: list[Cell], records: list[TrialRecord], failures: dict[int, str], *, run_id: str, scenario: Scenario,
+                seed: int) -> RunResults:
+    by_cell: dict[int, list[TrialRecord]] = {c.index: [] for c in cells}
+    for r in records:
+        by_cell.setdefault(r.cell_index, []).append(r)
+    results: list[CellResult] = []
+    for c in cells:
+        res = analyze_cell(c, by_cell.get(c.index, []))
+        if c.index in failures:
+            res.failure = failures[c.index]
+            for v in res.verdicts:
+                if v.status == "holds":
+                    v.status = "unknown"
+                    v.reason = f"cell failed: {failures[c.index]}"
+        results.append(res)
+    return RunResults(run_id=run_id, scenario=scenario.name, seed=seed, exit_code=exit_code(results),
+                      verdict_counts=verdict_counts(results), cells=results)
+
+
+def write_results(run_dir: Path, results: RunResults, run_meta: dict) -> None:
+    from chaos.report import render_markdown
+
+    (run_dir / "results.json").write_text(results.model_dump_json(indent=2))
+    (run_dir / "report.md").write_text(render_markdown(results, run_meta))
+
+
+def run_scenario(path: str | os.PathLike, opts: RunOptions | None = None) -> RunOutcome:
+    opts = opts or RunOptions()
+    scenario = load_scenario(path)
+    if opts.seed is not None or opts.trials is not None:
+        data = scenario.model_dump()
+        if opts.seed is not None:
+            data["seed"] = opts.seed
+        if opts.trials is not None:
+            data["trials"] = opts.trials
+        scenario = Scenario.model_validate(data)
+    cells = expand(scenario, path=str(path))
+    run_dir = prepare_run_dir(Path(opts.out), scenario.name, _stamp())
+    run_id = f"{scenario.name}-{run_dir.name}-{secrets.token_hex(3)}"
+    meta = {
+        "run_id": run_id,
+        "scenario_file": str(path),
+        "scenario": scenario.model_dump(mode="json"),
+        "cells": [{"index": c.index, "id": c.id, "axes": c.axes} for c in cells],
+        "seed": scenario.seed,
+        "versions": versions(scenario),
+        "host": socket.gethostname(),
+        "platform": platform.platform(),
+        "argv": sys.argv,
+        "started": _dt.datetime.now(_dt.timezone.utc).isoformat(),
+        "finished": None,
+        "interrupted": False,
+    }
+    (run_dir / "run.json").write_text(json.dumps(meta, indent=2, default=str))
+    return execute(run_dir, meta, scenario, cells, opts)
+
+
+def execute(run_dir: Path, meta: dict, scenario: Scenario, cells: list[Cell], opts: RunOptions,
+            prior: list[TrialRecord] | None = None) -> RunOutcome:
+    run_id = meta["run_id"]
+    work_dir = run_dir / "work"
+    work_dir.mkdir(exist_ok=True)
+    ledger_path = run_dir / "ledger.sqlite"
+    ledger = SqliteLedger(str(ledger_path))
+    launchers: dict[str, Launcher] = {}
+
+    def launcher_for(cell: Cell) -> Launcher:
+        s = cell.scenario
+        key = repr((s.target.framework, s.target.version, s.racers.placement))
+        if key not in launchers:
+            launchers[key] = make_launcher(s.racers.placement, python_for(s.target.framework, s.target.version), run_id)
+        return launchers[key]
+
+    journal = Journal(run_dir / "journal.jsonl")
+    prior = list(prior or [])
+    ctx = RunContext(
+        run_id=run_id,
+        run_dir=run_dir,
+        work_dir=work_dir,
+        root_seed=scenario.seed,
+        launcher=None,  # type: ignore[arg-type]  # set per cell
+        ledger_config={"kind": "sqlite", "path": str(ledger_path.resolve())},
+        read_ledger=lambda trial_id: ledger.rows(run_id=run_id, trial_id=trial_id),
+        store_for=lambda cell, trial_id, d: {"path": str((d / "checkpoints.sqlite").resolve())},
+        keep_work=opts.keep_work,
+        prior={r.trial_id: r for r in prior},
+    )
+    records: list[TrialRecord] = list(prior)
+    failures: dict[int, str] = {}
+    interrupted = False
+    try:
+        with _stop_on_signals():
+            for cell in cells:
+                if opts.on_cell_start:
+                    opts.on_cell_start(cell, len(cells))
+                runner = runner_for(cell.scenario.kind)
+                try:
+                    ctx.launcher = launcher_for(cell)
+                    for rec in runner(ctx, cell, set(ctx.prior)):
+                        journal.append(rec.model_dump(mode="json"))
+                        records.append(rec)
+                        if opts.on_trial:
+                            opts.on_trial(rec)
+                except ChaosError as exc:
+                    failures[cell.index] = exc.message
+                    if ctx.launcher is not None:
+                        ctx.launcher.reap()
+    except (Interrupted, KeyboardInterrupt):
+        interrupted = True
+    finally:
+        for launcher in launchers.values():
+            launcher.reap()
+        journal.close()
+        ledger.close()
+        if not opts.keep_work:
+            shutil.rmtree(work_dir, ignore_errors=True)
+    results = analyse_run(cells, records, failures, run_id=run_id, scenario=scenario, seed=scenario.seed)
+    if interrupted:
+        results.exit_code = EXIT_RUN_FAILED
+    meta["finished"] = _dt.datetime.now(_dt.timezone.utc).isoformat()
+    meta["interrupted"] = interrupted
+    meta["failures"] = {str(k): v for k, v in failures.items()}
+    (run_dir / "run.json").write_text(json.dumps(meta, indent=2, default=str))
+    write_results(run_dir, results, meta)
+    _link_latest(run_dir)
+    return RunOutcome(run_dir=run_dir, results=results, interrupted=interrupted, cells=cells)
+
+
+def load_run(run_dir: Path) -> tuple[dict, Scenario, list[Cell], list[TrialRecord], bool]:
+    """A stored run: its metadata, scenario, cells and journaled records (torn line dropped)."""
+    run_dir = Path(run_dir)
+    try:
+        meta = json.loads((run_dir / "run.json").read_text())
+    except FileNotFoundError:
+        raise ChaosError(f"{run_dir}: not a run folder (no run.json)") from None
+    scenario = Scenario.model_validate(meta["scenario"])
+    cells = expand(scenario, check=False)
+    raw, torn = read_journal(run_dir / "journal.jsonl")
+    return meta, scenario, cells, [TrialRecord.model_validate(r) for r in raw], torn
+
+
+def analyse_stored(run_dir: Path) -> RunResults:
+    meta, scenario, cells, records, _ = load_run(run_dir)
+    failures = {int(k): v for k, v in (meta.get("failures") or {}).items()}
+    return analyse_run(cells, records, failures, run_id=meta["run_id"], scenario=scenario, seed=scenario.seed)
+
+
+def wall_clock() -> float:
+    return time.time()

@@ -1,0 +1,97 @@
+"""report.md: the tables a person reads first, rendered from results (and run.json).
+
+The top says what was run (scenario, seed, versions) and what it concluded (verdict counts, exit
+code); then one section per kind: a saturation table for races, a per-kill-point table for sweeps
+that names the boundaries where an effect was duplicated.
+"""
+
+from __future__ import annotations
+
+from chaos.analysis import PROPERTY_NAMES
+from chaos.records import CellResult, RunResults
+
+MARK = {"holds": "holds", "violated": "**VIOLATED**", "unknown": "unknown"}
+
+
+def _v(cell_or_point, prop: str) -> str:
+    for v in cell_or_point.verdicts:
+        if v.property == prop:
+            return MARK[v.status]
+    return "-"
+
+
+def _fires(c: CellResult) -> str:
+    return ", ".join(f"{k}:{n}" for k, n in c.fires.items()) or "-"
+
+
+def _sat(c: CellResult) -> str:
+    return "-" if c.saturation is None else f"{c.saturation:.3f}"
+
+
+def render_markdown(results: RunResults, meta: dict) -> str:
+    lines: list[str] = []
+    add = lines.append
+    add(f"# chaos report: {results.scenario}")
+    add("")
+    about = (meta.get("scenario") or {}).get("about")
+    if about:
+        add(f"> {about}")
+        add("")
+    vers = ", ".join(f"{k} {v}" for k, v in (meta.get("versions") or {}).items() if v)
+    add(f"- run: `{results.run_id}`  seed: `{results.seed}`")
+    add(f"- versions: {vers}")
+    add(f"- verdicts: {results.verdict_counts.get('violated', 0)} violated, {results.verdict_counts.get('unknown', 0)} unknown, "
+        f"{results.verdict_counts.get('holds', 0)} hold; exit code {results.exit_code}")
+    if meta.get("interrupted"):
+        add("- **the run was interrupted**: the tables cover the trials journaled before it stopped")
+    add("")
+    races = [c for c in results.cells if c.kind == "race"]
+    sweeps = [c for c in results.cells if c.kind != "race"]
+    if races:
+        add("## Saturation (k racers resume one pending interrupt)")
+        add("")
+        add("saturation = mean(gated-effect fires over valid trials) / k; consume-once demands 1/k.")
+        add("")
+        add("| cell | backend | k | jitter ms | valid/trials | saturation | fires {n:trials} | max | racer errors | release spread ms (median/max) | CO | liveness |")
+        add("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for c in races:
+            spread = "-" if not c.release_spread_ms else f"{c.release_spread_ms['median']:.2f}/{c.release_spread_ms['max']:.2f}"
+            add(f"| {c.cell_id} | {c.backend} | {c.k} | {c.jitter_ms:g} | {c.valid_trials}/{c.trials} | {_sat(c)} | {_fires(c)} | "
+                f"{c.max_fires if c.max_fires is not None else '-'} | {c.racer_errors} | {spread} | {_v(c, 'CO')} | {_v(c, 'LIVENESS')} |")
+        add("")
+    for c in sweeps:
+        title = "Kill-point sweep" if c.kind == "kill_sweep" else "Crash before the first checkpoint"
+        add(f"## {title}: {c.workload}, resume `{c.resume}`, durability {c.durability}, backend {c.backend} ({c.cell_id})")
+        add("")
+        if c.failure:
+            add(f"Cell failed: {c.failure}")
+            add("")
+        props = [v.property for v in c.verdicts]
+        add("| # | kill point | reached | effect counts per task | durable checkpoints at kill | resume outcome | "
+            + " | ".join(props) + " | duplicated |")
+        add("|---|---|---|---|---|---|" + "---|" * len(props) + "---|")
+        for i, p in enumerate(c.points):
+            counts = "; ".join(f"{t}={','.join(map(str, n))}" for t, n in p.effect_counts.items()) or "-"
+            ckpts = ",".join("?" if x is None else str(x) for x in p.durable_checkpoints) or "-"
+            outs = ", ".join(sorted(set(p.resume_outcomes))) or "-"
+            dup = ", ".join(p.duplicates) or "-"
+            add(f"| {i} | `{p.point}` | {p.reached}/{p.trials} | {counts} | {ckpts} | {outs} | "
+                + " | ".join(_v(p, prop) for prop in props) + f" | {dup} |")
+        dups = [p.point for p in c.points if p.duplicates]
+        add("")
+        if dups:
+            add(f"Boundaries where a kill duplicated an effect ({len(dups)}/{len(c.points)}): " + ", ".join(f"`{d}`" for d in dups))
+        else:
+            add(f"No kill point duplicated an effect ({len(c.points)} points).")
+        add("")
+    add("## Verdicts")
+    add("")
+    add("| cell | property | verdict | reason | evidence (trials) |")
+    add("|---|---|---|---|---|")
+    for c in results.cells:
+        for v in c.verdicts:
+            ev = ", ".join(v.evidence.trial_ids[:6]) + (" ..." if len(v.evidence.trial_ids) > 6 else "")
+            reason = v.reason.replace("|", "\\|").replace("\n", " ")
+            add(f"| {c.cell_id} | {v.property} ({PROPERTY_NAMES.get(v.property, '')}) | {MARK[v.status]} | {reason} | {ev or '-'} |")
+    add("")
+    return "\n".join(lines)
