@@ -138,8 +138,13 @@ class DockerRacer:
         return self._status
 
     def _from_container(self) -> ExitStatus | None:
+        import docker
+
         try:
             code = int(self.container.wait(timeout=30)["StatusCode"])
+        except docker.errors.NotFound:
+            # removed under us (reap_run / chaos clean): it is gone, how it ended is unknown
+            return ExitStatus(code=None, signal=None)
         except Exception:
             return None
         self.container_exit = code
