@@ -347,9 +347,11 @@ def main(argv: list[str]) -> int:
         print(f"Postgres for lab hosts: {lab.pg_dsn('postgresql://chaos@127.0.0.1:5432/chaos')} (relay)")
         print("Ctrl-C tears it down")
         try:
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
             signal.sigwait({signal.SIGINT, signal.SIGTERM})
         finally:
             lab.down()
+            shutil.rmtree("/tmp/chaos-lab", ignore_errors=True)  # the workdirs hosts/lab.yaml names
         return 0
     print("usage: python -m tests.lab up|down", file=sys.stderr)
     return 2

@@ -95,6 +95,11 @@ class HostSession:
         h, inv = self.host, self.inv
         if not os.path.isfile(h.key):
             raise HostError(f"{self.where}: key file {h.key} does not exist: fix 'key' in the inventory")
+        try:
+            pkey = paramiko.PKey.from_path(h.key)
+        except (OSError, paramiko.SSHException, ValueError) as exc:
+            raise HostError(f"{self.where}: cannot use key file {h.key} ({' '.join(str(exc).split())}): give an unencrypted"
+                            " OpenSSH/PEM private key") from None
         attempts = inv.retries + 1
         last = ""
         for attempt in range(1, attempts + 1):
@@ -104,7 +109,7 @@ class HostSession:
             client.set_missing_host_key_policy(_Policy(self))
             try:
                 client.connect(
-                    h.address, port=h.port, username=h.user, key_filename=h.key, timeout=inv.connect_timeout_s,
+                    h.address, port=h.port, username=h.user, pkey=pkey, timeout=inv.connect_timeout_s,
                     banner_timeout=inv.connect_timeout_s, auth_timeout=inv.connect_timeout_s,
                     look_for_keys=False, allow_agent=False,
                 )
