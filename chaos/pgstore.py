@@ -73,3 +73,61 @@ def list_run_schemas(dsn: str) -> list[str]:
     with _connect(dsn) as conn:
         rows = conn.execute("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'chaos\\_run\\_%' ORDER BY 1").fetchall()
     return [r[0] for r in rows]
+
+
+class RunStorage:
+    """Where a run's effects and checkpoints live, chosen from its cells (orchestrator side).
+
+    - The ledger is the run's SQLite file, unless racers run on other hosts: then the Postgres
+      table ``chaos_effects`` at ``CHAOS_PG_DSN`` (the only store every host can reach).
+    - Cells on the postgres backend share the run's schema (created and set up here, once);
+      other backends get a per-trial SQLite file as before.
+    ``describe()`` is what run.json records: DSNs redacted.
+    """
+
+    def __init__(self, cells: list, run_id: str, run_dir: Path, dsn: str | None = None):
+        import os
+
+        from chaos.errors import EnvironmentProblem
+        from chaos.ledger import open_ledger
+
+        self.run_id = run_id
+        pg_backend = any(c.scenario.target.backend == "postgres" for c in cells)
+        remote = any(not isinstance(c.scenario.racers.placement, str) for c in cells)
+        self.dsn = dsn or os.environ.get("CHAOS_PG_DSN")
+        if (pg_backend or remote) and not self.dsn:
+            why = "the postgres backend" if pg_backend else "racers on other hosts (a shared ledger)"
+            raise EnvironmentProblem(
+                f"this scenario needs Postgres for {why}: set CHAOS_PG_DSN (scripts/postgres.sh starts one and prints it)")
+        if remote:
+            self.ledger_config = {"kind": "postgres", "dsn": self.dsn, "table": "chaos_effects"}
+        else:
+            self.ledger_config = {"kind": "sqlite", "path": str((Path(run_dir) / "ledger.sqlite").resolve())}
+        self.schema = create_run_schema(self.dsn, run_id) if pg_backend else None
+        try:
+            self.ledger = open_ledger(self.ledger_config)
+        except Exception:
+            self.close()
+            raise
+
+    def store_for(self, cell, trial_id: str, trial_dir: Path) -> dict:
+        if cell.scenario.target.backend == "postgres":
+            return {"dsn": self.dsn, "schema": self.schema, "setup": False}
+        return {"path": str((Path(trial_dir) / "checkpoints.sqlite").resolve())}
+
+    def read_ledger(self, trial_id: str) -> list[dict]:
+        return self.ledger.rows(run_id=self.run_id, trial_id=trial_id)
+
+    def describe(self) -> dict:
+        from chaos.redact import redact_config
+
+        return redact_config({"ledger": self.ledger_config, "postgres_schema": self.schema})
+
+    def close(self, *, keep_schema: bool = False) -> None:
+        led = getattr(self, "ledger", None)
+        if led is not None:
+            led.close()
+            self.ledger = None
+        if self.schema and not keep_schema:
+            drop_run_schema(self.dsn, self.run_id)
+            self.schema = None

@@ -103,6 +103,8 @@ class Relay:
             except OSError:
                 c.close()
                 continue
+            c.settimeout(None)  # idle database connections must not time out in the relay
+            u.settimeout(None)
             self._conns += [c, u]
             threading.Thread(target=self._pipe, args=(c, u), daemon=True).start()
             threading.Thread(target=self._pipe, args=(u, c), daemon=True).start()
