@@ -75,3 +75,39 @@ def test_langgraph_race_on_postgres_backend(pg_dsn, tmp_path):
     assert n >= 2
     pgstore.drop_run_schema(pg_dsn, run_id)
     assert schema not in pgstore.list_run_schemas(pg_dsn)
+
+
+def test_orchestrated_postgres_run_uses_and_drops_its_schema(pg_dsn, tmp_path, monkeypatch):
+    from conftest import run_text
+
+    monkeypatch.setenv("CHAOS_PG_DSN", pg_dsn)
+    before = set(pgstore.list_run_schemas(pg_dsn))
+    outcome = run_text(tmp_path, """
+        name: pg_probe
+        kind: race
+        target: {framework: langgraph, backend: postgres}
+        workload: gate_after_interrupt
+        resume: "command:true"
+        racers: {k: 2, placement: local}
+        trials: 1
+        seed: 5
+        """)
+    meta = __import__("json").loads((outcome.run_dir / "run.json").read_text())
+    assert meta["storage"]["postgres_schema"].startswith("chaos_run_")
+    assert set(pgstore.list_run_schemas(pg_dsn)) == before  # dropped at the end
+
+
+def test_postgres_scenario_without_a_dsn_is_a_clear_error(tmp_path, monkeypatch):
+    from chaos.errors import EnvironmentProblem
+    from conftest import run_text
+
+    monkeypatch.delenv("CHAOS_PG_DSN", raising=False)
+    with pytest.raises(EnvironmentProblem, match="needs Postgres for the postgres backend: set CHAOS_PG_DSN"):
+        run_text(tmp_path, """
+            name: pg_probe
+            kind: race
+            target: {framework: langgraph, backend: postgres}
+            workload: gate_after_interrupt
+            resume: "command:true"
+            trials: 1
+            """)

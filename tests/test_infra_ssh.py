@@ -160,3 +160,52 @@ def test_inventory_is_strict(tmp_path):
         load_inventory(p)
     inv = load_inventory("hosts/lab.yaml")
     assert [h.name for h in inv.hosts] == ["lab1", "lab2"]
+
+
+def test_hosts_check_cli_reports_each_host(lab, tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    inv = yaml.safe_load(lab.inventory().read_text())
+    inv["retries"] = 0
+    inv["hosts"].append(dict(inv["hosts"][0], name="ghost", address="10.77.0.1", port=2))
+    p = tmp_path / "inv.yaml"
+    p.write_text(yaml.safe_dump(inv))
+    out = subprocess.run([sys.executable, "-m", "chaos", "hosts", "check", str(p), "--json"], capture_output=True, text=True)
+    assert out.returncode == 3, out.stderr  # one host unusable
+    res = {r["host"]: r for r in json.loads(out.stdout)}
+    for name in ("lab1", "lab2"):
+        r = res[name]
+        assert r["ok"] and r["reachable"] and r["authenticated"] and r["hostname"] == name
+        assert r["host_key"].startswith("ssh-ed25519 SHA256:")
+        assert r["python"].startswith("3.") and r["versions"]["langgraph"]
+        assert abs(r["clock_offset_ms"]) < 50  # same kernel clock: the offset is measurement noise
+    assert not res["ghost"]["ok"] and res["ghost"]["error"].startswith("host ghost (root@10.77.0.1:2): unreachable")
+
+
+def test_scenario_runs_across_hosts_through_the_orchestrator(lab, pg_dsn, tmp_path, monkeypatch):
+    """The crosshost scenario's shape, one trial, end to end: CLI-level run, Postgres everywhere."""
+    from conftest import run_text
+
+    monkeypatch.setenv("CHAOS_PG_DSN", lab.pg_dsn(pg_dsn))
+    inv = lab.inventory()
+    outcome = run_text(tmp_path, f"""
+        name: crosshost_probe
+        kind: race
+        target: {{framework: langgraph, backend: postgres}}
+        workload: gate_after_interrupt
+        resume: "command:true"
+        racers: {{k: 2, placement: {{hosts: [lab1, lab2], inventory: {inv}}}}}
+        trials: 1
+        seed: 5
+        """)
+    run_dir = outcome.run_dir
+    journal = [__import__("json").loads(line) for line in (run_dir / "journal.jsonl").read_text().splitlines()]
+    (rec,) = journal
+    assert rec["valid"], rec["invalid_reason"]
+    assert {r["host"] for r in rec["ledger"]} == {"lab1", "lab2"}
+    meta = (run_dir / "run.json").read_text()
+    assert ":***@10.77.0.1" in meta and pg_dsn.split("@")[0] not in meta  # recorded, password redacted
+    assert _racer_pids(lab) == []
+    assert not [s for s in pgstore.list_run_schemas(pg_dsn) if rec["run_id"].lower().replace("-", "_") in s]
