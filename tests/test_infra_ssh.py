@@ -44,12 +44,12 @@ def test_two_hosts_share_one_postgres_ledger(lab, pg_dsn, tmp_path):
             assert {o.host for o in r.racers[1:]} == {"lab1", "lab2"}  # one racer per host
             assert {row["host"] for row in r.ledger} == {"lab1", "lab2"}  # the hosts' own hostnames
             assert r.observations["fires"] >= 1
+        before_reap = launcher.remote_racers()
     finally:
         launcher.reap()
-        left = launcher.remote_racers()
-        launcher.close()
         pgstore.drop_run_schema(dsn, run_id)
-    assert left == {"lab1": [], "lab2": []}
+    assert before_reap == {"lab1": [], "lab2": []}  # every racer had exited and been collected
+    assert launcher.sessions == {}  # reap disconnects
     assert _racer_pids(lab) == []
 
 
@@ -77,6 +77,16 @@ def test_remote_kill_is_confirmed_and_leaves_nothing(lab, pg_dsn, tmp_path):
     finally:
         launcher.reap()
         launcher.close()
+    assert _racer_pids(lab) == []
+
+
+def test_reap_kills_a_racer_left_stopped(lab, pg_dsn, tmp_path):
+    run_id = new_run_id()
+    launcher = make_launcher({"hosts": ["lab1"], "inventory": str(lab.inventory())}, None, run_id)
+    h = _gate_trial(tmp_path, launcher, lab.pg_dsn(pg_dsn), run_id)
+    assert h.state() == "stopped" and _racer_pids(lab)
+    launcher.reap()
+    assert h.exit_status() is not None and h.exit_status().killed
     assert _racer_pids(lab) == []
 
 

@@ -467,6 +467,8 @@ class SshLauncher:
 
     # ------------------------------------------------------------------ Launcher
     def start_group(self, specs: list[dict], workdir: str) -> list[SshRacer]:
+        if not self.sessions:
+            self._connect_all()  # after a reap
         trial_dir_name = Path(workdir).name
         handles: list[SshRacer] = []
         prepared = []
@@ -526,14 +528,21 @@ class SshLauncher:
         return out
 
     def reap(self, *, remove_files: bool = True) -> None:
-        """Kill every racer still running, confirm, and remove this run's remote folders."""
+        """Kill every racer still running (confirmed), remove this run's remote folders, disconnect.
+
+        The launcher reconnects on its next ``start_group``, so a reaped launcher can be reused.
+        """
         for h in self._racers:
             if h.exit_status() is None:
                 h.kill()
         self._racers.clear()
         for s in self.sessions.values():
             if s.client is not None and remove_files:
-                s.run(["rm", "-rf", "--", posixpath.join(s.host.workdir, "runs", self.run_id)])
+                try:
+                    s.run(["rm", "-rf", "--", posixpath.join(s.host.workdir, "runs", self.run_id)])
+                except Exception:
+                    pass  # a host that went away keeps its folder; its racers died with the session
+        self.close()
 
     def close(self) -> None:
         for s in self.sessions.values():
