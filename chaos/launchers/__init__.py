@@ -71,6 +71,13 @@ def make_launcher(placement: object, python: str | None = None, run_id: str = "a
 
         python = python or sys.executable
         return LocalLauncher(python=python, env=racer_env(python), **options)
+    if python and os.path.realpath(python) != os.path.realpath(sys.executable) and placement != "local":
+        from chaos.errors import EnvironmentProblem
+
+        raise EnvironmentProblem(
+            f"racers.placement {placement!r} runs the framework installed in the image or on the hosts, not the"
+            f" environment {python} that target.version asks for: drop target.version, or install that version"
+            " there (compose/Dockerfile, the inventory's python)")
     if placement == "docker":
         from chaos.launchers.docker import DockerLauncher
 

@@ -293,7 +293,11 @@ class SshRacer:
         buf = b""
         with open(self.log_path, "ab") as log:
             while True:
-                data = self._chan.recv(65536)
+                try:
+                    data = self._chan.recv(65536)
+                except Exception as exc:  # the connection broke: the wrapper kills the racer (stdin EOF)
+                    log.write(f"\n[chaos: channel lost: {exc}]\n".encode())
+                    break
                 if not data:
                     break
                 log.write(data)
@@ -302,7 +306,8 @@ class SshRacer:
                 while b"\n" in buf:
                     line, buf = buf.split(b"\n", 1)
                     self._line(line.decode(errors="replace"))
-        self.channel_exit = code = self._chan.recv_exit_status()
+        self._chan.status_event.wait(30)  # set by the exit status, or by the channel's close (-1)
+        self.channel_exit = code = self._chan.exit_status
         self._fetch_result()
         # the wrapper's report; if it never spoke (it was killed itself), the channel's exit status
         self._status = self._exit_event or (
