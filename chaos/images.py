@@ -25,7 +25,7 @@ import tempfile
 from importlib import metadata
 from pathlib import Path
 
-RECIPE = "chaos-racer-rootfs/3"
+RECIPE = "chaos-racer-rootfs/4"
 REPO = "chaos-racer"
 # what a racer imports besides the standard library (closure computed from installed metadata)
 RACER_DISTS = ("langgraph", "langgraph-checkpoint-sqlite", "langgraph-checkpoint-postgres", "psycopg",
@@ -140,11 +140,16 @@ def _add(tar: tarfile.TarFile, path: str, done: set[str]) -> None:
             tar.addfile(ti)
             _add(tar, os.path.join(os.path.realpath(cur), *parts[i + 1 :]), done)
             return
-        if os.path.isdir(cur):
-            ti = tar.gettarinfo(cur, arcname=cur.lstrip("/"))
+        ti = tar.gettarinfo(cur, arcname=cur.lstrip("/"))
+        ti.uid = ti.gid = 0
+        ti.uname = ti.gname = "root"
+        if ti.isdir():
+            ti.mode |= 0o755  # e.g. /root is 0700 on the host: racers may run as another uid
             tar.addfile(ti)
         else:
-            tar.add(cur, arcname=cur.lstrip("/"), recursive=False)
+            ti.mode |= 0o444
+            with open(cur, "rb") as f:
+                tar.addfile(ti, f)
 
 
 def build_rootfs(dest: str) -> str:
@@ -184,12 +189,13 @@ def ensure_image(client=None, *, force: bool = False) -> str:
     client = client or docker.from_env()
     files, libs, digest = _manifest()
     tag = f"{REPO}:{digest}"
-    if not force:
-        try:
-            client.images.get(tag)
+    previous = None
+    try:
+        previous = client.images.get(tag).id
+        if not force:
             return tag
-        except docker.errors.ImageNotFound:
-            pass
+    except docker.errors.ImageNotFound:
+        pass
     py = os.path.realpath(sys.executable)
     with tempfile.TemporaryDirectory(prefix="chaos-rootfs-") as tmp:
         tarball = os.path.join(tmp, "rootfs.tar")
@@ -204,6 +210,17 @@ def ensure_image(client=None, *, force: bool = False) -> str:
         ]
         client.api.import_image_from_file(tarball, repository=REPO, tag=digest, changes=changes)
     client.images.get(tag)  # raises if the import did not produce it
+    if previous and previous != client.images.get(tag).id:
+        try:
+            client.images.remove(previous)  # the forced rebuild's predecessor, now untagged
+        except Exception:
+            pass
+    for img in client.images.list(name=REPO):  # older offline builds of this recipe family: stale
+        if tag not in img.tags and (img.labels or {}).get("chaos.recipe", "").startswith("chaos-racer-rootfs/"):
+            try:
+                client.images.remove(img.id)
+            except Exception:
+                pass  # still used by a container: left for the next build
     return tag
 
 

@@ -36,7 +36,7 @@ def test_two_hosts_share_one_postgres_ledger(lab, pg_dsn, tmp_path):
     pgstore.create_run_schema(dsn, run_id)
     launcher = make_launcher({"hosts": ["lab1", "lab2"], "inventory": str(lab.inventory())}, None, run_id)
     try:
-        recs = run_races(race_scenario(k=2, trials=2, backend="postgres"), launcher, tmp_path, run_id=run_id,
+        recs = run_races(race_scenario(k=2, trials=1, backend="postgres"), launcher, tmp_path, run_id=run_id,
                          ledger_config={"kind": "postgres", "dsn": dsn, "table": "chaos_effects"},
                          store_for=pgstore.store_for(dsn, run_id))
         assert all(r.valid for r in recs), [r.invalid_reason for r in recs]

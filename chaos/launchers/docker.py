@@ -69,8 +69,12 @@ def mounts_for(spec: dict, workdir: str) -> list[str]:
     _paths({k: v for k, v in spec.items() if k not in ("target", "workload_params")}, paths)
     for p in paths:
         d = p if os.path.isdir(p) else os.path.dirname(p)
-        if os.path.isdir(d) and d not in ("/", "/tmp"):
-            dirs.append(os.path.realpath(d))
+        if not os.path.isdir(d):
+            continue
+        if os.path.realpath(d) in ("/", "/tmp", "/var/tmp", os.path.expanduser("~")):
+            raise DockerError(f"docker: {p} lies directly in {d}, which will not be mounted into racers:"
+                              " keep run folders (ledger, checkpoints) in a folder of their own")
+        dirs.append(os.path.realpath(d))
     out: list[str] = []
     for d in sorted(set(dirs)):
         if not any(d == o or d.startswith(o + "/") for o in out):
