@@ -54,8 +54,14 @@ class Launcher(Protocol):
     def reap(self) -> None: ...
 
 
+<<<<<<< HEAD
 def make_launcher(placement: object, python: str | None = None, run_id: str = "adhoc", **options) -> Launcher:
     """The launcher a cell's placement asks for.
+=======
+def make_launcher(placement: object, python: str, run_id: str, extra_paths: list[str] | None = None) -> Launcher:
+    """The launcher a cell's placement asks for, running racers with ``python``."""
+    from chaos.envs import racer_env
+>>>>>>> main
 
     ``placement`` is ``"local"`` (racers run with ``python``), ``"docker"`` (racers in containers
     of the racer image, with the image's Python) or ``{"hosts": [...], "inventory": path}`` (a
@@ -69,6 +75,7 @@ def make_launcher(placement: object, python: str | None = None, run_id: str = "a
         from chaos.envs import racer_env
         from chaos.launchers.local import LocalLauncher
 
+<<<<<<< HEAD
         python = python or sys.executable
         return LocalLauncher(python=python, env=racer_env(python), **options)
     if python and os.path.realpath(python) != os.path.realpath(sys.executable) and placement != "local":
@@ -90,6 +97,9 @@ def make_launcher(placement: object, python: str | None = None, run_id: str = "a
         from chaos.launchers.ssh import SshLauncher
 
         return SshLauncher(run_id, hosts=list(hosts), inventory=inventory or "hosts/lab.yaml", **options)
+=======
+        return LocalLauncher(python=python, env=racer_env(python, extra_paths))
+>>>>>>> main
     from chaos.errors import EnvironmentProblem
 
     raise EnvironmentProblem(f"unknown racers.placement {placement!r}: use local, docker or {{hosts: [...], inventory: FILE}}")

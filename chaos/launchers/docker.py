@@ -231,8 +231,11 @@ class DockerRacer:
 class DockerLauncher:
     name = "docker"
 
-    def __init__(self, run_id: str, *, image: str | None = None, network: str = "host", docker_client=None):
+    def __init__(self, run_id: str, *, image: str | None = None, network: str = "host", docker_client=None,
+                 extra_paths: list[str] | None = None):
         self.run_id = run_id
+        # folders of user workload modules: mounted read-only at the same path, put on PYTHONPATH
+        self.extra_paths = [os.path.realpath(p) for p in (extra_paths or []) if os.path.isdir(p)]
         self.client = docker_client or client()
         if image is None:
             from chaos.images import ensure_image
@@ -256,6 +259,10 @@ class DockerLauncher:
         log_path = wd / f"racer-{rid}.log"
         status_path = wd / f"exit-{rid}.json"
         volumes = {d: {"bind": d, "mode": "rw"} for d in mounts_for(spec, workdir)}
+        for p in self.extra_paths:
+            shadows = self.python.startswith(p + "/") or p in ("/", "/tmp", "/usr", "/lib", "/etc")
+            if p not in volumes and not any(p.startswith(v + "/") for v in volumes) and not shadows:
+                volumes[p] = {"bind": p, "mode": "ro"}
         volumes[self.src] = {"bind": f"{SRC_MOUNT}/chaos", "mode": "ro"}
         tag = _SAFE.sub("_", f"{spec.get('trial_id', '')}-{rid}")
         name = f"chaos-{_SAFE.sub('_', self.run_id)}-{tag}-{secrets.token_hex(3)}"[:120]
@@ -270,7 +277,7 @@ class DockerLauncher:
             hostname=hostname,
             labels={LABEL_RUN: self.run_id, "chaos.trial": str(spec.get("trial_id", "")), "chaos.racer": rid},
             volumes=volumes,
-            environment={"PYTHONPATH": SRC_MOUNT, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"},
+            environment={"PYTHONPATH": os.pathsep.join([SRC_MOUNT, *self.extra_paths]), "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"},
             network_mode=self.network,
             user=f"{os.getuid()}:{os.getgid()}",
             working_dir=str(wd),
