@@ -158,6 +158,7 @@ def run_scenario(path: str | os.PathLike, opts: RunOptions | None = None) -> Run
     cells = expand(scenario, path=str(path))
     for cell in cells:
         preflight(cell, str(path), python_for(cell.scenario.target.framework, cell.scenario.target.version))
+    RunStorage.preflight(cells)  # Postgres needed but not configured: refused before any folder is written
     run_dir = prepare_run_dir(Path(opts.out), scenario.name, _stamp())
     run_id = f"{scenario.name}-{run_dir.name}-{secrets.token_hex(3)}"
     meta = {

@@ -85,20 +85,34 @@ class RunStorage:
     ``describe()`` is what run.json records: DSNs redacted.
     """
 
-    def __init__(self, cells: list, run_id: str, run_dir: Path, dsn: str | None = None):
+    @staticmethod
+    def needs(cells: list) -> tuple[bool, bool]:
+        """(some cell uses the postgres backend, some cell runs racers on other hosts)."""
+        pg_backend = any(c.scenario.target.backend == "postgres" for c in cells)
+        remote = any(not isinstance(c.scenario.racers.placement, str) for c in cells)
+        return pg_backend, remote
+
+    @classmethod
+    def preflight(cls, cells: list, dsn: str | None = None) -> str | None:
+        """The DSN the cells need (None if they need none); a one-line error if it is missing."""
         import os
 
         from chaos.errors import EnvironmentProblem
-        from chaos.ledger import open_ledger
 
-        self.run_id = run_id
-        pg_backend = any(c.scenario.target.backend == "postgres" for c in cells)
-        remote = any(not isinstance(c.scenario.racers.placement, str) for c in cells)
-        self.dsn = dsn or os.environ.get("CHAOS_PG_DSN")
-        if (pg_backend or remote) and not self.dsn:
+        pg_backend, remote = cls.needs(cells)
+        dsn = dsn or os.environ.get("CHAOS_PG_DSN")
+        if (pg_backend or remote) and not dsn:
             why = "the postgres backend" if pg_backend else "racers on other hosts (a shared ledger)"
             raise EnvironmentProblem(
                 f"this scenario needs Postgres for {why}: set CHAOS_PG_DSN (scripts/postgres.sh starts one and prints it)")
+        return dsn if (pg_backend or remote) else None
+
+    def __init__(self, cells: list, run_id: str, run_dir: Path, dsn: str | None = None):
+        from chaos.ledger import open_ledger
+
+        self.run_id = run_id
+        pg_backend, remote = self.needs(cells)
+        self.dsn = self.preflight(cells, dsn)
         if remote:
             self.ledger_config = {"kind": "postgres", "dsn": self.dsn, "table": "chaos_effects"}
         else:

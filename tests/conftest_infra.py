@@ -36,7 +36,7 @@ def docker_client():
     try:
         return client()
     except DockerError as exc:
-        pytest.skip(f"no Docker engine: {exc.message if hasattr(exc, 'message') else exc}")
+        pytest.skip(f"no Docker engine: {exc.message}")
 
 
 @pytest.fixture(scope="session")

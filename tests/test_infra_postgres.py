@@ -111,6 +111,7 @@ def test_postgres_scenario_without_a_dsn_is_a_clear_error(tmp_path, monkeypatch)
             resume: "command:true"
             trials: 1
             """)
+    assert not (tmp_path / "reports").exists()  # refused before any folder is written
 
 
 def test_clean_infra_drops_a_crashed_runs_schema(pg_dsn):

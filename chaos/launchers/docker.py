@@ -28,6 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import chaos
+from chaos.errors import EnvironmentProblem
 from chaos.launchers import ExitStatus, State
 from chaos.launchers.local import proc_state
 
@@ -36,7 +37,7 @@ LABEL_RUN = "chaos.run"
 _SAFE = re.compile(r"[^a-zA-Z0-9_.-]")
 
 
-class DockerError(RuntimeError):
+class DockerError(EnvironmentProblem):
     """The docker engine refused or is unreachable (a one-line reason and what to do)."""
 
 
@@ -240,7 +241,14 @@ class DockerLauncher:
         if image is None:
             from chaos.images import ensure_image
 
-            image = os.environ.get("CHAOS_IMAGE") or ensure_image(self.client)
+            image = os.environ.get("CHAOS_IMAGE")
+            if not image:
+                try:
+                    image = ensure_image(self.client)
+                except Exception as exc:
+                    raise DockerError(
+                        f"docker: cannot build the offline racer image ({' '.join(str(exc).split())[:200]}): build"
+                        " compose/Dockerfile and set CHAOS_IMAGE to it") from None
         self.image = image
         from chaos.images import image_python
 
