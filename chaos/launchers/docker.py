@@ -84,11 +84,24 @@ def mounts_for(spec: dict, workdir: str) -> list[str]:
 
 
 def _children(pid: int) -> list[int]:
+    """Child pids of ``pid`` (the kernel's children list, else a scan of /proc for its PPid)."""
     try:
         with open(f"/proc/{pid}/task/{pid}/children") as f:
             return [int(x) for x in f.read().split()]
     except (FileNotFoundError, ProcessLookupError):
-        return []
+        pass
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat", "rb") as f:
+                    data = f.read()
+            except OSError:
+                continue
+            fields = data[data.rfind(b")") + 2 :].split()
+            if len(fields) > 1 and int(fields[1]) == pid:
+                out.append(int(d))
+    return out
 
 
 class DockerRacer:
