@@ -100,6 +100,10 @@ class RunStorage:
         from chaos.errors import EnvironmentProblem
 
         pg_backend, remote = cls.needs(cells)
+        for c in cells:
+            if not isinstance(c.scenario.racers.placement, str) and c.scenario.target.backend == "sqlite":
+                raise EnvironmentProblem(
+                    f"cell {c.id}: racers on other hosts cannot share a SQLite checkpoint file: use target.backend postgres")
         dsn = dsn or os.environ.get("CHAOS_PG_DSN")
         if (pg_backend or remote) and not dsn:
             why = "the postgres backend" if pg_backend else "racers on other hosts (a shared ledger)"

@@ -407,7 +407,6 @@ class SshLauncher:
         self.sessions: dict[str, HostSession] = {}
         self._code_dir: dict[str, str] = {}
         self._racers: list[SshRacer] = []
-        self._next = 0
         self.files = racer_files()
         self.code_hash = code_hash(self.files)
         self._connect_all()
@@ -447,11 +446,9 @@ class SshLauncher:
     def _proc_state(self, s: HostSession, pid: int) -> str | None:
         return s.agent(op="stat", pid=int(pid))["state"]
 
-    def _host_for(self, spec: dict) -> HostSession:
-        name = spec.get("host_name")
-        if name is None:
-            name = self.hosts[self._next % len(self.hosts)].name  # round robin over the placement's hosts
-            self._next += 1
+    def _host_for(self, spec: dict, index: int) -> HostSession:
+        """The i-th racer of a group runs on the i-th host (cyclically): same spec, same host, every trial."""
+        name = spec.get("host_name") or self.hosts[index % len(self.hosts)].name
         return self.sessions[name]
 
     def remote_spec(self, spec: dict, s: HostSession, trial_dir_name: str) -> dict:
@@ -477,8 +474,8 @@ class SshLauncher:
         trial_dir_name = Path(workdir).name
         handles: list[SshRacer] = []
         prepared = []
-        for spec in specs:
-            s = self._host_for(spec)
+        for i, spec in enumerate(specs):
+            s = self._host_for(spec, i)
             rspec = self.remote_spec(spec, s, trial_dir_name)
             prepared.append((spec, s, rspec))
         made: set[tuple[str, str]] = set()
