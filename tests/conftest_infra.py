@@ -8,6 +8,9 @@ refuses network namespaces or sshd is not installed.
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -18,7 +21,15 @@ DEFAULT_DSN = "postgresql://chaos:chaos@127.0.0.1:5432/chaos"
 def pg_dsn() -> str:
     import psycopg
 
-    dsn = os.environ.get("CHAOS_PG_DSN", DEFAULT_DSN)
+    dsn = os.environ.get("CHAOS_PG_DSN")
+    if not dsn:
+        # scripts/postgres.sh is idempotent and quick once installed: it (re)starts the cluster and
+        # prints the DSN, whatever port the installed cluster uses
+        script = Path(__file__).resolve().parent.parent / "scripts" / "postgres.sh"
+        if shutil.which("pg_lsclusters") and os.geteuid() == 0:
+            p = subprocess.run(["bash", str(script)], capture_output=True, text=True)
+            dsn = p.stdout.strip().splitlines()[-1] if p.returncode == 0 and p.stdout.strip() else None
+        dsn = dsn or DEFAULT_DSN
     try:
         psycopg.connect(dsn, connect_timeout=5).close()
     except psycopg.OperationalError as exc:
