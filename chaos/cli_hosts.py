@@ -28,7 +28,7 @@ def check(
                                             help="accept and record unknown host keys, printing their fingerprints"),
     as_json: bool = typer.Option(False, "--json", help="print the results as JSON"),
 ) -> None:
-    from chaos.launchers.ssh import check_hosts
+    from chaos.hostcheck import check_hosts
 
     console = Console()
     try:
