@@ -124,7 +124,7 @@ class DockerRacer:
             self.container.reload()
             wpid = (self.container.attrs.get("State") or {}).get("Pid") or 0
             if wpid and not os.path.exists(f"/proc/{wpid}"):
-                raise RuntimeError(
+                raise DockerError(
                     f"docker: container {self.container.name} runs as host pid {wpid}, which this process cannot see:"
                     " the docker launcher needs a local engine (same machine, same pid namespace)"
                 )
