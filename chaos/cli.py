@@ -75,14 +75,18 @@ def run(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
     resume: Optional[Path] = typer.Option(None, "--resume", metavar="RUN_DIR",
                                           help="continue an interrupted run from its journal (only unfinished trials run)"),
+    racers: Optional[str] = typer.Option(None, "--racers", help="how racers start: warm (forked from a pre-imported "
+                                         "parent; default for local racers) or cold (a fresh Python each)"),
 ) -> None:
     """Run a scenario: every cell, every trial; write the run folder and print the summary."""
     from chaos.orchestrator import RunOptions, run_scenario
 
     if (scenario is None) == (resume is None):
         _fail(ChaosError("give a scenario file to run, or --resume RUN_DIR to continue a run (not both)"))
-    if resume is not None and (seed is not None or trials is not None):
-        _fail(ChaosError("--resume continues a run with its recorded seed and trials; drop --seed/--trials"))
+    if resume is not None and (seed is not None or trials is not None or racers is not None):
+        _fail(ChaosError("--resume continues a run with its recorded seed, trials and racers; drop --seed/--trials/--racers"))
+    if racers not in (None, "warm", "cold"):
+        _fail(ChaosError(f"--racers {racers!r}: expected warm or cold"))
     _reap_stale_quietly()
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         console=console, disable=quiet, transient=False)
@@ -95,7 +99,8 @@ def run(
     def on_trial(rec):
         progress.advance(task)
 
-    opts = RunOptions(out=out_dir, seed=seed, trials=trials, keep_work=keep_work, on_trial=on_trial, on_cell_start=on_cell)
+    opts = RunOptions(out=out_dir, seed=seed, trials=trials, keep_work=keep_work, racers=racers, on_trial=on_trial,
+                      on_cell_start=on_cell)
     try:
         if resume is not None:
             from chaos.resume import resume_run
@@ -323,6 +328,11 @@ def schema() -> None:
     from chaos.scenario import json_schema
 
     print(json.dumps(json_schema(), indent=2))
+
+
+from chaos.cli_hosts import hosts_app  # noqa: E402  (the `hosts` sub-command group)
+
+app.add_typer(hosts_app, name="hosts")
 
 
 def main() -> None:

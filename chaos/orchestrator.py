@@ -41,9 +41,9 @@ from chaos.analysis import analyze_cell, exit_code, trial_summary, verdict_count
 from chaos.errors import ChaosError, EnvironmentProblem
 from chaos.journal import Journal, read_journal, read_journal_lines, repair
 from chaos.kinds import runner_for
-from chaos.ledger import SqliteLedger
 from chaos.envs import python_for
 from chaos.launchers import Launcher, make_launcher
+from chaos.pgstore import RunStorage
 from chaos.records import CellResult, RunResults, TrialRecord
 from chaos.redact import redact, redact_obj
 from chaos.scenario import Cell, Scenario, expand, load_scenario
@@ -59,6 +59,7 @@ class RunOptions:
     seed: int | None = None
     trials: int | None = None
     keep_work: bool = False
+    racers: str | None = None  # "warm" | "cold": how racers start, overriding the scenario
     on_trial: Callable[[TrialRecord], None] | None = None
     on_cell_start: Callable[[Cell, int], None] | None = None
 
@@ -218,16 +219,20 @@ def run_scenario(path: str | os.PathLike, opts: RunOptions | None = None) -> Run
 def run_loaded(scenario: Scenario, path: str | os.PathLike, opts: RunOptions | None = None) -> RunOutcome:
     """Run an already loaded (and possibly overridden, e.g. by a nightly suite) scenario."""
     opts = opts or RunOptions()
-    if opts.seed is not None or opts.trials is not None:
+    if opts.seed is not None or opts.trials is not None or opts.racers is not None:
         data = scenario.model_dump()
         if opts.seed is not None:
             data["seed"] = opts.seed
         if opts.trials is not None:
             data["trials"] = opts.trials
+        if opts.racers is not None:
+            data["racers"]["start"] = opts.racers
+            data["matrix"].pop("start", None)  # the command line wins over a start axis too
         scenario = Scenario.model_validate(data)
     cells = expand(scenario, path=str(path))
     for cell in cells:
         preflight(cell, str(path), python_for(cell.scenario.target.framework, cell.scenario.target.version))
+    RunStorage.preflight(cells)  # Postgres needed but not configured: refused before any folder is written
     run_dir = prepare_run_dir(Path(opts.out), scenario.name, _stamp())
     run_id = f"{scenario.name}-{run_dir.name}-{secrets.token_hex(3)}"
     meta = {
@@ -292,25 +297,27 @@ def execute(run_dir: Path, meta: dict, scenario: Scenario, cells: list[Cell], op
     with _stop_on_signals() as signals, registry.ActiveRun(run_id, run_dir, work_dir, keep_work=opts.keep_work) as active:
         signals.armed = False  # until the journal is open, a signal just ends the run without trials
         work_dir.mkdir(exist_ok=True)
-        ledger_path = run_dir / "ledger.sqlite"
-        ledger = SqliteLedger(str(ledger_path))
+        storage = RunStorage(cells, run_id, run_dir)  # SQLite, or Postgres for the postgres backend / other hosts
+        meta["storage"] = storage.describe()
+        write_meta(run_dir, meta)
         repair(run_dir / "journal.jsonl")  # appends must start on a fresh line
         journal = Journal(run_dir / "journal.jsonl")
         signals.armed = not signals.received
-        return _execute(run_dir, meta, scenario, cells, opts, list(prior or []), run_id, work_dir, ledger, ledger_path,
-                        journal, active, signals)
+        return _execute(run_dir, meta, scenario, cells, opts, list(prior or []), run_id, work_dir, storage, journal,
+                        active, signals)
 
 
-def _execute(run_dir, meta, scenario, cells, opts, prior, run_id, work_dir, ledger, ledger_path, journal, active,
+def _execute(run_dir, meta, scenario, cells, opts, prior, run_id, work_dir, storage, journal, active,
              signals: SignalState) -> RunOutcome:
     launchers: dict[str, Launcher] = {}
 
     def launcher_for(cell: Cell) -> Launcher:
         s = cell.scenario
-        key = repr((s.target.framework, s.target.version, s.racers.placement))
+        key = repr((s.target.framework, s.target.version, s.racers.placement, s.racers.start))
         if key not in launchers:
             launcher = make_launcher(s.racers.placement, python_for(s.target.framework, s.target.version), run_id,
-                                     extra_paths=workload_paths(meta.get("scenario_file")))
+                                     extra_paths=workload_paths(meta.get("scenario_file")),
+                                     start=s.racers.start)
             registry.label_launcher(launcher, active.env())
             launchers[key] = launcher
         return launchers[key]
@@ -321,9 +328,9 @@ def _execute(run_dir, meta, scenario, cells, opts, prior, run_id, work_dir, ledg
         work_dir=work_dir,
         root_seed=scenario.seed,
         launcher=None,  # type: ignore[arg-type]  # set per cell
-        ledger_config={"kind": "sqlite", "path": str(ledger_path.resolve())},
-        read_ledger=lambda trial_id: ledger.rows(run_id=run_id, trial_id=trial_id),
-        store_for=lambda cell, trial_id, d: {"path": str((d / "checkpoints.sqlite").resolve())},
+        ledger_config=storage.ledger_config,
+        read_ledger=storage.read_ledger,
+        store_for=storage.store_for,
         keep_work=opts.keep_work,
         prior={r.trial_id: r for r in prior},
     )
@@ -369,7 +376,7 @@ def _execute(run_dir, meta, scenario, cells, opts, prior, run_id, work_dir, ledg
         # signal arrived, before its launcher knew of it) is found by its label and killed
         registry._kill_and_wait([pid for pid, _, _ in registry.racer_processes(run_id)])
         journal.close()
-        ledger.close()
+        storage.close(keep_schema=opts.keep_work)
         if not opts.keep_work:
             shutil.rmtree(work_dir, ignore_errors=True)
     interrupted = interrupted or bool(signals.received)

@@ -28,22 +28,17 @@ from chaos.ledger import open_ledger
 HARNESS_ERROR_EXIT = 4
 
 
-def set_parent_death_signal() -> None:
+def set_parent_death_signal() -> bool:
     """Die with the orchestrator: a racer must never outlive the process that started it.
 
-    The kernel sends SIGKILL when the parent dies. If the parent died before ``prctl`` ran (the
-    window between fork and here), no signal will ever come: the parent the launcher named in
-    ``CHAOS_PARENT_PID`` is then no longer our parent, and we exit at once.
+    Returns False where the kernel offers no parent-death signal (not Linux).
     """
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         PR_SET_PDEATHSIG = 1
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        return libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL) == 0
     except Exception:
-        pass  # not Linux: the launcher's process group still reaps us
-    expected = os.environ.get("CHAOS_PARENT_PID")
-    if expected and expected.isdigit() and os.getppid() != int(expected):
-        os._exit(HARNESS_ERROR_EXIT)
+        return False  # not Linux: the launcher's process group still reaps us
 
 
 def run_spec(spec: dict) -> tuple[dict, int]:
@@ -120,6 +115,17 @@ def run_spec(spec: dict) -> tuple[dict, int]:
     return result, code
 
 
+def serve(spec: dict) -> int:
+    """Run ``spec`` and write its result file: the whole life of a racer once it has its spec.
+
+    A cold racer (``main``) and a warm one (forked by ``chaos.forkserver``) both end up here, so
+    both do exactly the same work from this point on.
+    """
+    result, code = run_spec(spec)
+    write_atomic(spec["result_path"], json.dumps(result, default=repr).encode(), durable=False)
+    return code
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     set_parent_death_signal()
@@ -128,9 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     with open(argv[0], "rb") as f:
         spec = json.loads(f.read())
-    result, code = run_spec(spec)
-    write_atomic(spec["result_path"], json.dumps(result, default=repr).encode())
-    return code
+    return serve(spec)
 
 
 if __name__ == "__main__":

@@ -35,7 +35,6 @@ from pathlib import Path
 
 ENV_RUN_ID = "CHAOS_RUN_ID"
 ENV_REGISTRY = "CHAOS_RUN_REGISTRY"
-ENV_PARENT = "CHAOS_PARENT_PID"
 DOCKER_LABEL = "chaos.run"
 
 
@@ -87,7 +86,7 @@ class ActiveRun:
 
     def env(self) -> dict[str, str]:
         """The labels every racer of this run carries in its environment."""
-        return {ENV_RUN_ID: self.run_id, ENV_REGISTRY: str(self.path.resolve()), ENV_PARENT: str(os.getpid())}
+        return {ENV_RUN_ID: self.run_id, ENV_REGISTRY: str(self.path.resolve())}
 
     def __exit__(self, *exc) -> None:
         self.close()
@@ -101,9 +100,10 @@ class ActiveRun:
 
 
 def label_launcher(launcher: object, labels: dict[str, str]) -> None:
-    """Give a launcher's racers the run's labels (a local launcher passes ``env`` to every racer;
-    remote and container launchers label by run id themselves)."""
-    if getattr(launcher, "name", None) == "local" and hasattr(launcher, "env"):
+    """Give a launcher's racers the run's labels (a local launcher passes ``env`` to every racer, a
+    warm one to its fork server, whose forked racers inherit it; remote and container launchers
+    label by run id themselves)."""
+    if getattr(launcher, "name", None) in ("local", "warm") and hasattr(launcher, "env"):
         env = getattr(launcher, "env")
         env = dict(os.environ) if env is None else env
         env.update(labels)

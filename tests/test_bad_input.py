@@ -157,7 +157,7 @@ def test_resume_of_a_folder_that_does_not_exist(runner, tmp_path):
 def test_run_needs_a_scenario_or_resume_not_both(runner, tmp_path):
     _expect_one_line_error(runner.invoke(app, ["run"]), ["give a scenario file to run, or --resume RUN_DIR"])
     _expect_one_line_error(runner.invoke(app, ["run", "x.yaml", "--resume", str(tmp_path)]), ["not both"])
-    _expect_one_line_error(runner.invoke(app, ["run", "--resume", str(tmp_path), "--seed", "3"]), ["drop --seed/--trials"])
+    _expect_one_line_error(runner.invoke(app, ["run", "--resume", str(tmp_path), "--seed", "3"]), ["drop --seed/--trials/--racers"])
 
 
 @pytest.mark.parametrize("case", ["malformed_yaml", "unknown_key", "factory_that_does_not_import"])
