@@ -60,9 +60,14 @@ def run(
     trials: Optional[int] = typer.Option(None, help="override trials per cell (per kill point for sweeps)"),
     keep_work: bool = typer.Option(False, "--keep-work", help="keep per-trial work folders (checkpoint DBs, racer logs)"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
+    racers: Optional[str] = typer.Option(None, "--racers", help="how racers start: warm (forked from a pre-imported "
+                                         "parent; default for local racers) or cold (a fresh Python each)"),
 ) -> None:
     """Run a scenario: every cell, every trial; write the run folder and print the summary."""
     from chaos.orchestrator import RunOptions, run_scenario
+
+    if racers not in (None, "warm", "cold"):
+        _fail(ChaosError(f"--racers {racers!r}: expected warm or cold"))
 
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         console=console, disable=quiet, transient=False)
@@ -77,7 +82,7 @@ def run(
     try:
         with progress:
             outcome = run_scenario(scenario, RunOptions(out=out_dir, seed=seed, trials=trials, keep_work=keep_work,
-                                                        on_trial=on_trial, on_cell_start=on_cell))
+                                                        racers=racers, on_trial=on_trial, on_cell_start=on_cell))
     except ChaosError as exc:
         _fail(exc)
     res = outcome.results
