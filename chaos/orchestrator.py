@@ -214,7 +214,7 @@ def execute(run_dir: Path, meta: dict, scenario: Scenario, cells: list[Cell], op
             for cell in cells:
                 if opts.on_cell_start:
                     opts.on_cell_start(cell, len(cells))
-                runner = runner_for(cell.scenario.kind)
+                runner = runner_for(cell.scenario.kind, cell.scenario.target.framework)
                 try:
                     ctx.launcher = launcher_for(cell)
                     for rec in runner(ctx, cell, set(ctx.prior)):
