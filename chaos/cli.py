@@ -8,6 +8,7 @@ act on are one line on stderr, never a traceback.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Optional
@@ -20,8 +21,15 @@ from rich.table import Table
 from chaos.errors import ChaosError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Crash-injection and race harness: does resume really mean resume?")
-console = Console(stderr=True)
-out = Console()
+def _console(stderr: bool = False) -> Console:
+    # piped output (CI logs, files) gets a wide console instead of rich's default of 80 columns
+    stream = sys.stderr if stderr else sys.stdout
+    wide = None if stream.isatty() or os.environ.get("COLUMNS") else 160
+    return Console(stderr=stderr, width=wide, soft_wrap=True)
+
+
+console = _console(stderr=True)
+out = _console()
 
 STATUS_STYLE = {"holds": "green", "violated": "bold red", "unknown": "yellow"}
 

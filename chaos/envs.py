@@ -33,11 +33,15 @@ def chaos_root() -> str:
     return str(Path(__file__).resolve().parent.parent)
 
 
-def racer_env(python: str) -> dict:
-    """The environment racers get: ours, plus chaos on the path when they run another Python."""
+def racer_env(python: str, extra_paths: list[str] | None = None) -> dict:
+    """The environment racers get: ours, plus chaos on the path when they run another Python, plus
+    the folders where a user's workload module lives."""
     env = dict(os.environ)
+    paths = list(extra_paths or [])
     if python != sys.executable:
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (chaos_root(), env.get("PYTHONPATH", "")) if p)
+        paths.insert(0, chaos_root())
+    if paths:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (*paths, env.get("PYTHONPATH", "")) if p)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 
