@@ -93,3 +93,9 @@ def test_rerun_of_an_unknown_trial_says_which_ids_exist(fork_run, tmp_path):
     with pytest.raises(ChaosError) as err:
         rerun(fork_run.run_dir, ["c009-t0000"], RunOptions(out=tmp_path))
     assert "no trial 'c009-t0000'" in str(err.value) and "c000-t0000" in str(err.value)
+
+
+def test_run_only_runs_just_the_named_trial(tmp_path):
+    out = run_text(tmp_path, FORK, only={"c001-t0000"})
+    assert [(c.cell_id, c.trials) for c in out.results.cells] == [("fork_via=checkpoint", 0), ("fork_via=explicit", 1)]
+    assert next(v for v in out.results.cells[1].verdicts if v.property == "FD").status == "holds"
