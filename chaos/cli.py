@@ -60,6 +60,7 @@ def run(
     trials: Optional[int] = typer.Option(None, help="override trials per cell (per kill point for sweeps)"),
     keep_work: bool = typer.Option(False, "--keep-work", help="keep per-trial work folders (checkpoint DBs, racer logs)"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
+    only: Optional[list[str]] = typer.Option(None, "--only", help="run just this trial id (repeatable), e.g. c000-t0001"),
     racers: Optional[str] = typer.Option(None, "--racers", help="how racers start: warm (forked from a pre-imported "
                                          "parent; default for local racers) or cold (a fresh Python each)"),
 ) -> None:
@@ -82,7 +83,8 @@ def run(
     try:
         with progress:
             outcome = run_scenario(scenario, RunOptions(out=out_dir, seed=seed, trials=trials, keep_work=keep_work,
-                                                        racers=racers, on_trial=on_trial, on_cell_start=on_cell))
+                                                        racers=racers, on_trial=on_trial, on_cell_start=on_cell,
+                                                        only=set(only) if only else None))
     except ChaosError as exc:
         _fail(exc)
     res = outcome.results
@@ -194,6 +196,34 @@ def analyze(run_dir: Path = typer.Argument(..., help="a run folder, or a nightly
 
 
 @app.command()
+def rerun(
+    run_dir: Path = typer.Argument(..., help="a stored run folder (reports/<scenario>/<timestamp>)"),
+    trial_ids: list[str] = typer.Argument(..., help="trial ids named in its evidence, e.g. c000-t0001 c009-p000-r001"),
+    out_dir: Path = typer.Option(Path("reports"), "--out", help="folder that receives the re-run's folder"),
+    keep_work: bool = typer.Option(False, "--keep-work", help="keep per-trial work folders"),
+) -> None:
+    """Re-run trials of a stored run alone (same seed, cell and kill point) and compare the verdicts."""
+    from chaos.orchestrator import RunOptions
+    from chaos.orchestrator import rerun as do_rerun
+
+    try:
+        outcome, comparison = do_rerun(run_dir, trial_ids, RunOptions(out=out_dir, keep_work=keep_work))
+    except ChaosError as exc:
+        _fail(exc)
+    out.print(summary_table(outcome.results))
+    t = Table(title="verdicts whose evidence names the re-run trials")
+    for col in ("cell", "property", "trials", "was", "now"):
+        t.add_column(col)
+    for row in comparison:
+        same = row["was"] == row["now"]
+        t.add_row(row["cell"], row["property"], ", ".join(row["trial_ids"]), row["was"],
+                  f"[{'green' if same else 'bold red'}]{row['now']}[/]")
+    out.print(t)
+    out.print(f"run folder: {outcome.run_dir}")
+    raise typer.Exit(outcome.results.exit_code)
+
+
+@app.command()
 def validate(scenario: Path = typer.Argument(..., help="scenario YAML file")) -> None:
     """Check a scenario file and show the cells it expands into."""
     from chaos.scenario import expand, load_scenario
@@ -215,8 +245,12 @@ def validate(scenario: Path = typer.Argument(..., help="scenario YAML file")) ->
     except ChaosError as exc:
         _fail(exc)
     out.print(f"{scenario}: ok: {s.kind} on {s.target.framework}/{s.target.backend}, {len(cells)} cell(s), {s.trials} trial(s) each")
+    from chaos.targets import get_target
+
     for c in cells:
-        out.print(f"  cell {c.index}: {c.id}")
+        why = get_target(c.scenario.target.framework).supports(c.scenario.kind)
+        note = f"  (kind {c.scenario.kind} unsupported: {why}; its verdicts will be unknown)" if why else ""
+        out.print(f"  cell {c.index}: {c.id}{note}")
 
 
 @app.command("list")
