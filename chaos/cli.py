@@ -75,6 +75,7 @@ def run(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
     resume: Optional[Path] = typer.Option(None, "--resume", metavar="RUN_DIR",
                                           help="continue an interrupted run from its journal (only unfinished trials run)"),
+    only: Optional[list[str]] = typer.Option(None, "--only", help="run just this trial id (repeatable), e.g. c000-t0001"),
     racers: Optional[str] = typer.Option(None, "--racers", help="how racers start: warm (forked from a pre-imported "
                                          "parent; default for local racers) or cold (a fresh Python each)"),
 ) -> None:
@@ -83,7 +84,7 @@ def run(
 
     if (scenario is None) == (resume is None):
         _fail(ChaosError("give a scenario file to run, or --resume RUN_DIR to continue a run (not both)"))
-    if resume is not None and (seed is not None or trials is not None or racers is not None):
+    if resume is not None and (seed is not None or trials is not None or racers is not None or only):
         _fail(ChaosError("--resume continues a run with its recorded seed, trials and racers; drop --seed/--trials/--racers"))
     if racers not in (None, "warm", "cold"):
         _fail(ChaosError(f"--racers {racers!r}: expected warm or cold"))
@@ -100,7 +101,7 @@ def run(
         progress.advance(task)
 
     opts = RunOptions(out=out_dir, seed=seed, trials=trials, keep_work=keep_work, racers=racers, on_trial=on_trial,
-                      on_cell_start=on_cell)
+                      on_cell_start=on_cell, only=set(only) if only else None)
     try:
         if resume is not None:
             from chaos.resume import resume_run
@@ -262,6 +263,34 @@ def selftest(
 
 
 @app.command()
+def rerun(
+    run_dir: Path = typer.Argument(..., help="a stored run folder (reports/<scenario>/<timestamp>)"),
+    trial_ids: list[str] = typer.Argument(..., help="trial ids named in its evidence, e.g. c000-t0001 c009-p000-r001"),
+    out_dir: Path = typer.Option(Path("reports"), "--out", help="folder that receives the re-run's folder"),
+    keep_work: bool = typer.Option(False, "--keep-work", help="keep per-trial work folders"),
+) -> None:
+    """Re-run trials of a stored run alone (same seed, cell and kill point) and compare the verdicts."""
+    from chaos.orchestrator import RunOptions
+    from chaos.orchestrator import rerun as do_rerun
+
+    try:
+        outcome, comparison = do_rerun(run_dir, trial_ids, RunOptions(out=out_dir, keep_work=keep_work))
+    except ChaosError as exc:
+        _fail(exc)
+    out.print(summary_table(outcome.results))
+    t = Table(title="verdicts whose evidence names the re-run trials")
+    for col in ("cell", "property", "trials", "was", "now"):
+        t.add_column(col)
+    for row in comparison:
+        same = row["was"] == row["now"]
+        t.add_row(row["cell"], row["property"], ", ".join(row["trial_ids"]), row["was"],
+                  f"[{'green' if same else 'bold red'}]{row['now']}[/]")
+    out.print(t)
+    out.print(f"run folder: {outcome.run_dir}")
+    raise typer.Exit(outcome.results.exit_code)
+
+
+@app.command()
 def validate(scenario: Path = typer.Argument(..., help="scenario YAML file")) -> None:
     """Check a scenario file and show the cells it expands into."""
     from chaos.scenario import expand, load_scenario
@@ -284,8 +313,12 @@ def validate(scenario: Path = typer.Argument(..., help="scenario YAML file")) ->
         _fail(exc)
     out.print(f"{scenario}: ok: {s.kind} on {s.target.framework}/{s.target.backend}, {len(cells)} cell(s), {s.trials} trial(s) each",
               markup=False, highlight=False, soft_wrap=True)
+    from chaos.targets import get_target
+
     for c in cells:
-        out.print(f"  cell {c.index}: {c.id}", markup=False, highlight=False)
+        why = get_target(c.scenario.target.framework).supports(c.scenario.kind)
+        note = f"  (kind {c.scenario.kind} unsupported: {why}; its verdicts will be unknown)" if why else ""
+        out.print(f"  cell {c.index}: {c.id}{note}", markup=False, highlight=False)
 
 
 @app.command("list")

@@ -5,7 +5,7 @@ chaos needs only the standard library, so an environment holds just the framewor
 distributions, and racers find chaos itself through PYTHONPATH (``chaos_root()``).
 
 ``python_for(framework, version)`` returns the interpreter to run racers with: the current one
-when no version is asked for and the framework imports here; otherwise a cached venv under
+when the framework imports here and no version (or the installed one) is asked for; otherwise a cached venv under
 ``$CHAOS_ENV_DIR`` (default ``~/.cache/chaos/envs``), created once with pip from the target's
 pins (a file lock makes concurrent creation safe) and reused by every later run.
 """
@@ -85,11 +85,21 @@ def ensure_env(framework: str, version: str | None, requirements: list[str]) -> 
     return str(python)
 
 
+def _installed(dist: str) -> str | None:
+    from importlib import metadata
+
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
 def python_for(framework: str, version: str | None = None) -> str:
     """The interpreter racers of ``framework`` (at ``version``) run with."""
     from chaos.targets import get_target
 
     info = get_target(framework)
-    if version is None and info.import_name and importlib.util.find_spec(info.import_name) is not None:
-        return sys.executable
+    if info.import_name and importlib.util.find_spec(info.import_name) is not None:
+        if version is None or _installed(info.distributions[0] if info.distributions else info.import_name) == version:
+            return sys.executable  # the asked-for release is the one installed here
     return ensure_env(framework, version, info.requirements(version))

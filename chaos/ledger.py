@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import socket
 import sqlite3
+import threading
 import time
 from typing import Protocol
 
@@ -70,7 +71,10 @@ class SqliteLedger:
     def __init__(self, path: str, context: dict | None = None):
         self.path = path
         self.context = dict(context or {})
-        self._conn = sqlite3.connect(path, timeout=60, isolation_level=None)
+        # frameworks run nodes on worker threads (LangGraph's functional API does): one connection,
+        # shared across threads, one statement at a time
+        self._conn = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
+        self._lock = threading.Lock()
         self._conn.execute("PRAGMA busy_timeout=60000")
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=FULL")
@@ -78,7 +82,8 @@ class SqliteLedger:
 
     def append(self, *, task: str, value: str | None, thread_id: str) -> int:
         c = self.context
-        cur = self._conn.execute(
+        with self._lock:
+            cur = self._conn.execute(
             "INSERT INTO effects (run_id, cell_id, trial_id, thread_id, effect_key, task, value,"
             " racer_id, host, pid, t_wall, t_mono_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
             (
@@ -95,8 +100,8 @@ class SqliteLedger:
                 time.time(),
                 time.monotonic_ns(),
             ),
-        )
-        return int(cur.lastrowid)
+            )
+            return int(cur.lastrowid)
 
     def append_once(self, *, task: str, value: str | None, thread_id: str) -> tuple[int, bool]:
         """Append unless a row with the same idempotency key (trial, thread, effect key) exists.

@@ -62,6 +62,7 @@ class RunOptions:
     racers: str | None = None  # "warm" | "cold": how racers start, overriding the scenario
     on_trial: Callable[[TrialRecord], None] | None = None
     on_cell_start: Callable[[Cell, int], None] | None = None
+    only: set[str] | None = None  # run just these trial ids (``chaos run --only``)
 
 
 @dataclass
@@ -289,9 +290,9 @@ def preflight(cell: Cell, scenario_file: str | None, python: str) -> None:
 
 
 def execute(run_dir: Path, meta: dict, scenario: Scenario, cells: list[Cell], opts: RunOptions,
-            prior: list[TrialRecord] | None = None) -> RunOutcome:
-    """Run every trial not in ``prior`` (journaled by an earlier, interrupted execution), journal
-    each, then analyse prior + new into results.json and report.md."""
+            prior: list[TrialRecord] | None = None, only: set[str] | None = None) -> RunOutcome:
+    """Run every trial not in ``prior`` (journaled by an earlier, interrupted execution; with
+    ``only``, just those trial ids), journal each, then analyse prior + new into the reports."""
     run_id = meta["run_id"]
     work_dir = run_dir / "work"
     with _stop_on_signals() as signals, registry.ActiveRun(run_id, run_dir, work_dir, keep_work=opts.keep_work) as active:
@@ -304,11 +305,11 @@ def execute(run_dir: Path, meta: dict, scenario: Scenario, cells: list[Cell], op
         journal = Journal(run_dir / "journal.jsonl")
         signals.armed = not signals.received
         return _execute(run_dir, meta, scenario, cells, opts, list(prior or []), run_id, work_dir, storage, journal,
-                        active, signals)
+                        active, signals, only)
 
 
 def _execute(run_dir, meta, scenario, cells, opts, prior, run_id, work_dir, storage, journal, active,
-             signals: SignalState) -> RunOutcome:
+             signals: SignalState, only: set[str] | None = None) -> RunOutcome:
     launchers: dict[str, Launcher] = {}
 
     def launcher_for(cell: Cell) -> Launcher:
@@ -333,6 +334,7 @@ def _execute(run_dir, meta, scenario, cells, opts, prior, run_id, work_dir, stor
         store_for=storage.store_for,
         keep_work=opts.keep_work,
         prior={r.trial_id: r for r in prior},
+        only=only if only is not None else opts.only,
     )
     records: list[TrialRecord] = [in_memory(r) for r in prior]
     failures: dict[int, str] = {}
@@ -343,7 +345,7 @@ def _execute(run_dir, meta, scenario, cells, opts, prior, run_id, work_dir, stor
                 raise Interrupted(signals.received[0])
             if opts.on_cell_start:
                 opts.on_cell_start(cell, len(cells))
-            runner = runner_for(cell.scenario.kind)
+            runner = runner_for(cell.scenario.kind, cell.scenario.target.framework)
             try:
                 ctx.launcher = launcher_for(cell)
                 valid_seen = False
@@ -394,10 +396,62 @@ def _execute(run_dir, meta, scenario, cells, opts, prior, run_id, work_dir, stor
     if signals.received:
         meta["signals"] = list(signals.received)
     meta["failures"] = {str(k): v for k, v in failures.items()}
+    # what each cell's racers actually ran (a version axis asks; this records the answer)
+    meta["cell_versions"] = {c.cell_id: {"asked": c.version, "ran": c.versions} for c in results.cells}
     write_meta(run_dir, meta)
     write_results(run_dir, results, meta, records)
     _link_latest(run_dir)
     return RunOutcome(run_dir=run_dir, results=results, interrupted=interrupted, cells=cells)
+
+
+def rerun(run_dir: Path, trial_ids: list[str], opts: RunOptions | None = None) -> tuple[RunOutcome, list[dict]]:
+    """Re-run some trials of a stored run alone: same scenario, root seed, cells, kill points.
+
+    Trial seeds derive from the root seed, the cell id and the trial id, so a re-run trial gets the
+    seed it had; a sweep's trials reuse the stored dry run, so point indices name the same
+    boundaries. Returns the new run and, per verdict of the stored run whose evidence names a
+    re-run trial, ``{"cell", "property", "trial_ids", "was", "now"}``.
+    """
+    opts = opts or RunOptions()
+    meta0, scenario, cells, records, _ = load_run(run_dir)
+    known = {r.trial_id: r for r in records}
+    missing = [t for t in trial_ids if t not in known]
+    if missing:
+        sample = ", ".join(sorted(t for t in known if not t.endswith("-dry"))[:5])
+        raise ChaosError(f"{run_dir}: no trial {missing[0]!r} in journal.jsonl", hint=f"trial ids look like: {sample}")
+    wanted_cells = sorted({known[t].cell_index for t in trial_ids})
+    cells = [c for c in cells if c.index in wanted_cells]
+    dry = [r for r in records if r.trial_id.endswith("-dry") and r.cell_index in wanted_cells]
+    RunStorage.preflight(cells)  # a Postgres cell needs its database now as it did then
+    run_dir_new = prepare_run_dir(Path(opts.out), scenario.name, _stamp() + "-rerun")
+    run_id = f"{scenario.name}-{run_dir_new.name}-{secrets.token_hex(3)}"
+    meta = {**{k: meta0.get(k) for k in ("scenario_file", "scenario", "seed")},
+            "run_id": run_id, "cells": [{"index": c.index, "id": c.id, "axes": c.axes} for c in cells],
+            "rerun_of": {"run_dir": str(Path(run_dir).resolve()), "run_id": meta0.get("run_id"), "trial_ids": list(trial_ids)},
+            "versions": versions(scenario), "host": socket.gethostname(), "platform": platform.platform(),
+            "argv": sys.argv, "started": _dt.datetime.now(_dt.timezone.utc).isoformat(), "finished": None, "interrupted": False}
+    (run_dir_new / "run.json").write_text(json.dumps(meta, indent=2, default=str))
+    journal = Journal(run_dir_new / "journal.jsonl")  # the reused dry runs, so the new folder stands alone
+    for r in dry:
+        journal.append(r.model_dump(mode="json"))
+    journal.close()
+    outcome = execute(run_dir_new, meta, scenario, cells, opts, prior=dry, only=set(trial_ids))
+    before = analyse_stored(Path(run_dir))
+    now = {c.cell_index: c for c in outcome.results.cells}
+    comparison = []
+    for c in before.cells:
+        if c.cell_index not in now:
+            continue
+        for v in c.verdicts:
+            named = [t for t in trial_ids if t in v.evidence.trial_ids]
+            if not named:
+                continue
+            v_now = next((x for x in now[c.cell_index].verdicts if x.property == v.property), None)
+            comparison.append({"cell": c.cell_id, "property": v.property, "trial_ids": named, "was": v.status,
+                               "now": v_now.status if v_now else "absent", "reason_now": v_now.reason if v_now else ""})
+    meta["comparison"] = comparison
+    (run_dir_new / "run.json").write_text(json.dumps(meta, indent=2, default=str))
+    return outcome, comparison
 
 
 def load_run(run_dir: Path) -> tuple[dict, Scenario, list[Cell], list[TrialRecord], bool]:

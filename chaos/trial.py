@@ -19,6 +19,7 @@ from chaos.launchers import ExitStatus, Launcher, RacerHandle
 from chaos.records import BarrierEvent, Op, RacerOutcome, TrialRecord
 from chaos.scenario import Cell
 from chaos.seeds import derive
+from chaos.targets import get_target
 
 
 @dataclass
@@ -35,6 +36,11 @@ class RunContext:
     store_for: Callable[[Cell, str, Path], dict]
     keep_work: bool = False
     prior: dict[str, TrialRecord] = field(default_factory=dict)
+    only: set[str] | None = None  # re-run just these trial ids (``chaos rerun``)
+
+    def wants(self, trial_id: str, skip: set[str]) -> bool:
+        """Should this trial run now: not journaled already, and asked for (if a subset is)?"""
+        return trial_id not in skip and (self.only is None or trial_id in self.only)
 
 
 def wait_until(pred: Callable[[], bool], timeout: float, idle: Callable[[float], None] | None = None) -> bool:
@@ -95,6 +101,7 @@ class TrialRun:
             "trial_id": self.trial_id,
             "racer_id": racer_id,
             "target": s.target.model_dump(),
+            "distributions": list(get_target(s.target.framework).distributions),
             "workload": s.workload,
             "workload_params": s.workload_params,
             "thread_id": self.thread_id,

@@ -55,8 +55,6 @@ SCENARIOS = [
     ("trials_not_a_number", GOOD.replace("trials: 1", "trials: many"), "validate", [":6:", "trials: Input should be a valid integer"]),
     ("negative_seed", GOOD + "seed: -1\n", "validate", ["seed: Input should be greater than or equal to 0"]),
     ("race_without_command", GOOD.replace("kind: kill_sweep", "kind: race"), "validate", ["set resume to 'command:<value>'"]),
-    ("points_on_a_race", GOOD.replace("kind: kill_sweep", "kind: race").replace("resume: none", "resume: 'command:true'")
-     + "points: ['effect(*']\n", "validate", ["points selects kill points of a sweep"]),
     ("markup_in_a_value", GOOD.replace("workload: three_step", "workload: '[bold]x[/bold]'"), "validate",
      ["unknown workload '[bold]x[/bold]'"]),
     ("bad_resume_form", GOOD.replace("resume: none", "resume: maybe"), "validate", ["resume must be 'none', 'input' or 'command:<value>'"]),

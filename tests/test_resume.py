@@ -26,7 +26,7 @@ kind: kill_sweep
 target: {framework: langgraph, backend: sqlite, durability: sync}
 workload: three_step
 resume: none
-points: ["effect(task=b):after*", "put_writes(node=b,*", "put(step=2,source=loop):after*"]
+kill_points: ["effect(task=b):after", "put_writes(node=b,", "put(step=2,source=loop):after"]
 trials: 1
 seed: 424242
 timeout_s: 60

@@ -18,7 +18,7 @@ from typing import Any
 
 from chaos.barrier import BarrierClient
 from chaos.ledger import Ledger, effect_key
-from chaos.targets.base import error_of, jsonable
+from chaos.targets.base import OPS, Unsupported, error_of, jsonable, outcome
 from chaos.workloads import WorkloadContext, import_factory
 
 
@@ -129,7 +129,9 @@ class LangGraphSession:
         built = factory(ctx)
         self.workload = built if isinstance(built, LangGraphWorkload) else LangGraphWorkload(graph=built)
         self.graph = self.workload.graph
-        self.config = {"configurable": {"thread_id": self.thread_id}, "max_concurrency": 1}
+        self.config: dict = {"configurable": {"thread_id": self.thread_id}}
+        if self.workload.max_concurrency:
+            self.config["max_concurrency"] = self.workload.max_concurrency
 
     def _effect(self, task: str, value: Any, once: bool = False) -> None:
         v = None if value is None else str(value)
@@ -146,36 +148,116 @@ class LangGraphSession:
             self.observed[task] = jsonable(value)
         self.barrier.hit(f"effect(task={task}):after")
 
+    @property
+    def gated_task(self) -> str | None:
+        return self.workload.gated_task
+
+    @property
+    def meta(self) -> dict:
+        return dict(self.workload.meta)
+
     def perform(self, action: dict) -> dict:
+        op = action.get("op", "run")
+        self.observed = {}  # what the nodes see during this call only
+        if op in ("run", "resume"):
+            return self._invoke(self._payload(action), self.config)
+        if op == "fork":
+            return self._fork(action)
+        if op == "checkpoints":
+            return outcome("done", checkpoints=self._checkpoints(), **self._head())
+        if op == "intent":
+            return outcome("done", intent=fork_intent())
+        raise Unsupported(f"unknown op {op!r}; known: {', '.join(OPS)}")
+
+    def _payload(self, action: dict) -> Any:
         from langgraph.types import Command
 
         op, form = action.get("op", "run"), action.get("form", "input")
         if op == "run" or form == "input":
-            payload: Any = self.workload.input
-        elif form == "none":
-            payload = None
-        elif form == "command":
-            payload = Command(resume=action.get("value"))
-        else:
-            raise ValueError(f"unknown resume form {form!r}")
+            return self.workload.input
+        if form == "none":
+            return None
+        if form == "command":
+            if action.get("interrupt"):  # addressed to one interrupt by its id: {id: value}
+                return Command(resume={self._interrupt_id(action["interrupt"]): action.get("value")})
+            return Command(resume=action.get("value"))
+        raise ValueError(f"unknown resume form {form!r}")
+
+    def _interrupt_id(self, which: str) -> str:
+        if which != "first":
+            return which
+        history = self._history()  # newest first: the oldest checkpoint with a pending interrupt
+        parked = [h for h in history if any(t.interrupts for t in h.tasks)]
+        if not parked:
+            raise Unsupported(f"thread {self.thread_id} never had a pending interrupt to address")
+        return next(i.id for t in parked[-1].tasks for i in t.interrupts)
+
+    def _invoke(self, payload: Any, config: dict, **extra: Any) -> dict:
         try:
-            out = self.graph.invoke(payload, self.config, durability=self.durability)
+            out = self.graph.invoke(payload, config, durability=self.durability)
         except Exception as exc:  # the framework's answer, recorded as data
-            return {"status": "error", "error": error_of(exc), "interrupts": [], "observed": dict(self.observed)}
-        interrupts = out.get("__interrupt__", []) if isinstance(out, dict) else []
-        return {
-            "status": "interrupted" if interrupts else "done",
-            "error": None,
-            "interrupts": [jsonable(getattr(i, "value", i)) for i in interrupts],
-            "observed": dict(self.observed),
-        }
+            return outcome("error", error=error_of(exc), observed=self.observed, **self._head(), **extra)
+        interrupts = _interrupts_of(out)
+        return outcome("interrupted" if interrupts else "done", interrupts=[jsonable(getattr(i, "value", i)) for i in interrupts],
+                       interrupt_ids=[getattr(i, "id", None) for i in interrupts], observed=self.observed, **self._head(), **extra)
+
+    def _fork(self, action: dict) -> dict:
+        from langgraph.types import Command
+
+        via = action.get("via", "checkpoint")
+        target = action.get("checkpoint", "interrupt")
+        snap = self._find(target)
+        if snap is None:
+            return outcome("error", error={"type": "NoSuchCheckpoint", "module": "chaos", "where": "",
+                                           "message": f"no checkpoint {target!r} on thread {self.thread_id}"})
+        cid = snap.config["configurable"]["checkpoint_id"]
+        cfg = {**self.config, "configurable": {**self.config["configurable"], **snap.config["configurable"]}}
+        if via == "explicit":
+            # LangGraph's explicit fork: a new checkpoint branching off ``cid`` (no state change).
+            try:
+                cfg = {**self.config, "configurable": {**self.config["configurable"],
+                                                       **self.graph.update_state(cfg, None)["configurable"]}}
+            except Exception as exc:
+                return outcome("error", error=error_of(exc), forked_from=cid, via=via)
+        elif via != "checkpoint":
+            raise Unsupported(f"fork via {via!r}: LangGraph forks via 'checkpoint' or 'explicit'")
+        return self._invoke(Command(resume=action.get("value")), cfg, forked_from=cid, via=via,
+                            fork_config=jsonable(cfg["configurable"]))
+
+    def _history(self) -> list:
+        return list(self.graph.get_state_history(self.config))
+
+    def _find(self, target: str) -> Any:
+        history = self._history()  # newest first
+        if target == "interrupt":
+            # the oldest checkpoint at which an interrupt was pending: the thread's first interrupt
+            parked = [h for h in history if any(t.interrupts for t in h.tasks)]
+            return parked[-1] if parked else None
+        return next((h for h in history if h.config["configurable"].get("checkpoint_id") == target), None)
+
+    def _checkpoints(self) -> list[dict]:
+        return [
+            {"id": h.config["configurable"].get("checkpoint_id"), "step": (h.metadata or {}).get("step"),
+             "source": (h.metadata or {}).get("source"), "next": list(h.next),
+             "interrupts": sum(len(t.interrupts) for t in h.tasks)}
+            for h in self._history()
+        ]
+
+    def _head(self) -> dict:
+        """The thread's state values and head checkpoint id after a call (None where unreadable)."""
+        try:
+            snap = self.graph.get_state(self.config)
+        except Exception:
+            return {"values": None, "checkpoint": None}
+        return {"values": jsonable(snap.values), "checkpoint": (snap.config or {}).get("configurable", {}).get("checkpoint_id")}
 
     def inspect(self) -> dict:
         try:
             snap = self.graph.get_state(self.config)
             history = list(self.graph.get_state_history(self.config))
         except Exception as exc:
-            return {"checkpoints": None, "error": error_of(exc)}
+            # the framework cannot read its own thread: say how, and what the store holds
+            return {"checkpoints": None, "error": error_of(exc), **self._raw()}
         completed: list[str] = []
         for i, h in enumerate(history):
             for t in h.tasks:
@@ -187,6 +269,8 @@ class LangGraphSession:
                     completed.append(t.name)
         md = snap.metadata or {}
         return {
+            "values": jsonable(snap.values),
+            "checkpoint": (snap.config or {}).get("configurable", {}).get("checkpoint_id"),
             "checkpoints": len(history),
             "head_step": md.get("step"),
             "next": list(snap.next),
@@ -195,11 +279,71 @@ class LangGraphSession:
             "error": None,
         }
 
+    def _raw(self) -> dict:
+        """The head checkpoint's channel values and pending writes, read from the saver directly."""
+        try:
+            tup = self.saver.get_tuple(self.config)
+        except Exception as exc:
+            return {"values": None, "raw_error": error_of(exc)}
+        if tup is None:
+            return {"values": None, "pending_writes": []}
+        values = {k: v for k, v in (tup.checkpoint.get("channel_values") or {}).items()
+                  if not k.startswith(("branch:", "__"))}
+        return {"values": jsonable(values), "values_source": "saver",
+                "checkpoint": tup.config["configurable"].get("checkpoint_id"),
+                "pending_writes": [[str(w[1]), jsonable(w[2])] for w in (tup.pending_writes or [])]}
+
     def close(self) -> None:
         try:
             self._close()
         except Exception:
             pass
+
+
+def _interrupts_of(out: Any) -> list:
+    if isinstance(out, dict):
+        return list(out.get("__interrupt__", []))
+    return []
+
+
+INTENT_WORDS = ("fork", "retry", "attempt", "idempot", "intent")
+
+
+def fork_intent() -> dict:
+    """Can LangGraph's public API tell a retry of a resume from a fork? Read from the API itself:
+    the parameters of ``Command`` and ``invoke`` and the config keys that address a checkpoint.
+    Internal (``__pregel_*``) resume keys are listed as evidence but are not public API."""
+    import inspect as _inspect
+
+    from langgraph.pregel import Pregel
+    from langgraph.types import Command
+
+    try:
+        from langgraph._internal import _constants as consts
+    except ImportError:  # older releases keep them elsewhere
+        from langgraph import constants as consts  # type: ignore[no-redef]
+    command_params = list(_inspect.signature(Command).parameters)
+    invoke_params = list(_inspect.signature(Pregel.invoke).parameters)
+    address = [getattr(consts, n, d) for n, d in (("CONFIG_KEY_THREAD_ID", "thread_id"),
+                                                  ("CONFIG_KEY_CHECKPOINT_NS", "checkpoint_ns"),
+                                                  ("CONFIG_KEY_CHECKPOINT_ID", "checkpoint_id"))]
+    surface: dict[str, Any] = {
+        "Command": str(_inspect.signature(Command)),
+        "Pregel.invoke": str(_inspect.signature(Pregel.invoke)),
+        "Pregel.update_state": str(_inspect.signature(Pregel.update_state)),
+        "config.configurable": address,
+        "internal resume keys (not public)": {n: getattr(consts, n) for n in dir(consts)
+                                              if n.startswith("CONFIG_KEY") and "RESUM" in n},
+    }
+    public = [f"Command.{p}" for p in command_params] + [f"invoke.{p}" for p in invoke_params] + [f"configurable.{a}" for a in address]
+    hits = [p for p in public if any(w in p.lower() for w in INTENT_WORDS) and "retry_policy" not in p]
+    return {
+        "discriminator": ", ".join(hits) or None,
+        "surface": surface,
+        "note": (f"possible discriminator: {', '.join(hits)}" if hits else
+                 "Command(resume=v) with a checkpoint_id is how a past interrupt is answered; no public parameter of "
+                 "Command, invoke or the config says whether it is a retry of the same resume or a fork with a new value"),
+    }
 
 
 def open_session(spec: dict, barrier: BarrierClient, ledger: Ledger) -> LangGraphSession:
