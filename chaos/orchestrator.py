@@ -143,15 +143,19 @@ def _link_latest(run_dir: Path) -> None:
     os.replace(tmp, link)
 
 
+KEPT_RESULT_FIELDS = {"versions"}  # structured result fields that analysis reads (the releases a racer ran)
+
+
 def in_memory(rec: TrialRecord) -> TrialRecord:
     """The form a journaled record is kept in while the run goes on: each racer's raw result keeps
-    only its scalar fields (timings, status, ids); its boundary trace, outcomes and inspections are
-    in the journal. Analysis and reports use nothing else, and a 64-racer trial shrinks from about
+    only its scalar fields (timings, status, ids) and ``KEPT_RESULT_FIELDS``; its boundary trace,
+    outcomes and inspections are in the journal. Analysis and reports use nothing else, and a 64-racer trial shrinks from about
     a megabyte of Python objects to a few kilobytes, so a 1,000-trial run does not grow by a gigabyte."""
     slim = []
     for o in rec.racers:
         if o.result:
-            o = o.model_copy(update={"result": {k: v for k, v in o.result.items() if v is None or isinstance(v, (bool, int, float, str))}})
+            o = o.model_copy(update={"result": {k: v for k, v in o.result.items()
+                                                if k in KEPT_RESULT_FIELDS or v is None or isinstance(v, (bool, int, float, str))}})
         slim.append(o)
     return rec.model_copy(update={"racers": slim})
 
