@@ -67,6 +67,8 @@ class Scenario(Strict):
     resume: str = Field("none", description="none | input | command:<value>")
     distinct_values: bool = Field(False, description="race: each racer resumes with its own value")
     timeout_s: float = Field(120, gt=0, description="cap on any single wait for a racer")
+    points: list[str] = Field(default_factory=list, description="kill_sweep: only the kill points matching these"
+                              " glob patterns (e.g. 'effect(*', 'save(*:after*'); empty = every boundary")
     matrix: dict[str, list[Any]] = Field(default_factory=dict)
 
     @field_validator("resume")

@@ -13,6 +13,7 @@ accepted run survive a crash before its first checkpoint?
 
 from __future__ import annotations
 
+import fnmatch
 from typing import Iterator
 
 from chaos.records import TrialRecord
@@ -51,6 +52,9 @@ def dry_run(ctx: RunContext, cell: Cell) -> TrialRecord:
 
 
 def points_of(cell: Cell, boundaries: list[str]) -> list[str]:
+    patterns = cell.scenario.points
+    if patterns:
+        boundaries = [b for b in boundaries if any(fnmatch.fnmatchcase(b, p) for p in patterns)]
     if cell.scenario.kind != "first_checkpoint":
         return list(boundaries)
     out = []
