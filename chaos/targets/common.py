@@ -10,10 +10,15 @@
   means nothing of this save is durable, ``:after`` means the rename is done.
 * ``store_file``: the per-trial file a file-backed target keeps its state in.
 * ``outcome``: the outcome dict shape of ``chaos.targets.base``.
+* ``SessionLoop``: one event loop for a session's whole life. Async frameworks bind queues and
+  runtimes to the loop they first ran on, so a racer that runs and then resumes (two actions)
+  must not start a second loop (``asyncio.run`` twice fails in AutoGen: "bound to a different
+  event loop").
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from pathlib import Path
@@ -77,3 +82,18 @@ def outcome(status: str, observed: dict, *, error: dict | None = None, interrupt
     out = {"status": status, "error": error, "interrupts": list(interrupts or []), "observed": dict(observed)}
     out.update(extra)
     return out
+
+
+class SessionLoop:
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+
+    def run(self, coro: Any) -> Any:
+        return self.loop.run_until_complete(coro)
+
+    def close(self) -> None:
+        try:
+            self.loop.run_until_complete(self.loop.shutdown_asyncgens())
+        except Exception:
+            pass
+        self.loop.close()

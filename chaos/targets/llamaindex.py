@@ -17,13 +17,12 @@ Resume forms: ``none`` -> ``from_dict`` + ``run(ctx=...)`` (continue what the sa
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from chaos.barrier import BarrierClient
 from chaos.ledger import Ledger
 from chaos.targets.base import error_of
-from chaos.targets.common import EffectRecorder, JsonFileStore, outcome, store_file
+from chaos.targets.common import EffectRecorder, SessionLoop, JsonFileStore, outcome, store_file
 from chaos.workloads import WorkloadContext, import_factory
 
 
@@ -41,6 +40,7 @@ class LlamaIndexSession:
         from chaos.workloads.llamaindex import BUILTIN, LlamaWorkload
 
         self.thread_id = spec["thread_id"]
+        self.aio = SessionLoop()
         self.recorder = EffectRecorder(barrier, ledger, self.thread_id)
         self.store = JsonFileStore(store_file(spec, ".ctx.json"), barrier)
         ctx = WorkloadContext(checkpointer=None, effect_hook=self.recorder, seed=int(spec.get("seed", 0)),
@@ -105,7 +105,7 @@ class LlamaIndexSession:
 
     def perform(self, action: dict) -> dict:
         try:
-            return asyncio.run(self._perform(action))
+            return self.aio.run(self._perform(action))
         except Exception as exc:  # the framework's answer, recorded as data
             return outcome("error", self.recorder.observed, error=error_of(exc))
 
@@ -128,7 +128,7 @@ class LlamaIndexSession:
         }
 
     def close(self) -> None:
-        pass
+        self.aio.close()
 
 
 async def _cancel(handler: Any) -> None:

@@ -15,14 +15,13 @@ runs the paused node with the human's answer.
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
 from chaos.barrier import BarrierClient
 from chaos.ledger import Ledger
 from chaos.targets.base import error_of
-from chaos.targets.common import EffectRecorder, outcome, store_file
+from chaos.targets.common import EffectRecorder, SessionLoop, outcome, store_file
 from chaos.workloads import WorkloadContext, import_factory
 
 
@@ -63,6 +62,7 @@ class PydanticGraphSession:
         from chaos.workloads.pydantic_graph import BUILTIN, PGWorkload
 
         self.thread_id = spec["thread_id"]
+        self.aio = SessionLoop()
         self.recorder = EffectRecorder(barrier, ledger, self.thread_id)
         self.path: Path = store_file(spec, ".json")
         ctx = WorkloadContext(checkpointer=None, effect_hook=self.recorder, seed=int(spec.get("seed", 0)),
@@ -136,7 +136,7 @@ class PydanticGraphSession:
 
     def perform(self, action: dict) -> dict:
         try:
-            out = asyncio.run(self._perform(action))
+            out = self.aio.run(self._perform(action))
         except Exception as exc:  # the framework's answer, recorded as data
             out = outcome("error", self.recorder.observed, error=error_of(exc))
         out["cleared_stale_lock"] = self.cleared_lock
@@ -144,7 +144,7 @@ class PydanticGraphSession:
 
     def inspect(self) -> dict:
         try:
-            snaps = asyncio.run(self.persistence.load_all())
+            snaps = self.aio.run(self.persistence.load_all())
         except Exception as exc:
             return {"checkpoints": None, "error": error_of(exc)}
         tasks = self.workload.tasks
@@ -165,7 +165,7 @@ class PydanticGraphSession:
         }
 
     def close(self) -> None:
-        pass
+        self.aio.close()
 
 
 def open_session(spec: dict, barrier: BarrierClient, ledger: Ledger) -> PydanticGraphSession:
