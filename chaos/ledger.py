@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import socket
 import sqlite3
+import threading
 import time
 from typing import Protocol
 
@@ -70,7 +71,10 @@ class SqliteLedger:
     def __init__(self, path: str, context: dict | None = None):
         self.path = path
         self.context = dict(context or {})
-        self._conn = sqlite3.connect(path, timeout=60, isolation_level=None)
+        # Frameworks run nodes on worker threads (CrewAI runs sync flow methods in a thread pool):
+        # the connection may be used from any thread of the racer, one call at a time.
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
         self._conn.execute("PRAGMA busy_timeout=60000")
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=FULL")
@@ -78,6 +82,10 @@ class SqliteLedger:
 
     def append(self, *, task: str, value: str | None, thread_id: str) -> int:
         c = self.context
+        with self._lock:
+            return self._insert(c, task, value, thread_id)
+
+    def _insert(self, c: dict, task: str, value: str | None, thread_id: str) -> int:
         cur = self._conn.execute(
             "INSERT INTO effects (run_id, cell_id, trial_id, thread_id, effect_key, task, value,"
             " racer_id, host, pid, t_wall, t_mono_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",

@@ -61,12 +61,22 @@ TARGETS: dict[str, TargetInfo] = {
     "crewai": TargetInfo(
         framework="crewai",
         module="chaos.targets.crewai",
-        about="CrewAI Flow with @persist (SQLiteFlowPersistence), plain methods, no LLM",
-        backends=("sqlite",),
-        workloads={},
-        kinds=("kill_sweep",),
+        about="CrewAI Flows with plain methods (no LLM): @persist on SQLite, or CheckpointConfig with the JSON/SQLite provider",
+        backends=("sqlite", "checkpoint_json", "checkpoint_sqlite"),
+        workloads={
+            "three_step": "@start a -> @listen b -> @listen c, one effect per method",
+            "gate_after_interrupt": "pre -> ask (@human_feedback, paused as pending feedback) | resume(answer) -> gate (effect keyed by it) -> end",
+        },
+        kinds=("race", "kill_sweep"),
         distributions=("crewai",),
-        boundaries="",
+        boundaries=("save_state(method=X), save_pending(method=X), clear_pending (sqlite); "
+                    "checkpoint(provider=json|sqlite,completed=a+b) (checkpoint_*), each :before/:after; effect(task):after"),
+        unsupported={
+            "first_checkpoint": "@persist saves only after a method finishes and kickoff by id restarts from the first method; there is no accepted-run record to lose",
+            "durability": "no durability modes: every save is a synchronous write",
+            "gate_after_interrupt on checkpoint_*": "a @human_feedback pause is persisted through @persist only; checkpoint backends run three_step",
+            "race on checkpoint_*": "no pause to race on without @persist",
+        },
         import_name="crewai",
         default_version="1.15.30",
         pins=("crewai=={version}",),
