@@ -40,7 +40,7 @@ def set_parent_death_signal() -> None:
 
 def run_spec(spec: dict) -> tuple[dict, int]:
     """Perform the spec's action; returns (result, exit code)."""
-    from chaos.targets.base import error_of
+    from chaos.targets.base import Unsupported, distribution_versions, error_of, unsupported_outcome
 
     t0 = time.monotonic_ns()
     result: dict = {
@@ -51,6 +51,7 @@ def run_spec(spec: dict) -> tuple[dict, int]:
         "t_start_mono_ns": t0,
         "t_start_wall": time.time(),
     }
+    result["versions"] = distribution_versions(spec.get("distributions") or [])
     barrier = BarrierClient.from_spec(spec["barrier"], spec["racer_id"])
     session = None
     ledger = None
@@ -67,7 +68,8 @@ def run_spec(spec: dict) -> tuple[dict, int]:
         )
         adapter = importlib.import_module(f"chaos.targets.{spec['target']['framework']}")
         session = adapter.open_session(spec, barrier, ledger)
-        result["gated_task"] = getattr(getattr(session, "workload", None), "gated_task", None)
+        result["gated_task"] = getattr(session, "gated_task", None)
+        result["workload_meta"] = dict(getattr(session, "meta", None) or {})
         result["t_ready_mono_ns"] = time.monotonic_ns()
         if spec.get("inspect_before"):
             result["inspect_before"] = session.inspect()
@@ -86,11 +88,14 @@ def run_spec(spec: dict) -> tuple[dict, int]:
                 continue  # e.g. answer an interrupt only if the run stopped at one
             if not result.get("t_invoke_mono_ns"):
                 result["t_invoke_mono_ns"] = time.monotonic_ns()
-            outcome = session.perform(action)
+            try:
+                outcome = session.perform(action)
+            except Unsupported as exc:
+                outcome = unsupported_outcome(str(exc))
             outcome["action"] = action
             result["outcomes"].append(outcome)
             result["t_return_mono_ns"] = time.monotonic_ns()
-            if outcome.get("status") == "error":
+            if outcome.get("status") in ("error", "unsupported") and not action.get("keep_going"):
                 break  # later actions would act on a state the workload never reached
         if spec.get("inspect_after"):
             result["inspect_after"] = session.inspect()

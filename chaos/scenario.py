@@ -25,7 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from chaos.errors import ScenarioError
 from chaos.targets import TARGETS
 
-KINDS = ("race", "kill_sweep", "first_checkpoint")
+KINDS = ("race", "kill_sweep", "first_checkpoint", "fork", "invalid_state", "stray_resume", "recovery_determinism")
+Kind = Literal["race", "kill_sweep", "first_checkpoint", "fork", "invalid_state", "stray_resume", "recovery_determinism"]
 RESUME_RE = re.compile(r"^(none|input|command:.+)$")
 
 
@@ -56,7 +57,7 @@ class Racers(Strict):
 class Scenario(Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     about: str = ""
-    kind: Literal["race", "kill_sweep", "first_checkpoint"]
+    kind: Kind
     target: TargetSpec = TargetSpec()
     workload: str
     workload_params: dict[str, Any] = Field(default_factory=dict)

@@ -19,6 +19,7 @@ from chaos.launchers import ExitStatus, Launcher, RacerHandle
 from chaos.records import BarrierEvent, Op, RacerOutcome, TrialRecord
 from chaos.scenario import Cell
 from chaos.seeds import derive
+from chaos.targets import get_target
 
 
 @dataclass
@@ -86,6 +87,7 @@ class TrialRun:
             "trial_id": self.trial_id,
             "racer_id": racer_id,
             "target": s.target.model_dump(),
+            "distributions": list(get_target(s.target.framework).distributions),
             "workload": s.workload,
             "workload_params": s.workload_params,
             "thread_id": self.thread_id,

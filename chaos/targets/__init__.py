@@ -7,7 +7,13 @@ workload over an instrumented persistence layer and performs one action.
 
 A racer-side adapter module provides ``open_session(spec, barrier, ledger) -> Session`` where a
 Session has ``perform(action) -> dict``, ``inspect() -> dict`` and ``close()``. See
-``chaos.targets.base`` for the shapes of those dicts.
+``chaos.targets.base``: it is the one contract for adapters (actions, outcome shapes, and what each
+scenario kind needs).
+
+Capabilities are declared here, statically: ``kinds`` the adapter can run, ``properties`` it can
+judge, and ``unsupported`` maps every kind or property it cannot (or every framework feature it
+lacks, e.g. ``"fork:explicit"``) to the reason. A cell of an unsupported kind still runs nothing and
+reports every property ``unknown`` with that reason; a property not in ``properties`` is ``unknown``.
 """
 
 from __future__ import annotations
@@ -25,11 +31,20 @@ class TargetInfo:
     kinds: tuple[str, ...]
     distributions: tuple[str, ...]
     boundaries: str
+    # contract properties the adapter can judge (EO PC FD CV CO RD FI LIVENESS FCL)
+    properties: tuple[str, ...] = ()
+    # kind / property / feature -> why it is not supported (reported as the ``unknown`` reason)
     unsupported: dict[str, str] = field(default_factory=dict)
     import_name: str = ""
     default_version: str = ""
     # requirement templates; "{version}" is replaced by the asked-for framework version
     pins: tuple[str, ...] = ()
+
+    def supports(self, what: str) -> str | None:
+        """None if ``what`` (a kind or property) is supported; else the reason it is not."""
+        if what in self.kinds or what in self.properties:
+            return None
+        return self.unsupported.get(what) or f"the {self.framework} adapter does not declare {what!r}"
 
     def requirements(self, version: str | None = None) -> list[str]:
         v = version or self.default_version
@@ -45,8 +60,12 @@ TARGETS: dict[str, TargetInfo] = {
         workloads={
             "gate_after_interrupt": "pre -> gate (interrupt(), effect keyed by the resume value) -> end",
             "three_step": "a -> b -> c, one effect each",
+            "invalid_update": "a -> bad (returns a value that breaks the declared state schema) -> c",
+            "functional_gate": "functional API: @entrypoint calling @task pre, interrupt(), @task gate(value), @task end",
+            "functional_three_step": "functional API: @entrypoint calling @task a, b, c, one effect each",
         },
-        kinds=("race", "kill_sweep", "first_checkpoint"),
+        kinds=("race", "kill_sweep", "first_checkpoint", "fork", "invalid_state", "stray_resume", "recovery_determinism"),
+        properties=("EO", "PC", "FD", "CV", "CO", "RD", "FI", "LIVENESS", "FCL"),
         distributions=(
             "langgraph",
             "langgraph-checkpoint",

@@ -1,24 +1,115 @@
-"""Shapes shared by racer-side adapters (standard library only).
+"""The contract every racer-side adapter implements (standard library only).
 
-``perform(action)`` takes ``{"op": "run" | "resume", "form": "none" | "input" | "command",
-"value": ...}`` and returns an *outcome*::
+This is the single documented interface between chaos and a framework. An adapter is a module
+``chaos.targets.<framework>`` with ``open_session(spec, barrier, ledger) -> Session``; its light
+half is a ``TargetInfo`` in ``chaos.targets`` (backends, workloads, supported kinds and properties,
+and the reason for every kind/property it does not support).
 
-    {"status": "done" | "interrupted" | "error",
-     "error": {"type": ..., "message": ...} | None,
+Session
+-------
+``perform(action: dict) -> outcome dict``, ``inspect() -> dict``, ``close()``, and attributes:
+
+* ``fired``: list of ``{"seq": ledger seq, "effect_key": "task" | "task:value"}`` this racer fired.
+* ``gated_task``: the task whose effect an interrupt gates (``None`` if the workload has none).
+* ``meta``: plain dict of workload facts the kinds need, e.g. ``{"invalid": {"field": "count",
+  "value": "oops"}}`` for a workload that writes a schema-breaking value (kind ``invalid_state``).
+
+Every effect goes through the workload's ``ctx.effect(task, value)`` (ledger append, then the
+barrier ``effect(task=X):after``); every persistence write passes ``barrier.hit(name + ":before")``
+and ``barrier.hit(name + ":after")`` with content-named boundaries.
+
+Actions (``op``)
+----------------
+=============  ==========================================================================================
+``run``        ``{"op": "run"}``: start the workload with its input.
+``resume``     ``{"op": "resume", "form": "none" | "input" | "command", "value": v}``: continue from the
+               last checkpoint / run again with the input / answer the pending interrupt with ``v``.
+``fork``       ``{"op": "fork", "checkpoint": "interrupt" | "<id>", "value": v, "via": "checkpoint" |
+               "explicit"}``: resume from a *past* checkpoint of the same thread with ``v``.
+               ``"interrupt"`` names the checkpoint at which the thread's first interrupt was pending
+               (before any resume). ``via: checkpoint`` uses the framework's plain addressing (LangGraph:
+               ``checkpoint_id`` in the config + ``Command(resume=v)``); ``via: explicit`` uses the
+               framework's explicit fork operation (LangGraph: ``update_state`` at that checkpoint,
+               then resume the new branch). Outcome adds ``"forked_from": id`` and ``"via"``.
+``checkpoints`` ``{"op": "checkpoints"}``: outcome ``status: done`` with ``"checkpoints": [{"id", "step",
+               "next": [...], "interrupts": int}]``, newest first.
+``intent``     ``{"op": "intent"}``: what the framework's API can say about retry vs fork, read from the
+               API itself (signatures, parameters). Outcome ``status: done`` with ``"intent":
+               {"discriminator": str | None, "surface": {name: signature/params, ...}, "note": str}``.
+               ``discriminator`` names the parameter that tells a retry from a fork, or ``None``.
+=============  ==========================================================================================
+
+An action may carry ``"if": "<status>"``: the racer performs it only if the previous outcome had
+that status; and ``"keep_going": true``: later actions run even if this one ends in ``error``
+(by default the racer stops at the first ``error`` / ``unsupported``). An op the framework cannot express raises ``Unsupported(reason)``; the racer records
+``status: unsupported`` and the kind turns the property into ``unknown`` with that reason.
+
+Outcome of ``perform``::
+
+    {"status": "done" | "interrupted" | "error" | "unsupported",
+     "error": {"type", "module", "message", "where"} | None,
      "interrupts": [...],          # pending interrupts after the call, if any
-     "observed": {...}}            # values the workload's nodes saw (e.g. the resume value)
+     "observed": {task: value},    # values the workload's nodes saw DURING THIS CALL (resume values)
+     "values": {...} | None,       # the thread's state values after the call, if readable
+     "checkpoint": id | None}      # the head checkpoint after the call, if the framework has ids
+     (+ "checkpoints", "intent", "forked_from", "via" for the ops above)
 
 ``inspect()`` returns the durable state of the thread as the framework reports it::
 
     {"checkpoints": int, "head_step": int | None, "next": [...],
      "completed_tasks": [...],     # tasks recorded complete (the durable frontier)
-     "pending_interrupts": int, "error": {...} | None}
+     "pending_interrupts": int,
+     "values": {...} | None,       # durable state values (JSON-safe)
+     "checkpoint": id | None,      # head checkpoint id
+     "error": {...} | None}        # the thread could not be read: how it failed
+
+What each kind needs from an adapter (declare the kind in ``TargetInfo.kinds`` only if it works):
+
+* ``race``: run, resume(command); ``gated_task``.
+* ``kill_sweep`` / ``first_checkpoint`` / ``recovery_determinism``: run, resume(none|input|command),
+  ``inspect`` (completed_tasks, checkpoints, next, pending_interrupts); persistence barriers.
+* ``fork``: run, resume(command), fork(checkpoint="interrupt", via=checkpoint, and via=explicit where
+  the framework has one, else Unsupported), intent; ``gated_task`` and ``observed[gated_task]``.
+* ``invalid_state``: run; ``inspect`` with ``values`` and ``error``; ``meta["invalid"]``.
+* ``stray_resume``: run, resume(command) repeated on a consumed and on a completed thread; inspect;
+  ``gated_task``.
+
+Racers also report ``versions``: ``importlib.metadata`` versions of ``spec["distributions"]``.
 """
 
 from __future__ import annotations
 
 import traceback
-from typing import Any
+from typing import Any, Protocol
+
+OPS = ("run", "resume", "fork", "checkpoints", "intent")
+
+
+class Unsupported(Exception):
+    """The framework cannot express this action; the message says why (becomes an ``unknown``)."""
+
+
+class Session(Protocol):
+    fired: list[dict]
+    gated_task: str | None
+    meta: dict
+
+    def perform(self, action: dict) -> dict: ...
+    def inspect(self) -> dict: ...
+    def close(self) -> None: ...
+
+
+def outcome(status: str, *, error: dict | None = None, interrupts: list | None = None, observed: dict | None = None,
+            values: Any = None, checkpoint: Any = None, **extra: Any) -> dict:
+    """An outcome dict of the documented shape."""
+    out = {"status": status, "error": error, "interrupts": interrupts or [], "observed": dict(observed or {}),
+           "values": values, "checkpoint": checkpoint}
+    out.update(extra)
+    return out
+
+
+def unsupported_outcome(reason: str) -> dict:
+    return outcome("unsupported", error={"type": "Unsupported", "module": "chaos", "message": reason, "where": ""})
 
 
 def error_of(exc: BaseException) -> dict:
@@ -36,4 +127,23 @@ def jsonable(value: Any) -> Any:
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
         return [jsonable(v) for v in value]
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        try:
+            return jsonable(dump())
+        except Exception:
+            pass
     return repr(value)[:500]
+
+
+def distribution_versions(distributions: list[str] | tuple[str, ...]) -> dict[str, str | None]:
+    """The installed version of each distribution in this interpreter (None if absent)."""
+    from importlib import metadata
+
+    out: dict[str, str | None] = {}
+    for dist in distributions:
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = None
+    return out

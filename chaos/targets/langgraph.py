@@ -18,7 +18,7 @@ from typing import Any
 
 from chaos.barrier import BarrierClient
 from chaos.ledger import Ledger, effect_key
-from chaos.targets.base import error_of, jsonable
+from chaos.targets.base import OPS, Unsupported, error_of, jsonable, outcome
 from chaos.workloads import WorkloadContext, import_factory
 
 
@@ -139,29 +139,102 @@ class LangGraphSession:
             self.observed[task] = jsonable(value)
         self.barrier.hit(f"effect(task={task}):after")
 
+    @property
+    def gated_task(self) -> str | None:
+        return self.workload.gated_task
+
+    @property
+    def meta(self) -> dict:
+        return dict(self.workload.meta)
+
     def perform(self, action: dict) -> dict:
+        op = action.get("op", "run")
+        self.observed = {}  # what the nodes see during this call only
+        if op in ("run", "resume"):
+            return self._invoke(self._payload(action), self.config)
+        if op == "fork":
+            return self._fork(action)
+        if op == "checkpoints":
+            return outcome("done", checkpoints=self._checkpoints(), checkpoint=self._head_id())
+        if op == "intent":
+            return outcome("done", intent=fork_intent())
+        raise Unsupported(f"unknown op {op!r}; known: {', '.join(OPS)}")
+
+    def _payload(self, action: dict) -> Any:
         from langgraph.types import Command
 
         op, form = action.get("op", "run"), action.get("form", "input")
         if op == "run" or form == "input":
-            payload: Any = self.workload.input
-        elif form == "none":
-            payload = None
-        elif form == "command":
-            payload = Command(resume=action.get("value"))
-        else:
-            raise ValueError(f"unknown resume form {form!r}")
+            return self.workload.input
+        if form == "none":
+            return None
+        if form == "command":
+            return Command(resume=action.get("value"))
+        raise ValueError(f"unknown resume form {form!r}")
+
+    def _invoke(self, payload: Any, config: dict, **extra: Any) -> dict:
         try:
-            out = self.graph.invoke(payload, self.config, durability=self.durability)
+            out = self.graph.invoke(payload, config, durability=self.durability)
         except Exception as exc:  # the framework's answer, recorded as data
-            return {"status": "error", "error": error_of(exc), "interrupts": [], "observed": dict(self.observed)}
-        interrupts = out.get("__interrupt__", []) if isinstance(out, dict) else []
-        return {
-            "status": "interrupted" if interrupts else "done",
-            "error": None,
-            "interrupts": [jsonable(getattr(i, "value", i)) for i in interrupts],
-            "observed": dict(self.observed),
-        }
+            return outcome("error", error=error_of(exc), observed=self.observed, values=self._values(),
+                           checkpoint=self._head_id(), **extra)
+        interrupts = _interrupts_of(out)
+        return outcome("interrupted" if interrupts else "done", interrupts=[jsonable(getattr(i, "value", i)) for i in interrupts],
+                       observed=self.observed, values=self._values(), checkpoint=self._head_id(), **extra)
+
+    def _fork(self, action: dict) -> dict:
+        from langgraph.types import Command
+
+        via = action.get("via", "checkpoint")
+        target = action.get("checkpoint", "interrupt")
+        snap = self._find(target)
+        if snap is None:
+            return outcome("error", error={"type": "NoSuchCheckpoint", "module": "chaos", "where": "",
+                                           "message": f"no checkpoint {target!r} on thread {self.thread_id}"})
+        cid = snap.config["configurable"]["checkpoint_id"]
+        cfg = {**self.config, "configurable": {**self.config["configurable"], **snap.config["configurable"]}}
+        if via == "explicit":
+            # LangGraph's explicit fork: a new checkpoint branching off ``cid`` (no state change).
+            try:
+                cfg = {**self.config, "configurable": {**self.config["configurable"],
+                                                       **self.graph.update_state(cfg, None)["configurable"]}}
+            except Exception as exc:
+                return outcome("error", error=error_of(exc), forked_from=cid, via=via)
+        elif via != "checkpoint":
+            raise Unsupported(f"fork via {via!r}: LangGraph forks via 'checkpoint' or 'explicit'")
+        return self._invoke(Command(resume=action.get("value")), cfg, forked_from=cid, via=via,
+                            fork_config=jsonable(cfg["configurable"]))
+
+    def _history(self) -> list:
+        return list(self.graph.get_state_history(self.config))
+
+    def _find(self, target: str) -> Any:
+        history = self._history()  # newest first
+        if target == "interrupt":
+            # the oldest checkpoint at which an interrupt was pending: the thread's first interrupt
+            parked = [h for h in history if any(t.interrupts for t in h.tasks)]
+            return parked[-1] if parked else None
+        return next((h for h in history if h.config["configurable"].get("checkpoint_id") == target), None)
+
+    def _checkpoints(self) -> list[dict]:
+        return [
+            {"id": h.config["configurable"].get("checkpoint_id"), "step": (h.metadata or {}).get("step"),
+             "source": (h.metadata or {}).get("source"), "next": list(h.next),
+             "interrupts": sum(len(t.interrupts) for t in h.tasks)}
+            for h in self._history()
+        ]
+
+    def _head_id(self) -> Any:
+        try:
+            return self.graph.get_state(self.config).config["configurable"].get("checkpoint_id")
+        except Exception:
+            return None
+
+    def _values(self) -> Any:
+        try:
+            return jsonable(self.graph.get_state(self.config).values)
+        except Exception:
+            return None
 
     def inspect(self) -> dict:
         try:
@@ -180,6 +253,8 @@ class LangGraphSession:
                     completed.append(t.name)
         md = snap.metadata or {}
         return {
+            "values": jsonable(snap.values),
+            "checkpoint": (snap.config or {}).get("configurable", {}).get("checkpoint_id"),
             "checkpoints": len(history),
             "head_step": md.get("step"),
             "next": list(snap.next),
@@ -193,6 +268,38 @@ class LangGraphSession:
             self._close()
         except Exception:
             pass
+
+
+def _interrupts_of(out: Any) -> list:
+    if isinstance(out, dict):
+        return list(out.get("__interrupt__", []))
+    return []
+
+
+def fork_intent() -> dict:
+    """Can LangGraph's API tell a retry of a resume from a fork? Read from the API itself."""
+    import inspect as _inspect
+
+    from langgraph.pregel import Pregel
+    from langgraph.types import Command
+
+    surface: dict[str, Any] = {}
+    try:
+        surface["Command"] = str(_inspect.signature(Command))
+    except (TypeError, ValueError):
+        surface["Command"] = repr(getattr(Command, "__dataclass_fields__", {}).keys())
+    surface["Pregel.invoke"] = str(_inspect.signature(Pregel.invoke))
+    surface["Pregel.update_state"] = str(_inspect.signature(Pregel.update_state))
+    surface["config.configurable"] = ["thread_id", "checkpoint_ns", "checkpoint_id"]
+    words = ("fork", "retry", "attempt", "idempot", "intent")
+    hits = sorted({name for name, sig in surface.items() for w in words if w in str(sig).lower()})
+    return {
+        "discriminator": None if not hits else ",".join(hits),
+        "surface": surface,
+        "note": ("Command(resume=v) sent with a checkpoint_id is the only way to answer an interrupt at a past "
+                 "checkpoint; no parameter of Command, invoke or the config says whether it is a retry of the "
+                 "same resume or a fork with a new value") if not hits else f"possible discriminator in {hits}",
+    }
 
 
 def open_session(spec: dict, barrier: BarrierClient, ledger: Ledger) -> LangGraphSession:

@@ -24,6 +24,7 @@ class LangGraphWorkload:
     graph: Any
     input: Any = field(default_factory=dict)
     gated_task: str | None = None
+    meta: dict = field(default_factory=dict)
 
 
 class GateState(TypedDict, total=False):
