@@ -19,18 +19,20 @@ from typing import Any
 
 from chaos.barrier import BarrierClient
 from chaos.ledger import Ledger
-from chaos.targets.base import error_of
-from chaos.targets.common import EffectRecorder, SessionLoop, JsonFileStore, outcome, store_file
+from chaos.targets.base import Unsupported, error_of
+from chaos.targets.common import EffectRecorder, JsonFileStore, SessionBase, SessionLoop, outcome, store_file
 from chaos.workloads import WorkloadContext, import_factory
 
 MAX_TURNS_PER_ACTION = 32
 
 
+UNSUPPORTED_OPS = "AgentChat has no checkpoint ids or fork operation (save_state returns the latest state)"
+
 class NoSavedState(LookupError):
     """Resume asked for, but no team state was ever saved for this run."""
 
 
-class AutoGenSession:
+class AutoGenSession(SessionBase):
     def __init__(self, spec: dict, barrier: BarrierClient, ledger: Ledger):
         from autogen_agentchat.teams import RoundRobinGroupChat
 
@@ -50,10 +52,6 @@ class AutoGenSession:
         self.team = RoundRobinGroupChat(built.participants, max_turns=1)
         self.seq = 0
         self.completed: list[str] = []
-
-    @property
-    def fired(self) -> list[dict]:
-        return self.recorder.fired
 
     async def _turns(self, task: Any) -> dict:
         w = self.workload
@@ -97,6 +95,9 @@ class AutoGenSession:
         raise ValueError(f"unknown resume form {form!r}")
 
     def perform(self, action: dict) -> dict:
+        if action.get("op", "run") not in ("run", "resume"):
+            raise Unsupported(f"{action.get('op')!r}: " + UNSUPPORTED_OPS)
+        self.recorder.begin_call()
         try:
             return self.aio.run(self._perform(action))
         except Exception as exc:  # the framework's answer, recorded as data

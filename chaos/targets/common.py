@@ -27,6 +27,7 @@ from typing import Any
 from chaos.barrier import BarrierClient, write_atomic
 from chaos.ledger import Ledger, effect_key
 from chaos.targets.base import jsonable
+from chaos.targets.base import outcome as base_outcome
 
 
 class EffectRecorder:
@@ -35,7 +36,10 @@ class EffectRecorder:
         self.ledger = ledger
         self.thread_id = thread_id
         self.fired: list[dict] = []
-        self.observed: dict[str, Any] = {}
+        self.observed: dict[str, Any] = {}  # values seen during the current call (reset by begin_call)
+
+    def begin_call(self) -> None:
+        self.observed = {}
 
     def __call__(self, task: str, value: Any) -> None:
         v = None if value is None else str(value)
@@ -79,9 +83,24 @@ class JsonFileStore:
 
 
 def outcome(status: str, observed: dict, *, error: dict | None = None, interrupts: list | None = None, **extra: Any) -> dict:
-    out = {"status": status, "error": error, "interrupts": list(interrupts or []), "observed": dict(observed)}
-    out.update(extra)
-    return out
+    """``chaos.targets.base.outcome`` with the values the workload saw during this call."""
+    return base_outcome(status, error=error, interrupts=list(interrupts or []), observed=observed, **extra)
+
+
+class SessionBase:
+    """What every file-backed session exposes besides perform/inspect/close (see chaos.targets.base)."""
+
+    recorder: EffectRecorder
+    workload: Any
+    meta: dict = {}
+
+    @property
+    def fired(self) -> list[dict]:
+        return self.recorder.fired
+
+    @property
+    def gated_task(self) -> str | None:
+        return getattr(self.workload, "gated_task", None)
 
 
 class SessionLoop:

@@ -36,12 +36,14 @@ for _k, _v in {"CREWAI_DISABLE_TELEMETRY": "true", "OTEL_SDK_DISABLED": "true", 
 
 from chaos.barrier import BarrierClient  # noqa: E402
 from chaos.ledger import Ledger  # noqa: E402
-from chaos.targets.base import error_of  # noqa: E402
-from chaos.targets.common import EffectRecorder, outcome  # noqa: E402
+from chaos.targets.base import Unsupported, error_of  # noqa: E402
+from chaos.targets.common import EffectRecorder, SessionBase, outcome  # noqa: E402
 from chaos.workloads import WorkloadContext, import_factory  # noqa: E402
 
 CHECKPOINT_BACKENDS = {"checkpoint_json": "json", "checkpoint_sqlite": "sqlite"}
 
+
+UNSUPPORTED_OPS = "the CrewAI adapter drives run and resume only (Flow.fork is not wired yet)"
 
 class NoCheckpoint(LookupError):
     """Resume asked for, but no checkpoint of this flow exists."""
@@ -120,7 +122,7 @@ def instrument_providers(barrier: BarrierClient, errors: list[dict]) -> None:
         cls.checkpoint, cls.acheckpoint = checkpoint, acheckpoint
 
 
-class CrewAISession:
+class CrewAISession(SessionBase):
     def __init__(self, spec: dict, barrier: BarrierClient, ledger: Ledger):
         from chaos.workloads.crewai import BUILTIN, CrewWorkload
 
@@ -150,10 +152,6 @@ class CrewAISession:
             self.flow_class = built.flow_class
         else:
             raise ValueError(f"unknown crewai backend {self.backend!r}")
-
-    @property
-    def fired(self) -> list[dict]:
-        return self.recorder.fired
 
     # ---------------------------------------------------------------- checkpoints
 
@@ -229,6 +227,9 @@ class CrewAISession:
         return self._kickoff(flow)
 
     def perform(self, action: dict) -> dict:
+        if action.get("op", "run") not in ("run", "resume"):
+            raise Unsupported(f"{action.get('op')!r}: " + UNSUPPORTED_OPS)
+        self.recorder.begin_call()
         try:
             out = self._perform(action)
         except Exception as exc:  # the framework's answer, recorded as data

@@ -21,10 +21,12 @@ from typing import Any
 
 from chaos.barrier import BarrierClient
 from chaos.ledger import Ledger
-from chaos.targets.base import error_of
-from chaos.targets.common import EffectRecorder, SessionLoop, JsonFileStore, outcome, store_file
+from chaos.targets.base import Unsupported, error_of
+from chaos.targets.common import EffectRecorder, JsonFileStore, SessionBase, SessionLoop, outcome, store_file
 from chaos.workloads import WorkloadContext, import_factory
 
+
+UNSUPPORTED_OPS = "LlamaIndex Workflows has no checkpoint ids or fork operation (the application keeps one Context dict)"
 
 class NoSavedContext(LookupError):
     """Resume asked for, but no context was ever saved for this run."""
@@ -35,7 +37,7 @@ def _pending_steps(ctx_doc: dict) -> list[str]:
     return sorted(n for n, w in workers.items() if w.get("queue") or w.get("in_progress"))
 
 
-class LlamaIndexSession:
+class LlamaIndexSession(SessionBase):
     def __init__(self, spec: dict, barrier: BarrierClient, ledger: Ledger):
         from chaos.workloads.llamaindex import BUILTIN, LlamaWorkload
 
@@ -52,10 +54,6 @@ class LlamaIndexSession:
         self.workload = built
         self.seq = 0
         self.completed: list[str] = []
-
-    @property
-    def fired(self) -> list[dict]:
-        return self.recorder.fired
 
     def _save(self, what: str, handler: Any, *, awaiting: bool) -> None:
         doc = handler.ctx.to_dict()
@@ -104,6 +102,9 @@ class LlamaIndexSession:
         raise ValueError(f"unknown resume form {form!r}")
 
     def perform(self, action: dict) -> dict:
+        if action.get("op", "run") not in ("run", "resume"):
+            raise Unsupported(f"{action.get('op')!r}: " + UNSUPPORTED_OPS)
+        self.recorder.begin_call()
         try:
             return self.aio.run(self._perform(action))
         except Exception as exc:  # the framework's answer, recorded as data

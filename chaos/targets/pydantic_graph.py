@@ -20,8 +20,8 @@ from typing import Any
 
 from chaos.barrier import BarrierClient
 from chaos.ledger import Ledger
-from chaos.targets.base import error_of
-from chaos.targets.common import EffectRecorder, SessionLoop, outcome, store_file
+from chaos.targets.base import Unsupported, error_of
+from chaos.targets.common import EffectRecorder, SessionBase, SessionLoop, outcome, store_file
 from chaos.workloads import WorkloadContext, import_factory
 
 
@@ -55,7 +55,9 @@ def instrument(persistence: Any, barrier: BarrierClient) -> Any:
     return persistence
 
 
-class PydanticGraphSession:
+UNSUPPORTED_OPS = "pydantic-graph has no API that addresses a past snapshot (iter_from_persistence takes the next 'created' one)"
+
+class PydanticGraphSession(SessionBase):
     def __init__(self, spec: dict, barrier: BarrierClient, ledger: Ledger):
         from pydantic_graph.persistence.file import FileStatePersistence
 
@@ -76,10 +78,6 @@ class PydanticGraphSession:
         self.cleared_lock = False
         self.persistence = instrument(FileStatePersistence(self.path), barrier)
         self.persistence.set_graph_types(built.graph)
-
-    @property
-    def fired(self) -> list[dict]:
-        return self.recorder.fired
 
     def _deps(self, answer: Any = None) -> Any:
         from chaos.workloads.pydantic_graph import Deps
@@ -135,6 +133,9 @@ class PydanticGraphSession:
         return State()
 
     def perform(self, action: dict) -> dict:
+        if action.get("op", "run") not in ("run", "resume"):
+            raise Unsupported(f"{action.get('op')!r}: " + UNSUPPORTED_OPS)
+        self.recorder.begin_call()
         try:
             out = self.aio.run(self._perform(action))
         except Exception as exc:  # the framework's answer, recorded as data
