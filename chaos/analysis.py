@@ -9,8 +9,12 @@ stored journal with the current checkers and get what the run got.
   the kill, the resume outcome; EO (exactly-once), PC (prefix continuation), liveness, and for
   first_checkpoint FCL (the accepted run survives a crash before its first checkpoint).
 
+* fork / stray_resume / invalid_state / recovery_determinism: FD+FI, CO, CV, RD in
+  ``chaos.verdicts.<kind>``.
+
 A property with no valid trial behind it is ``unknown`` with the reason, never ``holds``; a
-property that holds only because nothing ever ran (no fire at all) is ``unknown`` too.
+property that holds only because nothing ever ran (no fire at all) is ``unknown`` too. A kind or
+property the target does not support is ``unknown`` with the adapter's reason.
 """
 
 from __future__ import annotations
@@ -26,37 +30,54 @@ PROPERTY_NAMES = {
     "EO": "effect exactly-once",
     "PC": "prefix continuation",
     "CO": "consume-once",
+    "FD": "fork determinism",
+    "CV": "checkpoint validity",
+    "RD": "recovery determinism",
+    "FI": "fork intent",
     "LIVENESS": "liveness",
     "FCL": "first checkpoint survives a crash",
 }
 
 
-def _verdict(prop: str, status: str, reason: str, **ev) -> Verdict:
+def verdict(prop: str, status: str, reason: str, **ev) -> Verdict:
     return Verdict(property=prop, status=status, reason=reason, evidence=Evidence(**ev))
 
 
 def combine(prop: str, parts: list[Verdict]) -> Verdict:
     """One verdict from many (points of a sweep): violated beats unknown beats holds."""
     if not parts:
-        return _verdict(prop, "unknown", "no kill point was measured")
+        return verdict(prop, "unknown", "no kill point was measured")
     bad = [v for v in parts if v.status == "violated"]
     if bad:
         ev = Evidence(
             trial_ids=sorted({t for v in bad for t in v.evidence.trial_ids}),
             points=[p for v in bad for p in v.evidence.points],
             ledger_seqs=sorted({s for v in bad for s in v.evidence.ledger_seqs}),
+            note=" | ".join(v.evidence.note for v in bad if v.evidence.note)[:2000],
         )
         return Verdict(property=prop, status="violated", reason=f"violated at {len(bad)}/{len(parts)} kill points: " + "; ".join(v.reason for v in bad[:3]) + (" ..." if len(bad) > 3 else ""), evidence=ev)
     unknown = [v for v in parts if v.status == "unknown"]
     if unknown:
         return Verdict(property=prop, status="unknown", reason=f"unknown at {len(unknown)}/{len(parts)} kill points: " + "; ".join(v.reason for v in unknown[:3]),
                        evidence=Evidence(points=[p for v in unknown for p in v.evidence.points]))
-    return _verdict(prop, "holds", f"holds at all {len(parts)} kill points", trial_ids=sorted({t for v in parts for t in v.evidence.trial_ids}))
+    return verdict(prop, "holds", f"holds at all {len(parts)} kill points", trial_ids=sorted({t for v in parts for t in v.evidence.trial_ids}))
 
 
-def _base(cell: Cell, records: list[TrialRecord]) -> dict:
+def versions_of(records: list[TrialRecord]) -> dict[str, str | None]:
+    """The framework distributions the racers actually ran (``a|b`` if racers disagreed)."""
+    seen: dict[str, set] = defaultdict(set)
+    for r in records:
+        for o in r.racers:
+            for dist, v in ((o.result or {}).get("versions") or {}).items():
+                seen[dist].add(v)
+    return {d: "|".join(sorted(str(v) for v in vs)) if len(vs) > 1 else next(iter(vs)) for d, vs in sorted(seen.items())}
+
+
+def base_fields(cell: Cell, records: list[TrialRecord]) -> dict:
     s = cell.scenario
     return dict(
+        version=s.target.version,
+        versions=versions_of(records),
         cell_index=cell.index,
         cell_id=cell.id,
         axes=cell.axes,
@@ -86,7 +107,7 @@ def analyze_race(cell: Cell, records: list[TrialRecord]) -> CellResult:
     dist = Counter(fires)
     spreads = [r.observations.get("release_spread_ms") for r in valid if r.observations.get("release_spread_ms") is not None]
     result = CellResult(
-        **_base(cell, records),
+        **base_fields(cell, records),
         saturation=(statistics.mean(fires) / k) if fires else None,
         fires={str(f): n for f, n in sorted(dist.items())},
         fires_per_trial=[int(r.observations.get("fires", 0)) if r.valid else None for r in records],
@@ -100,28 +121,28 @@ def analyze_race(cell: Cell, records: list[TrialRecord]) -> CellResult:
     if not valid:
         reasons = Counter(r.invalid_reason or "?" for r in records)
         why = "; ".join(f"{n}x {w}" for w, n in reasons.most_common(3)) or "no trial ran"
-        verdicts.append(_verdict("CO", "unknown", f"no valid trial (all {k} racers past the gate): {why}"))
-        verdicts.append(_verdict("LIVENESS", "unknown", "no valid trial"))
+        verdicts.append(verdict("CO", "unknown", f"no valid trial (all {k} racers past the gate): {why}"))
+        verdicts.append(verdict("LIVENESS", "unknown", "no valid trial"))
     else:
         dup = [r for r in valid if r.observations.get("fires", 0) > 1]
         if dup:
             seqs = [row["seq"] for r in dup for row in r.ledger if row["task"] == r.observations.get("gated_task")]
-            verdicts.append(_verdict(
+            verdicts.append(verdict(
                 "CO", "violated",
                 f"the gated effect fired more than once in {len(dup)}/{len(valid)} valid trials (max {max(fires)} of k={k})",
                 trial_ids=[r.trial_id for r in dup], ledger_seqs=seqs,
             ))
         elif all(f == 0 for f in fires):
-            verdicts.append(_verdict("CO", "unknown", "vacuous: no racer fired the gated effect in any valid trial"))
+            verdicts.append(verdict("CO", "unknown", "vacuous: no racer fired the gated effect in any valid trial"))
         else:
-            verdicts.append(_verdict("CO", "holds", f"at most one fire in each of {len(valid)} valid trials",
+            verdicts.append(verdict("CO", "holds", f"at most one fire in each of {len(valid)} valid trials",
                                      trial_ids=[r.trial_id for r in valid]))
         none_fired = [r for r in valid if r.observations.get("fires", 0) == 0]
         if none_fired:
-            verdicts.append(_verdict("LIVENESS", "violated", f"no racer fired the gated effect in {len(none_fired)}/{len(valid)} valid trials",
+            verdicts.append(verdict("LIVENESS", "violated", f"no racer fired the gated effect in {len(none_fired)}/{len(valid)} valid trials",
                                      trial_ids=[r.trial_id for r in none_fired]))
         else:
-            verdicts.append(_verdict("LIVENESS", "holds", f"the gated effect fired in every one of {len(valid)} valid trials"))
+            verdicts.append(verdict("LIVENESS", "holds", f"the gated effect fired in every one of {len(valid)} valid trials"))
     result.verdicts = verdicts
     return result
 
@@ -138,19 +159,19 @@ def _point_verdicts(point: str, recs: list[TrialRecord], first_checkpoint: bool)
     if not valid:
         why = recs[0].invalid_reason if recs else "no trial"
         props = ["EO", "PC", "LIVENESS"] + (["FCL"] if first_checkpoint else [])
-        return [_verdict(p, "unknown", f"{point}: {why}", points=[point], trial_ids=[r.trial_id for r in recs]) for p in props]
+        return [verdict(p, "unknown", f"{point}: {why}", points=[point], trial_ids=[r.trial_id for r in recs]) for p in props]
     out = []
     # EO: no task's effect more than once across kill + resume
     dups = [(r, t, n) for r in valid for t, n in _counts(r).items() if n > 1]
     if dups:
         r0, t0, n0 = dups[0]
-        out.append(_verdict("EO", "violated", f"{point}: effect {t0!r} fired {n0}x (trial {r0.trial_id})", points=[point],
+        out.append(verdict("EO", "violated", f"{point}: effect {t0!r} fired {n0}x (trial {r0.trial_id})", points=[point],
                             trial_ids=sorted({r.trial_id for r, _, _ in dups}),
                             ledger_seqs=[row["seq"] for r, t, _ in dups for row in r.ledger if row["task"] == t]))
     elif not any(r.ledger for r in valid):
-        out.append(_verdict("EO", "unknown", f"{point}: vacuous, no effect fired at all", points=[point]))
+        out.append(verdict("EO", "unknown", f"{point}: vacuous, no effect fired at all", points=[point]))
     else:
-        out.append(_verdict("EO", "holds", f"{point}: every effect at most once", points=[point], trial_ids=[r.trial_id for r in valid]))
+        out.append(verdict("EO", "holds", f"{point}: every effect at most once", points=[point], trial_ids=[r.trial_id for r in valid]))
     # PC: nothing recorded complete at the kill runs again
     pc_bad, pc_unknown = [], []
     for r in valid:
@@ -164,14 +185,14 @@ def _point_verdicts(point: str, recs: list[TrialRecord], first_checkpoint: bool)
             pc_bad.append((r, sorted(again)))
     if pc_bad:
         r0, again = pc_bad[0]
-        out.append(_verdict("PC", "violated", f"{point}: {', '.join(again)} recorded complete at the kill, ran again on resume",
+        out.append(verdict("PC", "violated", f"{point}: {', '.join(again)} recorded complete at the kill, ran again on resume",
                             points=[point], trial_ids=[r.trial_id for r, _ in pc_bad],
                             ledger_seqs=[row["seq"] for r, a in pc_bad for row in r.ledger if row["task"] in a and row["racer_id"] == "resume"]))
     elif len(pc_unknown) == len(valid):
         err = (valid[0].observations.get("at_kill") or {}).get("error") or {}
-        out.append(_verdict("PC", "unknown", f"{point}: durable state unreadable ({err.get('type')})", points=[point]))
+        out.append(verdict("PC", "unknown", f"{point}: durable state unreadable ({err.get('type')})", points=[point]))
     else:
-        out.append(_verdict("PC", "holds", f"{point}: no task recorded complete ran again", points=[point], trial_ids=[r.trial_id for r in valid]))
+        out.append(verdict("PC", "holds", f"{point}: no task recorded complete ran again", points=[point], trial_ids=[r.trial_id for r in valid]))
     # liveness: the resume finishes the run or leaves it waiting for a human
     dead = []
     for r in valid:
@@ -182,10 +203,10 @@ def _point_verdicts(point: str, recs: list[TrialRecord], first_checkpoint: bool)
         elif after.get("next") and not after.get("pending_interrupts"):
             dead.append((r, f"stopped with next={after.get('next')}"))
     if dead:
-        out.append(_verdict("LIVENESS", "violated", f"{point}: resume did not finish the run ({dead[0][1]})", points=[point],
+        out.append(verdict("LIVENESS", "violated", f"{point}: resume did not finish the run ({dead[0][1]})", points=[point],
                             trial_ids=[r.trial_id for r, _ in dead]))
     else:
-        out.append(_verdict("LIVENESS", "holds", f"{point}: resume finished the run", points=[point], trial_ids=[r.trial_id for r in valid]))
+        out.append(verdict("LIVENESS", "holds", f"{point}: resume finished the run", points=[point], trial_ids=[r.trial_id for r in valid]))
     if first_checkpoint:
         lost = [r for r in valid if ((r.observations.get("at_kill") or {}).get("checkpoints") or 0) == 0
                 and (r.observations.get("resume_outcome") or {}).get("status") != "done"]
@@ -193,24 +214,24 @@ def _point_verdicts(point: str, recs: list[TrialRecord], first_checkpoint: bool)
             fired = sum(len(r.ledger) for r in lost)
             note = f"; yet {fired} effect(s) had already fired" if fired else ""
             err = ((lost[0].observations.get("resume_outcome") or {}).get("error") or {}).get("type")
-            out.append(_verdict("FCL", "violated", f"{point}: no checkpoint survived and the resume could not continue ({err}): the accepted run is known nowhere{note}",
+            out.append(verdict("FCL", "violated", f"{point}: no checkpoint survived and the resume could not continue ({err}): the accepted run is known nowhere{note}",
                                 points=[point], trial_ids=[r.trial_id for r in lost], ledger_seqs=[row["seq"] for r in lost for row in r.ledger]))
         else:
-            out.append(_verdict("FCL", "holds", f"{point}: the run was recovered", points=[point], trial_ids=[r.trial_id for r in valid]))
+            out.append(verdict("FCL", "holds", f"{point}: the run was recovered", points=[point], trial_ids=[r.trial_id for r in valid]))
     return out
 
 
 def analyze_sweep(cell: Cell, records: list[TrialRecord]) -> CellResult:
     dry = next((r for r in records if r.trial_id.endswith("-dry")), None)
     trials = [r for r in records if not r.trial_id.endswith("-dry")]
-    result = CellResult(**_base(cell, trials))
+    result = CellResult(**base_fields(cell, trials))
     result.racer_errors = sum(1 for r in trials for o in r.racers if o.status in ("harness_error", "crashed", "timeout"))
     fc = cell.scenario.kind == "first_checkpoint"
     if dry is None or not dry.valid:
         why = dry.invalid_reason if dry else "the dry run did not run"
         result.failure = why
         props = ["EO", "PC", "LIVENESS"] + (["FCL"] if fc else [])
-        result.verdicts = [_verdict(p, "unknown", why) for p in props]
+        result.verdicts = [verdict(p, "unknown", why) for p in props]
         return result
     by_point: dict[str, list[TrialRecord]] = defaultdict(list)
     for r in trials:
@@ -248,10 +269,32 @@ def analyze_sweep(cell: Cell, records: list[TrialRecord]) -> CellResult:
 
 
 def analyze_cell(cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
+    from chaos.targets import get_target
+    from chaos.verdicts import KIND_PROPERTIES
+
     recs = list(records)
-    if cell.scenario.kind == "race":
-        return analyze_race(cell, recs)
-    return analyze_sweep(cell, recs)
+    kind = cell.scenario.kind
+    info = get_target(cell.scenario.target.framework)
+    why = info.supports(kind)
+    if why is not None:
+        result = CellResult(**base_fields(cell, recs))
+        result.failure = f"kind {kind} is not supported by the {info.framework} adapter: {why}"
+        result.verdicts = [verdict(p, "unknown", f"unsupported: {why}") for p in KIND_PROPERTIES.get(kind, ())]
+        return result
+    if kind == "race":
+        result = analyze_race(cell, recs)
+    elif kind in ("kill_sweep", "first_checkpoint"):
+        result = analyze_sweep(cell, recs)
+    else:
+        import importlib
+
+        module = {"fork": "fork", "stray_resume": "stray", "invalid_state": "invalid", "recovery_determinism": "recovery"}[kind]
+        result = importlib.import_module(f"chaos.verdicts.{module}").analyze(cell, recs)
+    for v in result.verdicts:  # a property the adapter cannot judge is never reported as judged
+        reason = info.supports(v.property)
+        if reason is not None:
+            v.status, v.reason = "unknown", f"unsupported: {reason}"
+    return result
 
 
 def verdict_counts(cells: list[CellResult]) -> dict[str, int]:

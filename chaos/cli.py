@@ -8,6 +8,7 @@ act on are one line on stderr, never a traceback.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Optional
@@ -20,8 +21,15 @@ from rich.table import Table
 from chaos.errors import ChaosError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Crash-injection and race harness: does resume really mean resume?")
-console = Console(stderr=True)
-out = Console()
+def _console(stderr: bool = False) -> Console:
+    # piped output (CI logs, files) gets a wide console instead of rich's default of 80 columns
+    stream = sys.stderr if stderr else sys.stdout
+    wide = None if stream.isatty() or os.environ.get("COLUMNS") else 160
+    return Console(stderr=stderr, width=wide, soft_wrap=True)
+
+
+console = _console(stderr=True)
+out = _console()
 
 STATUS_STYLE = {"holds": "green", "violated": "bold red", "unknown": "yellow"}
 
@@ -51,6 +59,7 @@ def run(
     trials: Optional[int] = typer.Option(None, help="override trials per cell (per kill point for sweeps)"),
     keep_work: bool = typer.Option(False, "--keep-work", help="keep per-trial work folders (checkpoint DBs, racer logs)"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
+    only: Optional[list[str]] = typer.Option(None, "--only", help="run just this trial id (repeatable), e.g. c000-t0001"),
 ) -> None:
     """Run a scenario: every cell, every trial; write the run folder and print the summary."""
     from chaos.orchestrator import RunOptions, run_scenario
@@ -68,7 +77,8 @@ def run(
     try:
         with progress:
             outcome = run_scenario(scenario, RunOptions(out=out_dir, seed=seed, trials=trials, keep_work=keep_work,
-                                                        on_trial=on_trial, on_cell_start=on_cell))
+                                                        on_trial=on_trial, on_cell_start=on_cell,
+                                                        only=set(only) if only else None))
     except ChaosError as exc:
         _fail(exc)
     res = outcome.results
@@ -77,6 +87,34 @@ def run(
     if outcome.interrupted:
         console.print("[yellow]interrupted: the journal keeps every finished trial[/]")
     raise typer.Exit(res.exit_code)
+
+
+@app.command()
+def rerun(
+    run_dir: Path = typer.Argument(..., help="a stored run folder (reports/<scenario>/<timestamp>)"),
+    trial_ids: list[str] = typer.Argument(..., help="trial ids named in its evidence, e.g. c000-t0001 c009-p000-r001"),
+    out_dir: Path = typer.Option(Path("reports"), "--out", help="folder that receives the re-run's folder"),
+    keep_work: bool = typer.Option(False, "--keep-work", help="keep per-trial work folders"),
+) -> None:
+    """Re-run trials of a stored run alone (same seed, cell and kill point) and compare the verdicts."""
+    from chaos.orchestrator import RunOptions
+    from chaos.orchestrator import rerun as do_rerun
+
+    try:
+        outcome, comparison = do_rerun(run_dir, trial_ids, RunOptions(out=out_dir, keep_work=keep_work))
+    except ChaosError as exc:
+        _fail(exc)
+    out.print(summary_table(outcome.results))
+    t = Table(title="verdicts whose evidence names the re-run trials")
+    for col in ("cell", "property", "trials", "was", "now"):
+        t.add_column(col)
+    for row in comparison:
+        same = row["was"] == row["now"]
+        t.add_row(row["cell"], row["property"], ", ".join(row["trial_ids"]), row["was"],
+                  f"[{'green' if same else 'bold red'}]{row['now']}[/]")
+    out.print(t)
+    out.print(f"run folder: {outcome.run_dir}")
+    raise typer.Exit(outcome.results.exit_code)
 
 
 @app.command()

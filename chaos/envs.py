@@ -5,7 +5,7 @@ chaos needs only the standard library, so an environment holds just the framewor
 distributions, and racers find chaos itself through PYTHONPATH (``chaos_root()``).
 
 ``python_for(framework, version)`` returns the interpreter to run racers with: the current one
-when no version is asked for and the framework imports here; otherwise a cached venv under
+when the framework imports here and no version (or the installed one) is asked for; otherwise a cached venv under
 ``$CHAOS_ENV_DIR`` (default ``~/.cache/chaos/envs``), created once with pip from the target's
 pins (a file lock makes concurrent creation safe) and reused by every later run.
 """
@@ -33,11 +33,15 @@ def chaos_root() -> str:
     return str(Path(__file__).resolve().parent.parent)
 
 
-def racer_env(python: str) -> dict:
-    """The environment racers get: ours, plus chaos on the path when they run another Python."""
+def racer_env(python: str, extra_paths: list[str] | None = None) -> dict:
+    """The environment racers get: ours, plus chaos on the path when they run another Python, plus
+    the folders where a user's workload module lives."""
     env = dict(os.environ)
+    paths = list(extra_paths or [])
     if python != sys.executable:
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (chaos_root(), env.get("PYTHONPATH", "")) if p)
+        paths.insert(0, chaos_root())
+    if paths:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (*paths, env.get("PYTHONPATH", "")) if p)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 
@@ -72,11 +76,21 @@ def ensure_env(framework: str, version: str | None, requirements: list[str]) -> 
     return str(python)
 
 
+def _installed(dist: str) -> str | None:
+    from importlib import metadata
+
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
 def python_for(framework: str, version: str | None = None) -> str:
     """The interpreter racers of ``framework`` (at ``version``) run with."""
     from chaos.targets import get_target
 
     info = get_target(framework)
-    if version is None and info.import_name and importlib.util.find_spec(info.import_name) is not None:
-        return sys.executable
+    if info.import_name and importlib.util.find_spec(info.import_name) is not None:
+        if version is None or _installed(info.distributions[0] if info.distributions else info.import_name) == version:
+            return sys.executable  # the asked-for release is the one installed here
     return ensure_env(framework, version, info.requirements(version))

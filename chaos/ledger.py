@@ -71,10 +71,10 @@ class SqliteLedger:
     def __init__(self, path: str, context: dict | None = None):
         self.path = path
         self.context = dict(context or {})
-        # Frameworks run nodes on worker threads (CrewAI runs sync flow methods in a thread pool):
-        # the connection may be used from any thread of the racer, one call at a time.
-        self._lock = threading.Lock()
+        # frameworks run nodes on worker threads (LangGraph's functional API does): one connection,
+        # shared across threads, one statement at a time
         self._conn = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
+        self._lock = threading.Lock()
         self._conn.execute("PRAGMA busy_timeout=60000")
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=FULL")
@@ -83,10 +83,7 @@ class SqliteLedger:
     def append(self, *, task: str, value: str | None, thread_id: str) -> int:
         c = self.context
         with self._lock:
-            return self._insert(c, task, value, thread_id)
-
-    def _insert(self, c: dict, task: str, value: str | None, thread_id: str) -> int:
-        cur = self._conn.execute(
+            cur = self._conn.execute(
             "INSERT INTO effects (run_id, cell_id, trial_id, thread_id, effect_key, task, value,"
             " racer_id, host, pid, t_wall, t_mono_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
             (
@@ -103,8 +100,8 @@ class SqliteLedger:
                 time.time(),
                 time.monotonic_ns(),
             ),
-        )
-        return int(cur.lastrowid)
+            )
+            return int(cur.lastrowid)
 
     def rows(self, *, run_id: str, trial_id: str | None = None) -> list[dict]:
         sql = f"SELECT {', '.join(COLUMNS)} FROM effects WHERE run_id = ?"

@@ -53,6 +53,7 @@ class RunOptions:
     keep_work: bool = False
     on_trial: Callable[[TrialRecord], None] | None = None
     on_cell_start: Callable[[Cell, int], None] | None = None
+    only: set[str] | None = None  # run just these trial ids (``chaos run --only``)
 
 
 @dataclass
@@ -156,6 +157,8 @@ def run_scenario(path: str | os.PathLike, opts: RunOptions | None = None) -> Run
             data["trials"] = opts.trials
         scenario = Scenario.model_validate(data)
     cells = expand(scenario, path=str(path))
+    for cell in cells:
+        preflight(cell, str(path), python_for(cell.scenario.target.framework, cell.scenario.target.version))
     run_dir = prepare_run_dir(Path(opts.out), scenario.name, _stamp())
     run_id = f"{scenario.name}-{run_dir.name}-{secrets.token_hex(3)}"
     meta = {
@@ -176,8 +179,43 @@ def run_scenario(path: str | os.PathLike, opts: RunOptions | None = None) -> Run
     return execute(run_dir, meta, scenario, cells, opts)
 
 
+_preflight_ok: set[tuple[str, str]] = set()
+
+
+def workload_paths(scenario_file: str | None) -> list[str]:
+    """Where a user's ``package.module:factory`` is looked up: the working folder and the scenario's."""
+    paths = [os.getcwd()]
+    if scenario_file:
+        paths.append(str(Path(scenario_file).resolve().parent))
+    return paths
+
+
+def preflight(cell: Cell, scenario_file: str | None, python: str) -> None:
+    """A user's workload factory must import in the racers' interpreter: check once, clearly."""
+    from chaos.targets import TARGETS
+
+    ref = cell.scenario.workload
+    info = TARGETS.get(cell.scenario.target.framework)
+    if info is None or ref in info.workloads or (python, ref) in _preflight_ok:
+        return
+    import subprocess
+
+    from chaos.envs import racer_env
+
+    env = racer_env(python, workload_paths(scenario_file))
+    code = "import sys; from chaos.workloads import import_factory; import_factory(sys.argv[1])"
+    proc = subprocess.run([python, "-c", code, ref], capture_output=True, text=True, env=env, timeout=300)
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["?"])[-1]
+        from chaos.errors import TargetError
+
+        raise TargetError(f"{scenario_file or 'scenario'}: workload: {ref!r} does not import in the racers' Python: {last}",
+                          hint="check the module path and that it is importable from the scenario's folder")
+    _preflight_ok.add((python, ref))
+
+
 def execute(run_dir: Path, meta: dict, scenario: Scenario, cells: list[Cell], opts: RunOptions,
-            prior: list[TrialRecord] | None = None) -> RunOutcome:
+            prior: list[TrialRecord] | None = None, only: set[str] | None = None) -> RunOutcome:
     run_id = meta["run_id"]
     work_dir = run_dir / "work"
     work_dir.mkdir(exist_ok=True)
@@ -189,7 +227,8 @@ def execute(run_dir: Path, meta: dict, scenario: Scenario, cells: list[Cell], op
         s = cell.scenario
         key = repr((s.target.framework, s.target.version, s.racers.placement))
         if key not in launchers:
-            launchers[key] = make_launcher(s.racers.placement, python_for(s.target.framework, s.target.version), run_id)
+            launchers[key] = make_launcher(s.racers.placement, python_for(s.target.framework, s.target.version), run_id,
+                                           extra_paths=workload_paths(meta.get("scenario_file")))
         return launchers[key]
 
     journal = Journal(run_dir / "journal.jsonl")
@@ -205,6 +244,7 @@ def execute(run_dir: Path, meta: dict, scenario: Scenario, cells: list[Cell], op
         store_for=lambda cell, trial_id, d: {"path": str((d / "checkpoints.sqlite").resolve())},
         keep_work=opts.keep_work,
         prior={r.trial_id: r for r in prior},
+        only=only if only is not None else opts.only,
     )
     records: list[TrialRecord] = list(prior)
     failures: dict[int, str] = {}
@@ -214,14 +254,21 @@ def execute(run_dir: Path, meta: dict, scenario: Scenario, cells: list[Cell], op
             for cell in cells:
                 if opts.on_cell_start:
                     opts.on_cell_start(cell, len(cells))
-                runner = runner_for(cell.scenario.kind)
+                runner = runner_for(cell.scenario.kind, cell.scenario.target.framework)
                 try:
                     ctx.launcher = launcher_for(cell)
+                    valid_seen = False
                     for rec in runner(ctx, cell, set(ctx.prior)):
                         journal.append(rec.model_dump(mode="json"))
                         records.append(rec)
                         if opts.on_trial:
                             opts.on_trial(rec)
+                        valid_seen = valid_seen or rec.valid
+                        if rec.errors and not valid_seen:
+                            # the harness itself cannot run this cell (e.g. a workload that raises
+                            # while being built): say so once instead of failing every trial
+                            failures[cell.index] = f"racers could not run the workload: {rec.errors[0]}"
+                            break
                 except ChaosError as exc:
                     failures[cell.index] = exc.message
                     if ctx.launcher is not None:
@@ -241,10 +288,61 @@ def execute(run_dir: Path, meta: dict, scenario: Scenario, cells: list[Cell], op
     meta["finished"] = _dt.datetime.now(_dt.timezone.utc).isoformat()
     meta["interrupted"] = interrupted
     meta["failures"] = {str(k): v for k, v in failures.items()}
+    # what each cell's racers actually ran (a version axis asks; this records the answer)
+    meta["cell_versions"] = {c.cell_id: {"asked": c.version, "ran": c.versions} for c in results.cells}
     (run_dir / "run.json").write_text(json.dumps(meta, indent=2, default=str))
     write_results(run_dir, results, meta)
     _link_latest(run_dir)
     return RunOutcome(run_dir=run_dir, results=results, interrupted=interrupted, cells=cells)
+
+
+def rerun(run_dir: Path, trial_ids: list[str], opts: RunOptions | None = None) -> tuple[RunOutcome, list[dict]]:
+    """Re-run some trials of a stored run alone: same scenario, root seed, cells, kill points.
+
+    Trial seeds derive from the root seed, the cell id and the trial id, so a re-run trial gets the
+    seed it had; a sweep's trials reuse the stored dry run, so point indices name the same
+    boundaries. Returns the new run and, per verdict of the stored run whose evidence names a
+    re-run trial, ``{"cell", "property", "trial_ids", "was", "now"}``.
+    """
+    opts = opts or RunOptions()
+    meta0, scenario, cells, records, _ = load_run(run_dir)
+    known = {r.trial_id: r for r in records}
+    missing = [t for t in trial_ids if t not in known]
+    if missing:
+        sample = ", ".join(sorted(t for t in known if not t.endswith("-dry"))[:5])
+        raise ChaosError(f"{run_dir}: no trial {missing[0]!r} in journal.jsonl", hint=f"trial ids look like: {sample}")
+    wanted_cells = sorted({known[t].cell_index for t in trial_ids})
+    cells = [c for c in cells if c.index in wanted_cells]
+    dry = [r for r in records if r.trial_id.endswith("-dry") and r.cell_index in wanted_cells]
+    run_dir_new = prepare_run_dir(Path(opts.out), scenario.name, _stamp() + "-rerun")
+    run_id = f"{scenario.name}-{run_dir_new.name}-{secrets.token_hex(3)}"
+    meta = {**{k: meta0.get(k) for k in ("scenario_file", "scenario", "seed")},
+            "run_id": run_id, "cells": [{"index": c.index, "id": c.id, "axes": c.axes} for c in cells],
+            "rerun_of": {"run_dir": str(Path(run_dir).resolve()), "run_id": meta0.get("run_id"), "trial_ids": list(trial_ids)},
+            "versions": versions(scenario), "host": socket.gethostname(), "platform": platform.platform(),
+            "argv": sys.argv, "started": _dt.datetime.now(_dt.timezone.utc).isoformat(), "finished": None, "interrupted": False}
+    (run_dir_new / "run.json").write_text(json.dumps(meta, indent=2, default=str))
+    journal = Journal(run_dir_new / "journal.jsonl")  # the reused dry runs, so the new folder stands alone
+    for r in dry:
+        journal.append(r.model_dump(mode="json"))
+    journal.close()
+    outcome = execute(run_dir_new, meta, scenario, cells, opts, prior=dry, only=set(trial_ids))
+    before = analyse_stored(Path(run_dir))
+    now = {c.cell_index: c for c in outcome.results.cells}
+    comparison = []
+    for c in before.cells:
+        if c.cell_index not in now:
+            continue
+        for v in c.verdicts:
+            named = [t for t in trial_ids if t in v.evidence.trial_ids]
+            if not named:
+                continue
+            v_now = next((x for x in now[c.cell_index].verdicts if x.property == v.property), None)
+            comparison.append({"cell": c.cell_id, "property": v.property, "trial_ids": named, "was": v.status,
+                               "now": v_now.status if v_now else "absent", "reason_now": v_now.reason if v_now else ""})
+    meta["comparison"] = comparison
+    (run_dir_new / "run.json").write_text(json.dumps(meta, indent=2, default=str))
+    return outcome, comparison
 
 
 def load_run(run_dir: Path) -> tuple[dict, Scenario, list[Cell], list[TrialRecord], bool]:

@@ -40,7 +40,7 @@ def set_parent_death_signal() -> None:
 
 def run_spec(spec: dict) -> tuple[dict, int]:
     """Perform the spec's action; returns (result, exit code)."""
-    from chaos.targets.base import Unsupported, distribution_versions, error_of, unsupported_outcome
+    from chaos.targets.base import Unsupported, distribution_versions, error_of, outcome_of_inspect, unsupported_outcome
 
     t0 = time.monotonic_ns()
     result: dict = {
@@ -88,10 +88,15 @@ def run_spec(spec: dict) -> tuple[dict, int]:
                 continue  # e.g. answer an interrupt only if the run stopped at one
             if not result.get("t_invoke_mono_ns"):
                 result["t_invoke_mono_ns"] = time.monotonic_ns()
-            try:
-                outcome = session.perform(action)
-            except Unsupported as exc:
-                outcome = unsupported_outcome(str(exc))
+            before = len(getattr(session, "fired", []))
+            if action.get("op") == "inspect":  # generic: every session has inspect()
+                outcome = outcome_of_inspect(session.inspect())
+            else:
+                try:
+                    outcome = session.perform(action)
+                except Unsupported as exc:
+                    outcome = unsupported_outcome(str(exc))
+            outcome["fired"] = [f["effect_key"] for f in list(getattr(session, "fired", []))[before:]]
             outcome["action"] = action
             result["outcomes"].append(outcome)
             result["t_return_mono_ns"] = time.monotonic_ns()

@@ -112,6 +112,8 @@ class CellResult(Record):
     jitter_ms: float
     resume: str
     workload: str
+    version: str | None = None  # the framework version the scenario asked for (None: installed)
+    versions: dict[str, str | None] = Field(default_factory=dict)  # what the racers actually ran
     trials: int
     valid_trials: int
     unknown_trials: int
@@ -123,6 +125,7 @@ class CellResult(Record):
     racer_errors: int = 0
     release_spread_ms: dict[str, float] | None = None
     points: list[PointResult] = Field(default_factory=list)
+    summary: dict[str, Any] = Field(default_factory=dict)  # kind-specific tallies (fork, stray, ...)
     verdicts: list[Verdict] = Field(default_factory=list)
     failure: str | None = None
 

@@ -28,6 +28,25 @@ def _sat(c: CellResult) -> str:
     return "-" if c.saturation is None else f"{c.saturation:.3f}"
 
 
+SWEEP_KINDS = ("kill_sweep", "first_checkpoint", "recovery_determinism")
+SWEEP_TITLES = {"kill_sweep": "Kill-point sweep", "first_checkpoint": "Crash before the first checkpoint",
+                "recovery_determinism": "Recovery determinism (repeated crashes at one point)"}
+
+
+def _tally(v) -> str:
+    if isinstance(v, dict):
+        return ", ".join(f"{k} x{n}" if isinstance(n, int) else f"{k}={n}" for k, n in v.items())
+    return str(v)
+
+
+def _esc(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _versions(c: CellResult) -> str:
+    return ", ".join(f"{k} {v}" for k, v in c.versions.items() if v) or "-"
+
+
 def render_markdown(results: RunResults, meta: dict) -> str:
     lines: list[str] = []
     add = lines.append
@@ -46,7 +65,8 @@ def render_markdown(results: RunResults, meta: dict) -> str:
         add("- **the run was interrupted**: the tables cover the trials journaled before it stopped")
     add("")
     races = [c for c in results.cells if c.kind == "race"]
-    sweeps = [c for c in results.cells if c.kind != "race"]
+    sweeps = [c for c in results.cells if c.kind in SWEEP_KINDS]
+    contract = [c for c in results.cells if c.kind not in SWEEP_KINDS and c.kind != "race"]
     if races:
         add("## Saturation (k racers resume one pending interrupt)")
         add("")
@@ -59,8 +79,19 @@ def render_markdown(results: RunResults, meta: dict) -> str:
             add(f"| {c.cell_id} | {c.backend} | {c.k} | {c.jitter_ms:g} | {c.valid_trials}/{c.trials} | {_sat(c)} | {_fires(c)} | "
                 f"{c.max_fires if c.max_fires is not None else '-'} | {c.racer_errors} | {spread} | {_v(c, 'CO')} | {_v(c, 'LIVENESS')} |")
         add("")
+    if contract:
+        add("## Resume contract (fork, stray resume, invalid state)")
+        add("")
+        add("| cell | kind | workload | backend | durability | valid/trials | what happened | verdicts |")
+        add("|---|---|---|---|---|---|---|---|")
+        for c in contract:
+            seen = "; ".join(f"{k}: {_tally(v)}" for k, v in c.summary.items() if v) or (c.failure or "-")
+            verdicts = ", ".join(f"{v.property} {MARK[v.status]}" for v in c.verdicts)
+            add(f"| {c.cell_id} | {c.kind} | {c.workload} | {c.backend} | {c.durability} | {c.valid_trials}/{c.trials} | "
+                f"{_esc(seen)} | {verdicts} |")
+        add("")
     for c in sweeps:
-        title = "Kill-point sweep" if c.kind == "kill_sweep" else "Crash before the first checkpoint"
+        title = SWEEP_TITLES[c.kind]
         add(f"## {title}: {c.workload}, resume `{c.resume}`, durability {c.durability}, backend {c.backend} ({c.cell_id})")
         add("")
         if c.failure:
@@ -91,7 +122,16 @@ def render_markdown(results: RunResults, meta: dict) -> str:
     for c in results.cells:
         for v in c.verdicts:
             ev = ", ".join(v.evidence.trial_ids[:6]) + (" ..." if len(v.evidence.trial_ids) > 6 else "")
-            reason = v.reason.replace("|", "\\|").replace("\n", " ")
-            add(f"| {c.cell_id} | {v.property} ({PROPERTY_NAMES.get(v.property, '')}) | {MARK[v.status]} | {reason} | {ev or '-'} |")
+            add(f"| {c.cell_id} | {v.property} ({PROPERTY_NAMES.get(v.property, '')}) | {MARK[v.status]} | {_esc(v.reason)} | {ev or '-'} |")
+    add("")
+    add("Re-check any verdict: `chaos rerun <run folder> <trial id>` re-runs that trial alone from the recorded seed "
+        "and kill point.")
+    add("")
+    add("## Framework versions per cell (as the racers reported them)")
+    add("")
+    add("| cell | asked for | ran |")
+    add("|---|---|---|")
+    for c in results.cells:
+        add(f"| {c.cell_id} | {c.version or 'installed'} | {_versions(c)} |")
     add("")
     return "\n".join(lines)

@@ -1,6 +1,7 @@
 """Scenarios: YAML files that say what to measure, loaded strictly and expanded into cells.
 
-A scenario names a kind (``race``, ``kill_sweep``, ``first_checkpoint``), a target (framework,
+A scenario names a kind (``race``, ``kill_sweep``, ``first_checkpoint``, ``fork``, ``invalid_state``,
+``stray_resume``, ``recovery_determinism``), a target (framework,
 backend, durability mode), a workload, the racers (k, placement), trials per cell, a root seed and
 an optional matrix of axes. ``expand`` turns it into cells: one fully-specified scenario per point
 of the matrix, each with a stable id such as ``backend=sqlite,k=4,jitter_ms=0``.
@@ -67,9 +68,11 @@ class Scenario(Strict):
     seed: int = Field(0, ge=0)
     resume: str = Field("none", description="none | input | command:<value>")
     distinct_values: bool = Field(False, description="race: each racer resumes with its own value")
+    fork_via: Literal["checkpoint", "explicit"] = Field(
+        "checkpoint", description="fork: address the interrupt's checkpoint directly, or through the framework's explicit fork")
+    kill_points: list[str] = Field(
+        default_factory=list, description="sweeps: only kill points whose boundary name contains one of these (empty: all)")
     timeout_s: float = Field(120, gt=0, description="cap on any single wait for a racer")
-    points: list[str] = Field(default_factory=list, description="kill_sweep: only the kill points matching these"
-                              " glob patterns (e.g. 'effect(*', 'save(*:after*'); empty = every boundary")
     matrix: dict[str, list[Any]] = Field(default_factory=dict)
 
     @field_validator("resume")
@@ -89,12 +92,20 @@ class Scenario(Strict):
                 raise ValueError(f"matrix axis {axis!r} has no values; give at least one")
             if len({repr(v) for v in values}) != len(values):
                 raise ValueError(f"matrix axis {axis!r} repeats a value")
+            if axis == "case":
+                for v in values:
+                    if not isinstance(v, dict) or not v:
+                        raise ValueError("each matrix case is a mapping of axes to values, e.g. {name: fork, kind: fork}")
+                    bad = [k for k in v if k != "name" and (k not in AXES or k == "case")]
+                    if bad:
+                        raise ValueError(f"matrix case key {bad[0]!r} is not an axis; allowed: name, "
+                                         + ", ".join(a for a in AXES if a != "case"))
         return m
 
     @model_validator(mode="after")
     def _kind_rules(self) -> "Scenario":
-        if self.kind == "race" and not self.resume.startswith("command:"):
-            raise ValueError("a race resumes a pending interrupt: set resume to 'command:<value>'")
+        if self.kind in ("race", "fork", "stray_resume") and not self.resume.startswith("command:"):
+            raise ValueError(f"a {self.kind} answers a pending interrupt: set resume to 'command:<value>'")
         return self
 
     @property
@@ -108,8 +119,12 @@ class Scenario(Strict):
         return yaml.safe_load(self.resume.split(":", 1)[1])
 
 
-# axis name -> path in the scenario mapping
+# axis name -> path in the scenario mapping. ``case`` is special: each of its values is a mapping
+# of other axes to values (plus an optional ``name`` for the cell id), so one file can hold cells
+# that differ in several axes at once (e.g. a kind with the workload it needs).
 AXES: dict[str, tuple[str, ...]] = {
+    "case": (),
+    "kind": ("kind",),
     "framework": ("target", "framework"),
     "backend": ("target", "backend"),
     "durability": ("target", "durability"),
@@ -118,6 +133,8 @@ AXES: dict[str, tuple[str, ...]] = {
     "placement": ("racers", "placement"),
     "jitter_ms": ("jitter_ms",),
     "resume": ("resume",),
+    "fork_via": ("fork_via",),
+    "kill_points": ("kill_points",),
     "workload": ("workload",),
     "trials": ("trials",),
 }
@@ -277,8 +294,8 @@ def check_semantics(scenario: Scenario, path: str = "<scenario>", node: yaml.Nod
         assert info is not None
         if s.target.backend not in info.backends:
             fail(("target", "backend"), f"{info.framework} has no backend {s.target.backend!r}; known: {', '.join(info.backends)}")
-        if s.kind not in info.kinds:
-            fail(("kind",), f"{info.framework} does not support kind {s.kind!r}; supported: {', '.join(info.kinds)}")
+        # a kind the target does not support is not an input error: its cell reports every property
+        # unknown with the adapter's reason (so one matrix can span frameworks)
         if s.workload not in info.workloads:
             reason = _workload_importable(s.workload, [os.getcwd(), str(Path(path).parent)])
             if reason:
@@ -292,6 +309,8 @@ def _set(data: dict, path: tuple[str, ...], value: Any) -> None:
 
 
 def _fmt(v: Any) -> str:
+    if isinstance(v, dict) and "hosts" not in v:  # a matrix case
+        return str(v.get("name") or "/".join(f"{k}:{_fmt(x)}" for k, x in v.items()))
     if isinstance(v, dict):
         return "+".join(str(x) for x in v.get("hosts", [])) or str(v)
     return str(v)
@@ -306,12 +325,18 @@ def expand(scenario: Scenario, *, path: str = "<scenario>", node: yaml.Node | No
     for i, combo in enumerate(combos):
         data = yaml.safe_load(yaml.safe_dump(base))  # deep copy of plain data
         for (axis, _), value in zip(axes, combo):
-            _set(data, AXES[axis], value)
+            if axis == "case":
+                for k, v in value.items():
+                    if k != "name":
+                        _set(data, AXES[k], v)
+            else:
+                _set(data, AXES[axis], value)
         try:
             cell_scenario = Scenario.model_validate(data)
         except ValidationError as exc:
             first = exc.errors()[0]
-            axis = next((a for a, p in AXES.items() if p == tuple(first["loc"])[: len(p)] and a in scenario.matrix), None)
+            axis = next((a for a, p in AXES.items() if p and p == tuple(first["loc"])[: len(p)] and a in scenario.matrix),
+                        "case" if "case" in scenario.matrix else None)
             line = _line_of(node, ("matrix", axis)) if (node is not None and axis) else None
             raise ScenarioError(f"{path}:{line or 1}: matrix: {_describe(first)}") from None
         axis_values = {axis: value for (axis, _), value in zip(axes, combo)}

@@ -36,6 +36,11 @@ class RunContext:
     store_for: Callable[[Cell, str, Path], dict]
     keep_work: bool = False
     prior: dict[str, TrialRecord] = field(default_factory=dict)
+    only: set[str] | None = None  # re-run just these trial ids (``chaos rerun``)
+
+    def wants(self, trial_id: str, skip: set[str]) -> bool:
+        """Should this trial run now: not journaled already, and asked for (if a subset is)?"""
+        return trial_id not in skip and (self.only is None or trial_id in self.only)
 
 
 def wait_until(pred: Callable[[], bool], timeout: float) -> bool:

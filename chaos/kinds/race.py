@@ -20,7 +20,7 @@ def run_cell(ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecor
     s = cell.scenario
     for t in range(s.trials):
         trial_id = f"c{cell.index:03d}-t{t:04d}"
-        if trial_id in skip:
+        if not ctx.wants(trial_id, skip):
             continue
         run = TrialRun(ctx, cell, trial_id, rep=t)
         try:

@@ -6,6 +6,9 @@ stands stopped there, the orchestrator SIGKILLs it and confirms the kill from th
 A fresh racer then inspects the durable state (what the framework recorded before the crash) and
 resumes with the scenario's resume form. A point the racer never reached is ``unknown``.
 
+``recovery_determinism`` runs the same trials (usually a few kill points, several repeats each);
+its analysis asks whether every repeat at one point recovered the same way.
+
 ``first_checkpoint`` is the same sweep restricted to the points before the first checkpoint is
 durable (up to and including the first ``put(...):before``), resumed with ``none``: does an
 accepted run survive a crash before its first checkpoint?
@@ -13,7 +16,6 @@ accepted run survive a crash before its first checkpoint?
 
 from __future__ import annotations
 
-import fnmatch
 from typing import Iterator
 
 from chaos.records import TrialRecord
@@ -47,32 +49,31 @@ def dry_run(ctx: RunContext, cell: Cell) -> TrialRecord:
         ok = out.status == "ok" and bool(trace)
         reason = None if ok else f"dry run found no boundaries ({out.status}: {run.history[-1].detail})"
         lost = [e for o in (out.result or {}).get("outcomes") or [] for e in o.get("persistence_errors") or []]
+        run.observations["persistence_errors"] = lost
         if ok and lost:
-            # the framework swallowed failed writes (e.g. CrewAI's SQLite checkpoints on SQLite < 3.45):
-            # a sweep over a run that persisted nothing would measure nothing
-            ok = False
-            e = lost[0]
+            # the framework swallowed failed writes into a log line (e.g. CrewAI's SQLite checkpoint
+            # provider on SQLite < 3.45): a sweep over a run that persisted nothing measures nothing
+            ok, e = False, lost[0]
             reason = (f"the framework's persistence failed silently in the dry run ({len(lost)} failed writes; first at "
                       f"{e.get('boundary') or e.get('where')}: {e.get('type')}: {e.get('message')}"
                       + (f"; SQLite {e['sqlite_version']}" if e.get("sqlite_version") else "") + ")")
-        run.observations["persistence_errors"] = lost
         return run.record(valid=ok, invalid_reason=reason, fault_fired=None)
     finally:
         run.cleanup()
 
 
 def points_of(cell: Cell, boundaries: list[str]) -> list[str]:
-    patterns = cell.scenario.points
-    if patterns:
-        boundaries = [b for b in boundaries if any(fnmatch.fnmatchcase(b, p) for p in patterns)]
-    if cell.scenario.kind != "first_checkpoint":
-        return list(boundaries)
-    out = []
-    for b in boundaries:
-        out.append(b)
-        if b.startswith("put(") and ":before#" in b:
-            break
-    return out
+    """The kill points of a cell: its boundaries (up to the first checkpoint for first_checkpoint),
+    narrowed to those naming one of the scenario's ``kill_points`` when it lists any."""
+    out = list(boundaries)
+    if cell.scenario.kind == "first_checkpoint":
+        out = []
+        for b in boundaries:
+            out.append(b)
+            if b.startswith("put(") and ":before#" in b:
+                break
+    wanted = cell.scenario.kill_points
+    return [b for b in out if any(w in b for w in wanted)] if wanted else out
 
 
 def run_cell(ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
@@ -87,7 +88,7 @@ def run_cell(ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecor
     for p_index, point in enumerate(points):
         for rep in range(cell.scenario.trials):
             trial_id = f"c{cell.index:03d}-p{p_index:03d}-r{rep:03d}"
-            if trial_id in skip:
+            if not ctx.wants(trial_id, skip):
                 continue
             run = TrialRun(ctx, cell, trial_id, point=point, rep=rep)
             try:

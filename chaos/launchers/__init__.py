@@ -54,14 +54,14 @@ class Launcher(Protocol):
     def reap(self) -> None: ...
 
 
-def make_launcher(placement: object, python: str, run_id: str) -> Launcher:
+def make_launcher(placement: object, python: str, run_id: str, extra_paths: list[str] | None = None) -> Launcher:
     """The launcher a cell's placement asks for, running racers with ``python``."""
     from chaos.envs import racer_env
 
     if placement == "local":
         from chaos.launchers.local import LocalLauncher
 
-        return LocalLauncher(python=python, env=racer_env(python))
+        return LocalLauncher(python=python, env=racer_env(python, extra_paths))
     from chaos.errors import EnvironmentProblem
 
     raise EnvironmentProblem(f"placement {placement!r} is not available in this build of chaos")

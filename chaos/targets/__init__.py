@@ -60,7 +60,9 @@ TARGETS: dict[str, TargetInfo] = {
         workloads={
             "gate_after_interrupt": "pre -> gate (interrupt(), effect keyed by the resume value) -> end",
             "three_step": "a -> b -> c, one effect each",
-            "invalid_update": "a -> bad (returns a value that breaks the declared state schema) -> c",
+            "two_gates": "pre -> gate (interrupt) -> gate2 (interrupt) -> end: a thread consumed but not complete",
+            "invalid_type": "a -> bad -> c, pydantic state; bad writes a str into count: int",
+            "invalid_reducer": "a -> bad -> c, pydantic state; bad writes an int into a list-reduced channel",
             "functional_gate": "functional API: @entrypoint calling @task pre, interrupt(), @task gate(value), @task end",
             "functional_three_step": "functional API: @entrypoint calling @task a, b, c, one effect each",
         },

@@ -33,6 +33,8 @@ Actions (``op``)
                then resume the new branch). Outcome adds ``"forked_from": id`` and ``"via"``.
 ``checkpoints`` ``{"op": "checkpoints"}``: outcome ``status: done`` with ``"checkpoints": [{"id", "step",
                "next": [...], "interrupts": int}]``, newest first.
+``inspect``    ``{"op": "inspect"}``: handled by the racer itself (calls ``inspect()``); outcome ``status:
+               done`` with ``"inspect": {...}``. Lets one process look at the thread between actions.
 ``intent``     ``{"op": "intent"}``: what the framework's API can say about retry vs fork, read from the
                API itself (signatures, parameters). Outcome ``status: done`` with ``"intent":
                {"discriminator": str | None, "surface": {name: signature/params, ...}, "note": str}``.
@@ -52,7 +54,9 @@ Outcome of ``perform``::
      "observed": {task: value},    # values the workload's nodes saw DURING THIS CALL (resume values)
      "values": {...} | None,       # the thread's state values after the call, if readable
      "checkpoint": id | None}      # the head checkpoint after the call, if the framework has ids
-     (+ "checkpoints", "intent", "forked_from", "via" for the ops above)
+     (+ "checkpoints", "intent", "forked_from", "via", "inspect" for the ops above)
+
+The racer adds ``"fired": [effect_key, ...]`` (the effects this action fired) and ``"action"``.
 
 ``inspect()`` returns the durable state of the thread as the framework reports it::
 
@@ -62,6 +66,10 @@ Outcome of ``perform``::
      "values": {...} | None,       # durable state values (JSON-safe)
      "checkpoint": id | None,      # head checkpoint id
      "error": {...} | None}        # the thread could not be read: how it failed
+
+When the framework cannot read its own thread (``error`` set), an adapter should still report what
+the store holds, read below the framework: ``values`` (with ``"values_source": "saver"``) and
+``pending_writes: [[channel, value], ...]``, so ``invalid_state`` can tell persisted from refused.
 
 What each kind needs from an adapter (declare the kind in ``TargetInfo.kinds`` only if it works):
 
@@ -82,7 +90,7 @@ from __future__ import annotations
 import traceback
 from typing import Any, Protocol
 
-OPS = ("run", "resume", "fork", "checkpoints", "intent")
+OPS = ("run", "resume", "fork", "checkpoints", "inspect", "intent")
 
 
 class Unsupported(Exception):
@@ -106,6 +114,10 @@ def outcome(status: str, *, error: dict | None = None, interrupts: list | None =
            "values": values, "checkpoint": checkpoint}
     out.update(extra)
     return out
+
+
+def outcome_of_inspect(state: dict) -> dict:
+    return outcome("done", values=state.get("values"), checkpoint=state.get("checkpoint"), inspect=state)
 
 
 def unsupported_outcome(reason: str) -> dict:

@@ -129,7 +129,9 @@ class LangGraphSession:
         built = factory(ctx)
         self.workload = built if isinstance(built, LangGraphWorkload) else LangGraphWorkload(graph=built)
         self.graph = self.workload.graph
-        self.config = {"configurable": {"thread_id": self.thread_id}, "max_concurrency": 1}
+        self.config: dict = {"configurable": {"thread_id": self.thread_id}}
+        if self.workload.max_concurrency:
+            self.config["max_concurrency"] = self.workload.max_concurrency
 
     def _effect(self, task: str, value: Any) -> None:
         v = None if value is None else str(value)
@@ -241,7 +243,8 @@ class LangGraphSession:
             snap = self.graph.get_state(self.config)
             history = list(self.graph.get_state_history(self.config))
         except Exception as exc:
-            return {"checkpoints": None, "error": error_of(exc)}
+            # the framework cannot read its own thread: say how, and what the store holds
+            return {"checkpoints": None, "error": error_of(exc), **self._raw()}
         completed: list[str] = []
         for i, h in enumerate(history):
             for t in h.tasks:
@@ -262,6 +265,20 @@ class LangGraphSession:
             "pending_interrupts": sum(len(t.interrupts) for t in snap.tasks),
             "error": None,
         }
+
+    def _raw(self) -> dict:
+        """The head checkpoint's channel values and pending writes, read from the saver directly."""
+        try:
+            tup = self.saver.get_tuple(self.config)
+        except Exception as exc:
+            return {"values": None, "raw_error": error_of(exc)}
+        if tup is None:
+            return {"values": None, "pending_writes": []}
+        values = {k: v for k, v in (tup.checkpoint.get("channel_values") or {}).items()
+                  if not k.startswith(("branch:", "__"))}
+        return {"values": jsonable(values), "values_source": "saver",
+                "checkpoint": tup.config["configurable"].get("checkpoint_id"),
+                "pending_writes": [[str(w[1]), jsonable(w[2])] for w in (tup.pending_writes or [])]}
 
     def close(self) -> None:
         try:

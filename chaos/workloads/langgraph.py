@@ -5,6 +5,14 @@
 * ``three_step``: a -> b -> c, each firing one effect: the simplest workflow whose completed steps
   must not run again after a crash.
 
+* ``two_gates``: pre -> gate -> gate2 -> end, two interrupts: after the first is answered the
+  thread waits at the second, so a stray repeat of the first answer has a live interrupt to hit.
+* ``invalid_type``: a -> bad -> c over a pydantic state; ``bad`` writes a string into ``count: int``.
+* ``invalid_reducer``: the same, but ``bad`` writes an int into ``log`` whose reducer is list +.
+* ``functional_gate`` / ``functional_three_step``: the same shapes as ``gate_after_interrupt`` and
+  ``three_step`` on the functional API (``@entrypoint`` calling ``@task``s); their boundaries are
+  the same saver calls, so they are instrumented the same way.
+
 Each node fires its effect before it returns, through ``ctx.effect``.
 """
 
@@ -25,6 +33,9 @@ class LangGraphWorkload:
     input: Any = field(default_factory=dict)
     gated_task: str | None = None
     meta: dict = field(default_factory=dict)
+    # one task at a time keeps persistence order stable; the functional API's entrypoint is itself a
+    # task that waits on its @tasks, so it needs two slots or it deadlocks
+    max_concurrency: int | None = 1
 
 
 class GateState(TypedDict, total=False):
@@ -84,7 +95,134 @@ def three_step(ctx: WorkloadContext) -> LangGraphWorkload:
     return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []})
 
 
+def two_gates(ctx: WorkloadContext) -> LangGraphWorkload:
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import interrupt
+
+    def pre(state: GateState) -> dict:
+        ctx.effect("pre")
+        return {"log": ["pre"]}
+
+    def make_gate(name: str):
+        def gate(state: GateState) -> dict:
+            value = interrupt({"question": f"approve {name}?"})
+            ctx.effect(name, value)
+            return {"log": [name]}
+
+        return gate
+
+    def end(state: GateState) -> dict:
+        ctx.effect("end")
+        return {"log": ["end"]}
+
+    g = StateGraph(GateState)
+    g.add_node("pre", pre)
+    g.add_node("gate", make_gate("gate"))
+    g.add_node("gate2", make_gate("gate2"))
+    g.add_node("end", end)
+    g.add_edge(START, "pre")
+    g.add_edge("pre", "gate")
+    g.add_edge("gate", "gate2")
+    g.add_edge("gate2", "end")
+    g.add_edge("end", END)
+    return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []}, gated_task="gate")
+
+
+def _invalid(ctx: WorkloadContext, bad_update: dict, field_name: str) -> LangGraphWorkload:
+    from langgraph.graph import END, START, StateGraph
+    from pydantic import BaseModel
+
+    class CountState(BaseModel):
+        log: Annotated[list, operator.add] = []
+        count: int = 0
+
+    def a(state: CountState) -> dict:
+        ctx.effect("a")
+        return {"log": ["a"], "count": 1}
+
+    def bad(state: CountState) -> dict:
+        ctx.effect("bad")
+        return dict(bad_update)
+
+    def c(state: CountState) -> dict:
+        ctx.effect("c")
+        return {"log": ["c"]}
+
+    g = StateGraph(CountState)
+    for name, fn in (("a", a), ("bad", bad), ("c", c)):
+        g.add_node(name, fn)
+    g.add_edge(START, "a")
+    g.add_edge("a", "bad")
+    g.add_edge("bad", "c")
+    g.add_edge("c", END)
+    return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []},
+                             meta={"invalid": {"task": "bad", "field": field_name, "value": bad_update[field_name]}})
+
+
+def invalid_type(ctx: WorkloadContext) -> LangGraphWorkload:
+    return _invalid(ctx, {"log": ["bad"], "count": "not-a-number"}, "count")
+
+
+def invalid_reducer(ctx: WorkloadContext) -> LangGraphWorkload:
+    return _invalid(ctx, {"log": 5}, "log")
+
+
+def functional_gate(ctx: WorkloadContext) -> LangGraphWorkload:
+    from langgraph.func import entrypoint, task
+    from langgraph.types import interrupt
+
+    @task
+    def pre() -> str:
+        ctx.effect("pre")
+        return "pre"
+
+    @task
+    def gate(value: object) -> str:
+        ctx.effect("gate", value)
+        return "gate"
+
+    @task
+    def end() -> str:
+        ctx.effect("end")
+        return "end"
+
+    @entrypoint(checkpointer=ctx.checkpointer)
+    def approval(inp: dict) -> dict:
+        log = [pre().result()]
+        value = interrupt({"question": "approve?"})
+        log.append(gate(value).result())
+        log.append(end().result())
+        return {"log": log, "approved": value}
+
+    return LangGraphWorkload(graph=approval, input={"log": []}, gated_task="gate", max_concurrency=None)
+
+
+def functional_three_step(ctx: WorkloadContext) -> LangGraphWorkload:
+    from langgraph.func import entrypoint, task
+
+    def make(name: str):
+        def step() -> str:
+            ctx.effect(name)
+            return name
+
+        step.__name__ = step.__qualname__ = name
+        return task(step)
+
+    a, b, c = make("a"), make("b"), make("c")
+
+    @entrypoint(checkpointer=ctx.checkpointer)
+    def steps(inp: dict) -> dict:
+        return {"log": [a().result(), b().result(), c().result()]}
+
+    return LangGraphWorkload(graph=steps, input={"log": []}, max_concurrency=None)
+
+
 BUILTIN = {
     "gate_after_interrupt": gate_after_interrupt,
     "three_step": three_step,
+    "two_gates": two_gates,
+    "invalid_type": invalid_type,
+    "invalid_reducer": invalid_reducer,
+    "functional_gate": functional_gate,
+    "functional_three_step": functional_three_step,
 }

@@ -28,7 +28,7 @@ resume: none
 trials: 1
 seed: 12
 timeout_s: 60
-points: ["effect(task=b)*", "save(turn=b):after*", "save(turn=c):after*"]
+kill_points: ["effect(task=b)", "save(turn=b):after", "save(turn=c):after"]
 """)
     c = look.cell(results)
     eo = look.verdict(c, "EO")

@@ -33,7 +33,7 @@ timeout_s: 60
 def test_crash_mid_node_is_at_most_once_but_the_run_is_stuck(run_yaml, look):
     results = run_yaml(SWEEP + """
 workload_params: {clear_stale_lock: true}
-points: ["effect(task=b)*", "save(node=C,status=created):after*"]
+kill_points: ["effect(task=b)", "save(node=C,status=created):after"]
 """)
     c = look.cell(results)
     assert [p.point for p in c.points] == ["effect(task=b):after#1", "save(node=C,status=created):after#1"]
@@ -54,7 +54,7 @@ points: ["effect(task=b)*", "save(node=C,status=created):after*"]
 
 def test_crash_inside_a_save_leaves_the_lock_and_every_resume_times_out(run_yaml, look):
     results = run_yaml(SWEEP + """
-points: ["save(node=C,status=created):after*"]
+kill_points: ["save(node=C,status=created):after"]
 """)
     c = look.cell(results)
     (p,) = c.points

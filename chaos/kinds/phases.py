@@ -1,0 +1,56 @@
+"""Phases: a trial's steps as labelled action lists, run in fresh processes or in one.
+
+A contract kind describes a trial as phases (``[("first", actions), ("fork", actions)]``); each
+action carries a ``label``. With a durable backend every phase is a fresh racer process, as a real
+restart would be. With an in-process backend (``memory``) nothing survives a process, so all phases
+run in one racer, in order, each phase's last action marked ``keep_going`` so a refusal in one
+phase still lets the next look at the thread. Either way the caller gets each label's outcome.
+"""
+
+from __future__ import annotations
+
+from chaos.records import RacerOutcome
+from chaos.scenario import Cell
+from chaos.trial import TrialRun
+
+IN_PROCESS_BACKENDS = ("memory",)
+
+
+def in_process(cell: Cell) -> bool:
+    return cell.scenario.target.backend in IN_PROCESS_BACKENDS
+
+
+def run_phases(run: TrialRun, phases: list[tuple[str, list[dict]]]) -> tuple[dict[str, dict], list[RacerOutcome]]:
+    """Run the phases; returns ({label: outcome}, the racers' outcomes). Unperformed labels are absent."""
+    if in_process(run.cell):
+        actions: list[dict] = []
+        for _, acts in phases:
+            acts = [dict(a) for a in acts]
+            if acts:
+                acts[-1]["keep_going"] = True
+            actions.extend(acts)
+        groups = [("solo", actions)]
+    else:
+        groups = phases
+    labelled: dict[str, dict] = {}
+    racers = []
+    for racer_id, acts in groups:
+        (h,) = run.start([run.spec(racer_id, actions=acts)])
+        hung = run.wait_exit([h])
+        out = run.collect(h, racer_id, "+".join(a.get("label", a.get("op", "?")) for a in acts), hung=bool(hung))
+        racers.append(out)
+        for o in (out.result or {}).get("outcomes") or []:
+            label = (o.get("action") or {}).get("label")
+            if label:
+                labelled[label] = o
+    return labelled, racers
+
+
+def failed(racers: list[RacerOutcome]) -> str | None:
+    """Why a phase's racer did not finish normally (crash, timeout, harness error), or None."""
+    for r in racers:
+        if r.status != "ok":
+            err = (r.result or {}).get("error") or {}
+            detail = f": {err.get('type')}: {err.get('message')}" if err else ""
+            return f"racer {r.racer_id} {r.status}{detail}"
+    return None

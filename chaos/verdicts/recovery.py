@@ -1,0 +1,70 @@
+"""RD from ``recovery_determinism`` trials: the same crash point, recovered the same way each time.
+
+The trials are a kill sweep with several repeats per kill point. A recovery's *decision* is what the
+fresh process did: its outcome (or error type), which tasks it ran again (effects it fired), and
+where it left the thread. RD holds at a point when every repeat made the same decision; it is
+violated when repeats differ, and the reason says whether the durable state at the kill differed
+too (the write order itself varied, LangGraph issue 8039) or not (the same state, different
+decisions). EO, PC and liveness come from the sweep's own analysis.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+
+from chaos.analysis import analyze_sweep, combine, verdict
+from chaos.records import CellResult, TrialRecord, Verdict
+
+
+def decision(rec: TrialRecord) -> str:
+    o = rec.observations.get("resume_outcome") or {}
+    after = rec.observations.get("after_resume") or {}
+    status = o.get("status") if o.get("status") != "error" else f"error {(o.get('error') or {}).get('type')}"
+    ran = sorted(Counter(row["task"] for row in rec.ledger if row["racer_id"] == "resume").items())
+    return json.dumps({"outcome": status, "ran_again": ran, "next": after.get("next")}, sort_keys=True)
+
+
+def durable(rec: TrialRecord) -> str:
+    at = rec.observations.get("at_kill") or {}
+    return json.dumps({k: at.get(k) for k in ("checkpoints", "completed_tasks", "next", "pending_interrupts")}, sort_keys=True)
+
+
+def point_rd(point: str, recs: list[TrialRecord]) -> Verdict:
+    valid = [r for r in recs if r.valid]
+    if len(valid) < 2:
+        return verdict("RD", "unknown", f"{point}: {len(valid)} valid recovery, RD needs at least 2 (set trials >= 2)",
+                       points=[point], trial_ids=[r.trial_id for r in recs])
+    by_decision: dict[str, list[str]] = defaultdict(list)
+    for r in valid:
+        by_decision[decision(r)].append(r.trial_id)
+    if len(by_decision) == 1:
+        return verdict("RD", "holds", f"{point}: {len(valid)} recoveries, one decision", points=[point],
+                       trial_ids=[r.trial_id for r in valid])
+    states = {durable(r) for r in valid}
+    cause = ("the durable state at the kill differed between repeats" if len(states) > 1
+             else "from the same durable state")
+    shown = " vs ".join(f"{d} ({', '.join(ids)})" for d, ids in list(by_decision.items())[:3])
+    return verdict("RD", "violated", f"{point}: {len(by_decision)} different recovery decisions, {cause}: {shown}",
+                   points=[point], trial_ids=[r.trial_id for r in valid],
+                   note="durable states: " + " | ".join(sorted(states))[:1500])
+
+
+def analyze(cell, records: list[TrialRecord]) -> CellResult:
+    result = analyze_sweep(cell, records)
+    if result.failure:
+        result.verdicts.insert(0, verdict("RD", "unknown", result.failure))
+        return result
+    by_point: dict[str, list[TrialRecord]] = defaultdict(list)
+    for r in records:
+        if r.point:
+            by_point[r.point].append(r)
+    parts = []
+    for p in result.points:
+        v = point_rd(p.point, by_point.get(p.point, []))
+        p.verdicts.insert(0, v)
+        parts.append(v)
+    result.verdicts.insert(0, combine("RD", parts))
+    result.summary = {"decisions_per_point": {p.point: len({decision(r) for r in by_point.get(p.point, []) if r.valid})
+                                              for p in result.points}}
+    return result

@@ -1,0 +1,49 @@
+"""Shared helpers: write a scenario, run it for real, and look for anything it left behind."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import psutil
+import pytest
+
+from chaos.orchestrator import RunOptions, RunOutcome, run_scenario
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def write_scenario(directory: Path, text: str, name: str = "scenario.yaml") -> Path:
+    path = directory / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def run_text(tmp_path: Path, text: str, **opts) -> RunOutcome:
+    path = write_scenario(tmp_path, text)
+    return run_scenario(path, RunOptions(out=tmp_path / "reports", **opts))
+
+
+def racers_alive(marker: str) -> list[psutil.Process]:
+    """Racer processes whose command line mentions ``marker`` (a run folder)."""
+    out = []
+    for p in psutil.process_iter(["cmdline", "status"]):
+        try:
+            cmd = " ".join(p.info["cmdline"] or [])
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+        if "chaos.racer" in cmd and marker in cmd and p.info["status"] != psutil.STATUS_ZOMBIE:
+            out.append(p)
+    return out
+
+
+@pytest.fixture
+def repo() -> Path:
+    return REPO
+
+
+@pytest.fixture(autouse=True)
+def _no_bytecode(monkeypatch):
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    yield

@@ -1,0 +1,98 @@
+"""A user races k racers on one pending interrupt and reads saturation off the report."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from chaos.journal import read_journal
+from conftest import racers_alive, run_text
+
+RACE = """\
+name: race_small
+kind: race
+target: {framework: langgraph, backend: sqlite}
+workload: gate_after_interrupt
+resume: "command:true"
+racers: {k: 3}
+trials: 3
+seed: 7
+"""
+
+
+@pytest.fixture(scope="module")
+def race_run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("race")
+    return run_text(tmp, RACE)
+
+
+def test_results_carry_saturation_computed_from_the_journaled_fires(race_run):
+    results = json.loads((race_run.run_dir / "results.json").read_text())
+    (cell,) = results["cells"]
+    records, torn = read_journal(race_run.run_dir / "journal.jsonl")
+    assert not torn and len(records) == 3
+    fires = [r["observations"]["fires"] for r in records if r["valid"]]
+    assert cell["valid_trials"] == len(fires) == 3, [r["invalid_reason"] for r in records]
+    assert cell["fires_per_trial"] == fires
+    assert cell["saturation"] == pytest.approx(sum(fires) / len(fires) / 3)
+    assert sum(cell["fires"].values()) == 3
+    assert cell["max_fires"] == max(fires)
+
+
+def test_fires_are_the_gated_rows_in_the_ledger_one_per_racer_that_fired(race_run):
+    records, _ = read_journal(race_run.run_dir / "journal.jsonl")
+    for r in records:
+        gate_rows = [row for row in r["ledger"] if row["task"] == "gate"]
+        assert len(gate_rows) == r["observations"]["fires"]
+        assert all(row["effect_key"] == "gate:True" for row in gate_rows)
+        # the parking racer fired "pre" exactly once and never the gate
+        assert [row["racer_id"] for row in r["ledger"] if row["task"] == "pre"] == ["park"]
+        fired_by = sorted(row["racer_id"] for row in gate_rows)
+        said_fired = sorted(p["racer_id"] for p in r["observations"]["per_racer"] if p["fired"])
+        assert fired_by == said_fired
+
+
+def test_all_racers_passed_the_gate_and_the_history_is_jepsen_shaped(race_run):
+    records, _ = read_journal(race_run.run_dir / "journal.jsonl")
+    for r in records:
+        gate_arrivals = {b["racer_id"] for b in r["barriers"] if b["barrier"] == "gate" and b["action"] == "arrived"}
+        assert gate_arrivals == {"r0", "r1", "r2"}
+        invokes = [op for op in r["history"] if op["type"] == "invoke"]
+        completions = [op for op in r["history"] if op["type"] != "invoke"]
+        assert len(invokes) == len(completions) == 4  # park + 3 racers
+        assert r["observations"]["release_spread_ms"] is not None
+
+
+def test_consume_once_verdict_follows_the_fires(race_run):
+    results = json.loads((race_run.run_dir / "results.json").read_text())
+    (cell,) = results["cells"]
+    co = next(v for v in cell["verdicts"] if v["property"] == "CO")
+    if cell["max_fires"] > 1:
+        assert co["status"] == "violated"
+        assert co["evidence"]["trial_ids"] and co["evidence"]["ledger_seqs"]
+        assert race_run.results.exit_code == 1
+    else:
+        assert co["status"] == "holds"
+
+
+def test_report_and_run_metadata_are_written(race_run):
+    meta = json.loads((race_run.run_dir / "run.json").read_text())
+    assert meta["seed"] == 7 and meta["versions"]["langgraph"] == "1.2.24"
+    assert meta["versions"]["langgraph-checkpoint-sqlite"]
+    report = (race_run.run_dir / "report.md").read_text()
+    assert "Saturation" in report and "race_small" in report
+    assert (race_run.run_dir.parent / "latest").resolve() == race_run.run_dir.resolve()
+
+
+def test_no_racer_survives_the_run_and_work_folders_are_gone(race_run):
+    assert racers_alive(str(race_run.run_dir)) == []
+    assert not (race_run.run_dir / "work").exists()
+
+
+def test_a_single_racer_consumes_once(tmp_path):
+    out = run_text(tmp_path, RACE.replace("k: 3", "k: 1").replace("trials: 3", "trials: 2"))
+    (cell,) = out.results.cells
+    assert cell.fires == {"1": 2}
+    assert {v.property: v.status for v in cell.verdicts} == {"CO": "holds", "LIVENESS": "holds"}
+    assert out.results.exit_code == 0

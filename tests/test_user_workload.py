@@ -1,0 +1,57 @@
+"""A team tests its own graph by naming its factory; a factory that cannot load is refused up front."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from chaos.errors import TargetError
+from conftest import run_text
+
+HERE = Path(__file__).parent
+
+
+def test_a_users_graph_is_swept_like_a_builtin(tmp_path):
+    shutil.copy(HERE / "user_workloads.py", tmp_path / "user_workloads.py")
+    out = run_text(tmp_path, """\
+        name: mine
+        kind: kill_sweep
+        workload: user_workloads:two_step
+        resume: none
+        trials: 1
+        seed: 5
+    """)
+    (cell,) = out.results.cells
+    points = {p.point: p for p in cell.points}
+    assert points["effect(task=charge):after#1"].duplicates == ["charge"]
+    assert points["effect(task=email):after#1"].effect_counts["email"] == [2]
+
+
+def test_a_factory_that_does_not_exist_is_refused_before_anything_runs(tmp_path):
+    shutil.copy(HERE / "user_workloads.py", tmp_path / "user_workloads.py")
+    with pytest.raises(TargetError, match="user_workloads:nope.*does not import.*AttributeError"):
+        run_text(tmp_path, """\
+            name: mine
+            kind: kill_sweep
+            workload: user_workloads:nope
+            trials: 1
+        """)
+    assert not (tmp_path / "reports").exists()
+
+
+def test_a_factory_that_raises_fails_its_cell_once_with_the_reason(tmp_path):
+    shutil.copy(HERE / "user_workloads.py", tmp_path / "user_workloads.py")
+    out = run_text(tmp_path, """\
+        name: mine
+        kind: race
+        workload: user_workloads:broken_at_build
+        resume: "command:1"
+        trials: 20
+    """)
+    (cell,) = out.results.cells
+    assert "this workload cannot be built" in cell.failure
+    assert cell.trials == 1  # stopped after the first trial said why
+    assert all(v.status == "unknown" for v in cell.verdicts)
+    assert out.results.exit_code == 2
