@@ -128,8 +128,12 @@ def validate(scenario: Path = typer.Argument(..., help="scenario YAML file")) ->
     except ChaosError as exc:
         _fail(exc)
     out.print(f"{scenario}: ok: {s.kind} on {s.target.framework}/{s.target.backend}, {len(cells)} cell(s), {s.trials} trial(s) each")
+    from chaos.targets import get_target
+
     for c in cells:
-        out.print(f"  cell {c.index}: {c.id}")
+        why = get_target(c.scenario.target.framework).supports(c.scenario.kind)
+        note = f"  (kind {c.scenario.kind} unsupported: {why}; its verdicts will be unknown)" if why else ""
+        out.print(f"  cell {c.index}: {c.id}{note}")
 
 
 @app.command("list")

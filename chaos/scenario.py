@@ -105,7 +105,7 @@ class Scenario(Strict):
     @model_validator(mode="after")
     def _kind_rules(self) -> "Scenario":
         if self.kind in ("race", "fork", "stray_resume") and not self.resume.startswith("command:"):
-            raise ValueError(f"a {self.kind} answers a pending interrupt: set resume to 'command:<value>'")
+            raise ValueError(f"a {self.kind} resumes a pending interrupt: set resume to 'command:<value>'")
         return self
 
     @property

@@ -1,0 +1,48 @@
+"""A user re-sends an answer (a retried request) and learns whether it is inert (CO).
+
+On a completed thread LangGraph ignores it. On a thread waiting at its next interrupt the same
+answer is taken as the answer to that next interrupt: it fires the next gated effect.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import run_text
+
+STRAY = """\
+name: stray_small
+kind: stray_resume
+target: {framework: langgraph, backend: sqlite, durability: sync}
+workload: gate_after_interrupt
+resume: "command:approve"
+trials: 1
+seed: 5
+matrix:
+  case:
+    - {name: completed, workload: gate_after_interrupt}
+    - {name: waiting, workload: two_gates, backend: memory}
+"""
+
+
+@pytest.fixture(scope="module")
+def stray_run(tmp_path_factory):
+    return run_text(tmp_path_factory.mktemp("stray"), STRAY)
+
+
+def test_a_stray_answer_to_a_completed_thread_is_inert(stray_run):
+    cell = stray_run.results.cells[0]
+    (co,) = cell.verdicts
+    assert cell.cell_id == "case=completed" and cell.valid_trials == 1
+    assert co.status == "holds", co.reason
+    assert "completed thread was inert" in co.reason
+
+
+def test_a_stray_answer_to_a_thread_waiting_at_its_next_interrupt_answers_it(stray_run):
+    cell = stray_run.results.cells[1]
+    (co,) = cell.verdicts
+    assert cell.backend == "memory"
+    assert co.status == "violated"
+    assert "fired gate2:approve, end" in co.reason
+    assert len(co.evidence.ledger_seqs) == 2 and co.evidence.trial_ids == ["c001-t0000"]
+    assert stray_run.results.exit_code == 1
