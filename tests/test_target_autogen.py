@@ -9,6 +9,9 @@ one paused team each fire the gated effect.
 from __future__ import annotations
 
 import pytest
+from conftest import run_text
+
+import framework_support as look
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -18,8 +21,8 @@ def _env():
     python_for("autogen")
 
 
-def test_kill_between_effect_and_save_duplicates_the_effect(run_yaml, look):
-    results = run_yaml("""
+def test_kill_between_effect_and_save_duplicates_the_effect(tmp_path):
+    results = run_text(tmp_path, """
 name: ag_sweep
 kind: kill_sweep
 target: {framework: autogen, backend: file}
@@ -29,7 +32,7 @@ trials: 1
 seed: 12
 timeout_s: 60
 kill_points: ["effect(task=b)", "save(turn=b):after", "save(turn=c):after"]
-""")
+""").results
     c = look.cell(results)
     eo = look.verdict(c, "EO")
     assert eo.status == "violated"
@@ -45,8 +48,8 @@ kill_points: ["effect(task=b)", "save(turn=b):after", "save(turn=c):after"]
     assert results.exit_code == 1
 
 
-def test_concurrent_answers_to_one_pause_each_fire(run_yaml, look):
-    results = run_yaml("""
+def test_concurrent_answers_to_one_pause_each_fire(tmp_path):
+    results = run_text(tmp_path, """
 name: ag_race
 kind: race
 target: {framework: autogen, backend: file}
@@ -56,7 +59,7 @@ racers: {k: 3}
 trials: 1
 seed: 5
 timeout_s: 60
-""")
+""").results
     c = look.cell(results)
     assert c.valid_trials == 1
     co = look.verdict(c, "CO")

@@ -13,6 +13,9 @@ from __future__ import annotations
 import subprocess
 
 import pytest
+from conftest import run_text
+
+import framework_support as look
 
 
 @pytest.fixture(scope="module")
@@ -28,8 +31,8 @@ def _sqlite_version(python: str) -> tuple[int, ...]:
     return tuple(int(x) for x in out.split("."))
 
 
-def test_resume_by_id_reruns_finished_methods_and_old_sqlite_checkpoints_are_reported(run_yaml, look, crewai_python):
-    results = run_yaml("""
+def test_resume_by_id_reruns_finished_methods_and_old_sqlite_checkpoints_are_reported(tmp_path, crewai_python):
+    results = run_text(tmp_path, """
 name: crew_sweep
 kind: kill_sweep
 target: {framework: crewai, backend: sqlite}
@@ -41,7 +44,7 @@ timeout_s: 120
 kill_points: ["effect(task=b)"]
 matrix:
   backend: [sqlite, checkpoint_sqlite]
-""")
+""").results
     persisted = look.cell(results, "backend=sqlite")
     (p,) = persisted.points
     assert p.point == "effect(task=b):after#1"

@@ -9,6 +9,9 @@ one ``InputRequiredEvent`` each fire the gated effect.
 from __future__ import annotations
 
 import pytest
+from conftest import run_text
+
+import framework_support as look
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -18,8 +21,8 @@ def _env():
     python_for("llamaindex")
 
 
-def test_kill_between_effect_and_save_duplicates_the_effect(run_yaml, look):
-    results = run_yaml("""
+def test_kill_between_effect_and_save_duplicates_the_effect(tmp_path):
+    results = run_text(tmp_path, """
 name: li_sweep
 kind: kill_sweep
 target: {framework: llamaindex, backend: file}
@@ -29,7 +32,7 @@ trials: 1
 seed: 12
 timeout_s: 60
 kill_points: ["effect(task=b)", "save(after=b):after", "save(after=c):after"]
-""")
+""").results
     c = look.cell(results)
     eo = look.verdict(c, "EO")
     assert eo.status == "violated"
@@ -45,8 +48,8 @@ kill_points: ["effect(task=b)", "save(after=b):after", "save(after=c):after"]
     assert results.exit_code == 1
 
 
-def test_concurrent_answers_to_one_pause_each_fire(run_yaml, look):
-    results = run_yaml("""
+def test_concurrent_answers_to_one_pause_each_fire(tmp_path):
+    results = run_text(tmp_path, """
 name: li_race
 kind: race
 target: {framework: llamaindex, backend: file}
@@ -56,9 +59,24 @@ racers: {k: 3}
 trials: 1
 seed: 5
 timeout_s: 60
-""")
+""").results
     c = look.cell(results)
     assert c.valid_trials == 1
     co = look.verdict(c, "CO")
     assert co.status == "violated" and co.evidence.ledger_seqs
     assert c.max_fires == 3
+
+
+def test_a_stray_second_answer_to_a_completed_run_runs_it_again(tmp_path):
+    results = run_text(tmp_path, """
+name: li_stray
+kind: stray_resume
+target: {framework: llamaindex, backend: file}
+workload: gate_after_interrupt
+resume: "command:true"
+trials: 1
+seed: 6
+timeout_s: 60
+""").results
+    co = look.verdict(look.cell(results), "CO")
+    assert co.status == "violated" and "gate:True" in co.reason

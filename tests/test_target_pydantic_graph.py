@@ -9,6 +9,9 @@ behind so every later resume times out.
 from __future__ import annotations
 
 import pytest
+from conftest import run_text
+
+import framework_support as look
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -30,11 +33,11 @@ timeout_s: 60
 """
 
 
-def test_crash_mid_node_is_at_most_once_but_the_run_is_stuck(run_yaml, look):
-    results = run_yaml(SWEEP + """
+def test_crash_mid_node_is_at_most_once_but_the_run_is_stuck(tmp_path):
+    results = run_text(tmp_path, SWEEP + """
 workload_params: {clear_stale_lock: true}
 kill_points: ["effect(task=b)", "save(node=C,status=created):after"]
-""")
+""").results
     c = look.cell(results)
     assert [p.point for p in c.points] == ["effect(task=b):after#1", "save(node=C,status=created):after#1"]
     eo = look.verdict(c, "EO")
@@ -52,10 +55,10 @@ kill_points: ["effect(task=b)", "save(node=C,status=created):after"]
     assert results.exit_code == 1
 
 
-def test_crash_inside_a_save_leaves_the_lock_and_every_resume_times_out(run_yaml, look):
-    results = run_yaml(SWEEP + """
+def test_crash_inside_a_save_leaves_the_lock_and_every_resume_times_out(tmp_path):
+    results = run_text(tmp_path, SWEEP + """
 kill_points: ["save(node=C,status=created):after"]
-""")
+""").results
     c = look.cell(results)
     (p,) = c.points
     assert p.resume_outcomes == ["error: TimeoutError"], p.resume_outcomes
@@ -64,8 +67,8 @@ kill_points: ["save(node=C,status=created):after"]
     assert look.verdict(c, "EO").status == "holds"
 
 
-def test_three_racers_answering_one_pause_fire_the_gate_at_most_once(run_yaml, look):
-    results = run_yaml("""
+def test_three_racers_answering_one_pause_fire_the_gate_at_most_once(tmp_path):
+    results = run_text(tmp_path, """
 name: pg_race
 kind: race
 target: {framework: pydantic_graph, backend: file}
@@ -75,10 +78,25 @@ racers: {k: 3}
 trials: 2
 seed: 5
 timeout_s: 60
-""")
+""").results
     c = look.cell(results)
     assert c.valid_trials == 2
     assert look.verdict(c, "CO").status in ("holds", "unknown")  # unknown only if no racer won at all
     assert c.max_fires is not None and c.max_fires <= 1
     # the losers are refused loudly: load_next found no "created" snapshot
     assert c.racer_errors >= 2 * 2
+
+
+def test_a_stray_second_answer_to_a_completed_run_is_refused(tmp_path):
+    results = run_text(tmp_path, """
+name: pg_stray
+kind: stray_resume
+target: {framework: pydantic_graph, backend: file}
+workload: gate_after_interrupt
+resume: "command:true"
+trials: 1
+seed: 6
+timeout_s: 60
+""").results
+    co = look.verdict(look.cell(results), "CO")
+    assert co.status == "holds" and "GraphRuntimeError" in co.reason
