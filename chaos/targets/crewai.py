@@ -218,6 +218,9 @@ class CrewAISession(SessionBase):
                 flow = self.flow_class.from_pending(self.thread_id, self.persistence)
                 return self._result(flow.resume(str(action.get("value"))), HumanFeedbackPending)
             raise ValueError(f"unknown resume form {form!r}")
+        if form == "command":
+            raise Unsupported("answering a @human_feedback pause needs its pending feedback, which only @persist "
+                              "saves: use backend sqlite")
         if op == "run" or form == "input":
             return self._kickoff(self.flow_class(checkpoint=self._config()))
         cps = self._checkpoints()
@@ -232,6 +235,8 @@ class CrewAISession(SessionBase):
         self.recorder.begin_call()
         try:
             out = self._perform(action)
+        except Unsupported:
+            raise
         except Exception as exc:  # the framework's answer, recorded as data
             out = outcome("error", self.recorder.observed, error=error_of(exc))
         out["persistence_errors"] = list(self.persistence_errors)
