@@ -28,6 +28,7 @@ MAX_TURNS_PER_ACTION = 32
 
 UNSUPPORTED_OPS = "AgentChat has no checkpoint ids or fork operation (save_state returns the latest state)"
 
+
 class NoSavedState(LookupError):
     """Resume asked for, but no team state was ever saved for this run."""
 

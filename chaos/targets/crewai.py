@@ -45,6 +45,7 @@ CHECKPOINT_BACKENDS = {"checkpoint_json": "json", "checkpoint_sqlite": "sqlite"}
 
 UNSUPPORTED_OPS = "the CrewAI adapter drives run and resume only (Flow.fork is not wired yet)"
 
+
 class NoCheckpoint(LookupError):
     """Resume asked for, but no checkpoint of this flow exists."""
 

@@ -28,6 +28,7 @@ from chaos.workloads import WorkloadContext, import_factory
 
 UNSUPPORTED_OPS = "LlamaIndex Workflows has no checkpoint ids or fork operation (the application keeps one Context dict)"
 
+
 class NoSavedContext(LookupError):
     """Resume asked for, but no context was ever saved for this run."""
 

@@ -11,6 +11,11 @@ Resume forms: ``none`` -> ``iter_from_persistence`` (take the next ``created`` s
 the graph to the end); ``input`` -> a new run from the start node on the same file; ``command`` ->
 ``iter_from_persistence(..., deps=answer)``: the documented human-in-the-loop continuation, which
 runs the paused node with the human's answer.
+
+A racer killed inside a save leaves ``<file>.pydantic-graph-persistence-lock`` behind and every
+later resume times out on it. ``workload_params: {clear_stale_lock: true}`` plays the operator who
+removes it before resuming (the outcome says ``cleared_stale_lock``), to measure what recovery does
+past the lock.
 """
 
 from __future__ import annotations
@@ -56,6 +61,7 @@ def instrument(persistence: Any, barrier: BarrierClient) -> Any:
 
 
 UNSUPPORTED_OPS = "pydantic-graph has no API that addresses a past snapshot (iter_from_persistence takes the next 'created' one)"
+
 
 class PydanticGraphSession(SessionBase):
     def __init__(self, spec: dict, barrier: BarrierClient, ledger: Ledger):
