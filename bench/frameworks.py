@@ -2,7 +2,7 @@
 
 Usage: python bench/frameworks.py [--repeats 3] [framework ...]
 
-* import: ``python -c "import <import_name>"`` in the framework's env (wall seconds, fresh
+* import: ``python -c "import <what its racers import>"`` in the framework's env (wall seconds, fresh
   process each time, so it includes interpreter start-up).
 * racer: one cold racer (``python -m chaos.racer``) that opens the ledger and the session and runs
   ``three_step`` to the end with nothing armed: the cost of one process of a trial.
@@ -29,11 +29,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from chaos.envs import python_for, racer_env  # noqa: E402
 from chaos.journal import read_journal  # noqa: E402
 from chaos.orchestrator import RunOptions, run_scenario  # noqa: E402
-from chaos.targets import TARGETS  # noqa: E402
 
-FRAMEWORKS = {"langgraph": ("sqlite", "effect(task=b)"), "crewai": ("sqlite", "effect(task=b)"),
-              "llamaindex": ("file", "effect(task=b)"), "pydantic_graph": ("file", "effect(task=b)"),
-              "autogen": ("file", "effect(task=b)")}
+# backend, kill point, and what a racer of the framework imports (the cost measured as "import")
+FRAMEWORKS = {
+    "langgraph": ("sqlite", "effect(task=b)", "import langgraph.graph, langgraph.checkpoint.sqlite"),
+    "crewai": ("sqlite", "effect(task=b)", "import crewai.flow.flow, crewai.flow.persistence"),
+    "llamaindex": ("file", "effect(task=b)", "import workflows"),
+    "pydantic_graph": ("file", "effect(task=b)", "import pydantic_graph.persistence.file"),
+    "autogen": ("file", "effect(task=b)", "import autogen_agentchat.teams, autogen_ext.models.replay"),
+}
 
 
 def timed(cmd: list[str], env: dict) -> float:
@@ -86,10 +90,10 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="chaos-bench-fw-"))
     print(f"{'framework':<15} {'import s (min/med)':>20} {'cold racer s (min/med)':>24} {'sweep trial s':>14}")
     for fw in args.frameworks:
-        backend, point = FRAMEWORKS[fw]
+        backend, point, imports_stmt = FRAMEWORKS[fw]
         python = python_for(fw)
         env = racer_env(python)
-        imports = [timed([python, "-c", f"import {TARGETS[fw].import_name}"], env) for _ in range(args.repeats)]
+        imports = [timed([python, "-c", imports_stmt], env) for _ in range(args.repeats)]
         racers = [cold_racer(fw, python, backend, work, i) for i in range(args.repeats)]
         trial = sweep_trial(fw, backend, point, work)
         print(f"{fw:<15} {min(imports):>9.2f} / {statistics.median(imports):<8.2f} {min(racers):>11.2f} / {statistics.median(racers):<10.2f}"
