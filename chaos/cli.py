@@ -1,8 +1,9 @@
 """The ``chaos`` command line.
 
 Exit codes: 0 every verdict holds, 1 a violation was found, 2 some verdict is unknown (and none is
-violated), 3 the run itself failed (bad scenario, environment, interrupted). Errors the user can
-act on are one line on stderr, never a traceback.
+violated), 3 the run itself failed (bad scenario, environment, interrupted); ``chaos nightly``
+adds 4: a verdict regressed since the previous night. Errors the user can act on are one line on
+stderr, never a traceback.
 """
 
 from __future__ import annotations
@@ -83,10 +84,110 @@ def run(
         _fail(exc)
     res = outcome.results
     out.print(summary_table(res))
-    out.print(f"run folder: {outcome.run_dir}  (report.md, results.json, journal.jsonl)")
+    out.print(f"run folder: {outcome.run_dir}  (report.html, report.md, results.json, junit.xml, journal.jsonl)")
     if outcome.interrupted:
         console.print("[yellow]interrupted: the journal keeps every finished trial[/]")
     raise typer.Exit(res.exit_code)
+
+
+def _progress(quiet: bool) -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=console, disable=quiet, transient=False)
+
+
+@app.command()
+def nightly(
+    suite: Path = typer.Argument(..., help="suite YAML file (a list of scenario files with overrides)"),
+    out_dir: Path = typer.Option(Path("reports/nightly"), "--out", help="folder that receives <date>/"),
+    date: Optional[str] = typer.Option(None, help="the night's date, YYYY-MM-DD (default: today, UTC)"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
+) -> None:
+    """Run a suite into <out>/<date>/ and compare with the previous night (exit 4: a verdict regressed)."""
+    from chaos.nightly import run_nightly, NightlyOptions
+
+    progress = _progress(quiet)
+    task = progress.add_task("suite", total=None)
+    try:
+        with progress:
+            outcome = run_nightly(suite, NightlyOptions(
+                out=out_dir, date=date,
+                on_scenario=lambda i, n, name: progress.update(task, description=f"scenario {i + 1}/{n} {name}"),
+                on_trial=lambda rec: progress.advance(task)))
+    except ChaosError as exc:
+        _fail(exc)
+    _print_night(outcome.summary, outcome.night_dir)
+    raise typer.Exit(outcome.exit_code)
+
+
+def _print_night(summary: dict, night_dir: Path) -> None:
+    t = Table(title=f"nightly {summary['date']}: {summary['verdict_counts']}")
+    for col in ("scenario", "exit", "violated", "unknown", "holds", "error"):
+        t.add_column(col)
+    for r in summary["runs"]:
+        vc = r["verdict_counts"]
+        t.add_row(r["scenario"], str(r["exit_code"]), str(vc["violated"]), str(vc["unknown"]), str(vc["holds"]), r["error"] or "")
+    out.print(t)
+    trend = summary["trend"]
+    if summary.get("previous"):
+        for g in trend["regressions"]:
+            out.print(f"[bold red]REGRESSION[/] {g['scenario']} / {g['cell_id']}: {g['property']} {g['was']} -> {g['now']}: {g['reason']}",
+                      highlight=False)
+        if not trend["regressions"]:
+            out.print(f"no verdict regressed since {summary['previous']}")
+    else:
+        out.print("first night in this folder: nothing to compare with")
+    out.print(f"night folder: {night_dir}  (index.html, summary.json, junit.xml)")
+
+
+def _rerender(path: Path, rescore: bool) -> int:
+    from chaos.nightly import rerender_night
+    from chaos.orchestrator import analyse_loaded, load_run, write_reports, write_results
+
+    if (path / "summary.json").exists() and not (path / "run.json").exists():
+        outcome = rerender_night(path, rescore=rescore)
+        _print_night(outcome.summary, path)
+        return outcome.exit_code
+    meta, scenario, cells, records, torn = load_run(path)
+    results = analyse_loaded(meta, scenario, cells, records)
+    if rescore:
+        stored = path / "results.json"
+        before = stored.read_text() if stored.exists() else None
+        write_results(path, results, meta, records)
+        if before is not None and before != stored.read_text():
+            from chaos.records import RunResults
+
+            old = {(c.cell_id, v.property): v.status for c in RunResults.model_validate_json(before).cells for v in c.verdicts}
+            new = {(c.cell_id, v.property): v.status for c in results.cells for v in c.verdicts}
+            diff = [k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
+            console.print(f"[yellow]the current checkers changed results.json; {len(diff)} verdict(s) differ[/]" +
+                          "".join(f"\n  {c} {p}: {old.get((c, p))} -> {new.get((c, p))}" for c, p in diff))
+    else:
+        write_reports(path, results, meta, records)
+    if torn:
+        console.print("[yellow]the journal's last line was torn (the run died mid-write); it was left out[/]")
+    out.print(summary_table(results))
+    out.print(f"run folder: {path}  (report.html, report.md, junit.xml{', results.json' if rescore else ''})")
+    return results.exit_code
+
+
+@app.command()
+def report(run_dir: Path = typer.Argument(..., help="a run folder, or a nightly folder")) -> None:
+    """Render a stored run (or nightly) again from its journal: report.html, report.md, junit.xml, plots."""
+    try:
+        code = _rerender(run_dir, rescore=False)
+    except ChaosError as exc:
+        _fail(exc)
+    raise typer.Exit(code)
+
+
+@app.command()
+def analyze(run_dir: Path = typer.Argument(..., help="a run folder, or a nightly folder")) -> None:
+    """Re-score stored journals with the current checkers (no racer runs); rewrites results.json and the reports."""
+    try:
+        code = _rerender(run_dir, rescore=True)
+    except ChaosError as exc:
+        _fail(exc)
+    raise typer.Exit(code)
 
 
 @app.command()
@@ -121,7 +222,18 @@ def rerun(
 def validate(scenario: Path = typer.Argument(..., help="scenario YAML file")) -> None:
     """Check a scenario file and show the cells it expands into."""
     from chaos.scenario import expand, load_scenario
+    from chaos.suite import is_suite_file, load_suite
 
+    if is_suite_file(scenario):
+        try:
+            su = load_suite(scenario)
+        except ChaosError as exc:
+            _fail(exc)
+        out.print(f"{scenario}: ok: suite {su.suite.name}, {len(su.items)} scenario(s)")
+        for it in su.items:
+            n = len(expand(it.scenario, check=False))
+            out.print(f"  {it.scenario.name} ({it.file.name}): {it.scenario.kind}, {n} cell(s), {it.scenario.trials} trial(s) each")
+        return
     try:
         s = load_scenario(scenario)
         cells = expand(s, path=str(scenario))
@@ -152,7 +264,16 @@ def list_cmd(scenarios_dir: Path = typer.Option(Path("scenarios"), "--scenarios"
     s = Table(title=f"scenarios in {scenarios_dir}")
     for col in ("file", "kind", "target", "about"):
         s.add_column(col)
+    from chaos.suite import is_suite_file, load_suite
+
     for f in sorted(scenarios_dir.glob("*.yaml")):
+        if is_suite_file(f):
+            try:
+                su = load_suite(f)
+                s.add_row(f.name, "suite", f"{len(su.items)} scenarios", su.suite.about)
+            except ChaosError as exc:
+                s.add_row(f.name, "[red]invalid suite[/]", "", str(exc))
+            continue
         try:
             sc = load_scenario(f)
             s.add_row(f.name, sc.kind, f"{sc.target.framework}/{sc.target.backend}", sc.about)

@@ -3,7 +3,9 @@
 ``run_scenario`` loads and expands the scenario (refusing bad input before anything is written),
 creates ``<out>/<scenario>/<timestamp>/`` with run.json, then runs every cell's trials through its
 kind, appending each trial record to the journal (fsynced) the moment it ends. At the end it
-analyses the journal into results.json and report.md and points ``latest`` at the run.
+analyses the journal into results.json, renders report.md, junit.xml, report.html (+ PNG plots)
+and points ``latest`` at the run. ``run_loaded`` runs an already loaded scenario (a suite entry
+with its overrides); ``load_run`` / ``analyse_loaded`` re-score a stored run exactly as the run did.
 
 Ctrl-C and SIGTERM stop the run cleanly: every racer is killed and reaped, the journal keeps every
 finished trial, and run.json says the run was interrupted. A cell that fails for a reason outside
@@ -139,16 +141,33 @@ def analyse_run(cells: list[Cell], records: list[TrialRecord], failures: dict[in
                       verdict_counts=verdict_counts(results), cells=results)
 
 
-def write_results(run_dir: Path, results: RunResults, run_meta: dict) -> None:
+def write_results(run_dir: Path, results: RunResults, run_meta: dict, records: list[TrialRecord] | None = None) -> None:
+    """results.json first (the evidence), then what people and CI read: report.md, junit.xml and
+    report.html with its plots, all rendered from the same results and the journaled records."""
+    (run_dir / "results.json").write_text(results.model_dump_json(indent=2))
+    write_reports(run_dir, results, run_meta, records)
+
+
+def write_reports(run_dir: Path, results: RunResults, run_meta: dict, records: list[TrialRecord] | None = None) -> None:
+    """Every rendering of a run (markdown, JUnit, HTML, PNG) from its results and journal."""
+    from chaos.html import write_run_html
+    from chaos.junit import write_junit
     from chaos.report import render_markdown
 
-    (run_dir / "results.json").write_text(results.model_dump_json(indent=2))
     (run_dir / "report.md").write_text(render_markdown(results, run_meta))
+    write_junit(run_dir / "junit.xml", [results])
+    if records is None:
+        records = [TrialRecord.model_validate(r) for r in read_journal(run_dir / "journal.jsonl")[0]]
+    write_run_html(run_dir, results, run_meta, records)
 
 
 def run_scenario(path: str | os.PathLike, opts: RunOptions | None = None) -> RunOutcome:
+    return run_loaded(load_scenario(path), path, opts)
+
+
+def run_loaded(scenario: Scenario, path: str | os.PathLike, opts: RunOptions | None = None) -> RunOutcome:
+    """Run an already loaded (and possibly overridden, e.g. by a nightly suite) scenario."""
     opts = opts or RunOptions()
-    scenario = load_scenario(path)
     if opts.seed is not None or opts.trials is not None:
         data = scenario.model_dump()
         if opts.seed is not None:
@@ -282,6 +301,11 @@ def execute(run_dir: Path, meta: dict, scenario: Scenario, cells: list[Cell], op
         ledger.close()
         if not opts.keep_work:
             shutil.rmtree(work_dir, ignore_errors=True)
+    if interrupted:
+        # a signal that lands between the journal append and ``records.append`` must not make
+        # results.json disagree with the journal (``chaos analyze`` re-scores the journal): it is the truth
+        known = {r.trial_id for r in records}
+        records += [TrialRecord.model_validate(r) for r in read_journal(run_dir / "journal.jsonl")[0] if r.get("trial_id") not in known]
     results = analyse_run(cells, records, failures, run_id=run_id, scenario=scenario, seed=scenario.seed)
     if interrupted:
         results.exit_code = EXIT_RUN_FAILED
@@ -291,7 +315,7 @@ def execute(run_dir: Path, meta: dict, scenario: Scenario, cells: list[Cell], op
     # what each cell's racers actually ran (a version axis asks; this records the answer)
     meta["cell_versions"] = {c.cell_id: {"asked": c.version, "ran": c.versions} for c in results.cells}
     (run_dir / "run.json").write_text(json.dumps(meta, indent=2, default=str))
-    write_results(run_dir, results, meta)
+    write_results(run_dir, results, meta, records)
     _link_latest(run_dir)
     return RunOutcome(run_dir=run_dir, results=results, interrupted=interrupted, cells=cells)
 
@@ -359,9 +383,16 @@ def load_run(run_dir: Path) -> tuple[dict, Scenario, list[Cell], list[TrialRecor
 
 
 def analyse_stored(run_dir: Path) -> RunResults:
-    meta, scenario, cells, records, _ = load_run(run_dir)
+    return analyse_loaded(*load_run(run_dir)[:4])
+
+
+def analyse_loaded(meta: dict, scenario: Scenario, cells: list[Cell], records: list[TrialRecord]) -> RunResults:
+    """What the run concluded, recomputed from its stored records (same rules as ``execute``)."""
     failures = {int(k): v for k, v in (meta.get("failures") or {}).items()}
-    return analyse_run(cells, records, failures, run_id=meta["run_id"], scenario=scenario, seed=scenario.seed)
+    results = analyse_run(cells, records, failures, run_id=meta["run_id"], scenario=scenario, seed=scenario.seed)
+    if meta.get("interrupted"):
+        results.exit_code = EXIT_RUN_FAILED
+    return results
 
 
 def wall_clock() -> float:
