@@ -70,6 +70,8 @@ class Scenario(Strict):
     distinct_values: bool = Field(False, description="race: each racer resumes with its own value")
     fork_via: Literal["checkpoint", "explicit"] = Field(
         "checkpoint", description="fork: address the interrupt's checkpoint directly, or through the framework's explicit fork")
+    resume_by: Literal["thread", "interrupt"] = Field(
+        "thread", description="stray_resume: answer whatever interrupt is pending, or address the first one by its id")
     kill_points: list[str] = Field(
         default_factory=list, description="sweeps: only kill points whose boundary name contains one of these (empty: all)")
     timeout_s: float = Field(120, gt=0, description="cap on any single wait for a racer")
@@ -134,6 +136,7 @@ AXES: dict[str, tuple[str, ...]] = {
     "jitter_ms": ("jitter_ms",),
     "resume": ("resume",),
     "fork_via": ("fork_via",),
+    "resume_by": ("resume_by",),
     "kill_points": ("kill_points",),
     "workload": ("workload",),
     "trials": ("trials",),

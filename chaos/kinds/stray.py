@@ -4,7 +4,9 @@ Per trial: phase ``first`` runs the workload to its interrupt and answers it wit
 ``stray`` looks at the thread, sends ``Command(resume=v)`` again, and looks again. After the first
 answer the thread is either complete (``gate_after_interrupt``) or waiting at a later interrupt
 (``two_gates``): both are "consumed" for the first interrupt, so the stray answer must be inert: no
-effect fires, the state does not move. CO is judged in ``chaos.verdicts.stray``.
+effect fires, the state does not move. With ``resume_by: interrupt`` both answers are addressed to
+the first interrupt by its id (LangGraph: ``Command(resume={id: v})``), as a client replaying its
+exact request would send them. CO is judged in ``chaos.verdicts.stray``.
 """
 
 from __future__ import annotations
@@ -32,11 +34,12 @@ def run_cell(ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecor
 def stray_trial(run: TrialRun) -> TrialRecord:
     s = run.cell.scenario
     v = s.resume_value
+    answer = {"op": "resume", "form": "command", "value": v}
+    if s.resume_by == "interrupt":
+        answer["interrupt"] = "first"  # the same request, addressed to the interrupt it answered
     labelled, racers = run_phases(run, [
-        ("first", [{"op": "run", "label": "run"},
-                   {"op": "resume", "form": "command", "value": v, "if": "interrupted", "label": "resume"}]),
-        ("stray", [{"op": "inspect", "label": "before"},
-                   {"op": "resume", "form": "command", "value": v, "label": "stray", "keep_going": True},
+        ("first", [{"op": "run", "label": "run"}, {**answer, "if": "interrupted", "label": "resume"}]),
+        ("stray", [{"op": "inspect", "label": "before"}, {**answer, "label": "stray", "keep_going": True},
                    {"op": "inspect", "label": "after"}]),
     ])
     gated = next((r.result.get("gated_task") for r in racers if r.result), None)
@@ -44,7 +47,7 @@ def stray_trial(run: TrialRun) -> TrialRecord:
     before = (labelled.get("before") or {}).get("inspect") or {}
     after = (labelled.get("after") or {}).get("inspect") or {}
     run.observations.update(
-        gated_task=gated, sent=v,
+        gated_task=gated, sent=v, resume_by=s.resume_by,
         consumed={"status": (resume_o or {}).get("status"), "fired": (resume_o or {}).get("fired", []),
                   "waiting_at": (resume_o or {}).get("interrupts", [])},
         thread_before=_state(before), thread_after=_state(after),

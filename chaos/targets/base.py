@@ -24,6 +24,9 @@ Actions (``op``)
 ``run``        ``{"op": "run"}``: start the workload with its input.
 ``resume``     ``{"op": "resume", "form": "none" | "input" | "command", "value": v}``: continue from the
                last checkpoint / run again with the input / answer the pending interrupt with ``v``.
+               Optional ``"interrupt": "first" | "<id>"``: address the answer to one interrupt by its
+               id (``first``: the thread's first interrupt), as a client replaying its request would;
+               raise ``Unsupported`` if the framework has no interrupt ids.
 ``fork``       ``{"op": "fork", "checkpoint": "interrupt" | "<id>", "value": v, "via": "checkpoint" |
                "explicit"}``: resume from a *past* checkpoint of the same thread with ``v``.
                ``"interrupt"`` names the checkpoint at which the thread's first interrupt was pending
@@ -51,6 +54,7 @@ Outcome of ``perform``::
     {"status": "done" | "interrupted" | "error" | "unsupported",
      "error": {"type", "module", "message", "where"} | None,
      "interrupts": [...],          # pending interrupts after the call, if any
+     "interrupt_ids": [...],       # their ids, where the framework has ids
      "observed": {task: value},    # values the workload's nodes saw DURING THIS CALL (resume values)
      "values": {...} | None,       # the thread's state values after the call, if readable
      "checkpoint": id | None}      # the head checkpoint after the call, if the framework has ids
@@ -79,8 +83,8 @@ What each kind needs from an adapter (declare the kind in ``TargetInfo.kinds`` o
 * ``fork``: run, resume(command), fork(checkpoint="interrupt", via=checkpoint, and via=explicit where
   the framework has one, else Unsupported), intent; ``gated_task`` and ``observed[gated_task]``.
 * ``invalid_state``: run; ``inspect`` with ``values`` and ``error``; ``meta["invalid"]``.
-* ``stray_resume``: run, resume(command) repeated on a consumed and on a completed thread; inspect;
-  ``gated_task``.
+* ``stray_resume``: run, resume(command) repeated on a consumed and on a completed thread, with
+  ``interrupt: "first"`` when the scenario sets ``resume_by: interrupt``; inspect; ``gated_task``.
 
 Racers also report ``versions``: ``importlib.metadata`` versions of ``spec["distributions"]``.
 """

@@ -157,7 +157,7 @@ class LangGraphSession:
         if op == "fork":
             return self._fork(action)
         if op == "checkpoints":
-            return outcome("done", checkpoints=self._checkpoints(), checkpoint=self._head_id())
+            return outcome("done", checkpoints=self._checkpoints(), **self._head())
         if op == "intent":
             return outcome("done", intent=fork_intent())
         raise Unsupported(f"unknown op {op!r}; known: {', '.join(OPS)}")
@@ -171,18 +171,28 @@ class LangGraphSession:
         if form == "none":
             return None
         if form == "command":
+            if action.get("interrupt"):  # addressed to one interrupt by its id: {id: value}
+                return Command(resume={self._interrupt_id(action["interrupt"]): action.get("value")})
             return Command(resume=action.get("value"))
         raise ValueError(f"unknown resume form {form!r}")
+
+    def _interrupt_id(self, which: str) -> str:
+        if which != "first":
+            return which
+        history = self._history()  # newest first: the oldest checkpoint with a pending interrupt
+        parked = [h for h in history if any(t.interrupts for t in h.tasks)]
+        if not parked:
+            raise Unsupported(f"thread {self.thread_id} never had a pending interrupt to address")
+        return next(i.id for t in parked[-1].tasks for i in t.interrupts)
 
     def _invoke(self, payload: Any, config: dict, **extra: Any) -> dict:
         try:
             out = self.graph.invoke(payload, config, durability=self.durability)
         except Exception as exc:  # the framework's answer, recorded as data
-            return outcome("error", error=error_of(exc), observed=self.observed, values=self._values(),
-                           checkpoint=self._head_id(), **extra)
+            return outcome("error", error=error_of(exc), observed=self.observed, **self._head(), **extra)
         interrupts = _interrupts_of(out)
         return outcome("interrupted" if interrupts else "done", interrupts=[jsonable(getattr(i, "value", i)) for i in interrupts],
-                       observed=self.observed, values=self._values(), checkpoint=self._head_id(), **extra)
+                       interrupt_ids=[getattr(i, "id", None) for i in interrupts], observed=self.observed, **self._head(), **extra)
 
     def _fork(self, action: dict) -> dict:
         from langgraph.types import Command
@@ -226,17 +236,13 @@ class LangGraphSession:
             for h in self._history()
         ]
 
-    def _head_id(self) -> Any:
+    def _head(self) -> dict:
+        """The thread's state values and head checkpoint id after a call (None where unreadable)."""
         try:
-            return self.graph.get_state(self.config).config["configurable"].get("checkpoint_id")
+            snap = self.graph.get_state(self.config)
         except Exception:
-            return None
-
-    def _values(self) -> Any:
-        try:
-            return jsonable(self.graph.get_state(self.config).values)
-        except Exception:
-            return None
+            return {"values": None, "checkpoint": None}
+        return {"values": jsonable(snap.values), "checkpoint": (snap.config or {}).get("configurable", {}).get("checkpoint_id")}
 
     def inspect(self) -> dict:
         try:
@@ -293,29 +299,43 @@ def _interrupts_of(out: Any) -> list:
     return []
 
 
+INTENT_WORDS = ("fork", "retry", "attempt", "idempot", "intent")
+
+
 def fork_intent() -> dict:
-    """Can LangGraph's API tell a retry of a resume from a fork? Read from the API itself."""
+    """Can LangGraph's public API tell a retry of a resume from a fork? Read from the API itself:
+    the parameters of ``Command`` and ``invoke`` and the config keys that address a checkpoint.
+    Internal (``__pregel_*``) resume keys are listed as evidence but are not public API."""
     import inspect as _inspect
 
     from langgraph.pregel import Pregel
     from langgraph.types import Command
 
-    surface: dict[str, Any] = {}
     try:
-        surface["Command"] = str(_inspect.signature(Command))
-    except (TypeError, ValueError):
-        surface["Command"] = repr(getattr(Command, "__dataclass_fields__", {}).keys())
-    surface["Pregel.invoke"] = str(_inspect.signature(Pregel.invoke))
-    surface["Pregel.update_state"] = str(_inspect.signature(Pregel.update_state))
-    surface["config.configurable"] = ["thread_id", "checkpoint_ns", "checkpoint_id"]
-    words = ("fork", "retry", "attempt", "idempot", "intent")
-    hits = sorted({name for name, sig in surface.items() for w in words if w in str(sig).lower()})
+        from langgraph._internal import _constants as consts
+    except ImportError:  # older releases keep them elsewhere
+        from langgraph import constants as consts  # type: ignore[no-redef]
+    command_params = list(_inspect.signature(Command).parameters)
+    invoke_params = list(_inspect.signature(Pregel.invoke).parameters)
+    address = [getattr(consts, n, d) for n, d in (("CONFIG_KEY_THREAD_ID", "thread_id"),
+                                                  ("CONFIG_KEY_CHECKPOINT_NS", "checkpoint_ns"),
+                                                  ("CONFIG_KEY_CHECKPOINT_ID", "checkpoint_id"))]
+    surface: dict[str, Any] = {
+        "Command": str(_inspect.signature(Command)),
+        "Pregel.invoke": str(_inspect.signature(Pregel.invoke)),
+        "Pregel.update_state": str(_inspect.signature(Pregel.update_state)),
+        "config.configurable": address,
+        "internal resume keys (not public)": {n: getattr(consts, n) for n in dir(consts)
+                                              if n.startswith("CONFIG_KEY") and "RESUM" in n},
+    }
+    public = [f"Command.{p}" for p in command_params] + [f"invoke.{p}" for p in invoke_params] + [f"configurable.{a}" for a in address]
+    hits = [p for p in public if any(w in p.lower() for w in INTENT_WORDS) and "retry_policy" not in p]
     return {
-        "discriminator": None if not hits else ",".join(hits),
+        "discriminator": ", ".join(hits) or None,
         "surface": surface,
-        "note": ("Command(resume=v) sent with a checkpoint_id is the only way to answer an interrupt at a past "
-                 "checkpoint; no parameter of Command, invoke or the config says whether it is a retry of the "
-                 "same resume or a fork with a new value") if not hits else f"possible discriminator in {hits}",
+        "note": (f"possible discriminator: {', '.join(hits)}" if hits else
+                 "Command(resume=v) with a checkpoint_id is how a past interrupt is answered; no public parameter of "
+                 "Command, invoke or the config says whether it is a retry of the same resume or a fork with a new value"),
     }
 
 

@@ -19,6 +19,8 @@ def trial_co(rec: TrialRecord) -> tuple[str, str]:
     o = rec.observations
     stray, before, after = o.get("stray") or {}, o.get("thread_before") or {}, o.get("thread_after") or {}
     where = "a thread waiting at a later interrupt" if (o.get("consumed") or {}).get("waiting_at") else "a completed thread"
+    if o.get("resume_by") == "interrupt":
+        where += " (addressed to the first interrupt's id)"
     if stray.get("fired"):
         return "violated", f"the stray answer {o.get('sent')!r} to {where} fired {', '.join(stray['fired'])}"
     moved = [k for k in MOVED_KEYS if before.get(k) != after.get(k)]
@@ -36,6 +38,7 @@ def analyze(cell, records: list[TrialRecord]) -> CellResult:
     result = CellResult(**base_fields(cell, records))
     per = [(r, *trial_co(r)) for r in valid]
     result.summary = {
+        "resume_by": cell.scenario.resume_by,
         "thread_after_first_answer": dict(Counter("waiting at a later interrupt" if (r.observations.get("consumed") or {}).get("waiting_at")
                                                   else "completed" for r in valid)),
         "stray_status": dict(Counter(str((r.observations.get("stray") or {}).get("status")) for r in valid)),

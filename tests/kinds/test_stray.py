@@ -1,7 +1,8 @@
 """A user re-sends an answer (a retried request) and learns whether it is inert (CO).
 
 On a completed thread LangGraph ignores it. On a thread waiting at its next interrupt the same
-answer is taken as the answer to that next interrupt: it fires the next gated effect.
+answer is taken as the answer to that next interrupt: it fires the next gated effect, unless the
+answer is addressed to the interrupt it was meant for, by id (``Command(resume={id: v})``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ matrix:
   case:
     - {name: completed, workload: gate_after_interrupt}
     - {name: waiting, workload: two_gates, backend: memory}
+    - {name: waiting-by-id, workload: two_gates, backend: memory, resume_by: interrupt}
 """
 
 
@@ -46,3 +48,11 @@ def test_a_stray_answer_to_a_thread_waiting_at_its_next_interrupt_answers_it(str
     assert "fired gate2:approve, end" in co.reason
     assert len(co.evidence.ledger_seqs) == 2 and co.evidence.trial_ids == ["c001-t0000"]
     assert stray_run.results.exit_code == 1
+
+
+def test_a_stray_answer_addressed_to_the_consumed_interrupt_by_id_is_inert(stray_run):
+    cell = stray_run.results.cells[2]
+    (co,) = cell.verdicts
+    assert cell.summary["resume_by"] == "interrupt"
+    assert co.status == "holds", co.reason
+    assert "waiting at a later interrupt (addressed to the first interrupt's id) was inert" in co.reason
