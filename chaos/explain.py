@@ -203,4 +203,21 @@ def explain_duplicates(rec: TrialRecord) -> list[str]:
         return []
     if rec.kind == "race":
         return explain_race(rec)
+    if rec.kind in ("fork", "stray_resume"):
+        return explain_contract(rec)
+    if rec.kind == "invalid_state":
+        return []  # no effect is duplicated by design; CV's reason says what happened
     return explain_sweep(rec)
+
+
+def explain_contract(rec: TrialRecord) -> list[str]:
+    """fork / stray_resume: a second fire is the point of a fork, so explain only the violating ones."""
+    if rec.kind == "fork":
+        from chaos.verdicts.fork import trial_fd as judge
+    else:
+        from chaos.verdicts.stray import trial_co as judge
+    status, why = judge(rec)
+    if status != "violated":
+        return []
+    seqs = ", ".join(f"{r['effect_key']} (seq {r['seq']}, racer {r['racer_id']})" for r in sorted(rec.ledger, key=lambda r: r["seq"]))
+    return [f"{why}; the ledger of this trial: {seqs}"]

@@ -218,6 +218,8 @@ def _describe(err: dict) -> str:
     if err["type"] == "missing":
         return f"{field}: required field is missing"
     msg = err["msg"].removeprefix("Value error, ")
+    if not loc:  # a rule over the whole scenario: its input is the whole file, not worth echoing
+        return f"{field}: {msg}"
     return f"{field}: {msg} (got {err.get('input')!r})"
 
 

@@ -11,22 +11,14 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from chaos.kinds.phases import failed, run_phases
+from chaos.kinds.phases import each_trial, failed, run_phases
 from chaos.records import TrialRecord
 from chaos.scenario import Cell
 from chaos.trial import RunContext, TrialRun
 
 
 def run_cell(ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
-    for t in range(cell.scenario.trials):
-        trial_id = f"c{cell.index:03d}-t{t:04d}"
-        if not ctx.wants(trial_id, skip):
-            continue
-        run = TrialRun(ctx, cell, trial_id, rep=t)
-        try:
-            yield invalid_trial(run)
-        finally:
-            run.cleanup()
+    return each_trial(ctx, cell, skip, invalid_trial)
 
 
 def invalid_trial(run: TrialRun) -> TrialRecord:

@@ -9,15 +9,30 @@ phase still lets the next look at the thread. Either way the caller gets each la
 
 from __future__ import annotations
 
-from chaos.records import RacerOutcome
+from typing import Callable, Iterator
+
+from chaos.records import RacerOutcome, TrialRecord
 from chaos.scenario import Cell
-from chaos.trial import TrialRun
+from chaos.trial import RunContext, TrialRun
 
 IN_PROCESS_BACKENDS = ("memory",)
 
 
 def in_process(cell: Cell) -> bool:
     return cell.scenario.target.backend in IN_PROCESS_BACKENDS
+
+
+def each_trial(ctx: RunContext, cell: Cell, skip: set[str], trial: Callable[[TrialRun], TrialRecord]) -> Iterator[TrialRecord]:
+    """The ``run_cell`` of a kind whose trials are independent repeats: ``trial`` once per repeat."""
+    for t in range(cell.scenario.trials):
+        trial_id = f"c{cell.index:03d}-t{t:04d}"
+        if not ctx.wants(trial_id, skip):
+            continue
+        run = TrialRun(ctx, cell, trial_id, rep=t)
+        try:
+            yield trial(run)
+        finally:
+            run.cleanup()
 
 
 def run_phases(run: TrialRun, phases: list[tuple[str, list[dict]]]) -> tuple[dict[str, dict], list[RacerOutcome]]:

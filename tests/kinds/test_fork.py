@@ -99,3 +99,19 @@ def test_run_only_runs_just_the_named_trial(tmp_path):
     out = run_text(tmp_path, FORK, only={"c001-t0000"})
     assert [(c.cell_id, c.trials) for c in out.results.cells] == [("fork_via=checkpoint", 0), ("fork_via=explicit", 1)]
     assert next(v for v in out.results.cells[1].verdicts if v.property == "FD").status == "holds"
+
+
+def test_chaos_rerun_at_the_terminal_shows_was_and_now_and_exits_with_the_verdict(fork_run, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    r = subprocess.run([sys.executable, "-m", "chaos", "rerun", str(fork_run.run_dir), "c000-t0000", "--out", str(tmp_path)],
+                       capture_output=True, text=True, timeout=600, env=env)
+    assert r.returncode == 1, r.stderr
+    rows = [line for line in r.stdout.splitlines() if "fork_via=checkpoint" in line and "c000-t0000" in line]
+    assert len(rows) == 2 and all(line.count("violated") == 2 for line in rows)
+    bad = subprocess.run([sys.executable, "-m", "chaos", "rerun", str(fork_run.run_dir), "nope"],
+                         capture_output=True, text=True, timeout=600, env=env)
+    assert bad.returncode == 3 and "no trial 'nope'" in bad.stderr and "Traceback" not in bad.stderr

@@ -56,3 +56,16 @@ def test_a_stray_answer_addressed_to_the_consumed_interrupt_by_id_is_inert(stray
     assert cell.summary["resume_by"] == "interrupt"
     assert co.status == "holds", co.reason
     assert "waiting at a later interrupt (addressed to the first interrupt's id) was inert" in co.reason
+
+
+def test_the_html_report_explains_the_stray_fire_with_its_ledger_rows(stray_run):
+    from chaos.explain import explain_duplicates
+    from chaos.orchestrator import load_run
+
+    records = load_run(stray_run.run_dir)[3]
+    said = {r.cell_id: explain_duplicates(r) for r in records}
+    assert said["case=completed"] == [] and said["case=waiting-by-id"] == []
+    (sentence,) = said["case=waiting"]
+    assert "fired gate2:approve, end" in sentence and "gate2:approve (seq" in sentence
+    html = (stray_run.run_dir / "report.html").read_text()
+    assert sentence.split(";")[0].replace("'", "&#39;") in html
