@@ -290,6 +290,11 @@ def schema() -> None:
     print(json.dumps(json_schema(), indent=2))
 
 
+from chaos.cli_hosts import hosts_app  # noqa: E402  (the `hosts` sub-command group)
+
+app.add_typer(hosts_app, name="hosts")
+
+
 def main() -> None:
     try:
         app()

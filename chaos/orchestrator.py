@@ -36,9 +36,9 @@ from chaos.analysis import analyze_cell, exit_code, verdict_counts
 from chaos.errors import ChaosError, EnvironmentProblem
 from chaos.journal import Journal, read_journal
 from chaos.kinds import runner_for
-from chaos.ledger import SqliteLedger
 from chaos.envs import python_for
 from chaos.launchers import Launcher, make_launcher
+from chaos.pgstore import RunStorage
 from chaos.records import CellResult, RunResults, TrialRecord
 from chaos.scenario import Cell, Scenario, expand, load_scenario
 from chaos.targets import get_target
@@ -178,6 +178,7 @@ def run_loaded(scenario: Scenario, path: str | os.PathLike, opts: RunOptions | N
     cells = expand(scenario, path=str(path))
     for cell in cells:
         preflight(cell, str(path), python_for(cell.scenario.target.framework, cell.scenario.target.version))
+    RunStorage.preflight(cells)  # Postgres needed but not configured: refused before any folder is written
     run_dir = prepare_run_dir(Path(opts.out), scenario.name, _stamp())
     run_id = f"{scenario.name}-{run_dir.name}-{secrets.token_hex(3)}"
     meta = {
@@ -238,8 +239,9 @@ def execute(run_dir: Path, meta: dict, scenario: Scenario, cells: list[Cell], op
     run_id = meta["run_id"]
     work_dir = run_dir / "work"
     work_dir.mkdir(exist_ok=True)
-    ledger_path = run_dir / "ledger.sqlite"
-    ledger = SqliteLedger(str(ledger_path))
+    storage = RunStorage(cells, run_id, run_dir)  # SQLite, or Postgres for the postgres backend / other hosts
+    meta["storage"] = storage.describe()
+    (run_dir / "run.json").write_text(json.dumps(meta, indent=2, default=str))
     launchers: dict[str, Launcher] = {}
 
     def launcher_for(cell: Cell) -> Launcher:
@@ -258,9 +260,9 @@ def execute(run_dir: Path, meta: dict, scenario: Scenario, cells: list[Cell], op
         work_dir=work_dir,
         root_seed=scenario.seed,
         launcher=None,  # type: ignore[arg-type]  # set per cell
-        ledger_config={"kind": "sqlite", "path": str(ledger_path.resolve())},
-        read_ledger=lambda trial_id: ledger.rows(run_id=run_id, trial_id=trial_id),
-        store_for=lambda cell, trial_id, d: {"path": str((d / "checkpoints.sqlite").resolve())},
+        ledger_config=storage.ledger_config,
+        read_ledger=storage.read_ledger,
+        store_for=storage.store_for,
         keep_work=opts.keep_work,
         prior={r.trial_id: r for r in prior},
         only=only if only is not None else opts.only,
@@ -298,7 +300,7 @@ def execute(run_dir: Path, meta: dict, scenario: Scenario, cells: list[Cell], op
         for launcher in launchers.values():
             launcher.reap()
         journal.close()
-        ledger.close()
+        storage.close(keep_schema=opts.keep_work)
         if not opts.keep_work:
             shutil.rmtree(work_dir, ignore_errors=True)
     if interrupted:
@@ -338,6 +340,7 @@ def rerun(run_dir: Path, trial_ids: list[str], opts: RunOptions | None = None) -
     wanted_cells = sorted({known[t].cell_index for t in trial_ids})
     cells = [c for c in cells if c.index in wanted_cells]
     dry = [r for r in records if r.trial_id.endswith("-dry") and r.cell_index in wanted_cells]
+    RunStorage.preflight(cells)  # a Postgres cell needs its database now as it did then
     run_dir_new = prepare_run_dir(Path(opts.out), scenario.name, _stamp() + "-rerun")
     run_id = f"{scenario.name}-{run_dir_new.name}-{secrets.token_hex(3)}"
     meta = {**{k: meta0.get(k) for k in ("scenario_file", "scenario", "seed")},

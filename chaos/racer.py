@@ -68,7 +68,7 @@ def run_spec(spec: dict) -> tuple[dict, int]:
         )
         adapter = importlib.import_module(f"chaos.targets.{spec['target']['framework']}")
         session = adapter.open_session(spec, barrier, ledger)
-        result["gated_task"] = getattr(session, "gated_task", None)
+        result["gated_task"] = getattr(session, "gated_task", None) or getattr(getattr(session, "workload", None), "gated_task", None)
         result["workload_meta"] = dict(getattr(session, "meta", None) or {})
         result["t_ready_mono_ns"] = time.monotonic_ns()
         if spec.get("inspect_before"):

@@ -47,3 +47,7 @@ def repo() -> Path:
 def _no_bytecode(monkeypatch):
     monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
     yield
+
+
+# Postgres, Docker and SSH-lab fixtures of the "across machines" tests.
+from conftest_infra import docker_client, lab, pg_dsn, racer_image  # noqa: E402,F401

@@ -2,7 +2,7 @@
 
 A contract kind describes a trial as phases (``[("first", actions), ("fork", actions)]``); each
 action carries a ``label``. With a durable backend every phase is a fresh racer process, as a real
-restart would be. With an in-process backend (``memory``) nothing survives a process, so all phases
+restart would be. With an in-process backend (``TargetInfo.in_process_backends``, e.g. ``memory``) nothing survives a process, so all phases
 run in one racer, in order, each phase's last action marked ``keep_going`` so a refusal in one
 phase still lets the next look at the thread. Either way the caller gets each label's outcome.
 """
@@ -13,13 +13,13 @@ from typing import Callable, Iterator
 
 from chaos.records import RacerOutcome, TrialRecord
 from chaos.scenario import Cell
+from chaos.targets import get_target
 from chaos.trial import RunContext, TrialRun
 
-IN_PROCESS_BACKENDS = ("memory",)
-
-
 def in_process(cell: Cell) -> bool:
-    return cell.scenario.target.backend in IN_PROCESS_BACKENDS
+    """Does the cell's backend keep its state in the racer's process (``TargetInfo.in_process_backends``)?"""
+    t = cell.scenario.target
+    return t.backend in get_target(t.framework).in_process_backends
 
 
 def each_trial(ctx: RunContext, cell: Cell, skip: set[str], trial: Callable[[TrialRun], TrialRecord]) -> Iterator[TrialRecord]:

@@ -54,14 +54,44 @@ class Launcher(Protocol):
     def reap(self) -> None: ...
 
 
-def make_launcher(placement: object, python: str, run_id: str, extra_paths: list[str] | None = None) -> Launcher:
-    """The launcher a cell's placement asks for, running racers with ``python``."""
-    from chaos.envs import racer_env
+def make_launcher(placement: object, python: str | None = None, run_id: str = "adhoc",
+                  extra_paths: list[str] | None = None, **options) -> Launcher:
+    """The launcher a cell's placement asks for.
 
-    if placement == "local":
+    ``placement`` is ``"local"`` (racers run with ``python``), ``"docker"`` (racers in containers
+    of the racer image, with the image's Python) or ``{"hosts": [...], "inventory": path}`` (a
+    dict or the scenario's ``HostsPlacement``: racers on SSH hosts, with each host's inventory
+    ``python``). ``run_id`` labels containers and names remote folders; ``extra_paths`` (folders
+    of user workload modules) go on the racers' PYTHONPATH (docker mounts them read-only);
+    ``options`` go to the launcher (``image=`` for docker, ``trust_on_first_use=`` for ssh).
+    """
+    import sys
+
+    if placement is None or placement == "local":
+        from chaos.envs import racer_env
         from chaos.launchers.local import LocalLauncher
 
-        return LocalLauncher(python=python, env=racer_env(python, extra_paths))
+        python = python or sys.executable
+        return LocalLauncher(python=python, env=racer_env(python, extra_paths), **options)
+    if python and os.path.realpath(python) != os.path.realpath(sys.executable):
+        from chaos.errors import EnvironmentProblem
+
+        raise EnvironmentProblem(
+            f"racers.placement {placement!r} runs the framework installed in the image or on the hosts, not the"
+            f" environment {python} that target.version asks for: drop target.version, or install that version"
+            " there (compose/Dockerfile, the inventory's python)")
+    if placement == "docker":
+        from chaos.launchers.docker import DockerLauncher
+
+        return DockerLauncher(run_id, extra_paths=extra_paths, **options)
+    if isinstance(placement, dict):
+        hosts, inventory = placement.get("hosts"), placement.get("inventory")
+    else:
+        hosts, inventory = getattr(placement, "hosts", None), getattr(placement, "inventory", None)
+    if hosts:
+        from chaos.launchers.ssh import SshLauncher
+
+        return SshLauncher(run_id, hosts=list(hosts), inventory=inventory or "hosts/lab.yaml", **options)
     from chaos.errors import EnvironmentProblem
 
-    raise EnvironmentProblem(f"placement {placement!r} is not available in this build of chaos")
+    raise EnvironmentProblem(f"unknown racers.placement {placement!r}: use local, docker or {{hosts: [...], inventory: FILE}}")

@@ -35,6 +35,8 @@ class TargetInfo:
     properties: tuple[str, ...] = ()
     # kind / property / feature -> why it is not supported (reported as the ``unknown`` reason)
     unsupported: dict[str, str] = field(default_factory=dict)
+    # backends whose state lives in the racer's process: a kind's phases then run in one racer
+    in_process_backends: tuple[str, ...] = ("memory",)
     import_name: str = ""
     default_version: str = ""
     # requirement templates; "{version}" is replaced by the asked-for framework version

@@ -87,6 +87,12 @@ What each kind needs from an adapter (declare the kind in ``TargetInfo.kinds`` o
   ``interrupt: "first"`` when the scenario sets ``resume_by: interrupt``; inspect; ``gated_task``.
 
 Racers also report ``versions``: ``importlib.metadata`` versions of ``spec["distributions"]``.
+
+Declare in ``TargetInfo``: ``kinds``, ``properties`` (a verdict on a property not listed there is
+turned into ``unknown``: list every property you can judge, including CO/EO/PC/LIVENESS for race and
+kill_sweep), ``unsupported`` (kind / property / feature such as ``"fork:explicit"`` -> reason), and
+``in_process_backends`` (backends whose state dies with the process: contract kinds then run all
+their phases in one racer).
 """
 
 from __future__ import annotations

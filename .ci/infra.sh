@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# CI infrastructure for the "across machines" tests: PostgreSQL (shared ledger + LangGraph
+# postgres backend), openssh-server (sshd for the netns SSH test lab), iproute2 (ip netns).
+# Idempotent and quick when everything is already there. Prints the DSN (last line of stdout);
+# exports nothing: the caller does `export CHAOS_PG_DSN="$(.ci/infra.sh | tail -1)"`.
+# Docker is optional: its tests skip with a reason when no engine answers.
+set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+need=()
+command -v sshd >/dev/null 2>&1 || [ -x /usr/sbin/sshd ] || need+=(openssh-server)
+command -v ip >/dev/null 2>&1 || need+=(iproute2)
+command -v pg_lsclusters >/dev/null 2>&1 || need+=(postgresql)
+if [ "${#need[@]}" -gt 0 ]; then
+  echo "infra.sh: installing ${need[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >&2
+  # no service is started by package scripts: sshd runs only inside the test lab's namespaces
+  apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
+fi
+python -c "import psycopg, paramiko, docker" 2>/dev/null || {
+  echo "infra.sh: installing the postgres/remote extras" >&2
+  python -m pip install -q -e "$here[test]" >&2
+}
+"$here/scripts/postgres.sh"

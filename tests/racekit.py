@@ -1,0 +1,65 @@
+"""Run real race trials with any launcher and backend, without the orchestrator's run folders.
+
+The infra tests use it to drive ``chaos.kinds.race.race_trial`` through the docker and SSH
+launchers on SQLite or Postgres, exactly as the orchestrator does per trial.
+"""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+from chaos.kinds.race import race_trial
+from chaos.ledger import open_ledger
+from chaos.scenario import Scenario, expand
+from chaos.trial import RunContext, TrialRun
+
+
+def race_scenario(**over) -> Scenario:
+    data = {
+        "name": "infra_race",
+        "kind": "race",
+        "target": {"framework": "langgraph", "backend": over.pop("backend", "sqlite")},
+        "workload": "gate_after_interrupt",
+        "racers": {"k": over.pop("k", 2), "placement": "local"},
+        "resume": "command:true",
+        "trials": over.pop("trials", 1),
+        "seed": 7,
+        "timeout_s": over.pop("timeout_s", 60),
+    }
+    data.update(over)
+    return Scenario.model_validate(data)
+
+
+def new_run_id() -> str:
+    return "t" + secrets.token_hex(4)
+
+
+def run_races(scenario: Scenario, launcher, base: Path, *, run_id: str, ledger_config: dict, store_for) -> list:
+    """Every trial of the scenario's first cell; returns the TrialRecords."""
+    cell = expand(scenario, check=False)[0]
+    ledger = open_ledger(ledger_config)
+    work = base / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    ctx = RunContext(
+        run_id=run_id,
+        run_dir=base,
+        work_dir=work,
+        root_seed=scenario.seed,
+        launcher=launcher,
+        ledger_config=ledger_config,
+        read_ledger=lambda trial_id: ledger.rows(run_id=run_id, trial_id=trial_id),
+        store_for=store_for,
+        keep_work=True,
+    )
+    records = []
+    try:
+        for t in range(scenario.trials):
+            run = TrialRun(ctx, cell, f"c000-t{t:04d}", rep=t)
+            try:
+                records.append(race_trial(run))
+            finally:
+                run.cleanup()
+    finally:
+        ledger.close()
+    return records
