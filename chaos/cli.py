@@ -61,9 +61,14 @@ def run(
     keep_work: bool = typer.Option(False, "--keep-work", help="keep per-trial work folders (checkpoint DBs, racer logs)"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
     only: Optional[list[str]] = typer.Option(None, "--only", help="run just this trial id (repeatable), e.g. c000-t0001"),
+    racers: Optional[str] = typer.Option(None, "--racers", help="how racers start: warm (forked from a pre-imported "
+                                         "parent; default for local racers) or cold (a fresh Python each)"),
 ) -> None:
     """Run a scenario: every cell, every trial; write the run folder and print the summary."""
     from chaos.orchestrator import RunOptions, run_scenario
+
+    if racers not in (None, "warm", "cold"):
+        _fail(ChaosError(f"--racers {racers!r}: expected warm or cold"))
 
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         console=console, disable=quiet, transient=False)
@@ -78,7 +83,7 @@ def run(
     try:
         with progress:
             outcome = run_scenario(scenario, RunOptions(out=out_dir, seed=seed, trials=trials, keep_work=keep_work,
-                                                        on_trial=on_trial, on_cell_start=on_cell,
+                                                        racers=racers, on_trial=on_trial, on_cell_start=on_cell,
                                                         only=set(only) if only else None))
     except ChaosError as exc:
         _fail(exc)

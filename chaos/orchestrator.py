@@ -53,6 +53,7 @@ class RunOptions:
     seed: int | None = None
     trials: int | None = None
     keep_work: bool = False
+    racers: str | None = None  # "warm" | "cold": how racers start, overriding the scenario
     on_trial: Callable[[TrialRecord], None] | None = None
     on_cell_start: Callable[[Cell, int], None] | None = None
     only: set[str] | None = None  # run just these trial ids (``chaos run --only``)
@@ -168,12 +169,15 @@ def run_scenario(path: str | os.PathLike, opts: RunOptions | None = None) -> Run
 def run_loaded(scenario: Scenario, path: str | os.PathLike, opts: RunOptions | None = None) -> RunOutcome:
     """Run an already loaded (and possibly overridden, e.g. by a nightly suite) scenario."""
     opts = opts or RunOptions()
-    if opts.seed is not None or opts.trials is not None:
+    if opts.seed is not None or opts.trials is not None or opts.racers is not None:
         data = scenario.model_dump()
         if opts.seed is not None:
             data["seed"] = opts.seed
         if opts.trials is not None:
             data["trials"] = opts.trials
+        if opts.racers is not None:
+            data["racers"]["start"] = opts.racers
+            data["matrix"].pop("start", None)  # the command line wins over a start axis too
         scenario = Scenario.model_validate(data)
     cells = expand(scenario, path=str(path))
     for cell in cells:
@@ -246,10 +250,11 @@ def execute(run_dir: Path, meta: dict, scenario: Scenario, cells: list[Cell], op
 
     def launcher_for(cell: Cell) -> Launcher:
         s = cell.scenario
-        key = repr((s.target.framework, s.target.version, s.racers.placement))
+        key = repr((s.target.framework, s.target.version, s.racers.placement, s.racers.start))
         if key not in launchers:
             launchers[key] = make_launcher(s.racers.placement, python_for(s.target.framework, s.target.version), run_id,
-                                           extra_paths=workload_paths(meta.get("scenario_file")))
+                                           extra_paths=workload_paths(meta.get("scenario_file")),
+                                           start=s.racers.start)
         return launchers[key]
 
     journal = Journal(run_dir / "journal.jsonl")

@@ -28,14 +28,17 @@ from chaos.ledger import open_ledger
 HARNESS_ERROR_EXIT = 4
 
 
-def set_parent_death_signal() -> None:
-    """Die with the orchestrator: a racer must never outlive the process that started it."""
+def set_parent_death_signal() -> bool:
+    """Die with the orchestrator: a racer must never outlive the process that started it.
+
+    Returns False where the kernel offers no parent-death signal (not Linux).
+    """
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         PR_SET_PDEATHSIG = 1
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        return libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL) == 0
     except Exception:
-        pass  # not Linux: the launcher's process group still reaps us
+        return False  # not Linux: the launcher's process group still reaps us
 
 
 def run_spec(spec: dict) -> tuple[dict, int]:
@@ -122,6 +125,17 @@ def run_spec(spec: dict) -> tuple[dict, int]:
     return result, code
 
 
+def serve(spec: dict) -> int:
+    """Run ``spec`` and write its result file: the whole life of a racer once it has its spec.
+
+    A cold racer (``main``) and a warm one (forked by ``chaos.forkserver``) both end up here, so
+    both do exactly the same work from this point on.
+    """
+    result, code = run_spec(spec)
+    write_atomic(spec["result_path"], json.dumps(result, default=repr).encode(), durable=False)
+    return code
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     set_parent_death_signal()
@@ -130,9 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     with open(argv[0], "rb") as f:
         spec = json.loads(f.read())
-    result, code = run_spec(spec)
-    write_atomic(spec["result_path"], json.dumps(result, default=repr).encode())
-    return code
+    return serve(spec)
 
 
 if __name__ == "__main__":

@@ -53,6 +53,17 @@ Placement = Union[Literal["local", "docker"], HostsPlacement]
 class Racers(Strict):
     k: int = Field(1, ge=1, le=256)
     placement: Placement = "local"
+    start: Literal["warm", "cold"] | None = Field(
+        None,
+        description="how racer processes start: warm = forked from a pre-imported parent (the default "
+        "for local racers), cold = a fresh Python per racer (the default elsewhere)",
+    )
+
+    @model_validator(mode="after")
+    def _warm_is_local(self) -> "Racers":
+        if self.start == "warm" and self.placement != "local":
+            raise ValueError("warm racers are local only in this build: use start: cold with this placement")
+        return self
 
 
 class Scenario(Strict):
@@ -133,6 +144,7 @@ AXES: dict[str, tuple[str, ...]] = {
     "version": ("target", "version"),
     "k": ("racers", "k"),
     "placement": ("racers", "placement"),
+    "start": ("racers", "start"),
     "jitter_ms": ("jitter_ms",),
     "resume": ("resume",),
     "fork_via": ("fork_via",),

@@ -43,14 +43,19 @@ class RunContext:
         return trial_id not in skip and (self.only is None or trial_id in self.only)
 
 
-def wait_until(pred: Callable[[], bool], timeout: float) -> bool:
-    """Observe ``pred`` until it holds or ``timeout`` passes (short, growing polling intervals)."""
+def wait_until(pred: Callable[[], bool], timeout: float, idle: Callable[[float], None] | None = None) -> bool:
+    """Observe ``pred`` until it holds or ``timeout`` passes (short, growing polling intervals).
+
+    ``idle(seconds)`` is how to pass the time between two looks: by default a sleep; a launcher
+    whose racers report their state changes (the warm launcher) returns as soon as one arrives.
+    """
     deadline = time.monotonic() + timeout
     delay = 0.0002
+    pause = idle or time.sleep
     while not pred():
         if time.monotonic() >= deadline:
             return False
-        time.sleep(delay)
+        pause(delay)
         delay = min(delay * 1.5, 0.005)
     return True
 
@@ -82,6 +87,10 @@ class TrialRun:
     @property
     def timeout(self) -> float:
         return self.cell.scenario.timeout_s
+
+    def wait_until(self, pred: Callable[[], bool]) -> bool:
+        """``wait_until`` with the trial's timeout, idling the way the launcher knows best."""
+        return wait_until(pred, self.timeout, getattr(self.ctx.launcher, "wait_change", None))
 
     def spec(self, racer_id: str, *, actions: list[dict] | None = None, armed: tuple[str, ...] = (), gate: bool = False,
              inspect_before: bool = False, inspect_after: bool = False) -> dict:
@@ -124,7 +133,7 @@ class TrialRun:
                 return True
             return st == "stopped" and any(a["barrier"] == barrier for a in h.arrivals())
 
-        wait_until(there, self.timeout)
+        self.wait_until(there)
         arrived = h.state() == "stopped" and any(a["barrier"] == barrier for a in h.arrivals())
         if arrived:
             a = next(a for a in h.arrivals() if a["barrier"] == barrier)
@@ -139,7 +148,7 @@ class TrialRun:
 
     def wait_exit(self, handles: list[RacerHandle]) -> list[RacerHandle]:
         """Wait for every handle to exit; kill those that do not within the timeout (returned)."""
-        wait_until(lambda: all(h.state() == "exited" for h in handles), self.timeout)
+        self.wait_until(lambda: all(h.state() == "exited" for h in handles))
         hung = [h for h in handles if h.state() != "exited"]
         for h in hung:
             h.kill()
@@ -193,6 +202,7 @@ class TrialRun:
 
     def record(self, *, valid: bool, invalid_reason: str | None = None, fault_fired: bool | None = None) -> TrialRecord:
         ledger = self.ctx.read_ledger(self.trial_id)
+        self.observations.setdefault("launcher", getattr(self.ctx.launcher, "name", None))
         rec = TrialRecord(
             run_id=self.ctx.run_id,
             cell_index=self.cell.index,

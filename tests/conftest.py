@@ -26,14 +26,19 @@ def run_text(tmp_path: Path, text: str, **opts) -> RunOutcome:
 
 
 def racers_alive(marker: str) -> list[psutil.Process]:
-    """Racer processes whose command line mentions ``marker`` (a run folder)."""
+    """Racer processes whose command line mentions ``marker`` (a run folder).
+
+    Cold racers are ``python -m chaos.racer <run>/work/.../spec.json``; warm racers are forks of
+    ``python -m chaos.forkserver ... --label <run>/work`` and keep its command line, so both the
+    server and its racers are found.
+    """
     out = []
     for p in psutil.process_iter(["cmdline", "status"]):
         try:
             cmd = " ".join(p.info["cmdline"] or [])
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             continue
-        if "chaos.racer" in cmd and marker in cmd and p.info["status"] != psutil.STATUS_ZOMBIE:
+        if ("chaos.racer" in cmd or "chaos.forkserver" in cmd) and marker in cmd and p.info["status"] != psutil.STATUS_ZOMBIE:
             out.append(p)
     return out
 

@@ -8,7 +8,7 @@ ledger through a network address, as they would across machines. Everything is t
 end: sshd processes, namespaces, links, the relay, the temp folder.
 
 The addresses are fixed (``hosts/lab.yaml`` describes the same lab), so only one lab runs at a
-time on a machine; a second one fails with a clear message.
+time on a machine: a second one waits on a lock file until the first is torn down.
 
 Manual use (for ``scenarios/crosshost_consume_once.yaml``):
     python -m tests.lab up      # writes .lab/ (keys, known_hosts), runs until Ctrl-C, tears down
@@ -33,6 +33,7 @@ PREFIX = 24
 BRIDGE = "chaoslab0"
 HOST_ADDR = "10.77.0.{}"  # host i -> 10.77.0.(10 + i)
 SSHD = "/usr/sbin/sshd"
+LOCK = "/run/lock/chaos-lab.lock" if os.path.isdir("/run/lock") else "/tmp/chaos-lab.lock"
 
 
 class LabUnavailable(RuntimeError):
@@ -153,8 +154,14 @@ class Lab:
         why = probe()
         if why:
             raise LabUnavailable(why)
-        if _run("ip", "link", "show", BRIDGE, check=False).returncode == 0:
-            raise RuntimeError(f"lab: bridge {BRIDGE} exists: another lab runs (or a crashed one: `python -m tests.lab down`)")
+        self._lock()  # one lab per machine (fixed addresses): wait for another test run's lab to end
+        deadline = time.monotonic() + 900
+        while _run("ip", "link", "show", BRIDGE, check=False).returncode == 0:
+            # a lab that took no lock (older code) is up, or a crashed one left its bridge: never kill it
+            if time.monotonic() > deadline:
+                self.down()
+                raise RuntimeError(f"lab: bridge {BRIDGE} stays up: a crashed lab? remove it with `python -m tests.lab down`")
+            time.sleep(0.2)  # polling the bridge's existence, an observable state
         if self.root is None:
             self.root = Path(tempfile.mkdtemp(prefix="chaos-lab-"))
             self._own_root = True
@@ -179,6 +186,22 @@ class Lab:
             self.down()
             raise
         return self
+
+    def _lock(self, timeout: float = 900) -> None:
+        import fcntl
+
+        self._lock_fd = os.open(LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    os.close(self._lock_fd)
+                    self._lock_fd = None
+                    raise RuntimeError(f"lab: another lab has held {LOCK} for {timeout:.0f}s: is a test run stuck?") from None
+                time.sleep(0.05)  # polling the lock: another run's lab is up until it tears down
 
     def _keys(self) -> None:
         self.client_key = self.root / "id_ed25519"
@@ -314,6 +337,9 @@ class Lab:
             self._made_run_sshd = False
         if self._own_root and self.root:
             shutil.rmtree(self.root, ignore_errors=True)
+        if getattr(self, "_lock_fd", None) is not None:
+            os.close(self._lock_fd)  # releases the lock for the next lab
+            self._lock_fd = None
 
     def __enter__(self) -> "Lab":
         return self.up()

@@ -13,7 +13,7 @@ from typing import Iterator
 
 from chaos.records import TrialRecord
 from chaos.scenario import Cell
-from chaos.trial import RunContext, TrialRun, wait_until
+from chaos.trial import RunContext, TrialRun
 
 
 def run_cell(ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
@@ -57,10 +57,9 @@ def race_trial(run: TrialRun) -> TrialRecord:
         v = f"{value}#r{i}" if s.distinct_values else value
         specs.append(run.spec(f"r{i}", actions=[{"op": "resume", "form": "command", "value": v}], gate=True))
     handles = run.start(specs)
-    all_ready = wait_until(
+    all_ready = run.wait_until(
         lambda: all(h.state() != "running" for h in handles)
-        and all(h.state() == "exited" or h.arrivals() for h in handles),
-        run.timeout,
+        and all(h.state() == "exited" or h.arrivals() for h in handles)
     )
     ready = [h for h in handles if h.state() == "stopped" and h.arrivals()]
     for h in ready:

@@ -55,7 +55,7 @@ class Launcher(Protocol):
 
 
 def make_launcher(placement: object, python: str | None = None, run_id: str = "adhoc",
-                  extra_paths: list[str] | None = None, **options) -> Launcher:
+                  extra_paths: list[str] | None = None, start: str | None = None, **options) -> Launcher:
     """The launcher a cell's placement asks for.
 
     ``placement`` is ``"local"`` (racers run with ``python``), ``"docker"`` (racers in containers
@@ -63,19 +63,30 @@ def make_launcher(placement: object, python: str | None = None, run_id: str = "a
     dict or the scenario's ``HostsPlacement``: racers on SSH hosts, with each host's inventory
     ``python``). ``run_id`` labels containers and names remote folders; ``extra_paths`` (folders
     of user workload modules) go on the racers' PYTHONPATH (docker mounts them read-only);
-    ``options`` go to the launcher (``image=`` for docker, ``trust_on_first_use=`` for ssh).
+    ``start`` is how local racers start: ``warm`` (forked from a pre-imported parent,
+    ``chaos.forkserver``; the default) or ``cold`` (a fresh Python per racer); docker and SSH
+    racers start cold. ``options`` go to the launcher (``image=`` for docker,
+    ``trust_on_first_use=`` for ssh).
     """
     import sys
 
+    from chaos.errors import EnvironmentProblem
+
     if placement is None or placement == "local":
         from chaos.envs import racer_env
-        from chaos.launchers.local import LocalLauncher
 
         python = python or sys.executable
-        return LocalLauncher(python=python, env=racer_env(python, extra_paths), **options)
-    if python and os.path.realpath(python) != os.path.realpath(sys.executable):
-        from chaos.errors import EnvironmentProblem
+        if start in (None, "warm"):
+            from chaos.launchers.warm import WarmLauncher
 
+            return WarmLauncher(python=python, env=racer_env(python, extra_paths), **options)
+        from chaos.launchers.local import LocalLauncher
+
+        return LocalLauncher(python=python, env=racer_env(python, extra_paths), **options)
+    if start == "warm":
+        raise EnvironmentProblem(f"warm racers are local only in this build (placement {placement!r})",
+                                 hint="set racers.start: cold or use --racers cold")
+    if python and os.path.realpath(python) != os.path.realpath(sys.executable):
         raise EnvironmentProblem(
             f"racers.placement {placement!r} runs the framework installed in the image or on the hosts, not the"
             f" environment {python} that target.version asks for: drop target.version, or install that version"
@@ -92,6 +103,4 @@ def make_launcher(placement: object, python: str | None = None, run_id: str = "a
         from chaos.launchers.ssh import SshLauncher
 
         return SshLauncher(run_id, hosts=list(hosts), inventory=inventory or "hosts/lab.yaml", **options)
-    from chaos.errors import EnvironmentProblem
-
     raise EnvironmentProblem(f"unknown racers.placement {placement!r}: use local, docker or {{hosts: [...], inventory: FILE}}")

@@ -341,3 +341,33 @@ def fork_intent() -> dict:
 
 def open_session(spec: dict, barrier: BarrierClient, ledger: Ledger) -> LangGraphSession:
     return LangGraphSession(spec, barrier, ledger)
+
+
+# For warm racers (chaos.forkserver): what a racer imports, so a forked racer starts with it all.
+PRELOAD = (
+    "langgraph.graph",
+    "langgraph.types",
+    "langgraph.checkpoint.memory",
+    "langgraph.checkpoint.sqlite",
+    "langchain_core.tracers.context",
+    "langchain_core.tracers.run_collector",
+    "langchain_core.tracers.stdout",
+    "chaos.workloads.langgraph",
+)
+PRELOAD_OPTIONAL = ("psycopg", "psycopg.rows", "langgraph.checkpoint.postgres")
+
+
+def prewarm() -> None:
+    """Build every built-in workload once over an in-memory saver (no connection, no thread).
+
+    Compiling a graph fills caches that live as long as the process (type hints, channel and
+    schema machinery); a forked racer then finds them filled, as a cold racer finds them after
+    its first build. Nothing is invoked: invoking would start LangGraph's executor threads.
+    """
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from chaos.workloads.langgraph import BUILTIN
+
+    for factory in BUILTIN.values():
+        ctx = WorkloadContext(checkpointer=InMemorySaver(), effect_hook=lambda task, value: None)
+        factory(ctx)

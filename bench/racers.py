@@ -1,0 +1,469 @@
+"""Benchmark: what the harness costs per trial with cold racers, warm racers and a naive harness.
+
+Runs the same cells three ways and prints, per case: trials per second, median wall time per
+trial, CPU per trial, peak memory (PSS of every racer process plus the fork server, sampled when
+all racers stand at the start gate), the release spread of races, and warm/naive ratios.
+
+* ``cold``: chaos with a fresh ``python -m chaos.racer`` per racer (``--racers cold``).
+* ``warm``: chaos with racers forked from ``chaos.forkserver`` (the default).
+* ``naive``: the published hand probes' style: a fresh ``python`` per racer, READY/GO files
+  polled every 5 ms, ``subprocess`` waits (``bench/naive_racer.py``), same workload and ledger.
+
+Cases: ``race4`` and ``race16`` (a race trial at k=4 / k=16 on SQLite), ``sweep`` (a kill-sweep
+trial on SQLite: run to a barrier, SIGKILL, resume in a fresh racer, read the ledger; cycling
+over all 21 boundaries of ``three_step``), ``matrix`` (the SQLite half of the reference matrix,
+``scenarios/consume_once_matrix.yaml``, 200 trials, through the orchestrator end to end).
+``--profile`` adds a cProfile of the orchestrator over the warm cases and a per-phase breakdown
+of the racers' own time. Numbers, not assertions: see bench/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import os
+import pstats
+import resource
+import secrets
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from chaos.barrier import read_arrivals  # noqa: E402
+from chaos.kinds.race import race_trial  # noqa: E402
+from chaos.kinds.sweep import dry_run, kill_trial  # noqa: E402
+from chaos.launchers.local import LocalLauncher  # noqa: E402
+from chaos.launchers.warm import WarmLauncher  # noqa: E402
+from chaos.ledger import SqliteLedger  # noqa: E402
+from chaos.orchestrator import RunOptions, run_scenario  # noqa: E402
+from chaos.scenario import Scenario, expand  # noqa: E402
+from chaos.trial import RunContext, TrialRun  # noqa: E402
+
+NAIVE_RACER = str(ROOT / "bench" / "naive_racer.py")
+NAIVE_POLL_S = 0.005
+JITTER_MS = 0.0  # races: the scenario's jitter_ms (--jitter)
+MEMORY_SAMPLES = 3  # gates at which every racer's memory is read (the first ones of a case)
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+# ------------------------------------------------------------------------------ measuring
+
+def cpu_s() -> float:
+    """CPU seconds of this process and every descendant it has reaped (racers via the server)."""
+    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+
+
+def proc_cpu_s(pid: int) -> float:
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        data = f.read()
+    fields = data[data.rfind(b")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def pss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def rss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+class Measured:
+    """A launcher wrapper that samples memory when a gate opens and notes when racers were asked for."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.peak_pss_kb = 0
+        self.peak_rss_kb = 0
+        self.spawned_ns: dict[str, int] = {}
+        self.gates = 0
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def start_group(self, specs, workdir):
+        now = time.monotonic_ns()
+        for s in specs:
+            self.spawned_ns[s["result_path"]] = now
+        return self.inner.start_group(specs, workdir)
+
+    def open_gate(self, handles):
+        self.gates += 1
+        if self.gates > MEMORY_SAMPLES:  # reading smaps costs ms per process: sample a few gates only
+            return self.inner.open_gate(handles)
+        pids = [h.pid for h in handles if h.pid]
+        client = getattr(self.inner, "client", None)
+        if client is not None:
+            pids.append(client.pid)
+        self.peak_pss_kb = max(self.peak_pss_kb, sum(pss_kb(p) for p in pids))
+        self.peak_rss_kb = max(self.peak_rss_kb, sum(rss_kb(p) for p in pids))
+        return self.inner.open_gate(handles)
+
+
+def scenario(kind: str, **over) -> Scenario:
+    data = {"name": "bench", "kind": kind, "target": {"framework": "langgraph", "backend": "sqlite", "durability": "sync"},
+            "seed": 424242, "timeout_s": 300}
+    if kind == "race":
+        data.update(workload="gate_after_interrupt", resume="command:true")
+    else:
+        data.update(workload="three_step", resume="none")
+    data.update(over)
+    return Scenario.model_validate(data)
+
+
+def context(base: Path, launcher) -> tuple[RunContext, SqliteLedger]:
+    run_id = "bench-" + secrets.token_hex(3)
+    base.mkdir(parents=True, exist_ok=True)
+    ledger_path = base / "ledger.sqlite"
+    ledger = SqliteLedger(str(ledger_path))
+    (base / "work").mkdir(exist_ok=True)
+    ctx = RunContext(run_id=run_id, run_dir=base, work_dir=base / "work", root_seed=424242, launcher=launcher,
+                     ledger_config={"kind": "sqlite", "path": str(ledger_path)},
+                     read_ledger=lambda trial_id: ledger.rows(run_id=run_id, trial_id=trial_id),
+                     store_for=lambda cell, trial_id, d: {"path": str((d / "checkpoints.sqlite").resolve())})
+    return ctx, ledger
+
+
+# ------------------------------------------------------------------------------ chaos modes
+
+def chaos_case(case: str, mode: str, trials: int, base: Path, profile: cProfile.Profile | None = None) -> dict:
+    inner = WarmLauncher(log_dir=base) if mode == "warm" else LocalLauncher()
+    launcher = Measured(inner)
+    ctx, ledger = context(base, launcher)
+    cpu0, m0 = cpu_s(), time.monotonic()
+    server = {}
+    if mode == "warm":  # the one-time cost: start the server before the clock of the trials runs
+        client = inner.server("langgraph", str(base / "work" / "x"))
+        server = {"start_wall_s": time.monotonic() - m0, "start_cpu_s": proc_cpu_s(client.pid),
+                  "rss_mib": rss_kb(client.pid) / 1024, "pss_mib": pss_kb(client.pid) / 1024}
+    walls, recs = [], []
+    points: list[str] = []
+    if case == "sweep":
+        cell = expand(scenario("kill_sweep"), check=False)[0]
+        dry = dry_run(ctx, cell)
+        points = dry.observations["boundaries"]
+    else:
+        k = 4 if case == "race4" else 16
+        cell = expand(scenario("race", racers={"k": k, "placement": "local"}, jitter_ms=JITTER_MS), check=False)[0]
+    cpu1 = cpu_s()
+    if profile:
+        profile.enable()
+    t_start = time.monotonic()
+    for t in range(trials):
+        ts = time.monotonic()
+        if case == "sweep":
+            point = points[t % len(points)]
+            run = TrialRun(ctx, cell, f"c000-p{t % len(points):03d}-r{t // len(points):03d}", point=point)
+            try:
+                rec = kill_trial(run, point)
+            finally:
+                run.cleanup()
+        else:
+            run = TrialRun(ctx, cell, f"c000-t{t:04d}", rep=t)
+            try:
+                rec = race_trial(run)
+            finally:
+                run.cleanup()
+        walls.append(time.monotonic() - ts)
+        recs.append(rec)
+    elapsed = time.monotonic() - t_start
+    if profile:
+        profile.disable()
+    launcher.reap()  # warm: the server exits and is reaped, so its racers' CPU is counted below
+    ledger.close()
+    cpu = cpu_s() - cpu0 - (cpu1 - cpu0) - server.get("start_cpu_s", 0.0)
+    out = summary(mode, walls, elapsed, cpu, recs, launcher.peak_pss_kb, launcher.peak_rss_kb)
+    out["server"] = server
+    out["phases"] = phases(recs, launcher.spawned_ns)
+    forks = getattr(inner, "fork_ms", None)
+    if forks:
+        out["phases"]["fork in the server (of launch)"] = round(statistics.median(forks), 2)
+    out["fidelity"] = fidelity_view(case, recs)
+    return out
+
+
+def summary(mode, walls, elapsed, cpu, recs, pss, rss) -> dict:
+    spreads = [r.observations.get("release_spread_ms") for r in recs if r.observations.get("release_spread_ms") is not None]
+    return {
+        "mode": mode,
+        "trials": len(walls),
+        "valid": sum(bool(getattr(r, "valid", r.get("valid") if isinstance(r, dict) else False)) for r in recs),
+        "trials_per_s": len(walls) / elapsed if elapsed else None,
+        "median_wall_ms": statistics.median(walls) * 1000,
+        "cpu_per_trial_ms": cpu / len(walls) * 1000,
+        "peak_pss_mib": pss / 1024,
+        "peak_rss_mib": rss / 1024,
+        "release_spread_ms": {"median": statistics.median(spreads), "max": max(spreads)} if spreads else None,
+    }
+
+
+def phases(recs, spawned_ns: dict[str, int]) -> dict:
+    """Median milliseconds per phase of a racer's life, over every racer of every trial."""
+    acc: dict[str, list[float]] = {}
+
+    def add(name, a, b):
+        if a and b:
+            acc.setdefault(name, []).append((b - a) / 1e6)
+
+    for rec in recs:
+        for r in rec.racers:
+            res = r.result or {}
+            path = next((p for p in spawned_ns if p.endswith(f"/result-{r.racer_id}.json") and f"/{rec.trial_id}/" in p), None)
+            add("launch (asked -> racer code runs)", spawned_ns.get(path), res.get("t_start_mono_ns"))
+            add("setup (ledger, saver, workload)", res.get("t_start_mono_ns"), res.get("t_ready_mono_ns"))
+            add("gate (ready -> released)", res.get("t_ready_mono_ns"), res.get("t_released_mono_ns"))
+            add("action (invoke -> return)", res.get("t_invoke_mono_ns"), res.get("t_return_mono_ns"))
+            add("finish (return -> end)", res.get("t_return_mono_ns"), res.get("t_end_mono_ns"))
+    return {k: round(statistics.median(v), 2) for k, v in acc.items()}
+
+
+def fidelity_view(case: str, recs) -> dict:
+    if case == "sweep":
+        return {r.point: dict(sorted(Counter(row["effect_key"] for row in r.ledger).items())) for r in recs if r.valid}
+    fires = [r.observations.get("fires") for r in recs if r.valid]
+    return {"fires": dict(sorted(Counter(fires).items())), "mean_fires": statistics.mean(fires) if fires else None,
+            "sd_fires": statistics.pstdev(fires) if len(fires) > 1 else 0.0}
+
+
+# ------------------------------------------------------------------------------ naive
+
+def naive_case(case: str, trials: int, base: Path) -> dict:
+    ctx, ledger = context(base, None)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONDONTWRITEBYTECODE="1")
+    cpu0 = cpu_s()
+    walls, recs, peak_pss, peak_rss = [], [], 0, 0
+    points: list[str] = []
+    if case == "sweep":
+        cell = expand(scenario("kill_sweep"), check=False)[0]
+        run = TrialRun(ctx, cell, "c000-dry")
+        s = run.spec("dry", actions=[{"op": "run"}])
+        _naive_run(env, run, [s])[0].wait()
+        points = [t["barrier"] for t in json.loads(Path(s["result_path"]).read_text())["trace"]]
+    else:
+        k = 4 if case == "race4" else 16
+        cell = expand(scenario("race", racers={"k": k, "placement": "local"}, jitter_ms=JITTER_MS), check=False)[0]
+    cpu1 = cpu_s()
+    t_start = time.monotonic()
+    for t in range(trials):
+        ts = time.monotonic()
+        if case == "sweep":
+            point = points[t % len(points)]
+            run = TrialRun(ctx, cell, f"n-p{t:03d}", point=point)
+            (victim,) = _naive_run(env, run, [run.spec("victim", actions=[{"op": "run"}], armed=(point,))])
+            while not read_arrivals(str(run.barrier_dir), "victim") and victim.poll() is None:
+                time.sleep(NAIVE_POLL_S)
+            victim.kill()
+            victim.wait()
+            (res,) = _naive_run(env, run, [run.spec("resume", actions=[{"op": "resume", "form": "none"}], inspect_before=True, inspect_after=True)])
+            res.wait()
+            rows = ctx.read_ledger(run.trial_id)
+            recs.append({"valid": res.returncode == 0, "point": point, "ledger": rows})
+        else:
+            run = TrialRun(ctx, cell, f"n-t{t:04d}")
+            (park,) = _naive_run(env, run, [run.spec("park", actions=[{"op": "run"}])])
+            park.wait()
+            go = run.dir / "GO"
+            specs = [dict(run.spec(f"r{i}", actions=[{"op": "resume", "form": "command", "value": True}], gate=True),
+                          ready=str(run.dir / f"READY-{i}"), go=str(go)) for i in range(k)]
+            procs = _naive_run(env, run, specs)
+            while not all(os.path.exists(s["ready"]) for s in specs) and all(p.poll() is None for p in procs):
+                time.sleep(NAIVE_POLL_S)
+            if t < MEMORY_SAMPLES:
+                peak_pss = max(peak_pss, sum(pss_kb(p.pid) for p in procs))
+                peak_rss = max(peak_rss, sum(rss_kb(p.pid) for p in procs))
+            go.write_text("go")
+            for p in procs:
+                p.wait()
+            results = [json.loads(Path(s["result_path"]).read_text()) for s in specs if Path(s["result_path"]).exists()]
+            released = [r.get("t_released_mono_ns") for r in results if r.get("t_released_mono_ns")]
+            rows = ctx.read_ledger(run.trial_id)
+            recs.append({"valid": all(p.returncode == 0 for p in procs), "fires": sum(r["task"] == "gate" for r in rows),
+                         "release_spread_ms": (max(released) - min(released)) / 1e6 if len(released) == k else None})
+        shutil.rmtree(run.dir, ignore_errors=True)
+        walls.append(time.monotonic() - ts)
+    elapsed = time.monotonic() - t_start
+    ledger.close()
+    cpu = cpu_s() - cpu1
+
+    class R:  # the summary reads observations/valid off trial records
+        def __init__(self, d):
+            self.valid = d["valid"]
+            self.observations = d
+
+    out = summary("naive", walls, elapsed, cpu, [R(d) for d in recs], peak_pss, peak_rss)
+    del cpu0
+    return out
+
+
+def _naive_run(env, run: TrialRun, specs: list[dict]) -> list[subprocess.Popen]:
+    procs = []
+    for s in specs:
+        path = run.dir / f"spec-{s['racer_id']}.json"
+        path.write_text(json.dumps(s))
+        log = open(run.dir / f"racer-{s['racer_id']}.log", "wb")
+        procs.append(subprocess.Popen([sys.executable, NAIVE_RACER, str(path)], stdout=log, stderr=subprocess.STDOUT, env=env))
+        log.close()
+    return procs
+
+
+# ------------------------------------------------------------------------------ matrix
+
+def matrix_case(mode: str, base: Path, profile: cProfile.Profile | None = None) -> dict:
+    cpu0, m0 = cpu_s(), time.monotonic()
+    if profile:
+        profile.enable()
+    outcome = run_scenario(ROOT / "scenarios" / "consume_once_matrix.yaml", RunOptions(out=base, racers=mode))
+    if profile:
+        profile.disable()
+    wall = time.monotonic() - m0
+    recs = [json.loads(line) for line in (outcome.run_dir / "journal.jsonl").read_text().splitlines()]
+    return {"mode": mode, "trials": len(recs), "valid": sum(r["valid"] for r in recs), "wall_s": wall,
+            "trials_per_s": len(recs) / wall, "median_wall_ms": statistics.median(r["wall_s"] for r in recs) * 1000,
+            "cpu_per_trial_ms": (cpu_s() - cpu0) / len(recs) * 1000,
+            "saturation": {c.cell_id: c.saturation for c in outcome.results.cells}}
+
+
+# ------------------------------------------------------------------------------ printing
+
+def fmt(v, unit="") -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:,.1f}{unit}" if v >= 10 else f"{v:.2f}{unit}"
+    return f"{v}{unit}"
+
+
+def print_case(name: str, rows: list[dict]) -> None:
+    print(f"\n== {name}")
+    print(f"{'mode':6} {'trials':>6} {'valid':>5} {'trials/s':>9} {'median ms':>10} {'CPU/trial ms':>13} {'peak PSS MiB':>13} {'peak RSS MiB':>13} {'release spread ms (median/max)':>31}")
+    for r in rows:
+        rs = r.get("release_spread_ms")
+        spread = f"{rs['median']:.2f} / {rs['max']:.2f}" if rs else "-"
+        print(f"{r['mode']:6} {r['trials']:>6} {r['valid']:>5} {fmt(r['trials_per_s']):>9} {fmt(r['median_wall_ms']):>10} "
+              f"{fmt(r['cpu_per_trial_ms']):>13} {fmt(r.get('peak_pss_mib')):>13} {fmt(r.get('peak_rss_mib')):>13} {spread:>31}")
+    by = {r["mode"]: r for r in rows}
+    if "warm" in by and by["warm"].get("server"):
+        s = by["warm"]["server"]
+        print(f"   warm server start (once per run and framework): {s['start_wall_s']:.2f} s wall, {s['start_cpu_s']:.2f} s CPU, "
+              f"RSS {s['rss_mib']:.0f} MiB (PSS {s['pss_mib']:.0f} MiB)")
+    for other in ("naive", "cold"):
+        if "warm" in by and other in by:
+            w, o = by["warm"], by[other]
+            print(f"   warm vs {other}: {o['median_wall_ms'] / w['median_wall_ms']:.1f}x faster per trial (median wall), "
+                  f"{w['trials_per_s'] / o['trials_per_s']:.1f}x the trials/s, {o['cpu_per_trial_ms'] / w['cpu_per_trial_ms']:.1f}x less CPU")
+    for r in rows:
+        if r.get("phases"):
+            print(f"   {r['mode']} racer phases, median ms: " + ", ".join(f"{k} {v}" for k, v in r["phases"].items()))
+    if "warm" in by and "cold" in by and by["warm"].get("fidelity") and by["cold"].get("fidelity"):
+        fw, fc = by["warm"]["fidelity"], by["cold"]["fidelity"]
+        if "fires" in fw:
+            print(f"   fidelity: fires cold {fc['fires']} (mean {fmt(fc['mean_fires'])}, sd {fmt(fc['sd_fires'])}) | "
+                  f"warm {fw['fires']} (mean {fmt(fw['mean_fires'])}, sd {fmt(fw['sd_fires'])})")
+        else:
+            common = [p for p in fc if p in fw]
+            same = sum(fc[p] == fw[p] for p in common)
+            print(f"   fidelity: per-boundary effect counts equal cold vs warm at {same}/{len(common)} common kill points")
+
+
+def print_profile(prof: cProfile.Profile, title: str, n: int = 18) -> None:
+    s = io.StringIO()
+    st = pstats.Stats(prof, stream=s)
+    st.strip_dirs().sort_stats("tottime").print_stats(n)
+    print(f"\n== orchestrator profile ({title}), top {n} by own time")
+    lines = s.getvalue().splitlines()
+    start = next((i for i, line in enumerate(lines) if line.strip().startswith("ncalls")), 0)
+    print("\n".join(lines[start : start + n + 1]))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cases", default="race4,race16,sweep,matrix", help="comma list of race4, race16, sweep, matrix")
+    ap.add_argument("--modes", default="warm,cold,naive", help="comma list of warm, cold, naive")
+    ap.add_argument("--warm-trials", type=int, default=30, help="trials per case for warm racers")
+    ap.add_argument("--cold-trials", type=int, default=4, help="trials per case for cold and naive racers")
+    ap.add_argument("--matrix-modes", default="warm", help="modes to run the 200-trial matrix with (cold takes about an hour)")
+    ap.add_argument("--profile", action="store_true", help="cProfile the orchestrator over the warm cases")
+    ap.add_argument("--json", type=Path, help="also write every number to this file")
+    ap.add_argument("--work", type=Path, default=None,
+                    help="folder for the trials' databases and files (default: the system temp folder, on disk; "
+                         "/dev/shm shows the cost without fsync latency)")
+    ap.add_argument("--jitter", type=float, default=0.0, help="jitter_ms of the race cases (timing-sensitive: 25)")
+    args = ap.parse_args(argv)
+    global JITTER_MS
+    JITTER_MS = args.jitter
+    cases = [c for c in args.cases.split(",") if c]
+    modes = [m for m in args.modes.split(",") if m]
+    tmp = Path(tempfile.mkdtemp(prefix="chaos-bench-", dir=args.work))
+    print(f"chaos racer benchmark: {os.cpu_count()} CPUs, load average at start {os.getloadavg()}")
+    print(f"python {sys.version.split()[0]}, work folder {tmp}")
+    everything: dict = {"load_start": os.getloadavg(), "cases": {}}
+    try:
+        for case in cases:
+            if case == "matrix":
+                rows = []
+                for mode in [m for m in args.matrix_modes.split(",") if m]:
+                    prof = cProfile.Profile() if args.profile and mode == "warm" else None
+                    rows.append(matrix_case(mode, tmp / f"matrix-{mode}", prof))
+                    if prof:
+                        print_profile(prof, "matrix, warm, whole run_scenario")
+                print("\n== matrix: scenarios/consume_once_matrix.yaml (SQLite half, 20 cells x 10 trials) via run_scenario")
+                for r in rows:
+                    print(f"{r['mode']:6} {r['trials']} trials ({r['valid']} valid) in {r['wall_s']:.1f} s wall: {r['trials_per_s']:.2f} trials/s, "
+                          f"median {r['median_wall_ms']:.0f} ms/trial, CPU {r['cpu_per_trial_ms']:.0f} ms/trial")
+                    sat = r["saturation"]
+                    print("   saturation per cell: " + ", ".join(f"{k}:{fmt(v)}" for k, v in sat.items()))
+                everything["cases"][case] = rows
+                continue
+            rows = []
+            for mode in modes:
+                n = args.warm_trials if mode == "warm" else args.cold_trials
+                if case == "race16" and mode != "warm":
+                    n = max(1, n // 2)
+                d = tmp / f"{case}-{mode}"
+                if mode == "naive":
+                    rows.append(naive_case(case, n, d))
+                else:
+                    prof = cProfile.Profile() if args.profile and mode == "warm" else None
+                    rows.append(chaos_case(case, mode, n, d, prof))
+                    if prof:
+                        print_profile(prof, f"{case}, warm, {n} trials")
+                shutil.rmtree(d, ignore_errors=True)
+            print_case({"race4": "race trial, k=4, SQLite", "race16": "race trial, k=16, SQLite",
+                        "sweep": "kill-sweep trial (three_step, sync, resume none), SQLite"}[case], rows)
+            everything["cases"][case] = rows
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    everything["load_end"] = os.getloadavg()
+    print(f"\nload average at end {os.getloadavg()}")
+    if args.json:
+        args.json.write_text(json.dumps(everything, indent=2, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
