@@ -39,7 +39,7 @@ def test_a_scenario_without_matrix_is_one_cell():
         (BASE + "matrix:\n  colour: [red]\n", "unknown matrix axis 'colour'"),
         (BASE.replace("gate_after_interrupt", "nope.module:factory"), "module 'nope.module' does not import"),
         (BASE.replace("gate_after_interrupt", "not a factory"), "unknown workload 'not a factory'"),
-        (BASE + "target: {framework: crew}\n", "unknown framework 'crew'; known: langgraph"),
+        (BASE + "target: {framework: crew}\n", "unknown framework 'crew'; known: autogen, crewai, langgraph, llamaindex, pydantic_graph"),
         (BASE + "target: {backend: mongo}\n", "langgraph has no backend 'mongo'"),
         (BASE.replace('"command:true"', "none"), "a race resumes a pending interrupt"),
         (BASE + "resume: now\n", "duplicate key 'resume'"),

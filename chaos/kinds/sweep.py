@@ -48,6 +48,15 @@ def dry_run(ctx: RunContext, cell: Cell) -> TrialRecord:
         run.observations["outcomes"] = (out.result or {}).get("outcomes")
         ok = out.status == "ok" and bool(trace)
         reason = None if ok else f"dry run found no boundaries ({out.status}: {run.history[-1].detail})"
+        lost = [e for o in (out.result or {}).get("outcomes") or [] for e in o.get("persistence_errors") or []]
+        run.observations["persistence_errors"] = lost
+        if ok and lost:
+            # the framework swallowed failed writes into a log line (e.g. CrewAI's SQLite checkpoint
+            # provider on SQLite < 3.45): a sweep over a run that persisted nothing measures nothing
+            ok, e = False, lost[0]
+            reason = (f"the framework's persistence failed silently in the dry run ({len(lost)} failed writes; first at "
+                      f"{e.get('boundary') or e.get('where')}: {e.get('type')}: {e.get('message')}"
+                      + (f"; SQLite {e['sqlite_version']}" if e.get("sqlite_version") else "") + ")")
         return run.record(valid=ok, invalid_reason=reason, fault_fired=None)
     finally:
         run.cleanup()

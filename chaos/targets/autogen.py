@@ -1,0 +1,131 @@
+"""AutoGen AgentChat adapter (racer side): a round-robin team saved after every turn.
+
+AgentChat's persistence API is ``team.save_state()`` / ``team.load_state(state)``: a dict the
+application stores. Its docs warn that saving while a team runs may be inconsistent and advise
+saving after it stops, so this adapter runs the team one turn at a time (``max_turns=1``) and
+saves the team's state after each turn into a JSON file replaced atomically. Barriers:
+``save(turn=<agent>):before/after``. The saved document also carries what the application knows
+then: the tasks whose turns finished (the durable frontier), whether the team waits for a human
+(the asking agent spoke), whether the run ended (the last agent spoke).
+
+Resume forms: ``none`` -> ``load_state`` + ``run()`` with no task (AgentChat's "continue");
+``input`` -> a new team run with the original task on a fresh team; ``command`` -> ``load_state`` +
+``run(task=<the human's answer>)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chaos.barrier import BarrierClient
+from chaos.ledger import Ledger
+from chaos.targets.base import Unsupported, error_of
+from chaos.targets.common import EffectRecorder, JsonFileStore, SessionBase, SessionLoop, outcome, store_file
+from chaos.workloads import WorkloadContext, import_factory
+
+MAX_TURNS_PER_ACTION = 32
+
+
+UNSUPPORTED_OPS = "AgentChat has no checkpoint ids or fork operation (save_state returns the latest state)"
+
+
+class NoSavedState(LookupError):
+    """Resume asked for, but no team state was ever saved for this run."""
+
+
+class AutoGenSession(SessionBase):
+    def __init__(self, spec: dict, barrier: BarrierClient, ledger: Ledger):
+        from autogen_agentchat.teams import RoundRobinGroupChat
+
+        from chaos.workloads.autogen import BUILTIN, AutoGenWorkload
+
+        self.thread_id = spec["thread_id"]
+        self.aio = SessionLoop()
+        self.recorder = EffectRecorder(barrier, ledger, self.thread_id)
+        self.store = JsonFileStore(store_file(spec, ".team.json"), barrier)
+        ctx = WorkloadContext(checkpointer=None, effect_hook=self.recorder, seed=int(spec.get("seed", 0)),
+                              racer_id=spec["racer_id"], params=dict(spec.get("workload_params") or {}))
+        name = spec["workload"]
+        built = (BUILTIN.get(name) or import_factory(name))(ctx)
+        if not isinstance(built, AutoGenWorkload):
+            raise TypeError(f"workload {name!r} must return chaos.workloads.autogen.AutoGenWorkload")
+        self.workload = built
+        self.team = RoundRobinGroupChat(built.participants, max_turns=1)
+        self.seq = 0
+        self.completed: list[str] = []
+
+    async def _turns(self, task: Any) -> dict:
+        w = self.workload
+        for _ in range(MAX_TURNS_PER_ACTION):
+            result = await self.team.run(task=task)
+            task = None
+            speakers = [m.source for m in result.messages if m.source != "user"]
+            speaker = speakers[-1] if speakers else "user"
+            if speaker in w.tasks:
+                self.completed.append(w.tasks[speaker])
+            ended, awaiting = speaker == w.last, speaker == w.pause_after
+            self.seq += 1
+            state = await self.team.save_state()
+            self.store.save(f"turn={speaker}", {"seq": self.seq, "completed": list(self.completed), "awaiting_input": awaiting,
+                                                "ended": ended, "team": state})
+            if ended:
+                return outcome("done", self.recorder.observed)
+            if awaiting:
+                return outcome("interrupted", self.recorder.observed, interrupts=[speaker])
+        raise RuntimeError(f"the team did not end within {MAX_TURNS_PER_ACTION} turns")
+
+    async def _perform(self, action: dict) -> dict:
+        from autogen_agentchat.messages import TextMessage
+
+        op, form = action.get("op", "run"), action.get("form", "input")
+        if op == "run" or form == "input":
+            self.seq = (self.store.load() or {}).get("seq", 0)
+            self.completed = []
+            return await self._turns(self.workload.task)
+        doc = self.store.load()
+        if doc is None:
+            raise NoSavedState(f"no team state was saved at {self.store.path.name}")
+        self.seq, self.completed = doc["seq"], list(doc["completed"])
+        if form == "none" and doc.get("awaiting_input"):
+            return outcome("interrupted", self.recorder.observed, interrupts=["awaiting human"])
+        await self.team.load_state(doc["team"])
+        if form == "none":
+            return await self._turns(None)
+        if form == "command":
+            return await self._turns(TextMessage(content=str(action.get("value")), source="user"))
+        raise ValueError(f"unknown resume form {form!r}")
+
+    def perform(self, action: dict) -> dict:
+        if action.get("op", "run") not in ("run", "resume"):
+            raise Unsupported(f"{action.get('op')!r}: " + UNSUPPORTED_OPS)
+        self.recorder.begin_call()
+        try:
+            return self.aio.run(self._perform(action))
+        except Exception as exc:  # the framework's answer, recorded as data
+            return outcome("error", self.recorder.observed, error=error_of(exc))
+
+    def inspect(self) -> dict:
+        try:
+            doc = self.store.load()
+        except Exception as exc:
+            return {"checkpoints": None, "error": error_of(exc)}
+        if doc is None:
+            return {"checkpoints": 0, "head_step": None, "next": [], "completed_tasks": [], "pending_interrupts": 0,
+                    "ended": False, "error": None}
+        awaiting = bool(doc.get("awaiting_input"))
+        return {
+            "checkpoints": doc["seq"],
+            "head_step": doc["seq"],
+            "next": [] if doc.get("ended") else ["human"] if awaiting else ["next speaker"],
+            "completed_tasks": sorted(set(doc["completed"])),
+            "pending_interrupts": 1 if awaiting else 0,
+            "ended": bool(doc.get("ended")),
+            "error": None,
+        }
+
+    def close(self) -> None:
+        self.aio.close()
+
+
+def open_session(spec: dict, barrier: BarrierClient, ledger: Ledger) -> AutoGenSession:
+    return AutoGenSession(spec, barrier, ledger)

@@ -1,0 +1,118 @@
+"""Pieces the non-LangGraph adapters share (racer side, standard library only).
+
+* ``EffectRecorder``: the effect hook every workload calls through ``ctx.effect``: append the row
+  to the ledger (committed), remember it for the racer's result, then pass the
+  ``effect(task=X):after`` barrier so a sweep can crash right after the effect and before the
+  framework records it.
+* ``JsonFileStore``: an atomic JSON document on disk (write, fsync, rename), for frameworks whose
+  persistence API hands the application a dict to keep (LlamaIndex ``Context.to_dict``, AutoGen
+  ``save_state``). Its ``save`` passes ``save(<what>):before`` / ``:after`` barriers: ``:before``
+  means nothing of this save is durable, ``:after`` means the rename is done.
+* ``store_file``: the per-trial file a file-backed target keeps its state in.
+* ``outcome``: the outcome dict shape of ``chaos.targets.base``.
+* ``SessionLoop``: one event loop for a session's whole life. Async frameworks bind queues and
+  runtimes to the loop they first ran on, so a racer that runs and then resumes (two actions)
+  must not start a second loop (``asyncio.run`` twice fails in AutoGen: "bound to a different
+  event loop").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from chaos.barrier import BarrierClient, write_atomic
+from chaos.ledger import Ledger, effect_key
+from chaos.targets.base import jsonable
+from chaos.targets.base import outcome as base_outcome
+
+
+class EffectRecorder:
+    def __init__(self, barrier: BarrierClient, ledger: Ledger, thread_id: str):
+        self.barrier = barrier
+        self.ledger = ledger
+        self.thread_id = thread_id
+        self.fired: list[dict] = []
+        self.observed: dict[str, Any] = {}  # values seen during the current call (reset by begin_call)
+
+    def begin_call(self) -> None:
+        self.observed = {}
+
+    def __call__(self, task: str, value: Any) -> None:
+        v = None if value is None else str(value)
+        seq = self.ledger.append(task=task, value=v, thread_id=self.thread_id)
+        self.fired.append({"seq": seq, "effect_key": effect_key(task, v)})
+        if value is not None:
+            self.observed[task] = jsonable(value)
+        self.barrier.hit(f"effect(task={task}):after")
+
+
+def store_file(spec: dict, suffix: str) -> Path:
+    """The trial's state file for a file-backed target (next to where SQLite targets keep theirs)."""
+    store = spec.get("store") or {}
+    base = Path(store.get("path") or f"{spec['thread_id']}.state")
+    return base.with_name(f"{base.stem}-{spec['thread_id']}{suffix}")
+
+
+class JsonFileStore:
+    """One JSON document, replaced atomically; every save passes two barriers named by content."""
+
+    def __init__(self, path: Path, barrier: BarrierClient):
+        self.path = Path(path)
+        self.barrier = barrier
+
+    def load(self) -> dict | None:
+        try:
+            return json.loads(self.path.read_bytes())
+        except FileNotFoundError:
+            return None
+
+    def save(self, what: str, doc: dict) -> None:
+        name = f"save({what})"
+        self.barrier.hit(name + ":before")
+        write_atomic(str(self.path), json.dumps(doc, default=repr).encode())
+        dir_fd = os.open(str(self.path.parent), os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)  # the rename itself is durable before ":after"
+        finally:
+            os.close(dir_fd)
+        self.barrier.hit(name + ":after")
+
+
+def outcome(status: str, observed: dict, *, error: dict | None = None, interrupts: list | None = None, **extra: Any) -> dict:
+    """``chaos.targets.base.outcome`` with the values the workload saw during this call."""
+    return base_outcome(status, error=error, interrupts=list(interrupts or []), observed=observed, **extra)
+
+
+class SessionBase:
+    """What every file-backed session exposes besides perform/inspect/close (see chaos.targets.base)."""
+
+    recorder: EffectRecorder
+    workload: Any
+    meta: dict = {}
+
+    @property
+    def fired(self) -> list[dict]:
+        return self.recorder.fired
+
+    @property
+    def gated_task(self) -> str | None:
+        return getattr(self.workload, "gated_task", None)
+
+
+class SessionLoop:
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+
+    def run(self, coro: Any) -> Any:
+        return self.loop.run_until_complete(coro)
+
+    def close(self) -> None:
+        try:
+            self.loop.run_until_complete(self.loop.shutdown_asyncgens())
+        except Exception:
+            pass
+        self.loop.close()

@@ -1,0 +1,280 @@
+"""CrewAI Flows adapter (racer side): plain-method flows over instrumented persistence.
+
+Backends, each CrewAI's own persistence:
+
+* ``sqlite``: ``@persist(SQLiteFlowPersistence)``: the state is saved after every method;
+  ``kickoff(inputs={"id": ...})`` restores it by id; a ``@human_feedback`` pause is saved as
+  pending feedback and answered with ``from_pending(id).resume(answer)``. Barriers:
+  ``save_state(method=X)``, ``save_pending(method=X)``, ``clear_pending``, each ``:before/:after``.
+* ``checkpoint_json`` / ``checkpoint_sqlite``: ``CheckpointConfig`` with the JSON or SQLite
+  provider, a checkpoint at every ``method_execution_finished``; ``Flow.from_checkpoint`` restores
+  the latest one (completed methods are skipped). Barriers:
+  ``checkpoint(provider=json,completed=a+b):before/after``.
+
+CrewAI swallows a failed checkpoint write into a log line (its SQLite provider needs SQLite >=
+3.45 for ``jsonb``). The instrumented provider records every failure it sees pass through; the
+racer reports them as ``persistence_errors`` so a sweep marks the cell unknown with the reason
+instead of measuring a run that persisted nothing.
+
+Resume forms: ``none`` -> restore (by id, or from the latest checkpoint) and run on; ``input`` ->
+a new kickoff (a new flow id); ``command`` -> ``from_pending(id).resume(str(value))``.
+CrewAI runs with no LLM and no network: telemetry and tracing are switched off before import.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+for _k, _v in {"CREWAI_DISABLE_TELEMETRY": "true", "OTEL_SDK_DISABLED": "true", "CREWAI_DISABLE_TRACKING": "true",
+               "CREWAI_TRACING_ENABLED": "false", "CREWAI_STORAGE_DIR": "", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}.items():
+    if _v:
+        os.environ.setdefault(_k, _v)
+
+from chaos.barrier import BarrierClient  # noqa: E402
+from chaos.ledger import Ledger  # noqa: E402
+from chaos.targets.base import Unsupported, error_of  # noqa: E402
+from chaos.targets.common import EffectRecorder, SessionBase, outcome  # noqa: E402
+from chaos.workloads import WorkloadContext, import_factory  # noqa: E402
+
+CHECKPOINT_BACKENDS = {"checkpoint_json": "json", "checkpoint_sqlite": "sqlite"}
+
+
+UNSUPPORTED_OPS = "the CrewAI adapter drives run and resume only (Flow.fork is not wired yet)"
+
+
+class NoCheckpoint(LookupError):
+    """Resume asked for, but no checkpoint of this flow exists."""
+
+
+def _completed_of(data: str) -> list[str]:
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        return ["?"]
+    for ent in doc.get("entities") or []:
+        if ent.get("entity_type") == "flow":
+            return sorted(ent.get("checkpoint_completed_methods") or [])  # a set in CrewAI: order by name
+    return []
+
+
+def instrument_flow_persistence(persistence: Any, barrier: BarrierClient) -> Any:
+    base = type(persistence)
+
+    class Instrumented(base):  # type: ignore[misc, valid-type]
+        def save_state(self, flow_uuid, method_name, state_data):
+            name = f"save_state(method={method_name})"
+            barrier.hit(name + ":before")
+            out = super().save_state(flow_uuid, method_name, state_data)
+            barrier.hit(name + ":after")
+            return out
+
+        def save_pending_feedback(self, flow_uuid, context, state_data):
+            name = f"save_pending(method={getattr(context, 'method_name', '?')})"
+            barrier.hit(name + ":before")
+            out = super().save_pending_feedback(flow_uuid, context, state_data)
+            barrier.hit(name + ":after")
+            return out
+
+        def clear_pending_feedback(self, flow_uuid):
+            barrier.hit("clear_pending:before")
+            out = super().clear_pending_feedback(flow_uuid)
+            barrier.hit("clear_pending:after")
+            return out
+
+    Instrumented.__name__ = Instrumented.__qualname__ = f"Chaos{base.__name__}"
+    persistence.__class__ = Instrumented
+    return persistence
+
+
+def instrument_providers(barrier: BarrierClient, errors: list[dict]) -> None:
+    """Wrap the checkpoint providers' writes (this racer process only) with barriers."""
+    from crewai.state.provider.json_provider import JsonProvider
+    from crewai.state.provider.sqlite_provider import SqliteProvider
+
+    for cls, kind in ((JsonProvider, "json"), (SqliteProvider, "sqlite")):
+        sync, asy = cls.checkpoint, cls.acheckpoint
+
+        def checkpoint(self, data, location, *, _orig=sync, _kind=kind, **kw):
+            name = f"checkpoint(provider={_kind},completed={'+'.join(_completed_of(data)) or '-'})"
+            barrier.hit(name + ":before")
+            try:
+                out = _orig(self, data, location, **kw)
+            except Exception as exc:
+                errors.append({**error_of(exc), "boundary": name, "sqlite_version": sqlite3.sqlite_version})
+                raise
+            barrier.hit(name + ":after")
+            return out
+
+        async def acheckpoint(self, data, location, *, _orig=asy, _kind=kind, **kw):
+            name = f"checkpoint(provider={_kind},completed={'+'.join(_completed_of(data)) or '-'})"
+            barrier.hit(name + ":before")
+            try:
+                out = await _orig(self, data, location, **kw)
+            except Exception as exc:
+                errors.append({**error_of(exc), "boundary": name, "sqlite_version": sqlite3.sqlite_version})
+                raise
+            barrier.hit(name + ":after")
+            return out
+
+        cls.checkpoint, cls.acheckpoint = checkpoint, acheckpoint
+
+
+class CrewAISession(SessionBase):
+    def __init__(self, spec: dict, barrier: BarrierClient, ledger: Ledger):
+        from chaos.workloads.crewai import BUILTIN, CrewWorkload
+
+        self.thread_id = spec["thread_id"]
+        self.backend = spec["target"]["backend"]
+        self.recorder = EffectRecorder(barrier, ledger, self.thread_id)
+        self.persistence_errors: list[dict] = []
+        base = Path((spec.get("store") or {}).get("path") or f"{self.thread_id}.sqlite")
+        ctx = WorkloadContext(checkpointer=None, effect_hook=self.recorder, seed=int(spec.get("seed", 0)),
+                              racer_id=spec["racer_id"], params=dict(spec.get("workload_params") or {}))
+        name = spec["workload"]
+        built = (BUILTIN.get(name) or import_factory(name))(ctx)
+        if not isinstance(built, CrewWorkload):
+            raise TypeError(f"workload {name!r} must return chaos.workloads.crewai.CrewWorkload")
+        self.workload = built
+        if self.backend == "sqlite":
+            from crewai.flow.persistence import persist
+            from crewai.flow.persistence.sqlite import SQLiteFlowPersistence
+
+            self.db = str(base.with_name(f"{base.stem}-crewai-flows.sqlite"))
+            self.persistence = instrument_flow_persistence(SQLiteFlowPersistence(self.db), barrier)
+            self.flow_class = persist(self.persistence)(built.flow_class)
+        elif self.backend in CHECKPOINT_BACKENDS:
+            self.provider_kind = CHECKPOINT_BACKENDS[self.backend]
+            self.location = str(base.with_name(f"{base.stem}-crewai-checkpoints" + (".sqlite" if self.provider_kind == "sqlite" else "")))
+            instrument_providers(barrier, self.persistence_errors)
+            self.flow_class = built.flow_class
+        else:
+            raise ValueError(f"unknown crewai backend {self.backend!r}")
+
+    # ---------------------------------------------------------------- checkpoints
+
+    def _config(self, restore_from: str | None = None) -> Any:
+        from crewai.state.checkpoint_config import CheckpointConfig
+        from crewai.state.provider.json_provider import JsonProvider
+        from crewai.state.provider.sqlite_provider import SqliteProvider
+
+        provider = JsonProvider() if self.provider_kind == "json" else SqliteProvider()
+        return CheckpointConfig(location=self.location, on_events=["method_execution_finished"], provider=provider,
+                                restore_from=restore_from)
+
+    def _checkpoints(self) -> list[tuple[str, str]]:
+        """(location, data) of every checkpoint, oldest first (by lineage, not by clock)."""
+        if self.provider_kind == "json":
+            files = sorted(Path(self.location).glob("*/*.json"))
+            ids = {f.stem.split("_p-")[0]: f for f in files}
+            parents = {f.stem.split("_p-")[1] for f in files}
+            order: list[Path] = []
+            head = next((f for i, f in ids.items() if i not in parents), None)
+            by_id = {i: f for i, f in ids.items()}
+            while head is not None and head not in order:
+                order.append(head)
+                head = by_id.get(head.stem.split("_p-")[1])
+            order.reverse()
+            return [(str(f), f.read_text()) for f in order]
+        if not Path(self.location).exists():
+            return []
+        with sqlite3.connect(self.location) as conn:
+            try:
+                rows = conn.execute("SELECT id, json(data) FROM checkpoints ORDER BY rowid").fetchall()
+            except sqlite3.Error:
+                return []
+        return [(f"{self.location}#{i}", d) for i, d in rows]
+
+    # ---------------------------------------------------------------- actions
+
+    def _kickoff(self, flow: Any, **kw: Any) -> dict:
+        from crewai.flow.async_feedback.types import HumanFeedbackPending
+
+        result = flow.kickoff(**kw)
+        return self._result(result, HumanFeedbackPending)
+
+    def _result(self, result: Any, pending_type: type) -> dict:
+        if isinstance(result, pending_type):
+            return outcome("interrupted", self.recorder.observed, interrupts=[str(result)[:200]])
+        return outcome("done", self.recorder.observed, result=repr(result)[:200])
+
+    def _perform(self, action: dict) -> dict:
+        from crewai.flow.async_feedback.types import HumanFeedbackPending
+
+        op, form = action.get("op", "run"), action.get("form", "input")
+        if self.backend == "sqlite":
+            if op == "run":
+                return self._kickoff(self.flow_class(), inputs={"id": self.thread_id})
+            if form == "input":
+                return self._kickoff(self.flow_class())
+            pending = self.persistence.load_pending_feedback(self.thread_id)
+            if form == "none":
+                if pending is not None:
+                    return outcome("interrupted", self.recorder.observed, interrupts=["pending feedback"])
+                return self._kickoff(self.flow_class(), inputs={"id": self.thread_id})
+            if form == "command":
+                flow = self.flow_class.from_pending(self.thread_id, self.persistence)
+                return self._result(flow.resume(str(action.get("value"))), HumanFeedbackPending)
+            raise ValueError(f"unknown resume form {form!r}")
+        if form == "command":
+            raise Unsupported("answering a @human_feedback pause needs its pending feedback, which only @persist "
+                              "saves: use backend sqlite")
+        if op == "run" or form == "input":
+            return self._kickoff(self.flow_class(checkpoint=self._config()))
+        cps = self._checkpoints()
+        if not cps:
+            raise NoCheckpoint(f"no checkpoint at {self.location}")
+        flow = self.flow_class.from_checkpoint(self._config(restore_from=cps[-1][0]))
+        return self._kickoff(flow)
+
+    def perform(self, action: dict) -> dict:
+        if action.get("op", "run") not in ("run", "resume"):
+            raise Unsupported(f"{action.get('op')!r}: " + UNSUPPORTED_OPS)
+        self.recorder.begin_call()
+        try:
+            out = self._perform(action)
+        except Unsupported:
+            raise
+        except Exception as exc:  # the framework's answer, recorded as data
+            out = outcome("error", self.recorder.observed, error=error_of(exc))
+        out["persistence_errors"] = list(self.persistence_errors)
+        return out
+
+    def inspect(self) -> dict:
+        try:
+            return self._inspect()
+        except Exception as exc:
+            return {"checkpoints": None, "error": error_of(exc)}
+
+    def _inspect(self) -> dict:
+        methods = self.workload.methods
+        final = methods[-1] if methods else None
+        if self.backend == "sqlite":
+            rows = []
+            if Path(self.db).exists():
+                with sqlite3.connect(self.db) as conn:
+                    rows = [r[0] for r in conn.execute(
+                        "SELECT method_name FROM flow_states WHERE flow_uuid = ? ORDER BY id", (self.thread_id,))]
+            pending = self.persistence.load_pending_feedback(self.thread_id) is not None
+            completed = sorted(set(rows) - {"ask"})
+            last = rows[-1] if rows else None
+            nxt = [] if (last is None or last == final or pending) else [f"after {last}"]
+            return {"checkpoints": len(rows), "head_step": len(rows) or None, "next": nxt, "completed_tasks": completed,
+                    "pending_interrupts": int(pending), "ended": last == final, "saved_methods": rows,
+                    "persistence_errors": list(self.persistence_errors), "error": None}
+        cps = self._checkpoints()
+        done = _completed_of(cps[-1][1]) if cps else []
+        ended = final in done
+        return {"checkpoints": len(cps), "head_step": len(cps) or None,
+                "next": [] if (ended or not cps) else [f"after {'+'.join(done)}"], "completed_tasks": sorted(set(done)),
+                "pending_interrupts": 0, "ended": ended, "persistence_errors": list(self.persistence_errors), "error": None}
+
+    def close(self) -> None:
+        pass
+
+
+def open_session(spec: dict, barrier: BarrierClient, ledger: Ledger) -> CrewAISession:
+    return CrewAISession(spec, barrier, ledger)

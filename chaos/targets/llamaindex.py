@@ -1,0 +1,145 @@
+"""LlamaIndex Workflows adapter (racer side): a workflow whose context is saved at step boundaries.
+
+LlamaIndex Workflows keeps a run in memory; its persistence API hands the application the
+context as a dict (``Context.to_dict``) and rebuilds it (``Context.from_dict``) to resume. The
+application decides when to save. This adapter saves the way the docs suggest for durable runs:
+whenever a step finishes (``StepStateChanged`` with ``not_running`` in the internal event stream)
+and when the workflow asks for human input (``InputRequiredEvent``), into a JSON file replaced
+atomically. Barriers: ``save(after=<step>):before/after``, ``save(input_required):before/after``.
+
+The saved document also carries what the application knows at that moment: the steps finished
+so far (the durable frontier), whether the run waits for a human, whether it ended.
+
+Resume forms: ``none`` -> ``from_dict`` + ``run(ctx=...)`` (continue what the saved context holds);
+``input`` -> a new run with a fresh context; ``command`` -> ``from_dict`` + ``run`` +
+``send_event(HumanResponseEvent(response=value))``, the documented way to answer a pause.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chaos.barrier import BarrierClient
+from chaos.ledger import Ledger
+from chaos.targets.base import Unsupported, error_of
+from chaos.targets.common import EffectRecorder, JsonFileStore, SessionBase, SessionLoop, outcome, store_file
+from chaos.workloads import WorkloadContext, import_factory
+
+
+UNSUPPORTED_OPS = "LlamaIndex Workflows has no checkpoint ids or fork operation (the application keeps one Context dict)"
+
+
+class NoSavedContext(LookupError):
+    """Resume asked for, but no context was ever saved for this run."""
+
+
+def _pending_steps(ctx_doc: dict) -> list[str]:
+    workers = (ctx_doc or {}).get("workers") or {}
+    return sorted(n for n, w in workers.items() if w.get("queue") or w.get("in_progress"))
+
+
+class LlamaIndexSession(SessionBase):
+    def __init__(self, spec: dict, barrier: BarrierClient, ledger: Ledger):
+        from chaos.workloads.llamaindex import BUILTIN, LlamaWorkload
+
+        self.thread_id = spec["thread_id"]
+        self.aio = SessionLoop()
+        self.recorder = EffectRecorder(barrier, ledger, self.thread_id)
+        self.store = JsonFileStore(store_file(spec, ".ctx.json"), barrier)
+        ctx = WorkloadContext(checkpointer=None, effect_hook=self.recorder, seed=int(spec.get("seed", 0)),
+                              racer_id=spec["racer_id"], params=dict(spec.get("workload_params") or {}))
+        name = spec["workload"]
+        built = (BUILTIN.get(name) or import_factory(name))(ctx)
+        if not isinstance(built, LlamaWorkload):
+            raise TypeError(f"workload {name!r} must return chaos.workloads.llamaindex.LlamaWorkload")
+        self.workload = built
+        self.seq = 0
+        self.completed: list[str] = []
+
+    def _save(self, what: str, handler: Any, *, awaiting: bool) -> None:
+        doc = handler.ctx.to_dict()
+        self.seq += 1
+        self.store.save(what, {"seq": self.seq, "completed": list(self.completed), "awaiting_input": awaiting,
+                               "ended": not doc.get("is_running", True), "ctx": doc})
+
+    async def _drive(self, handler: Any, answer: Any = None, answering: bool = False) -> dict:
+        from workflows.events import HumanResponseEvent, InputRequiredEvent, StepStateChanged, StopEvent
+
+        if answering:
+            handler.ctx.send_event(HumanResponseEvent(response=answer))
+        async for ev in handler.stream_events(expose_internal=True):
+            if isinstance(ev, StepStateChanged):
+                if ev.step_state.value == "not_running":
+                    self.completed.append(ev.name)
+                    self._save(f"after={ev.name}", handler, awaiting=False)
+            elif isinstance(ev, InputRequiredEvent):
+                self._save("input_required", handler, awaiting=True)
+                await _cancel(handler)
+                return outcome("interrupted", self.recorder.observed, interrupts=[getattr(ev, "prefix", "input")])
+            elif isinstance(ev, StopEvent):
+                break
+        result = await handler
+        return outcome("done", self.recorder.observed, result=repr(result)[:200])
+
+    async def _perform(self, action: dict) -> dict:
+        from workflows import Context
+
+        op, form = action.get("op", "run"), action.get("form", "input")
+        wf = self.workload.workflow
+        if op == "run" or form == "input":
+            self.seq, self.completed = (self.store.load() or {}).get("seq", 0), []
+            return await self._drive(wf.run())
+        doc = self.store.load()
+        if doc is None:
+            raise NoSavedContext(f"no context was saved at {self.store.path.name}")
+        self.seq, self.completed = doc["seq"], list(doc["completed"])
+        if form == "none" and doc.get("awaiting_input"):
+            return outcome("interrupted", self.recorder.observed, interrupts=["input_required"])
+        ctx = Context.from_dict(wf, doc["ctx"])
+        if form == "none":
+            return await self._drive(wf.run(ctx=ctx))
+        if form == "command":
+            return await self._drive(wf.run(ctx=ctx), action.get("value"), answering=True)
+        raise ValueError(f"unknown resume form {form!r}")
+
+    def perform(self, action: dict) -> dict:
+        if action.get("op", "run") not in ("run", "resume"):
+            raise Unsupported(f"{action.get('op')!r}: " + UNSUPPORTED_OPS)
+        self.recorder.begin_call()
+        try:
+            return self.aio.run(self._perform(action))
+        except Exception as exc:  # the framework's answer, recorded as data
+            return outcome("error", self.recorder.observed, error=error_of(exc))
+
+    def inspect(self) -> dict:
+        try:
+            doc = self.store.load()
+        except Exception as exc:
+            return {"checkpoints": None, "error": error_of(exc)}
+        if doc is None:
+            return {"checkpoints": 0, "head_step": None, "next": [], "completed_tasks": [], "pending_interrupts": 0,
+                    "ended": False, "error": None}
+        return {
+            "checkpoints": doc["seq"],
+            "head_step": doc["seq"],
+            "next": _pending_steps(doc["ctx"]) + (["input_required"] if doc.get("awaiting_input") else []),
+            "completed_tasks": sorted(set(doc["completed"])),
+            "pending_interrupts": 1 if doc.get("awaiting_input") else 0,
+            "ended": bool(doc.get("ended")),
+            "error": None,
+        }
+
+    def close(self) -> None:
+        self.aio.close()
+
+
+async def _cancel(handler: Any) -> None:
+    """Stop a run that waits for a human: the saved context is what a later process resumes."""
+    try:
+        await handler.cancel_run()
+    except Exception:
+        pass  # a cancelled run may raise on the way out; the process ends right after
+
+
+def open_session(spec: dict, barrier: BarrierClient, ledger: Ledger) -> LlamaIndexSession:
+    return LlamaIndexSession(spec, barrier, ledger)

@@ -1,0 +1,179 @@
+"""pydantic-graph adapter (racer side): a graph over an instrumented ``FileStatePersistence``.
+
+pydantic-graph (1.x line) keeps a run as a JSON list of snapshots, each a node to run with a
+status: ``created`` -> ``pending`` (taken by ``load_next``) -> ``running`` (``record_run``) ->
+``success`` / ``error``; an ``End`` snapshot closes the run. Every change rewrites the file through
+``_save_sync``; the instrumented subclass passes a barrier before and after it, named by what the
+write changes: ``save(node=B,status=running):before``, ``save(end):after``. ``:before`` means the
+file still holds the old list; ``:after`` means the new list is written.
+
+Resume forms: ``none`` -> ``iter_from_persistence`` (take the next ``created`` snapshot and drive
+the graph to the end); ``input`` -> a new run from the start node on the same file; ``command`` ->
+``iter_from_persistence(..., deps=answer)``: the documented human-in-the-loop continuation, which
+runs the paused node with the human's answer.
+
+A racer killed inside a save leaves ``<file>.pydantic-graph-persistence-lock`` behind and every
+later resume times out on it. ``workload_params: {clear_stale_lock: true}`` plays the operator who
+removes it before resuming (the outcome says ``cleared_stale_lock``), to measure what recovery does
+past the lock.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from chaos.barrier import BarrierClient
+from chaos.ledger import Ledger
+from chaos.targets.base import Unsupported, error_of
+from chaos.targets.common import EffectRecorder, SessionBase, SessionLoop, outcome, store_file
+from chaos.workloads import WorkloadContext, import_factory
+
+
+def _node_id(snapshot: Any) -> str:
+    return "end" if getattr(snapshot, "kind", "") == "end" else snapshot.node.get_node_id()
+
+
+def describe_change(old: list, new: list) -> str:
+    """What a rewrite of the snapshot list changes, e.g. ``node=B,status=running`` or ``end``."""
+    before = {s.id: getattr(s, "status", "end") for s in old}
+    parts = []
+    for s in new:
+        status = getattr(s, "status", "end")
+        if before.get(s.id) != status:
+            parts.append("end" if status == "end" else f"node={_node_id(s)},status={status}")
+    return "+".join(parts) or "unchanged"
+
+
+def instrument(persistence: Any, barrier: BarrierClient) -> Any:
+    base = type(persistence)
+
+    class Instrumented(base):  # type: ignore[misc, valid-type]
+        def _save_sync(self, snapshots):
+            name = f"save({describe_change(self._load_sync(), snapshots)})"
+            barrier.hit(name + ":before")
+            super()._save_sync(snapshots)
+            barrier.hit(name + ":after")
+
+    Instrumented.__name__ = Instrumented.__qualname__ = f"Chaos{base.__name__}"
+    persistence.__class__ = Instrumented
+    return persistence
+
+
+UNSUPPORTED_OPS = "pydantic-graph has no API that addresses a past snapshot (iter_from_persistence takes the next 'created' one)"
+
+
+class PydanticGraphSession(SessionBase):
+    def __init__(self, spec: dict, barrier: BarrierClient, ledger: Ledger):
+        from pydantic_graph.persistence.file import FileStatePersistence
+
+        from chaos.workloads.pydantic_graph import BUILTIN, PGWorkload
+
+        self.thread_id = spec["thread_id"]
+        self.aio = SessionLoop()
+        self.recorder = EffectRecorder(barrier, ledger, self.thread_id)
+        self.path: Path = store_file(spec, ".json")
+        ctx = WorkloadContext(checkpointer=None, effect_hook=self.recorder, seed=int(spec.get("seed", 0)),
+                              racer_id=spec["racer_id"], params=dict(spec.get("workload_params") or {}))
+        name = spec["workload"]
+        built = (BUILTIN.get(name) or import_factory(name))(ctx)
+        if not isinstance(built, PGWorkload):
+            raise TypeError(f"workload {name!r} must return chaos.workloads.pydantic_graph.PGWorkload")
+        self.workload = built
+        self.params = ctx.params
+        self.cleared_lock = False
+        self.persistence = instrument(FileStatePersistence(self.path), barrier)
+        self.persistence.set_graph_types(built.graph)
+
+    def _deps(self, answer: Any = None) -> Any:
+        from chaos.workloads.pydantic_graph import Deps
+
+        return Deps(effect=self.recorder, answer=answer)
+
+    async def _drive(self, run: Any, answering: bool) -> dict:
+        from pydantic_graph import End
+
+        pause = self.workload.pause
+        first = True
+        async for node in run:
+            if isinstance(node, End):
+                return outcome("done", self.recorder.observed)
+            if pause is not None and isinstance(node, pause) and not (answering and first):
+                return outcome("interrupted", self.recorder.observed, interrupts=[node.get_node_id()])
+            first = False
+        return outcome("done", self.recorder.observed)
+
+    async def _paused(self) -> bool:
+        snaps = await self.persistence.load_all()
+        nxt = next((s for s in snaps if getattr(s, "status", None) == "created"), None)
+        return nxt is not None and self.workload.pause is not None and isinstance(nxt.node, self.workload.pause)
+
+    def _clear_stale_lock(self) -> None:
+        """The operator's manual fix after a crash inside a save: remove the dead holder's lock file."""
+        lock = self.path.parent / f"{self.path.name}.pydantic-graph-persistence-lock"
+        if lock.exists():
+            lock.unlink()
+            self.cleared_lock = True
+
+    async def _perform(self, action: dict) -> dict:
+        op, form = action.get("op", "run"), action.get("form", "input")
+        graph = self.workload.graph
+        if op == "resume" and self.params.get("clear_stale_lock"):
+            self._clear_stale_lock()
+        if op == "run" or form == "input":
+            async with graph.iter(self.workload.start(), state=self._state(), deps=self._deps(), persistence=self.persistence) as run:
+                return await self._drive(run, answering=False)
+        if form == "none":
+            if await self._paused():
+                return outcome("interrupted", self.recorder.observed, interrupts=["paused"])
+            async with graph.iter_from_persistence(self.persistence, deps=self._deps()) as run:
+                return await self._drive(run, answering=False)
+        if form == "command":
+            async with graph.iter_from_persistence(self.persistence, deps=self._deps(action.get("value"))) as run:
+                return await self._drive(run, answering=True)
+        raise ValueError(f"unknown resume form {form!r}")
+
+    def _state(self) -> Any:
+        from chaos.workloads.pydantic_graph import State
+
+        return State()
+
+    def perform(self, action: dict) -> dict:
+        if action.get("op", "run") not in ("run", "resume"):
+            raise Unsupported(f"{action.get('op')!r}: " + UNSUPPORTED_OPS)
+        self.recorder.begin_call()
+        try:
+            out = self.aio.run(self._perform(action))
+        except Exception as exc:  # the framework's answer, recorded as data
+            out = outcome("error", self.recorder.observed, error=error_of(exc))
+        out["cleared_stale_lock"] = self.cleared_lock
+        return out
+
+    def inspect(self) -> dict:
+        try:
+            snaps = self.aio.run(self.persistence.load_all())
+        except Exception as exc:
+            return {"checkpoints": None, "error": error_of(exc)}
+        tasks = self.workload.tasks
+        completed = [tasks.get(_node_id(s), _node_id(s)) for s in snaps if getattr(s, "status", None) == "success"]
+        open_ = [s for s in snaps if getattr(s, "status", None) in ("created", "pending", "running")]
+        pause = self.workload.pause
+        paused = [s for s in open_ if s.status == "created" and pause is not None and isinstance(s.node, pause)]
+        ended = any(getattr(s, "kind", "") == "end" for s in snaps)
+        return {
+            "checkpoints": len(snaps),
+            "head_step": len(snaps) or None,
+            "next": [f"{_node_id(s)}({s.status})" for s in open_ if s not in paused] + [_node_id(s) for s in paused],
+            "completed_tasks": sorted(set(completed)),
+            "pending_interrupts": len(paused),
+            "ended": ended,
+            "snapshots": [{"node": _node_id(s), "status": getattr(s, "status", "end")} for s in snaps],
+            "error": None,
+        }
+
+    def close(self) -> None:
+        self.aio.close()
+
+
+def open_session(spec: dict, barrier: BarrierClient, ledger: Ledger) -> PydanticGraphSession:
+    return PydanticGraphSession(spec, barrier, ledger)

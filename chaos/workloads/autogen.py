@@ -1,0 +1,89 @@
+"""Built-in AutoGen AgentChat workloads: round-robin teams driven by replayed model replies.
+
+No LLM and no network: every AssistantAgent talks to autogen-ext's ``ReplayChatCompletionClient``,
+which replays a fixed reply: a call of the agent's one tool, whose body fires the effect.
+
+* ``three_step``: agents a -> b -> c; each calls its tool (``step_a`` ...), which fires the effect.
+  The run ends when c has spoken.
+* ``gate_after_interrupt``: pre (tool effect) -> ask (replies "APPROVE?": the team stops, the
+  AgentChat way to wait for a human) | the human's answer arrives as the next run's task -> gate
+  (fires its effect keyed by the answer) -> end (tool effect). The run ends when end has spoken.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from autogen_agentchat.agents import AssistantAgent, BaseChatAgent
+from autogen_agentchat.base import Response
+from autogen_agentchat.messages import BaseChatMessage, TextMessage
+from autogen_core import CancellationToken, FunctionCall
+from autogen_core.models import CreateResult, ModelFamily, ModelInfo, RequestUsage
+from autogen_core.tools import FunctionTool
+from autogen_ext.models.replay import ReplayChatCompletionClient
+
+QUESTION = "APPROVE?"
+_INFO = ModelInfo(vision=False, function_calling=True, json_output=False, family=ModelFamily.UNKNOWN,
+                  structured_output=False)
+
+
+def _tool_call(name: str) -> CreateResult:
+    return CreateResult(content=[FunctionCall(id=f"call_{name}", arguments="{}", name=name)],
+                        finish_reason="function_calls", usage=RequestUsage(prompt_tokens=0, completion_tokens=0),
+                        cached=False)
+
+
+def tool_agent(task: str, effect: Callable[[str, Any], None], replies: int = 8) -> AssistantAgent:
+    """An AssistantAgent whose (replayed) model calls one tool that fires ``task``'s effect."""
+
+    async def fire() -> str:  # async: runs on the loop's thread (a sync tool would run in a worker thread)
+        effect(task, None)
+        return f"{task} done"
+
+    tool = FunctionTool(fire, name=f"step_{task}", description=f"perform step {task}")
+    client = ReplayChatCompletionClient([_tool_call(f"step_{task}")] * replies, model_info=_INFO)
+    return AssistantAgent(task, model_client=client, tools=[tool], reflect_on_tool_use=False)
+
+
+class GateAgent(BaseChatAgent):
+    """Reads the human's answer (the last user message) and fires the gated effect with it."""
+
+    def __init__(self, name: str, effect: Callable[[str, Any], None]):
+        super().__init__(name, description="fires the approved effect")
+        self._effect = effect
+
+    @property
+    def produced_message_types(self) -> Sequence[type[BaseChatMessage]]:
+        return (TextMessage,)
+
+    async def on_messages(self, messages: Sequence[BaseChatMessage], cancellation_token: CancellationToken) -> Response:
+        answer = next((m.content for m in reversed(messages) if m.source == "user" and isinstance(m, TextMessage)), None)
+        self._effect("gate", answer)
+        return Response(chat_message=TextMessage(content=f"gate {answer}", source=self.name))
+
+    async def on_reset(self, cancellation_token: CancellationToken) -> None:
+        pass
+
+
+@dataclass
+class AutoGenWorkload:
+    participants: list
+    last: str                       # the agent whose turn ends the run
+    pause_after: str | None = None  # the agent whose turn stops the team for a human
+    gated_task: str | None = None
+    task: str = "go"
+    tasks: dict[str, str] = field(default_factory=dict)  # agent -> task whose effect its turn fires
+
+
+def three_step(ctx) -> AutoGenWorkload:
+    agents = [tool_agent(t, ctx.effect_hook) for t in ("a", "b", "c")]
+    return AutoGenWorkload(participants=agents, last="c", tasks={"a": "a", "b": "b", "c": "c"})
+
+
+def gate_after_interrupt(ctx) -> AutoGenWorkload:
+    ask = AssistantAgent("ask", model_client=ReplayChatCompletionClient([QUESTION] * 8))
+    agents = [tool_agent("pre", ctx.effect_hook), ask, GateAgent("gate", ctx.effect_hook), tool_agent("end", ctx.effect_hook)]
+    return AutoGenWorkload(participants=agents, last="end", pause_after="ask", gated_task="gate",
+                           tasks={"pre": "pre", "gate": "gate", "end": "end"})
+
+
+BUILTIN = {"three_step": three_step, "gate_after_interrupt": gate_after_interrupt}

@@ -1,0 +1,88 @@
+"""Built-in CrewAI Flow workloads: plain methods only (no LLM, no network).
+
+* ``three_step``: @start a -> @listen(a) b -> @listen(b) c, one effect per method.
+* ``gate_after_interrupt``: pre -> ask (``@human_feedback`` whose provider raises
+  ``HumanFeedbackPending``: CrewAI's async human-in-the-loop pause, persisted as pending feedback)
+  | ``from_pending(id).resume(answer)`` -> gate (fires its effect keyed by the feedback) -> end.
+
+Flow classes are made per racer (closures over the effect hook); the adapter adds persistence
+(``@persist`` or a ``CheckpointConfig``) according to the scenario's backend.
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+from crewai.flow.flow import Flow, FlowState, listen, start
+
+
+class StepState(FlowState):
+    log: list[str] = []
+
+
+@dataclass
+class CrewWorkload:
+    flow_class: type
+    gated_task: str | None = None
+    pausable: bool = False
+    methods: tuple[str, ...] = ()
+
+
+def three_step(ctx) -> CrewWorkload:
+    class ThreeStep(Flow[StepState]):
+        @start()
+        def a(self):
+            ctx.effect("a")
+            self.state.log.append("a")
+
+        @listen(a)
+        def b(self):
+            ctx.effect("b")
+            self.state.log.append("b")
+
+        @listen(b)
+        def c(self):
+            ctx.effect("c")
+            self.state.log.append("c")
+            return list(self.state.log)
+
+    return CrewWorkload(flow_class=ThreeStep, methods=("a", "b", "c"))
+
+
+def gate_after_interrupt(ctx) -> CrewWorkload:
+    from crewai.flow.async_feedback.types import HumanFeedbackPending
+    from crewai.flow.human_feedback import human_feedback
+
+    class PendingProvider:
+        """Asks nobody now: the flow pauses and its pending feedback is persisted."""
+
+        def request_feedback(self, context: Any, flow: Any) -> str:
+            raise HumanFeedbackPending(context=context)
+
+    class GateAfterInterrupt(Flow[StepState]):
+        @start()
+        def pre(self):
+            ctx.effect("pre")
+            self.state.log.append("pre")
+
+        @listen(pre)
+        @human_feedback(message="approve?", provider=PendingProvider())
+        def ask(self):
+            return "please approve"
+
+        @listen(ask)
+        def gate(self, result: Any = None):
+            answer = getattr(result, "feedback", result)
+            ctx.effect("gate", answer)
+            self.state.log.append("gate")
+
+        @listen(gate)
+        def end(self):
+            ctx.effect("end")
+            self.state.log.append("end")
+            return list(self.state.log)
+
+    return CrewWorkload(flow_class=GateAfterInterrupt, gated_task="gate", pausable=True,
+                        methods=("pre", "ask", "gate", "end"))
+
+
+BUILTIN = {"three_step": three_step, "gate_after_interrupt": gate_after_interrupt}

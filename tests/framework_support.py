@@ -1,0 +1,26 @@
+"""Helpers for the framework adapter tests: find cells, verdicts and kill points in results.
+
+Each framework's racers run in its own environment (``chaos.envs.python_for``; ``.ci/envs.sh``
+builds them before the tests, a first local run builds them on demand). Scenarios in these tests
+are cut down with ``kill_points`` to the points that tell the story, so the set stays lean.
+"""
+
+from __future__ import annotations
+
+from chaos.records import CellResult, PointResult, RunResults, Verdict
+
+
+def cell(results: RunResults, cell_id: str = "default") -> CellResult:
+    return next(c for c in results.cells if c.cell_id == cell_id)
+
+
+def verdict(c: CellResult, prop: str) -> Verdict:
+    return next(v for v in c.verdicts if v.property == prop)
+
+
+def point(c: CellResult, prefix: str) -> PointResult:
+    return next(p for p in c.points if p.point.startswith(prefix))
+
+
+def point_verdict(c: CellResult, prefix: str, prop: str) -> Verdict:
+    return next(v for v in point(c, prefix).verdicts if v.property == prop)

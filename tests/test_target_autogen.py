@@ -1,0 +1,67 @@
+"""AutoGen AgentChat with the team state saved after every turn, under real SIGKILLs.
+
+What a user sees: a crash after a step's effect and before the team state that records it is saved
+runs the step again on restore (a duplicate effect), while a crash right after the save does not;
+loading the state of a team that already finished and running it goes round again; and concurrent answers to
+one paused team each fire the gated effect.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import run_text
+
+import framework_support as look
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _env():
+    from chaos.envs import python_for
+
+    python_for("autogen")
+
+
+def test_kill_between_effect_and_save_duplicates_the_effect(tmp_path):
+    results = run_text(tmp_path, """
+name: ag_sweep
+kind: kill_sweep
+target: {framework: autogen, backend: file}
+workload: three_step
+resume: none
+trials: 1
+seed: 12
+timeout_s: 60
+kill_points: ["effect(task=b)", "save(turn=b):after", "save(turn=c):after"]
+""").results
+    c = look.cell(results)
+    eo = look.verdict(c, "EO")
+    assert eo.status == "violated"
+    assert "effect(task=b):after#1" in eo.evidence.points and eo.evidence.ledger_seqs
+    assert look.point(c, "effect(task=b)").duplicates == ["b"]
+    # the save after b's turn records it: no duplicate
+    assert look.point_verdict(c, "save(turn=b)", "EO").status == "holds"
+    assert look.point(c, "save(turn=b)").effect_counts == {"a": [1], "b": [1], "c": [1]}
+    # the saved state of a finished team, loaded and run, goes round again
+    done = look.point(c, "save(turn=c)")
+    assert done.effect_counts == {"a": [2], "b": [2], "c": [2]}
+    assert look.point_verdict(c, "save(turn=c)", "PC").status == "violated"
+    assert results.exit_code == 1
+
+
+def test_concurrent_answers_to_one_pause_each_fire(tmp_path):
+    results = run_text(tmp_path, """
+name: ag_race
+kind: race
+target: {framework: autogen, backend: file}
+workload: gate_after_interrupt
+resume: "command:true"
+racers: {k: 3}
+trials: 1
+seed: 5
+timeout_s: 60
+""").results
+    c = look.cell(results)
+    assert c.valid_trials == 1
+    co = look.verdict(c, "CO")
+    assert co.status == "violated" and co.evidence.ledger_seqs
+    assert c.max_fires == 3

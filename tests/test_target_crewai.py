@@ -1,0 +1,64 @@
+"""CrewAI Flows (plain methods, no LLM) under real SIGKILLs.
+
+What a user sees: with ``@persist``, resuming by state id (``kickoff(inputs={"id": ...})``) runs
+the flow from its first method again, so every method that had finished fires its effect twice;
+and on a SQLite older than 3.45 the SQLite checkpoint provider writes nothing (``jsonb`` is
+missing) while CrewAI only logs it: chaos reports the cell unknown with that reason instead of
+measuring a run that persisted nothing. A cold CrewAI racer takes seconds, so this test keeps to
+one kill point.
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+from conftest import run_text
+
+import framework_support as look
+
+
+@pytest.fixture(scope="module")
+def crewai_python():
+    from chaos.envs import python_for
+
+    return python_for("crewai")
+
+
+def _sqlite_version(python: str) -> tuple[int, ...]:
+    out = subprocess.run([python, "-c", "import sqlite3; print(sqlite3.sqlite_version)"], capture_output=True,
+                         text=True, check=True).stdout.strip()
+    return tuple(int(x) for x in out.split("."))
+
+
+def test_resume_by_id_reruns_finished_methods_and_old_sqlite_checkpoints_are_reported(tmp_path, crewai_python):
+    results = run_text(tmp_path, """
+name: crew_sweep
+kind: kill_sweep
+target: {framework: crewai, backend: sqlite}
+workload: three_step
+resume: none
+trials: 1
+seed: 13
+timeout_s: 120
+kill_points: ["effect(task=b)"]
+matrix:
+  backend: [sqlite, checkpoint_sqlite]
+""").results
+    persisted = look.cell(results, "backend=sqlite")
+    (p,) = persisted.points
+    assert p.point == "effect(task=b):after#1"
+    # a's state was saved; the resume by id runs a again, then b and c
+    assert p.effect_counts == {"a": [2], "b": [2], "c": [1]}
+    eo = look.verdict(persisted, "EO")
+    assert eo.status == "violated" and eo.evidence.ledger_seqs
+    assert look.verdict(persisted, "PC").status == "violated"
+
+    checkpointed = look.cell(results, "backend=checkpoint_sqlite")
+    if _sqlite_version(crewai_python) < (3, 45):
+        assert checkpointed.failure and "jsonb" in checkpointed.failure
+        for v in checkpointed.verdicts:
+            assert v.status == "unknown" and "persistence failed silently" in v.reason
+    else:  # a new enough SQLite: the provider works and the point is measured
+        assert checkpointed.failure is None and checkpointed.points
+    assert results.exit_code == 1

@@ -1,0 +1,82 @@
+"""LlamaIndex Workflows with the context saved at step boundaries, under real SIGKILLs.
+
+What a user sees: a crash after a step's effect and before the context that records it is saved
+runs the step again on restore (a duplicate effect), while a crash right after the save does not;
+restoring the context of a run that already finished starts it over; and concurrent answers to
+one ``InputRequiredEvent`` each fire the gated effect.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import run_text
+
+import framework_support as look
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _env():
+    from chaos.envs import python_for
+
+    python_for("llamaindex")
+
+
+def test_kill_between_effect_and_save_duplicates_the_effect(tmp_path):
+    results = run_text(tmp_path, """
+name: li_sweep
+kind: kill_sweep
+target: {framework: llamaindex, backend: file}
+workload: three_step
+resume: none
+trials: 1
+seed: 12
+timeout_s: 60
+kill_points: ["effect(task=b)", "save(after=b):after", "save(after=c):after"]
+""").results
+    c = look.cell(results)
+    eo = look.verdict(c, "EO")
+    assert eo.status == "violated"
+    assert "effect(task=b):after#1" in eo.evidence.points and eo.evidence.ledger_seqs
+    assert look.point(c, "effect(task=b)").duplicates == ["b"]
+    # the save after b records it: no duplicate
+    assert look.point_verdict(c, "save(after=b)", "EO").status == "holds"
+    assert look.point(c, "save(after=b)").effect_counts == {"a": [1], "b": [1], "c": [1]}
+    # the saved context of a finished run, restored, runs every step again
+    done = look.point(c, "save(after=c)")
+    assert done.effect_counts == {"a": [2], "b": [2], "c": [2]}
+    assert look.point_verdict(c, "save(after=c)", "PC").status == "violated"
+    assert results.exit_code == 1
+
+
+def test_concurrent_answers_to_one_pause_each_fire(tmp_path):
+    results = run_text(tmp_path, """
+name: li_race
+kind: race
+target: {framework: llamaindex, backend: file}
+workload: gate_after_interrupt
+resume: "command:true"
+racers: {k: 3}
+trials: 1
+seed: 5
+timeout_s: 60
+""").results
+    c = look.cell(results)
+    assert c.valid_trials == 1
+    co = look.verdict(c, "CO")
+    assert co.status == "violated" and co.evidence.ledger_seqs
+    assert c.max_fires == 3
+
+
+def test_a_stray_second_answer_to_a_completed_run_runs_it_again(tmp_path):
+    results = run_text(tmp_path, """
+name: li_stray
+kind: stray_resume
+target: {framework: llamaindex, backend: file}
+workload: gate_after_interrupt
+resume: "command:true"
+trials: 1
+seed: 6
+timeout_s: 60
+""").results
+    co = look.verdict(look.cell(results), "CO")
+    assert co.status == "violated" and "gate:True" in co.reason
