@@ -23,7 +23,7 @@ import statistics
 from collections import Counter, defaultdict
 from typing import Iterable
 
-from chaos.records import CellResult, Evidence, PointResult, TrialRecord, Verdict
+from chaos.records import CellResult, Evidence, PointResult, TrialRecord, TrialSummary, Verdict
 from chaos.scenario import Cell
 
 PROPERTY_NAMES = {
@@ -309,3 +309,33 @@ def exit_code(cells: list[CellResult]) -> int:
     if counts["unknown"] or any(c.failure for c in cells):
         return 2
     return 0
+
+
+def trial_class(rec: TrialRecord) -> str:
+    """valid | hung | errored | unknown: the one bucket a trial counts in for the run summary."""
+    if rec.valid:
+        return "valid"
+    if any(o.status == "timeout" for o in rec.racers):
+        return "hung"
+    if rec.errors or any(o.status in ("harness_error", "crashed") for o in rec.racers):
+        return "errored"
+    return "unknown"
+
+
+def trial_summary(records: Iterable[TrialRecord]) -> TrialSummary:
+    """Counts of trials by trust class, and the injector's evidence that faults fired."""
+    s = TrialSummary()
+    for r in records:
+        s.trials += 1
+        setattr(s, trial_class(r), getattr(s, trial_class(r)) + 1)
+        if r.fault_fired is True:
+            s.fault_fired += 1
+        elif r.fault_fired is False:
+            s.fault_not_fired += 1
+        kill = r.observations.get("kill")
+        if isinstance(kill, dict):
+            if kill.get("confirmed"):
+                s.kills_confirmed += 1
+            else:
+                s.kills_unconfirmed += 1
+    return s

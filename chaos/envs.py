@@ -24,6 +24,9 @@ from pathlib import Path
 from chaos.errors import EnvironmentProblem
 
 
+PIP_TIMEOUT_S = 1800  # every wait is capped: a pip that hangs on the network must not hang the run
+
+
 def env_root() -> Path:
     return Path(os.environ.get("CHAOS_ENV_DIR", "~/.cache/chaos/envs")).expanduser()
 
@@ -65,7 +68,13 @@ def ensure_env(framework: str, version: str | None, requirements: list[str]) -> 
             return str(python)
         venv.EnvBuilder(with_pip=True, clear=True).create(path)
         cmd = [str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q", *requirements]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=PIP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            raise EnvironmentProblem(
+                f"could not build the {framework} {version or ''} environment at {path}: pip took over {PIP_TIMEOUT_S}s",
+                hint="check that PyPI is reachable, then run again (the half-built environment is rebuilt)",
+            ) from None
         if proc.returncode != 0:
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
             raise EnvironmentProblem(

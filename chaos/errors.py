@@ -14,6 +14,8 @@ class ChaosError(Exception):
     exit_code = 3
 
     def __init__(self, message: str, *, hint: str | None = None):
+        # one line, always: a message may quote user input that spans lines
+        message = " ".join(message.splitlines()) if "\n" in message or "\r" in message else message
         self.message = message
         self.hint = hint
         super().__init__(message if not hint else f"{message} ({hint})")

@@ -31,10 +31,15 @@ class Journal:
             self._fd = -1
 
 
-def read_journal(path: str | os.PathLike) -> tuple[list[dict], bool]:
-    """The records in ``path`` and whether a torn last line was dropped."""
-    data = Path(path).read_bytes() if Path(path).exists() else b""
-    records: list[dict] = []
+def read_journal_lines(path: str | os.PathLike) -> tuple[list[tuple[int, dict]], bool]:
+    """(line number, record) for every complete record in ``path``, and whether a torn last line
+    was dropped. A line that is not a JSON object anywhere but last is a ChaosError naming it."""
+    p = Path(path)
+    try:
+        data = p.read_bytes() if p.exists() else b""
+    except OSError as exc:
+        raise ChaosError(f"{p}: cannot read the journal: {exc.strerror or exc}") from None
+    records: list[tuple[int, dict]] = []
     torn = False
     lines = data.split(b"\n")
     for i, raw in enumerate(lines):
@@ -44,17 +49,46 @@ def read_journal(path: str | os.PathLike) -> tuple[list[dict], bool]:
         try:
             obj = json.loads(raw)
             if not isinstance(obj, dict):
-                raise ValueError("not an object")
-        except ValueError:
+                raise ValueError(f"a JSON {type(obj).__name__}, not an object")
+        except (ValueError, RecursionError) as exc:
             if last:
                 torn = True
                 continue
-            raise ChaosError(f"{path}:{i + 1}: journal line is not a JSON record", hint="the journal is damaged")
+            why = str(exc).split("\n")[0][:120] if isinstance(exc, ValueError) else "nested too deeply"
+            raise ChaosError(f"{p}:{i + 1}: journal line is not a JSON record ({why})",
+                             hint="the journal is damaged; move the line away or start a new run") from None
         if last:
             torn = True  # complete JSON but never terminated: treat as torn, do not trust it
             continue
-        records.append(obj)
+        records.append((i + 1, obj))
     return records, torn
+
+
+def read_journal(path: str | os.PathLike) -> tuple[list[dict], bool]:
+    """The records in ``path`` and whether a torn last line was dropped."""
+    lines, torn = read_journal_lines(path)
+    return [obj for _, obj in lines], torn
+
+
+def repair(path: str | os.PathLike) -> bytes:
+    """Cut a torn last line off the journal so appends start on a fresh line; returns what was cut
+    (also kept in ``<journal>.torn`` as evidence)."""
+    p = Path(path)
+    if not p.exists():
+        return b""
+    data = p.read_bytes()
+    keep = data.rfind(b"\n") + 1
+    tail = data[keep:]
+    if tail:
+        with open(p.with_name(p.name + ".torn"), "ab") as f:
+            f.write(tail + b"\n")
+        fd = os.open(p, os.O_WRONLY)
+        try:
+            os.ftruncate(fd, keep)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    return tail
 
 
 def iter_trials(path: str | os.PathLike) -> Iterator[dict]:

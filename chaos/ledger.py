@@ -103,6 +103,30 @@ class SqliteLedger:
             )
             return int(cur.lastrowid)
 
+    def append_once(self, *, task: str, value: str | None, thread_id: str) -> tuple[int, bool]:
+        """Append unless a row with the same idempotency key (trial, thread, effect key) exists.
+
+        Returns (seq, inserted). ``BEGIN IMMEDIATE`` takes SQLite's write lock before the check,
+        so two racers cannot both find the key absent: check and insert are one transaction.
+        """
+        c = self.context
+        key = effect_key(task, value)
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            row = self._conn.execute(
+                "SELECT seq FROM effects WHERE run_id = ? AND trial_id = ? AND thread_id = ? AND effect_key = ?",
+                (c.get("run_id", ""), c.get("trial_id", ""), thread_id, key),
+            ).fetchone()
+            if row is not None:
+                self._conn.execute("COMMIT")
+                return int(row[0]), False
+            seq = self.append(task=task, value=value, thread_id=thread_id)
+            self._conn.execute("COMMIT")
+            return seq, True
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+
     def rows(self, *, run_id: str, trial_id: str | None = None) -> list[dict]:
         sql = f"SELECT {', '.join(COLUMNS)} FROM effects WHERE run_id = ?"
         args: list = [run_id]

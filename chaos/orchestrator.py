@@ -8,7 +8,11 @@ and points ``latest`` at the run. ``run_loaded`` runs an already loaded scenario
 with its overrides); ``load_run`` / ``analyse_loaded`` re-score a stored run exactly as the run did.
 
 Ctrl-C and SIGTERM stop the run cleanly: every racer is killed and reaped, the journal keeps every
-finished trial, and run.json says the run was interrupted. A cell that fails for a reason outside
+finished trial, and run.json says the run was interrupted. A run registers itself while it executes
+(``chaos.registry``) and labels its racers with its run id, so if the orchestrator is SIGKILLed the
+next ``chaos`` command reaps what it left; ``chaos run --resume`` continues it from its journal
+(``chaos.resume``). Everything written to run.json, the journal, results.json and report.md passes
+through ``chaos.redact`` first. A cell that fails for a reason outside
 the framework (a launcher that cannot start racers, say) is recorded as failed with that reason;
 the other cells go on.
 """
@@ -32,14 +36,16 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 import chaos
-from chaos.analysis import analyze_cell, exit_code, verdict_counts
+from chaos import registry
+from chaos.analysis import analyze_cell, exit_code, trial_summary, verdict_counts
 from chaos.errors import ChaosError, EnvironmentProblem
-from chaos.journal import Journal, read_journal
+from chaos.journal import Journal, read_journal, read_journal_lines, repair
 from chaos.kinds import runner_for
 from chaos.envs import python_for
 from chaos.launchers import Launcher, make_launcher
 from chaos.pgstore import RunStorage
 from chaos.records import CellResult, RunResults, TrialRecord
+from chaos.redact import redact, redact_obj
 from chaos.scenario import Cell, Scenario, expand, load_scenario
 from chaos.targets import get_target
 from chaos.trial import RunContext
@@ -71,14 +77,28 @@ class Interrupted(Exception):
     """SIGTERM or SIGINT reached the orchestrator."""
 
 
+@dataclass
+class SignalState:
+    received: list[str] = field(default_factory=list)
+    armed: bool = True
+
+
 @contextlib.contextmanager
-def _stop_on_signals() -> Iterator[None]:
+def _stop_on_signals() -> Iterator[SignalState]:
+    """SIGTERM/SIGINT raise ``Interrupted`` once, while trials run; later ones (and any after the
+    trials ended) are noted and ignored, so the cleanup the first one starts (reaping racers,
+    writing results) is not itself cut short."""
+    state = SignalState()
+
     def handler(signum, frame):  # noqa: ARG001
-        raise Interrupted(signal.Signals(signum).name)
+        state.received.append(signal.Signals(signum).name)
+        if state.armed and len(state.received) == 1:
+            state.armed = False
+            raise Interrupted(state.received[0])
 
     old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
-        yield
+        yield state
     finally:
         for s, h in old.items():
             signal.signal(s, h)
@@ -123,9 +143,27 @@ def _link_latest(run_dir: Path) -> None:
     os.replace(tmp, link)
 
 
+KEPT_RESULT_FIELDS = {"versions"}  # structured result fields that analysis reads (the releases a racer ran)
+
+
+def in_memory(rec: TrialRecord) -> TrialRecord:
+    """The form a journaled record is kept in while the run goes on: each racer's raw result keeps
+    only its scalar fields (timings, status, ids) and ``KEPT_RESULT_FIELDS``; its boundary trace,
+    outcomes and inspections are in the journal. Analysis and reports use nothing else, and a 64-racer trial shrinks from about
+    a megabyte of Python objects to a few kilobytes, so a 1,000-trial run does not grow by a gigabyte."""
+    slim = []
+    for o in rec.racers:
+        if o.result:
+            o = o.model_copy(update={"result": {k: v for k, v in o.result.items()
+                                                if k in KEPT_RESULT_FIELDS or v is None or isinstance(v, (bool, int, float, str))}})
+        slim.append(o)
+    return rec.model_copy(update={"racers": slim})
+
+
 def analyse_run(cells: list[Cell], records: list[TrialRecord], failures: dict[int, str], *, run_id: str, scenario: Scenario,
                 seed: int) -> RunResults:
     by_cell: dict[int, list[TrialRecord]] = {c.index: [] for c in cells}
+    records = sorted(records, key=lambda r: (r.cell_index, r.trial_id))  # a resumed run analyses as an uninterrupted one
     for r in records:
         by_cell.setdefault(r.cell_index, []).append(r)
     results: list[CellResult] = []
@@ -139,27 +177,44 @@ def analyse_run(cells: list[Cell], records: list[TrialRecord], failures: dict[in
                     v.reason = f"cell failed: {failures[c.index]}"
         results.append(res)
     return RunResults(run_id=run_id, scenario=scenario.name, seed=seed, exit_code=exit_code(results),
-                      verdict_counts=verdict_counts(results), cells=results)
+                      verdict_counts=verdict_counts(results), cells=results, summary=trial_summary(records))
 
 
 def write_results(run_dir: Path, results: RunResults, run_meta: dict, records: list[TrialRecord] | None = None) -> None:
     """results.json first (the evidence), then what people and CI read: report.md, junit.xml and
-    report.html with its plots, all rendered from the same results and the journaled records."""
-    (run_dir / "results.json").write_text(results.model_dump_json(indent=2))
-    write_reports(run_dir, results, run_meta, records)
+    report.html with its plots, all rendered from the same results and the journaled records.
+    Secrets are redacted from all of them (``chaos.redact``)."""
+    clean = RunResults.model_validate(redact_obj(results.model_dump(mode="json")))
+    _write_atomic(run_dir / "results.json", clean.model_dump_json(indent=2))
+    write_reports(run_dir, clean, run_meta, records)
 
 
 def write_reports(run_dir: Path, results: RunResults, run_meta: dict, records: list[TrialRecord] | None = None) -> None:
-    """Every rendering of a run (markdown, JUnit, HTML, PNG) from its results and journal."""
+    """Every rendering of a run (markdown, JUnit, HTML, PNG) from its results and journal, redacted."""
     from chaos.html import write_run_html
     from chaos.junit import write_junit
     from chaos.report import render_markdown
 
-    (run_dir / "report.md").write_text(render_markdown(results, run_meta))
-    write_junit(run_dir / "junit.xml", [results])
+    results = RunResults.model_validate(redact_obj(results.model_dump(mode="json")))
+    run_meta = redact_obj(run_meta)
     if records is None:
         records = [TrialRecord.model_validate(r) for r in read_journal(run_dir / "journal.jsonl")[0]]
+    else:
+        records = [TrialRecord.model_validate(redact_obj(r.model_dump(mode="json"))) for r in records]
+    _write_atomic(run_dir / "report.md", redact(render_markdown(results, run_meta)))
+    write_junit(run_dir / "junit.xml", [results])
     write_run_html(run_dir, results, run_meta, records)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def write_meta(run_dir: Path, meta: dict) -> None:
+    """run.json, secrets redacted, replaced atomically (a crash leaves the old or the new one)."""
+    _write_atomic(run_dir / "run.json", json.dumps(redact_obj(meta), indent=2, default=str))
 
 
 def run_scenario(path: str | os.PathLike, opts: RunOptions | None = None) -> RunOutcome:
@@ -199,7 +254,7 @@ def run_loaded(scenario: Scenario, path: str | os.PathLike, opts: RunOptions | N
         "finished": None,
         "interrupted": False,
     }
-    (run_dir / "run.json").write_text(json.dumps(meta, indent=2, default=str))
+    write_meta(run_dir, meta)
     return execute(run_dir, meta, scenario, cells, opts)
 
 
@@ -240,25 +295,38 @@ def preflight(cell: Cell, scenario_file: str | None, python: str) -> None:
 
 def execute(run_dir: Path, meta: dict, scenario: Scenario, cells: list[Cell], opts: RunOptions,
             prior: list[TrialRecord] | None = None, only: set[str] | None = None) -> RunOutcome:
+    """Run every trial not in ``prior`` (journaled by an earlier, interrupted execution; with
+    ``only``, just those trial ids), journal each, then analyse prior + new into the reports."""
     run_id = meta["run_id"]
     work_dir = run_dir / "work"
-    work_dir.mkdir(exist_ok=True)
-    storage = RunStorage(cells, run_id, run_dir)  # SQLite, or Postgres for the postgres backend / other hosts
-    meta["storage"] = storage.describe()
-    (run_dir / "run.json").write_text(json.dumps(meta, indent=2, default=str))
+    with _stop_on_signals() as signals, registry.ActiveRun(run_id, run_dir, work_dir, keep_work=opts.keep_work) as active:
+        signals.armed = False  # until the journal is open, a signal just ends the run without trials
+        work_dir.mkdir(exist_ok=True)
+        storage = RunStorage(cells, run_id, run_dir)  # SQLite, or Postgres for the postgres backend / other hosts
+        meta["storage"] = storage.describe()
+        write_meta(run_dir, meta)
+        repair(run_dir / "journal.jsonl")  # appends must start on a fresh line
+        journal = Journal(run_dir / "journal.jsonl")
+        signals.armed = not signals.received
+        return _execute(run_dir, meta, scenario, cells, opts, list(prior or []), run_id, work_dir, storage, journal,
+                        active, signals, only)
+
+
+def _execute(run_dir, meta, scenario, cells, opts, prior, run_id, work_dir, storage, journal, active,
+             signals: SignalState, only: set[str] | None = None) -> RunOutcome:
     launchers: dict[str, Launcher] = {}
 
     def launcher_for(cell: Cell) -> Launcher:
         s = cell.scenario
         key = repr((s.target.framework, s.target.version, s.racers.placement, s.racers.start))
         if key not in launchers:
-            launchers[key] = make_launcher(s.racers.placement, python_for(s.target.framework, s.target.version), run_id,
-                                           extra_paths=workload_paths(meta.get("scenario_file")),
-                                           start=s.racers.start)
+            launcher = make_launcher(s.racers.placement, python_for(s.target.framework, s.target.version), run_id,
+                                     extra_paths=workload_paths(meta.get("scenario_file")),
+                                     start=s.racers.start)
+            registry.label_launcher(launcher, active.env())
+            launchers[key] = launcher
         return launchers[key]
 
-    journal = Journal(run_dir / "journal.jsonl")
-    prior = list(prior or [])
     ctx = RunContext(
         run_id=run_id,
         run_dir=run_dir,
@@ -272,56 +340,69 @@ def execute(run_dir: Path, meta: dict, scenario: Scenario, cells: list[Cell], op
         prior={r.trial_id: r for r in prior},
         only=only if only is not None else opts.only,
     )
-    records: list[TrialRecord] = list(prior)
+    records: list[TrialRecord] = [in_memory(r) for r in prior]
     failures: dict[int, str] = {}
     interrupted = False
     try:
-        with _stop_on_signals():
-            for cell in cells:
-                if opts.on_cell_start:
-                    opts.on_cell_start(cell, len(cells))
-                runner = runner_for(cell.scenario.kind, cell.scenario.target.framework)
-                try:
-                    ctx.launcher = launcher_for(cell)
-                    valid_seen = False
-                    for rec in runner(ctx, cell, set(ctx.prior)):
-                        journal.append(rec.model_dump(mode="json"))
-                        records.append(rec)
-                        if opts.on_trial:
-                            opts.on_trial(rec)
-                        valid_seen = valid_seen or rec.valid
-                        if rec.errors and not valid_seen:
-                            # the harness itself cannot run this cell (e.g. a workload that raises
-                            # while being built): say so once instead of failing every trial
-                            failures[cell.index] = f"racers could not run the workload: {rec.errors[0]}"
-                            break
-                except ChaosError as exc:
-                    failures[cell.index] = exc.message
-                    if ctx.launcher is not None:
-                        ctx.launcher.reap()
+        for cell in cells:
+            if signals.received:
+                raise Interrupted(signals.received[0])
+            if opts.on_cell_start:
+                opts.on_cell_start(cell, len(cells))
+            runner = runner_for(cell.scenario.kind, cell.scenario.target.framework)
+            try:
+                ctx.launcher = launcher_for(cell)
+                valid_seen = False
+                for rec in runner(ctx, cell, set(ctx.prior)):
+                    signals.armed = False  # journaled <=> counted: no signal between the two
+                    journal.append(redact_obj(rec.model_dump(mode="json")))
+                    records.append(in_memory(rec))
+                    if signals.received:
+                        raise Interrupted(signals.received[0])
+                    signals.armed = True
+                    if opts.on_trial:
+                        opts.on_trial(rec)
+                    valid_seen = valid_seen or rec.valid
+                    if rec.errors and not valid_seen:
+                        # the harness itself cannot run this cell (e.g. a workload that raises
+                        # while being built): say so once instead of failing every trial
+                        failures[cell.index] = f"racers could not run the workload: {rec.errors[0]}"
+                        break
+            except ChaosError as exc:
+                failures[cell.index] = exc.message
+                if ctx.launcher is not None:
+                    ctx.launcher.reap()
     except (Interrupted, KeyboardInterrupt):
         interrupted = True
     finally:
+        signals.armed = False
         for launcher in launchers.values():
             launcher.reap()
+        # the net under the net: any racer of this run still alive (e.g. started in the instant a
+        # signal arrived, before its launcher knew of it) is found by its label and killed
+        registry._kill_and_wait([pid for pid, _, _ in registry.racer_processes(run_id)])
         journal.close()
         storage.close(keep_schema=opts.keep_work)
         if not opts.keep_work:
             shutil.rmtree(work_dir, ignore_errors=True)
+    interrupted = interrupted or bool(signals.received)
     if interrupted:
-        # a signal that lands between the journal append and ``records.append`` must not make
-        # results.json disagree with the journal (``chaos analyze`` re-scores the journal): it is the truth
+        # the journal is the truth (``chaos analyze`` re-scores it): a trial journaled but not yet
+        # counted when the run stopped is counted from there
         known = {r.trial_id for r in records}
         records += [TrialRecord.model_validate(r) for r in read_journal(run_dir / "journal.jsonl")[0] if r.get("trial_id") not in known]
     results = analyse_run(cells, records, failures, run_id=run_id, scenario=scenario, seed=scenario.seed)
     if interrupted:
         results.exit_code = EXIT_RUN_FAILED
-    meta["finished"] = _dt.datetime.now(_dt.timezone.utc).isoformat()
+    meta["finished"] = None if interrupted else _dt.datetime.now(_dt.timezone.utc).isoformat()
+    meta["stopped"] = _dt.datetime.now(_dt.timezone.utc).isoformat()
     meta["interrupted"] = interrupted
+    if signals.received:
+        meta["signals"] = list(signals.received)
     meta["failures"] = {str(k): v for k, v in failures.items()}
     # what each cell's racers actually ran (a version axis asks; this records the answer)
     meta["cell_versions"] = {c.cell_id: {"asked": c.version, "ran": c.versions} for c in results.cells}
-    (run_dir / "run.json").write_text(json.dumps(meta, indent=2, default=str))
+    write_meta(run_dir, meta)
     write_results(run_dir, results, meta, records)
     _link_latest(run_dir)
     return RunOutcome(run_dir=run_dir, results=results, interrupted=interrupted, cells=cells)
@@ -378,16 +459,44 @@ def rerun(run_dir: Path, trial_ids: list[str], opts: RunOptions | None = None) -
 
 
 def load_run(run_dir: Path) -> tuple[dict, Scenario, list[Cell], list[TrialRecord], bool]:
-    """A stored run: its metadata, scenario, cells and journaled records (torn line dropped)."""
+    """A stored run: its metadata, scenario, cells and journaled records (torn line dropped).
+
+    Every way a stored run can be damaged is a ChaosError naming the file (and line, and field)."""
+    from pydantic import ValidationError
+
     run_dir = Path(run_dir)
+    meta_path = run_dir / "run.json"
+    if not run_dir.is_dir():
+        raise ChaosError(f"{run_dir}: no such run folder")
     try:
-        meta = json.loads((run_dir / "run.json").read_text())
+        meta = json.loads(meta_path.read_text())
     except FileNotFoundError:
         raise ChaosError(f"{run_dir}: not a run folder (no run.json)") from None
-    scenario = Scenario.model_validate(meta["scenario"])
-    cells = expand(scenario, check=False)
-    raw, torn = read_journal(run_dir / "journal.jsonl")
-    return meta, scenario, cells, [TrialRecord.model_validate(r) for r in raw], torn
+    except (OSError, ValueError, RecursionError) as exc:
+        raise ChaosError(f"{meta_path}: not readable JSON ({str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__})") from None
+    if not isinstance(meta, dict):
+        raise ChaosError(f"{meta_path}: expected a JSON object, got {type(meta).__name__}")
+    for key, typ in (("run_id", str), ("scenario", dict)):
+        if not isinstance(meta.get(key), typ):
+            raise ChaosError(f"{meta_path}: field {key!r} is missing or not a {typ.__name__}")
+    try:
+        scenario = Scenario.model_validate(meta["scenario"])
+        cells = expand(scenario, path=str(meta_path), check=False)
+    except ValidationError as exc:
+        e = exc.errors()[0]
+        raise ChaosError(f"{meta_path}: scenario.{'.'.join(map(str, e['loc']))}: {e['msg']}") from None
+    journal_path = run_dir / "journal.jsonl"
+    lines, torn = read_journal_lines(journal_path)
+    records = []
+    for lineno, raw in lines:
+        try:
+            records.append(TrialRecord.model_validate(raw))
+        except ValidationError as exc:
+            e = exc.errors()[0]
+            field = ".".join(map(str, e["loc"])) or "(record)"
+            raise ChaosError(f"{journal_path}:{lineno}: not a trial record: {field}: {e['msg']}",
+                             hint="the journal is damaged; move the line away or start a new run") from None
+    return meta, scenario, cells, records, torn
 
 
 def analyse_stored(run_dir: Path) -> RunResults:

@@ -130,6 +130,23 @@ class CellResult(Record):
     failure: str | None = None
 
 
+class TrialSummary(Record):
+    """How far the run's trials can be trusted: each trial (dry runs included) is counted once as
+    valid, hung (a racer exceeded timeout_s and was killed), errored (a harness error or a racer
+    that crashed) or unknown (invalid for another reason, e.g. a barrier never reached). The
+    injector's own evidence: trials whose fault fired, and kills confirmed by the exit status."""
+
+    trials: int = 0
+    valid: int = 0
+    unknown: int = 0
+    hung: int = 0
+    errored: int = 0
+    fault_fired: int = 0
+    fault_not_fired: int = 0
+    kills_confirmed: int = 0
+    kills_unconfirmed: int = 0
+
+
 class RunResults(Record):
     run_id: str
     scenario: str
@@ -137,3 +154,4 @@ class RunResults(Record):
     exit_code: int
     verdict_counts: dict[str, int]
     cells: list[CellResult]
+    summary: TrialSummary = Field(default_factory=TrialSummary)

@@ -3,6 +3,12 @@
 Every place that prints or records a database address (run.json, reports, error messages, the
 CLI) goes through ``redact_dsn``. Both URL DSNs (``postgresql://user:pw@host/db``) and libpq
 keyword DSNs (``host=... password=pw``) are handled.
+
+``redact(text)`` is the catch-all applied where chaos writes files a person reads or shares
+(run.json, the journal, results.json, report.md): besides DSNs it masks the password of any
+``scheme://user:password@host`` URL, ``password=``/``secret=``/``token=``/``api_key=`` settings,
+PEM private-key blocks and well-known API-token shapes. ``redact_obj`` applies it to every string
+of a JSON-like value (keys whose name says "password", "secret", "token" or "key" are masked whole).
 """
 
 from __future__ import annotations
@@ -46,4 +52,42 @@ def redact_config(obj):
         return {k: (redact_dsn(v) if k == "dsn" and isinstance(v, str) else redact_config(v)) for k, v in obj.items()}
     if isinstance(obj, list):
         return [redact_config(v) for v in obj]
+    return obj
+
+
+_URL_USERINFO = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@'\"]*:)([^\s@/'\"]+)(@)")
+_KV_SECRET = re.compile(
+    r"(?i)(\b(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|secret[_-]?key|auth)\b[\"']?\s*[=:]\s*[\"']?)"
+    r"([^\s'\",;&}]+)"
+)
+_PEM = re.compile(r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----.*?(-----END \1PRIVATE KEY-----|\Z)", re.DOTALL)
+_TOKENS = re.compile(r"\b(sk-[A-Za-z0-9_-]{16,}|ghp_[A-Za-z0-9]{20,}|gh[ousr]_[A-Za-z0-9]{20,}|xox[baprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16})\b")
+_SECRET_KEY_NAME = re.compile(r"(?i)(password|passwd|secret|token|api[_-]?key|private[_-]?key|access[_-]?key)")
+
+
+def redact(text: str) -> str:
+    """``text`` with passwords in URLs/DSNs, secret settings, private keys and API tokens masked."""
+    if not text:
+        return text
+    text = _PEM.sub(lambda m: f"-----BEGIN {m.group(1)}PRIVATE KEY----- *** -----END {m.group(1)}PRIVATE KEY-----", text)
+    text = _URL_USERINFO.sub(r"\1***\3", text)
+    text = _KV_SECRET.sub(r"\1***", text)
+    text = _TOKENS.sub("***", text)
+    return text
+
+
+def redact_obj(obj):
+    """A copy of a JSON-like value with ``redact`` applied to every string (and secret-named keys masked)."""
+    if isinstance(obj, str):
+        return redact(obj)
+    if isinstance(obj, dict):
+        out = {}
+        for k, v in obj.items():
+            if isinstance(k, str) and _SECRET_KEY_NAME.search(k) and isinstance(v, (str, int, float)) and v not in ("", None):
+                out[k] = "***"
+            else:
+                out[k] = redact_obj(v)
+        return out
+    if isinstance(obj, (list, tuple)):
+        return [redact_obj(v) for v in obj]
     return obj

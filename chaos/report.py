@@ -61,6 +61,12 @@ def render_markdown(results: RunResults, meta: dict) -> str:
     add(f"- versions: {vers}")
     add(f"- verdicts: {results.verdict_counts.get('violated', 0)} violated, {results.verdict_counts.get('unknown', 0)} unknown, "
         f"{results.verdict_counts.get('holds', 0)} hold; exit code {results.exit_code}")
+    sm = results.summary
+    add(f"- trials: {sm.trials} ({sm.valid} valid, {sm.unknown} unknown, {sm.hung} hung, {sm.errored} errored); "
+        f"fault fired in {sm.fault_fired}, did not fire in {sm.fault_not_fired}; "
+        f"kills confirmed by exit status {sm.kills_confirmed}, unconfirmed {sm.kills_unconfirmed}")
+    if meta.get("resumes"):
+        add(f"- resumed {len(meta['resumes'])} time(s) from its journal")
     if meta.get("interrupted"):
         add("- **the run was interrupted**: the tables cover the trials journaled before it stopped")
     add("")

@@ -12,7 +12,8 @@ errors, and every error names the file, the line and the field and says what is 
 
 from __future__ import annotations
 
-import importlib.util
+import ast
+import importlib.machinery
 import itertools
 import os
 import re
@@ -230,21 +231,54 @@ def _describe(err: dict) -> str:
     if err["type"] == "missing":
         return f"{field}: required field is missing"
     msg = err["msg"].removeprefix("Value error, ")
-    if not loc:  # a rule over the whole scenario: its input is the whole file, not worth echoing
-        return f"{field}: {msg}"
-    return f"{field}: {msg} (got {err.get('input')!r})"
+    if not loc:
+        return f"{field}: {msg}"  # a rule about the whole scenario: quoting all of it helps no one
+    got = repr(err.get("input"))
+    return f"{field}: {msg} (got {got if len(got) <= 200 else got[:200] + '...'})"
+
+
+MAX_NODES = 100_000
+
+
+def _expanded_size(node: yaml.Node) -> int:
+    """The number of nodes ``node`` stands for once aliases are expanded (linear time: memoised)."""
+    memo: dict[int, int] = {}
+
+    def size(n: yaml.Node, depth: int = 0) -> int:
+        if depth > 200:
+            raise RecursionError
+        if id(n) in memo:
+            return memo[id(n)]
+        memo[id(n)] = 1  # a cycle counts once
+        if isinstance(n, yaml.MappingNode):
+            total = 1 + sum(size(k, depth + 1) + size(v, depth + 1) for k, v in n.value)
+        elif isinstance(n, yaml.SequenceNode):
+            total = 1 + sum(size(v, depth + 1) for v in n.value)
+        else:
+            total = 1
+        memo[id(n)] = min(total, MAX_NODES + 1)
+        return memo[id(n)]
+
+    return size(node)
 
 
 def parse_scenario(text: str, path: str = "<scenario>") -> Scenario:
     """Parse and validate scenario text; raises ScenarioError naming file, line and field."""
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
+        if node is not None and _expanded_size(node) > MAX_NODES:
+            raise ScenarioError(f"{path}: the scenario expands to more than {MAX_NODES} YAML nodes (aliases?); "
+                                "a scenario is a short file: write values out")
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else path
         problem = getattr(exc, "problem", None) or str(exc)
         raise ScenarioError(f"{where}: not valid YAML: {problem}") from None
+    except RecursionError:
+        raise ScenarioError(f"{path}: nested too deeply to be a scenario") from None
+    except (ValueError, OverflowError) as exc:  # a scalar YAML cannot build, e.g. an int of 5000 digits
+        raise ScenarioError(f"{path}: not valid YAML: {str(exc)[:200]}") from None
     if node is None or data is None:
         raise ScenarioError(f"{path}: the file is empty; a scenario needs at least name, kind and workload")
     if not isinstance(data, dict):
@@ -276,20 +310,52 @@ def load_scenario(path: str | os.PathLike) -> Scenario:
 
 
 def _workload_importable(ref: str, base_dirs: list[str]) -> str | None:
-    """None if ``package.module:factory`` can be found; else the reason."""
+    """None if ``package.module:factory`` can be found; else the reason.
+
+    The check never executes the user's code (no package ``__init__`` runs in the orchestrator):
+    it locates the module's source through the path finder, parses it, and looks for a top-level
+    definition of the factory. Only a racer imports and runs a workload.
+    """
     module, _, attr = ref.partition(":")
     if not module or not attr:
         return "expected a built-in workload name or package.module:factory"
-    added = [d for d in base_dirs if d not in sys.path]
-    sys.path[:0] = added
+    if not all(p.isidentifier() for p in module.split(".")) or not all(p.isidentifier() for p in attr.split(".")):
+        return "package.module:factory must be dotted Python identifiers"
+    search: list[str] | None = list(dict.fromkeys(base_dirs + sys.path))
+    spec = None
+    for i, part in enumerate(module.split(".")):
+        name = ".".join(module.split(".")[: i + 1])
+        try:
+            spec = importlib.machinery.PathFinder.find_spec(name, search)
+        except (ImportError, ValueError, OSError) as exc:
+            return f"module {name!r} cannot be located: {exc}"
+        if spec is None:
+            missing = f"{name!r} was not found" if name == module else f"its package {name!r} was not found"
+            return f"module {module!r} does not import: {missing} (looked in the scenario's folder, the current folder and the Python path)"
+        search = list(spec.submodule_search_locations or [])
+    origin = getattr(spec, "origin", None)
+    if not origin or not str(origin).endswith(".py"):
+        return None  # an extension or namespace module: the racer will tell
     try:
-        if importlib.util.find_spec(module) is None:
-            return f"module {module!r} was not found on the Python path"
-    except (ImportError, ValueError) as exc:
-        return f"module {module!r} does not import: {exc}"
-    finally:
-        for d in added:
-            sys.path.remove(d)
+        tree = ast.parse(Path(origin).read_bytes(), filename=origin)
+    except SyntaxError as exc:
+        return f"module {module!r} does not import: syntax error at {Path(origin).name}:{exc.lineno}: {exc.msg}"
+    except (OSError, ValueError) as exc:
+        return f"module {module!r} cannot be read: {exc}"
+    top = attr.split(".")[0]
+    defined: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defined.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            defined.update(t.id for t in targets if isinstance(t, ast.Name))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            defined.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.If, ast.Try)):
+            defined.add(top)  # conditional definitions: give the benefit of the doubt
+    if top not in defined:
+        return f"module {module!r} ({origin}) defines no {top!r}"
     return None
 
 

@@ -27,7 +27,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chaos.errors import ScenarioError
-from chaos.scenario import Scenario, _check_duplicates, _describe, _line_of, check_semantics, expand, load_scenario
+from chaos.scenario import MAX_NODES, Scenario, _check_duplicates, _describe, _expanded_size, _line_of, check_semantics, expand, load_scenario
 
 MERGED = ("target", "racers", "workload_params")
 
@@ -70,7 +70,7 @@ def is_suite_text(data: Any) -> bool:
 def is_suite_file(path: str | os.PathLike) -> bool:
     try:
         return is_suite_text(yaml.safe_load(Path(path).read_text()))
-    except (OSError, yaml.YAMLError):
+    except (OSError, ValueError, RecursionError, yaml.YAMLError):  # unreadable: the scenario loader says why
         return False
 
 
@@ -94,16 +94,23 @@ def load_suite(path: str | os.PathLike) -> LoadedSuite:
         raise ScenarioError(f"{p}: cannot read the suite: {exc}") from None
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
+        if node is not None and _expanded_size(node) > MAX_NODES:
+            raise ScenarioError(f"{p}: the suite expands to more than {MAX_NODES} YAML nodes (aliases?)")
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise ScenarioError(f"{p}{f':{mark.line + 1}' if mark else ''}: not valid YAML: {getattr(exc, 'problem', None) or exc}") from None
+    except RecursionError:
+        raise ScenarioError(f"{p}: nested too deeply to be a suite") from None
+    except (ValueError, OverflowError) as exc:
+        raise ScenarioError(f"{p}: not valid YAML: {str(exc)[:200]}") from None
     if data is None:
         raise ScenarioError(f"{p}: the suite is empty; list scenario files under 'scenarios:'")
     _check_duplicates(node, str(p))
     if isinstance(data, list):  # bare list form: wrap it so lines still resolve
         data = {"name": p.stem.replace(" ", "_") or "suite", "scenarios": data}
-        node = yaml.MappingNode("tag:yaml.org,2002:map", [(yaml.ScalarNode("tag:yaml.org,2002:str", "scenarios"), node)],
+        node = yaml.MappingNode("tag:yaml.org,2002:map",
+                                [(yaml.ScalarNode("tag:yaml.org,2002:str", "scenarios", start_mark=node.start_mark), node)],
                                 start_mark=node.start_mark, end_mark=node.end_mark)
     if not isinstance(data, dict) or "kind" in data:
         raise ScenarioError(f"{p}:1: a suite is a mapping with name and scenarios (a list of {{file, overrides}}), "

@@ -231,5 +231,8 @@ class TrialRun:
         for h in self.handles:
             if h.state() != "exited":
                 h.kill()
+        forget = getattr(self.ctx.launcher, "forget", None)
+        if forget is not None:
+            forget(self.handles)  # a long run keeps no handle of a finished trial
         if not self.ctx.keep_work:
             shutil.rmtree(self.dir, ignore_errors=True)

@@ -160,6 +160,14 @@ class LocalLauncher:
             except ProcessLookupError:
                 pass
 
+    def forget(self, handles: list[LocalRacer]) -> None:
+        """Drop finished racers (a trial's, at its end) so a long run holds no handle per racer ever
+        started; one still running is kept for ``reap``."""
+        done = {id(h) for h in handles if h.exit_status() is not None}
+        self._racers = [h for h in self._racers if id(h) not in done]
+        live_groups = {h.proc.pid for h in self._racers} | {os.getpgid(h.proc.pid) for h in self._racers if h.exit_status() is None}
+        self._groups = [g for g in self._groups if g in live_groups]
+
     def reap(self) -> None:
         """Kill and collect every racer this launcher started that is still around."""
         for g in self._groups:

@@ -62,6 +62,7 @@ TARGETS: dict[str, TargetInfo] = {
         workloads={
             "gate_after_interrupt": "pre -> gate (interrupt(), effect keyed by the resume value) -> end",
             "three_step": "a -> b -> c, one effect each",
+            "three_step_idempotent": "three_step with idempotency-keyed effects (self-test: never duplicates)",
             "two_gates": "pre -> gate (interrupt) -> gate2 (interrupt) -> end: a thread consumed but not complete",
             "invalid_type": "a -> bad -> c, pydantic state; bad writes a str into count: int",
             "invalid_reducer": "a -> bad -> c, pydantic state; bad writes an int into a list-reduced channel",

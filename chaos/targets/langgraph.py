@@ -133,10 +133,17 @@ class LangGraphSession:
         if self.workload.max_concurrency:
             self.config["max_concurrency"] = self.workload.max_concurrency
 
-    def _effect(self, task: str, value: Any) -> None:
+    def _effect(self, task: str, value: Any, once: bool = False) -> None:
         v = None if value is None else str(value)
-        seq = self.ledger.append(task=task, value=v, thread_id=self.thread_id)
-        self.fired.append({"seq": seq, "effect_key": effect_key(task, v)})
+        if once:
+            append_once = getattr(self.ledger, "append_once", None)
+            if append_once is None:
+                raise NotImplementedError(f"{type(self.ledger).__name__} has no idempotent append (effect_once)")
+            seq, inserted = append_once(task=task, value=v, thread_id=self.thread_id)
+        else:
+            seq, inserted = self.ledger.append(task=task, value=v, thread_id=self.thread_id), True
+        if inserted:
+            self.fired.append({"seq": seq, "effect_key": effect_key(task, v)})
         if value is not None:
             self.observed[task] = jsonable(value)
         self.barrier.hit(f"effect(task={task}):after")

@@ -21,7 +21,7 @@ class WorkloadContext:
     """What a workload factory gets: the saver to compile with and the effect hook."""
 
     checkpointer: Any
-    effect_hook: Callable[[str, Any], None]
+    effect_hook: Callable[..., None]
     seed: int = 0
     racer_id: str = ""
     params: dict = field(default_factory=dict)
@@ -30,9 +30,17 @@ class WorkloadContext:
         """Perform the irreversible effect of ``task`` (for a gated effect, with the resume value)."""
         self.effect_hook(task, value)
 
+    def effect_once(self, task: str, value: Any = None) -> None:
+        """The idempotent form: the effect carries an idempotency key (thread, task, value), and a
+        second attempt with the same key is a no-op, as an ``INSERT ... ON CONFLICT DO NOTHING``
+        on a unique key would be. The ``effect(task=...):after`` barrier is passed either way."""
+        self.effect_hook(task, value, once=True)
+
 
 def import_factory(ref: str) -> Callable:
-    """Import ``package.module:factory``. Raises ImportError/AttributeError with the reference."""
+    """Import ``package.module:factory``. Raises ImportError/AttributeError with the reference.
+
+    Only a racer calls this (the orchestrator's checks never execute a user's code)."""
     import importlib
 
     module_name, _, attr = ref.partition(":")

@@ -4,6 +4,8 @@
   fires its effect keyed by the resume value (``gate:True``): the effect a human approval guards.
 * ``three_step``: a -> b -> c, each firing one effect: the simplest workflow whose completed steps
   must not run again after a crash.
+* ``three_step_idempotent``: the same with idempotent effects (``ctx.effect_once``): the harness's
+  self-test, where no kill point may show a duplicate.
 
 * ``two_gates``: pre -> gate -> gate2 -> end, two interrupts: after the first is answered the
   thread waits at the second, so a stray repeat of the first answer has a live interrupt to hit.
@@ -75,12 +77,14 @@ def gate_after_interrupt(ctx: WorkloadContext) -> LangGraphWorkload:
     return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []}, gated_task="gate")
 
 
-def three_step(ctx: WorkloadContext) -> LangGraphWorkload:
+def three_step(ctx: WorkloadContext, *, idempotent: bool = False) -> LangGraphWorkload:
     from langgraph.graph import END, START, StateGraph
+
+    fire = ctx.effect_once if idempotent else ctx.effect
 
     def make(name: str):
         def node(state: StepState) -> dict:
-            ctx.effect(name)
+            fire(name)
             return {"log": [name]}
 
         return node
@@ -93,6 +97,12 @@ def three_step(ctx: WorkloadContext) -> LangGraphWorkload:
     g.add_edge("b", "c")
     g.add_edge("c", END)
     return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []})
+
+
+def three_step_idempotent(ctx: WorkloadContext) -> LangGraphWorkload:
+    """three_step whose effects carry an idempotency key: a re-run step fires nothing new. The
+    harness's self-test: every kill point must come out clean (no false duplicates)."""
+    return three_step(ctx, idempotent=True)
 
 
 def two_gates(ctx: WorkloadContext) -> LangGraphWorkload:
@@ -220,6 +230,7 @@ def functional_three_step(ctx: WorkloadContext) -> LangGraphWorkload:
 BUILTIN = {
     "gate_after_interrupt": gate_after_interrupt,
     "three_step": three_step,
+    "three_step_idempotent": three_step_idempotent,
     "two_gates": two_gates,
     "invalid_type": invalid_type,
     "invalid_reducer": invalid_reducer,

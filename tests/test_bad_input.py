@@ -1,0 +1,171 @@
+"""The bad-input catalogue: every way a user can hand chaos something wrong, and the one line it
+answers with. Each case runs the real CLI (typer's runner, in process; a few as subprocesses) and
+expects exit code 3, exactly one line on stderr that names the file (and the field), and no
+traceback. A resume of a damaged run folder is refused before anything runs.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from robustkit import ROOT, chaos, one_line
+from typer.testing import CliRunner
+
+from chaos.cli import app
+
+GOOD = """\
+name: ok
+kind: kill_sweep
+target: {framework: langgraph, backend: sqlite, durability: sync}
+workload: three_step
+resume: none
+trials: 1
+"""
+
+# (case id, scenario text, command, fragments the one-line message must contain)
+SCENARIOS = [
+    ("malformed_yaml", "name: x\nkind: [race\n", "validate", ["not valid YAML"]),
+    ("tab_indented_yaml", "name: x\n\tkind: race\n", "validate", ["not valid YAML"]),
+    ("empty_file", "", "validate", ["the file is empty"]),
+    ("not_a_mapping", "42\n", "validate", [":1:", "a scenario is a mapping"]),
+    ("a_list_is_read_as_a_suite", "- name: x\n", "validate", [":1:", "scenarios.0.file: required field is missing"]),
+    ("unknown_key", GOOD + "bogus: 1\n", "validate", [":7:", "bogus: unknown key; allowed here:"]),
+    ("unknown_nested_key", GOOD.replace("durability: sync}", "durability: sync, colour: red}"), "validate",
+     [":3:", "target.colour: unknown key"]),
+    ("duplicate_key", GOOD + "trials: 2\n", "validate", [":7:", "duplicate key 'trials'"]),
+    ("matrix_axis_without_values", GOOD + "matrix: {resume: []}\n", "validate", [":7:", "matrix axis 'resume' has no values"]),
+    ("unknown_matrix_axis", GOOD + "matrix: {colour: [red]}\n", "validate", ["unknown matrix axis 'colour'"]),
+    ("unknown_framework", GOOD.replace("framework: langgraph", "framework: nopegraph"), "validate",
+     ["target.framework: unknown framework 'nopegraph'"]),
+    ("unknown_backend", GOOD.replace("backend: sqlite", "backend: oracle"), "validate", ["target.backend", "'oracle'"]),
+    ("unknown_kind", GOOD.replace("kind: kill_sweep", "kind: fork_storm"), "validate", ["kind: Input should be"]),
+    ("unknown_workload", GOOD.replace("workload: three_step", "workload: four_step"), "validate",
+     ["workload: unknown workload 'four_step'"]),
+    ("factory_module_missing", GOOD.replace("workload: three_step", "workload: nosuchpkg.flows:build"), "validate",
+     ["module 'nosuchpkg.flows' does not import: its package 'nosuchpkg' was not found"]),
+    ("factory_not_defined", GOOD.replace("workload: three_step", "workload: tests.userworkloads:no_such_factory"), "validate",
+     ["defines no 'no_such_factory'"]),
+    ("factory_syntax_error", GOOD.replace("workload: three_step", "workload: badsyntax:build"), "validate",
+     ["syntax error at badsyntax.py:2"]),
+    ("factory_that_does_not_import", GOOD.replace("workload: three_step", "workload: tests.userworkloads_broken:factory"), "run",
+     ["does not import in the racers' Python", "ModuleNotFoundError", "chaos_no_such_dependency"]),
+    ("k_below_one", GOOD + "racers: {k: 0}\n", "validate", [":7:", "racers.k: Input should be greater than or equal to 1"]),
+    ("trials_not_a_number", GOOD.replace("trials: 1", "trials: many"), "validate", [":6:", "trials: Input should be a valid integer"]),
+    ("negative_seed", GOOD + "seed: -1\n", "validate", ["seed: Input should be greater than or equal to 0"]),
+    ("race_without_command", GOOD.replace("kind: kill_sweep", "kind: race"), "validate", ["set resume to 'command:<value>'"]),
+    ("markup_in_a_value", GOOD.replace("workload: three_step", "workload: '[bold]x[/bold]'"), "validate",
+     ["unknown workload '[bold]x[/bold]'"]),
+    ("bad_resume_form", GOOD.replace("resume: none", "resume: maybe"), "validate", ["resume must be 'none', 'input' or 'command:<value>'"]),
+]
+
+
+@pytest.fixture
+def runner(tmp_path, monkeypatch):
+    monkeypatch.setenv("CHAOS_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.chdir(ROOT)
+    return CliRunner()
+
+
+def _expect_one_line_error(result, fragments, *names) -> str:
+    assert result.exit_code == 3, f"exit {result.exit_code}: {result.output}"
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    line = one_line(result.stderr)
+    assert line.startswith("chaos: error: "), line
+    for n in names:
+        assert str(n) in line, f"{n} not named in: {line}"
+    for frag in fragments:
+        assert frag in line, f"{frag!r} not in: {line}"
+    return line
+
+
+@pytest.mark.parametrize("case,text,command,fragments", SCENARIOS, ids=[c[0] for c in SCENARIOS])
+def test_bad_scenario(case, text, command, fragments, runner, tmp_path):
+    path = tmp_path / f"{case}.yaml"
+    path.write_text(text)
+    (tmp_path / "badsyntax.py").write_text("def build(ctx):\n    return (\n")
+    args = [command, str(path)] + (["--out", str(tmp_path / "out"), "-q"] if command == "run" else [])
+    _expect_one_line_error(runner.invoke(app, args), fragments, path)
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").rglob("run.json"))  # refused before anything ran
+
+
+def test_missing_scenario_file(runner, tmp_path):
+    _expect_one_line_error(runner.invoke(app, ["run", str(tmp_path / "nope.yaml")]), ["no such scenario file"], tmp_path / "nope.yaml")
+
+
+def test_scenario_that_is_not_utf8(runner, tmp_path):
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes(b"name: caf\xe9\n")
+    _expect_one_line_error(runner.invoke(app, ["validate", str(path)]), ["cannot read the scenario"], path)
+
+
+def test_output_folder_whose_parent_is_missing(runner, tmp_path):
+    path = tmp_path / "ok.yaml"
+    path.write_text(GOOD)
+    out = tmp_path / "no" / "such" / "reports"
+    _expect_one_line_error(runner.invoke(app, ["run", str(path), "--out", str(out), "-q"]),
+                           ["does not exist", "create it or pass --out"], out)
+
+
+# ------------------------------------------------------------------- stored runs (--resume)
+
+RUN_META = {"run_id": "r-1", "scenario": {"name": "ok", "kind": "kill_sweep", "workload": "three_step", "resume": "none"},
+            "workload_path": []}
+RECORD = {"run_id": "r-1", "cell_index": 0, "cell_id": "default", "trial_id": "c000-dry", "seed": 1, "kind": "kill_sweep",
+          "thread_id": "t", "valid": True, "t_start_wall": 0.0, "wall_s": 0.1}
+
+RUNS = [
+    ("not_a_run_folder", None, None, ["not a run folder (no run.json)"], ""),
+    ("run_json_not_json", "{not json", None, ["not readable JSON"], "run.json"),
+    ("run_json_a_list", "[1, 2]", None, ["expected a JSON object, got list"], "run.json"),
+    ("run_json_without_scenario", json.dumps({"run_id": "r-1"}), None, ["field 'scenario' is missing"], "run.json"),
+    ("run_json_bad_scenario", json.dumps({**RUN_META, "scenario": {"name": "ok", "kind": "nope", "workload": "x"}}), None,
+     ["scenario.kind"], "run.json"),
+    ("journal_garbage_mid_file", json.dumps(RUN_META), b"{oops\n" + json.dumps(RECORD).encode() + b"\n",
+     [":1: journal line is not a JSON record"], "journal.jsonl"),
+    ("journal_non_object_line", json.dumps(RUN_META), b"[1, 2, 3]\n" + json.dumps(RECORD).encode() + b"\n",
+     [":1: journal line is not a JSON record (a JSON list, not an object)"], "journal.jsonl"),
+    ("journal_object_not_a_record", json.dumps(RUN_META), json.dumps({**RECORD, "valid": "perhaps"}).encode() + b"\n",
+     [":1: not a trial record: valid:"], "journal.jsonl"),
+    ("journal_record_missing_field", json.dumps(RUN_META), json.dumps({k: v for k, v in RECORD.items() if k != "seed"}).encode() + b"\n",
+     [":1: not a trial record: seed: Field required"], "journal.jsonl"),
+    ("journal_not_utf8", json.dumps(RUN_META), b"\xff\xfe\n" + json.dumps(RECORD).encode() + b"\n",
+     [":1: journal line is not a JSON record"], "journal.jsonl"),
+]
+
+
+@pytest.mark.parametrize("case,meta,journal,fragments,named", RUNS, ids=[c[0] for c in RUNS])
+def test_bad_stored_run(case, meta, journal, fragments, named, runner, tmp_path):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    if meta is not None:
+        (run_dir / "run.json").write_text(meta)
+    if journal is not None:
+        (run_dir / "journal.jsonl").write_bytes(journal)
+    _expect_one_line_error(runner.invoke(app, ["run", "--resume", str(run_dir), "-q"]), fragments, run_dir / named)
+    assert not (run_dir / "work").exists()
+
+
+def test_resume_of_a_folder_that_does_not_exist(runner, tmp_path):
+    _expect_one_line_error(runner.invoke(app, ["run", "--resume", str(tmp_path / "gone")]), ["no such run folder"], tmp_path / "gone")
+
+
+def test_run_needs_a_scenario_or_resume_not_both(runner, tmp_path):
+    _expect_one_line_error(runner.invoke(app, ["run"]), ["give a scenario file to run, or --resume RUN_DIR"])
+    _expect_one_line_error(runner.invoke(app, ["run", "x.yaml", "--resume", str(tmp_path)]), ["not both"])
+    _expect_one_line_error(runner.invoke(app, ["run", "--resume", str(tmp_path), "--seed", "3"]), ["drop --seed/--trials/--racers"])
+
+
+@pytest.mark.parametrize("case", ["malformed_yaml", "unknown_key", "factory_that_does_not_import"])
+def test_the_installed_entry_point_answers_the_same(case, tmp_path):
+    """The same answers from a real `python -m chaos` process (what a user's shell sees)."""
+    text, command, fragments = next((t, c, f) for n, t, c, f in SCENARIOS if n == case)
+    path = tmp_path / f"{case}.yaml"
+    path.write_text(text)
+    args = [command, str(path)] + (["--out", str(tmp_path / "out"), "-q"] if command == "run" else [])
+    p = chaos(args, tmp_path / "state")
+    assert p.returncode == 3 and "Traceback" not in p.stderr + p.stdout
+    line = one_line(p.stderr)
+    assert str(path) in line and all(f in line for f in fragments), line

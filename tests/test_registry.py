@@ -1,0 +1,88 @@
+"""The run registry: a dead orchestrator's leftovers are found and reaped, a live run never is.
+
+The dead orchestrator here is a real process SIGKILLed mid-run. Its stand-in racer is a plain
+`sleep` carrying the run's labels and *no* parent-death signal, so only the reaper can end it:
+what a racer on a host without prctl, or one whose signal was lost, would leave.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+from robustkit import chaos, chaos_env, wait_for
+
+from chaos import registry
+
+DEAD_ORCHESTRATOR = textwrap.dedent("""
+    import os, subprocess, sys
+    from pathlib import Path
+    from chaos.registry import ActiveRun
+    run_dir = Path(sys.argv[1]); (run_dir / "work" / "t0").mkdir(parents=True)
+    (run_dir / "run.json").write_text('{"run_id": "dead-run-1", "finished": null}')
+    with ActiveRun("dead-run-1", run_dir, run_dir / "work") as active:
+        env = dict(os.environ, **active.env())
+        child = subprocess.Popen(["sleep", "600"], env=env, start_new_session=True)
+        print(child.pid, flush=True)
+        sys.stdin.read()   # until killed
+""")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+
+
+def test_chaos_clean_reaps_a_sigkilled_runs_racers_and_folders(tmp_path):
+    state = tmp_path / "state"
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    orch = subprocess.Popen([sys.executable, "-c", DEAD_ORCHESTRATOR, str(run_dir)], env=chaos_env(state),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        racer = int(orch.stdout.readline())
+        assert registry.racer_processes("dead-run-1") == [(racer, "dead-run-1", str((state / "active" / "dead-run-1.json").resolve()))]
+        os.environ["CHAOS_STATE_DIR"] = str(state)
+        try:
+            assert registry.run_is_alive("dead-run-1")
+            assert registry.reap_stale() == []  # alive: untouched
+            assert _alive(racer)
+        finally:
+            del os.environ["CHAOS_STATE_DIR"]
+        orch.send_signal(signal.SIGKILL)
+        orch.wait(timeout=30)
+    finally:
+        if orch.poll() is None:
+            orch.kill()
+    assert _alive(racer)  # orphaned: nothing ended it
+
+    out = chaos(["clean"], state)
+    assert out.returncode == 0, out.stderr
+    assert "dead-run-1" in out.stdout and str(racer) in out.stdout and "work" in out.stdout
+    wait_for(lambda: not _alive(racer), 10, "the orphan racer to be gone")
+    assert not (run_dir / "work").exists()
+    assert not (state / "active" / "dead-run-1.json").exists()
+    assert json.loads((run_dir / "run.json").read_text())["interrupted"] is True
+
+
+def test_a_racer_whose_registry_entry_vanished_is_still_found(tmp_path):
+    state = tmp_path / "state"
+    gone = tmp_path / "nowhere.json"  # the entry was deleted by hand: its racer is a stray
+    env = dict(chaos_env(state), CHAOS_RUN_ID="lost-run-7", CHAOS_RUN_REGISTRY=str(gone))
+    stray = subprocess.Popen(["sleep", "600"], env=env)
+    try:
+        out = chaos(["clean"], state)
+        assert out.returncode == 0, out.stderr
+        assert "lost-run-7" in out.stdout and str(stray.pid) in out.stdout
+        assert stray.wait(timeout=10) == -signal.SIGKILL
+    finally:
+        if stray.poll() is None:
+            stray.kill()
+            stray.wait()
