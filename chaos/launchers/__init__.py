@@ -8,7 +8,9 @@ start gate for a whole group at once and reaps everything it started.
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 import signal
 from dataclasses import dataclass
 from typing import Literal, Protocol
@@ -30,6 +32,27 @@ class ExitStatus:
     @property
     def killed(self) -> bool:
         return self.signal == signal.SIGKILL
+
+
+class RacerFiles:
+    """What every handle reads the same way: the racer's result file and its log, both local files
+    (remote launchers fetch them back before the orchestrator reads them)."""
+
+    spec: dict
+    log_path: "Path"
+
+    def result(self) -> dict | None:
+        try:
+            with open(self.spec["result_path"], "rb") as f:
+                return json.loads(f.read())
+        except (FileNotFoundError, ValueError):
+            return None
+
+    def log_tail(self, n: int = 2000) -> str:
+        try:
+            return self.log_path.read_bytes()[-n:].decode(errors="replace")
+        except FileNotFoundError:
+            return ""
 
 
 class RacerHandle(Protocol):

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import chaos
 from chaos.errors import EnvironmentProblem
-from chaos.launchers import ExitStatus, State
+from chaos.launchers import ExitStatus, RacerFiles, State
 from chaos.launchers.local import proc_state
 
 SRC_MOUNT = "/opt/chaos-src"
@@ -104,7 +104,7 @@ def _children(pid: int) -> list[int]:
     return out
 
 
-class DockerRacer:
+class DockerRacer(RacerFiles):
     def __init__(self, launcher: "DockerLauncher", container, spec: dict, log_path: Path, status_path: Path):
         self.launcher = launcher
         self.container = container
@@ -221,18 +221,6 @@ class DockerRacer:
     def exit_status(self) -> ExitStatus | None:
         return self._poll()
 
-    def result(self) -> dict | None:
-        try:
-            with open(self.spec["result_path"], "rb") as f:
-                return json.loads(f.read())
-        except (FileNotFoundError, ValueError):
-            return None
-
-    def log_tail(self, n: int = 2000) -> str:
-        try:
-            return self.log_path.read_bytes()[-n:].decode(errors="replace")
-        except FileNotFoundError:
-            return ""
 
     def remove(self) -> None:
         try:

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from chaos.barrier import read_arrivals
-from chaos.launchers import ExitStatus, State
+from chaos.launchers import ExitStatus, RacerFiles, State
 
 
 def proc_state(pid: int, task: int | None = None) -> str | None:
@@ -41,7 +41,7 @@ def all_threads_stopped(pid: int) -> bool:
     return bool(tasks) and all(proc_state(pid, int(t)) in ("T", "t") for t in tasks)
 
 
-class LocalRacer:
+class LocalRacer(RacerFiles):
     def __init__(self, racer_id: str, proc: subprocess.Popen, spec: dict, log_path: Path):
         self.racer_id = racer_id
         self.proc = proc
@@ -100,19 +100,6 @@ class LocalRacer:
     def exit_status(self) -> ExitStatus | None:
         return self._poll()
 
-    def result(self) -> dict | None:
-        try:
-            with open(self.spec["result_path"], "rb") as f:
-                return json.loads(f.read())
-        except (FileNotFoundError, ValueError):
-            return None
-
-    def log_tail(self, n: int = 2000) -> str:
-        try:
-            data = self.log_path.read_bytes()
-        except FileNotFoundError:
-            return ""
-        return data[-n:].decode(errors="replace")
 
 
 class LocalLauncher:

@@ -33,7 +33,7 @@ from pathlib import Path
 import chaos
 from chaos.barrier import ECHO_PREFIX
 from chaos.inventory import Host, Inventory, load_inventory
-from chaos.launchers import ExitStatus, State
+from chaos.launchers import ExitStatus, RacerFiles, State
 from chaos.racer_wrapper import PREFIX as WRAPPER_PREFIX
 from chaos.ssh_session import HostError, HostSession, fingerprint  # noqa: F401  (re-exported)
 
@@ -62,7 +62,7 @@ def code_hash(files: dict[str, bytes]) -> str:
     return h.hexdigest()[:16]
 
 
-class SshRacer:
+class SshRacer(RacerFiles):
     """A racer on a remote host, seen through its SSH channel."""
 
     def __init__(self, launcher: "SshLauncher", session: HostSession, spec: dict, rspec: dict, log_path: Path):
@@ -183,18 +183,6 @@ class SshRacer:
     def exit_status(self) -> ExitStatus | None:
         return self._status if self._done.is_set() else None
 
-    def result(self) -> dict | None:
-        try:
-            with open(self.spec["result_path"], "rb") as f:
-                return json.loads(f.read())
-        except (FileNotFoundError, ValueError):
-            return None
-
-    def log_tail(self, n: int = 2000) -> str:
-        try:
-            return self.log_path.read_bytes()[-n:].decode(errors="replace")
-        except FileNotFoundError:
-            return ""
 
 
 class SshLauncher:

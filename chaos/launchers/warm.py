@@ -27,7 +27,7 @@ from pathlib import Path
 
 from chaos.barrier import read_arrivals
 from chaos.errors import EnvironmentProblem
-from chaos.launchers import ExitStatus, State
+from chaos.launchers import ExitStatus, RacerFiles, State
 from chaos.launchers.local import all_threads_stopped, proc_state
 
 START_TIMEOUT_S = 300.0  # importing a framework on a loaded 2-core machine can take a while
@@ -229,7 +229,7 @@ def _is_racer_of(pid: int, server_pid: int) -> bool:
     return b"chaos.forkserver" in cmd and pid != server_pid
 
 
-class WarmRacer:
+class WarmRacer(RacerFiles):
     def __init__(self, racer_id: str, pid: int, pgid: int, client: ForkServerClient, spec: dict, log_path: Path):
         self.racer_id = racer_id
         self.pid: int | None = pid
@@ -282,19 +282,6 @@ class WarmRacer:
         self.client.pump()
         return self.client.exits.get(self.pid)  # type: ignore[arg-type]
 
-    def result(self) -> dict | None:
-        try:
-            with open(self.spec["result_path"], "rb") as f:
-                return json.loads(f.read())
-        except (FileNotFoundError, ValueError):
-            return None
-
-    def log_tail(self, n: int = 2000) -> str:
-        try:
-            data = self.log_path.read_bytes()
-        except FileNotFoundError:
-            return ""
-        return data[-n:].decode(errors="replace")
 
 
 class WarmLauncher:
