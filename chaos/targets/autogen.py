@@ -19,8 +19,8 @@ from typing import Any
 
 from chaos.barrier import BarrierClient
 from chaos.ledger import Ledger
-from chaos.targets.base import Unsupported, error_of
-from chaos.targets.common import EffectRecorder, JsonFileStore, SessionBase, SessionLoop, outcome, store_file
+from chaos.targets.base import error_of
+from chaos.targets.common import AsyncSession, EffectRecorder, JsonFileStore, SessionLoop, outcome, store_file
 from chaos.workloads import WorkloadContext, import_factory
 
 MAX_TURNS_PER_ACTION = 32
@@ -33,7 +33,9 @@ class NoSavedState(LookupError):
     """Resume asked for, but no team state was ever saved for this run."""
 
 
-class AutoGenSession(SessionBase):
+class AutoGenSession(AsyncSession):
+    unsupported_ops = UNSUPPORTED_OPS
+
     def __init__(self, spec: dict, barrier: BarrierClient, ledger: Ledger):
         from autogen_agentchat.teams import RoundRobinGroupChat
 
@@ -94,15 +96,6 @@ class AutoGenSession(SessionBase):
         if form == "command":
             return await self._turns(TextMessage(content=str(action.get("value")), source="user"))
         raise ValueError(f"unknown resume form {form!r}")
-
-    def perform(self, action: dict) -> dict:
-        if action.get("op", "run") not in ("run", "resume"):
-            raise Unsupported(f"{action.get('op')!r}: " + UNSUPPORTED_OPS)
-        self.recorder.begin_call()
-        try:
-            return self.aio.run(self._perform(action))
-        except Exception as exc:  # the framework's answer, recorded as data
-            return outcome("error", self.recorder.observed, error=error_of(exc))
 
     def inspect(self) -> dict:
         try:

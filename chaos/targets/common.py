@@ -26,7 +26,7 @@ from typing import Any
 
 from chaos.barrier import BarrierClient, write_atomic
 from chaos.ledger import Ledger, effect_key
-from chaos.targets.base import jsonable
+from chaos.targets.base import Unsupported, error_of, jsonable
 from chaos.targets.base import outcome as base_outcome
 
 
@@ -101,6 +101,25 @@ class SessionBase:
     @property
     def gated_task(self) -> str | None:
         return getattr(self.workload, "gated_task", None)
+
+
+class AsyncSession(SessionBase):
+    """A session over an async framework: run and resume only, each call driven on its own loop.
+
+    Subclasses provide ``self.aio`` (a SessionLoop), ``async _perform(action)`` and
+    ``unsupported_ops`` (why other ops cannot be expressed)."""
+
+    aio: "SessionLoop"
+    unsupported_ops: str = ""
+
+    def perform(self, action: dict) -> dict:
+        if action.get("op", "run") not in ("run", "resume"):
+            raise Unsupported(f"{action.get('op')!r}: " + self.unsupported_ops)
+        self.recorder.begin_call()
+        try:
+            return self.aio.run(self._perform(action))  # type: ignore[attr-defined]
+        except Exception as exc:  # the framework's answer, recorded as data
+            return outcome("error", self.recorder.observed, error=error_of(exc))
 
 
 class SessionLoop:

@@ -21,8 +21,8 @@ from typing import Any
 
 from chaos.barrier import BarrierClient
 from chaos.ledger import Ledger
-from chaos.targets.base import Unsupported, error_of
-from chaos.targets.common import EffectRecorder, JsonFileStore, SessionBase, SessionLoop, outcome, store_file
+from chaos.targets.base import error_of
+from chaos.targets.common import AsyncSession, EffectRecorder, JsonFileStore, SessionLoop, outcome, store_file
 from chaos.workloads import WorkloadContext, import_factory
 
 
@@ -38,7 +38,9 @@ def _pending_steps(ctx_doc: dict) -> list[str]:
     return sorted(n for n, w in workers.items() if w.get("queue") or w.get("in_progress"))
 
 
-class LlamaIndexSession(SessionBase):
+class LlamaIndexSession(AsyncSession):
+    unsupported_ops = UNSUPPORTED_OPS
+
     def __init__(self, spec: dict, barrier: BarrierClient, ledger: Ledger):
         from chaos.workloads.llamaindex import BUILTIN, LlamaWorkload
 
@@ -101,15 +103,6 @@ class LlamaIndexSession(SessionBase):
         if form == "command":
             return await self._drive(wf.run(ctx=ctx), action.get("value"), answering=True)
         raise ValueError(f"unknown resume form {form!r}")
-
-    def perform(self, action: dict) -> dict:
-        if action.get("op", "run") not in ("run", "resume"):
-            raise Unsupported(f"{action.get('op')!r}: " + UNSUPPORTED_OPS)
-        self.recorder.begin_call()
-        try:
-            return self.aio.run(self._perform(action))
-        except Exception as exc:  # the framework's answer, recorded as data
-            return outcome("error", self.recorder.observed, error=error_of(exc))
 
     def inspect(self) -> dict:
         try:
