@@ -37,8 +37,26 @@ if [ -z "${VER:-}" ]; then
   read -r VER CLUSTER PORT STATUS _ < <(pg_lsclusters -h | sort -V | tail -1)
 fi
 
+# A server killed with SIGKILL (a stopped session, a crashed machine) leaves lock files naming a pid
+# that is gone or a zombie; PostgreSQL refuses to start while such a pid still exists. Remove the
+# locks only when their pid is not a live postmaster.
+clear_stale_locks() {
+  local lock pid state
+  for lock in "/var/run/postgresql/.s.PGSQL.$PORT.lock" "/var/lib/postgresql/$VER/$CLUSTER/postmaster.pid"; do
+    [ -f "$lock" ] || continue
+    pid="$(head -n 1 "$lock" 2>/dev/null || true)"
+    state="$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null || true)"
+    if [ -z "$state" ] || [ "$state" = Z ]; then
+      if [ -z "$state" ]; then state="gone"; else state="a zombie"; fi
+      log "removing stale lock $lock (pid $pid is $state)"
+      $SUDO rm -f "$lock"
+    fi
+  done
+}
+
 if [ "$STATUS" != "online" ]; then
   log "starting cluster $VER/$CLUSTER on port $PORT"
+  clear_stale_locks
   $SUDO pg_ctlcluster "$VER" "$CLUSTER" start >&2 || die "pg_ctlcluster $VER $CLUSTER start failed: see /var/log/postgresql/postgresql-$VER-$CLUSTER.log"
 fi
 
