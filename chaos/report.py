@@ -47,6 +47,46 @@ def _versions(c: CellResult) -> str:
     return ", ".join(f"{k} {v}" for k, v in c.versions.items() if v) or "-"
 
 
+MATRIX_ORDER = ("EO", "PC", "FD", "CV", "CO", "RD", "FI", "LIVENESS", "FCL")
+
+
+def _anchor(cell: CellResult, prop: str) -> str:
+    return f"v-{cell.cell_index}-{prop}"
+
+
+def contract_matrix(results: RunResults) -> list[str]:
+    """Frameworks x properties, first: each entry counts the cells behind it and links to the
+    verdict row (and so the evidence) of the first cell that decided it."""
+    frameworks: dict[str, list[CellResult]] = {}
+    for c in results.cells:
+        label = c.framework + (f" {c.version}" if getattr(c, "version", None) else "")
+        frameworks.setdefault(label, []).append(c)
+    props = [p for p in MATRIX_ORDER if any(v.property == p for c in results.cells for v in c.verdicts)]
+    props += sorted({v.property for c in results.cells for v in c.verdicts} - set(props))
+    if not props:
+        return []
+    out = ["## Contract matrix", "",
+           "Each entry: the worst verdict over the cells that measured the property (violated, then unknown, then holds), "
+           "how many cells it covers, and a link to the verdict row with its reason and evidence.", "",
+           "| framework | " + " | ".join(props) + " |", "|---|" + "---|" * len(props)]
+    for label, cells in frameworks.items():
+        row = []
+        for p in props:
+            found = [(c, v) for c in cells for v in c.verdicts if v.property == p]
+            if not found:
+                row.append("-")
+                continue
+            for status in ("violated", "unknown", "holds"):
+                hits = [(c, v) for c, v in found if v.status == status]
+                if hits:
+                    c0, _ = hits[0]
+                    row.append(f"[{MARK[status]}](#{_anchor(c0, p)}) {len(hits)}/{len(found)}")
+                    break
+        out.append(f"| {label} | " + " | ".join(row) + " |")
+    out.append("")
+    return out
+
+
 def render_markdown(results: RunResults, meta: dict) -> str:
     lines: list[str] = []
     add = lines.append
@@ -70,6 +110,7 @@ def render_markdown(results: RunResults, meta: dict) -> str:
     if meta.get("interrupted"):
         add("- **the run was interrupted**: the tables cover the trials journaled before it stopped")
     add("")
+    lines.extend(contract_matrix(results))
     races = [c for c in results.cells if c.kind == "race"]
     sweeps = [c for c in results.cells if c.kind in SWEEP_KINDS]
     contract = [c for c in results.cells if c.kind not in SWEEP_KINDS and c.kind != "race"]
@@ -128,7 +169,7 @@ def render_markdown(results: RunResults, meta: dict) -> str:
     for c in results.cells:
         for v in c.verdicts:
             ev = ", ".join(v.evidence.trial_ids[:6]) + (" ..." if len(v.evidence.trial_ids) > 6 else "")
-            add(f"| {c.cell_id} | {v.property} ({PROPERTY_NAMES.get(v.property, '')}) | {MARK[v.status]} | {_esc(v.reason)} | {ev or '-'} |")
+            add(f"| <a id=\"{_anchor(c, v.property)}\"></a>{c.cell_id} | {v.property} ({PROPERTY_NAMES.get(v.property, '')}) | {MARK[v.status]} | {_esc(v.reason)} | {ev or '-'} |")
     add("")
     add("Re-check any verdict: `chaos rerun <run folder> <trial id>` re-runs that trial alone from the recorded seed "
         "and kill point.")
