@@ -65,6 +65,24 @@ def effect_key(task: str, value: str | None) -> str:
     return task if value is None else f"{task}:{value}"
 
 
+def row_values(context: dict, task: str, value: str | None, thread_id: str) -> tuple:
+    """The values of one effect row, in ``COLUMNS`` order without ``seq``: who fired it, where, when."""
+    return (
+        context.get("run_id", ""),
+        context.get("cell_id", ""),
+        context.get("trial_id", ""),
+        thread_id,
+        effect_key(task, value),
+        task,
+        value,
+        context.get("racer_id", ""),
+        context.get("host") or socket.gethostname(),
+        os.getpid(),
+        time.time(),
+        time.monotonic_ns(),
+    )
+
+
 class SqliteLedger:
     """The one-machine ledger: a SQLite file in WAL mode shared by every racer of a run."""
 
@@ -81,25 +99,11 @@ class SqliteLedger:
         self._conn.executescript(_SQLITE_SCHEMA)
 
     def append(self, *, task: str, value: str | None, thread_id: str) -> int:
-        c = self.context
         with self._lock:
             cur = self._conn.execute(
-            "INSERT INTO effects (run_id, cell_id, trial_id, thread_id, effect_key, task, value,"
-            " racer_id, host, pid, t_wall, t_mono_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                c.get("run_id", ""),
-                c.get("cell_id", ""),
-                c.get("trial_id", ""),
-                thread_id,
-                effect_key(task, value),
-                task,
-                value,
-                c.get("racer_id", ""),
-                c.get("host") or socket.gethostname(),
-                os.getpid(),
-                time.time(),
-                time.monotonic_ns(),
-            ),
+                "INSERT INTO effects (run_id, cell_id, trial_id, thread_id, effect_key, task, value,"
+                " racer_id, host, pid, t_wall, t_mono_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                row_values(self.context, task, value, thread_id),
             )
             return int(cur.lastrowid)
 

@@ -8,15 +8,12 @@ monotonic across hosts. Racer side: needs only psycopg 3.
 
 from __future__ import annotations
 
-import os
 import re
-import socket
-import time
 
 import psycopg
 from psycopg import sql
 
-from chaos.ledger import COLUMNS, effect_key
+from chaos.ledger import COLUMNS, row_values
 from chaos.redact import redact_dsn, redact_text
 
 _TABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$")
@@ -61,27 +58,13 @@ class PostgresLedger:
             self._conn.execute(sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} (run_id, trial_id)").format(index, self._t))
 
     def append(self, *, task: str, value: str | None, thread_id: str) -> int:
-        c = self.context
         row = self._conn.execute(
             sql.SQL(
                 "INSERT INTO {} (run_id, cell_id, trial_id, thread_id, effect_key, task, value,"
                 " racer_id, host, pid, t_wall, t_mono_ns) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)"
                 " RETURNING seq"
             ).format(self._t),
-            (
-                c.get("run_id", ""),
-                c.get("cell_id", ""),
-                c.get("trial_id", ""),
-                thread_id,
-                effect_key(task, value),
-                task,
-                value,
-                c.get("racer_id", ""),
-                c.get("host") or socket.gethostname(),
-                os.getpid(),
-                time.time(),
-                time.monotonic_ns(),
-            ),
+            row_values(self.context, task, value, thread_id),
         ).fetchone()
         return int(row[0])
 

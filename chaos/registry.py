@@ -33,6 +33,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from chaos.procfs import proc_state
+
 ENV_RUN_ID = "CHAOS_RUN_ID"
 ENV_REGISTRY = "CHAOS_RUN_REGISTRY"
 DOCKER_LABEL = "chaos.run"
@@ -174,7 +176,7 @@ def _kill_and_wait(pids: list[int], timeout: float = 10.0) -> list[int]:
     pending = list(pids)
     while pending and time.monotonic() < deadline:
         for pid in list(pending):
-            st = _proc_state(pid)
+            st = proc_state(pid)
             if st is None or st in ("Z", "X"):
                 # a zombie is dead; its parent (ours or init) collects it
                 with contextlib.suppress(ChildProcessError, OSError):
@@ -184,16 +186,6 @@ def _kill_and_wait(pids: list[int], timeout: float = 10.0) -> list[int]:
         if pending:
             time.sleep(0.005)
     return gone
-
-
-def _proc_state(pid: int) -> str | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    i = data.rfind(b")")
-    return data[i + 2 : i + 3].decode()
 
 
 def _docker_reap(run_id: str) -> list[str]:

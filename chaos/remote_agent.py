@@ -15,15 +15,7 @@ import os
 import sys
 import time
 
-
-def _state(pid: int) -> str | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    i = data.rfind(b")")
-    return data[i + 2 : i + 3].decode()
+from chaos.procfs import proc_state
 
 
 def _find(marker: str) -> list[int]:
@@ -52,7 +44,7 @@ def handle(req: dict) -> dict:
                 missing.append(pid)
         return {"ok": True, "missing": missing, "t": time.time()}
     if op == "stat":
-        return {"ok": True, "state": _state(int(req["pid"]))}
+        return {"ok": True, "state": proc_state(int(req["pid"]))}
     if op == "time":
         return {"ok": True, "t": time.time()}
     if op == "find":

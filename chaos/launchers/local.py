@@ -19,26 +19,7 @@ from pathlib import Path
 
 from chaos.barrier import read_arrivals
 from chaos.launchers import ExitStatus, RacerFiles, State
-
-
-def proc_state(pid: int, task: int | None = None) -> str | None:
-    """The one-letter state of ``pid`` (or one of its threads) from /proc, or None if gone."""
-    path = f"/proc/{pid}/stat" if task is None else f"/proc/{pid}/task/{task}/stat"
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except (FileNotFoundError, ProcessLookupError):
-        return None
-    return data[data.rfind(b")") + 2 : data.rfind(b")") + 3].decode()
-
-
-def all_threads_stopped(pid: int) -> bool:
-    """True when every thread of ``pid`` is in the stopped state (a group stop has completed)."""
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except FileNotFoundError:
-        return False
-    return bool(tasks) and all(proc_state(pid, int(t)) in ("T", "t") for t in tasks)
+from chaos.procfs import all_threads_stopped, proc_state  # noqa: F401  (re-exported)
 
 
 class LocalRacer(RacerFiles):

@@ -21,7 +21,7 @@ from chaos.barrier import BarrierClient
 from chaos.ledger import Ledger
 from chaos.targets.base import error_of
 from chaos.targets.common import AsyncSession, EffectRecorder, JsonFileStore, SessionLoop, outcome, store_file
-from chaos.workloads import WorkloadContext, import_factory
+from chaos.workloads import build_workload
 
 MAX_TURNS_PER_ACTION = 32
 
@@ -45,13 +45,7 @@ class AutoGenSession(AsyncSession):
         self.aio = SessionLoop()
         self.recorder = EffectRecorder(barrier, ledger, self.thread_id)
         self.store = JsonFileStore(store_file(spec, ".team.json"), barrier)
-        ctx = WorkloadContext(checkpointer=None, effect_hook=self.recorder, seed=int(spec.get("seed", 0)),
-                              racer_id=spec["racer_id"], params=dict(spec.get("workload_params") or {}))
-        name = spec["workload"]
-        built = (BUILTIN.get(name) or import_factory(name))(ctx)
-        if not isinstance(built, AutoGenWorkload):
-            raise TypeError(f"workload {name!r} must return chaos.workloads.autogen.AutoGenWorkload")
-        self.workload = built
+        self.workload = built = build_workload(spec, self.recorder, BUILTIN, AutoGenWorkload)
         self.team = RoundRobinGroupChat(built.participants, max_turns=1)
         self.seq = 0
         self.completed: list[str] = []

@@ -38,7 +38,7 @@ from chaos.barrier import BarrierClient  # noqa: E402
 from chaos.ledger import Ledger  # noqa: E402
 from chaos.targets.base import Unsupported, error_of  # noqa: E402
 from chaos.targets.common import EffectRecorder, SessionBase, outcome  # noqa: E402
-from chaos.workloads import WorkloadContext, import_factory  # noqa: E402
+from chaos.workloads import build_workload  # noqa: E402
 
 CHECKPOINT_BACKENDS = {"checkpoint_json": "json", "checkpoint_sqlite": "sqlite"}
 
@@ -132,13 +132,7 @@ class CrewAISession(SessionBase):
         self.recorder = EffectRecorder(barrier, ledger, self.thread_id)
         self.persistence_errors: list[dict] = []
         base = Path((spec.get("store") or {}).get("path") or f"{self.thread_id}.sqlite")
-        ctx = WorkloadContext(checkpointer=None, effect_hook=self.recorder, seed=int(spec.get("seed", 0)),
-                              racer_id=spec["racer_id"], params=dict(spec.get("workload_params") or {}))
-        name = spec["workload"]
-        built = (BUILTIN.get(name) or import_factory(name))(ctx)
-        if not isinstance(built, CrewWorkload):
-            raise TypeError(f"workload {name!r} must return chaos.workloads.crewai.CrewWorkload")
-        self.workload = built
+        self.workload = built = build_workload(spec, self.recorder, BUILTIN, CrewWorkload)
         if self.backend == "sqlite":
             from crewai.flow.persistence import persist
             from crewai.flow.persistence.sqlite import SQLiteFlowPersistence

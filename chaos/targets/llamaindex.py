@@ -23,7 +23,7 @@ from chaos.barrier import BarrierClient
 from chaos.ledger import Ledger
 from chaos.targets.base import error_of
 from chaos.targets.common import AsyncSession, EffectRecorder, JsonFileStore, SessionLoop, outcome, store_file
-from chaos.workloads import WorkloadContext, import_factory
+from chaos.workloads import build_workload
 
 
 UNSUPPORTED_OPS = "LlamaIndex Workflows has no checkpoint ids or fork operation (the application keeps one Context dict)"
@@ -48,13 +48,7 @@ class LlamaIndexSession(AsyncSession):
         self.aio = SessionLoop()
         self.recorder = EffectRecorder(barrier, ledger, self.thread_id)
         self.store = JsonFileStore(store_file(spec, ".ctx.json"), barrier)
-        ctx = WorkloadContext(checkpointer=None, effect_hook=self.recorder, seed=int(spec.get("seed", 0)),
-                              racer_id=spec["racer_id"], params=dict(spec.get("workload_params") or {}))
-        name = spec["workload"]
-        built = (BUILTIN.get(name) or import_factory(name))(ctx)
-        if not isinstance(built, LlamaWorkload):
-            raise TypeError(f"workload {name!r} must return chaos.workloads.llamaindex.LlamaWorkload")
-        self.workload = built
+        self.workload = build_workload(spec, self.recorder, BUILTIN, LlamaWorkload)
         self.seq = 0
         self.completed: list[str] = []
 

@@ -27,7 +27,7 @@ from chaos.barrier import BarrierClient
 from chaos.ledger import Ledger
 from chaos.targets.base import Unsupported, error_of
 from chaos.targets.common import EffectRecorder, SessionBase, SessionLoop, outcome, store_file
-from chaos.workloads import WorkloadContext, import_factory
+from chaos.workloads import build_workload
 
 
 def _node_id(snapshot: Any) -> str:
@@ -73,14 +73,8 @@ class PydanticGraphSession(SessionBase):
         self.aio = SessionLoop()
         self.recorder = EffectRecorder(barrier, ledger, self.thread_id)
         self.path: Path = store_file(spec, ".json")
-        ctx = WorkloadContext(checkpointer=None, effect_hook=self.recorder, seed=int(spec.get("seed", 0)),
-                              racer_id=spec["racer_id"], params=dict(spec.get("workload_params") or {}))
-        name = spec["workload"]
-        built = (BUILTIN.get(name) or import_factory(name))(ctx)
-        if not isinstance(built, PGWorkload):
-            raise TypeError(f"workload {name!r} must return chaos.workloads.pydantic_graph.PGWorkload")
-        self.workload = built
-        self.params = ctx.params
+        self.workload = built = build_workload(spec, self.recorder, BUILTIN, PGWorkload)
+        self.params = dict(spec.get("workload_params") or {})
         self.cleared_lock = False
         self.persistence = instrument(FileStatePersistence(self.path), barrier)
         self.persistence.set_graph_types(built.graph)
