@@ -295,15 +295,20 @@ def parse_scenario(text: str, path: str = "<scenario>") -> Scenario:
     return scenario
 
 
-def load_scenario(path: str | os.PathLike) -> Scenario:
+def read_input_file(path: str | os.PathLike, what: str, hint: str) -> str:
+    """The text of a user's input file (a scenario, a suite), or a ScenarioError naming it."""
     p = Path(path)
     try:
-        text = p.read_text()
+        return p.read_text()
     except FileNotFoundError:
-        raise ScenarioError(f"{p}: no such scenario file", hint="`chaos list` shows the shipped scenarios") from None
+        raise ScenarioError(f"{p}: no such {what} file", hint=hint) from None
     except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
-        raise ScenarioError(f"{p}: cannot read the scenario: {exc}") from None
-    return parse_scenario(text, str(p))
+        raise ScenarioError(f"{p}: cannot read the {what}: {exc}") from None
+
+
+def load_scenario(path: str | os.PathLike) -> Scenario:
+    text = read_input_file(path, "scenario", "`chaos list` shows the shipped scenarios")
+    return parse_scenario(text, str(Path(path)))
 
 
 # --------------------------------------------------------------------------------- semantics

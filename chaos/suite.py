@@ -27,7 +27,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chaos.errors import ScenarioError
-from chaos.scenario import MAX_NODES, Scenario, _check_duplicates, _describe, _expanded_size, _line_of, check_semantics, expand, load_scenario
+from chaos.scenario import MAX_NODES, Scenario, _check_duplicates, _describe, _expanded_size, _line_of, check_semantics, expand, load_scenario, read_input_file
 
 MERGED = ("target", "racers", "workload_params")
 
@@ -86,12 +86,7 @@ def apply_overrides(scenario: Scenario, overrides: dict[str, Any]) -> dict:
 
 def load_suite(path: str | os.PathLike) -> LoadedSuite:
     p = Path(path)
-    try:
-        text = p.read_text()
-    except FileNotFoundError:
-        raise ScenarioError(f"{p}: no such suite file", hint="scenarios/nightly.yaml is the shipped suite") from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
-        raise ScenarioError(f"{p}: cannot read the suite: {exc}") from None
+    text = read_input_file(p, "suite", "scenarios/nightly.yaml is the shipped suite")
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         if node is not None and _expanded_size(node) > MAX_NODES:
