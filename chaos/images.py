@@ -224,6 +224,19 @@ def ensure_image(client=None, *, force: bool = False) -> str:
     return tag
 
 
+def venv_site_packages() -> list[str]:
+    """The site-packages of the running virtual environment, if it is one (else nothing).
+
+    The image runs the venv's *base* interpreter (the venv's python is a link to it), which does
+    not know the venv: racers in containers need these folders on PYTHONPATH to find the packages
+    the image copied from them."""
+    import site
+
+    if sys.prefix == sys.base_prefix:
+        return []
+    return [os.path.realpath(p) for p in site.getsitepackages() if os.path.isdir(p)]
+
+
 def image_python(client, tag: str) -> str:
     """The interpreter path inside an image (the label of an offline image, else ``python``)."""
     labels = (client.images.get(tag).attrs.get("Config") or {}).get("Labels") or {}

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import chaos
 from chaos.errors import EnvironmentProblem
+from chaos.images import venv_site_packages
 from chaos.launchers import ExitStatus, RacerFiles, State
 from chaos.launchers.local import proc_state
 
@@ -286,7 +287,7 @@ class DockerLauncher:
             hostname=hostname,
             labels={LABEL_RUN: self.run_id, "chaos.trial": str(spec.get("trial_id", "")), "chaos.racer": rid},
             volumes=volumes,
-            environment={"PYTHONPATH": os.pathsep.join([SRC_MOUNT, *self.extra_paths]), "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"},
+            environment={"PYTHONPATH": os.pathsep.join([SRC_MOUNT, *self.extra_paths, *venv_site_packages()]), "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"},
             network_mode=self.network,
             user=f"{os.getuid()}:{os.getgid()}",
             working_dir=str(wd),
