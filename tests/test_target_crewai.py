@@ -56,9 +56,15 @@ matrix:
 
     checkpointed = look.cell(results, "backend=checkpoint_sqlite")
     if _sqlite_version(crewai_python) < (3, 45):
-        assert checkpointed.failure and "jsonb" in checkpointed.failure
-        for v in checkpointed.verdicts:
-            assert v.status == "unknown" and "persistence failed silently" in v.reason
+        assert checkpointed.failure
+        if "PanicException" in checkpointed.failure:
+            # CrewAI itself sometimes crashes in this dry run (pydantic-core: "dictionary changed size
+            # during iteration", about 1 run in 3): the cell is unknown with that reason, never a pass
+            assert all(v.status == "unknown" for v in checkpointed.verdicts)
+        else:
+            assert "jsonb" in checkpointed.failure
+            for v in checkpointed.verdicts:
+                assert v.status == "unknown" and "persistence failed silently" in v.reason
     else:  # a new enough SQLite: the provider works and the point is measured
         assert checkpointed.failure is None and checkpointed.points
     assert results.exit_code == 1
