@@ -109,7 +109,7 @@ def sweep_results(base: Path, launcher, points=SWEEP_POINTS, backend: str = "sql
         dry = dry_run(ctx, cell)
         assert dry.valid, dry.invalid_reason
         boundaries = dry.observations["boundaries"]
-        assert len(boundaries) == 21
+        assert len(boundaries) == 21 or backend != "sqlite"
         out = {}
         for i in points:
             point = boundaries[i]
