@@ -69,6 +69,7 @@ def run_spec(spec: dict) -> tuple[dict, int]:
                 "host": spec.get("host"),
             },
         )
+        result["t_ledger_mono_ns"] = time.monotonic_ns()
         adapter = importlib.import_module(f"chaos.targets.{spec['target']['framework']}")
         session = adapter.open_session(spec, barrier, ledger)
         result["gated_task"] = getattr(session, "gated_task", None) or getattr(getattr(session, "workload", None), "gated_task", None)
@@ -76,6 +77,7 @@ def run_spec(spec: dict) -> tuple[dict, int]:
         result["t_ready_mono_ns"] = time.monotonic_ns()
         if spec.get("inspect_before"):
             result["inspect_before"] = session.inspect()
+            result["t_inspected_mono_ns"] = time.monotonic_ns()
         if spec.get("gate"):
             barrier.gate()
             result["t_released_mono_ns"] = time.monotonic_ns()
@@ -106,7 +108,9 @@ def run_spec(spec: dict) -> tuple[dict, int]:
             if outcome.get("status") in ("error", "unsupported") and not action.get("keep_going"):
                 break  # later actions would act on a state the workload never reached
         if spec.get("inspect_after"):
+            t_after = time.monotonic_ns()
             result["inspect_after"] = session.inspect()
+            result["inspect_after_ms"] = (time.monotonic_ns() - t_after) / 1e6
         result["fired"] = list(getattr(session, "fired", []))
         result["status"] = "ok"
         code = 0
@@ -116,10 +120,12 @@ def run_spec(spec: dict) -> tuple[dict, int]:
         result["fired"] = list(getattr(session, "fired", [])) if session is not None else []
         code = HARNESS_ERROR_EXIT
     finally:
+        t_close = time.monotonic_ns()
         if session is not None:
             session.close()
         if ledger is not None:
             ledger.close()
+        result["close_ms"] = (time.monotonic_ns() - t_close) / 1e6
     result["trace"] = barrier.trace
     result["t_end_mono_ns"] = time.monotonic_ns()
     return result, code

@@ -370,11 +370,14 @@ def prewarm() -> None:
     Compiling a graph fills caches that live as long as the process (type hints, channel and
     schema machinery); a forked racer then finds them filled, as a cold racer finds them after
     its first build. Nothing is invoked: invoking would start LangGraph's executor threads.
+    The distributions' versions (which every racer reports) are read here too, once.
     """
     from langgraph.checkpoint.memory import InMemorySaver
 
+    from chaos.targets.base import prewarm_versions
     from chaos.workloads.langgraph import BUILTIN
 
+    prewarm_versions("langgraph")
     for factory in BUILTIN.values():
         ctx = WorkloadContext(checkpointer=InMemorySaver(), effect_hook=lambda task, value: None)
         factory(ctx)
