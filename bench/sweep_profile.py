@@ -82,7 +82,7 @@ def one_trial(ctx, cell, point: str, trial_id: str) -> dict[str, float]:
     res = resume.result or {}
     start2 = [a for n, a, b in stamps if n == "start"][1]
     g = res.get
-    if g("t_start_mono_ns"):
+    if g("t_start_mono_ns") and g("t_ledger_mono_ns"):
         out["resume: asked -> racer code runs"] = ms(start2, g("t_start_mono_ns"))
         out["resume: open ledger"] = ms(g("t_start_mono_ns"), g("t_ledger_mono_ns"))
         out["resume: saver + workload"] = ms(g("t_ledger_mono_ns"), g("t_ready_mono_ns"))
@@ -119,7 +119,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", action="store_true", help="also cProfile the orchestrator over the trials")
     args = ap.parse_args(argv)
     base = Path(tempfile.mkdtemp(prefix="chaos-sweepprof-", dir=args.work))
-    print(f"sweep timeline: load average at start {os.getloadavg()}, work folder {base}")
+    import chaos
+
+    print(f"sweep timeline: load average at start {os.getloadavg()}, work folder {base}, chaos from {Path(chaos.__file__).parent}")
     launcher = WarmLauncher(log_dir=base)
     ctx, ledger = context(base, launcher)
     try:

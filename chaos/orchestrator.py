@@ -48,6 +48,7 @@ from chaos.records import CellResult, RunResults, TrialRecord
 from chaos.redact import redact, redact_obj
 from chaos.scenario import Cell, Scenario, expand, load_scenario
 from chaos.targets import get_target
+from chaos.workdir import work_folder
 from chaos.trial import RunContext
 
 EXIT_RUN_FAILED = 3
@@ -59,6 +60,7 @@ class RunOptions:
     seed: int | None = None
     trials: int | None = None
     keep_work: bool = False
+    work_in: Path | None = None  # make the work folder here (e.g. /dev/shm), not in the run folder: chaos.workdir
     racers: str | None = None  # "warm" | "cold": how racers start, overriding the scenario
     on_trial: Callable[[TrialRecord], None] | None = None
     on_cell_start: Callable[[Cell, int], None] | None = None
@@ -298,7 +300,9 @@ def execute(run_dir: Path, meta: dict, scenario: Scenario, cells: list[Cell], op
     """Run every trial not in ``prior`` (journaled by an earlier, interrupted execution; with
     ``only``, just those trial ids), journal each, then analyse prior + new into the reports."""
     run_id = meta["run_id"]
-    work_dir = run_dir / "work"
+    work_dir = work_folder(run_dir, run_id, opts.work_in)
+    if opts.work_in is not None:
+        meta["work_dir"] = str(work_dir)  # run.json says where the trials' databases were
     with _stop_on_signals() as signals, registry.ActiveRun(run_id, run_dir, work_dir, keep_work=opts.keep_work) as active:
         signals.armed = False  # until the journal is open, a signal just ends the run without trials
         work_dir.mkdir(exist_ok=True)
