@@ -2,7 +2,7 @@
 
 ``run_scenario`` loads and expands the scenario (refusing bad input before anything is written),
 creates ``<out>/<scenario>/<timestamp>/`` with run.json, then runs every cell's trials through its
-kind, appending each trial record to the journal (fsynced) the moment it ends. At the end it
+kind, appending each trial record to the journal (``chaos.journal``) the moment it ends. At the end it
 analyses the journal into results.json, renders report.md, junit.xml, report.html (+ PNG plots)
 and points ``latest`` at the run. ``run_loaded`` runs an already loaded scenario (a suite entry
 with its overrides); ``load_run`` / ``analyse_loaded`` re-score a stored run exactly as the run did.
