@@ -16,8 +16,10 @@ and on tmpfs and compares every boundary).
 Why it is not the default: a race's outcome depends on timing, and an fsync of a few
 milliseconds on disk is part of the window racers contend over. On tmpfs that window shrinks, so
 race cells measure a faster store than the one users run: results hold for tmpfs, not for disk.
-Use it for sweeps, or compare race cells only with race cells run the same way (run.json records
-``work_dir``).
+The same holds for a sweep whose framework writes in the background (LangGraph durability
+``async``/``exit``): whether a background commit finished when the process stopped at a barrier is
+a matter of timing there. Use it for sweeps in ``sync`` durability, or compare cells only with
+cells run the same way (run.json records ``work_dir``).
 """
 
 from __future__ import annotations
