@@ -3,7 +3,10 @@
 ``python -m chaos.racer SPEC.json`` reads a racer spec (plain JSON written by the orchestrator),
 opens the effect ledger and the target's session (the workload over an instrumented persistence
 layer), optionally waits at the start gate, sleeps its seeded jitter, performs its action, and
-writes a result JSON atomically. It knows nothing of other racers, and needs only the standard
+writes a result JSON atomically. A racer started ahead of its turn (``hold``: a sweep's resume
+racer, started while its victim runs) imports what it needs and opens the ledger, then stops at
+the ``hold`` barrier until the orchestrator continues it; only then does it open the session, so
+it touches the framework's store no earlier than a racer started at that moment. It knows nothing of other racers, and needs only the standard
 library, the framework under test and its database driver.
 
 A killed racer writes no result: the orchestrator records its call as ``info`` (indeterminate).
@@ -41,6 +44,17 @@ def set_parent_death_signal() -> bool:
         return False  # not Linux: the launcher's process group still reaps us
 
 
+def preimport(adapter) -> None:
+    """Import what the adapter's racers import (its ``PRELOAD``); opens nothing, touches no store."""
+    for name in getattr(adapter, "PRELOAD", ()):
+        importlib.import_module(name)
+    for name in getattr(adapter, "PRELOAD_OPTIONAL", ()):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+
+
 def run_spec(spec: dict) -> tuple[dict, int]:
     """Perform the spec's action; returns (result, exit code)."""
     from chaos.targets.base import Unsupported, distribution_versions, error_of, outcome_of_inspect, unsupported_outcome
@@ -71,6 +85,10 @@ def run_spec(spec: dict) -> tuple[dict, int]:
         )
         result["t_ledger_mono_ns"] = time.monotonic_ns()
         adapter = importlib.import_module(f"chaos.targets.{spec['target']['framework']}")
+        if spec.get("hold"):
+            preimport(adapter)  # a cold racer's framework import, done while it waits for its turn
+            barrier.hold()
+            result["t_unheld_mono_ns"] = time.monotonic_ns()
         session = adapter.open_session(spec, barrier, ledger)
         result["gated_task"] = getattr(session, "gated_task", None) or getattr(getattr(session, "workload", None), "gated_task", None)
         result["workload_meta"] = dict(getattr(session, "meta", None) or {})
