@@ -4,9 +4,10 @@
 opens the effect ledger and the target's session (the workload over an instrumented persistence
 layer), optionally waits at the start gate, sleeps its seeded jitter, performs its action, and
 writes a result JSON atomically. A racer started ahead of its turn (``hold``: a sweep's resume
-racer, started while its victim runs) imports what it needs and opens the ledger, then stops at
-the ``hold`` barrier until the orchestrator continues it; only then does it open the session, so
-it touches the framework's store no earlier than a racer started at that moment. It knows nothing of other racers, and needs only the standard
+racer, started while its victim runs) imports what it needs, opens the ledger and builds its
+workload once in memory (the adapter's ``prewarm``), then stops at the ``hold`` barrier until the
+orchestrator continues it; only then does it open the session, so it touches the framework's store
+no earlier than a racer started at that moment. It knows nothing of other racers, and needs only the standard
 library, the framework under test and its database driver.
 
 A killed racer writes no result: the orchestrator records its call as ``info`` (indeterminate).
@@ -86,7 +87,16 @@ def run_spec(spec: dict) -> tuple[dict, int]:
         result["t_ledger_mono_ns"] = time.monotonic_ns()
         adapter = importlib.import_module(f"chaos.targets.{spec['target']['framework']}")
         if spec.get("hold"):
-            preimport(adapter)  # a cold racer's framework import, done while it waits for its turn
+            # what can be done before its turn, touching no store: a cold racer's framework import,
+            # and a throwaway in-memory build of its workload (fills caches and, in a forked racer,
+            # takes the first-touch copies of the server's pages off the path after the kill)
+            preimport(adapter)
+            warm = getattr(adapter, "prewarm", None)
+            if warm is not None:
+                try:
+                    warm(only=spec["workload"])
+                except Exception:  # noqa: BLE001  # a throwaway build; the real one reports its own failure
+                    pass
             barrier.hold()
             result["t_unheld_mono_ns"] = time.monotonic_ns()
         session = adapter.open_session(spec, barrier, ledger)

@@ -123,9 +123,9 @@ def open_session(spec: dict, barrier: BarrierClient, ledger: Ledger) -> AutoGenS
 PRELOAD = ("autogen_agentchat.teams", "autogen_agentchat.messages", "chaos.workloads.autogen")
 
 
-def prewarm() -> None:
+def prewarm(only: str | None = None) -> None:
     """Build each built-in workload's agents once (replayed model clients; nothing runs)."""
     from chaos.targets.common import prewarm_workloads
     from chaos.workloads.autogen import BUILTIN
 
-    prewarm_workloads("autogen", BUILTIN)
+    prewarm_workloads("autogen", BUILTIN, only)

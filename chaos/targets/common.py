@@ -124,15 +124,24 @@ class AsyncSession(SessionBase):
             return outcome("error", self.recorder.observed, error=error_of(exc))
 
 
-def prewarm_workloads(framework: str, builtin: dict) -> None:
-    """Fill what a racer's first build fills (class and schema machinery, type hints), once, in the
-    fork server: each built-in workload is built with a no-op effect hook and thrown away. Nothing
-    runs: no event loop, no thread, no file (``chaos.forkserver`` checks that after the preload)."""
+def prewarm_factories(builtin: dict, only: str | None = None) -> list:
+    """The built-in factories a prewarm builds: all, or just ``only`` (none if ``only`` names a
+    user's workload: its factory is the user's code, run only where the racer builds it for real)."""
+    if only is None:
+        return list(builtin.values())
+    return [builtin[only]] if only in builtin else []
+
+
+def prewarm_workloads(framework: str, builtin: dict, only: str | None = None) -> None:
+    """Fill what a racer's first build fills (class and schema machinery, type hints): in the fork
+    server once, or in a held racer for its own workload (``only``) while it waits for its turn.
+    Each built-in workload is built with a no-op effect hook and thrown away. Nothing runs: no
+    event loop, no thread, no file (``chaos.forkserver`` checks that after the preload)."""
     from chaos.targets.base import prewarm_versions
     from chaos.workloads import WorkloadContext
 
     prewarm_versions(framework)
-    for factory in builtin.values():
+    for factory in prewarm_factories(builtin, only):
         factory(WorkloadContext(checkpointer=None, effect_hook=lambda task, value=None, once=False: None))
 
 

@@ -294,9 +294,9 @@ PRELOAD = (
 )
 
 
-def prewarm() -> None:
+def prewarm(only: str | None = None) -> None:
     """Build each built-in flow class once (class creation only: no flow is instantiated or run)."""
     from chaos.targets.common import prewarm_workloads
     from chaos.workloads.crewai import BUILTIN
 
-    prewarm_workloads("crewai", BUILTIN)
+    prewarm_workloads("crewai", BUILTIN, only)

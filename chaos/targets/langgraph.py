@@ -364,8 +364,9 @@ PRELOAD = (
 PRELOAD_OPTIONAL = ("psycopg", "psycopg.rows", "langgraph.checkpoint.postgres")
 
 
-def prewarm() -> None:
-    """Build every built-in workload once over an in-memory saver (no connection, no thread).
+def prewarm(only: str | None = None) -> None:
+    """Build every built-in workload (or just ``only``) once over an in-memory saver (no connection,
+    no thread): in the fork server, and in a held racer for its own workload while it waits.
 
     Compiling a graph fills caches that live as long as the process (type hints, channel and
     schema machinery); a forked racer then finds them filled, as a cold racer finds them after
@@ -375,9 +376,10 @@ def prewarm() -> None:
     from langgraph.checkpoint.memory import InMemorySaver
 
     from chaos.targets.base import prewarm_versions
+    from chaos.targets.common import prewarm_factories
     from chaos.workloads.langgraph import BUILTIN
 
     prewarm_versions("langgraph")
-    for factory in BUILTIN.values():
+    for factory in prewarm_factories(BUILTIN, only):
         ctx = WorkloadContext(checkpointer=InMemorySaver(), effect_hook=lambda task, value: None)
         factory(ctx)

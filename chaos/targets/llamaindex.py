@@ -137,9 +137,9 @@ def open_session(spec: dict, barrier: BarrierClient, ledger: Ledger) -> LlamaInd
 PRELOAD = ("workflows", "workflows.events", "chaos.workloads.llamaindex")
 
 
-def prewarm() -> None:
+def prewarm(only: str | None = None) -> None:
     """Build each built-in workflow once (nothing runs: workflows start their loop only in ``run``)."""
     from chaos.targets.common import prewarm_workloads
     from chaos.workloads.llamaindex import BUILTIN
 
-    prewarm_workloads("llamaindex", BUILTIN)
+    prewarm_workloads("llamaindex", BUILTIN, only)
