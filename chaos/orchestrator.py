@@ -252,6 +252,7 @@ def run_loaded(scenario: Scenario, path: str | os.PathLike, opts: RunOptions | N
         "versions": versions(scenario),
         "host": socket.gethostname(),
         "platform": platform.platform(),
+        "load": {"cpus": os.cpu_count(), "start": load_average()},
         "argv": sys.argv,
         "started": _dt.datetime.now(_dt.timezone.utc).isoformat(),
         "finished": None,
@@ -259,6 +260,15 @@ def run_loaded(scenario: Scenario, path: str | os.PathLike, opts: RunOptions | N
     }
     write_meta(run_dir, meta)
     return execute(run_dir, meta, scenario, cells, opts)
+
+
+def load_average() -> float | None:
+    """The 1-minute load average: saturation at jitter > 0 moves with it, so every run records it
+    at its start and end (run.json ``load``) and the reports show it beside the numbers."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return None
 
 
 _preflight_ok: set[tuple[str, str]] = set()
@@ -396,6 +406,7 @@ def _execute(run_dir, meta, scenario, cells, opts, prior: StoredTrials, run_id, 
         results.exit_code = EXIT_RUN_FAILED
     meta["finished"] = None if interrupted else _dt.datetime.now(_dt.timezone.utc).isoformat()
     meta["stopped"] = _dt.datetime.now(_dt.timezone.utc).isoformat()
+    meta.setdefault("load", {"cpus": os.cpu_count()})["end"] = load_average()
     meta["interrupted"] = interrupted
     if signals.received:
         meta["signals"] = list(signals.received)
