@@ -64,7 +64,7 @@ def resume_run(run_dir: str | Path, opts=None):
                          hint="wait for it to end, or stop it (Ctrl-C / SIGTERM) and resume again")
     reaped = registry.reap_run(run_id, {"run_dir": str(run_dir), "work_dir": str(run_dir / "work")})
     cut = repair(run_dir / "journal.jsonl")
-    journaled = {r.trial_id for r in records}
+    journaled = records.ids()
     aborted = set_aside_unjournaled(run_dir / "ledger.sqlite", run_id, journaled)
     shutil.rmtree(run_dir / "work", ignore_errors=True)
     meta.setdefault("resumes", []).append({
@@ -77,7 +77,7 @@ def resume_run(run_dir: str | Path, opts=None):
         "reaped_containers": len(reaped.containers),
     })
     meta["interrupted"] = False
-    return execute(run_dir, meta, scenario, cells, opts, prior=records)
+    return execute(run_dir, meta, scenario, cells, opts)
 
 
 TIMING_KEYS = {"release_spread_ms", "ledger_seqs", "run_id"}

@@ -13,13 +13,16 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from chaos.launchers import ExitStatus, Launcher, RacerHandle
 from chaos.records import BarrierEvent, Op, RacerOutcome, TrialRecord
 from chaos.scenario import Cell
 from chaos.seeds import derive
 from chaos.targets import get_target
+
+if TYPE_CHECKING:
+    from chaos.stored import StoredTrials
 
 
 @dataclass
@@ -35,7 +38,7 @@ class RunContext:
     read_ledger: Callable[[str], list[dict]]
     store_for: Callable[[Cell, str, Path], dict]
     keep_work: bool = False
-    prior: dict[str, TrialRecord] = field(default_factory=dict)
+    prior: Mapping[str, TrialRecord] | StoredTrials = field(default_factory=dict)  # journaled already: ``get(trial_id)``
     only: set[str] | None = None  # re-run just these trial ids (``chaos rerun``)
 
     def wants(self, trial_id: str, skip: set[str]) -> bool:

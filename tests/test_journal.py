@@ -52,11 +52,10 @@ def test_repair_cuts_the_torn_tail_and_keeps_it(tmp_path):
     assert json.loads(p.read_bytes().splitlines()[-1]) == {"trial_id": "t1"}
 
 
-def test_a_run_analyses_its_slim_records_as_analyze_does_the_journal():
-    """The records a run keeps in memory are slimmed; analysis must not notice (chaos analyze
-    re-scores the full journal and must get the same results.json)."""
+def test_records_read_back_slim_analyse_as_the_full_records_do():
+    """Records read back from the journal for analysis are slimmed; analysis must not notice."""
     from chaos.analysis import analyze_cell
-    from chaos.orchestrator import in_memory
+    from chaos.stored import slim
     from chaos.records import RacerOutcome, TrialRecord
     from chaos.scenario import expand, parse_scenario
 
@@ -66,9 +65,9 @@ def test_a_run_analyses_its_slim_records_as_analyze_does_the_journal():
     rec = TrialRecord(run_id="r", cell_index=0, cell_id=cell.id, trial_id="c000-t0000", seed=1, kind="race", thread_id="t",
                       valid=True, observations={"fires": 1, "gated_task": "gate"}, t_start_wall=0, wall_s=0,
                       racers=[RacerOutcome(racer_id="r0", role="resume", status="ok", result=result)])
-    slim = in_memory(rec)
-    assert "trace" not in slim.racers[0].result and slim.racers[0].result["versions"] == {"langgraph": "1.2.24"}
-    assert analyze_cell(cell, [slim]) == analyze_cell(cell, [rec])
+    slimmed = slim(rec)
+    assert "trace" not in slimmed.racers[0].result and slimmed.racers[0].result["versions"] == {"langgraph": "1.2.24"}
+    assert analyze_cell(cell, [slimmed]) == analyze_cell(cell, [rec])
 
 
 KILLED_WRITER = """

@@ -23,6 +23,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import deque
 from pathlib import Path
 
 from chaos.barrier import read_arrivals
@@ -168,6 +169,12 @@ class ForkServerClient:
             raise EnvironmentProblem(f"the {self.target} fork server refused {op!r}: {reply.get('error')}")
         return reply
 
+    def forget(self, pid: int) -> None:
+        """Nothing more will be asked about ``pid`` (its exit was collected by its handle)."""
+        self.exits.pop(pid, None)
+        self.stopped.pop(pid, None)
+        self.known.discard(pid)
+
     def wait_exit(self, pid: int, timeout: float) -> ExitStatus | None:
         deadline = time.monotonic() + timeout
         while pid not in self.exits:
@@ -238,10 +245,10 @@ class WarmRacer(RacerFiles):
         self.client = client
         self.spec = spec
         self.log_path = log_path
+        self._exit: ExitStatus | None = None  # kept here once known, so the client can forget the pid
 
     def state(self) -> State:
-        self.client.pump()
-        if self.pid in self.client.exits:
+        if self.exit_status() is not None:
             return "exited"
         s = proc_state(self.pid)  # type: ignore[arg-type]
         if s in ("T", "t"):
@@ -276,11 +283,14 @@ class WarmRacer(RacerFiles):
                 self.client.request("signal", pid=self.pid, sig=int(signal.SIGKILL))
             except EnvironmentProblem:
                 pass  # exited (or the server is gone): the status below says which
-        return self.client.wait_exit(self.pid, KILL_CONFIRM_S)  # type: ignore[arg-type]
+            self._exit = self.client.wait_exit(self.pid, KILL_CONFIRM_S)  # type: ignore[arg-type]
+        return self._exit
 
     def exit_status(self) -> ExitStatus | None:
-        self.client.pump()
-        return self.client.exits.get(self.pid)  # type: ignore[arg-type]
+        if self._exit is None:
+            self.client.pump()
+            self._exit = self.client.exits.get(self.pid)  # type: ignore[arg-type]
+        return self._exit
 
 
 
@@ -299,7 +309,7 @@ class WarmLauncher:
         self.log_dir = Path(log_dir) if log_dir else None
         self.client: ForkServerClient | None = None
         self._racers: list[WarmRacer] = []
-        self.fork_ms: list[float] = []  # how long each fork took in the server (for the benchmark)
+        self.fork_ms: deque[float] = deque(maxlen=4096)  # the last forks' times in the server (for the benchmark)
 
     def server(self, target: str, workdir: str) -> ForkServerClient:
         if self.client is not None and not self.client.alive:
@@ -318,6 +328,7 @@ class WarmLauncher:
         if not specs:
             return []
         client = self.server(specs[0]["target"]["framework"], workdir)
+        self._forget_exited()
         racers = [{"id": s["racer_id"], "spec": s, "log": str(Path(workdir) / f"racer-{s['racer_id']}.log")} for s in specs]
         reply = client.request("spawn", racers=racers, pgid=0)
         self.fork_ms.extend(reply.get("fork_ms") or [])
@@ -330,6 +341,17 @@ class WarmLauncher:
             handles.append(h)
             self._racers.append(h)
         return handles
+
+    def _forget_exited(self) -> None:
+        """Drop what we know of racers whose exit is in (their handles keep their own status), so a
+        1,000-trial run at k=64 does not keep 64,000 handles, specs and exit records."""
+        live = []
+        for h in self._racers:
+            if h.exit_status() is None:
+                live.append(h)
+            else:
+                h.client.forget(h.pid)  # type: ignore[arg-type]
+        self._racers = live
 
     def open_gate(self, handles: list[WarmRacer]) -> None:
         """Continue every racer of the group with one ``killpg`` (sent by their parent, the server)."""
