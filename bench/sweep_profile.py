@@ -77,9 +77,9 @@ def one_trial(ctx, cell, point: str, trial_id: str) -> dict[str, float]:
     if not rec.valid:
         out["invalid"] = 1.0
         return out
-    victim, resume = rec.racers[0], rec.racers[1]
+    resume = next(o for o in rec.racers if o.role == "resume")
     start1 = next(a for n, a, b in stamps if n == "start")
-    arrival = next(b.t_mono_ns for b in rec.barriers if b.action == "arrived")
+    arrival = next(b.t_mono_ns for b in rec.barriers if b.racer_id == "victim" and b.action == "arrived")
     out["victim: asked -> stands at its barrier"] = ms(start1, arrival)
     res = resume.result or {}
     start2 = [a for n, a, b in stamps if n == "start"][1]
