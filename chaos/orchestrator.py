@@ -2,7 +2,7 @@
 
 ``run_scenario`` loads and expands the scenario (refusing bad input before anything is written),
 creates ``<out>/<scenario>/<timestamp>/`` with run.json, then runs every cell's trials through its
-kind, appending each trial record to the journal (fsynced) the moment it ends. At the end it
+kind, appending each trial record to the journal (``chaos.journal``) the moment it ends. At the end it
 analyses the journal into results.json, renders report.md, junit.xml, report.html (+ PNG plots)
 and points ``latest`` at the run. ``run_loaded`` runs an already loaded scenario (a suite entry
 with its overrides); ``load_run`` / ``analyse_loaded`` re-score a stored run exactly as the run did.
@@ -49,6 +49,7 @@ from chaos.stored import StoredTrials
 from chaos.redact import redact, redact_obj
 from chaos.scenario import Cell, Scenario, expand, load_scenario
 from chaos.targets import get_target
+from chaos.workdir import work_folder
 from chaos.trial import RunContext
 
 EXIT_RUN_FAILED = 3
@@ -60,6 +61,7 @@ class RunOptions:
     seed: int | None = None
     trials: int | None = None
     keep_work: bool = False
+    work_in: Path | None = None  # make the work folder here (e.g. /dev/shm), not in the run folder: chaos.workdir
     racers: str | None = None  # "warm" | "cold": how racers start, overriding the scenario
     on_trial: Callable[[TrialRecord], None] | None = None
     on_cell_start: Callable[[Cell, int], None] | None = None
@@ -313,7 +315,9 @@ def execute(run_dir: Path, meta: dict, scenario: Scenario, cells: list[Cell], op
     then analyse the journal into the reports. No record is kept in memory: the journal is the
     truth, read back one cell at a time (``chaos.stored``)."""
     run_id = meta["run_id"]
-    work_dir = run_dir / "work"
+    work_dir = work_folder(run_dir, run_id, opts.work_in)
+    if opts.work_in is not None:
+        meta["work_dir"] = str(work_dir)  # run.json says where the trials' databases were
     with _stop_on_signals() as signals, registry.ActiveRun(run_id, run_dir, work_dir, keep_work=opts.keep_work) as active:
         signals.armed = False  # until the journal is open, a signal just ends the run without trials
         work_dir.mkdir(exist_ok=True)

@@ -1,7 +1,7 @@
 """Resuming an interrupted run from its journal: ``chaos run --resume RUN_DIR``.
 
 Why: a long run killed by Ctrl-C, SIGTERM, a SIGKILL of the orchestrator or a reboot should not
-start over. The journal holds every finished trial (fsynced as it ended); a resumed run re-runs
+start over. The journal holds every finished trial (written as it ended, fsynced within a second); a resumed run re-runs
 only the trials that are not in it, with the same run id, thread ids and seeds (seeds derive from
 the root seed and stable trial ids), so its results.json is the one an uninterrupted run writes,
 timing fields aside (``comparable`` names what is compared).

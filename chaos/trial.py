@@ -96,7 +96,7 @@ class TrialRun:
         return wait_until(pred, self.timeout, getattr(self.ctx.launcher, "wait_change", None))
 
     def spec(self, racer_id: str, *, actions: list[dict] | None = None, armed: tuple[str, ...] = (), gate: bool = False,
-             inspect_before: bool = False, inspect_after: bool = False) -> dict:
+             inspect_before: bool = False, inspect_after: bool = False, hold: bool = False) -> dict:
         s = self.cell.scenario
         return {
             "run_id": self.ctx.run_id,
@@ -112,6 +112,7 @@ class TrialRun:
             "ledger": self.ctx.ledger_config,
             "barrier": {"dir": str(self.barrier_dir), "armed": list(armed)},
             "gate": gate,
+            "hold": hold,
             "jitter_ms": s.jitter_ms if gate else 0,
             "seed": derive(self.seed, racer_id),
             "actions": actions or [],
@@ -142,6 +143,11 @@ class TrialRun:
             a = next(a for a in h.arrivals() if a["barrier"] == barrier)
             self.barriers.append(BarrierEvent(racer_id=h.racer_id, barrier=barrier, action="arrived", t_mono_ns=a["t_mono_ns"]))
         return arrived
+
+    def release(self, h: RacerHandle, barrier: str) -> None:
+        """Continue ``h`` from the barrier it stands at (e.g. a held racer whose turn has come)."""
+        h.release()
+        self.barriers.append(BarrierEvent(racer_id=h.racer_id, barrier=barrier, action="released", t_mono_ns=time.monotonic_ns()))
 
     def kill(self, h: RacerHandle, barrier: str | None = None) -> ExitStatus | None:
         status = h.kill()
