@@ -235,7 +235,11 @@ def phases(recs, spawned_ns: dict[str, int]) -> dict:
             res = r.result or {}
             path = next((p for p in spawned_ns if p.endswith(f"/result-{r.racer_id}.json") and f"/{rec.trial_id}/" in p), None)
             add("launch (asked -> racer code runs)", spawned_ns.get(path), res.get("t_start_mono_ns"))
-            add("setup (ledger, saver, workload)", res.get("t_start_mono_ns"), res.get("t_ready_mono_ns"))
+            if res.get("t_unheld_mono_ns") and res.get("t_ledger_mono_ns"):  # a sweep's resume racer, held until its turn
+                acc.setdefault("setup (ledger, saver, workload)", []).append(
+                    (res["t_ledger_mono_ns"] - res["t_start_mono_ns"] + res["t_ready_mono_ns"] - res["t_unheld_mono_ns"]) / 1e6)
+            else:
+                add("setup (ledger, saver, workload)", res.get("t_start_mono_ns"), res.get("t_ready_mono_ns"))
             add("gate (ready -> released)", res.get("t_ready_mono_ns"), res.get("t_released_mono_ns"))
             add("action (invoke -> return)", res.get("t_invoke_mono_ns"), res.get("t_return_mono_ns"))
             add("finish (return -> end)", res.get("t_return_mono_ns"), res.get("t_end_mono_ns"))

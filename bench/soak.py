@@ -15,9 +15,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import sys
 import tempfile
 import time
+import tracemalloc
 from pathlib import Path
 
 import psutil
@@ -47,6 +49,8 @@ def main() -> int:
     ap.add_argument("--trials", type=int, default=None, help="trials (default: the scenario's, 1000)")
     ap.add_argument("--out", default=None, help="reports folder (default: a temporary one)")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--trace", action="store_true",
+                    help="tracemalloc from the 10%% mark to the last trial; print the 12 sites that grew most")
     args = ap.parse_args()
 
     data = yaml.safe_load(Path(args.scenario).read_text())
@@ -60,9 +64,17 @@ def main() -> int:
 
     samples: list[dict] = []
     t0 = time.monotonic()
+    total = args.trials or data.get("trials", 1)
+    traced: dict = {}
 
     def on_trial(rec) -> None:
         samples.append({**snapshot(), "t_s": round(time.monotonic() - t0, 1), "valid": rec.valid})
+        if args.trace and len(samples) == max(1, total // 10):
+            tracemalloc.start(8)
+            traced["start"] = tracemalloc.take_snapshot()
+        if args.trace and len(samples) == total and "start" in traced:
+            traced["end"] = tracemalloc.take_snapshot()
+            tracemalloc.stop()
         if not args.json:
             s = samples[-1]
             print(f"  trial {len(samples):5d}: fds {s['fds']:3d} children {s['children']:3d} threads {s['threads']:2d} "
@@ -92,7 +104,14 @@ def main() -> int:
         "saturation": outcome.results.cells[0].saturation,
         "fires": outcome.results.cells[0].fires,
         "interrupted": outcome.interrupted,
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
+    if "end" in traced:
+        stats = traced["end"].compare_to(traced["start"], "lineno")
+        report["traced_growth_kb"] = round(sum(s.size_diff for s in stats) / 1024, 1)
+        report["traced_top"] = [f"{s.size_diff / 1024:+.1f} kB {s.traceback[0]}" for s in stats[:12]]
+        chains = traced["end"].compare_to(traced["start"], "traceback")[:3]
+        report["traced_chains"] = [[f"{c.size_diff / 1024:+.1f} kB"] + [str(f) for f in c.traceback] for c in chains]
     if args.json:
         print(json.dumps(report, indent=2))
     else:
@@ -101,7 +120,14 @@ def main() -> int:
         for label in ("before", "after_warmup", "after"):
             s = report[label]
             print(f"  {label:13s} fds {s['fds']:3d}  children {s['children']:3d}  threads {s['threads']:2d}  rss {s['rss_mb']:6.1f} MB")
-        print(f"  max during    {report['max_during']}")
+        print(f"  max during    {report['max_during']}; peak RSS over the whole run (analysis and reports included) "
+              f"{report['peak_rss_mb']} MB")
+        if "traced_top" in report:
+            print(f"  traced Python allocations grew {report['traced_growth_kb']} kB from the 10% mark to the last trial; top sites:")
+            for line in report["traced_top"]:
+                print(f"    {line}")
+            for chain in report["traced_chains"]:
+                print(f"  call chain of {chain[0]}: " + " <- ".join(reversed(chain[1:])))
         print(f"  racers alive after: {report['racers_alive_after']}; work folder left: {report['work_folder_left']}; "
               f"registry entry left: {report['registry_entry_left']}")
         print(f"  trials: {report['summary']}; saturation {report['saturation']}, fires {report['fires']}")

@@ -1,7 +1,9 @@
 """Analysis: from journaled trial records to per-cell numbers and contract verdicts.
 
 Pure functions of the records (no racers, no databases), so ``chaos analyze`` can re-score a
-stored journal with the current checkers and get what the run got.
+stored journal with the current checkers and get what the run got. Records arrive as an iterable
+(read back from the journal by ``chaos.stored``); race cells, the ones that grow with k, are
+analysed in one pass that keeps numbers and trial ids, not records.
 
 * race: saturation = mean(fires over valid trials) / k, the {fires: trials} distribution,
   max fires, racer errors, release spread; CO (consume-once) and liveness.
@@ -63,21 +65,40 @@ def combine(prop: str, parts: list[Verdict]) -> Verdict:
     return verdict(prop, "holds", f"holds at all {len(parts)} kill points", trial_ids=sorted({t for v in parts for t in v.evidence.trial_ids}))
 
 
-def versions_of(records: list[TrialRecord]) -> dict[str, str | None]:
-    """The framework distributions the racers actually ran (``a|b`` if racers disagreed)."""
-    seen: dict[str, set] = defaultdict(set)
-    for r in records:
+class Tally:
+    """Counts every cell result reports, gathered one record at a time (no record is kept)."""
+
+    def __init__(self, records: Iterable[TrialRecord] = ()):
+        self.trials = self.valid = self.unknown = self.errored = 0
+        self._versions: dict[str, set] = defaultdict(set)
+        for r in records:
+            self.add(r)
+
+    def add(self, r: TrialRecord) -> None:
+        self.trials += 1
+        self.valid += r.valid
+        self.unknown += not r.valid
+        self.errored += bool(r.errors)
         for o in r.racers:
             for dist, v in ((o.result or {}).get("versions") or {}).items():
-                seen[dist].add(v)
-    return {d: "|".join(sorted(str(v) for v in vs)) if len(vs) > 1 else next(iter(vs)) for d, vs in sorted(seen.items())}
+                self._versions[dist].add(v)
+
+    def versions(self) -> dict[str, str | None]:
+        """The framework distributions the racers actually ran (``a|b`` if racers disagreed)."""
+        return {d: "|".join(sorted(str(v) for v in vs)) if len(vs) > 1 else next(iter(vs))
+                for d, vs in sorted(self._versions.items())}
 
 
-def base_fields(cell: Cell, records: list[TrialRecord]) -> dict:
+def versions_of(records: Iterable[TrialRecord]) -> dict[str, str | None]:
+    return Tally(records).versions()
+
+
+def base_fields(cell: Cell, records: Iterable[TrialRecord] | Tally) -> dict:
     s = cell.scenario
+    t = records if isinstance(records, Tally) else Tally(records)
     return dict(
         version=s.target.version,
-        versions=versions_of(records),
+        versions=t.versions(),
         cell_index=cell.index,
         cell_id=cell.id,
         axes=cell.axes,
@@ -89,10 +110,10 @@ def base_fields(cell: Cell, records: list[TrialRecord]) -> dict:
         jitter_ms=s.jitter_ms,
         resume=s.resume,
         workload=s.workload,
-        trials=len(records),
-        valid_trials=sum(r.valid for r in records),
-        unknown_trials=sum(not r.valid for r in records),
-        errored_trials=sum(bool(r.errors) for r in records),
+        trials=t.trials,
+        valid_trials=t.valid,
+        unknown_trials=t.unknown,
+        errored_trials=t.errored,
         racer_errors=0,
     )
 
@@ -100,49 +121,73 @@ def base_fields(cell: Cell, records: list[TrialRecord]) -> dict:
 # ------------------------------------------------------------------------------------ race
 
 
-def analyze_race(cell: Cell, records: list[TrialRecord]) -> CellResult:
+def analyze_race(cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
+    """One pass over the cell's records, keeping numbers and trial ids, never the records: a race
+    cell of 1,000 trials at k=64 is analysed in the memory of its results."""
     k = cell.scenario.racers.k
-    valid = [r for r in records if r.valid]
-    fires = [int(r.observations.get("fires", 0)) for r in valid]
+    tally = Tally()
+    fires: list[int] = []  # per valid trial
+    fires_per_trial: list[int | None] = []
+    spreads: list[float] = []
+    invalid_reasons: Counter = Counter()
+    dup_ids: list[str] = []
+    dup_seqs: list[int] = []
+    valid_ids: list[str] = []
+    none_fired: list[str] = []
+    racer_errors = 0
+    for r in records:
+        tally.add(r)
+        racer_errors += sum(1 for op in r.history if op.type in ("fail", "info"))
+        if not r.valid:
+            fires_per_trial.append(None)
+            invalid_reasons[r.invalid_reason or "?"] += 1
+            continue
+        n = int(r.observations.get("fires", 0))
+        fires.append(n)
+        fires_per_trial.append(n)
+        valid_ids.append(r.trial_id)
+        spread = r.observations.get("release_spread_ms")
+        if spread is not None:
+            spreads.append(spread)
+        if n > 1:
+            dup_ids.append(r.trial_id)
+            dup_seqs += [row["seq"] for row in r.ledger if row["task"] == r.observations.get("gated_task")]
+        elif n == 0:
+            none_fired.append(r.trial_id)
     dist = Counter(fires)
-    spreads = [r.observations.get("release_spread_ms") for r in valid if r.observations.get("release_spread_ms") is not None]
     result = CellResult(
-        **base_fields(cell, records),
+        **base_fields(cell, tally),
         saturation=(statistics.mean(fires) / k) if fires else None,
         fires={str(f): n for f, n in sorted(dist.items())},
-        fires_per_trial=[int(r.observations.get("fires", 0)) if r.valid else None for r in records],
+        fires_per_trial=fires_per_trial,
         max_fires=max(fires) if fires else None,
         release_spread_ms=(
             {"median": statistics.median(spreads), "max": max(spreads)} if spreads else None
         ),
     )
-    result.racer_errors = sum(1 for r in records for op in r.history if op.type in ("fail", "info"))
+    result.racer_errors = racer_errors
     verdicts = []
-    if not valid:
-        reasons = Counter(r.invalid_reason or "?" for r in records)
-        why = "; ".join(f"{n}x {w}" for w, n in reasons.most_common(3)) or "no trial ran"
+    if not fires:
+        why = "; ".join(f"{n}x {w}" for w, n in invalid_reasons.most_common(3)) or "no trial ran"
         verdicts.append(verdict("CO", "unknown", f"no valid trial (all {k} racers past the gate): {why}"))
         verdicts.append(verdict("LIVENESS", "unknown", "no valid trial"))
     else:
-        dup = [r for r in valid if r.observations.get("fires", 0) > 1]
-        if dup:
-            seqs = [row["seq"] for r in dup for row in r.ledger if row["task"] == r.observations.get("gated_task")]
+        if dup_ids:
             verdicts.append(verdict(
                 "CO", "violated",
-                f"the gated effect fired more than once in {len(dup)}/{len(valid)} valid trials (max {max(fires)} of k={k})",
-                trial_ids=[r.trial_id for r in dup], ledger_seqs=seqs,
+                f"the gated effect fired more than once in {len(dup_ids)}/{len(fires)} valid trials (max {max(fires)} of k={k})",
+                trial_ids=dup_ids, ledger_seqs=dup_seqs,
             ))
         elif all(f == 0 for f in fires):
             verdicts.append(verdict("CO", "unknown", "vacuous: no racer fired the gated effect in any valid trial"))
         else:
-            verdicts.append(verdict("CO", "holds", f"at most one fire in each of {len(valid)} valid trials",
-                                     trial_ids=[r.trial_id for r in valid]))
-        none_fired = [r for r in valid if r.observations.get("fires", 0) == 0]
+            verdicts.append(verdict("CO", "holds", f"at most one fire in each of {len(fires)} valid trials",
+                                     trial_ids=valid_ids))
         if none_fired:
-            verdicts.append(verdict("LIVENESS", "violated", f"no racer fired the gated effect in {len(none_fired)}/{len(valid)} valid trials",
-                                     trial_ids=[r.trial_id for r in none_fired]))
+            verdicts.append(verdict("LIVENESS", "violated", f"no racer fired the gated effect in {len(none_fired)}/{len(fires)} valid trials",
+                                     trial_ids=none_fired))
         else:
-            verdicts.append(verdict("LIVENESS", "holds", f"the gated effect fired in every one of {len(valid)} valid trials"))
+            verdicts.append(verdict("LIVENESS", "holds", f"the gated effect fired in every one of {len(fires)} valid trials"))
     result.verdicts = verdicts
     return result
 
@@ -272,24 +317,23 @@ def analyze_cell(cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
     from chaos.targets import get_target
     from chaos.verdicts import KIND_PROPERTIES
 
-    recs = list(records)
     kind = cell.scenario.kind
     info = get_target(cell.scenario.target.framework)
     why = info.supports(kind)
     if why is not None:
-        result = CellResult(**base_fields(cell, recs))
+        result = CellResult(**base_fields(cell, records))
         result.failure = f"kind {kind} is not supported by the {info.framework} adapter: {why}"
         result.verdicts = [verdict(p, "unknown", f"unsupported: {why}") for p in KIND_PROPERTIES.get(kind, ())]
         return result
     if kind == "race":
-        result = analyze_race(cell, recs)
+        result = analyze_race(cell, records)  # folds: the cell's records are never all in memory
     elif kind in ("kill_sweep", "first_checkpoint"):
-        result = analyze_sweep(cell, recs)
+        result = analyze_sweep(cell, list(records))
     else:
         import importlib
 
         module = {"fork": "fork", "stray_resume": "stray", "invalid_state": "invalid", "recovery_determinism": "recovery"}[kind]
-        result = importlib.import_module(f"chaos.verdicts.{module}").analyze(cell, recs)
+        result = importlib.import_module(f"chaos.verdicts.{module}").analyze(cell, list(records))
     for v in result.verdicts:  # a property the adapter cannot judge is never reported as judged
         reason = info.supports(v.property)
         if reason is not None:
@@ -322,20 +366,25 @@ def trial_class(rec: TrialRecord) -> str:
     return "unknown"
 
 
+def count_trial(s: TrialSummary, r: TrialRecord) -> None:
+    """Count one trial into ``s`` by its trust class and the injector's evidence that its fault fired."""
+    s.trials += 1
+    setattr(s, trial_class(r), getattr(s, trial_class(r)) + 1)
+    if r.fault_fired is True:
+        s.fault_fired += 1
+    elif r.fault_fired is False:
+        s.fault_not_fired += 1
+    kill = r.observations.get("kill")
+    if isinstance(kill, dict):
+        if kill.get("confirmed"):
+            s.kills_confirmed += 1
+        else:
+            s.kills_unconfirmed += 1
+
+
 def trial_summary(records: Iterable[TrialRecord]) -> TrialSummary:
     """Counts of trials by trust class, and the injector's evidence that faults fired."""
     s = TrialSummary()
     for r in records:
-        s.trials += 1
-        setattr(s, trial_class(r), getattr(s, trial_class(r)) + 1)
-        if r.fault_fired is True:
-            s.fault_fired += 1
-        elif r.fault_fired is False:
-            s.fault_not_fired += 1
-        kill = r.observations.get("kill")
-        if isinstance(kill, dict):
-            if kill.get("confirmed"):
-                s.kills_confirmed += 1
-            else:
-                s.kills_unconfirmed += 1
+        count_trial(s, r)
     return s

@@ -13,7 +13,9 @@ Protocol (racer side, standard library only):
    SIGCONT releases the racer, SIGKILL crashes it exactly there.
 
 The start gate of a race is the same protocol with the barrier name ``gate``: every racer arrives
-and stops, and the orchestrator continues them all at once.
+and stops, and the orchestrator continues them all at once. ``hold`` is the same again for a racer
+started ahead of its turn (a sweep's resume racer starts while its victim runs and holds before
+it opens the framework's store; the orchestrator continues it once the victim's kill is confirmed).
 
 Arrivals are serialised inside a racer (one lock), so two threads never stand at a barrier at the
 same time. Every boundary a racer passes is also recorded in its trace, armed or not: the dry run
@@ -31,6 +33,7 @@ import time
 from dataclasses import dataclass, field
 
 GATE = "gate"
+HOLD = "hold"
 ARRIVAL_SUFFIX = ".arrival"
 ECHO_PREFIX = "@@chaos-barrier "
 
@@ -95,6 +98,11 @@ class BarrierClient:
         """Wait at the start gate until the orchestrator opens it."""
         with self._lock:
             self._arrive(GATE)
+
+    def hold(self) -> None:
+        """Wait, before touching the framework's store, until the orchestrator says it is our turn."""
+        with self._lock:
+            self._arrive(HOLD)
 
     def _arrive(self, bid: str) -> None:
         self._arrivals += 1

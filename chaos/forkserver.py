@@ -93,7 +93,29 @@ def preload(target: str) -> list[str]:
     warm = getattr(adapter, "prewarm", None)
     if warm is not None:
         warm()
+    others = _other_native_threads()
+    if others:
+        # threading.active_count() sees Python threads only; a C library's pool (OpenBLAS, gRPC, a
+        # Rust runtime) shows up here, and a fork would copy a process whose workers vanish
+        raise RuntimeError(f"importing {target} left {len(others)} native thread(s) running besides the main one "
+                           f"({', '.join(others)}): not safe to fork")
     return loaded
+
+
+def _other_native_threads() -> list[str]:
+    """Names of this process's kernel threads other than the main one (Linux; [] elsewhere)."""
+    try:
+        tids = [t for t in os.listdir("/proc/self/task") if int(t) != os.getpid()]
+    except OSError:
+        return []
+    names = []
+    for t in tids:
+        try:
+            with open(f"/proc/self/task/{t}/comm") as f:
+                names.append(f"{f.read().strip()}[{t}]")
+        except OSError:
+            continue  # ended meanwhile
+    return names
 
 
 def _own_fds() -> list[int]:

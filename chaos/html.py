@@ -152,42 +152,51 @@ class TrialView:
     timeline: Any
 
 
-def trial_views(results: RunResults, records: list[TrialRecord]) -> tuple[list[TrialView], int]:
-    """Trials worth showing: every one that duplicated an effect (capped), then one sample per cell."""
-    dup, sample, seen_cells = [], [], set()
-    n_dup = 0
+@dataclass
+class Shown:
+    """What the report shows of a run's trials, gathered in one pass that keeps only what it shows:
+    timelines of the trials that duplicated an effect (capped) and one sample per other cell, and
+    the first explanations (capped), with the totals."""
+
+    views: list[TrialView]
+    n_dup_trials: int
+    explanations: list[tuple[TrialRecord, str]]
+    n_explanations: int
+
+
+def gather(records: Iterable[TrialRecord]) -> Shown:
+    dup: list[TrialView] = []
+    sample: dict[int, TrialRecord] = {}
+    expl: list[tuple[TrialRecord, str]] = []
+    n_dup = n_expl = 0
     for r in records:
         ex = explain_duplicates(r)
+        n_expl += len(ex)
+        expl += [(r, e) for e in ex[:max(0, MAX_EXPLANATIONS - len(expl))]]
         if ex:
             n_dup += 1
             if len(dup) < MAX_TIMELINES:
                 dup.append(TrialView(r, ex, timeline(r)))
-        elif r.cell_index not in seen_cells and r.valid and not r.trial_id.endswith("-dry"):
-            seen_cells.add(r.cell_index)
-            sample.append(r)
+        elif r.cell_index not in sample and r.valid and not r.trial_id.endswith("-dry"):
+            sample[r.cell_index] = r
     views = list(dup)
     dup_cells = {v.record.cell_index for v in dup}
-    for r in sample:
+    for r in sample.values():
         if len(views) >= MAX_TIMELINES + 4:
             break
         if r.cell_index not in dup_cells:
             views.append(TrialView(r, [], timeline(r)))
-    return views, n_dup
-
-
-def explanations(records: list[TrialRecord]) -> tuple[list[tuple[TrialRecord, str]], int]:
-    out = [(r, s) for r in records for s in explain_duplicates(r)]
-    return out[:MAX_EXPLANATIONS], len(out)
+    return Shown(views, n_dup, expl, n_expl)
 
 
 # ---------------------------------------------------------------------------------- render
 
 
-def render_run_html(results: RunResults, meta: dict, records: list[TrialRecord], *, plots: list[str] = ()) -> str:
+def render_run_html(results: RunResults, meta: dict, records: Iterable[TrialRecord], *, plots: list[str] = ()) -> str:
     cells = results.cells
     props, rows = contract_matrix((c.cell_id, c, f"#cell-{c.cell_index}") for c in cells)
-    views, n_dup_trials = trial_views(results, records)
-    expl, n_expl = explanations(records)
+    shown = gather(records)
+    views, n_dup_trials, expl, n_expl = shown.views, shown.n_dup_trials, shown.explanations, shown.n_explanations
     violated_cells = [c for c in cells if any(v.status == "violated" for v in c.verdicts)]
     return env().get_template("run.html.j2").render(
         r=results, meta=meta, status=run_status(results, bool(meta.get("interrupted"))),
@@ -198,7 +207,7 @@ def render_run_html(results: RunResults, meta: dict, records: list[TrialRecord],
     )
 
 
-def write_run_html(run_dir: Path, results: RunResults, meta: dict, records: list[TrialRecord]) -> Path:
+def write_run_html(run_dir: Path, results: RunResults, meta: dict, records: Iterable[TrialRecord]) -> Path:
     from chaos.plots import saturation_png
 
     plots = []

@@ -1,34 +1,64 @@
 """The run journal: crash-safe append of trial records, one JSON line each.
 
-Each line is written whole, flushed and fsynced before the next trial starts, so a crash of the
-orchestrator loses at most the trial in flight. On reading, a torn last line (no newline, or not
-JSON) is detected and dropped, never parsed as a result; a bad line in the middle is an error.
+Each line is written whole, with one unbuffered ``write`` to the kernel, before the next trial
+starts, so a crash of the orchestrator (Ctrl-C, SIGTERM, SIGKILL, an exception) loses at most the
+trial in flight: the kernel keeps what a dead process wrote. The ``fsync`` that also protects
+against losing the *machine* (power loss, a host crash, a reboot) is issued at most every
+``SYNC_EVERY_S`` seconds, at the first append after that much time has passed, and on ``close``:
+a machine crash then loses at most the trials of the last second, which ``chaos run --resume``
+re-runs like the trial in flight (they are not in the journal; their ledger rows are set aside).
+An fsync per trial cost 4-7 ms of a 60-250 ms kill-sweep trial on a busy disk.
+
+On reading, a torn last line (no newline, or not JSON) is detected and dropped, never parsed as a
+result; a bad line in the middle is an error.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from typing import Iterator
 
 from chaos.errors import ChaosError
 
 
+SYNC_EVERY_S = 1.0
+
+
 class Journal:
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
         self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self._synced = time.monotonic()
+        self._dirty = False
+        self.syncs = 0
 
     def append(self, record: dict) -> None:
         line = (json.dumps(record, separators=(",", ":"), default=repr) + "\n").encode()
-        os.write(self._fd, line)
-        os.fsync(self._fd)
+        view = memoryview(line)
+        while view:
+            view = view[os.write(self._fd, view):]
+        self._dirty = True
+        if time.monotonic() - self._synced >= SYNC_EVERY_S:
+            self.sync()
+
+    def sync(self) -> None:
+        """Make every appended line survive the loss of the machine, not only of this process."""
+        if self._fd >= 0 and self._dirty:
+            os.fsync(self._fd)
+            self.syncs += 1
+            self._dirty = False
+        self._synced = time.monotonic()
 
     def close(self) -> None:
         if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+            try:
+                self.sync()
+            finally:
+                os.close(self._fd)
+                self._fd = -1
 
 
 def read_journal_lines(path: str | os.PathLike) -> tuple[list[tuple[int, dict]], bool]:

@@ -5,6 +5,20 @@ The append is the irreversible effect itself, so the ledger under-counts nothing
 over-counts nothing that did not happen: a kill between the append and the next checkpoint shows
 up as a duplicate, never as a loss.
 
+Durability of the SQLite ledger: ``synchronous=NORMAL`` in WAL mode, on purpose. The faults chaos
+injects are process deaths (SIGKILL of a racer, of a container's processes, of the orchestrator),
+never the loss of the machine. A commit in WAL mode has ``write()``-n its frames to the WAL file
+and updated the WAL index (a shared memory map) before ``execute`` returns; both live in the
+kernel, not in the process, so the next connection on this machine reads the row however its
+writer died a moment later. What ``synchronous=FULL`` adds is an ``fsync`` per commit, which only
+matters if the kernel itself goes away (power loss, a host crash): something chaos never does
+and that would lose the trial's folders with it. A kill at a barrier never catches a commit
+half-way (a racer stops at a barrier, after ``append`` returned). Even a reboot counts nothing
+twice or never: a journaled trial carries its ledger rows in its journal record, and ``chaos run
+--resume`` sets aside the rows of trials that are not journaled. Measured: 0.8 ms per effect
+with FULL on a fast disk, ~4 ms on a busy one; 0.03 ms with NORMAL. ``tests/test_ledger.py``
+SIGKILLs a process right after its commit returns and reads the row back.
+
 Racer side: standard library (SQLite) or psycopg (Postgres) only. A ledger is opened from a plain
 dict (``{"kind": "sqlite", "path": ...}`` or ``{"kind": "postgres", "dsn": ..., "table": ...}``).
 """
@@ -95,7 +109,7 @@ class SqliteLedger:
         self._lock = threading.Lock()
         self._conn.execute("PRAGMA busy_timeout=60000")
         self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=FULL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")  # see the module docstring: a process kill loses nothing
         self._conn.executescript(_SQLITE_SCHEMA)
 
     def append(self, *, task: str, value: str | None, thread_id: str) -> int:

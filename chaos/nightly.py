@@ -130,7 +130,16 @@ def _run_summary(e: RunEntry, night_dir: Path) -> dict:
         "exit_code": (3 if e.error else r.exit_code) if r or e.error else 3,
         "verdict_counts": r.verdict_counts if r else {"holds": 0, "violated": 0, "unknown": 0},
         "cells": _cells(r) if r else [],
+        "load": _run_load(e.run_dir),
     }
+
+
+def _run_load(run_dir: Path | None) -> dict | None:
+    """The machine's load while the run ran (from its run.json), to compare nights at similar load."""
+    try:
+        return json.loads((run_dir / "run.json").read_text()).get("load") if run_dir else None
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def compare(prev: dict | None, cur: dict) -> dict:

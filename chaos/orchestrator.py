@@ -2,7 +2,7 @@
 
 ``run_scenario`` loads and expands the scenario (refusing bad input before anything is written),
 creates ``<out>/<scenario>/<timestamp>/`` with run.json, then runs every cell's trials through its
-kind, appending each trial record to the journal (fsynced) the moment it ends. At the end it
+kind, appending each trial record to the journal (``chaos.journal``) the moment it ends. At the end it
 analyses the journal into results.json, renders report.md, junit.xml, report.html (+ PNG plots)
 and points ``latest`` at the run. ``run_loaded`` runs an already loaded scenario (a suite entry
 with its overrides); ``load_run`` / ``analyse_loaded`` re-score a stored run exactly as the run did.
@@ -33,21 +33,23 @@ import time
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 import chaos
 from chaos import registry
-from chaos.analysis import analyze_cell, exit_code, trial_summary, verdict_counts
+from chaos.analysis import analyze_cell, count_trial, exit_code, verdict_counts
 from chaos.errors import ChaosError, EnvironmentProblem
-from chaos.journal import Journal, read_journal, read_journal_lines, repair
+from chaos.journal import Journal, repair
 from chaos.kinds import runner_for
 from chaos.envs import python_for
 from chaos.launchers import Launcher, make_launcher
 from chaos.pgstore import RunStorage
-from chaos.records import CellResult, RunResults, TrialRecord
+from chaos.records import CellResult, RunResults, TrialRecord, TrialSummary
+from chaos.stored import StoredTrials
 from chaos.redact import redact, redact_obj
 from chaos.scenario import Cell, Scenario, expand, load_scenario
 from chaos.targets import get_target
+from chaos.workdir import work_folder
 from chaos.trial import RunContext
 
 EXIT_RUN_FAILED = 3
@@ -59,6 +61,7 @@ class RunOptions:
     seed: int | None = None
     trials: int | None = None
     keep_work: bool = False
+    work_in: Path | None = None  # make the work folder here (e.g. /dev/shm), not in the run folder: chaos.workdir
     racers: str | None = None  # "warm" | "cold": how racers start, overriding the scenario
     on_trial: Callable[[TrialRecord], None] | None = None
     on_cell_start: Callable[[Cell, int], None] | None = None
@@ -143,32 +146,24 @@ def _link_latest(run_dir: Path) -> None:
     os.replace(tmp, link)
 
 
-KEPT_RESULT_FIELDS = {"versions"}  # structured result fields that analysis reads (the releases a racer ran)
+def cell_records(records: StoredTrials | Iterable[TrialRecord], index: int) -> Iterable[TrialRecord]:
+    """One cell's records sorted by trial id (a resumed run analyses as an uninterrupted one):
+    read from the journal one at a time for a stored run, picked from a list otherwise."""
+    if isinstance(records, StoredTrials):
+        return records.of_cell(index)
+    return sorted((r for r in records if r.cell_index == index), key=lambda r: r.trial_id)
 
 
-def in_memory(rec: TrialRecord) -> TrialRecord:
-    """The form a journaled record is kept in while the run goes on: each racer's raw result keeps
-    only its scalar fields (timings, status, ids) and ``KEPT_RESULT_FIELDS``; its boundary trace,
-    outcomes and inspections are in the journal. Analysis and reports use nothing else, and a 64-racer trial shrinks from about
-    a megabyte of Python objects to a few kilobytes, so a 1,000-trial run does not grow by a gigabyte."""
-    slim = []
-    for o in rec.racers:
-        if o.result:
-            o = o.model_copy(update={"result": {k: v for k, v in o.result.items()
-                                                if k in KEPT_RESULT_FIELDS or v is None or isinstance(v, (bool, int, float, str))}})
-        slim.append(o)
-    return rec.model_copy(update={"racers": slim})
-
-
-def analyse_run(cells: list[Cell], records: list[TrialRecord], failures: dict[int, str], *, run_id: str, scenario: Scenario,
-                seed: int) -> RunResults:
-    by_cell: dict[int, list[TrialRecord]] = {c.index: [] for c in cells}
-    records = sorted(records, key=lambda r: (r.cell_index, r.trial_id))  # a resumed run analyses as an uninterrupted one
-    for r in records:
-        by_cell.setdefault(r.cell_index, []).append(r)
+def analyse_run(cells: list[Cell], records: StoredTrials | Iterable[TrialRecord], failures: dict[int, str], *, run_id: str,
+                scenario: Scenario, seed: int) -> RunResults:
+    """Per-cell results and verdicts. For a stored run (``StoredTrials``) one cell's records are
+    read back at a time, so memory follows the largest cell's results, not the run's trials."""
+    if not isinstance(records, StoredTrials):
+        records = list(records)
+    summary = TrialSummary()
     results: list[CellResult] = []
     for c in cells:
-        res = analyze_cell(c, by_cell.get(c.index, []))
+        res = analyze_cell(c, _counted(cell_records(records, c.index), summary))
         if c.index in failures:
             res.failure = failures[c.index]
             for v in res.verdicts:
@@ -177,10 +172,18 @@ def analyse_run(cells: list[Cell], records: list[TrialRecord], failures: dict[in
                     v.reason = f"cell failed: {failures[c.index]}"
         results.append(res)
     return RunResults(run_id=run_id, scenario=scenario.name, seed=seed, exit_code=exit_code(results),
-                      verdict_counts=verdict_counts(results), cells=results, summary=trial_summary(records))
+                      verdict_counts=verdict_counts(results), cells=results, summary=summary)
 
 
-def write_results(run_dir: Path, results: RunResults, run_meta: dict, records: list[TrialRecord] | None = None) -> None:
+def _counted(records: Iterable[TrialRecord], summary: TrialSummary) -> Iterator[TrialRecord]:
+    """``records``, each also counted into the run's trial summary as it passes."""
+    for r in records:
+        count_trial(summary, r)
+        yield r
+
+
+def write_results(run_dir: Path, results: RunResults, run_meta: dict,
+                  records: StoredTrials | Iterable[TrialRecord] | None = None) -> None:
     """results.json first (the evidence), then what people and CI read: report.md, junit.xml and
     report.html with its plots, all rendered from the same results and the journaled records.
     Secrets are redacted from all of them (``chaos.redact``)."""
@@ -189,8 +192,10 @@ def write_results(run_dir: Path, results: RunResults, run_meta: dict, records: l
     write_reports(run_dir, clean, run_meta, records)
 
 
-def write_reports(run_dir: Path, results: RunResults, run_meta: dict, records: list[TrialRecord] | None = None) -> None:
-    """Every rendering of a run (markdown, JUnit, HTML, PNG) from its results and journal, redacted."""
+def write_reports(run_dir: Path, results: RunResults, run_meta: dict,
+                  records: StoredTrials | Iterable[TrialRecord] | None = None) -> None:
+    """Every rendering of a run (markdown, JUnit, HTML, PNG) from its results and journal, redacted.
+    A stored run's records are read back one at a time (the journal was redacted as it was written)."""
     from chaos.html import write_run_html
     from chaos.junit import write_junit
     from chaos.report import render_markdown
@@ -198,8 +203,8 @@ def write_reports(run_dir: Path, results: RunResults, run_meta: dict, records: l
     results = RunResults.model_validate(redact_obj(results.model_dump(mode="json")))
     run_meta = redact_obj(run_meta)
     if records is None:
-        records = [TrialRecord.model_validate(r) for r in read_journal(run_dir / "journal.jsonl")[0]]
-    else:
+        records = StoredTrials(run_dir / "journal.jsonl")
+    elif not isinstance(records, StoredTrials):
         records = [TrialRecord.model_validate(redact_obj(r.model_dump(mode="json"))) for r in records]
     _write_atomic(run_dir / "report.md", redact(render_markdown(results, run_meta)))
     write_junit(run_dir / "junit.xml", [results])
@@ -249,6 +254,7 @@ def run_loaded(scenario: Scenario, path: str | os.PathLike, opts: RunOptions | N
         "versions": versions(scenario),
         "host": socket.gethostname(),
         "platform": platform.platform(),
+        "load": {"cpus": os.cpu_count(), "start": load_average()},
         "argv": sys.argv,
         "started": _dt.datetime.now(_dt.timezone.utc).isoformat(),
         "finished": None,
@@ -256,6 +262,15 @@ def run_loaded(scenario: Scenario, path: str | os.PathLike, opts: RunOptions | N
     }
     write_meta(run_dir, meta)
     return execute(run_dir, meta, scenario, cells, opts)
+
+
+def load_average() -> float | None:
+    """The 1-minute load average: saturation at jitter > 0 moves with it, so every run records it
+    at its start and end (run.json ``load``) and the reports show it beside the numbers."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return None
 
 
 _preflight_ok: set[tuple[str, str]] = set()
@@ -294,11 +309,15 @@ def preflight(cell: Cell, scenario_file: str | None, python: str) -> None:
 
 
 def execute(run_dir: Path, meta: dict, scenario: Scenario, cells: list[Cell], opts: RunOptions,
-            prior: list[TrialRecord] | None = None, only: set[str] | None = None) -> RunOutcome:
-    """Run every trial not in ``prior`` (journaled by an earlier, interrupted execution; with
-    ``only``, just those trial ids), journal each, then analyse prior + new into the reports."""
+            only: set[str] | None = None) -> RunOutcome:
+    """Run every trial not yet in the run's journal (one an earlier, interrupted execution
+    journaled, or a rerun's reused dry runs; with ``only``, just those trial ids), journal each,
+    then analyse the journal into the reports. No record is kept in memory: the journal is the
+    truth, read back one cell at a time (``chaos.stored``)."""
     run_id = meta["run_id"]
-    work_dir = run_dir / "work"
+    work_dir = work_folder(run_dir, run_id, opts.work_in)
+    if opts.work_in is not None:
+        meta["work_dir"] = str(work_dir)  # run.json says where the trials' databases were
     with _stop_on_signals() as signals, registry.ActiveRun(run_id, run_dir, work_dir, keep_work=opts.keep_work) as active:
         signals.armed = False  # until the journal is open, a signal just ends the run without trials
         work_dir.mkdir(exist_ok=True)
@@ -306,13 +325,14 @@ def execute(run_dir: Path, meta: dict, scenario: Scenario, cells: list[Cell], op
         meta["storage"] = storage.describe()
         write_meta(run_dir, meta)
         repair(run_dir / "journal.jsonl")  # appends must start on a fresh line
+        prior = StoredTrials(run_dir / "journal.jsonl")
         journal = Journal(run_dir / "journal.jsonl")
         signals.armed = not signals.received
-        return _execute(run_dir, meta, scenario, cells, opts, list(prior or []), run_id, work_dir, storage, journal,
+        return _execute(run_dir, meta, scenario, cells, opts, prior, run_id, work_dir, storage, journal,
                         active, signals, only)
 
 
-def _execute(run_dir, meta, scenario, cells, opts, prior, run_id, work_dir, storage, journal, active,
+def _execute(run_dir, meta, scenario, cells, opts, prior: StoredTrials, run_id, work_dir, storage, journal, active,
              signals: SignalState, only: set[str] | None = None) -> RunOutcome:
     launchers: dict[str, Launcher] = {}
 
@@ -337,10 +357,9 @@ def _execute(run_dir, meta, scenario, cells, opts, prior, run_id, work_dir, stor
         read_ledger=storage.read_ledger,
         store_for=storage.store_for,
         keep_work=opts.keep_work,
-        prior={r.trial_id: r for r in prior},
+        prior=prior,
         only=only if only is not None else opts.only,
     )
-    records: list[TrialRecord] = [in_memory(r) for r in prior]
     failures: dict[int, str] = {}
     interrupted = False
     try:
@@ -353,10 +372,9 @@ def _execute(run_dir, meta, scenario, cells, opts, prior, run_id, work_dir, stor
             try:
                 ctx.launcher = launcher_for(cell)
                 valid_seen = False
-                for rec in runner(ctx, cell, set(ctx.prior)):
+                for rec in runner(ctx, cell, prior.ids()):
                     signals.armed = False  # journaled <=> counted: no signal between the two
                     journal.append(redact_obj(rec.model_dump(mode="json")))
-                    records.append(in_memory(rec))
                     if signals.received:
                         raise Interrupted(signals.received[0])
                     signals.armed = True
@@ -386,16 +404,13 @@ def _execute(run_dir, meta, scenario, cells, opts, prior, run_id, work_dir, stor
         if not opts.keep_work:
             shutil.rmtree(work_dir, ignore_errors=True)
     interrupted = interrupted or bool(signals.received)
-    if interrupted:
-        # the journal is the truth (``chaos analyze`` re-scores it): a trial journaled but not yet
-        # counted when the run stopped is counted from there
-        known = {r.trial_id for r in records}
-        records += [TrialRecord.model_validate(r) for r in read_journal(run_dir / "journal.jsonl")[0] if r.get("trial_id") not in known]
+    records = StoredTrials(run_dir / "journal.jsonl")  # the truth (``chaos analyze`` re-scores it the same way)
     results = analyse_run(cells, records, failures, run_id=run_id, scenario=scenario, seed=scenario.seed)
     if interrupted:
         results.exit_code = EXIT_RUN_FAILED
     meta["finished"] = None if interrupted else _dt.datetime.now(_dt.timezone.utc).isoformat()
     meta["stopped"] = _dt.datetime.now(_dt.timezone.utc).isoformat()
+    meta.setdefault("load", {"cpus": os.cpu_count()})["end"] = load_average()
     meta["interrupted"] = interrupted
     if signals.received:
         meta["signals"] = list(signals.received)
@@ -418,14 +433,13 @@ def rerun(run_dir: Path, trial_ids: list[str], opts: RunOptions | None = None) -
     """
     opts = opts or RunOptions()
     meta0, scenario, cells, records, _ = load_run(run_dir)
-    known = {r.trial_id: r for r in records}
-    missing = [t for t in trial_ids if t not in known]
+    missing = [t for t in trial_ids if t not in records]
     if missing:
-        sample = ", ".join(sorted(t for t in known if not t.endswith("-dry"))[:5])
+        sample = ", ".join(sorted(t for t in records.ids() if not t.endswith("-dry"))[:5])
         raise ChaosError(f"{run_dir}: no trial {missing[0]!r} in journal.jsonl", hint=f"trial ids look like: {sample}")
-    wanted_cells = sorted({known[t].cell_index for t in trial_ids})
+    wanted_cells = sorted({records.cell_of(t) for t in trial_ids})
     cells = [c for c in cells if c.index in wanted_cells]
-    dry = [r for r in records if r.trial_id.endswith("-dry") and r.cell_index in wanted_cells]
+    dry = sorted(t for t in records.ids() if t.endswith("-dry") and records.cell_of(t) in wanted_cells)
     RunStorage.preflight(cells)  # a Postgres cell needs its database now as it did then
     run_dir_new = prepare_run_dir(Path(opts.out), scenario.name, _stamp() + "-rerun")
     run_id = f"{scenario.name}-{run_dir_new.name}-{secrets.token_hex(3)}"
@@ -436,10 +450,10 @@ def rerun(run_dir: Path, trial_ids: list[str], opts: RunOptions | None = None) -
             "argv": sys.argv, "started": _dt.datetime.now(_dt.timezone.utc).isoformat(), "finished": None, "interrupted": False}
     (run_dir_new / "run.json").write_text(json.dumps(meta, indent=2, default=str))
     journal = Journal(run_dir_new / "journal.jsonl")  # the reused dry runs, so the new folder stands alone
-    for r in dry:
-        journal.append(r.model_dump(mode="json"))
+    for t in dry:
+        journal.append(records.raw(t))
     journal.close()
-    outcome = execute(run_dir_new, meta, scenario, cells, opts, prior=dry, only=set(trial_ids))
+    outcome = execute(run_dir_new, meta, scenario, cells, opts, only=set(trial_ids))
     before = analyse_stored(Path(run_dir))
     now = {c.cell_index: c for c in outcome.results.cells}
     comparison = []
@@ -458,8 +472,9 @@ def rerun(run_dir: Path, trial_ids: list[str], opts: RunOptions | None = None) -
     return outcome, comparison
 
 
-def load_run(run_dir: Path) -> tuple[dict, Scenario, list[Cell], list[TrialRecord], bool]:
-    """A stored run: its metadata, scenario, cells and journaled records (torn line dropped).
+def load_run(run_dir: Path) -> tuple[dict, Scenario, list[Cell], StoredTrials, bool]:
+    """A stored run: its metadata, scenario, cells and journaled records (torn line dropped), the
+    records as ``StoredTrials`` (validated now, read back from the journal when iterated).
 
     Every way a stored run can be damaged is a ChaosError naming the file (and line, and field)."""
     from pydantic import ValidationError
@@ -485,25 +500,15 @@ def load_run(run_dir: Path) -> tuple[dict, Scenario, list[Cell], list[TrialRecor
     except ValidationError as exc:
         e = exc.errors()[0]
         raise ChaosError(f"{meta_path}: scenario.{'.'.join(map(str, e['loc']))}: {e['msg']}") from None
-    journal_path = run_dir / "journal.jsonl"
-    lines, torn = read_journal_lines(journal_path)
-    records = []
-    for lineno, raw in lines:
-        try:
-            records.append(TrialRecord.model_validate(raw))
-        except ValidationError as exc:
-            e = exc.errors()[0]
-            field = ".".join(map(str, e["loc"])) or "(record)"
-            raise ChaosError(f"{journal_path}:{lineno}: not a trial record: {field}: {e['msg']}",
-                             hint="the journal is damaged; move the line away or start a new run") from None
-    return meta, scenario, cells, records, torn
+    records = StoredTrials(run_dir / "journal.jsonl")  # every line validated; read back on demand
+    return meta, scenario, cells, records, records.torn
 
 
 def analyse_stored(run_dir: Path) -> RunResults:
     return analyse_loaded(*load_run(run_dir)[:4])
 
 
-def analyse_loaded(meta: dict, scenario: Scenario, cells: list[Cell], records: list[TrialRecord]) -> RunResults:
+def analyse_loaded(meta: dict, scenario: Scenario, cells: list[Cell], records: StoredTrials | Iterable[TrialRecord]) -> RunResults:
     """What the run concluded, recomputed from its stored records (same rules as ``execute``)."""
     failures = {int(k): v for k, v in (meta.get("failures") or {}).items()}
     results = analyse_run(cells, records, failures, run_id=meta["run_id"], scenario=scenario, seed=scenario.seed)

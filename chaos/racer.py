@@ -3,7 +3,11 @@
 ``python -m chaos.racer SPEC.json`` reads a racer spec (plain JSON written by the orchestrator),
 opens the effect ledger and the target's session (the workload over an instrumented persistence
 layer), optionally waits at the start gate, sleeps its seeded jitter, performs its action, and
-writes a result JSON atomically. It knows nothing of other racers, and needs only the standard
+writes a result JSON atomically. A racer started ahead of its turn (``hold``: a sweep's resume
+racer, started while its victim runs) imports what it needs, opens the ledger and builds its
+workload once in memory (the adapter's ``prewarm``), then stops at the ``hold`` barrier until the
+orchestrator continues it; only then does it open the session, so it touches the framework's store
+no earlier than a racer started at that moment. It knows nothing of other racers, and needs only the standard
 library, the framework under test and its database driver.
 
 A killed racer writes no result: the orchestrator records its call as ``info`` (indeterminate).
@@ -41,6 +45,17 @@ def set_parent_death_signal() -> bool:
         return False  # not Linux: the launcher's process group still reaps us
 
 
+def preimport(adapter) -> None:
+    """Import what the adapter's racers import (its ``PRELOAD``); opens nothing, touches no store."""
+    for name in getattr(adapter, "PRELOAD", ()):
+        importlib.import_module(name)
+    for name in getattr(adapter, "PRELOAD_OPTIONAL", ()):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+
+
 def run_spec(spec: dict) -> tuple[dict, int]:
     """Perform the spec's action; returns (result, exit code)."""
     from chaos.targets.base import Unsupported, distribution_versions, error_of, outcome_of_inspect, unsupported_outcome
@@ -69,13 +84,28 @@ def run_spec(spec: dict) -> tuple[dict, int]:
                 "host": spec.get("host"),
             },
         )
+        result["t_ledger_mono_ns"] = time.monotonic_ns()
         adapter = importlib.import_module(f"chaos.targets.{spec['target']['framework']}")
+        if spec.get("hold"):
+            # what can be done before its turn, touching no store: a cold racer's framework import,
+            # and a throwaway in-memory build of its workload (fills caches and, in a forked racer,
+            # takes the first-touch copies of the server's pages off the path after the kill)
+            preimport(adapter)
+            warm = getattr(adapter, "prewarm", None)
+            if warm is not None:
+                try:
+                    warm(only=spec["workload"])
+                except Exception:  # noqa: BLE001  # a throwaway build; the real one reports its own failure
+                    pass
+            barrier.hold()
+            result["t_unheld_mono_ns"] = time.monotonic_ns()
         session = adapter.open_session(spec, barrier, ledger)
         result["gated_task"] = getattr(session, "gated_task", None) or getattr(getattr(session, "workload", None), "gated_task", None)
         result["workload_meta"] = dict(getattr(session, "meta", None) or {})
         result["t_ready_mono_ns"] = time.monotonic_ns()
         if spec.get("inspect_before"):
             result["inspect_before"] = session.inspect()
+            result["t_inspected_mono_ns"] = time.monotonic_ns()
         if spec.get("gate"):
             barrier.gate()
             result["t_released_mono_ns"] = time.monotonic_ns()
@@ -106,7 +136,9 @@ def run_spec(spec: dict) -> tuple[dict, int]:
             if outcome.get("status") in ("error", "unsupported") and not action.get("keep_going"):
                 break  # later actions would act on a state the workload never reached
         if spec.get("inspect_after"):
+            t_after = time.monotonic_ns()
             result["inspect_after"] = session.inspect()
+            result["inspect_after_ms"] = (time.monotonic_ns() - t_after) / 1e6
         result["fired"] = list(getattr(session, "fired", []))
         result["status"] = "ok"
         code = 0
@@ -116,10 +148,12 @@ def run_spec(spec: dict) -> tuple[dict, int]:
         result["fired"] = list(getattr(session, "fired", [])) if session is not None else []
         code = HARNESS_ERROR_EXIT
     finally:
+        t_close = time.monotonic_ns()
         if session is not None:
             session.close()
         if ledger is not None:
             ledger.close()
+        result["close_ms"] = (time.monotonic_ns() - t_close) / 1e6
     result["trace"] = barrier.trace
     result["t_end_mono_ns"] = time.monotonic_ns()
     return result, code

@@ -105,6 +105,10 @@ def render_markdown(results: RunResults, meta: dict) -> str:
     add(f"- trials: {sm.trials} ({sm.valid} valid, {sm.unknown} unknown, {sm.hung} hung, {sm.errored} errored); "
         f"fault fired in {sm.fault_fired}, did not fire in {sm.fault_not_fired}; "
         f"kills confirmed by exit status {sm.kills_confirmed}, unconfirmed {sm.kills_unconfirmed}")
+    load = meta.get("load") or {}
+    if load:
+        add(f"- machine: {meta.get('host', '?')}, {load.get('cpus', '?')} CPUs, load average {load.get('start', '?')} at the start, "
+            f"{load.get('end', '?')} at the end (race saturation at jitter > 0 moves with load: compare runs at similar load)")
     if meta.get("resumes"):
         add(f"- resumed {len(meta['resumes'])} time(s) from its journal")
     if meta.get("interrupted"):

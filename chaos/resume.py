@@ -1,7 +1,7 @@
 """Resuming an interrupted run from its journal: ``chaos run --resume RUN_DIR``.
 
 Why: a long run killed by Ctrl-C, SIGTERM, a SIGKILL of the orchestrator or a reboot should not
-start over. The journal holds every finished trial (fsynced as it ended); a resumed run re-runs
+start over. The journal holds every finished trial (written as it ended, fsynced within a second); a resumed run re-runs
 only the trials that are not in it, with the same run id, thread ids and seeds (seeds derive from
 the root seed and stable trial ids), so its results.json is the one an uninterrupted run writes,
 timing fields aside (``comparable`` names what is compared).
@@ -64,7 +64,7 @@ def resume_run(run_dir: str | Path, opts=None):
                          hint="wait for it to end, or stop it (Ctrl-C / SIGTERM) and resume again")
     reaped = registry.reap_run(run_id, {"run_dir": str(run_dir), "work_dir": str(run_dir / "work")})
     cut = repair(run_dir / "journal.jsonl")
-    journaled = {r.trial_id for r in records}
+    journaled = records.ids()
     aborted = set_aside_unjournaled(run_dir / "ledger.sqlite", run_id, journaled)
     shutil.rmtree(run_dir / "work", ignore_errors=True)
     meta.setdefault("resumes", []).append({
@@ -77,7 +77,7 @@ def resume_run(run_dir: str | Path, opts=None):
         "reaped_containers": len(reaped.containers),
     })
     meta["interrupted"] = False
-    return execute(run_dir, meta, scenario, cells, opts, prior=records)
+    return execute(run_dir, meta, scenario, cells, opts)
 
 
 TIMING_KEYS = {"release_spread_ms", "ledger_seqs", "run_id"}

@@ -13,13 +13,16 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from chaos.launchers import ExitStatus, Launcher, RacerHandle
 from chaos.records import BarrierEvent, Op, RacerOutcome, TrialRecord
 from chaos.scenario import Cell
 from chaos.seeds import derive
 from chaos.targets import get_target
+
+if TYPE_CHECKING:
+    from chaos.stored import StoredTrials
 
 
 @dataclass
@@ -35,7 +38,7 @@ class RunContext:
     read_ledger: Callable[[str], list[dict]]
     store_for: Callable[[Cell, str, Path], dict]
     keep_work: bool = False
-    prior: dict[str, TrialRecord] = field(default_factory=dict)
+    prior: Mapping[str, TrialRecord] | StoredTrials = field(default_factory=dict)  # journaled already: ``get(trial_id)``
     only: set[str] | None = None  # re-run just these trial ids (``chaos rerun``)
 
     def wants(self, trial_id: str, skip: set[str]) -> bool:
@@ -93,7 +96,7 @@ class TrialRun:
         return wait_until(pred, self.timeout, getattr(self.ctx.launcher, "wait_change", None))
 
     def spec(self, racer_id: str, *, actions: list[dict] | None = None, armed: tuple[str, ...] = (), gate: bool = False,
-             inspect_before: bool = False, inspect_after: bool = False) -> dict:
+             inspect_before: bool = False, inspect_after: bool = False, hold: bool = False) -> dict:
         s = self.cell.scenario
         return {
             "run_id": self.ctx.run_id,
@@ -109,6 +112,7 @@ class TrialRun:
             "ledger": self.ctx.ledger_config,
             "barrier": {"dir": str(self.barrier_dir), "armed": list(armed)},
             "gate": gate,
+            "hold": hold,
             "jitter_ms": s.jitter_ms if gate else 0,
             "seed": derive(self.seed, racer_id),
             "actions": actions or [],
@@ -139,6 +143,11 @@ class TrialRun:
             a = next(a for a in h.arrivals() if a["barrier"] == barrier)
             self.barriers.append(BarrierEvent(racer_id=h.racer_id, barrier=barrier, action="arrived", t_mono_ns=a["t_mono_ns"]))
         return arrived
+
+    def release(self, h: RacerHandle, barrier: str) -> None:
+        """Continue ``h`` from the barrier it stands at (e.g. a held racer whose turn has come)."""
+        h.release()
+        self.barriers.append(BarrierEvent(racer_id=h.racer_id, barrier=barrier, action="released", t_mono_ns=time.monotonic_ns()))
 
     def kill(self, h: RacerHandle, barrier: str | None = None) -> ExitStatus | None:
         status = h.kill()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -82,6 +83,9 @@ def test_report_and_run_metadata_are_written(race_run):
     assert meta["versions"]["langgraph-checkpoint-sqlite"]
     report = (race_run.run_dir / "report.md").read_text()
     assert "Saturation" in report and "race_small" in report
+    # saturation moves with the machine's load: the run says what load it ran under
+    assert meta["load"]["cpus"] == os.cpu_count() and isinstance(meta["load"]["start"], float) and isinstance(meta["load"]["end"], float)
+    assert f"{os.cpu_count()} CPUs, load average {meta['load']['start']} at the start, {meta['load']['end']} at the end" in report
     assert (race_run.run_dir.parent / "latest").resolve() == race_run.run_dir.resolve()
 
 

@@ -75,6 +75,24 @@ def test_a_kill_after_an_effect_and_before_its_writes_duplicates_the_effect(swee
     assert "Boundaries where a kill duplicated an effect" in report and "`effect(task=b):after#1`" in report
 
 
+def test_the_resume_racer_starts_early_but_touches_the_store_only_after_the_kill(sweep_run):
+    """The resume racer is started with the victim and holds; every persistence boundary it passes
+    comes after the victim's kill was confirmed, as for a racer started then."""
+    kills = [r for r in _records(sweep_run) if r.point]
+    assert kills
+    passed_boundaries = 0
+    for rec in kills:
+        ev = {(b.racer_id, b.barrier, b.action): b.t_mono_ns for b in rec.barriers}
+        killed = ev[("victim", rec.point, "killed")]
+        resume = next(o for o in rec.racers if o.role == "resume").result
+        assert ev[("resume", "hold", "released")] >= killed
+        assert resume["t_unheld_mono_ns"] >= killed
+        assert resume["t_start_mono_ns"] < killed  # it did start early: its start-up overlapped the victim
+        assert all(t["t_mono_ns"] > killed for t in resume["trace"])
+        passed_boundaries += len(resume["trace"])
+    assert passed_boundaries  # most resumes write checkpoints: the check above had something to check
+
+
 def test_a_crash_before_the_first_checkpoint_cannot_be_resumed(sweep_run):
     (cell,) = sweep_run.results.cells
     first = cell.points[0]

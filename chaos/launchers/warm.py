@@ -35,6 +35,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import deque
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -295,6 +296,7 @@ class ForkServerClient:
         self.arrivals.pop(pid, None)
 
     def forget(self, pid: int) -> None:
+        """Nothing more will be asked about ``pid`` (its exit was collected by its handle)."""
         self.exits.pop(pid, None)
         self.stopped.pop(pid, None)
         self.arrivals.pop(pid, None)
@@ -381,14 +383,14 @@ class WarmRacer(RacerFiles):
         self.log_path = log_path
         self.remote = remote  # the server's view of the racer ("spec", "log") when its files are elsewhere
         self._fetched = False
+        self._exit: ExitStatus | None = None  # kept here once known, so the client can forget the pid
 
     def _pids_here(self) -> SeesRacerPids | None:
         t = self.client.transport
         return t if isinstance(t, SeesRacerPids) else None
 
     def state(self) -> State:
-        self.client.pump()
-        if self.pid in self.client.exits:
+        if self.exit_status() is not None:
             return "exited"
         view = self._pids_here()
         if view is None:
@@ -432,11 +434,14 @@ class WarmRacer(RacerFiles):
                 self.client.request("signal", pid=self.pid, sig=int(signal.SIGKILL))
             except EnvironmentProblem:
                 pass  # exited (or the server is gone): the status below says which
-        return self.client.wait_exit(self.pid, KILL_CONFIRM_S)  # type: ignore[arg-type]
+            self._exit = self.client.wait_exit(self.pid, KILL_CONFIRM_S)  # type: ignore[arg-type]
+        return self._exit
 
     def exit_status(self) -> ExitStatus | None:
-        self.client.pump()
-        return self.client.exits.get(self.pid)  # type: ignore[arg-type]
+        if self._exit is None:
+            self.client.pump()
+            self._exit = self.client.exits.get(self.pid)  # type: ignore[arg-type]
+        return self._exit
 
     # files written elsewhere are fetched once the racer is done
     def _fetch(self, force_log: bool = False) -> None:
@@ -481,7 +486,7 @@ class ForkServerLauncher:
 
     def __init__(self) -> None:
         self._racers: list[WarmRacer] = []
-        self.fork_ms: list[float] = []  # how long each fork took in the server (for the benchmark)
+        self.fork_ms: deque[float] = deque(maxlen=4096)  # the last forks' times in the server (for the benchmark)
 
     # ------------------------------------------------------------------ hooks
     def server_for(self, spec: dict, index: int, workdir: str) -> ForkServerClient:
@@ -503,6 +508,7 @@ class ForkServerLauncher:
         server share a fresh process group."""
         if not specs:
             return []
+        self._forget_exited()
         plan: dict[int, tuple[ForkServerClient, list[tuple[dict, dict]]]] = {}
         for i, s in enumerate(specs):
             c = self.server_for(s, i, workdir)
@@ -562,6 +568,17 @@ class ForkServerLauncher:
                 c.pump(0.0)
         else:
             time.sleep(timeout)
+
+    def _forget_exited(self) -> None:
+        """Drop what we know of racers whose exit is in (their handles keep their own status), so a
+        1,000-trial run at k=64 does not keep 64,000 handles, specs and exit records."""
+        live = []
+        for h in self._racers:
+            if h.exit_status() is None:
+                live.append(h)
+            else:
+                h.client.forget(h.pid)  # type: ignore[arg-type]
+        self._racers = live
 
     def forget(self, handles: list[WarmRacer]) -> None:
         """Drop finished racers (a trial's, at its end): a long run holds no state per racer ever started."""

@@ -116,3 +116,16 @@ class AutoGenSession(AsyncSession):
 
 def open_session(spec: dict, barrier: BarrierClient, ledger: Ledger) -> AutoGenSession:
     return AutoGenSession(spec, barrier, ledger)
+
+
+# For warm racers (chaos.forkserver): importing AgentChat starts no thread, sets no event loop and
+# opens nothing. The team (and its runtime) is made by the racer, never here.
+PRELOAD = ("autogen_agentchat.teams", "autogen_agentchat.messages", "chaos.workloads.autogen")
+
+
+def prewarm(only: str | None = None) -> None:
+    """Build each built-in workload's agents once (replayed model clients; nothing runs)."""
+    from chaos.targets.common import prewarm_workloads
+    from chaos.workloads.autogen import BUILTIN
+
+    prewarm_workloads("autogen", BUILTIN, only)

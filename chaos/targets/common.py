@@ -10,6 +10,8 @@
   means nothing of this save is durable, ``:after`` means the rename is done.
 * ``store_file``: the per-trial file a file-backed target keeps its state in.
 * ``outcome``: the outcome dict shape of ``chaos.targets.base``.
+* ``prewarm_workloads``: a fork server's ``prewarm`` for an adapter: read the versions, build
+  each built-in workload once (no run, no loop, no thread).
 * ``SessionLoop``: one event loop for a session's whole life. Async frameworks bind queues and
   runtimes to the loop they first ran on, so a racer that runs and then resumes (two actions)
   must not start a second loop (``asyncio.run`` twice fails in AutoGen: "bound to a different
@@ -120,6 +122,27 @@ class AsyncSession(SessionBase):
             return self.aio.run(self._perform(action))  # type: ignore[attr-defined]
         except Exception as exc:  # the framework's answer, recorded as data
             return outcome("error", self.recorder.observed, error=error_of(exc))
+
+
+def prewarm_factories(builtin: dict, only: str | None = None) -> list:
+    """The built-in factories a prewarm builds: all, or just ``only`` (none if ``only`` names a
+    user's workload: its factory is the user's code, run only where the racer builds it for real)."""
+    if only is None:
+        return list(builtin.values())
+    return [builtin[only]] if only in builtin else []
+
+
+def prewarm_workloads(framework: str, builtin: dict, only: str | None = None) -> None:
+    """Fill what a racer's first build fills (class and schema machinery, type hints): in the fork
+    server once, or in a held racer for its own workload (``only``) while it waits for its turn.
+    Each built-in workload is built with a no-op effect hook and thrown away. Nothing runs: no
+    event loop, no thread, no file (``chaos.forkserver`` checks that after the preload)."""
+    from chaos.targets.base import prewarm_versions
+    from chaos.workloads import WorkloadContext
+
+    prewarm_versions(framework)
+    for factory in prewarm_factories(builtin, only):
+        factory(WorkloadContext(checkpointer=None, effect_hook=lambda task, value=None, once=False: None))
 
 
 class SessionLoop:

@@ -18,7 +18,8 @@ instead of measuring a run that persisted nothing.
 
 Resume forms: ``none`` -> restore (by id, or from the latest checkpoint) and run on; ``input`` ->
 a new kickoff (a new flow id); ``command`` -> ``from_pending(id).resume(str(value))``.
-CrewAI runs with no LLM and no network: telemetry and tracing are switched off before import.
+CrewAI runs with no LLM and no network: telemetry and tracing are switched off before import, and
+numpy's OpenBLAS (imported by CrewAI, unused by Flows) is kept to one thread.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from pathlib import Path
 from typing import Any
 
 for _k, _v in {"CREWAI_DISABLE_TELEMETRY": "true", "OTEL_SDK_DISABLED": "true", "CREWAI_DISABLE_TRACKING": "true",
-               "CREWAI_TRACING_ENABLED": "false", "CREWAI_STORAGE_DIR": "", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}.items():
+               "CREWAI_TRACING_ENABLED": "false", "CREWAI_STORAGE_DIR": "", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+               "OPENBLAS_NUM_THREADS": "1"}.items():
     if _v:
         os.environ.setdefault(_k, _v)
 
@@ -272,3 +274,29 @@ class CrewAISession(SessionBase):
 
 def open_session(spec: dict, barrier: BarrierClient, ledger: Ledger) -> CrewAISession:
     return CrewAISession(spec, barrier, ledger)
+
+
+# For warm racers (chaos.forkserver). Importing CrewAI loads numpy, whose OpenBLAS starts a worker
+# thread per core at import (seen: one native thread besides the main one after ``import crewai``);
+# OPENBLAS_NUM_THREADS=1 above keeps it to the calling thread (Flows never use BLAS), so the
+# server holds one thread and forking it is safe. Telemetry and tracing are off (above), so the
+# imports open no socket and start no exporter thread (checked by the server after the preload).
+PRELOAD = (
+    "crewai.flow.flow",
+    "crewai.flow.persistence",
+    "crewai.flow.persistence.sqlite",
+    "crewai.flow.async_feedback.types",
+    "crewai.flow.human_feedback",
+    "crewai.state.checkpoint_config",
+    "crewai.state.provider.json_provider",
+    "crewai.state.provider.sqlite_provider",
+    "chaos.workloads.crewai",
+)
+
+
+def prewarm(only: str | None = None) -> None:
+    """Build each built-in flow class once (class creation only: no flow is instantiated or run)."""
+    from chaos.targets.common import prewarm_workloads
+    from chaos.workloads.crewai import BUILTIN
+
+    prewarm_workloads("crewai", BUILTIN, only)

@@ -364,17 +364,22 @@ PRELOAD = (
 PRELOAD_OPTIONAL = ("psycopg", "psycopg.rows", "langgraph.checkpoint.postgres")
 
 
-def prewarm() -> None:
-    """Build every built-in workload once over an in-memory saver (no connection, no thread).
+def prewarm(only: str | None = None) -> None:
+    """Build every built-in workload (or just ``only``) once over an in-memory saver (no connection,
+    no thread): in the fork server, and in a held racer for its own workload while it waits.
 
     Compiling a graph fills caches that live as long as the process (type hints, channel and
     schema machinery); a forked racer then finds them filled, as a cold racer finds them after
     its first build. Nothing is invoked: invoking would start LangGraph's executor threads.
+    The distributions' versions (which every racer reports) are read here too, once.
     """
     from langgraph.checkpoint.memory import InMemorySaver
 
+    from chaos.targets.base import prewarm_versions
+    from chaos.targets.common import prewarm_factories
     from chaos.workloads.langgraph import BUILTIN
 
-    for factory in BUILTIN.values():
+    prewarm_versions("langgraph")
+    for factory in prewarm_factories(BUILTIN, only):
         ctx = WorkloadContext(checkpointer=InMemorySaver(), effect_hook=lambda task, value: None)
         factory(ctx)

@@ -130,3 +130,16 @@ async def _cancel(handler: Any) -> None:
 
 def open_session(spec: dict, barrier: BarrierClient, ledger: Ledger) -> LlamaIndexSession:
     return LlamaIndexSession(spec, barrier, ledger)
+
+
+# For warm racers (chaos.forkserver): LlamaIndex Workflows imports start no thread and open nothing
+# (checked: one thread, no descriptor after the preload), so racers fork from a pre-imported parent.
+PRELOAD = ("workflows", "workflows.events", "chaos.workloads.llamaindex")
+
+
+def prewarm(only: str | None = None) -> None:
+    """Build each built-in workflow once (nothing runs: workflows start their loop only in ``run``)."""
+    from chaos.targets.common import prewarm_workloads
+    from chaos.workloads.llamaindex import BUILTIN
+
+    prewarm_workloads("llamaindex", BUILTIN, only)

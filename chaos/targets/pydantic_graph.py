@@ -171,3 +171,25 @@ class PydanticGraphSession(SessionBase):
 
 def open_session(spec: dict, barrier: BarrierClient, ledger: Ledger) -> PydanticGraphSession:
     return PydanticGraphSession(spec, barrier, ledger)
+
+
+# For warm racers (chaos.forkserver): importing pydantic-graph starts no thread and opens nothing.
+# pydantic's TypeAdapter machinery and anyio are imported lazily by the file persistence (about 50
+# ms of a racer's setup): preloaded too.
+PRELOAD = ("pydantic_graph", "pydantic_graph.persistence.file", "pydantic.type_adapter", "anyio", "anyio.to_thread",
+           "anyio._backends._asyncio", "concurrent.futures.thread", "chaos.workloads.pydantic_graph")
+
+
+def prewarm(only: str | None = None) -> None:
+    """Build each built-in graph once and the file persistence's snapshot types for it (what a racer's
+    session does before its first save); no file is opened, nothing runs."""
+    from pydantic_graph.persistence.file import FileStatePersistence
+
+    from chaos.targets.common import prewarm_factories, prewarm_workloads
+    from chaos.workloads import WorkloadContext
+    from chaos.workloads.pydantic_graph import BUILTIN
+
+    prewarm_workloads("pydantic_graph", BUILTIN, only)
+    for factory in prewarm_factories(BUILTIN, only):
+        built = factory(WorkloadContext(checkpointer=None, effect_hook=lambda task, value=None, once=False: None))
+        FileStatePersistence(Path("/nonexistent/chaos-prewarm.json")).set_graph_types(built.graph)

@@ -49,7 +49,7 @@ def trial_cv(rec: TrialRecord) -> tuple[str, str]:
     if in_state:
         return "violated", f"persisted, refused too late: the checkpoint holds {shown}; {err.get('type')} came only when a later step read it{tail}"
     if loud:
-        extra = f"; the write is still durable as a pending write" if pending else ""
+        extra = "; the write is still durable as a pending write" if pending else ""
         return "holds", f"refused loudly ({err.get('type')}: {str(err.get('message'))[:100]}); the checkpoint does not hold {shown}{extra}{tail}"
     return "violated", f"the invalid write {shown} vanished: no error and not in the state{tail}"
 
