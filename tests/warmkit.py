@@ -160,7 +160,7 @@ def assert_same_race(cold: list, warm: list, k: int) -> None:
     """Both modes gave valid races whose mean fires agree within the trial-to-trial noise: the
     difference is within three standard errors of that difference, never held tighter than one fire."""
     for rec in cold + warm:
-        assert rec.valid, rec.invalid_reason
+        assert rec.valid, (rec.observations.get("launcher"), rec.trial_id, rec.invalid_reason, round(rec.wall_s, 1))
         assert rec.observations["release_spread_ms"] is not None
     fc = [r.observations["fires"] for r in cold]
     fw = [r.observations["fires"] for r in warm]
