@@ -80,7 +80,7 @@ def run(
                                           help="continue an interrupted run from its journal (only unfinished trials run)"),
     only: Optional[list[str]] = typer.Option(None, "--only", help="run just this trial id (repeatable), e.g. c000-t0001"),
     racers: Optional[str] = typer.Option(None, "--racers", help="how racers start: warm (forked from a pre-imported "
-                                         "parent; default for local racers) or cold (a fresh Python each)"),
+                                         "parent; the default) or cold (a fresh Python each)"),
 ) -> None:
     """Run a scenario: every cell, every trial; write the run folder and print the summary."""
     from chaos.orchestrator import RunOptions, run_scenario

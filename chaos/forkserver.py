@@ -27,6 +27,8 @@ unix socket (``--socket PATH``). Standard library only (plus the framework it pr
 
     -> {"op": "spawn", "req": 1, "racers": [{"id": "r0", "spec": {...}, "log": "/path"}, ...],
         "pgid": 0}                        # 0: the first racer leads a new group
+                                          # a racer entry with "arrivals": true gets its barrier
+                                          # arrival records in each "stopped" event
     <- {"event": "reply", "req": 1, "ok": true, "pids": {"r0": 4242, ...}, "pgid": 4242, "fork_ms": [...]}
     -> {"op": "signal", "req": 2, "pid": 4242, "sig": 9}
     -> {"op": "killpg", "req": 3, "pgid": 4242, "sig": 18}
@@ -133,6 +135,7 @@ class Server:
         self.pid = os.getpid()
         self.children: dict[int, str] = {}  # unreaped child pid -> racer id
         self.groups: dict[int, set[int]] = {}  # pgid -> unreaped member pids
+        self.report_arrivals: dict[int, tuple[str, str]] = {}  # pid -> (barrier dir, racer id)
         self.preloaded: list[str] = []
         self.import_s = 0.0
         self._buf = b""
@@ -182,11 +185,12 @@ class Server:
                 return
             rid = self.children.get(pid)
             if os.WIFSTOPPED(status):
-                self.say({"event": "stopped", "pid": pid, "id": rid, "sig": os.WSTOPSIG(status)})
+                self.say({"event": "stopped", "pid": pid, "id": rid, "sig": os.WSTOPSIG(status), **self._arrivals_of(pid)})
             elif os.WIFCONTINUED(status):
                 self.say({"event": "continued", "pid": pid, "id": rid})
             else:
                 self.children.pop(pid, None)
+                self.report_arrivals.pop(pid, None)
                 for members in self.groups.values():
                     members.discard(pid)
                 self.groups = {g: m for g, m in self.groups.items() if m}
@@ -215,6 +219,7 @@ class Server:
                     pgid = pid
                 pids[r["id"]] = pid
                 self.children[pid] = r["id"]
+                self._note_arrivals(pid, r)
                 self.groups.setdefault(pgid, set()).add(pid)
         except BaseException:
             # all or nothing: the caller gets no handle on a half-started group, so none may live
@@ -225,6 +230,21 @@ class Server:
                     pass
             raise
         return {"pids": pids, "pgid": pgid, "fork_ms": fork_ms}
+
+    def _note_arrivals(self, pid: int, racer: dict) -> None:
+        """A racer whose barrier folder the caller cannot read (an SSH orchestrator) asks with
+        ``"arrivals": true`` to get its arrival records with every ``stopped`` event."""
+        if racer.get("arrivals"):
+            self.report_arrivals[pid] = (racer["spec"]["barrier"]["dir"], racer["id"])
+
+    def _arrivals_of(self, pid: int) -> dict:
+        """The racer's arrival records (written before it stopped itself), for a ``stopped`` event."""
+        where = self.report_arrivals.get(pid)
+        if where is None:
+            return {}
+        from chaos.barrier import read_arrivals
+
+        return {"arrivals": read_arrivals(*where)}
 
     def _fork_one(self, racer: dict, pgid: int) -> int:
         spec, log = racer["spec"], racer.get("log") or os.devnull

@@ -56,15 +56,9 @@ class Racers(Strict):
     placement: Placement = "local"
     start: Literal["warm", "cold"] | None = Field(
         None,
-        description="how racer processes start: warm = forked from a pre-imported parent (the default "
-        "for local racers), cold = a fresh Python per racer (the default elsewhere)",
+        description="how racer processes start: warm = forked from a pre-imported parent (the default; "
+        "in Docker one server container, over SSH one server per host), cold = a fresh Python per racer",
     )
-
-    @model_validator(mode="after")
-    def _warm_is_local(self) -> "Racers":
-        if self.start == "warm" and self.placement != "local":
-            raise ValueError("warm racers are local only in this build: use start: cold with this placement")
-        return self
 
 
 class Scenario(Strict):

@@ -1,4 +1,7 @@
-"""Racers really run in containers: hostnames, barriers, confirmed kills, and no leftovers."""
+"""Cold racers really run in containers (one per racer): hostnames, barriers, confirmed kills, no leftovers.
+
+Warm racers in Docker (the default placement start): test_warm_docker.py.
+"""
 
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ def test_offline_image_is_cached_by_content(docker_client, racer_image):
 
 def test_race_in_containers_records_container_hostnames(docker_client, racer_image, tmp_path):
     run_id = new_run_id()
-    launcher = make_launcher("docker", None, run_id, image=racer_image)
+    launcher = make_launcher("docker", None, run_id, image=racer_image, start="cold")
     try:
         recs = run_races(race_scenario(k=2, trials=1), launcher, tmp_path, run_id=run_id,
                          ledger_config={"kind": "sqlite", "path": str(tmp_path / "ledger.sqlite")},
@@ -51,7 +54,7 @@ def _one_racer_at_gate(tmp_path, launcher, run_id):
 
 def test_kill_at_barrier_is_confirmed_by_exit(docker_client, racer_image, tmp_path):
     run_id = new_run_id()
-    launcher = make_launcher("docker", None, run_id, image=racer_image)
+    launcher = make_launcher("docker", None, run_id, image=racer_image, start="cold")
     try:
         h = _one_racer_at_gate(tmp_path, launcher, run_id)
         assert h.state() == "stopped"
@@ -67,7 +70,7 @@ def test_kill_at_barrier_is_confirmed_by_exit(docker_client, racer_image, tmp_pa
 
 def test_reap_run_removes_every_labelled_container(docker_client, racer_image, tmp_path):
     run_id = new_run_id()
-    launcher = make_launcher("docker", None, run_id, image=racer_image)
+    launcher = make_launcher("docker", None, run_id, image=racer_image, start="cold")
     h = _one_racer_at_gate(tmp_path, launcher, run_id)  # left stopped, as after a crashed orchestrator
     pid = h.pid
     assert len(run_containers(run_id, docker_client)) == 1

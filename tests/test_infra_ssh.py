@@ -34,7 +34,7 @@ def test_two_hosts_share_one_postgres_ledger(lab, pg_dsn, tmp_path):
     dsn = lab.pg_dsn(pg_dsn)  # the server as the lab hosts reach it
     run_id = new_run_id()
     pgstore.create_run_schema(dsn, run_id)
-    launcher = make_launcher({"hosts": ["lab1", "lab2"], "inventory": str(lab.inventory())}, None, run_id)
+    launcher = make_launcher({"hosts": ["lab1", "lab2"], "inventory": str(lab.inventory())}, None, run_id, start="cold")
     try:
         recs = run_races(race_scenario(k=2, trials=1, backend="postgres"), launcher, tmp_path, run_id=run_id,
                          ledger_config={"kind": "postgres", "dsn": dsn, "table": "chaos_effects"},
@@ -67,7 +67,7 @@ def _gate_trial(tmp_path, launcher, dsn, run_id):
 
 def test_remote_kill_is_confirmed_and_leaves_nothing(lab, pg_dsn, tmp_path):
     run_id = new_run_id()
-    launcher = make_launcher({"hosts": ["lab1"], "inventory": str(lab.inventory())}, None, run_id)
+    launcher = make_launcher({"hosts": ["lab1"], "inventory": str(lab.inventory())}, None, run_id, start="cold")
     try:
         h = _gate_trial(tmp_path, launcher, lab.pg_dsn(pg_dsn), run_id)
         assert h.state() == "stopped" and h.arrivals()[0]["barrier"] == "gate"
@@ -82,7 +82,7 @@ def test_remote_kill_is_confirmed_and_leaves_nothing(lab, pg_dsn, tmp_path):
 
 def test_reap_kills_a_racer_left_stopped(lab, pg_dsn, tmp_path):
     run_id = new_run_id()
-    launcher = make_launcher({"hosts": ["lab1"], "inventory": str(lab.inventory())}, None, run_id)
+    launcher = make_launcher({"hosts": ["lab1"], "inventory": str(lab.inventory())}, None, run_id, start="cold")
     h = _gate_trial(tmp_path, launcher, lab.pg_dsn(pg_dsn), run_id)
     assert h.state() == "stopped" and _racer_pids(lab)
     launcher.reap()
@@ -92,7 +92,7 @@ def test_reap_kills_a_racer_left_stopped(lab, pg_dsn, tmp_path):
 
 def test_dropped_connection_kills_the_remote_racer(lab, pg_dsn, tmp_path):
     run_id = new_run_id()
-    launcher = make_launcher({"hosts": ["lab2"], "inventory": str(lab.inventory())}, None, run_id)
+    launcher = make_launcher({"hosts": ["lab2"], "inventory": str(lab.inventory())}, None, run_id, start="cold")
     h = _gate_trial(tmp_path, launcher, lab.pg_dsn(pg_dsn), run_id)
     assert _racer_pids(lab)
     launcher.sessions["lab2"].client.get_transport().close()  # the orchestrator's side vanishes

@@ -1,4 +1,4 @@
-"""Choosing how racers start: warm by default for local racers, cold on request."""
+"""Choosing how racers start: warm by default (local, docker and SSH placements), cold on request."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from chaos.errors import ChaosError, EnvironmentProblem
+from chaos.errors import ChaosError
 from chaos.launchers import make_launcher
 from chaos.launchers.local import LocalLauncher
 from chaos.launchers.warm import WarmLauncher
@@ -33,8 +33,7 @@ def test_local_racers_start_warm_unless_the_scenario_or_the_command_line_says_co
     assert isinstance(make_launcher("local", sys.executable, "r"), WarmLauncher)
     assert isinstance(make_launcher("local", sys.executable, "r", start="warm"), WarmLauncher)
     assert isinstance(make_launcher("local", sys.executable, "r", start="cold"), LocalLauncher)
-    with pytest.raises(EnvironmentProblem, match="warm racers are local only"):
-        make_launcher("docker", sys.executable, "r", start="warm")
+    # (docker and SSH placements: test_warm_docker.py, test_warm_ssh.py)
 
 
 def test_start_is_a_scenario_field_and_a_matrix_axis():
@@ -44,8 +43,8 @@ def test_start_is_a_scenario_field_and_a_matrix_axis():
     assert [c.id for c in expand(m)] == ["start=cold", "start=warm"]
     with pytest.raises(ChaosError, match=r"<scenario>:6: racers.start"):
         parse_scenario(RACE % ", start: lukewarm")
-    with pytest.raises(ChaosError, match=r"<scenario>:6: racers: warm racers are local only"):
-        parse_scenario((RACE % ", start: warm").replace("placement: local", "placement: docker"))
+    docker = parse_scenario((RACE % ", start: warm").replace("placement: local", "placement: docker"))
+    assert (docker.racers.placement, docker.racers.start) == ("docker", "warm")
 
 
 def test_the_command_line_runs_warm_by_default_and_cold_with_racers_cold(tmp_path):

@@ -6,9 +6,15 @@ import os
 import secrets
 from pathlib import Path
 
-from chaos.ledger import SqliteLedger
+import math
+import statistics
+from collections import Counter
+
+from chaos.kinds.race import race_trial
+from chaos.kinds.sweep import dry_run, kill_trial
+from chaos.ledger import SqliteLedger, open_ledger
 from chaos.scenario import Cell, Scenario, expand
-from chaos.trial import RunContext
+from chaos.trial import RunContext, TrialRun
 
 
 def spec(base: Path, racer_id: str, *, workload: str = "three_step", thread: str = "th", armed: tuple[str, ...] = (),
@@ -44,12 +50,14 @@ def scenario(**data) -> Scenario:
     return Scenario.model_validate(base)
 
 
-def context(base: Path, launcher, run_id: str | None = None) -> tuple[RunContext, SqliteLedger]:
-    """A RunContext like the orchestrator's, over a ledger in ``base``."""
+def context(base: Path, launcher, run_id: str | None = None, *, ledger_config: dict | None = None,
+            store_for=None) -> tuple[RunContext, SqliteLedger]:
+    """A RunContext like the orchestrator's, over a SQLite ledger in ``base`` (or the ledger and
+    checkpoint store given: Postgres for racers on other hosts)."""
     run_id = run_id or "t" + secrets.token_hex(4)
     base.mkdir(parents=True, exist_ok=True)
-    ledger_path = base / "ledger.sqlite"
-    ledger = SqliteLedger(str(ledger_path))
+    ledger_config = ledger_config or {"kind": "sqlite", "path": str(base / "ledger.sqlite")}
+    ledger = open_ledger(ledger_config)
     work = base / "work"
     work.mkdir(parents=True, exist_ok=True)
     ctx = RunContext(
@@ -58,9 +66,9 @@ def context(base: Path, launcher, run_id: str | None = None) -> tuple[RunContext
         work_dir=work,
         root_seed=11,
         launcher=launcher,
-        ledger_config={"kind": "sqlite", "path": str(ledger_path)},
+        ledger_config=ledger_config,
         read_ledger=lambda trial_id: ledger.rows(run_id=run_id, trial_id=trial_id),
-        store_for=lambda cell, trial_id, d: {"path": str((d / "checkpoints.sqlite").resolve())},
+        store_for=store_for or (lambda cell, trial_id, d: {"path": str((d / "checkpoints.sqlite").resolve())}),
         keep_work=False,
     )
     return ctx, ledger
@@ -82,3 +90,84 @@ def gone(pid: int) -> bool:
 
 def pgid_of(pid: int) -> int:
     return os.getpgid(pid)
+
+
+# Kill points of three_step (21 boundaries) spread over its life: the input checkpoint, the
+# first effect before its checkpoint, a checkpoint write, the middle and last effects, the end.
+SWEEP_POINTS = (0, 6, 9, 11, 16, 20)
+
+
+def sweep_results(base: Path, launcher, points=SWEEP_POINTS, backend: str = "sqlite", **ctx_over) -> dict[str, dict]:
+    """Kill trials of ``three_step`` (sync, resume none) at ``points``: what each boundary gave.
+
+    Every kill must be confirmed by the racer's exit status; the launcher is reaped at the end."""
+    s = scenario(kind="kill_sweep", workload="three_step", resume="none", trials=1,
+                 target={"framework": "langgraph", "backend": backend, "durability": "sync"})
+    (cell,) = cells(s)
+    ctx, ledger = context(base, launcher, **ctx_over)
+    try:
+        dry = dry_run(ctx, cell)
+        assert dry.valid, dry.invalid_reason
+        boundaries = dry.observations["boundaries"]
+        assert len(boundaries) == 21 or backend != "sqlite"
+        out = {}
+        for i in points:
+            point = boundaries[i]
+            run = TrialRun(ctx, cell, f"c000-p{i:03d}-r000", point=point)
+            try:
+                rec = kill_trial(run, point)
+            finally:
+                run.cleanup()
+            assert rec.valid, (point, rec.invalid_reason)
+            assert rec.observations["kill"]["confirmed"]
+            at_kill = rec.observations["at_kill"] or {}
+            out[point] = {
+                "effects": dict(sorted(Counter(r["effect_key"] for r in rec.ledger).items())),
+                "checkpoints_at_kill": at_kill.get("checkpoints"),
+                "completed_at_kill": at_kill.get("completed_tasks"),
+                "resume": (rec.observations["resume_outcome"] or {}).get("status"),
+                "after_resume": (rec.observations["after_resume"] or {}).get("completed_tasks"),
+            }
+        return out
+    finally:
+        launcher.reap()
+        ledger.close()
+
+
+def race_records(base: Path, launcher, k: int, trials: int, backend: str = "sqlite", placement="local",
+                 **ctx_over) -> list:
+    """``trials`` race trials of ``gate_after_interrupt`` at ``k``; the launcher is reaped at the end."""
+    s = scenario(kind="race", workload="gate_after_interrupt", resume="command:true", trials=trials,
+                 racers={"k": k, "placement": placement},
+                 target={"framework": "langgraph", "backend": backend, "durability": "sync"})
+    (cell,) = cells(s)
+    ctx, ledger = context(base, launcher, **ctx_over)
+    recs = []
+    try:
+        for t in range(trials):
+            run = TrialRun(ctx, cell, f"c000-t{t:04d}", rep=t)
+            try:
+                recs.append(race_trial(run))
+            finally:
+                run.cleanup()
+    finally:
+        launcher.reap()
+        ledger.close()
+    return recs
+
+
+def assert_same_race(cold: list, warm: list, k: int) -> None:
+    """Both modes gave valid races whose mean fires agree within the trial-to-trial noise: the
+    difference is within three standard errors of that difference, never held tighter than one fire."""
+    for rec in cold + warm:
+        assert rec.valid, (rec.observations.get("launcher"), rec.trial_id, rec.invalid_reason, round(rec.wall_s, 1))
+        assert rec.observations["release_spread_ms"] is not None
+    fc = [r.observations["fires"] for r in cold]
+    fw = [r.observations["fires"] for r in warm]
+    assert all(1 <= f <= k for f in fc + fw)
+    # per-boundary effect counts outside the gated task are fixed by the workload: pre once, end per fire
+    for r in cold + warm:
+        counts = Counter(row["task"] for row in r.ledger)
+        assert counts["pre"] == 1 and counts["gate"] == r.observations["fires"]
+    se = math.sqrt(statistics.pvariance(fc) / len(fc) + statistics.pvariance(fw) / len(fw))
+    assert abs(statistics.mean(fw) - statistics.mean(fc)) <= max(3 * se, 1.0), (fc, fw)

@@ -86,10 +86,10 @@ def make_launcher(placement: object, python: str | None = None, run_id: str = "a
     dict or the scenario's ``HostsPlacement``: racers on SSH hosts, with each host's inventory
     ``python``). ``run_id`` labels containers and names remote folders; ``extra_paths`` (folders
     of user workload modules) go on the racers' PYTHONPATH (docker mounts them read-only);
-    ``start`` is how local racers start: ``warm`` (forked from a pre-imported parent,
-    ``chaos.forkserver``; the default) or ``cold`` (a fresh Python per racer); docker and SSH
-    racers start cold. ``options`` go to the launcher (``image=`` for docker,
-    ``trust_on_first_use=`` for ssh).
+    ``start`` is how racers start: ``warm`` (forked from a pre-imported parent,
+    ``chaos.forkserver``: one per run locally, one container for docker, one per host over SSH;
+    the default everywhere) or ``cold`` (a fresh Python, container or SSH command per racer).
+    ``options`` go to the launcher (``image=`` for docker, ``trust_on_first_use=`` for ssh).
     """
     import sys
 
@@ -106,15 +106,17 @@ def make_launcher(placement: object, python: str | None = None, run_id: str = "a
         from chaos.launchers.local import LocalLauncher
 
         return LocalLauncher(python=python, env=racer_env(python, extra_paths), **options)
-    if start == "warm":
-        raise EnvironmentProblem(f"warm racers are local only in this build (placement {placement!r})",
-                                 hint="set racers.start: cold or use --racers cold")
     if python and os.path.realpath(python) != os.path.realpath(sys.executable):
         raise EnvironmentProblem(
             f"racers.placement {placement!r} runs the framework installed in the image or on the hosts, not the"
             f" environment {python} that target.version asks for: drop target.version, or install that version"
             " there (compose/Dockerfile, the inventory's python)")
+    warm = start in (None, "warm")
     if placement == "docker":
+        if warm:
+            from chaos.launchers.docker_warm import DockerWarmLauncher
+
+            return DockerWarmLauncher(run_id, extra_paths=extra_paths, **options)
         from chaos.launchers.docker import DockerLauncher
 
         return DockerLauncher(run_id, extra_paths=extra_paths, **options)
@@ -124,6 +126,7 @@ def make_launcher(placement: object, python: str | None = None, run_id: str = "a
         hosts, inventory = getattr(placement, "hosts", None), getattr(placement, "inventory", None)
     if hosts:
         from chaos.launchers.ssh import SshLauncher
+        from chaos.launchers.ssh_warm import SshWarmLauncher
 
-        return SshLauncher(run_id, hosts=list(hosts), inventory=inventory or "hosts/lab.yaml", **options)
+        return (SshWarmLauncher if warm else SshLauncher)(run_id, hosts=list(hosts), inventory=inventory or "hosts/lab.yaml", **options)
     raise EnvironmentProblem(f"unknown racers.placement {placement!r}: use local, docker or {{hosts: [...], inventory: FILE}}")

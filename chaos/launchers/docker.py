@@ -53,6 +53,41 @@ def client():
         raise DockerError(f"docker: no engine answers ({' '.join(str(exc).split())[:200]}): start dockerd or set DOCKER_HOST") from None
 
 
+def racer_image(docker_client, image: str | None = None) -> tuple[str, str]:
+    """The racer image (given, ``CHAOS_IMAGE``, or the offline build) and its interpreter's path."""
+    if image is None:
+        from chaos.images import ensure_image
+
+        image = os.environ.get("CHAOS_IMAGE")
+        if not image:
+            try:
+                image = ensure_image(docker_client)
+            except Exception as exc:
+                raise DockerError(
+                    f"docker: cannot build the offline racer image ({' '.join(str(exc).split())[:200]}): build"
+                    " compose/Dockerfile and set CHAOS_IMAGE to it") from None
+    from chaos.images import image_python
+
+    return image, image_python(docker_client, image)
+
+
+def racer_environment(extra_paths: list[str]) -> dict[str, str]:
+    """A racer's environment in a container: the mounted chaos source, user workloads, the venv."""
+    return {"PYTHONPATH": os.pathsep.join([SRC_MOUNT, *extra_paths, *venv_site_packages()]),
+            "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"}
+
+
+def extra_volumes(volumes: dict, extra_paths: list[str], python: str, src: str) -> dict:
+    """``volumes`` plus the user's workload folders (read-only) and the chaos source (read-only)."""
+    out = dict(volumes)
+    for p in extra_paths:
+        shadows = python.startswith(p + "/") or p in ("/", "/tmp", "/usr", "/lib", "/etc")
+        if p not in out and not any(p.startswith(v + "/") for v in out) and not shadows:
+            out[p] = {"bind": p, "mode": "ro"}
+    out[src] = {"bind": f"{SRC_MOUNT}/chaos", "mode": "ro"}
+    return out
+
+
 def _paths(obj, out: list[str]) -> None:
     if isinstance(obj, dict):
         for v in obj.values():
@@ -240,21 +275,7 @@ class DockerLauncher:
         # folders of user workload modules: mounted read-only at the same path, put on PYTHONPATH
         self.extra_paths = [os.path.realpath(p) for p in (extra_paths or []) if os.path.isdir(p)]
         self.client = docker_client or client()
-        if image is None:
-            from chaos.images import ensure_image
-
-            image = os.environ.get("CHAOS_IMAGE")
-            if not image:
-                try:
-                    image = ensure_image(self.client)
-                except Exception as exc:
-                    raise DockerError(
-                        f"docker: cannot build the offline racer image ({' '.join(str(exc).split())[:200]}): build"
-                        " compose/Dockerfile and set CHAOS_IMAGE to it") from None
-        self.image = image
-        from chaos.images import image_python
-
-        self.python = image_python(self.client, image)
+        self.image, self.python = racer_image(self.client, image)
         self.network = network
         self.src = str(Path(chaos.__file__).resolve().parent)
         self._racers: list[DockerRacer] = []
@@ -268,12 +289,8 @@ class DockerLauncher:
         spec_path.write_text(json.dumps(spec))
         log_path = wd / f"racer-{rid}.log"
         status_path = wd / f"exit-{rid}.json"
-        volumes = {d: {"bind": d, "mode": "rw"} for d in mounts_for(spec, workdir)}
-        for p in self.extra_paths:
-            shadows = self.python.startswith(p + "/") or p in ("/", "/tmp", "/usr", "/lib", "/etc")
-            if p not in volumes and not any(p.startswith(v + "/") for v in volumes) and not shadows:
-                volumes[p] = {"bind": p, "mode": "ro"}
-        volumes[self.src] = {"bind": f"{SRC_MOUNT}/chaos", "mode": "ro"}
+        volumes = extra_volumes({d: {"bind": d, "mode": "rw"} for d in mounts_for(spec, workdir)},
+                                self.extra_paths, self.python, self.src)
         tag = _SAFE.sub("_", f"{spec.get('trial_id', '')}-{rid}")
         name = f"chaos-{_SAFE.sub('_', self.run_id)}-{tag}-{secrets.token_hex(3)}"[:120]
         hostname = re.sub(r"[^a-z0-9-]", "-", f"c-{tag}".lower())[:63].strip("-")
@@ -287,7 +304,7 @@ class DockerLauncher:
             hostname=hostname,
             labels={LABEL_RUN: self.run_id, "chaos.trial": str(spec.get("trial_id", "")), "chaos.racer": rid},
             volumes=volumes,
-            environment={"PYTHONPATH": os.pathsep.join([SRC_MOUNT, *self.extra_paths, *venv_site_packages()]), "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"},
+            environment=racer_environment(self.extra_paths),
             network_mode=self.network,
             user=f"{os.getuid()}:{os.getgid()}",
             working_dir=str(wd),
@@ -359,6 +376,6 @@ def reap_run(run_id: str | None, docker_client=None) -> int:
             ct.remove(force=True)
             n += 1
         except Exception as exc:
-            if "No such container" not in str(exc):
+            if "No such container" not in str(exc) and "already in progress" not in str(exc):
                 raise
     return n

@@ -39,7 +39,7 @@ from chaos.ssh_session import HostError, HostSession, fingerprint  # noqa: F401 
 
 # the racer side: what `python -m chaos.racer` imports (plus the wrapper and the control agent)
 RACER_MODULES = ("__init__.py", "barrier.py", "ledger.py", "ledger_pg.py", "redact.py", "racer.py",
-                 "racer_wrapper.py", "remote_agent.py", "procfs.py", "errors.py")
+                 "racer_wrapper.py", "remote_agent.py", "procfs.py", "errors.py", "forkserver.py")
 RACER_PACKAGES = ("targets", "workloads")
 
 
