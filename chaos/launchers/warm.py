@@ -289,11 +289,17 @@ class ForkServerClient:
         return not self._eof and self.transport.running()
 
     def adopt(self, pid: int) -> None:
-        """A pid the server just forked for us (forget what a reaped racer with the same pid left)."""
+        """A pid the server just forked for us.
+
+        Nothing recorded for ``pid`` is cleared here: the server may report the new racer's
+        ``stopped`` (or even its ``exit``) *before* the spawn reply (it reaps from its SIGCHLD
+        handler while still forking the group's later racers), and clearing it lost that racer's
+        stop: it stood at the gate unseen until the trial timed out (measured under load in
+        Docker, where no /proc fallback hides it). Nothing stale can be there either: a pid is
+        reused only after its old process was reaped, whose ``exit`` event already dropped its
+        ``stopped`` and ``arrivals``, and its exit record was dropped by ``forget`` before this
+        spawn was sent (``ForkServerLauncher._forget_exited``)."""
         self.known.add(pid)
-        self.exits.pop(pid, None)
-        self.stopped.pop(pid, None)
-        self.arrivals.pop(pid, None)
 
     def forget(self, pid: int) -> None:
         """Nothing more will be asked about ``pid`` (its exit was collected by its handle)."""
