@@ -12,6 +12,7 @@ connection rules, and they are the security-relevant part:
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import os
@@ -44,6 +45,7 @@ class HostSession:
         self.client = None
         self._sftp = None
         self._lock = threading.Lock()
+        self._sftp_lock = threading.RLock()
         self._agent_lock = threading.Lock()
         self._agent = None
         self.where = f"host {host.name} ({host.user}@{host.address}:{host.port})"
@@ -140,11 +142,15 @@ class HostSession:
             raise HostError(f"{self.where}: the control agent's channel closed (connection lost?)")
         return json.loads(line)
 
+    @contextlib.contextmanager
     def sftp(self):
-        with self._lock:
+        """The session's SFTP client, for one thread at a time. paramiko's SFTPClient can deadlock
+        when threads share it (paramiko issues #718, #1836), and every cold racer's reader thread
+        fetches its own result: unserialised, a race trial hung once for 186 s."""
+        with self._sftp_lock:
             if self._sftp is None:
                 self._sftp = self.client.open_sftp()
-            return self._sftp
+            yield self._sftp
 
     def mkdirs(self, path: str) -> None:
         rc, _, err = self.run(["mkdir", "-p", "--", path])
@@ -152,15 +158,15 @@ class HostSession:
             raise HostError(f"{self.where}: cannot create {path}: {err.strip()}: fix 'workdir' in the inventory")
 
     def put_bytes(self, path: str, data: bytes) -> None:
-        sftp = self.sftp()
         tmp = f"{path}.part"
-        with sftp.open(tmp, "wb") as f:
-            f.write(data)
-        sftp.posix_rename(tmp, path)
+        with self.sftp() as sftp:
+            with sftp.open(tmp, "wb") as f:
+                f.write(data)
+            sftp.posix_rename(tmp, path)
 
     def get_bytes(self, path: str) -> bytes | None:
         try:
-            with self.sftp().open(path, "rb") as f:
+            with self.sftp() as sftp, sftp.open(path, "rb") as f:
                 return f.read()
         except FileNotFoundError:
             return None

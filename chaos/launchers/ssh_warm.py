@@ -128,18 +128,18 @@ class SshWarmLauncher(ForkServerLauncher, SshLauncher):
 
     def _mkdirs(self, s: HostSession, *paths: str) -> None:
         """Create folders over SFTP (no shell start per trial), parents first."""
-        sftp = s.sftp()
-        for p in paths:
-            if (s.host.name, p) in self._made:
-                continue
-            try:
-                sftp.mkdir(p)
-            except OSError:
+        with s.sftp() as sftp:
+            for p in paths:
+                if (s.host.name, p) in self._made:
+                    continue
                 try:
-                    sftp.stat(p)
+                    sftp.mkdir(p)
                 except OSError:
-                    raise HostError(f"{s.where}: cannot create {p}: fix 'workdir' in the inventory") from None
-            self._made.add((s.host.name, p))
+                    try:
+                        sftp.stat(p)
+                    except OSError:
+                        raise HostError(f"{s.where}: cannot create {p}: fix 'workdir' in the inventory") from None
+                self._made.add((s.host.name, p))
 
     def server_for(self, spec: dict, index: int, workdir: str) -> ForkServerClient:
         s = self._host_for(spec, index)
