@@ -312,6 +312,21 @@ class Lab:
         p = _run("ip", "netns", "pids", h.netns, check=False)
         return [int(x) for x in p.stdout.split()]
 
+    def chaos_processes(self, *names: bytes) -> list[int]:
+        """Pids anywhere in the lab hosts whose command line names one of ``names`` (e.g.
+        ``b"chaos.racer"``: racers and their wrappers; ``b"chaos.forkserver"``: warm servers)."""
+        out = []
+        for h in self.hosts:
+            for pid in self.processes_in(h):
+                try:
+                    with open(f"/proc/{pid}/cmdline", "rb") as f:
+                        cmd = f.read()
+                except OSError:
+                    continue
+                if any(n in cmd for n in names):
+                    out.append(pid)
+        return out
+
     def down(self) -> None:
         if self.relay:
             self.relay.close()

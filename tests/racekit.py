@@ -52,14 +52,19 @@ def run_races(scenario: Scenario, launcher, base: Path, *, run_id: str, ledger_c
         store_for=store_for,
         keep_work=True,
     )
-    records = []
     try:
-        for t in range(scenario.trials):
-            run = TrialRun(ctx, cell, f"c000-t{t:04d}", rep=t)
-            try:
-                records.append(race_trial(run))
-            finally:
-                run.cleanup()
+        return race_trials(ctx, cell, scenario.trials)
     finally:
         ledger.close()
+
+
+def race_trials(ctx: RunContext, cell, trials: int) -> list:
+    """``trials`` race trials of ``cell`` in ``ctx`` (ids c000-t0000, ...); each trial's folder goes after it."""
+    records = []
+    for t in range(trials):
+        run = TrialRun(ctx, cell, f"c000-t{t:04d}", rep=t)
+        try:
+            records.append(race_trial(run))
+        finally:
+            run.cleanup()
     return records

@@ -17,17 +17,7 @@ from racekit import new_run_id, race_scenario, run_races
 
 def _racer_pids(lab) -> list[int]:
     """Racer/wrapper processes anywhere in the lab hosts' namespaces."""
-    out = []
-    for h in lab.hosts:
-        for pid in lab.processes_in(h):
-            try:
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    cmd = f.read()
-            except OSError:
-                continue
-            if b"chaos.racer" in cmd:
-                out.append(pid)
-    return out
+    return lab.chaos_processes(b"chaos.racer")
 
 
 def test_two_hosts_share_one_postgres_ledger(lab, pg_dsn, tmp_path):

@@ -27,17 +27,7 @@ SWEEP_POINTS = (0, 9, 16)
 
 def _run_processes(lab) -> list[int]:
     """Racers (cold or warm) and fork servers anywhere in the lab hosts' namespaces."""
-    out = []
-    for h in lab.hosts:
-        for pid in lab.processes_in(h):
-            try:
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    cmd = f.read()
-            except OSError:
-                continue
-            if b"chaos.racer" in cmd or b"chaos.forkserver" in cmd:
-                out.append(pid)
-    return out
+    return lab.chaos_processes(b"chaos.racer", b"chaos.forkserver")
 
 
 @pytest.fixture

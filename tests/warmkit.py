@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
+import math
 import os
 import secrets
-from pathlib import Path
-
-import math
 import statistics
 from collections import Counter
+from pathlib import Path
 
-from chaos.kinds.race import race_trial
 from chaos.kinds.sweep import dry_run, kill_trial
 from chaos.ledger import SqliteLedger, open_ledger
 from chaos.scenario import Cell, Scenario, expand
 from chaos.trial import RunContext, TrialRun
+from racekit import race_trials
 
 
 def spec(base: Path, racer_id: str, *, workload: str = "three_step", thread: str = "th", armed: tuple[str, ...] = (),
@@ -142,18 +141,11 @@ def race_records(base: Path, launcher, k: int, trials: int, backend: str = "sqli
                  target={"framework": "langgraph", "backend": backend, "durability": "sync"})
     (cell,) = cells(s)
     ctx, ledger = context(base, launcher, **ctx_over)
-    recs = []
     try:
-        for t in range(trials):
-            run = TrialRun(ctx, cell, f"c000-t{t:04d}", rep=t)
-            try:
-                recs.append(race_trial(run))
-            finally:
-                run.cleanup()
+        return race_trials(ctx, cell, trials)
     finally:
         launcher.reap()
         ledger.close()
-    return recs
 
 
 def assert_same_race(cold: list, warm: list, k: int) -> None:

@@ -30,12 +30,12 @@ from pathlib import Path
 import chaos
 from chaos.launchers.docker import (LABEL_RUN, DockerError, _SAFE, client, extra_volumes, mounts_for, racer_environment,
                                     racer_image, reap_run)
-from chaos.launchers.warm import ForkServerClient, ForkServerLauncher, WarmRacer
+from chaos.launchers.warm import ForkServerClient, ForkServerLauncher, ServerLog, WarmRacer
 
 _HEADER = struct.Struct(">BxxxL")  # the engine's multiplexed stream: stream id, payload size
 
 
-class ContainerStdio:
+class ContainerStdio(ServerLog):
     """The attached stdin/stdout/stderr of a created container (a Transport), started once attached."""
 
     def __init__(self, api, container_id: str, name: str, log_path: Path):
@@ -111,14 +111,6 @@ class ContainerStdio:
             except OSError:
                 pass
         self._log.close()
-
-    def log_tail(self, n: int = 600) -> str:
-        try:
-            if not self._log.closed:
-                self._log.flush()
-            return self.log_path.read_bytes()[-n:].decode(errors="replace").strip()
-        except OSError:
-            return ""
 
 
 def _remove(api, container_id: str) -> None:

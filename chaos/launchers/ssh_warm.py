@@ -27,11 +27,11 @@ import socket
 from pathlib import Path
 
 from chaos.launchers.ssh import SshLauncher
-from chaos.launchers.warm import ForkServerClient, ForkServerLauncher, WarmRacer
+from chaos.launchers.warm import ForkServerClient, ForkServerLauncher, ServerLog, WarmRacer
 from chaos.ssh_session import HostError, HostSession
 
 
-class SshChannel:
+class SshChannel(ServerLog):
     """One exec channel running the fork server on a host (a Transport that also fetches files)."""
 
     def __init__(self, session: HostSession, command: str, log_path: Path):
@@ -92,14 +92,6 @@ class SshChannel:
         except (OSError, EOFError):
             pass
         self._log.close()
-
-    def log_tail(self, n: int = 600) -> str:
-        try:
-            if not self._log.closed:
-                self._log.flush()
-            return self.log_path.read_bytes()[-n:].decode(errors="replace").strip()
-        except OSError:
-            return ""
 
     # FetchesFiles
     def fetch(self, remote_path: str, local_path: str) -> bool:

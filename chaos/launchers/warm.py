@@ -37,7 +37,7 @@ import sys
 import time
 from collections import deque
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from chaos.barrier import read_arrivals
 from chaos.errors import EnvironmentProblem
@@ -103,7 +103,23 @@ class FetchesFiles(Protocol):
         """Copy one file back (atomically); False if it does not exist there."""
 
 
-class PipeTransport:
+class ServerLog:
+    """The server's log (its stderr, or what the transport carries of it) in the run's folder:
+    every transport keeps one and reads its tail the same way."""
+
+    log_path: Path
+    _log: Any  # the open binary file
+
+    def log_tail(self, n: int = 600) -> str:
+        try:
+            if not self._log.closed:
+                self._log.flush()
+            return self.log_path.read_bytes()[-n:].decode(errors="replace").strip()
+        except OSError:
+            return ""
+
+
+class PipeTransport(ServerLog):
     """A local fork server, a child process of the orchestrator, over its stdin/stdout pipes."""
 
     def __init__(self, python: str, target: str, env: dict | None, log_path: Path, label: str | None = None):
@@ -163,14 +179,6 @@ class PipeTransport:
         except OSError:
             pass
         self._log.close()
-
-    def log_tail(self, n: int = 600) -> str:
-        try:
-            if not self._log.closed:
-                self._log.flush()
-            return self.log_path.read_bytes()[-n:].decode(errors="replace").strip()
-        except OSError:
-            return ""
 
     # SeesRacerPids
     def proc_state(self, pid: int) -> str | None:
