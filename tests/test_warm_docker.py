@@ -64,7 +64,7 @@ def test_a_warm_kill_sweep_in_docker_equals_the_cold_one(docker_client, racer_im
 def test_a_warm_race_in_docker_saturates_like_a_cold_one(docker_client, racer_image, tmp_path):
     k = 3
     cold = race_records(tmp_path / "cold", DockerLauncher(new_run_id(), image=racer_image), k, 3, placement="docker")
-    warm = race_records(tmp_path / "warm", DockerWarmLauncher(new_run_id(), image=racer_image), k, 5, placement="docker")
+    warm = race_records(tmp_path / "warm", DockerWarmLauncher(new_run_id(), image=racer_image), k, 8, placement="docker")
     assert_same_race(cold, warm, k)
     assert {r.observations["launcher"] for r in warm} == {"docker-warm"}
 
