@@ -49,17 +49,7 @@ kill_points: ["effect(task=b)", "save(turn=b):after", "save(turn=c):after"]
 
 
 def test_concurrent_answers_to_one_pause_each_fire(tmp_path):
-    results = run_text(tmp_path, """
-name: ag_race
-kind: race
-target: {framework: autogen, backend: file}
-workload: gate_after_interrupt
-resume: "command:true"
-racers: {k: 3}
-trials: 1
-seed: 5
-timeout_s: 60
-""").results
+    results = run_text(tmp_path, look.pause_answers("autogen", "race", seed=5, trials=1, k=3)).results
     c = look.cell(results)
     assert c.valid_trials == 1
     co = look.verdict(c, "CO")

@@ -49,17 +49,7 @@ kill_points: ["effect(task=b)", "save(after=b):after", "save(after=c):after"]
 
 
 def test_concurrent_answers_to_one_pause_each_fire(tmp_path):
-    results = run_text(tmp_path, """
-name: li_race
-kind: race
-target: {framework: llamaindex, backend: file}
-workload: gate_after_interrupt
-resume: "command:true"
-racers: {k: 3}
-trials: 1
-seed: 5
-timeout_s: 60
-""").results
+    results = run_text(tmp_path, look.pause_answers("llamaindex", "race", seed=5, trials=1, k=3)).results
     c = look.cell(results)
     assert c.valid_trials == 1
     co = look.verdict(c, "CO")
@@ -68,15 +58,6 @@ timeout_s: 60
 
 
 def test_a_stray_second_answer_to_a_completed_run_runs_it_again(tmp_path):
-    results = run_text(tmp_path, """
-name: li_stray
-kind: stray_resume
-target: {framework: llamaindex, backend: file}
-workload: gate_after_interrupt
-resume: "command:true"
-trials: 1
-seed: 6
-timeout_s: 60
-""").results
+    results = run_text(tmp_path, look.pause_answers("llamaindex", "stray_resume", seed=6, trials=1)).results
     co = look.verdict(look.cell(results), "CO")
     assert co.status == "violated" and "gate:True" in co.reason

@@ -68,17 +68,7 @@ kill_points: ["save(node=C,status=created):after"]
 
 
 def test_three_racers_answering_one_pause_fire_the_gate_at_most_once(tmp_path):
-    results = run_text(tmp_path, """
-name: pg_race
-kind: race
-target: {framework: pydantic_graph, backend: file}
-workload: gate_after_interrupt
-resume: "command:true"
-racers: {k: 3}
-trials: 2
-seed: 5
-timeout_s: 60
-""").results
+    results = run_text(tmp_path, look.pause_answers("pydantic_graph", "race", seed=5, trials=2, k=3)).results
     c = look.cell(results)
     assert c.valid_trials == 2
     assert look.verdict(c, "CO").status in ("holds", "unknown")  # unknown only if no racer won at all
@@ -88,15 +78,6 @@ timeout_s: 60
 
 
 def test_a_stray_second_answer_to_a_completed_run_is_refused(tmp_path):
-    results = run_text(tmp_path, """
-name: pg_stray
-kind: stray_resume
-target: {framework: pydantic_graph, backend: file}
-workload: gate_after_interrupt
-resume: "command:true"
-trials: 1
-seed: 6
-timeout_s: 60
-""").results
+    results = run_text(tmp_path, look.pause_answers("pydantic_graph", "stray_resume", seed=6, trials=1)).results
     co = look.verdict(look.cell(results), "CO")
     assert co.status == "holds" and "GraphRuntimeError" in co.reason
