@@ -10,7 +10,7 @@ import secrets
 from pathlib import Path
 
 from chaos.kinds.race import race_trial
-from chaos.ledger import open_ledger
+from chaos.ledger import Ledger, open_ledger
 from chaos.scenario import Scenario, expand
 from chaos.trial import RunContext, TrialRun
 
@@ -35,9 +35,13 @@ def new_run_id() -> str:
     return "t" + secrets.token_hex(4)
 
 
-def run_races(scenario: Scenario, launcher, base: Path, *, run_id: str, ledger_config: dict, store_for) -> list:
-    """Every trial of the scenario's first cell; returns the TrialRecords."""
-    cell = expand(scenario, check=False)[0]
+def context(base: Path, launcher, run_id: str | None = None, *, ledger_config: dict | None = None,
+            store_for=None, root_seed: int = 11, keep_work: bool = False) -> tuple[RunContext, Ledger]:
+    """A RunContext like the orchestrator's, over a SQLite ledger in ``base`` (or the ledger and
+    checkpoint store given: Postgres for racers on other hosts)."""
+    run_id = run_id or "t" + secrets.token_hex(4)
+    base.mkdir(parents=True, exist_ok=True)
+    ledger_config = ledger_config or {"kind": "sqlite", "path": str(base / "ledger.sqlite")}
     ledger = open_ledger(ledger_config)
     work = base / "work"
     work.mkdir(parents=True, exist_ok=True)
@@ -45,13 +49,21 @@ def run_races(scenario: Scenario, launcher, base: Path, *, run_id: str, ledger_c
         run_id=run_id,
         run_dir=base,
         work_dir=work,
-        root_seed=scenario.seed,
+        root_seed=root_seed,
         launcher=launcher,
         ledger_config=ledger_config,
         read_ledger=lambda trial_id: ledger.rows(run_id=run_id, trial_id=trial_id),
-        store_for=store_for,
-        keep_work=True,
+        store_for=store_for or (lambda cell, trial_id, d: {"path": str((d / "checkpoints.sqlite").resolve())}),
+        keep_work=keep_work,
     )
+    return ctx, ledger
+
+
+def run_races(scenario: Scenario, launcher, base: Path, *, run_id: str, ledger_config: dict, store_for) -> list:
+    """Every trial of the scenario's first cell; returns the TrialRecords."""
+    cell = expand(scenario, check=False)[0]
+    ctx, ledger = context(base, launcher, run_id, ledger_config=ledger_config, store_for=store_for,
+                          root_seed=scenario.seed, keep_work=True)
     try:
         return race_trials(ctx, cell, scenario.trials)
     finally:

@@ -7,24 +7,13 @@ from pathlib import Path
 
 from chaos.envs import racer_env
 from chaos.launchers.local import LocalLauncher
-from chaos.ledger import SqliteLedger
-from chaos.trial import RunContext
+from racekit import context
 
 
 def make_context(tmp_path: Path, run_id: str = "test-run"):
-    ledger_path = tmp_path / "ledger.sqlite"
-    ledger = SqliteLedger(str(ledger_path))
+    """A RunContext over cold local racers and a SQLite ledger in ``tmp_path``, and its closer."""
     launcher = LocalLauncher(python=sys.executable, env=racer_env(sys.executable))
-    ctx = RunContext(
-        run_id=run_id,
-        run_dir=tmp_path,
-        work_dir=tmp_path / "work",
-        root_seed=1,
-        launcher=launcher,
-        ledger_config={"kind": "sqlite", "path": str(ledger_path)},
-        read_ledger=lambda trial_id: ledger.rows(run_id=run_id, trial_id=trial_id),
-        store_for=lambda cell, trial_id, d: {"path": str(d / "checkpoints.sqlite")},
-    )
+    ctx, ledger = context(tmp_path, launcher, run_id, root_seed=1)
 
     def close():
         launcher.reap()

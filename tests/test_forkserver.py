@@ -239,20 +239,22 @@ def test_if_the_server_dies_its_racers_die_and_their_kills_are_reported_unconfir
 
 def test_a_stop_reported_before_the_spawn_reply_is_read_is_not_lost(launcher, tmp_path):
     """Under load a racer can reach its start gate before the orchestrator reads the spawn reply:
-    the reply and the server's ``stopped`` event then arrive in one read, before the handle exists.
+    the reply and the server's ``stopped`` event are then both read before the handle exists.
     The stop must survive the handle's creation: in Docker and over SSH the server's events are the
     only status channel, and a lost stop left a racer unseen at the gate until the trial timed out."""
     s = spec(tmp_path, "early", gate=True)
     client = launcher.server("langgraph", str(tmp_path))
+
+    def children() -> set[int]:
+        return {int(p) for p in Path(f"/proc/{client.pid}/task/{client.pid}/children").read_text().split()}
+
+    before = children()
     n_spawn = client.send_request("spawn", racers=[launcher.entry(s, str(tmp_path), client)], pgid=0)
-
-    def children() -> list[int]:
-        return [int(p) for p in Path(f"/proc/{client.pid}/task/{client.pid}/children").read_text().split()]
-
-    assert wait_until(lambda: any(proc_state(p) == "T" for p in children()), 120)  # stands at its gate
-    # a later request's reply comes after the stop the server reported: reading it reads both
-    client.await_reply(client.send_request("status"), "status")
-    pid = int(client.await_reply(n_spawn, "spawn")["pids"]["early"])
+    assert wait_until(lambda: any(proc_state(p) == "T" for p in children() - before), 120)  # stands at its gate
+    (pid,) = children() - before
+    # read the server's events, the spawn reply among them, until its stop is in: the handle does not exist yet
+    assert wait_until(lambda: [client.pump(0.05)] and client.stopped.get(pid) is True, 30)
+    assert int(client.await_reply(n_spawn, "spawn")["pids"]["early"]) == pid
     client.adopt(pid)
     assert client.stopped.get(pid) is True
     client.request("signal", pid=pid, sig=int(signal.SIGKILL))

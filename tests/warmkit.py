@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import math
 import os
-import secrets
 import statistics
 from collections import Counter
 from pathlib import Path
 
 from chaos.kinds.sweep import dry_run, kill_trial
-from chaos.ledger import SqliteLedger, open_ledger
 from chaos.scenario import Cell, Scenario, expand
-from chaos.trial import RunContext, TrialRun
-from racekit import race_trials
+from chaos.trial import TrialRun
+from racekit import context, race_trials  # noqa: F401  (context: re-exported for scripts)
 
 
 def spec(base: Path, racer_id: str, *, workload: str = "three_step", thread: str = "th", armed: tuple[str, ...] = (),
@@ -49,28 +47,6 @@ def scenario(**data) -> Scenario:
     return Scenario.model_validate(base)
 
 
-def context(base: Path, launcher, run_id: str | None = None, *, ledger_config: dict | None = None,
-            store_for=None) -> tuple[RunContext, SqliteLedger]:
-    """A RunContext like the orchestrator's, over a SQLite ledger in ``base`` (or the ledger and
-    checkpoint store given: Postgres for racers on other hosts)."""
-    run_id = run_id or "t" + secrets.token_hex(4)
-    base.mkdir(parents=True, exist_ok=True)
-    ledger_config = ledger_config or {"kind": "sqlite", "path": str(base / "ledger.sqlite")}
-    ledger = open_ledger(ledger_config)
-    work = base / "work"
-    work.mkdir(parents=True, exist_ok=True)
-    ctx = RunContext(
-        run_id=run_id,
-        run_dir=base,
-        work_dir=work,
-        root_seed=11,
-        launcher=launcher,
-        ledger_config=ledger_config,
-        read_ledger=lambda trial_id: ledger.rows(run_id=run_id, trial_id=trial_id),
-        store_for=store_for or (lambda cell, trial_id, d: {"path": str((d / "checkpoints.sqlite").resolve())}),
-        keep_work=False,
-    )
-    return ctx, ledger
 
 
 def cells(s: Scenario) -> list[Cell]:
