@@ -30,7 +30,7 @@ from pathlib import Path
 import chaos
 from chaos.launchers.docker import (LABEL_RUN, DockerError, _SAFE, client, extra_volumes, mounts_for, racer_environment,
                                     racer_image, reap_run)
-from chaos.launchers.warm import ForkServerClient, ForkServerLauncher, ServerLog, WarmRacer
+from chaos.launchers.warm import ForkServerClient, OneServerLauncher, ServerLog, WarmRacer
 
 _HEADER = struct.Struct(">BxxxL")  # the engine's multiplexed stream: stream id, payload size
 
@@ -125,7 +125,7 @@ def _remove(api, container_id: str) -> None:
             raise
 
 
-class DockerWarmLauncher(ForkServerLauncher):
+class DockerWarmLauncher(OneServerLauncher):
     name = "docker-warm"
 
     def __init__(self, run_id: str, *, image: str | None = None, network: str = "host", docker_client=None,
@@ -137,7 +137,6 @@ class DockerWarmLauncher(ForkServerLauncher):
         self.image, self.python = racer_image(self.docker, image)
         self.network = network
         self.src = str(Path(chaos.__file__).resolve().parent)
-        self.client: ForkServerClient | None = None
         self.mounts: list[str] = []
         self.hostname = ""
 
@@ -183,14 +182,6 @@ class DockerWarmLauncher(ForkServerLauncher):
 
     def handle(self, spec: dict, entry: dict, pid: int, pgid: int, client: ForkServerClient, workdir: str) -> WarmRacer:
         return WarmRacer(spec["racer_id"], pid, pgid, client, spec, Path(entry["log"]), host=self.hostname)
-
-    def clients(self) -> list[ForkServerClient]:
-        return [self.client] if self.client is not None else []
-
-    def close_servers(self) -> None:
-        if self.client is not None:
-            self.client.close()
-            self.client = None
 
     def reap(self) -> None:
         """Stop the server (it kills and reaps every racer), then remove anything left with the run's label."""

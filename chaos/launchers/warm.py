@@ -611,7 +611,21 @@ class ForkServerLauncher:
         self._racers.clear()
 
 
-class WarmLauncher(ForkServerLauncher):
+class OneServerLauncher(ForkServerLauncher):
+    """A warm launcher with a single fork server (locally, or in one container): ``self.client``."""
+
+    client: ForkServerClient | None = None
+
+    def clients(self) -> list[ForkServerClient]:
+        return [self.client] if self.client is not None else []
+
+    def close_servers(self) -> None:
+        if self.client is not None:
+            self.client.close()
+            self.client = None
+
+
+class WarmLauncher(OneServerLauncher):
     """Local warm racers: one fork server per launcher, i.e. per (framework, version) of a run,
     started on the first ``start_group`` and shut down by ``reap``."""
 
@@ -628,7 +642,6 @@ class WarmLauncher(ForkServerLauncher):
         paths = [p for p in self.env.get("PYTHONPATH", "").split(os.pathsep) if p and p != chaos_root()]
         self.env["PYTHONPATH"] = os.pathsep.join([chaos_root(), *paths])
         self.log_dir = Path(log_dir) if log_dir else None
-        self.client: ForkServerClient | None = None
 
     def server(self, target: str, workdir: str) -> ForkServerClient:
         if self.client is not None and not self.client.alive:
@@ -647,10 +660,3 @@ class WarmLauncher(ForkServerLauncher):
     def server_for(self, spec: dict, index: int, workdir: str) -> ForkServerClient:
         return self.server(spec["target"]["framework"], workdir)
 
-    def clients(self) -> list[ForkServerClient]:
-        return [self.client] if self.client is not None else []
-
-    def close_servers(self) -> None:
-        if self.client is not None:
-            self.client.close()
-            self.client = None

@@ -20,7 +20,7 @@ from typing import Any
 from chaos.barrier import BarrierClient
 from chaos.ledger import Ledger
 from chaos.targets.base import error_of
-from chaos.targets.common import AsyncSession, EffectRecorder, JsonFileStore, SessionLoop, outcome, store_file
+from chaos.targets.common import AsyncSession, outcome
 from chaos.workloads import build_workload
 
 MAX_TURNS_PER_ACTION = 32
@@ -35,19 +35,16 @@ class NoSavedState(LookupError):
 
 class AutoGenSession(AsyncSession):
     unsupported_ops = UNSUPPORTED_OPS
+    store_suffix = ".team.json"
 
     def __init__(self, spec: dict, barrier: BarrierClient, ledger: Ledger):
         from autogen_agentchat.teams import RoundRobinGroupChat
 
         from chaos.workloads.autogen import BUILTIN, AutoGenWorkload
 
-        self.thread_id = spec["thread_id"]
-        self.aio = SessionLoop()
-        self.recorder = EffectRecorder(barrier, ledger, self.thread_id)
-        self.store = JsonFileStore(store_file(spec, ".team.json"), barrier)
+        super().__init__(spec, barrier, ledger)
         self.workload = built = build_workload(spec, self.recorder, BUILTIN, AutoGenWorkload)
         self.team = RoundRobinGroupChat(built.participants, max_turns=1)
-        self.seq = 0
         self.completed: list[str] = []
 
     async def _turns(self, task: Any) -> dict:

@@ -108,11 +108,21 @@ class SessionBase:
 class AsyncSession(SessionBase):
     """A session over an async framework: run and resume only, each call driven on its own loop.
 
-    Subclasses provide ``self.aio`` (a SessionLoop), ``async _perform(action)`` and
+    ``__init__`` sets up what every such session has: the thread id, one event loop for the
+    session's life, the effect recorder and the JSON file (``store_suffix``) the framework's state
+    is saved in. Subclasses build their workload, and provide ``async _perform(action)`` and
     ``unsupported_ops`` (why other ops cannot be expressed)."""
 
     aio: "SessionLoop"
     unsupported_ops: str = ""
+    store_suffix: str = ".json"
+
+    def __init__(self, spec: dict, barrier: BarrierClient, ledger: Ledger):
+        self.thread_id = spec["thread_id"]
+        self.aio = SessionLoop()
+        self.recorder = EffectRecorder(barrier, ledger, self.thread_id)
+        self.store = JsonFileStore(store_file(spec, self.store_suffix), barrier)
+        self.seq = 0
 
     def perform(self, action: dict) -> dict:
         if action.get("op", "run") not in ("run", "resume"):

@@ -22,7 +22,7 @@ from typing import Any
 from chaos.barrier import BarrierClient
 from chaos.ledger import Ledger
 from chaos.targets.base import error_of
-from chaos.targets.common import AsyncSession, EffectRecorder, JsonFileStore, SessionLoop, outcome, store_file
+from chaos.targets.common import AsyncSession, outcome
 from chaos.workloads import build_workload
 
 
@@ -40,16 +40,13 @@ def _pending_steps(ctx_doc: dict) -> list[str]:
 
 class LlamaIndexSession(AsyncSession):
     unsupported_ops = UNSUPPORTED_OPS
+    store_suffix = ".ctx.json"
 
     def __init__(self, spec: dict, barrier: BarrierClient, ledger: Ledger):
         from chaos.workloads.llamaindex import BUILTIN, LlamaWorkload
 
-        self.thread_id = spec["thread_id"]
-        self.aio = SessionLoop()
-        self.recorder = EffectRecorder(barrier, ledger, self.thread_id)
-        self.store = JsonFileStore(store_file(spec, ".ctx.json"), barrier)
+        super().__init__(spec, barrier, ledger)
         self.workload = build_workload(spec, self.recorder, BUILTIN, LlamaWorkload)
-        self.seq = 0
         self.completed: list[str] = []
 
     def _save(self, what: str, handler: Any, *, awaiting: bool) -> None:
