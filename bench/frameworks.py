@@ -4,7 +4,7 @@ Usage: python bench/frameworks.py [--repeats 3] [framework ...]
 
 * import: ``python -c "import <what its racers import>"`` in the framework's env (wall seconds, fresh
   process each time, so it includes interpreter start-up).
-* racer: one cold racer (``python -m chaos.racer``) that opens the ledger and the session and runs
+* racer: one cold racer (``python -m chaos.racer.main``) that opens the ledger and the session and runs
   ``three_step`` to the end with nothing armed: the cost of one process of a trial.
 * sweep trial: the median wall seconds per kill trial (victim + resume racer) of a one-point
   kill sweep run by the real orchestrator, from its journal.
@@ -27,8 +27,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from chaos.envs import python_for, racer_env  # noqa: E402
-from chaos.journal import read_journal  # noqa: E402
-from chaos.orchestrator import RunOptions, run_scenario  # noqa: E402
+from chaos.running.journal import read_journal  # noqa: E402
+from chaos.running.orchestrator import RunOptions, run_scenario  # noqa: E402
 
 # backend, kill point, and what a racer of the framework imports (the cost measured as "import")
 FRAMEWORKS = {
@@ -56,7 +56,7 @@ def cold_racer(fw: str, python: str, backend: str, work: Path, i: int) -> float:
             "barrier": {"dir": str(d / "barriers"), "armed": []}, "actions": [{"op": "run"}],
             "result_path": str(d / "result.json")}
     (d / "spec.json").write_text(json.dumps(spec))
-    secs = timed([python, "-m", "chaos.racer", str(d / "spec.json")], racer_env(python))
+    secs = timed([python, "-m", "chaos.racer.main", str(d / "spec.json")], racer_env(python))
     result = json.loads((d / "result.json").read_text())
     status = (result.get("outcomes") or [{}])[-1].get("status")
     if status != "done":

@@ -4,8 +4,8 @@ Runs the same cells three ways and prints, per case: trials per second, median w
 trial, CPU per trial, peak memory (PSS of every racer process plus the fork server, sampled when
 all racers stand at the start gate), the release spread of races, and warm/naive ratios.
 
-* ``cold``: chaos with a fresh ``python -m chaos.racer`` per racer (``--racers cold``).
-* ``warm``: chaos with racers forked from ``chaos.forkserver`` (the default).
+* ``cold``: chaos with a fresh ``python -m chaos.racer.main`` per racer (``--racers cold``).
+* ``warm``: chaos with racers forked from ``chaos.racer.forkserver`` (the default).
 * ``naive``: the published hand probes' style: a fresh ``python`` per racer, READY/GO files
   polled every 5 ms, ``subprocess`` waits (``bench/naive_racer.py``), same workload and ledger.
 
@@ -39,15 +39,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from chaos.barrier import read_arrivals  # noqa: E402
+from chaos.racer.barrier import read_arrivals  # noqa: E402
 from chaos.kinds.race import race_trial  # noqa: E402
 from chaos.kinds.sweep import dry_run, kill_trial  # noqa: E402
 from chaos.launchers.local import LocalLauncher  # noqa: E402
-from chaos.launchers.warm import WarmLauncher  # noqa: E402
-from chaos.ledger import SqliteLedger  # noqa: E402
-from chaos.orchestrator import RunOptions, run_scenario  # noqa: E402
-from chaos.scenario import Scenario, expand  # noqa: E402
-from chaos.trial import RunContext, TrialRun  # noqa: E402
+from chaos.launchers.warm.client import WarmLauncher  # noqa: E402
+from chaos.racer.ledger import SqliteLedger  # noqa: E402
+from chaos.running.orchestrator import RunOptions, run_scenario  # noqa: E402
+from chaos.scenario.model import Scenario, expand  # noqa: E402
+from chaos.running.trial import RunContext, TrialRun  # noqa: E402
 
 NAIVE_RACER = str(ROOT / "bench" / "naive_racer.py")
 NAIVE_POLL_S = 0.005

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from chaos import pgstore  # noqa: E402
+from chaos.running import pgstore  # noqa: E402
 from racekit import new_run_id  # noqa: E402
 from warmkit import race_records  # noqa: E402
 
@@ -45,7 +45,7 @@ def row(placement: str, mode: str, recs: list, total_s: float) -> None:
 
 def docker_case(mode: str, k: int, trials: int, base: Path) -> None:
     from chaos.launchers.docker import DockerLauncher
-    from chaos.launchers.docker_warm import DockerWarmLauncher
+    from chaos.launchers.warm.docker import DockerWarmLauncher
 
     run_id = new_run_id()
     launcher = (DockerWarmLauncher if mode == "warm" else DockerLauncher)(run_id)
@@ -56,7 +56,7 @@ def docker_case(mode: str, k: int, trials: int, base: Path) -> None:
 
 def ssh_case(lab, mode: str, k: int, trials: int, base: Path) -> None:
     from chaos.launchers.ssh import SshLauncher
-    from chaos.launchers.ssh_warm import SshWarmLauncher
+    from chaos.launchers.warm.ssh import SshWarmLauncher
 
     dsn = lab.pg_dsn(os.environ.get("CHAOS_PG_DSN", "postgresql://chaos:chaos@127.0.0.1:5432/chaos"))
     run_id = new_run_id()

@@ -28,8 +28,8 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from chaos import registry  # noqa: E402
-from chaos.orchestrator import RunOptions, run_scenario  # noqa: E402
+from chaos.running import registry  # noqa: E402
+from chaos.running.orchestrator import RunOptions, run_scenario  # noqa: E402
 
 
 def snapshot() -> dict:

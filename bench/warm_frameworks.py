@@ -4,12 +4,12 @@ Usage: ``python bench/warm_frameworks.py [--racers 8] [framework ...]``
 
 For each framework, in its own racer environment (``chaos.envs.python_for``):
 
-* server start: wall seconds from launching ``python -m chaos.forkserver --target X`` to its
+* server start: wall seconds from launching ``python -m chaos.racer.forkserver --target X`` to its
   ``ready`` event, and the ``import_s`` it reports (imports + prewarm), with the modules preloaded;
 * warm racer: wall ms from asking the server for a racer to seeing its exit, for a racer that runs
   the built-in ``three_step`` to the end with nothing armed (median and min over ``--racers``);
   and the racer's own phases (setup = ledger + session; action = the run);
-* cold racer: the same racer as a fresh ``python -m chaos.racer`` (median of 3).
+* cold racer: the same racer as a fresh ``python -m chaos.racer.main`` (median of 3).
 
 Numbers only, no assertion; quote them with the load average printed.
 """
@@ -29,9 +29,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from chaos.envs import python_for, racer_env  # noqa: E402
-from chaos.launchers.warm import WarmLauncher  # noqa: E402
-from chaos.ledger import SqliteLedger  # noqa: E402
-from chaos.trial import wait_until  # noqa: E402
+from chaos.launchers.warm.client import WarmLauncher  # noqa: E402
+from chaos.racer.ledger import SqliteLedger  # noqa: E402
+from chaos.running.trial import wait_until  # noqa: E402
 
 BACKENDS = {"langgraph": "sqlite", "crewai": "sqlite", "llamaindex": "file", "pydantic_graph": "file", "autogen": "file"}
 
@@ -85,7 +85,7 @@ def measure(fw: str, n: int, base: Path) -> dict:
         s = racer_spec(fw, d, i)
         (d / f"spec-{i}.json").write_text(json.dumps(s))
         t = time.monotonic()
-        subprocess.run([python, "-m", "chaos.racer", str(d / f"spec-{i}.json")], env=env, check=True, capture_output=True)
+        subprocess.run([python, "-m", "chaos.racer.main", str(d / f"spec-{i}.json")], env=env, check=True, capture_output=True)
         colds.append((time.monotonic() - t) * 1000)
         if not done(json.loads(Path(s["result_path"]).read_text())):
             raise SystemExit(f"{fw}: the cold racer did not finish three_step")

@@ -21,7 +21,7 @@ import sys
 import venv
 from pathlib import Path
 
-from chaos.errors import EnvironmentProblem
+from chaos.racer.errors import EnvironmentProblem
 
 
 PIP_TIMEOUT_S = 1800  # every wait is capped: a pip that hangs on the network must not hang the run

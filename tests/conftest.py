@@ -9,7 +9,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from chaos.orchestrator import RunOptions, RunOutcome, run_scenario
+from chaos.running.orchestrator import RunOptions, RunOutcome, run_scenario
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -28,8 +28,8 @@ def run_text(tmp_path: Path, text: str, **opts) -> RunOutcome:
 def racers_alive(marker: str) -> list[psutil.Process]:
     """Racer processes whose command line mentions ``marker`` (a run folder).
 
-    Cold racers are ``python -m chaos.racer <run>/work/.../spec.json``; warm racers are forks of
-    ``python -m chaos.forkserver ... --label <run>/work`` and keep its command line, so both the
+    Cold racers are ``python -m chaos.racer.main <run>/work/.../spec.json``; warm racers are forks of
+    ``python -m chaos.racer.forkserver ... --label <run>/work`` and keep its command line, so both the
     server and its racers are found.
     """
     out = []
@@ -38,7 +38,7 @@ def racers_alive(marker: str) -> list[psutil.Process]:
             cmd = " ".join(p.info["cmdline"] or [])
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             continue
-        if ("chaos.racer" in cmd or "chaos.forkserver" in cmd) and marker in cmd and p.info["status"] != psutil.STATUS_ZOMBIE:
+        if ("chaos.racer.main" in cmd or "chaos.racer.forkserver" in cmd) and marker in cmd and p.info["status"] != psutil.STATUS_ZOMBIE:
             out.append(p)
     return out
 

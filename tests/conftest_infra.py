@@ -33,7 +33,7 @@ def pg_dsn() -> str:
     try:
         psycopg.connect(dsn, connect_timeout=5).close()
     except psycopg.OperationalError as exc:
-        from chaos.redact import redact_dsn
+        from chaos.racer.redact import redact_dsn
 
         pytest.fail(f"Postgres at {redact_dsn(dsn)} refuses connections ({' '.join(str(exc).split())[:160]}):"
                     " run scripts/postgres.sh (or .ci/infra.sh) and export CHAOS_PG_DSN", pytrace=False)
@@ -52,7 +52,7 @@ def docker_client():
 
 @pytest.fixture(scope="session")
 def racer_image(docker_client) -> str:
-    from chaos.images import ensure_image
+    from chaos.remote.images import ensure_image
 
     return ensure_image(docker_client)
 

@@ -314,7 +314,7 @@ class Lab:
 
     def chaos_processes(self, *names: bytes) -> list[int]:
         """Pids anywhere in the lab hosts whose command line names one of ``names`` (e.g.
-        ``b"chaos.racer"``: racers and their wrappers; ``b"chaos.forkserver"``: warm servers)."""
+        ``b"chaos.racer.main"``: racers and their wrappers; ``b"chaos.racer.forkserver"``: warm servers)."""
         out = []
         for h in self.hosts:
             for pid in self.processes_in(h):

@@ -10,9 +10,9 @@ import secrets
 from pathlib import Path
 
 from chaos.kinds.race import race_trial
-from chaos.ledger import Ledger, open_ledger
-from chaos.scenario import Scenario, expand
-from chaos.trial import RunContext, TrialRun
+from chaos.racer.ledger import Ledger, open_ledger
+from chaos.scenario.model import Scenario, expand
+from chaos.running.trial import RunContext, TrialRun
 
 
 def race_scenario(**over) -> Scenario:

@@ -6,9 +6,9 @@ hostile strings where a run's strings go. The nightly tests use records from rea
 
 from __future__ import annotations
 
-from chaos.analysis import analyze_cell, exit_code, verdict_counts
+from chaos.kinds.checking import analyze_cell, exit_code, verdict_counts
 from chaos.records import BarrierEvent, Op, RacerOutcome, RunResults, TrialRecord
-from chaos.scenario import Scenario, expand
+from chaos.scenario.model import Scenario, expand
 
 
 def race_cell(k: int = 2, jitter_ms: float = 0, name: str = "race_demo", index: int = 0):

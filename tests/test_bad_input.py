@@ -13,7 +13,7 @@ import pytest
 from robustkit import ROOT, chaos, one_line
 from typer.testing import CliRunner
 
-from chaos.cli import app
+from chaos.cli.app import app
 
 GOOD = """\
 name: ok

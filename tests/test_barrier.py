@@ -12,10 +12,10 @@ import time
 
 import pytest
 
-from chaos.barrier import BarrierClient, read_arrivals
+from chaos.racer.barrier import BarrierClient, read_arrivals
 from chaos.launchers import ExitStatus
 from chaos.launchers.local import all_threads_stopped, proc_state
-from chaos.trial import wait_until
+from chaos.running.trial import wait_until
 
 
 def _spec(tmp_path, armed):
@@ -49,7 +49,7 @@ def test_a_kill_at_put_before_leaves_no_checkpoint(tmp_path, attempt):
     commit, so a checkpoint became durable 'before' its own put (2 of 4 trials)."""
     spec = _spec(tmp_path, "put(step=-1,source=input):before#1")
     (tmp_path / "spec.json").write_text(json.dumps(spec))
-    p = subprocess.Popen([sys.executable, "-m", "chaos.racer", str(tmp_path / "spec.json")])
+    p = subprocess.Popen([sys.executable, "-m", "chaos.racer.main", str(tmp_path / "spec.json")])
     try:
         assert wait_until(lambda: read_arrivals(spec["barrier"]["dir"]) and all_threads_stopped(p.pid), 60)
         assert _checkpoints(spec["store"]["path"]) == 0
@@ -64,7 +64,7 @@ def test_a_kill_at_put_before_leaves_no_checkpoint(tmp_path, attempt):
 def test_released_racer_finishes_and_records_every_boundary(tmp_path):
     spec = _spec(tmp_path, "put(step=0,source=loop):after#1")
     (tmp_path / "spec.json").write_text(json.dumps(spec))
-    p = subprocess.Popen([sys.executable, "-m", "chaos.racer", str(tmp_path / "spec.json")])
+    p = subprocess.Popen([sys.executable, "-m", "chaos.racer.main", str(tmp_path / "spec.json")])
     try:
         assert wait_until(lambda: proc_state(p.pid) == "T" and all_threads_stopped(p.pid), 60)
         (arrival,) = read_arrivals(spec["barrier"]["dir"])

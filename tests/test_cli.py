@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from chaos.journal import read_journal
-from chaos.trial import wait_until
+from chaos.running.journal import read_journal
+from chaos.running.trial import wait_until
 from conftest import racers_alive, write_scenario
 
 CHAOS = [sys.executable, "-m", "chaos"]

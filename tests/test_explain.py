@@ -1,6 +1,6 @@
 """Story: a person reads why an effect is a duplicate, in words built from the trial's records."""
 
-from chaos.explain import explain_duplicates, timeline
+from chaos.reports.explain import explain_duplicates, timeline
 from runkit import race_record
 
 

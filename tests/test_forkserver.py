@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from chaos.launchers.local import proc_state
-from chaos.launchers.warm import WarmLauncher
-from chaos.trial import wait_until
+from chaos.launchers.warm.client import WarmLauncher
+from chaos.running.trial import wait_until
 from conftest import racers_alive
 from warmkit import gone, spec
 
@@ -100,7 +100,7 @@ def test_the_server_refuses_to_fork_once_it_has_a_thread_or_a_database_connectio
     code = textwrap.dedent(
         """
         import json, os, sqlite3, sys, threading
-        from chaos.forkserver import Server, Refused
+        from chaos.racer.forkserver import Server, Refused
         r, w = os.pipe()
         s = Server(r, w)
         out = {"clean": s.fork_unsafe()}
@@ -142,8 +142,8 @@ def test_when_the_orchestrator_dies_the_server_and_its_racers_die_too(tmp_path):
         import json, sys
         from pathlib import Path
         sys.path.insert(0, {str(Path(__file__).parent)!r})
-        from chaos.launchers.warm import WarmLauncher
-        from chaos.trial import wait_until
+        from chaos.launchers.warm.client import WarmLauncher
+        from chaos.running.trial import wait_until
         from warmkit import spec
         base = Path(sys.argv[1])
         lau = WarmLauncher(log_dir=base)
@@ -171,7 +171,7 @@ def test_when_the_orchestrator_dies_the_server_and_its_racers_die_too(tmp_path):
 
 
 def test_end_of_input_kills_and_reaps_every_racer(tmp_path):
-    proc = subprocess.Popen([sys.executable, "-m", "chaos.forkserver", "--target", "langgraph"], stdin=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-m", "chaos.racer.forkserver", "--target", "langgraph"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, cwd=ROOT, close_fds=True)
     try:
         ready = json.loads(proc.stdout.readline())
@@ -194,7 +194,7 @@ def test_end_of_input_kills_and_reaps_every_racer(tmp_path):
 
 def test_a_remote_launcher_can_drive_the_server_over_a_unix_socket(tmp_path):
     path = str(tmp_path / "fs.sock")
-    proc = subprocess.Popen([sys.executable, "-m", "chaos.forkserver", "--target", "langgraph", "--socket", path],
+    proc = subprocess.Popen([sys.executable, "-m", "chaos.racer.forkserver", "--target", "langgraph", "--socket", path],
                             stdin=subprocess.DEVNULL, cwd=ROOT, close_fds=True)
     try:
         assert wait_until(lambda: os.path.exists(path) or proc.poll() is not None, 180)

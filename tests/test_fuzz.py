@@ -17,9 +17,9 @@ import yaml
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from chaos.errors import ChaosError, ScenarioError
-from chaos.journal import read_journal, read_journal_lines
-from chaos.scenario import Scenario, expand, parse_scenario
+from chaos.racer.errors import ChaosError, ScenarioError
+from chaos.running.journal import read_journal, read_journal_lines
+from chaos.scenario.model import Scenario, expand, parse_scenario
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -125,7 +125,7 @@ RUN_META = {"run_id": "r", "scenario": {"name": "x", "kind": "kill_sweep", "work
                  st.builds(lambda v: json.dumps({**RUN_META, **v}).encode(), st.dictionaries(st.sampled_from(["run_id", "scenario", "workload_path"]), values, max_size=2))),
        st.lists(st.one_of(st.builds(lambda v: json.dumps(v).encode(), values), st.binary(max_size=40)), max_size=4))
 def test_any_stored_run_loads_or_is_refused_naming_the_file(meta, lines):
-    from chaos.orchestrator import load_run
+    from chaos.running.orchestrator import load_run
 
     with tempfile.TemporaryDirectory() as d:
         run = Path(d)
@@ -145,7 +145,7 @@ inventory_texts = st.one_of(yaml_chars, st.builds(lambda v: yaml.safe_dump({"hos
 @FUZZ
 @given(inventory_texts)
 def test_any_inventory_loads_or_is_refused_naming_the_file(text):
-    inventory = pytest.importorskip("chaos.inventory", reason="host inventories arrive with the SSH launcher (infra branch)")
+    inventory = pytest.importorskip("chaos.remote.inventory", reason="host inventories arrive with the SSH launcher (infra branch)")
     with tempfile.TemporaryDirectory() as d:
         p = Path(d) / "hosts.yaml"
         p.write_text(text)
@@ -162,7 +162,7 @@ suite_texts = st.one_of(yaml_chars, st.builds(lambda v: yaml.safe_dump(v), st.li
 @FUZZ
 @given(suite_texts)
 def test_any_suite_loads_or_is_refused_naming_the_file(text):
-    from chaos.suite import load_suite
+    from chaos.scenario.suite import load_suite
 
     with tempfile.TemporaryDirectory() as d:
         p = Path(d) / "suite.yaml"

@@ -7,8 +7,8 @@ import json
 
 from robustkit import chaos
 
-from chaos import registry
-from chaos.journal import read_journal
+from chaos.running import registry
+from chaos.running.journal import read_journal
 
 SCENARIO = """\
 name: hang_probe

@@ -8,7 +8,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from browserkit import chromium, load_page  # noqa: F401  (fixture)
-from chaos.html import heat_colour, heatmaps, render_run_html
+from chaos.reports.html import heat_colour, heatmaps, render_run_html
 from runkit import race_cell, race_record, results_of
 
 XSS = '<script>console.error("xss ran")</script>'

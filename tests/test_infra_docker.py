@@ -10,13 +10,13 @@ import socket
 
 from chaos.launchers import make_launcher
 from chaos.launchers.docker import reap_run, run_containers
-from chaos.scenario import expand
-from chaos.trial import RunContext, TrialRun, wait_until
+from chaos.scenario.model import expand
+from chaos.running.trial import RunContext, TrialRun, wait_until
 from racekit import new_run_id, race_scenario, run_races
 
 
 def test_offline_image_is_cached_by_content(docker_client, racer_image):
-    from chaos.images import ensure_image, image_tag
+    from chaos.remote.images import ensure_image, image_tag
 
     assert racer_image == image_tag() == ensure_image(docker_client)  # second call: no rebuild
     assert docker_client.images.get(racer_image)

@@ -7,10 +7,10 @@ import secrets
 import psycopg
 import pytest
 
-from chaos import pgstore
-from chaos.ledger import COLUMNS, open_ledger
+from chaos.running import pgstore
+from chaos.racer.ledger import COLUMNS, open_ledger
 from chaos.launchers import make_launcher
-from chaos.redact import redact_config, redact_dsn, redact_text
+from chaos.racer.redact import redact_config, redact_dsn, redact_text
 from racekit import new_run_id, race_scenario, run_races
 
 
@@ -98,7 +98,7 @@ def test_orchestrated_postgres_run_uses_and_drops_its_schema(pg_dsn, tmp_path, m
 
 
 def test_postgres_scenario_without_a_dsn_is_a_clear_error(tmp_path, monkeypatch):
-    from chaos.errors import EnvironmentProblem
+    from chaos.racer.errors import EnvironmentProblem
     from conftest import run_text
 
     monkeypatch.delenv("CHAOS_PG_DSN", raising=False)
@@ -115,7 +115,7 @@ def test_postgres_scenario_without_a_dsn_is_a_clear_error(tmp_path, monkeypatch)
 
 
 def test_clean_infra_drops_a_crashed_runs_schema(pg_dsn):
-    from chaos.cleanup import clean_infra
+    from chaos.running.cleanup import clean_infra
 
     run_id = new_run_id()
     schema = pgstore.create_run_schema(pg_dsn, run_id, setup=False)  # as left by a SIGKILLed run

@@ -6,18 +6,18 @@ import paramiko
 import pytest
 import yaml
 
-from chaos import pgstore
-from chaos.inventory import InventoryError, load_inventory
+from chaos.running import pgstore
+from chaos.remote.inventory import InventoryError, load_inventory
 from chaos.launchers import make_launcher
 from chaos.launchers.ssh import HostError, SshLauncher, fingerprint
-from chaos.scenario import expand
-from chaos.trial import RunContext, TrialRun
+from chaos.scenario.model import expand
+from chaos.running.trial import RunContext, TrialRun
 from racekit import new_run_id, race_scenario, run_races
 
 
 def _racer_pids(lab) -> list[int]:
     """Racer/wrapper processes anywhere in the lab hosts' namespaces."""
-    return lab.chaos_processes(b"chaos.racer")
+    return lab.chaos_processes(b"chaos.racer.main")
 
 
 def test_two_hosts_share_one_postgres_ledger(lab, pg_dsn, tmp_path):
@@ -87,7 +87,7 @@ def test_dropped_connection_kills_the_remote_racer(lab, pg_dsn, tmp_path):
     assert _racer_pids(lab)
     launcher.sessions["lab2"].client.get_transport().close()  # the orchestrator's side vanishes
     assert h._done.wait(30)
-    from chaos.trial import wait_until
+    from chaos.running.trial import wait_until
 
     assert wait_until(lambda: _racer_pids(lab) == [], 15)
     launcher.close()

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from chaos.errors import ChaosError
-from chaos.journal import Journal, read_journal, repair
+from chaos.racer.errors import ChaosError
+from chaos.running.journal import Journal, read_journal, repair
 
 
 def test_a_torn_last_line_is_dropped(tmp_path):
@@ -54,10 +54,10 @@ def test_repair_cuts_the_torn_tail_and_keeps_it(tmp_path):
 
 def test_records_read_back_slim_analyse_as_the_full_records_do():
     """Records read back from the journal for analysis are slimmed; analysis must not notice."""
-    from chaos.analysis import analyze_cell
-    from chaos.stored import slim
+    from chaos.kinds.checking import analyze_cell
+    from chaos.running.stored import slim
     from chaos.records import RacerOutcome, TrialRecord
-    from chaos.scenario import expand, parse_scenario
+    from chaos.scenario.model import expand, parse_scenario
 
     (cell,) = expand(parse_scenario("name: x\nkind: race\nworkload: gate_after_interrupt\nresume: 'command:1'\nracers: {k: 1}\n"), check=False)
     result = {"t_start_mono_ns": 1, "trace": [{"barrier": "gate"}], "outcomes": [{"status": "done"}],
@@ -72,7 +72,7 @@ def test_records_read_back_slim_analyse_as_the_full_records_do():
 
 KILLED_WRITER = """
 import os, sys
-from chaos.journal import Journal
+from chaos.running.journal import Journal
 j = Journal(sys.argv[1])
 for i in range(3):
     j.append({"trial_id": f"t{i}", "pad": "x" * 5000})
@@ -96,7 +96,7 @@ def test_an_orchestrator_killed_right_after_appending_loses_no_journaled_trial(t
 
 
 def test_the_journal_is_fsynced_at_most_once_a_second_and_on_close(tmp_path, monkeypatch):
-    import chaos.journal as journal
+    import chaos.running.journal as journal
 
     now = [100.0]
     monkeypatch.setattr(journal.time, "monotonic", lambda: now[0])

@@ -2,7 +2,7 @@
 
 import xml.etree.ElementTree as ET
 
-from chaos.junit import junit_xml
+from chaos.reports.junit import junit_xml
 from test_html import XSS, demo_run
 
 

@@ -1,6 +1,6 @@
 """The effect ledger keeps every row whose commit returned, whatever happens to its writer next.
 
-The SQLite ledger commits without fsync (``synchronous=NORMAL``, see ``chaos.ledger``): the faults
+The SQLite ledger commits without fsync (``synchronous=NORMAL``, see ``chaos.racer.ledger``): the faults
 chaos injects kill processes, not the machine, and a committed WAL write lives in the kernel. These
 tests kill a real writer with SIGKILL right after its commit returned and read the row back.
 """
@@ -18,12 +18,12 @@ import pytest
 
 from chaos.launchers import ExitStatus
 from chaos.launchers.local import proc_state
-from chaos.ledger import SqliteLedger
-from chaos.trial import wait_until
+from chaos.racer.ledger import SqliteLedger
+from chaos.running.trial import wait_until
 
 WRITER = textwrap.dedent("""
     import os, sys
-    from chaos.ledger import SqliteLedger
+    from chaos.racer.ledger import SqliteLedger
     led = SqliteLedger(sys.argv[1], {"run_id": "run", "trial_id": "t0", "racer_id": "victim", "host": "h"})
     seq = led.append(task="charge", value=None, thread_id="th")
     os.write(1, f"{seq}\\n".encode())

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from chaos.ledger import SqliteLedger
+from chaos.racer.ledger import SqliteLedger
 
 
 def _ledger(path, trial="t0", racer="r0"):

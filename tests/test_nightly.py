@@ -175,8 +175,8 @@ def test_every_page_renders_in_chromium_with_heatmap_matrix_and_no_console_messa
 
 
 def test_sigterm_stops_the_night_and_still_writes_its_summary_and_pages(tmp_path):
-    from chaos.journal import read_journal
-    from chaos.trial import wait_until
+    from chaos.running.journal import read_journal
+    from chaos.running.trial import wait_until
 
     (tmp_path / "race.yaml").write_text(RACE)
     (tmp_path / "suite.yaml").write_text("name: s\nscenarios:\n  - file: race.yaml\n    overrides: {trials: 40}\n"

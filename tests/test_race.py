@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from chaos.journal import read_journal
+from chaos.running.journal import read_journal
 from conftest import racers_alive, run_text
 
 RACE = """\

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from chaos.errors import ChaosError
+from chaos.racer.errors import ChaosError
 from chaos.launchers import make_launcher
 from chaos.launchers.local import LocalLauncher
-from chaos.launchers.warm import WarmLauncher
-from chaos.scenario import expand, parse_scenario
+from chaos.launchers.warm.client import WarmLauncher
+from chaos.scenario.model import expand, parse_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from chaos.redact import redact, redact_dsn, redact_obj
+from chaos.racer.redact import redact, redact_dsn, redact_obj
 
 CASES = [
     ("postgresql://chaos:hunter2@db:5432/app", "postgresql://chaos:***@db:5432/app"),

@@ -16,12 +16,12 @@ import textwrap
 
 from robustkit import chaos, chaos_env, wait_for
 
-from chaos import registry
+from chaos.running import registry
 
 DEAD_ORCHESTRATOR = textwrap.dedent("""
     import os, subprocess, sys
     from pathlib import Path
-    from chaos.registry import ActiveRun
+    from chaos.running.registry import ActiveRun
     run_dir = Path(sys.argv[1]); (run_dir / "work" / "t0").mkdir(parents=True)
     (run_dir / "run.json").write_text('{"run_id": "dead-run-1", "finished": null}')
     with ActiveRun("dead-run-1", run_dir, run_dir / "work") as active:

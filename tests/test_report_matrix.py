@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from chaos.records import CellResult, Evidence, RunResults, TrialSummary, Verdict
-from chaos.report import render_markdown
+from chaos.reports.markdown import render_markdown
 
 
 def _cell(i, framework, verdicts):

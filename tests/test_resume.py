@@ -15,9 +15,9 @@ from pathlib import Path
 
 from robustkit import chaos, chaos_bg, docker_containers, journal_lines, wait_for
 
-from chaos import registry
-from chaos.journal import read_journal
-from chaos.resume import comparable
+from chaos.running import registry
+from chaos.running.journal import read_journal
+from chaos.running.resume import comparable
 
 SCENARIO = """\
 name: resume_probe
@@ -122,8 +122,8 @@ def test_sigkilled_run_resumes_to_the_uninterrupted_results(tmp_path):
 
 def test_resume_refuses_a_run_that_is_still_alive(tmp_path, monkeypatch):
     monkeypatch.setenv("CHAOS_STATE_DIR", str(tmp_path / "state"))
-    from chaos.errors import ChaosError
-    from chaos.resume import resume_run
+    from chaos.racer.errors import ChaosError
+    from chaos.running.resume import resume_run
 
     run_dir = tmp_path / "run"
     run_dir.mkdir()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from chaos.errors import ScenarioError
-from chaos.scenario import expand, load_scenario, parse_scenario
+from chaos.racer.errors import ScenarioError
+from chaos.scenario.model import expand, load_scenario, parse_scenario
 
 BASE = """\
 name: t
@@ -66,7 +66,7 @@ def test_missing_file_is_a_clear_error(tmp_path):
 def test_every_shipped_scenario_is_valid(repo):
     files = sorted((repo / "scenarios").glob("*.yaml"))
     assert files, "no shipped scenarios"
-    from chaos.suite import is_suite_file, load_suite
+    from chaos.scenario.suite import is_suite_file, load_suite
 
     for f in files:
         if is_suite_file(f):  # scenarios/nightly*.yaml: suites of the scenarios beside them

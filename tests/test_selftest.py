@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from robustkit import ROOT, chaos
 
-from chaos.orchestrator import analyse_run, load_run
-from chaos.selftest import check
+from chaos.running.orchestrator import analyse_run, load_run
+from chaos.running.selftest import check
 
 
 def test_selftest_passes_and_its_judge_can_fail(tmp_path):

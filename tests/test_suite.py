@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from chaos.errors import ScenarioError
-from chaos.suite import is_suite_file, load_suite
+from chaos.racer.errors import ScenarioError
+from chaos.scenario.suite import is_suite_file, load_suite
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "scenarios"

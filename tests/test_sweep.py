@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from chaos.journal import read_journal
+from chaos.running.journal import read_journal
 from chaos.kinds.sweep import kill_trial
 from chaos.records import TrialRecord
-from chaos.analysis import analyze_cell
+from chaos.kinds.checking import analyze_cell
 from conftest import racers_alive, run_text
 
 SWEEP = """\
@@ -106,8 +106,8 @@ def test_no_racer_survives_a_sweep(sweep_run):
 
 
 def test_a_barrier_never_reached_is_unknown_not_pass(tmp_path):
-    from chaos.scenario import expand, parse_scenario
-    from chaos.trial import TrialRun
+    from chaos.scenario.model import expand, parse_scenario
+    from chaos.running.trial import TrialRun
     from support import make_context
 
     (cell,) = expand(parse_scenario(SWEEP))

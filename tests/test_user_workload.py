@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from chaos.errors import ChaosError
+from chaos.racer.errors import ChaosError
 from conftest import run_text
 
 HERE = Path(__file__).parent

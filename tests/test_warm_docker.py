@@ -15,8 +15,8 @@ import textwrap
 
 from chaos.launchers import make_launcher
 from chaos.launchers.docker import DockerLauncher, run_containers
-from chaos.launchers.docker_warm import DockerWarmLauncher
-from chaos.trial import wait_until
+from chaos.launchers.warm.docker import DockerWarmLauncher
+from chaos.running.trial import wait_until
 from racekit import new_run_id
 from warmkit import assert_same_race, race_records, sweep_results
 
@@ -76,8 +76,8 @@ def test_a_killed_orchestrator_leaves_no_container_and_no_racer(docker_client, r
     run_id = new_run_id()
     script = textwrap.dedent(f"""
         import json, sys
-        from chaos.launchers.docker_warm import DockerWarmLauncher
-        from chaos.trial import TrialRun
+        from chaos.launchers.warm.docker import DockerWarmLauncher
+        from chaos.running.trial import TrialRun
         from warmkit import cells, context, scenario
         launcher = DockerWarmLauncher({run_id!r}, image={racer_image!r})
         cell = cells(scenario(kind="race", workload="gate_after_interrupt", resume="command:true",
@@ -98,7 +98,7 @@ def test_a_killed_orchestrator_leaves_no_container_and_no_racer(docker_client, r
         assert json.loads(line)["pid"] > 1
         (ct,) = run_containers(run_id, docker_client)
         top = docker_client.containers.get(ct.id).top()["Processes"]
-        assert sum("chaos.forkserver" in " ".join(p) for p in top) == 2  # the server and its racer
+        assert sum("chaos.racer.forkserver" in " ".join(p) for p in top) == 2  # the server and its racer
         orch.kill()
         orch.wait()
         assert wait_until(lambda: run_containers(run_id, docker_client) == [], 60)

@@ -10,7 +10,7 @@ counts vary from trial to trial, so they must agree within that noise.
 from __future__ import annotations
 
 from chaos.launchers.local import LocalLauncher
-from chaos.launchers.warm import WarmLauncher
+from chaos.launchers.warm.client import WarmLauncher
 from warmkit import assert_same_race, race_records, sweep_results
 
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from chaos.envs import python_for, racer_env
-from chaos.launchers.warm import WarmLauncher
-from chaos.trial import wait_until
+from chaos.launchers.warm.client import WarmLauncher
+from chaos.running.trial import wait_until
 from warmkit import spec
 
 FRAMEWORKS = {  # framework: (backend, a module its racers need, preloaded by the server)
@@ -58,7 +58,7 @@ def test_a_warm_racer_of_each_framework_runs_three_step_and_the_server_stays_for
 def test_a_server_whose_imports_leave_a_native_thread_refuses_to_start_and_says_which(tmp_path):
     """CrewAI imports numpy; with OpenBLAS allowed two threads its pool starts at import. Python's
     threading does not see it; the server does, and will not fork such a process."""
-    from chaos.errors import EnvironmentProblem
+    from chaos.racer.errors import EnvironmentProblem
 
     python = python_for("crewai")
     env = dict(racer_env(python), OPENBLAS_NUM_THREADS="2")

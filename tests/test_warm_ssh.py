@@ -13,12 +13,12 @@ import signal
 
 import pytest
 
-from chaos import pgstore
+from chaos.running import pgstore
 from chaos.launchers import make_launcher
 from chaos.launchers.ssh import SshLauncher
-from chaos.launchers.ssh_warm import SshWarmLauncher
-from chaos.scenario import expand
-from chaos.trial import RunContext, TrialRun, wait_until
+from chaos.launchers.warm.ssh import SshWarmLauncher
+from chaos.scenario.model import expand
+from chaos.running.trial import RunContext, TrialRun, wait_until
 from racekit import new_run_id, race_scenario
 from warmkit import assert_same_race, race_records, sweep_results
 
@@ -27,7 +27,7 @@ SWEEP_POINTS = (0, 9, 16)
 
 def _run_processes(lab) -> list[int]:
     """Racers (cold or warm) and fork servers anywhere in the lab hosts' namespaces."""
-    return lab.chaos_processes(b"chaos.racer", b"chaos.forkserver")
+    return lab.chaos_processes(b"chaos.racer.main", b"chaos.racer.forkserver")
 
 
 @pytest.fixture
@@ -136,7 +136,7 @@ def _sshd_session_of(lab, server_pid_on_host: int) -> int:
         for pid in lab.processes_in(h):
             try:
                 with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    if b"chaos.forkserver" not in f.read():
+                    if b"chaos.racer.forkserver" not in f.read():
                         continue
                 with open(f"/proc/{pid}/stat", "rb") as f:
                     data = f.read()

@@ -2,7 +2,7 @@
 
 A kill sweep SIGKILLs racers at deterministic barriers; what a killed process wrote is in the
 page cache on disk and on tmpfs alike, so every boundary must give the same result whichever
-file system holds the checkpoint database (``chaos.workdir`` argues it; this checks it on the
+file system holds the checkpoint database (``chaos.running.workdir`` argues it; this checks it on the
 full 21-boundary sweep of ``three_step``).
 """
 
@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from chaos.cli import app
-from chaos.orchestrator import RunOptions, run_scenario
+from chaos.cli.app import app
+from chaos.running.orchestrator import RunOptions, run_scenario
 
 SHM = Path("/dev/shm")
 

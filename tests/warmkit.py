@@ -9,8 +9,8 @@ from collections import Counter
 from pathlib import Path
 
 from chaos.kinds.sweep import dry_run, kill_trial
-from chaos.scenario import Cell, Scenario, expand
-from chaos.trial import TrialRun
+from chaos.scenario.model import Cell, Scenario, expand
+from chaos.running.trial import TrialRun
 from racekit import context, race_trials  # noqa: F401  (context: re-exported for scripts)
 
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 from typing import Callable, Iterator
 
 from chaos.records import TrialRecord
-from chaos.scenario import Cell
+from chaos.scenario.model import Cell
 from chaos.targets import get_target
-from chaos.trial import RunContext
+from chaos.running.trial import RunContext
 
 CellRunner = Callable[[RunContext, Cell, set[str]], Iterator[TrialRecord]]
 

@@ -13,8 +13,8 @@ from typing import Iterator
 
 from chaos.kinds.phases import each_trial, failed, run_phases
 from chaos.records import TrialRecord
-from chaos.scenario import Cell
-from chaos.trial import RunContext, TrialRun
+from chaos.scenario.model import Cell
+from chaos.running.trial import RunContext, TrialRun
 
 
 def run_cell(ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:

@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import Callable, Iterator
 
 from chaos.records import RacerOutcome, TrialRecord
-from chaos.scenario import Cell
+from chaos.scenario.model import Cell
 from chaos.targets import get_target
-from chaos.trial import RunContext, TrialRun
+from chaos.running.trial import RunContext, TrialRun
 
 def in_process(cell: Cell) -> bool:
     """Does the cell's backend keep its state in the racer's process (``TargetInfo.in_process_backends``)?"""

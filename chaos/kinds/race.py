@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Iterator
 
 from chaos.records import TrialRecord
-from chaos.scenario import Cell
-from chaos.trial import RunContext, TrialRun
+from chaos.scenario.model import Cell
+from chaos.running.trial import RunContext, TrialRun
 
 
 def run_cell(ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:

@@ -6,7 +6,7 @@ stands stopped there, the orchestrator SIGKILLs it and confirms the kill from th
 A fresh racer then inspects the durable state (what the framework recorded before the crash) and
 resumes with the scenario's resume form. A point the racer never reached is ``unknown``.
 
-The resume racer is started together with the victim and *holds* (``chaos.barrier.HOLD``): it
+The resume racer is started together with the victim and *holds* (``chaos.racer.barrier.HOLD``): it
 starts its process, imports and opens the effect ledger, then stops before it opens the
 framework's store; it is continued only once the kill is confirmed. What it measures is what a
 racer started after the kill measures (it touches the store only then); its start-up just
@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from chaos.barrier import HOLD
+from chaos.racer.barrier import HOLD
 from chaos.records import TrialRecord
-from chaos.scenario import Cell
-from chaos.trial import RunContext, TrialRun
+from chaos.scenario.model import Cell
+from chaos.running.trial import RunContext, TrialRun
 
 
 def _actions(cell: Cell) -> list[dict]:

@@ -87,20 +87,20 @@ def make_launcher(placement: object, python: str | None = None, run_id: str = "a
     ``python``). ``run_id`` labels containers and names remote folders; ``extra_paths`` (folders
     of user workload modules) go on the racers' PYTHONPATH (docker mounts them read-only);
     ``start`` is how racers start: ``warm`` (forked from a pre-imported parent,
-    ``chaos.forkserver``: one per run locally, one container for docker, one per host over SSH;
+    ``chaos.racer.forkserver``: one per run locally, one container for docker, one per host over SSH;
     the default everywhere) or ``cold`` (a fresh Python, container or SSH command per racer).
     ``options`` go to the launcher (``image=`` for docker, ``trust_on_first_use=`` for ssh).
     """
     import sys
 
-    from chaos.errors import EnvironmentProblem
+    from chaos.racer.errors import EnvironmentProblem
 
     if placement is None or placement == "local":
         from chaos.envs import racer_env
 
         python = python or sys.executable
         if start in (None, "warm"):
-            from chaos.launchers.warm import WarmLauncher
+            from chaos.launchers.warm.client import WarmLauncher
 
             return WarmLauncher(python=python, env=racer_env(python, extra_paths), **options)
         from chaos.launchers.local import LocalLauncher
@@ -114,7 +114,7 @@ def make_launcher(placement: object, python: str | None = None, run_id: str = "a
     warm = start in (None, "warm")
     if placement == "docker":
         if warm:
-            from chaos.launchers.docker_warm import DockerWarmLauncher
+            from chaos.launchers.warm.docker import DockerWarmLauncher
 
             return DockerWarmLauncher(run_id, extra_paths=extra_paths, **options)
         from chaos.launchers.docker import DockerLauncher
@@ -126,7 +126,7 @@ def make_launcher(placement: object, python: str | None = None, run_id: str = "a
         hosts, inventory = getattr(placement, "hosts", None), getattr(placement, "inventory", None)
     if hosts:
         from chaos.launchers.ssh import SshLauncher
-        from chaos.launchers.ssh_warm import SshWarmLauncher
+        from chaos.launchers.warm.ssh import SshWarmLauncher
 
         return (SshWarmLauncher if warm else SshLauncher)(run_id, hosts=list(hosts), inventory=inventory or "hosts/lab.yaml", **options)
     raise EnvironmentProblem(f"unknown racers.placement {placement!r}: use local, docker or {{hosts: [...], inventory: FILE}}")

@@ -5,7 +5,7 @@ Why it looks like this:
   paths, so specs need no rewriting and arrivals/results are plain files, as for local racers.
 - A racer at a barrier SIGSTOPs itself. As PID 1 of its container that would be a no-op (a PID
   namespace's init ignores signals it sends itself), so the container's PID 1 is
-  ``chaos.racer_wrapper``, which forks the racer, waits for it and records its exit status.
+  ``chaos.racer.wrapper``, which forks the racer, waits for it and records its exit status.
 - The orchestrator sees container processes with host pids (local engine): the racer's state is
   read from ``/proc/<host pid>/stat``, release is SIGCONT and a kill is SIGKILL to that pid. The
   kill is confirmed by the wrapper's status file (killed by signal 9) and the container's exit.
@@ -13,7 +13,7 @@ Why it looks like this:
   hostname (so the ledger's ``host`` column names the container), and carry labels
   ``chaos.run``/``chaos.trial``/``chaos.racer``: ``reap_run(run_id)`` removes every one of a run.
 - The chaos source is bind-mounted read-only: racers run exactly the orchestrator's code.
-  The image is ``chaos.images.ensure_image()`` (offline build) unless one is given.
+  The image is ``chaos.remote.images.ensure_image()`` (offline build) unless one is given.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import chaos
-from chaos.errors import EnvironmentProblem
-from chaos.images import venv_site_packages
+from chaos.racer.errors import EnvironmentProblem
+from chaos.remote.images import venv_site_packages
 from chaos.launchers import ExitStatus, RacerFiles, State
 from chaos.launchers.local import proc_state
 
@@ -56,7 +56,7 @@ def client():
 def racer_image(docker_client, image: str | None = None) -> tuple[str, str]:
     """The racer image (given, ``CHAOS_IMAGE``, or the offline build) and its interpreter's path."""
     if image is None:
-        from chaos.images import ensure_image
+        from chaos.remote.images import ensure_image
 
         image = os.environ.get("CHAOS_IMAGE")
         if not image:
@@ -66,7 +66,7 @@ def racer_image(docker_client, image: str | None = None) -> tuple[str, str]:
                 raise DockerError(
                     f"docker: cannot build the offline racer image ({' '.join(str(exc).split())[:200]}): build"
                     " compose/Dockerfile and set CHAOS_IMAGE to it") from None
-    from chaos.images import image_python
+    from chaos.remote.images import image_python
 
     return image, image_python(docker_client, image)
 
@@ -218,7 +218,7 @@ class DockerRacer(RacerFiles):
         return "running"
 
     def arrivals(self) -> list[dict]:
-        from chaos.barrier import read_arrivals
+        from chaos.racer.barrier import read_arrivals
 
         return read_arrivals(self.spec["barrier"]["dir"], self.racer_id)
 
@@ -294,8 +294,8 @@ class DockerLauncher:
         tag = _SAFE.sub("_", f"{spec.get('trial_id', '')}-{rid}")
         name = f"chaos-{_SAFE.sub('_', self.run_id)}-{tag}-{secrets.token_hex(3)}"[:120]
         hostname = re.sub(r"[^a-z0-9-]", "-", f"c-{tag}".lower())[:63].strip("-")
-        cmd = [self.python, "-m", "chaos.racer_wrapper", "--log", str(log_path), "--status", str(status_path), "--",
-               self.python, "-m", "chaos.racer", str(spec_path)]
+        cmd = [self.python, "-m", "chaos.racer.wrapper", "--log", str(log_path), "--status", str(status_path), "--",
+               self.python, "-m", "chaos.racer.main", str(spec_path)]
         c = self.client.containers.run(
             self.image,
             cmd,

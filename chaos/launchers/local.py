@@ -17,9 +17,9 @@ import sys
 import time
 from pathlib import Path
 
-from chaos.barrier import read_arrivals
+from chaos.racer.barrier import read_arrivals
 from chaos.launchers import ExitStatus, RacerFiles, State
-from chaos.procfs import all_threads_stopped, proc_state  # noqa: F401  (re-exported)
+from chaos.racer.procfs import all_threads_stopped, proc_state  # noqa: F401  (re-exported)
 
 
 class LocalRacer(RacerFiles):
@@ -103,7 +103,7 @@ class LocalLauncher:
             log_path = Path(workdir) / f"racer-{spec['racer_id']}.log"
             with open(log_path, "wb") as log:
                 proc = subprocess.Popen(
-                    [self.python, "-m", "chaos.racer", str(spec_path)],
+                    [self.python, "-m", "chaos.racer.main", str(spec_path)],
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=subprocess.STDOUT,

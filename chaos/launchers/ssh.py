@@ -8,12 +8,12 @@ Why it looks like this:
   host's workdir (code in a folder named by its content hash, shipped once per host). Paths in the
   spec are rewritten to that workdir; the ledger and the checkpoint store must be shared services
   (Postgres), since the orchestrator reads the ledger from its own machine.
-- A racer runs under ``chaos.racer_wrapper`` (remote parent that waits for it and prints its exit
+- A racer runs under ``chaos.racer.wrapper`` (remote parent that waits for it and prints its exit
   status), started with a command line built only with ``shlex.quote`` from fixed words and
   validated inventory values. The wrapper reports the racer's pid, and the racer echoes its
-  barrier arrivals (``chaos.barrier.ECHO_PREFIX``) on the channel's stdout.
+  barrier arrivals (``chaos.racer.barrier.ECHO_PREFIX``) on the channel's stdout.
 - "stopped" is confirmed by reading ``/proc/<pid>/stat`` on the host; release and kill are signals
-  sent by ``chaos.remote_agent`` (one per host, on its own channel); a kill is confirmed by the wrapper's exit report
+  sent by ``chaos.racer.remote_agent`` (one per host, on its own channel); a kill is confirmed by the wrapper's exit report
   (killed by signal 9). If the connection drops, the wrapper sees end of stdin and kills the racer:
   no remote racer outlives its session.
 """
@@ -31,27 +31,24 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import chaos
-from chaos.barrier import ECHO_PREFIX
-from chaos.inventory import Host, Inventory, load_inventory
+from chaos.racer.barrier import ECHO_PREFIX
+from chaos.remote.inventory import Host, Inventory, load_inventory
 from chaos.launchers import ExitStatus, RacerFiles, State
-from chaos.racer_wrapper import PREFIX as WRAPPER_PREFIX
-from chaos.ssh_session import HostError, HostSession, fingerprint  # noqa: F401  (re-exported)
+from chaos.racer.wrapper import PREFIX as WRAPPER_PREFIX
+from chaos.remote.ssh_session import HostError, HostSession, fingerprint  # noqa: F401  (re-exported)
 
-# the racer side: what `python -m chaos.racer` imports (plus the wrapper and the control agent)
-RACER_MODULES = ("__init__.py", "barrier.py", "ledger.py", "ledger_pg.py", "redact.py", "racer.py",
-                 "racer_wrapper.py", "remote_agent.py", "procfs.py", "errors.py", "forkserver.py")
-RACER_PACKAGES = ("targets", "workloads")
+# The racer side is three packages (see chaos.racer): what a remote racer, fork server, wrapper and
+# control agent import. They ship with chaos/__init__.py, whose public API is imported lazily.
+RACER_SIDE = ("racer", "targets", "workloads")
 
 
 def racer_files() -> dict[str, bytes]:
     """Relative path -> content of every racer-side file of the running chaos package."""
     root = Path(chaos.__file__).resolve().parent
-    out: dict[str, bytes] = {}
-    for m in RACER_MODULES:
-        out[f"chaos/{m}"] = (root / m).read_bytes()
-    for pkg in RACER_PACKAGES:
-        for f in sorted((root / pkg).glob("*.py")):
-            out[f"chaos/{pkg}/{f.name}"] = f.read_bytes()
+    out: dict[str, bytes] = {"chaos/__init__.py": (root / "__init__.py").read_bytes()}
+    for pkg in RACER_SIDE:
+        for f in sorted((root / pkg).rglob("*.py")):
+            out[f"chaos/{f.relative_to(root).as_posix()}"] = f.read_bytes()
     return out
 
 
@@ -280,8 +277,8 @@ class SshLauncher:
             Path(workdir, f"spec-{spec['racer_id']}.json").write_text(json.dumps(rspec))
             py = s.host.python
             argv = ["env", f"PYTHONPATH={self._code_dir[s.host.name]}", "PYTHONDONTWRITEBYTECODE=1",
-                    "PYTHONUNBUFFERED=1", py, "-m", "chaos.racer_wrapper", "--watch-stdin", "--",
-                    py, "-m", "chaos.racer", spec_path]
+                    "PYTHONUNBUFFERED=1", py, "-m", "chaos.racer.wrapper", "--watch-stdin", "--",
+                    py, "-m", "chaos.racer.main", spec_path]
             command = f"cd {shlex.quote(rdir)} && exec {shlex.join(argv)}"
             h = SshRacer(self, s, spec, rspec, Path(workdir) / f"racer-{spec['racer_id']}.log")
             h.start(command)

@@ -200,6 +200,6 @@ def get_target(framework: str) -> TargetInfo:
         return TARGETS[framework]
     except KeyError:
         known = ", ".join(sorted(TARGETS))
-        from chaos.errors import TargetError
+        from chaos.racer.errors import TargetError
 
         raise TargetError(f"unknown framework {framework!r}", hint=f"known frameworks: {known}") from None

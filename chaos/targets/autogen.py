@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from chaos.barrier import BarrierClient
-from chaos.ledger import Ledger
+from chaos.racer.barrier import BarrierClient
+from chaos.racer.ledger import Ledger
 from chaos.targets.base import error_of
 from chaos.targets.common import AsyncSession, outcome
 from chaos.workloads import build_workload
@@ -115,7 +115,7 @@ def open_session(spec: dict, barrier: BarrierClient, ledger: Ledger) -> AutoGenS
     return AutoGenSession(spec, barrier, ledger)
 
 
-# For warm racers (chaos.forkserver): importing AgentChat starts no thread, sets no event loop and
+# For warm racers (chaos.racer.forkserver): importing AgentChat starts no thread, sets no event loop and
 # opens nothing. The team (and its runtime) is made by the racer, never here.
 PRELOAD = ("autogen_agentchat.teams", "autogen_agentchat.messages", "chaos.workloads.autogen")
 

@@ -26,8 +26,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from chaos.barrier import BarrierClient, write_atomic
-from chaos.ledger import Ledger, effect_key
+from chaos.racer.barrier import BarrierClient, write_atomic
+from chaos.racer.ledger import Ledger, effect_key
 from chaos.targets.base import Unsupported, error_of, jsonable
 from chaos.targets.base import outcome as base_outcome
 
@@ -146,7 +146,7 @@ def prewarm_workloads(framework: str, builtin: dict, only: str | None = None) ->
     """Fill what a racer's first build fills (class and schema machinery, type hints): in the fork
     server once, or in a held racer for its own workload (``only``) while it waits for its turn.
     Each built-in workload is built with a no-op effect hook and thrown away. Nothing runs: no
-    event loop, no thread, no file (``chaos.forkserver`` checks that after the preload)."""
+    event loop, no thread, no file (``chaos.racer.forkserver`` checks that after the preload)."""
     from chaos.targets.base import prewarm_versions
     from chaos.workloads import WorkloadContext
 

@@ -36,8 +36,8 @@ for _k, _v in {"CREWAI_DISABLE_TELEMETRY": "true", "OTEL_SDK_DISABLED": "true", 
     if _v:
         os.environ.setdefault(_k, _v)
 
-from chaos.barrier import BarrierClient  # noqa: E402
-from chaos.ledger import Ledger  # noqa: E402
+from chaos.racer.barrier import BarrierClient  # noqa: E402
+from chaos.racer.ledger import Ledger  # noqa: E402
 from chaos.targets.base import Unsupported, error_of  # noqa: E402
 from chaos.targets.common import EffectRecorder, SessionBase, outcome  # noqa: E402
 from chaos.workloads import build_workload  # noqa: E402
@@ -276,7 +276,7 @@ def open_session(spec: dict, barrier: BarrierClient, ledger: Ledger) -> CrewAISe
     return CrewAISession(spec, barrier, ledger)
 
 
-# For warm racers (chaos.forkserver). Importing CrewAI loads numpy, whose OpenBLAS starts a worker
+# For warm racers (chaos.racer.forkserver). Importing CrewAI loads numpy, whose OpenBLAS starts a worker
 # thread per core at import (seen: one native thread besides the main one after ``import crewai``);
 # OPENBLAS_NUM_THREADS=1 above keeps it to the calling thread (Flows never use BLAS), so the
 # server holds one thread and forking it is safe. Telemetry and tracing are off (above), so the

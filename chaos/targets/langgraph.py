@@ -16,8 +16,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from chaos.barrier import BarrierClient
-from chaos.ledger import Ledger, effect_key
+from chaos.racer.barrier import BarrierClient
+from chaos.racer.ledger import Ledger, effect_key
 from chaos.targets.base import OPS, Unsupported, error_of, jsonable, outcome
 from chaos.workloads import WorkloadContext, import_factory
 
@@ -350,7 +350,7 @@ def open_session(spec: dict, barrier: BarrierClient, ledger: Ledger) -> LangGrap
     return LangGraphSession(spec, barrier, ledger)
 
 
-# For warm racers (chaos.forkserver): what a racer imports, so a forked racer starts with it all.
+# For warm racers (chaos.racer.forkserver): what a racer imports, so a forked racer starts with it all.
 PRELOAD = (
     "langgraph.graph",
     "langgraph.types",

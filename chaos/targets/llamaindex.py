@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from chaos.barrier import BarrierClient
-from chaos.ledger import Ledger
+from chaos.racer.barrier import BarrierClient
+from chaos.racer.ledger import Ledger
 from chaos.targets.base import error_of
 from chaos.targets.common import AsyncSession, outcome
 from chaos.workloads import build_workload
@@ -129,7 +129,7 @@ def open_session(spec: dict, barrier: BarrierClient, ledger: Ledger) -> LlamaInd
     return LlamaIndexSession(spec, barrier, ledger)
 
 
-# For warm racers (chaos.forkserver): LlamaIndex Workflows imports start no thread and open nothing
+# For warm racers (chaos.racer.forkserver): LlamaIndex Workflows imports start no thread and open nothing
 # (checked: one thread, no descriptor after the preload), so racers fork from a pre-imported parent.
 PRELOAD = ("workflows", "workflows.events", "chaos.workloads.llamaindex")
 

@@ -23,8 +23,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from chaos.barrier import BarrierClient
-from chaos.ledger import Ledger
+from chaos.racer.barrier import BarrierClient
+from chaos.racer.ledger import Ledger
 from chaos.targets.base import Unsupported, error_of
 from chaos.targets.common import EffectRecorder, SessionBase, SessionLoop, outcome, store_file
 from chaos.workloads import build_workload
@@ -173,7 +173,7 @@ def open_session(spec: dict, barrier: BarrierClient, ledger: Ledger) -> Pydantic
     return PydanticGraphSession(spec, barrier, ledger)
 
 
-# For warm racers (chaos.forkserver): importing pydantic-graph starts no thread and opens nothing.
+# For warm racers (chaos.racer.forkserver): importing pydantic-graph starts no thread and opens nothing.
 # pydantic's TypeAdapter machinery and anyio are imported lazily by the file persistence (about 50
 # ms of a racer's setup): preloaded too.
 PRELOAD = ("pydantic_graph", "pydantic_graph.persistence.file", "pydantic.type_adapter", "anyio", "anyio.to_thread",

@@ -1,7 +1,7 @@
 """Verdicts of the resume-contract kinds: pure functions from trial records to a ``CellResult``.
 
 One module per kind (fork, stray, invalid, recovery), each ``analyze(cell, records)``. They share
-``chaos.analysis``'s helpers (``base_fields``, ``verdict``, ``combine``) and its rules: a property
+``chaos.kinds.checking``'s helpers (``base_fields``, ``verdict``, ``combine``) and its rules: a property
 with no valid trial behind it is ``unknown`` with the reason, never ``holds``.
 
 ``KIND_PROPERTIES`` says which properties a kind judges, so a cell whose target cannot run the

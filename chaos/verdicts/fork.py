@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from chaos.analysis import base_fields, verdict
+from chaos.kinds.checking import base_fields, verdict
 from chaos.records import CellResult, TrialRecord, Verdict
-from chaos.scenario import Cell
+from chaos.scenario.model import Cell
 
 
 def trial_fd(rec: TrialRecord) -> tuple[str, str]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from chaos.analysis import base_fields, verdict
+from chaos.kinds.checking import base_fields, verdict
 from chaos.records import CellResult, TrialRecord, Verdict
 
 

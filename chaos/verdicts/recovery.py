@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 
-from chaos.analysis import analyze_sweep, combine, verdict
+from chaos.kinds.checking import analyze_sweep, combine, verdict
 from chaos.records import CellResult, TrialRecord, Verdict
 
 

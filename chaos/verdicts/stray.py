@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from chaos.analysis import base_fields, verdict
+from chaos.kinds.checking import base_fields, verdict
 from chaos.records import CellResult, TrialRecord, Verdict
 
 MOVED_KEYS = ("values", "next", "pending_interrupts")

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from chaos.errors import ScenarioError
-from chaos.scenario import expand, load_scenario, parse_scenario
+from chaos.racer.errors import ScenarioError
+from chaos.scenario.model import expand, load_scenario, parse_scenario
 
 REPO = Path(__file__).resolve().parents[2]
 

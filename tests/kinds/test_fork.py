@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from chaos.orchestrator import RunOptions, rerun
+from chaos.running.orchestrator import RunOptions, rerun
 from conftest import racers_alive, run_text
 
 FORK = """\
@@ -88,7 +88,7 @@ def test_a_violated_verdict_reruns_alone_to_the_same_verdict(fork_run, tmp_path)
 
 
 def test_rerun_of_an_unknown_trial_says_which_ids_exist(fork_run, tmp_path):
-    from chaos.errors import ChaosError
+    from chaos.racer.errors import ChaosError
 
     with pytest.raises(ChaosError) as err:
         rerun(fork_run.run_dir, ["c009-t0000"], RunOptions(out=tmp_path))

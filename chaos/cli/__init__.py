@@ -1,0 +1,1 @@
+"""The ``chaos`` command line (``app``: run, rerun, validate, nightly, ...; ``hosts``: ``chaos hosts``)."""

@@ -1,0 +1,385 @@
+"""The ``chaos`` command line.
+
+Exit codes: 0 every verdict holds, 1 a violation was found, 2 some verdict is unknown (and none is
+violated), 3 the run itself failed (bad scenario, environment, interrupted); ``chaos nightly``
+adds 4: a verdict regressed since the previous night. Errors the user can act on are one line on
+stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from chaos.racer.errors import ChaosError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Crash-injection and race harness: does resume really mean resume?")
+def _console(stderr: bool = False) -> Console:
+    # piped output (CI logs, files) gets a wide console instead of rich's default of 80 columns
+    stream = sys.stderr if stderr else sys.stdout
+    wide = None if stream.isatty() or os.environ.get("COLUMNS") else 160
+    return Console(stderr=stderr, width=wide, soft_wrap=True)
+
+
+console = _console(stderr=True)
+out = _console()
+
+STATUS_STYLE = {"holds": "green", "violated": "bold red", "unknown": "yellow"}
+
+
+def _fail(exc: ChaosError) -> None:
+    # escape: a message quoting user input ("[cell k=2]", a YAML list) must not be read as markup
+    console.print(f"[bold red]chaos: error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+    raise typer.Exit(exc.exit_code)
+
+
+def summary_table(results) -> Table:
+    t = Table(title=f"{results.scenario}: {results.verdict_counts}", show_lines=False)
+    for col in ("cell", "kind", "valid/trials", "saturation", "fires", "verdicts"):
+        t.add_column(col)
+    for c in results.cells:
+        sat = "-" if c.saturation is None else f"{c.saturation:.3f}"
+        fires = ", ".join(f"{k}:{n}" for k, n in c.fires.items()) or (f"{len(c.points)} kill points" if c.points else "-")
+        verdicts = " ".join(f"[{STATUS_STYLE[v.status]}]{v.property}:{v.status}[/]" for v in c.verdicts)
+        t.add_row(escape(c.cell_id), c.kind, f"{c.valid_trials}/{c.trials}", sat, fires, verdicts)
+    return t
+
+
+def _reap_stale_quietly() -> None:
+    """Every command that starts racers first reaps what a SIGKILLed earlier run left behind."""
+    from chaos.running.registry import reap_stale
+
+    try:
+        for r in reap_stale():
+            console.print(f"[yellow]chaos: cleaned up after a dead run:[/] {escape(r.describe())}", highlight=False, soft_wrap=True)
+    except OSError as exc:  # the registry folder is unusable: say so, do not block the run
+        console.print(f"[yellow]chaos: could not check for dead runs: {escape(str(exc))}[/]", highlight=False)
+
+
+@app.command()
+def run(
+    scenario: Optional[Path] = typer.Argument(None, help="scenario YAML file (omit with --resume)"),
+    out_dir: Path = typer.Option(Path("reports"), "--out", help="folder that receives <scenario>/<timestamp>/"),
+    seed: Optional[int] = typer.Option(None, help="override the scenario's root seed"),
+    trials: Optional[int] = typer.Option(None, help="override trials per cell (per kill point for sweeps)"),
+    keep_work: bool = typer.Option(False, "--keep-work", help="keep per-trial work folders (checkpoint DBs, racer logs)"),
+    work_in: Optional[Path] = typer.Option(None, "--work-in", metavar="DIR",
+                                           help="make the work folder (checkpoint DBs, barriers, racer logs) in DIR, e.g. "
+                                                "/dev/shm: same sweep results, faster trials; changes race timing (see chaos.running.workdir)"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
+    resume: Optional[Path] = typer.Option(None, "--resume", metavar="RUN_DIR",
+                                          help="continue an interrupted run from its journal (only unfinished trials run)"),
+    only: Optional[list[str]] = typer.Option(None, "--only", help="run just this trial id (repeatable), e.g. c000-t0001"),
+    racers: Optional[str] = typer.Option(None, "--racers", help="how racers start: warm (forked from a pre-imported "
+                                         "parent; the default) or cold (a fresh Python each)"),
+) -> None:
+    """Run a scenario: every cell, every trial; write the run folder and print the summary."""
+    from chaos.running.orchestrator import RunOptions, run_scenario
+
+    if (scenario is None) == (resume is None):
+        _fail(ChaosError("give a scenario file to run, or --resume RUN_DIR to continue a run (not both)"))
+    if resume is not None and (seed is not None or trials is not None or racers is not None or only):
+        _fail(ChaosError("--resume continues a run with its recorded seed, trials and racers; drop --seed/--trials/--racers"))
+    if racers not in (None, "warm", "cold"):
+        _fail(ChaosError(f"--racers {racers!r}: expected warm or cold"))
+    if work_in is not None and not work_in.is_dir():
+        _fail(ChaosError(f"--work-in {work_in}: no such folder", hint="name an existing folder, e.g. /dev/shm (tmpfs)"))
+    _reap_stale_quietly()
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        console=console, disable=quiet, transient=False)
+    task = progress.add_task("cells", total=None)
+
+    def on_cell(cell, n):
+        progress.start()  # only once trials begin: input refused earlier leaves just its one error line
+        progress.update(task, description=f"cell {cell.index + 1}/{n} {escape(cell.id)}")
+
+    def on_trial(rec):
+        progress.advance(task)
+
+    opts = RunOptions(out=out_dir, seed=seed, trials=trials, keep_work=keep_work, work_in=work_in, racers=racers, on_trial=on_trial,
+                      on_cell_start=on_cell, only=set(only) if only else None)
+    try:
+        if resume is not None:
+            from chaos.running.resume import resume_run
+
+            outcome = resume_run(resume, opts)
+        else:
+            outcome = run_scenario(scenario, opts)
+    except ChaosError as exc:
+        progress.stop()
+        _fail(exc)
+    finally:
+        progress.stop()
+    res = outcome.results
+    out.print(summary_table(res))
+    sm = res.summary
+    out.print(f"trials: {sm.trials} ({sm.valid} valid, {sm.unknown} unknown, {sm.hung} hung, {sm.errored} errored); "
+              f"kills confirmed {sm.kills_confirmed}/{sm.kills_confirmed + sm.kills_unconfirmed}", highlight=False)
+    out.print(f"run folder: {outcome.run_dir}  (report.html, report.md, results.json, junit.xml, journal.jsonl)",
+              highlight=False, soft_wrap=True, markup=False)
+    if outcome.interrupted:
+        console.print(f"[yellow]interrupted: the journal keeps every finished trial; continue with "
+                      f"`chaos run --resume {escape(str(outcome.run_dir))}`[/]", highlight=False, soft_wrap=True)
+    raise typer.Exit(res.exit_code)
+
+
+def _progress(quiet: bool) -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=console, disable=quiet, transient=False)
+
+
+@app.command()
+def nightly(
+    suite: Path = typer.Argument(..., help="suite YAML file (a list of scenario files with overrides)"),
+    out_dir: Path = typer.Option(Path("reports/nightly"), "--out", help="folder that receives <date>/"),
+    date: Optional[str] = typer.Option(None, help="the night's date, YYYY-MM-DD (default: today, UTC)"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
+) -> None:
+    """Run a suite into <out>/<date>/ and compare with the previous night (exit 4: a verdict regressed)."""
+    from chaos.running.nightly import run_nightly, NightlyOptions
+
+    progress = _progress(quiet)
+    task = progress.add_task("suite", total=None)
+    try:
+        with progress:
+            outcome = run_nightly(suite, NightlyOptions(
+                out=out_dir, date=date,
+                on_scenario=lambda i, n, name: progress.update(task, description=f"scenario {i + 1}/{n} {name}"),
+                on_trial=lambda rec: progress.advance(task)))
+    except ChaosError as exc:
+        _fail(exc)
+    _print_night(outcome.summary, outcome.night_dir)
+    raise typer.Exit(outcome.exit_code)
+
+
+def _print_night(summary: dict, night_dir: Path) -> None:
+    t = Table(title=f"nightly {summary['date']}: {summary['verdict_counts']}")
+    for col in ("scenario", "exit", "violated", "unknown", "holds", "error"):
+        t.add_column(col)
+    for r in summary["runs"]:
+        vc = r["verdict_counts"]
+        t.add_row(r["scenario"], str(r["exit_code"]), str(vc["violated"]), str(vc["unknown"]), str(vc["holds"]), r["error"] or "")
+    out.print(t)
+    trend = summary["trend"]
+    if summary.get("previous"):
+        for g in trend["regressions"]:
+            out.print(f"[bold red]REGRESSION[/] {g['scenario']} / {g['cell_id']}: {g['property']} {g['was']} -> {g['now']}: {g['reason']}",
+                      highlight=False)
+        if not trend["regressions"]:
+            out.print(f"no verdict regressed since {summary['previous']}")
+    else:
+        out.print("first night in this folder: nothing to compare with")
+    out.print(f"night folder: {night_dir}  (index.html, summary.json, junit.xml)")
+
+
+def _rerender(path: Path, rescore: bool) -> int:
+    from chaos.running.nightly import rerender_night
+    from chaos.running.orchestrator import analyse_loaded, load_run, write_reports, write_results
+
+    if (path / "summary.json").exists() and not (path / "run.json").exists():
+        outcome = rerender_night(path, rescore=rescore)
+        _print_night(outcome.summary, path)
+        return outcome.exit_code
+    meta, scenario, cells, records, torn = load_run(path)
+    results = analyse_loaded(meta, scenario, cells, records)
+    if rescore:
+        stored = path / "results.json"
+        before = stored.read_text() if stored.exists() else None
+        write_results(path, results, meta, records)
+        if before is not None and before != stored.read_text():
+            from chaos.records import RunResults
+
+            old = {(c.cell_id, v.property): v.status for c in RunResults.model_validate_json(before).cells for v in c.verdicts}
+            new = {(c.cell_id, v.property): v.status for c in results.cells for v in c.verdicts}
+            diff = [k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
+            console.print(f"[yellow]the current checkers changed results.json; {len(diff)} verdict(s) differ[/]" +
+                          "".join(f"\n  {c} {p}: {old.get((c, p))} -> {new.get((c, p))}" for c, p in diff))
+    else:
+        write_reports(path, results, meta, records)
+    if torn:
+        console.print("[yellow]the journal's last line was torn (the run died mid-write); it was left out[/]")
+    out.print(summary_table(results))
+    out.print(f"run folder: {path}  (report.html, report.md, junit.xml{', results.json' if rescore else ''})")
+    return results.exit_code
+
+
+@app.command()
+def report(run_dir: Path = typer.Argument(..., help="a run folder, or a nightly folder")) -> None:
+    """Render a stored run (or nightly) again from its journal: report.html, report.md, junit.xml, plots."""
+    try:
+        code = _rerender(run_dir, rescore=False)
+    except ChaosError as exc:
+        _fail(exc)
+    raise typer.Exit(code)
+
+
+@app.command()
+def analyze(run_dir: Path = typer.Argument(..., help="a run folder, or a nightly folder")) -> None:
+    """Re-score stored journals with the current checkers (no racer runs); rewrites results.json and the reports."""
+    try:
+        code = _rerender(run_dir, rescore=True)
+    except ChaosError as exc:
+        _fail(exc)
+    raise typer.Exit(code)
+
+
+@app.command()
+def clean() -> None:
+    """Reap what dead runs left behind: racers, containers, work folders (runs still alive are untouched)."""
+    from chaos.running.registry import reap_stale
+
+    reaped = reap_stale()
+    for r in reaped:
+        out.print(r.describe(), highlight=False, soft_wrap=True, markup=False)
+    out.print(f"cleaned {len(reaped)} dead run(s)" if reaped else "nothing to clean: no dead run left anything behind",
+              highlight=False)
+
+
+@app.command()
+def selftest(
+    scenario: Optional[Path] = typer.Argument(None, help="self-test scenario (default: the shipped scenarios/selftest.yaml)"),
+    out_dir: Path = typer.Option(Path("reports"), "--out", help="folder that receives the self-test's run folder"),
+    trials: Optional[int] = typer.Option(None, help="repeats per kill point"),
+) -> None:
+    """Check the injector itself: an idempotent workload must come out clean, a known duplicate must be caught."""
+    from chaos.running.selftest import run_selftest
+
+    _reap_stale_quietly()
+    try:
+        report = run_selftest(scenario, out=out_dir, trials=trials)
+    except ChaosError as exc:
+        _fail(exc)
+    for line in report.lines:
+        out.print(line, highlight=False, soft_wrap=True, markup=False)
+    out.print(f"run folder: {report.run_dir}", highlight=False, soft_wrap=True, markup=False)
+    if not report.ok:
+        console.print("[bold red]selftest FAILED: chaos cannot be trusted on this machine as it is[/]")
+        raise typer.Exit(3)
+    out.print("selftest passed: no false duplicate, and every known duplicate caught")
+
+
+@app.command()
+def rerun(
+    run_dir: Path = typer.Argument(..., help="a stored run folder (reports/<scenario>/<timestamp>)"),
+    trial_ids: list[str] = typer.Argument(..., help="trial ids named in its evidence, e.g. c000-t0001 c009-p000-r001"),
+    out_dir: Path = typer.Option(Path("reports"), "--out", help="folder that receives the re-run's folder"),
+    keep_work: bool = typer.Option(False, "--keep-work", help="keep per-trial work folders"),
+) -> None:
+    """Re-run trials of a stored run alone (same seed, cell and kill point) and compare the verdicts."""
+    from chaos.running.orchestrator import RunOptions
+    from chaos.running.orchestrator import rerun as do_rerun
+
+    try:
+        outcome, comparison = do_rerun(run_dir, trial_ids, RunOptions(out=out_dir, keep_work=keep_work))
+    except ChaosError as exc:
+        _fail(exc)
+    out.print(summary_table(outcome.results))
+    t = Table(title="verdicts whose evidence names the re-run trials")
+    for col in ("cell", "property", "trials", "was", "now"):
+        t.add_column(col)
+    for row in comparison:
+        same = row["was"] == row["now"]
+        t.add_row(row["cell"], row["property"], ", ".join(row["trial_ids"]), row["was"],
+                  f"[{'green' if same else 'bold red'}]{row['now']}[/]")
+    out.print(t)
+    out.print(f"run folder: {outcome.run_dir}")
+    raise typer.Exit(outcome.results.exit_code)
+
+
+@app.command()
+def validate(scenario: Path = typer.Argument(..., help="scenario YAML file")) -> None:
+    """Check a scenario file and show the cells it expands into."""
+    from chaos.scenario.model import expand, load_scenario
+    from chaos.scenario.suite import is_suite_file, load_suite
+
+    if is_suite_file(scenario):
+        try:
+            su = load_suite(scenario)
+        except ChaosError as exc:
+            _fail(exc)
+        out.print(f"{scenario}: ok: suite {su.suite.name}, {len(su.items)} scenario(s)")
+        for it in su.items:
+            n = len(expand(it.scenario, check=False))
+            out.print(f"  {it.scenario.name} ({it.file.name}): {it.scenario.kind}, {n} cell(s), {it.scenario.trials} trial(s) each")
+        return
+    try:
+        s = load_scenario(scenario)
+        cells = expand(s, path=str(scenario))
+    except ChaosError as exc:
+        _fail(exc)
+    out.print(f"{scenario}: ok: {s.kind} on {s.target.framework}/{s.target.backend}, {len(cells)} cell(s), {s.trials} trial(s) each",
+              markup=False, highlight=False, soft_wrap=True)
+    from chaos.targets import get_target
+
+    for c in cells:
+        why = get_target(c.scenario.target.framework).supports(c.scenario.kind)
+        note = f"  (kind {c.scenario.kind} unsupported: {why}; its verdicts will be unknown)" if why else ""
+        out.print(f"  cell {c.index}: {c.id}{note}", markup=False, highlight=False)
+
+
+@app.command("list")
+def list_cmd(scenarios_dir: Path = typer.Option(Path("scenarios"), "--scenarios", help="folder of shipped scenarios")) -> None:
+    """Show the targets, their workloads and the shipped scenarios."""
+    from chaos.scenario.model import load_scenario
+    from chaos.targets import TARGETS
+
+    t = Table(title="targets")
+    for col in ("framework", "backends", "kinds", "workloads", "boundaries"):
+        t.add_column(col)
+    for info in TARGETS.values():
+        t.add_row(info.framework, ", ".join(info.backends), ", ".join(info.kinds),
+                  "\n".join(f"{k}: {v}" for k, v in info.workloads.items()), info.boundaries)
+    out.print(t)
+    s = Table(title=f"scenarios in {scenarios_dir}")
+    for col in ("file", "kind", "target", "about"):
+        s.add_column(col)
+    from chaos.scenario.suite import is_suite_file, load_suite
+
+    for f in sorted(scenarios_dir.glob("*.yaml")):
+        if is_suite_file(f):
+            try:
+                su = load_suite(f)
+                s.add_row(f.name, "suite", f"{len(su.items)} scenarios", su.suite.about)
+            except ChaosError as exc:
+                s.add_row(f.name, "[red]invalid suite[/]", "", str(exc))
+            continue
+        try:
+            sc = load_scenario(f)
+            s.add_row(f.name, sc.kind, f"{sc.target.framework}/{sc.target.backend}", sc.about)
+        except ChaosError as exc:
+            s.add_row(f.name, "[red]invalid[/]", "", escape(str(exc)))
+    out.print(s)
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON Schema of scenario files."""
+    from chaos.scenario.model import json_schema
+
+    print(json.dumps(json_schema(), indent=2))
+
+
+from chaos.cli.hosts import hosts_app  # noqa: E402  (the `hosts` sub-command group)
+
+app.add_typer(hosts_app, name="hosts")
+
+
+def main() -> None:
+    try:
+        app()
+    except ChaosError as exc:  # anything not caught per command
+        console.print(f"[bold red]chaos: error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        sys.exit(exc.exit_code)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,170 @@
+"""The effect ledger: a store, separate from the framework's, where effects are counted.
+
+An effect is one row, inserted **and committed** by the workload's node before the node returns.
+The append is the irreversible effect itself, so the ledger under-counts nothing that returned and
+over-counts nothing that did not happen: a kill between the append and the next checkpoint shows
+up as a duplicate, never as a loss.
+
+Durability of the SQLite ledger: ``synchronous=NORMAL`` in WAL mode, on purpose. The faults chaos
+injects are process deaths (SIGKILL of a racer, of a container's processes, of the orchestrator),
+never the loss of the machine. A commit in WAL mode has ``write()``-n its frames to the WAL file
+and updated the WAL index (a shared memory map) before ``execute`` returns; both live in the
+kernel, not in the process, so the next connection on this machine reads the row however its
+writer died a moment later. What ``synchronous=FULL`` adds is an ``fsync`` per commit, which only
+matters if the kernel itself goes away (power loss, a host crash): something chaos never does
+and that would lose the trial's folders with it. A kill at a barrier never catches a commit
+half-way (a racer stops at a barrier, after ``append`` returned). Even a reboot counts nothing
+twice or never: a journaled trial carries its ledger rows in its journal record, and ``chaos run
+--resume`` sets aside the rows of trials that are not journaled. Measured: 0.8 ms per effect
+with FULL on a fast disk, ~4 ms on a busy one; 0.03 ms with NORMAL. ``tests/test_ledger.py``
+SIGKILLs a process right after its commit returns and reads the row back.
+
+Racer side: standard library (SQLite) or psycopg (Postgres) only. A ledger is opened from a plain
+dict (``{"kind": "sqlite", "path": ...}`` or ``{"kind": "postgres", "dsn": ..., "table": ...}``).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+import threading
+import time
+from typing import Protocol
+
+COLUMNS = (
+    "seq",
+    "run_id",
+    "cell_id",
+    "trial_id",
+    "thread_id",
+    "effect_key",
+    "task",
+    "value",
+    "racer_id",
+    "host",
+    "pid",
+    "t_wall",
+    "t_mono_ns",
+)
+
+_SQLITE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS effects (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL,
+    cell_id TEXT NOT NULL,
+    trial_id TEXT NOT NULL,
+    thread_id TEXT NOT NULL,
+    effect_key TEXT NOT NULL,
+    task TEXT NOT NULL,
+    value TEXT,
+    racer_id TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    t_wall REAL NOT NULL,
+    t_mono_ns INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS effects_trial ON effects(run_id, trial_id);
+"""
+
+
+class Ledger(Protocol):
+    def append(self, *, task: str, value: str | None, thread_id: str) -> int: ...
+    def rows(self, *, run_id: str, trial_id: str | None = None) -> list[dict]: ...
+    def close(self) -> None: ...
+
+
+def effect_key(task: str, value: str | None) -> str:
+    """``task``, or ``task:value`` for an interrupt-gated effect (e.g. ``gate:True``)."""
+    return task if value is None else f"{task}:{value}"
+
+
+def row_values(context: dict, task: str, value: str | None, thread_id: str) -> tuple:
+    """The values of one effect row, in ``COLUMNS`` order without ``seq``: who fired it, where, when."""
+    return (
+        context.get("run_id", ""),
+        context.get("cell_id", ""),
+        context.get("trial_id", ""),
+        thread_id,
+        effect_key(task, value),
+        task,
+        value,
+        context.get("racer_id", ""),
+        context.get("host") or socket.gethostname(),
+        os.getpid(),
+        time.time(),
+        time.monotonic_ns(),
+    )
+
+
+class SqliteLedger:
+    """The one-machine ledger: a SQLite file in WAL mode shared by every racer of a run."""
+
+    def __init__(self, path: str, context: dict | None = None):
+        self.path = path
+        self.context = dict(context or {})
+        # frameworks run nodes on worker threads (LangGraph's functional API does): one connection,
+        # shared across threads, one statement at a time
+        self._conn = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
+        self._lock = threading.Lock()
+        self._conn.execute("PRAGMA busy_timeout=60000")
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")  # see the module docstring: a process kill loses nothing
+        self._conn.executescript(_SQLITE_SCHEMA)
+
+    def append(self, *, task: str, value: str | None, thread_id: str) -> int:
+        with self._lock:
+            cur = self._conn.execute(
+                "INSERT INTO effects (run_id, cell_id, trial_id, thread_id, effect_key, task, value,"
+                " racer_id, host, pid, t_wall, t_mono_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                row_values(self.context, task, value, thread_id),
+            )
+            return int(cur.lastrowid)
+
+    def append_once(self, *, task: str, value: str | None, thread_id: str) -> tuple[int, bool]:
+        """Append unless a row with the same idempotency key (trial, thread, effect key) exists.
+
+        Returns (seq, inserted). ``BEGIN IMMEDIATE`` takes SQLite's write lock before the check,
+        so two racers cannot both find the key absent: check and insert are one transaction.
+        """
+        c = self.context
+        key = effect_key(task, value)
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            row = self._conn.execute(
+                "SELECT seq FROM effects WHERE run_id = ? AND trial_id = ? AND thread_id = ? AND effect_key = ?",
+                (c.get("run_id", ""), c.get("trial_id", ""), thread_id, key),
+            ).fetchone()
+            if row is not None:
+                self._conn.execute("COMMIT")
+                return int(row[0]), False
+            seq = self.append(task=task, value=value, thread_id=thread_id)
+            self._conn.execute("COMMIT")
+            return seq, True
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+
+    def rows(self, *, run_id: str, trial_id: str | None = None) -> list[dict]:
+        sql = f"SELECT {', '.join(COLUMNS)} FROM effects WHERE run_id = ?"
+        args: list = [run_id]
+        if trial_id is not None:
+            sql += " AND trial_id = ?"
+            args.append(trial_id)
+        sql += " ORDER BY seq"
+        return [dict(zip(COLUMNS, r)) for r in self._conn.execute(sql, args)]
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+def open_ledger(config: dict, context: dict | None = None) -> Ledger:
+    """Open the ledger a racer spec or a run names."""
+    kind = config.get("kind", "sqlite")
+    if kind == "sqlite":
+        return SqliteLedger(config["path"], context)
+    if kind == "postgres":
+        from chaos.racer.ledger_pg import PostgresLedger  # psycopg only where Postgres is used
+
+        return PostgresLedger(config["dsn"], context, table=config.get("table", "chaos_effects"))
+    raise ValueError(f"unknown ledger kind {kind!r} (expected sqlite or postgres)")

@@ -1,0 +1,83 @@
+"""The Postgres effect ledger: one table shared by racers on several hosts.
+
+Same interface and columns as ``SqliteLedger`` (``append`` -> seq, ``rows``, ``close``): a
+racer's effect is inserted and committed (autocommit) before its node returns. The table
+(default ``chaos_effects``) is created if missing; ``seq`` is a server-side identity, so it is
+monotonic across hosts. Racer side: needs only psycopg 3.
+"""
+
+from __future__ import annotations
+
+import re
+
+import psycopg
+from psycopg import sql
+
+from chaos.racer.ledger import COLUMNS, row_values
+from chaos.racer.redact import redact_dsn, redact_text
+
+_TABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$")
+
+
+def _ident(table: str) -> sql.Composable:
+    if not _TABLE.match(table):
+        raise ValueError(f"ledger table name {table!r} is not a plain identifier (letters, digits, _; optional schema.)")
+    return sql.Identifier(*table.split("."))
+
+
+class PostgresLedger:
+    """Effects as rows of a Postgres table, committed per append."""
+
+    def __init__(self, dsn: str, context: dict | None = None, table: str = "chaos_effects"):
+        self.dsn = dsn
+        self.table = table
+        self.context = dict(context or {})
+        self._t = _ident(table)
+        try:
+            self._conn = psycopg.connect(dsn, autocommit=True, connect_timeout=10)
+        except psycopg.OperationalError as exc:
+            why = redact_text(" ".join(str(exc).split()))
+            raise ConnectionError(
+                f"ledger: cannot connect to Postgres at {redact_dsn(dsn)}: {why}"
+                " (is it running? scripts/postgres.sh starts one)"
+            ) from None
+        index = sql.Identifier(f"{table.split('.')[-1]}_trial")
+        with self._conn.transaction():
+            # serialise concurrent first-time creation by racers on several hosts
+            self._conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"chaos-ledger:{table}",))
+            self._conn.execute(
+                sql.SQL(
+                    "CREATE TABLE IF NOT EXISTS {} ("
+                    " seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
+                    " run_id TEXT NOT NULL, cell_id TEXT NOT NULL, trial_id TEXT NOT NULL,"
+                    " thread_id TEXT NOT NULL, effect_key TEXT NOT NULL, task TEXT NOT NULL, value TEXT,"
+                    " racer_id TEXT NOT NULL, host TEXT NOT NULL, pid INTEGER NOT NULL,"
+                    " t_wall DOUBLE PRECISION NOT NULL, t_mono_ns BIGINT NOT NULL)"
+                ).format(self._t)
+            )
+            self._conn.execute(sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} (run_id, trial_id)").format(index, self._t))
+
+    def append(self, *, task: str, value: str | None, thread_id: str) -> int:
+        row = self._conn.execute(
+            sql.SQL(
+                "INSERT INTO {} (run_id, cell_id, trial_id, thread_id, effect_key, task, value,"
+                " racer_id, host, pid, t_wall, t_mono_ns) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)"
+                " RETURNING seq"
+            ).format(self._t),
+            row_values(self.context, task, value, thread_id),
+        ).fetchone()
+        return int(row[0])
+
+    def rows(self, *, run_id: str, trial_id: str | None = None) -> list[dict]:
+        q = sql.SQL("SELECT {} FROM {} WHERE run_id = %s").format(
+            sql.SQL(", ").join(sql.Identifier(c) for c in COLUMNS), self._t
+        )
+        args: list = [run_id]
+        if trial_id is not None:
+            q += sql.SQL(" AND trial_id = %s")
+            args.append(trial_id)
+        q += sql.SQL(" ORDER BY seq")
+        return [dict(zip(COLUMNS, r)) for r in self._conn.execute(q, args).fetchall()]
+
+    def close(self) -> None:
+        self._conn.close()

@@ -1,0 +1,185 @@
+"""A racer: one OS process that performs one action of a workload and reports what it did.
+
+``python -m chaos.racer.main SPEC.json`` reads a racer spec (plain JSON written by the orchestrator),
+opens the effect ledger and the target's session (the workload over an instrumented persistence
+layer), optionally waits at the start gate, sleeps its seeded jitter, performs its action, and
+writes a result JSON atomically. A racer started ahead of its turn (``hold``: a sweep's resume
+racer, started while its victim runs) imports what it needs, opens the ledger and builds its
+workload once in memory (the adapter's ``prewarm``), then stops at the ``hold`` barrier until the
+orchestrator continues it; only then does it open the session, so it touches the framework's store
+no earlier than a racer started at that moment. It knows nothing of other racers, and needs only the standard
+library, the framework under test and its database driver.
+
+A killed racer writes no result: the orchestrator records its call as ``info`` (indeterminate).
+A racer that could not even build its workload exits 4 with ``status: harness_error``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+import json
+import os
+import random
+import signal
+import socket
+import sys
+import time
+
+from chaos.racer.barrier import BarrierClient, write_atomic
+from chaos.racer.ledger import open_ledger
+
+HARNESS_ERROR_EXIT = 4
+
+
+def set_parent_death_signal() -> bool:
+    """Die with the orchestrator: a racer must never outlive the process that started it.
+
+    Returns False where the kernel offers no parent-death signal (not Linux).
+    """
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        return libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL) == 0
+    except Exception:
+        return False  # not Linux: the launcher's process group still reaps us
+
+
+def preimport(adapter) -> None:
+    """Import what the adapter's racers import (its ``PRELOAD``); opens nothing, touches no store."""
+    for name in getattr(adapter, "PRELOAD", ()):
+        importlib.import_module(name)
+    for name in getattr(adapter, "PRELOAD_OPTIONAL", ()):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+
+
+def run_spec(spec: dict) -> tuple[dict, int]:
+    """Perform the spec's action; returns (result, exit code)."""
+    from chaos.targets.base import Unsupported, distribution_versions, error_of, outcome_of_inspect, unsupported_outcome
+
+    t0 = time.monotonic_ns()
+    result: dict = {
+        "racer_id": spec["racer_id"],
+        "trial_id": spec.get("trial_id"),
+        "pid": os.getpid(),
+        "host": spec.get("host") or socket.gethostname(),
+        "t_start_mono_ns": t0,
+        "t_start_wall": time.time(),
+    }
+    result["versions"] = distribution_versions(spec.get("distributions") or [])
+    barrier = BarrierClient.from_spec(spec["barrier"], spec["racer_id"])
+    session = None
+    ledger = None
+    try:
+        ledger = open_ledger(
+            spec["ledger"],
+            context={
+                "run_id": spec.get("run_id", ""),
+                "cell_id": spec.get("cell_id", ""),
+                "trial_id": spec.get("trial_id", ""),
+                "racer_id": spec["racer_id"],
+                "host": spec.get("host"),
+            },
+        )
+        result["t_ledger_mono_ns"] = time.monotonic_ns()
+        adapter = importlib.import_module(f"chaos.targets.{spec['target']['framework']}")
+        if spec.get("hold"):
+            # what can be done before its turn, touching no store: a cold racer's framework import,
+            # and a throwaway in-memory build of its workload (fills caches and, in a forked racer,
+            # takes the first-touch copies of the server's pages off the path after the kill)
+            preimport(adapter)
+            warm = getattr(adapter, "prewarm", None)
+            if warm is not None:
+                try:
+                    warm(only=spec["workload"])
+                except Exception:  # noqa: BLE001  # a throwaway build; the real one reports its own failure
+                    pass
+            barrier.hold()
+            result["t_unheld_mono_ns"] = time.monotonic_ns()
+        session = adapter.open_session(spec, barrier, ledger)
+        result["gated_task"] = getattr(session, "gated_task", None) or getattr(getattr(session, "workload", None), "gated_task", None)
+        result["workload_meta"] = dict(getattr(session, "meta", None) or {})
+        result["t_ready_mono_ns"] = time.monotonic_ns()
+        if spec.get("inspect_before"):
+            result["inspect_before"] = session.inspect()
+            result["t_inspected_mono_ns"] = time.monotonic_ns()
+        if spec.get("gate"):
+            barrier.gate()
+            result["t_released_mono_ns"] = time.monotonic_ns()
+        jitter_ms = float(spec.get("jitter_ms") or 0)
+        if jitter_ms > 0:
+            delay = random.Random(int(spec.get("seed", 0))).uniform(0, jitter_ms) / 1000.0
+            result["jitter_s"] = delay
+            time.sleep(delay)  # the experiment's jitter, not synchronisation
+        result["outcomes"] = []
+        for action in spec.get("actions") or []:
+            previous = result["outcomes"][-1]["status"] if result["outcomes"] else None
+            if action.get("if") and action["if"] != previous:
+                continue  # e.g. answer an interrupt only if the run stopped at one
+            if not result.get("t_invoke_mono_ns"):
+                result["t_invoke_mono_ns"] = time.monotonic_ns()
+            before = len(getattr(session, "fired", []))
+            if action.get("op") == "inspect":  # generic: every session has inspect()
+                outcome = outcome_of_inspect(session.inspect())
+            else:
+                try:
+                    outcome = session.perform(action)
+                except Unsupported as exc:
+                    outcome = unsupported_outcome(str(exc))
+            outcome["fired"] = [f["effect_key"] for f in list(getattr(session, "fired", []))[before:]]
+            outcome["action"] = action
+            result["outcomes"].append(outcome)
+            result["t_return_mono_ns"] = time.monotonic_ns()
+            if outcome.get("status") in ("error", "unsupported") and not action.get("keep_going"):
+                break  # later actions would act on a state the workload never reached
+        if spec.get("inspect_after"):
+            t_after = time.monotonic_ns()
+            result["inspect_after"] = session.inspect()
+            result["inspect_after_ms"] = (time.monotonic_ns() - t_after) / 1e6
+        result["fired"] = list(getattr(session, "fired", []))
+        result["status"] = "ok"
+        code = 0
+    except Exception as exc:
+        result["status"] = "harness_error"
+        result["error"] = error_of(exc)
+        result["fired"] = list(getattr(session, "fired", [])) if session is not None else []
+        code = HARNESS_ERROR_EXIT
+    finally:
+        t_close = time.monotonic_ns()
+        if session is not None:
+            session.close()
+        if ledger is not None:
+            ledger.close()
+        result["close_ms"] = (time.monotonic_ns() - t_close) / 1e6
+    result["trace"] = barrier.trace
+    result["t_end_mono_ns"] = time.monotonic_ns()
+    return result, code
+
+
+def serve(spec: dict) -> int:
+    """Run ``spec`` and write its result file: the whole life of a racer once it has its spec.
+
+    A cold racer (``main``) and a warm one (forked by ``chaos.racer.forkserver``) both end up here, so
+    both do exactly the same work from this point on.
+    """
+    result, code = run_spec(spec)
+    write_atomic(spec["result_path"], json.dumps(result, default=repr).encode(), durable=False)
+    return code
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    set_parent_death_signal()
+    if len(argv) != 1:
+        print("usage: python -m chaos.racer.main SPEC.json", file=sys.stderr)
+        return 2
+    with open(argv[0], "rb") as f:
+        spec = json.loads(f.read())
+    return serve(spec)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Remote hosts: SSH sessions, the host inventory, host checks and offline Docker images."""

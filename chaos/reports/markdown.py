@@ -1,0 +1,188 @@
+"""report.md: the tables a person reads first, rendered from results (and run.json).
+
+The top says what was run (scenario, seed, versions) and what it concluded (verdict counts, exit
+code); then one section per kind: a saturation table for races, a per-kill-point table for sweeps
+that names the boundaries where an effect was duplicated.
+"""
+
+from __future__ import annotations
+
+from chaos.kinds.checking import PROPERTY_NAMES
+from chaos.records import CellResult, RunResults
+
+MARK = {"holds": "holds", "violated": "**VIOLATED**", "unknown": "unknown"}
+
+
+def _v(cell_or_point, prop: str) -> str:
+    for v in cell_or_point.verdicts:
+        if v.property == prop:
+            return MARK[v.status]
+    return "-"
+
+
+def _fires(c: CellResult) -> str:
+    return ", ".join(f"{k}:{n}" for k, n in c.fires.items()) or "-"
+
+
+def _sat(c: CellResult) -> str:
+    return "-" if c.saturation is None else f"{c.saturation:.3f}"
+
+
+SWEEP_KINDS = ("kill_sweep", "first_checkpoint", "recovery_determinism")
+SWEEP_TITLES = {"kill_sweep": "Kill-point sweep", "first_checkpoint": "Crash before the first checkpoint",
+                "recovery_determinism": "Recovery determinism (repeated crashes at one point)"}
+
+
+def _tally(v) -> str:
+    if isinstance(v, dict):
+        return ", ".join(f"{k} x{n}" if isinstance(n, int) else f"{k}={n}" for k, n in v.items())
+    return str(v)
+
+
+def _esc(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _versions(c: CellResult) -> str:
+    return ", ".join(f"{k} {v}" for k, v in c.versions.items() if v) or "-"
+
+
+MATRIX_ORDER = ("EO", "PC", "FD", "CV", "CO", "RD", "FI", "LIVENESS", "FCL")
+
+
+def _anchor(cell: CellResult, prop: str) -> str:
+    return f"v-{cell.cell_index}-{prop}"
+
+
+def contract_matrix(results: RunResults) -> list[str]:
+    """Frameworks x properties, first: each entry counts the cells behind it and links to the
+    verdict row (and so the evidence) of the first cell that decided it."""
+    frameworks: dict[str, list[CellResult]] = {}
+    for c in results.cells:
+        label = c.framework + (f" {c.version}" if getattr(c, "version", None) else "")
+        frameworks.setdefault(label, []).append(c)
+    props = [p for p in MATRIX_ORDER if any(v.property == p for c in results.cells for v in c.verdicts)]
+    props += sorted({v.property for c in results.cells for v in c.verdicts} - set(props))
+    if not props:
+        return []
+    out = ["## Contract matrix", "",
+           "Each entry: the worst verdict over the cells that measured the property (violated, then unknown, then holds), "
+           "how many cells it covers, and a link to the verdict row with its reason and evidence.", "",
+           "| framework | " + " | ".join(props) + " |", "|---|" + "---|" * len(props)]
+    for label, cells in frameworks.items():
+        row = []
+        for p in props:
+            found = [(c, v) for c in cells for v in c.verdicts if v.property == p]
+            if not found:
+                row.append("-")
+                continue
+            for status in ("violated", "unknown", "holds"):
+                hits = [(c, v) for c, v in found if v.status == status]
+                if hits:
+                    c0, _ = hits[0]
+                    row.append(f"[{MARK[status]}](#{_anchor(c0, p)}) {len(hits)}/{len(found)}")
+                    break
+        out.append(f"| {label} | " + " | ".join(row) + " |")
+    out.append("")
+    return out
+
+
+def render_markdown(results: RunResults, meta: dict) -> str:
+    lines: list[str] = []
+    add = lines.append
+    add(f"# chaos report: {results.scenario}")
+    add("")
+    about = (meta.get("scenario") or {}).get("about")
+    if about:
+        add(f"> {about}")
+        add("")
+    vers = ", ".join(f"{k} {v}" for k, v in (meta.get("versions") or {}).items() if v)
+    add(f"- run: `{results.run_id}`  seed: `{results.seed}`")
+    add(f"- versions: {vers}")
+    add(f"- verdicts: {results.verdict_counts.get('violated', 0)} violated, {results.verdict_counts.get('unknown', 0)} unknown, "
+        f"{results.verdict_counts.get('holds', 0)} hold; exit code {results.exit_code}")
+    sm = results.summary
+    add(f"- trials: {sm.trials} ({sm.valid} valid, {sm.unknown} unknown, {sm.hung} hung, {sm.errored} errored); "
+        f"fault fired in {sm.fault_fired}, did not fire in {sm.fault_not_fired}; "
+        f"kills confirmed by exit status {sm.kills_confirmed}, unconfirmed {sm.kills_unconfirmed}")
+    load = meta.get("load") or {}
+    if load:
+        add(f"- machine: {meta.get('host', '?')}, {load.get('cpus', '?')} CPUs, load average {load.get('start', '?')} at the start, "
+            f"{load.get('end', '?')} at the end (race saturation at jitter > 0 moves with load: compare runs at similar load)")
+    if meta.get("resumes"):
+        add(f"- resumed {len(meta['resumes'])} time(s) from its journal")
+    if meta.get("interrupted"):
+        add("- **the run was interrupted**: the tables cover the trials journaled before it stopped")
+    add("")
+    lines.extend(contract_matrix(results))
+    races = [c for c in results.cells if c.kind == "race"]
+    sweeps = [c for c in results.cells if c.kind in SWEEP_KINDS]
+    contract = [c for c in results.cells if c.kind not in SWEEP_KINDS and c.kind != "race"]
+    if races:
+        add("## Saturation (k racers resume one pending interrupt)")
+        add("")
+        add("saturation = mean(gated-effect fires over valid trials) / k; consume-once demands 1/k.")
+        add("")
+        add("| cell | backend | k | jitter ms | valid/trials | saturation | fires {n:trials} | max | racer errors | release spread ms (median/max) | CO | liveness |")
+        add("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for c in races:
+            spread = "-" if not c.release_spread_ms else f"{c.release_spread_ms['median']:.2f}/{c.release_spread_ms['max']:.2f}"
+            add(f"| {c.cell_id} | {c.backend} | {c.k} | {c.jitter_ms:g} | {c.valid_trials}/{c.trials} | {_sat(c)} | {_fires(c)} | "
+                f"{c.max_fires if c.max_fires is not None else '-'} | {c.racer_errors} | {spread} | {_v(c, 'CO')} | {_v(c, 'LIVENESS')} |")
+        add("")
+    if contract:
+        add("## Resume contract (fork, stray resume, invalid state)")
+        add("")
+        add("| cell | kind | workload | backend | durability | valid/trials | what happened | verdicts |")
+        add("|---|---|---|---|---|---|---|---|")
+        for c in contract:
+            seen = "; ".join(f"{k}: {_tally(v)}" for k, v in c.summary.items() if v) or (c.failure or "-")
+            verdicts = ", ".join(f"{v.property} {MARK[v.status]}" for v in c.verdicts)
+            add(f"| {c.cell_id} | {c.kind} | {c.workload} | {c.backend} | {c.durability} | {c.valid_trials}/{c.trials} | "
+                f"{_esc(seen)} | {verdicts} |")
+        add("")
+    for c in sweeps:
+        title = SWEEP_TITLES[c.kind]
+        add(f"## {title}: {c.workload}, resume `{c.resume}`, durability {c.durability}, backend {c.backend} ({c.cell_id})")
+        add("")
+        if c.failure:
+            add(f"Cell failed: {c.failure}")
+            add("")
+        props = [v.property for v in c.verdicts]
+        add("| # | kill point | reached | effect counts per task | durable checkpoints at kill | resume outcome | "
+            + " | ".join(props) + " | duplicated |")
+        add("|---|---|---|---|---|---|" + "---|" * len(props) + "---|")
+        for i, p in enumerate(c.points):
+            counts = "; ".join(f"{t}={','.join(map(str, n))}" for t, n in p.effect_counts.items()) or "-"
+            ckpts = ",".join("?" if x is None else str(x) for x in p.durable_checkpoints) or "-"
+            outs = ", ".join(sorted(set(p.resume_outcomes))) or "-"
+            dup = ", ".join(p.duplicates) or "-"
+            add(f"| {i} | `{p.point}` | {p.reached}/{p.trials} | {counts} | {ckpts} | {outs} | "
+                + " | ".join(_v(p, prop) for prop in props) + f" | {dup} |")
+        dups = [p.point for p in c.points if p.duplicates]
+        add("")
+        if dups:
+            add(f"Boundaries where a kill duplicated an effect ({len(dups)}/{len(c.points)}): " + ", ".join(f"`{d}`" for d in dups))
+        else:
+            add(f"No kill point duplicated an effect ({len(c.points)} points).")
+        add("")
+    add("## Verdicts")
+    add("")
+    add("| cell | property | verdict | reason | evidence (trials) |")
+    add("|---|---|---|---|---|")
+    for c in results.cells:
+        for v in c.verdicts:
+            ev = ", ".join(v.evidence.trial_ids[:6]) + (" ..." if len(v.evidence.trial_ids) > 6 else "")
+            add(f"| <a id=\"{_anchor(c, v.property)}\"></a>{c.cell_id} | {v.property} ({PROPERTY_NAMES.get(v.property, '')}) | {MARK[v.status]} | {_esc(v.reason)} | {ev or '-'} |")
+    add("")
+    add("Re-check any verdict: `chaos rerun <run folder> <trial id>` re-runs that trial alone from the recorded seed "
+        "and kill point.")
+    add("")
+    add("## Framework versions per cell (as the racers reported them)")
+    add("")
+    add("| cell | asked for | ran |")
+    add("|---|---|---|")
+    for c in results.cells:
+        add(f"| {c.cell_id} | {c.version or 'installed'} | {_versions(c)} |")
+    add("")
+    return "\n".join(lines)

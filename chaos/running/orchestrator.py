@@ -1,0 +1,521 @@
+"""The orchestrator: one scenario file in, one run folder of evidence and verdicts out.
+
+``run_scenario`` loads and expands the scenario (refusing bad input before anything is written),
+creates ``<out>/<scenario>/<timestamp>/`` with run.json, then runs every cell's trials through its
+kind, appending each trial record to the journal (``chaos.running.journal``) the moment it ends. At the end it
+analyses the journal into results.json, renders report.md, junit.xml, report.html (+ PNG plots)
+and points ``latest`` at the run. ``run_loaded`` runs an already loaded scenario (a suite entry
+with its overrides); ``load_run`` / ``analyse_loaded`` re-score a stored run exactly as the run did.
+
+Ctrl-C and SIGTERM stop the run cleanly: every racer is killed and reaped, the journal keeps every
+finished trial, and run.json says the run was interrupted. A run registers itself while it executes
+(``chaos.running.registry``) and labels its racers with its run id, so if the orchestrator is SIGKILLed the
+next ``chaos`` command reaps what it left; ``chaos run --resume`` continues it from its journal
+(``chaos.running.resume``). Everything written to run.json, the journal, results.json and report.md passes
+through ``chaos.racer.redact`` first. A cell that fails for a reason outside
+the framework (a launcher that cannot start racers, say) is recorded as failed with that reason;
+the other cells go on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import json
+import os
+import platform
+import secrets
+import shutil
+import signal
+import socket
+import sys
+import time
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+import chaos
+from chaos.running import registry
+from chaos.kinds.checking import analyze_cell, count_trial, exit_code, verdict_counts
+from chaos.racer.errors import ChaosError, EnvironmentProblem
+from chaos.running.journal import Journal, repair
+from chaos.kinds import runner_for
+from chaos.envs import python_for
+from chaos.launchers import Launcher, make_launcher
+from chaos.running.pgstore import RunStorage
+from chaos.records import CellResult, RunResults, TrialRecord, TrialSummary
+from chaos.running.stored import StoredTrials
+from chaos.racer.redact import redact, redact_obj
+from chaos.scenario.model import Cell, Scenario, expand, load_scenario
+from chaos.targets import get_target
+from chaos.running.workdir import work_folder
+from chaos.running.trial import RunContext
+
+EXIT_RUN_FAILED = 3
+
+
+@dataclass
+class RunOptions:
+    out: Path = Path("reports")
+    seed: int | None = None
+    trials: int | None = None
+    keep_work: bool = False
+    work_in: Path | None = None  # make the work folder here (e.g. /dev/shm), not in the run folder: chaos.running.workdir
+    racers: str | None = None  # "warm" | "cold": how racers start, overriding the scenario
+    on_trial: Callable[[TrialRecord], None] | None = None
+    on_cell_start: Callable[[Cell, int], None] | None = None
+    only: set[str] | None = None  # run just these trial ids (``chaos run --only``)
+
+
+@dataclass
+class RunOutcome:
+    run_dir: Path
+    results: RunResults
+    interrupted: bool = False
+    cells: list[Cell] = field(default_factory=list)
+
+
+class Interrupted(Exception):
+    """SIGTERM or SIGINT reached the orchestrator."""
+
+
+@dataclass
+class SignalState:
+    received: list[str] = field(default_factory=list)
+    armed: bool = True
+
+
+@contextlib.contextmanager
+def _stop_on_signals() -> Iterator[SignalState]:
+    """SIGTERM/SIGINT raise ``Interrupted`` once, while trials run; later ones (and any after the
+    trials ended) are noted and ignored, so the cleanup the first one starts (reaping racers,
+    writing results) is not itself cut short."""
+    state = SignalState()
+
+    def handler(signum, frame):  # noqa: ARG001
+        state.received.append(signal.Signals(signum).name)
+        if state.armed and len(state.received) == 1:
+            state.armed = False
+            raise Interrupted(state.received[0])
+
+    old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield state
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def versions(scenario: Scenario) -> dict[str, str | None]:
+    out: dict[str, str | None] = {"python": platform.python_version(), "chaos": chaos.__version__}
+    for dist in get_target(scenario.target.framework).distributions:
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = None
+    return out
+
+
+def _stamp() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
+
+
+def prepare_run_dir(out: Path, name: str, stamp: str) -> Path:
+    out = Path(out)
+    if not out.exists():
+        if not out.parent.exists():
+            raise EnvironmentProblem(f"output folder {out}: its parent {out.parent} does not exist",
+                                     hint="create it or pass --out to an existing folder")
+        out.mkdir()
+    run_dir = out / name / stamp
+    n = 1
+    while run_dir.exists():
+        n += 1
+        run_dir = out / name / f"{stamp}-{n}"
+    run_dir.mkdir(parents=True)
+    return run_dir
+
+
+def _link_latest(run_dir: Path) -> None:
+    link = run_dir.parent / "latest"
+    tmp = run_dir.parent / f".latest.{os.getpid()}"
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()
+    tmp.symlink_to(run_dir.name)
+    os.replace(tmp, link)
+
+
+def cell_records(records: StoredTrials | Iterable[TrialRecord], index: int) -> Iterable[TrialRecord]:
+    """One cell's records sorted by trial id (a resumed run analyses as an uninterrupted one):
+    read from the journal one at a time for a stored run, picked from a list otherwise."""
+    if isinstance(records, StoredTrials):
+        return records.of_cell(index)
+    return sorted((r for r in records if r.cell_index == index), key=lambda r: r.trial_id)
+
+
+def analyse_run(cells: list[Cell], records: StoredTrials | Iterable[TrialRecord], failures: dict[int, str], *, run_id: str,
+                scenario: Scenario, seed: int) -> RunResults:
+    """Per-cell results and verdicts. For a stored run (``StoredTrials``) one cell's records are
+    read back at a time, so memory follows the largest cell's results, not the run's trials."""
+    if not isinstance(records, StoredTrials):
+        records = list(records)
+    summary = TrialSummary()
+    results: list[CellResult] = []
+    for c in cells:
+        res = analyze_cell(c, _counted(cell_records(records, c.index), summary))
+        if c.index in failures:
+            res.failure = failures[c.index]
+            for v in res.verdicts:
+                if v.status == "holds":
+                    v.status = "unknown"
+                    v.reason = f"cell failed: {failures[c.index]}"
+        results.append(res)
+    return RunResults(run_id=run_id, scenario=scenario.name, seed=seed, exit_code=exit_code(results),
+                      verdict_counts=verdict_counts(results), cells=results, summary=summary)
+
+
+def _counted(records: Iterable[TrialRecord], summary: TrialSummary) -> Iterator[TrialRecord]:
+    """``records``, each also counted into the run's trial summary as it passes."""
+    for r in records:
+        count_trial(summary, r)
+        yield r
+
+
+def write_results(run_dir: Path, results: RunResults, run_meta: dict,
+                  records: StoredTrials | Iterable[TrialRecord] | None = None) -> None:
+    """results.json first (the evidence), then what people and CI read: report.md, junit.xml and
+    report.html with its plots, all rendered from the same results and the journaled records.
+    Secrets are redacted from all of them (``chaos.racer.redact``)."""
+    clean = RunResults.model_validate(redact_obj(results.model_dump(mode="json")))
+    _write_atomic(run_dir / "results.json", clean.model_dump_json(indent=2))
+    write_reports(run_dir, clean, run_meta, records)
+
+
+def write_reports(run_dir: Path, results: RunResults, run_meta: dict,
+                  records: StoredTrials | Iterable[TrialRecord] | None = None) -> None:
+    """Every rendering of a run (markdown, JUnit, HTML, PNG) from its results and journal, redacted.
+    A stored run's records are read back one at a time (the journal was redacted as it was written)."""
+    from chaos.reports.html import write_run_html
+    from chaos.reports.junit import write_junit
+    from chaos.reports.markdown import render_markdown
+
+    results = RunResults.model_validate(redact_obj(results.model_dump(mode="json")))
+    run_meta = redact_obj(run_meta)
+    if records is None:
+        records = StoredTrials(run_dir / "journal.jsonl")
+    elif not isinstance(records, StoredTrials):
+        records = [TrialRecord.model_validate(redact_obj(r.model_dump(mode="json"))) for r in records]
+    _write_atomic(run_dir / "report.md", redact(render_markdown(results, run_meta)))
+    write_junit(run_dir / "junit.xml", [results])
+    write_run_html(run_dir, results, run_meta, records)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def write_meta(run_dir: Path, meta: dict) -> None:
+    """run.json, secrets redacted, replaced atomically (a crash leaves the old or the new one)."""
+    _write_atomic(run_dir / "run.json", json.dumps(redact_obj(meta), indent=2, default=str))
+
+
+def run_scenario(path: str | os.PathLike, opts: RunOptions | None = None) -> RunOutcome:
+    return run_loaded(load_scenario(path), path, opts)
+
+
+def run_loaded(scenario: Scenario, path: str | os.PathLike, opts: RunOptions | None = None) -> RunOutcome:
+    """Run an already loaded (and possibly overridden, e.g. by a nightly suite) scenario."""
+    opts = opts or RunOptions()
+    if opts.seed is not None or opts.trials is not None or opts.racers is not None:
+        data = scenario.model_dump()
+        if opts.seed is not None:
+            data["seed"] = opts.seed
+        if opts.trials is not None:
+            data["trials"] = opts.trials
+        if opts.racers is not None:
+            data["racers"]["start"] = opts.racers
+            data["matrix"].pop("start", None)  # the command line wins over a start axis too
+        scenario = Scenario.model_validate(data)
+    cells = expand(scenario, path=str(path))
+    for cell in cells:
+        preflight(cell, str(path), python_for(cell.scenario.target.framework, cell.scenario.target.version))
+    RunStorage.preflight(cells)  # Postgres needed but not configured: refused before any folder is written
+    run_dir = prepare_run_dir(Path(opts.out), scenario.name, _stamp())
+    run_id = f"{scenario.name}-{run_dir.name}-{secrets.token_hex(3)}"
+    meta = {
+        "run_id": run_id,
+        "scenario_file": str(path),
+        "scenario": scenario.model_dump(mode="json"),
+        "cells": [{"index": c.index, "id": c.id, "axes": c.axes} for c in cells],
+        "seed": scenario.seed,
+        "versions": versions(scenario),
+        "host": socket.gethostname(),
+        "platform": platform.platform(),
+        "load": {"cpus": os.cpu_count(), "start": load_average()},
+        "argv": sys.argv,
+        "started": _dt.datetime.now(_dt.timezone.utc).isoformat(),
+        "finished": None,
+        "interrupted": False,
+    }
+    write_meta(run_dir, meta)
+    return execute(run_dir, meta, scenario, cells, opts)
+
+
+def load_average() -> float | None:
+    """The 1-minute load average: saturation at jitter > 0 moves with it, so every run records it
+    at its start and end (run.json ``load``) and the reports show it beside the numbers."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return None
+
+
+_preflight_ok: set[tuple[str, str]] = set()
+
+
+def workload_paths(scenario_file: str | None) -> list[str]:
+    """Where a user's ``package.module:factory`` is looked up: the working folder and the scenario's."""
+    paths = [os.getcwd()]
+    if scenario_file:
+        paths.append(str(Path(scenario_file).resolve().parent))
+    return paths
+
+
+def preflight(cell: Cell, scenario_file: str | None, python: str) -> None:
+    """A user's workload factory must import in the racers' interpreter: check once, clearly."""
+    from chaos.targets import TARGETS
+
+    ref = cell.scenario.workload
+    info = TARGETS.get(cell.scenario.target.framework)
+    if info is None or ref in info.workloads or (python, ref) in _preflight_ok:
+        return
+    import subprocess
+
+    from chaos.envs import racer_env
+
+    env = racer_env(python, workload_paths(scenario_file))
+    code = "import sys; from chaos.workloads import import_factory; import_factory(sys.argv[1])"
+    proc = subprocess.run([python, "-c", code, ref], capture_output=True, text=True, env=env, timeout=300)
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["?"])[-1]
+        from chaos.racer.errors import TargetError
+
+        raise TargetError(f"{scenario_file or 'scenario'}: workload: {ref!r} does not import in the racers' Python: {last}",
+                          hint="check the module path and that it is importable from the scenario's folder")
+    _preflight_ok.add((python, ref))
+
+
+def execute(run_dir: Path, meta: dict, scenario: Scenario, cells: list[Cell], opts: RunOptions,
+            only: set[str] | None = None) -> RunOutcome:
+    """Run every trial not yet in the run's journal (one an earlier, interrupted execution
+    journaled, or a rerun's reused dry runs; with ``only``, just those trial ids), journal each,
+    then analyse the journal into the reports. No record is kept in memory: the journal is the
+    truth, read back one cell at a time (``chaos.running.stored``)."""
+    run_id = meta["run_id"]
+    work_dir = work_folder(run_dir, run_id, opts.work_in)
+    if opts.work_in is not None:
+        meta["work_dir"] = str(work_dir)  # run.json says where the trials' databases were
+    with _stop_on_signals() as signals, registry.ActiveRun(run_id, run_dir, work_dir, keep_work=opts.keep_work) as active:
+        signals.armed = False  # until the journal is open, a signal just ends the run without trials
+        work_dir.mkdir(exist_ok=True)
+        storage = RunStorage(cells, run_id, run_dir)  # SQLite, or Postgres for the postgres backend / other hosts
+        meta["storage"] = storage.describe()
+        write_meta(run_dir, meta)
+        repair(run_dir / "journal.jsonl")  # appends must start on a fresh line
+        prior = StoredTrials(run_dir / "journal.jsonl")
+        journal = Journal(run_dir / "journal.jsonl")
+        signals.armed = not signals.received
+        return _execute(run_dir, meta, scenario, cells, opts, prior, run_id, work_dir, storage, journal,
+                        active, signals, only)
+
+
+def _execute(run_dir, meta, scenario, cells, opts, prior: StoredTrials, run_id, work_dir, storage, journal, active,
+             signals: SignalState, only: set[str] | None = None) -> RunOutcome:
+    launchers: dict[str, Launcher] = {}
+
+    def launcher_for(cell: Cell) -> Launcher:
+        s = cell.scenario
+        key = repr((s.target.framework, s.target.version, s.racers.placement, s.racers.start))
+        if key not in launchers:
+            launcher = make_launcher(s.racers.placement, python_for(s.target.framework, s.target.version), run_id,
+                                     extra_paths=workload_paths(meta.get("scenario_file")),
+                                     start=s.racers.start)
+            registry.label_launcher(launcher, active.env())
+            launchers[key] = launcher
+        return launchers[key]
+
+    ctx = RunContext(
+        run_id=run_id,
+        run_dir=run_dir,
+        work_dir=work_dir,
+        root_seed=scenario.seed,
+        launcher=None,  # type: ignore[arg-type]  # set per cell
+        ledger_config=storage.ledger_config,
+        read_ledger=storage.read_ledger,
+        store_for=storage.store_for,
+        keep_work=opts.keep_work,
+        prior=prior,
+        only=only if only is not None else opts.only,
+    )
+    failures: dict[int, str] = {}
+    interrupted = False
+    try:
+        for cell in cells:
+            if signals.received:
+                raise Interrupted(signals.received[0])
+            if opts.on_cell_start:
+                opts.on_cell_start(cell, len(cells))
+            runner = runner_for(cell.scenario.kind, cell.scenario.target.framework)
+            try:
+                ctx.launcher = launcher_for(cell)
+                valid_seen = False
+                for rec in runner(ctx, cell, prior.ids()):
+                    signals.armed = False  # journaled <=> counted: no signal between the two
+                    journal.append(redact_obj(rec.model_dump(mode="json")))
+                    if signals.received:
+                        raise Interrupted(signals.received[0])
+                    signals.armed = True
+                    if opts.on_trial:
+                        opts.on_trial(rec)
+                    valid_seen = valid_seen or rec.valid
+                    if rec.errors and not valid_seen:
+                        # the harness itself cannot run this cell (e.g. a workload that raises
+                        # while being built): say so once instead of failing every trial
+                        failures[cell.index] = f"racers could not run the workload: {rec.errors[0]}"
+                        break
+            except ChaosError as exc:
+                failures[cell.index] = exc.message
+                if ctx.launcher is not None:
+                    ctx.launcher.reap()
+    except (Interrupted, KeyboardInterrupt):
+        interrupted = True
+    finally:
+        signals.armed = False
+        for launcher in launchers.values():
+            launcher.reap()
+        # the net under the net: any racer of this run still alive (e.g. started in the instant a
+        # signal arrived, before its launcher knew of it) is found by its label and killed
+        registry._kill_and_wait([pid for pid, _, _ in registry.racer_processes(run_id)])
+        journal.close()
+        storage.close(keep_schema=opts.keep_work)
+        if not opts.keep_work:
+            shutil.rmtree(work_dir, ignore_errors=True)
+    interrupted = interrupted or bool(signals.received)
+    records = StoredTrials(run_dir / "journal.jsonl")  # the truth (``chaos analyze`` re-scores it the same way)
+    results = analyse_run(cells, records, failures, run_id=run_id, scenario=scenario, seed=scenario.seed)
+    if interrupted:
+        results.exit_code = EXIT_RUN_FAILED
+    meta["finished"] = None if interrupted else _dt.datetime.now(_dt.timezone.utc).isoformat()
+    meta["stopped"] = _dt.datetime.now(_dt.timezone.utc).isoformat()
+    meta.setdefault("load", {"cpus": os.cpu_count()})["end"] = load_average()
+    meta["interrupted"] = interrupted
+    if signals.received:
+        meta["signals"] = list(signals.received)
+    meta["failures"] = {str(k): v for k, v in failures.items()}
+    # what each cell's racers actually ran (a version axis asks; this records the answer)
+    meta["cell_versions"] = {c.cell_id: {"asked": c.version, "ran": c.versions} for c in results.cells}
+    write_meta(run_dir, meta)
+    write_results(run_dir, results, meta, records)
+    _link_latest(run_dir)
+    return RunOutcome(run_dir=run_dir, results=results, interrupted=interrupted, cells=cells)
+
+
+def rerun(run_dir: Path, trial_ids: list[str], opts: RunOptions | None = None) -> tuple[RunOutcome, list[dict]]:
+    """Re-run some trials of a stored run alone: same scenario, root seed, cells, kill points.
+
+    Trial seeds derive from the root seed, the cell id and the trial id, so a re-run trial gets the
+    seed it had; a sweep's trials reuse the stored dry run, so point indices name the same
+    boundaries. Returns the new run and, per verdict of the stored run whose evidence names a
+    re-run trial, ``{"cell", "property", "trial_ids", "was", "now"}``.
+    """
+    opts = opts or RunOptions()
+    meta0, scenario, cells, records, _ = load_run(run_dir)
+    missing = [t for t in trial_ids if t not in records]
+    if missing:
+        sample = ", ".join(sorted(t for t in records.ids() if not t.endswith("-dry"))[:5])
+        raise ChaosError(f"{run_dir}: no trial {missing[0]!r} in journal.jsonl", hint=f"trial ids look like: {sample}")
+    wanted_cells = sorted({records.cell_of(t) for t in trial_ids})
+    cells = [c for c in cells if c.index in wanted_cells]
+    dry = sorted(t for t in records.ids() if t.endswith("-dry") and records.cell_of(t) in wanted_cells)
+    RunStorage.preflight(cells)  # a Postgres cell needs its database now as it did then
+    run_dir_new = prepare_run_dir(Path(opts.out), scenario.name, _stamp() + "-rerun")
+    run_id = f"{scenario.name}-{run_dir_new.name}-{secrets.token_hex(3)}"
+    meta = {**{k: meta0.get(k) for k in ("scenario_file", "scenario", "seed")},
+            "run_id": run_id, "cells": [{"index": c.index, "id": c.id, "axes": c.axes} for c in cells],
+            "rerun_of": {"run_dir": str(Path(run_dir).resolve()), "run_id": meta0.get("run_id"), "trial_ids": list(trial_ids)},
+            "versions": versions(scenario), "host": socket.gethostname(), "platform": platform.platform(),
+            "argv": sys.argv, "started": _dt.datetime.now(_dt.timezone.utc).isoformat(), "finished": None, "interrupted": False}
+    (run_dir_new / "run.json").write_text(json.dumps(meta, indent=2, default=str))
+    journal = Journal(run_dir_new / "journal.jsonl")  # the reused dry runs, so the new folder stands alone
+    for t in dry:
+        journal.append(records.raw(t))
+    journal.close()
+    outcome = execute(run_dir_new, meta, scenario, cells, opts, only=set(trial_ids))
+    before = analyse_stored(Path(run_dir))
+    now = {c.cell_index: c for c in outcome.results.cells}
+    comparison = []
+    for c in before.cells:
+        if c.cell_index not in now:
+            continue
+        for v in c.verdicts:
+            named = [t for t in trial_ids if t in v.evidence.trial_ids]
+            if not named:
+                continue
+            v_now = next((x for x in now[c.cell_index].verdicts if x.property == v.property), None)
+            comparison.append({"cell": c.cell_id, "property": v.property, "trial_ids": named, "was": v.status,
+                               "now": v_now.status if v_now else "absent", "reason_now": v_now.reason if v_now else ""})
+    meta["comparison"] = comparison
+    (run_dir_new / "run.json").write_text(json.dumps(meta, indent=2, default=str))
+    return outcome, comparison
+
+
+def load_run(run_dir: Path) -> tuple[dict, Scenario, list[Cell], StoredTrials, bool]:
+    """A stored run: its metadata, scenario, cells and journaled records (torn line dropped), the
+    records as ``StoredTrials`` (validated now, read back from the journal when iterated).
+
+    Every way a stored run can be damaged is a ChaosError naming the file (and line, and field)."""
+    from pydantic import ValidationError
+
+    run_dir = Path(run_dir)
+    meta_path = run_dir / "run.json"
+    if not run_dir.is_dir():
+        raise ChaosError(f"{run_dir}: no such run folder")
+    try:
+        meta = json.loads(meta_path.read_text())
+    except FileNotFoundError:
+        raise ChaosError(f"{run_dir}: not a run folder (no run.json)") from None
+    except (OSError, ValueError, RecursionError) as exc:
+        raise ChaosError(f"{meta_path}: not readable JSON ({str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__})") from None
+    if not isinstance(meta, dict):
+        raise ChaosError(f"{meta_path}: expected a JSON object, got {type(meta).__name__}")
+    for key, typ in (("run_id", str), ("scenario", dict)):
+        if not isinstance(meta.get(key), typ):
+            raise ChaosError(f"{meta_path}: field {key!r} is missing or not a {typ.__name__}")
+    try:
+        scenario = Scenario.model_validate(meta["scenario"])
+        cells = expand(scenario, path=str(meta_path), check=False)
+    except ValidationError as exc:
+        e = exc.errors()[0]
+        raise ChaosError(f"{meta_path}: scenario.{'.'.join(map(str, e['loc']))}: {e['msg']}") from None
+    records = StoredTrials(run_dir / "journal.jsonl")  # every line validated; read back on demand
+    return meta, scenario, cells, records, records.torn
+
+
+def analyse_stored(run_dir: Path) -> RunResults:
+    return analyse_loaded(*load_run(run_dir)[:4])
+
+
+def analyse_loaded(meta: dict, scenario: Scenario, cells: list[Cell], records: StoredTrials | Iterable[TrialRecord]) -> RunResults:
+    """What the run concluded, recomputed from its stored records (same rules as ``execute``)."""
+    failures = {int(k): v for k, v in (meta.get("failures") or {}).items()}
+    results = analyse_run(cells, records, failures, run_id=meta["run_id"], scenario=scenario, seed=scenario.seed)
+    if meta.get("interrupted"):
+        results.exit_code = EXIT_RUN_FAILED
+    return results
+
+
+def wall_clock() -> float:
+    return time.time()

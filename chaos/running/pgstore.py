@@ -1,0 +1,151 @@
+"""Per-run isolation of the LangGraph postgres backend (orchestrator side).
+
+Each run gets its own Postgres schema (``chaos_run_<run id>``), created once before the first
+trial, with LangGraph's checkpoint tables set up there exactly once (``PostgresSaver.setup()``
+run concurrently by k racers races on its migrations table). Racers then receive a store
+``{"dsn", "schema", "setup": False}``: they share the run's schema, and the thread id (unique per
+trial) keeps trials apart. The schema is dropped at the end of the run unless kept.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from chaos.racer.redact import redact_dsn
+
+_UNSAFE = re.compile(r"[^a-z0-9_]")
+
+
+def schema_name(run_id: str) -> str:
+    """A valid, bounded Postgres identifier for the run (lower case, <= 63 bytes)."""
+    return ("chaos_run_" + _UNSAFE.sub("_", run_id.lower()))[:63]
+
+
+def _connect(dsn: str):
+    import psycopg
+
+    try:
+        return psycopg.connect(dsn, autocommit=True, connect_timeout=10)
+    except psycopg.OperationalError as exc:
+        msg = " ".join(str(exc).split())
+        raise ConnectionError(f"postgres backend: cannot connect to {redact_dsn(dsn)}: {msg}") from None
+
+
+def create_run_schema(dsn: str, run_id: str, *, setup: bool = True) -> str:
+    """Create the run's schema (idempotent) and LangGraph's tables in it; returns its name."""
+    from psycopg import sql
+
+    name = schema_name(run_id)
+    with _connect(dsn) as conn:
+        conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(name)))
+    if setup:
+        import psycopg
+        from langgraph.checkpoint.postgres import PostgresSaver
+        from psycopg.rows import dict_row
+
+        with psycopg.connect(dsn, autocommit=True, prepare_threshold=0, row_factory=dict_row) as conn:
+            conn.execute(f'SET search_path TO "{name}"')
+            PostgresSaver(conn).setup()
+    return name
+
+
+def drop_run_schema(dsn: str, run_id: str) -> None:
+    """Drop the run's schema and everything in it (idempotent)."""
+    from psycopg import sql
+
+    with _connect(dsn) as conn:
+        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema_name(run_id))))
+
+
+def store_for(dsn: str, run_id: str):
+    """A ``RunContext.store_for`` callable: every trial of the run uses the run's schema."""
+
+    def store(cell: Any, trial_id: str, trial_dir: Path) -> dict:
+        return {"dsn": dsn, "schema": schema_name(run_id), "setup": False}
+
+    return store
+
+
+def list_run_schemas(dsn: str) -> list[str]:
+    """Schemas left by runs (for ``chaos clean``)."""
+    with _connect(dsn) as conn:
+        rows = conn.execute("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'chaos\\_run\\_%' ORDER BY 1").fetchall()
+    return [r[0] for r in rows]
+
+
+class RunStorage:
+    """Where a run's effects and checkpoints live, chosen from its cells (orchestrator side).
+
+    - The ledger is the run's SQLite file, unless racers run on other hosts: then the Postgres
+      table ``chaos_effects`` at ``CHAOS_PG_DSN`` (the only store every host can reach).
+    - Cells on the postgres backend share the run's schema (created and set up here, once);
+      other backends get a per-trial SQLite file as before.
+    ``describe()`` is what run.json records: DSNs redacted.
+    """
+
+    @staticmethod
+    def needs(cells: list) -> tuple[bool, bool]:
+        """(some cell uses the postgres backend, some cell runs racers on other hosts)."""
+        pg_backend = any(c.scenario.target.backend == "postgres" for c in cells)
+        remote = any(not isinstance(c.scenario.racers.placement, str) for c in cells)
+        return pg_backend, remote
+
+    @classmethod
+    def preflight(cls, cells: list, dsn: str | None = None) -> str | None:
+        """The DSN the cells need (None if they need none); a one-line error if it is missing."""
+        import os
+
+        from chaos.racer.errors import EnvironmentProblem
+
+        pg_backend, remote = cls.needs(cells)
+        for c in cells:
+            if not isinstance(c.scenario.racers.placement, str) and c.scenario.target.backend == "sqlite":
+                raise EnvironmentProblem(
+                    f"cell {c.id}: racers on other hosts cannot share a SQLite checkpoint file: use target.backend postgres")
+        dsn = dsn or os.environ.get("CHAOS_PG_DSN")
+        if (pg_backend or remote) and not dsn:
+            why = "the postgres backend" if pg_backend else "racers on other hosts (a shared ledger)"
+            raise EnvironmentProblem(
+                f"this scenario needs Postgres for {why}: set CHAOS_PG_DSN (scripts/postgres.sh starts one and prints it)")
+        return dsn if (pg_backend or remote) else None
+
+    def __init__(self, cells: list, run_id: str, run_dir: Path, dsn: str | None = None):
+        from chaos.racer.ledger import open_ledger
+
+        self.run_id = run_id
+        pg_backend, remote = self.needs(cells)
+        self.dsn = self.preflight(cells, dsn)
+        if remote:
+            self.ledger_config = {"kind": "postgres", "dsn": self.dsn, "table": "chaos_effects"}
+        else:
+            self.ledger_config = {"kind": "sqlite", "path": str((Path(run_dir) / "ledger.sqlite").resolve())}
+        self.schema = create_run_schema(self.dsn, run_id) if pg_backend else None
+        try:
+            self.ledger = open_ledger(self.ledger_config)
+        except Exception:
+            self.close()
+            raise
+
+    def store_for(self, cell, trial_id: str, trial_dir: Path) -> dict:
+        if cell.scenario.target.backend == "postgres":
+            return {"dsn": self.dsn, "schema": self.schema, "setup": False}
+        return {"path": str((Path(trial_dir) / "checkpoints.sqlite").resolve())}
+
+    def read_ledger(self, trial_id: str) -> list[dict]:
+        return self.ledger.rows(run_id=self.run_id, trial_id=trial_id)
+
+    def describe(self) -> dict:
+        from chaos.racer.redact import redact_config
+
+        return redact_config({"ledger": self.ledger_config, "postgres_schema": self.schema})
+
+    def close(self, *, keep_schema: bool = False) -> None:
+        led = getattr(self, "ledger", None)
+        if led is not None:
+            led.close()
+            self.ledger = None
+        if self.schema and not keep_schema:
+            drop_run_schema(self.dsn, self.run_id)
+            self.schema = None

@@ -1,0 +1,247 @@
+"""The machinery every trial shares: racer specs, waiting on barriers, kills, and the record.
+
+A ``TrialRun`` is one trial in the making. It builds racer specs for the trial's racers, starts
+them through the launcher, waits (observing, never sleeping as synchronisation) for barrier
+arrivals and exits, kills and confirms kills, and turns what happened into a ``TrialRecord``
+with a Jepsen-style history. Every wait is capped by the scenario's ``timeout_s``; a racer that
+exceeds it is killed and its call recorded as ``info``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+from chaos.launchers import ExitStatus, Launcher, RacerHandle
+from chaos.records import BarrierEvent, Op, RacerOutcome, TrialRecord
+from chaos.scenario.model import Cell
+from chaos.scenario.seeds import derive
+from chaos.targets import get_target
+
+if TYPE_CHECKING:
+    from chaos.running.stored import StoredTrials
+
+
+@dataclass
+class RunContext:
+    """What every trial of a run needs: ids, folders, the launcher and the ledger."""
+
+    run_id: str
+    run_dir: Path
+    work_dir: Path
+    root_seed: int
+    launcher: Launcher
+    ledger_config: dict
+    read_ledger: Callable[[str], list[dict]]
+    store_for: Callable[[Cell, str, Path], dict]
+    keep_work: bool = False
+    prior: Mapping[str, TrialRecord] | StoredTrials = field(default_factory=dict)  # journaled already: ``get(trial_id)``
+    only: set[str] | None = None  # re-run just these trial ids (``chaos rerun``)
+
+    def wants(self, trial_id: str, skip: set[str]) -> bool:
+        """Should this trial run now: not journaled already, and asked for (if a subset is)?"""
+        return trial_id not in skip and (self.only is None or trial_id in self.only)
+
+
+def wait_until(pred: Callable[[], bool], timeout: float, idle: Callable[[float], None] | None = None) -> bool:
+    """Observe ``pred`` until it holds or ``timeout`` passes (short, growing polling intervals).
+
+    ``idle(seconds)`` is how to pass the time between two looks: by default a sleep; a launcher
+    whose racers report their state changes (the warm launcher) returns as soon as one arrives.
+    """
+    deadline = time.monotonic() + timeout
+    delay = 0.0002
+    pause = idle or time.sleep
+    while not pred():
+        if time.monotonic() >= deadline:
+            return False
+        pause(delay)
+        delay = min(delay * 1.5, 0.005)
+    return True
+
+
+@dataclass
+class TrialRun:
+    ctx: RunContext
+    cell: Cell
+    trial_id: str
+    point: str | None = None
+    rep: int = 0
+    history: list[Op] = field(default_factory=list)
+    barriers: list[BarrierEvent] = field(default_factory=list)
+    outcomes: list[RacerOutcome] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    observations: dict[str, Any] = field(default_factory=dict)
+    handles: list[RacerHandle] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.seed = derive(self.ctx.root_seed, self.cell.id, self.trial_id)
+        self.thread_id = f"{self.ctx.run_id}-{self.trial_id}"
+        self.dir = self.ctx.work_dir / self.trial_id.replace("/", "_")
+        self.barrier_dir = self.dir / "barriers"
+        self.barrier_dir.mkdir(parents=True, exist_ok=True)
+        self.store = self.ctx.store_for(self.cell, self.trial_id, self.dir)
+        self.t0 = time.time()
+        self.m0 = time.monotonic()
+
+    @property
+    def timeout(self) -> float:
+        return self.cell.scenario.timeout_s
+
+    def wait_until(self, pred: Callable[[], bool]) -> bool:
+        """``wait_until`` with the trial's timeout, idling the way the launcher knows best."""
+        return wait_until(pred, self.timeout, getattr(self.ctx.launcher, "wait_change", None))
+
+    def spec(self, racer_id: str, *, actions: list[dict] | None = None, armed: tuple[str, ...] = (), gate: bool = False,
+             inspect_before: bool = False, inspect_after: bool = False, hold: bool = False) -> dict:
+        s = self.cell.scenario
+        return {
+            "run_id": self.ctx.run_id,
+            "cell_id": self.cell.id,
+            "trial_id": self.trial_id,
+            "racer_id": racer_id,
+            "target": s.target.model_dump(),
+            "distributions": list(get_target(s.target.framework).distributions),
+            "workload": s.workload,
+            "workload_params": s.workload_params,
+            "thread_id": self.thread_id,
+            "store": self.store,
+            "ledger": self.ctx.ledger_config,
+            "barrier": {"dir": str(self.barrier_dir), "armed": list(armed)},
+            "gate": gate,
+            "hold": hold,
+            "jitter_ms": s.jitter_ms if gate else 0,
+            "seed": derive(self.seed, racer_id),
+            "actions": actions or [],
+            "inspect_before": inspect_before,
+            "inspect_after": inspect_after,
+            "result_path": str(self.dir / f"result-{racer_id}.json"),
+        }
+
+    # ------------------------------------------------------------------ racers
+
+    def start(self, specs: list[dict]) -> list[RacerHandle]:
+        handles = self.ctx.launcher.start_group(specs, str(self.dir))
+        self.handles.extend(handles)
+        return handles
+
+    def wait_arrival(self, h: RacerHandle, barrier: str) -> bool:
+        """True when ``h`` stands stopped at ``barrier``; False if it exited or timed out first."""
+
+        def there() -> bool:
+            st = h.state()
+            if st == "exited":
+                return True
+            return st == "stopped" and any(a["barrier"] == barrier for a in h.arrivals())
+
+        self.wait_until(there)
+        arrived = h.state() == "stopped" and any(a["barrier"] == barrier for a in h.arrivals())
+        if arrived:
+            a = next(a for a in h.arrivals() if a["barrier"] == barrier)
+            self.barriers.append(BarrierEvent(racer_id=h.racer_id, barrier=barrier, action="arrived", t_mono_ns=a["t_mono_ns"]))
+        return arrived
+
+    def release(self, h: RacerHandle, barrier: str) -> None:
+        """Continue ``h`` from the barrier it stands at (e.g. a held racer whose turn has come)."""
+        h.release()
+        self.barriers.append(BarrierEvent(racer_id=h.racer_id, barrier=barrier, action="released", t_mono_ns=time.monotonic_ns()))
+
+    def kill(self, h: RacerHandle, barrier: str | None = None) -> ExitStatus | None:
+        status = h.kill()
+        if barrier is not None:
+            self.barriers.append(BarrierEvent(racer_id=h.racer_id, barrier=barrier, action="killed", t_mono_ns=time.monotonic_ns()))
+        return status
+
+    def wait_exit(self, handles: list[RacerHandle]) -> list[RacerHandle]:
+        """Wait for every handle to exit; kill those that do not within the timeout (returned)."""
+        self.wait_until(lambda: all(h.state() == "exited" for h in handles))
+        hung = [h for h in handles if h.state() != "exited"]
+        for h in hung:
+            h.kill()
+        return hung
+
+    def collect(self, h: RacerHandle, role: str, f: str, value: Any = None, *, killed_on_purpose: bool = False,
+                hung: bool = False) -> RacerOutcome:
+        """Record the racer's exit and result, and its call as invoke + ok/fail/info."""
+        status = h.exit_status()
+        result = h.result()
+        self.history.append(Op(racer_id=h.racer_id, type="invoke", f=f, value=value,
+                               t_mono_ns=(result or {}).get("t_invoke_mono_ns")))
+        if hung:
+            st, op, detail = "timeout", "info", f"no exit within {self.timeout}s: killed"
+        elif killed_on_purpose:
+            confirmed = bool(status and status.killed)
+            st, op, detail = "killed", "info", "SIGKILLed at its barrier" + ("" if confirmed else " (kill NOT confirmed)")
+        elif result is None or (status is not None and status.signal is not None):
+            st, op, detail = "crashed", "info", f"exit {status}, no result; log: {h.log_tail()[-300:]}"
+        elif result.get("status") == "harness_error":
+            st, op = "harness_error", "info"
+            err = result.get("error") or {}
+            detail = f"{err.get('type')}: {err.get('message')}"
+            self.errors.append(f"racer {h.racer_id}: {detail}")
+        else:
+            outs = result.get("outcomes") or []
+            last = outs[-1] if outs else {}
+            if last.get("status") == "error":
+                st, op = "ok", "fail"
+                err = last.get("error") or {}
+                detail = f"{err.get('type')}: {err.get('message')}"
+            else:
+                st, op, detail = "ok", "ok", last.get("status")
+        self.history.append(Op(racer_id=h.racer_id, type=op, f=f, value=value, detail=detail,
+                               t_mono_ns=(result or {}).get("t_return_mono_ns")))
+        out = RacerOutcome(
+            racer_id=h.racer_id,
+            role=role,
+            pid=h.pid,
+            host=(result or {}).get("host", h.host),
+            exit_code=status.code if status else None,
+            signal=status.signal if status else None,
+            status=st,
+            kill_confirmed=(bool(status and status.killed) if killed_on_purpose else None),
+            result=result,
+        )
+        self.outcomes.append(out)
+        return out
+
+    # ------------------------------------------------------------------ record
+
+    def record(self, *, valid: bool, invalid_reason: str | None = None, fault_fired: bool | None = None) -> TrialRecord:
+        ledger = self.ctx.read_ledger(self.trial_id)
+        self.observations.setdefault("launcher", getattr(self.ctx.launcher, "name", None))
+        rec = TrialRecord(
+            run_id=self.ctx.run_id,
+            cell_index=self.cell.index,
+            cell_id=self.cell.id,
+            trial_id=self.trial_id,
+            point=self.point,
+            rep=self.rep,
+            seed=self.seed,
+            kind=self.cell.scenario.kind,
+            thread_id=self.thread_id,
+            valid=valid,
+            invalid_reason=invalid_reason,
+            fault_fired=fault_fired,
+            history=self.history,
+            barriers=self.barriers,
+            racers=self.outcomes,
+            ledger=ledger,
+            observations=self.observations,
+            errors=self.errors,
+            t_start_wall=self.t0,
+            wall_s=time.monotonic() - self.m0,
+        )
+        return rec
+
+    def cleanup(self) -> None:
+        for h in self.handles:
+            if h.state() != "exited":
+                h.kill()
+        forget = getattr(self.ctx.launcher, "forget", None)
+        if forget is not None:
+            forget(self.handles)  # a long run keeps no handle of a finished trial
+        if not self.ctx.keep_work:
+            shutil.rmtree(self.dir, ignore_errors=True)

@@ -1,0 +1,39 @@
+"""Where a run's work folder lives: in the run folder (default) or under a folder the user names.
+
+The work folder holds every trial's files: the framework's checkpoint database, barrier arrival
+files, racer results and logs (the run folder keeps the journal, the ledger and the reports).
+``chaos run --work-in /dev/shm`` puts it on tmpfs.
+
+Why that keeps what a kill sweep measures: every fault chaos injects kills processes, never the
+machine. Data a process has written before it is SIGKILLed sits in the kernel's page cache and is
+read back by the next process on either file system; an fsync's only effect is to wait for the
+disk, which matters for power loss alone. The framework keeps its own settings either way (its
+``synchronous`` mode, its WAL, its commits and fsync calls all happen; on tmpfs an fsync returns at
+once). A sweep kills at deterministic barriers, so its per-boundary results do not depend on how
+long a commit takes (``tests/test_workdir.py`` runs the full kill sweep of ``three_step`` on disk
+and on tmpfs and compares every boundary).
+
+Why it is not the default: a race's outcome depends on timing, and an fsync of a few
+milliseconds on disk is part of the window racers contend over. On tmpfs that window shrinks, so
+race cells measure a faster store than the one users run: results hold for tmpfs, not for disk.
+The same holds for a sweep whose framework writes in the background (LangGraph durability
+``async``/``exit``): whether a background commit finished when the process stopped at a barrier is
+a matter of timing there. Use it for sweeps in ``sync`` durability, or compare cells only with
+cells run the same way (run.json records ``work_dir``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from chaos.racer.errors import ChaosError
+
+
+def work_folder(run_dir: Path, run_id: str, work_in: Path | str | None) -> Path:
+    """The run's work folder: ``<run_dir>/work``, or ``<work_in>/chaos-work-<run_id>``."""
+    if work_in is None:
+        return Path(run_dir) / "work"
+    base = Path(work_in)
+    if not base.is_dir():
+        raise ChaosError(f"--work-in {base}: no such folder", hint="name an existing folder, e.g. /dev/shm (tmpfs)")
+    return base.resolve() / f"chaos-work-{run_id}"

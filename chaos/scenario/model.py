@@ -1,0 +1,435 @@
+"""Scenarios: YAML files that say what to measure, loaded strictly and expanded into cells.
+
+A scenario names a kind (``race``, ``kill_sweep``, ``first_checkpoint``, ``fork``, ``invalid_state``,
+``stray_resume``, ``recovery_determinism``), a target (framework,
+backend, durability mode), a workload, the racers (k, placement), trials per cell, a root seed and
+an optional matrix of axes. ``expand`` turns it into cells: one fully-specified scenario per point
+of the matrix, each with a stable id such as ``backend=sqlite,k=4,jitter_ms=0``.
+
+Loading is strict: unknown keys, duplicate keys, empty axes and values of the wrong type are
+errors, and every error names the file, the line and the field and says what is allowed.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.machinery
+import itertools
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any, Literal, Union
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from chaos.racer.errors import ScenarioError
+from chaos.targets import TARGETS
+
+KINDS = ("race", "kill_sweep", "first_checkpoint", "fork", "invalid_state", "stray_resume", "recovery_determinism")
+Kind = Literal["race", "kill_sweep", "first_checkpoint", "fork", "invalid_state", "stray_resume", "recovery_determinism"]
+RESUME_RE = re.compile(r"^(none|input|command:.+)$")
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TargetSpec(Strict):
+    framework: str = "langgraph"
+    backend: str = "sqlite"
+    durability: Literal["sync", "async", "exit"] = "sync"
+    version: str | None = Field(None, description="framework release to run racers with (default: installed)")
+
+
+class HostsPlacement(Strict):
+    hosts: list[str] = Field(min_length=1)
+    inventory: str | None = None
+
+
+Placement = Union[Literal["local", "docker"], HostsPlacement]
+
+
+class Racers(Strict):
+    k: int = Field(1, ge=1, le=256)
+    placement: Placement = "local"
+    start: Literal["warm", "cold"] | None = Field(
+        None,
+        description="how racer processes start: warm = forked from a pre-imported parent (the default; "
+        "in Docker one server container, over SSH one server per host), cold = a fresh Python per racer",
+    )
+
+
+class Scenario(Strict):
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    about: str = ""
+    kind: Kind
+    target: TargetSpec = TargetSpec()
+    workload: str
+    workload_params: dict[str, Any] = Field(default_factory=dict)
+    racers: Racers = Racers()
+    jitter_ms: float = Field(0, ge=0, le=60_000)
+    trials: int = Field(10, ge=1, le=100_000)
+    seed: int = Field(0, ge=0)
+    resume: str = Field("none", description="none | input | command:<value>")
+    distinct_values: bool = Field(False, description="race: each racer resumes with its own value")
+    fork_via: Literal["checkpoint", "explicit"] = Field(
+        "checkpoint", description="fork: address the interrupt's checkpoint directly, or through the framework's explicit fork")
+    resume_by: Literal["thread", "interrupt"] = Field(
+        "thread", description="stray_resume: answer whatever interrupt is pending, or address the first one by its id")
+    kill_points: list[str] = Field(
+        default_factory=list, description="sweeps: only kill points whose boundary name contains one of these (empty: all)")
+    timeout_s: float = Field(120, gt=0, description="cap on any single wait for a racer")
+    matrix: dict[str, list[Any]] = Field(default_factory=dict)
+
+    @field_validator("resume")
+    @classmethod
+    def _resume_form(cls, v: str) -> str:
+        if not RESUME_RE.match(v):
+            raise ValueError("resume must be 'none', 'input' or 'command:<value>'")
+        return v
+
+    @field_validator("matrix")
+    @classmethod
+    def _matrix_axes(cls, m: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        for axis, values in m.items():
+            if axis not in AXES:
+                raise ValueError(f"unknown matrix axis {axis!r}; allowed axes: {', '.join(AXES)}")
+            if len(values) == 0:
+                raise ValueError(f"matrix axis {axis!r} has no values; give at least one")
+            if len({repr(v) for v in values}) != len(values):
+                raise ValueError(f"matrix axis {axis!r} repeats a value")
+            if axis == "case":
+                for v in values:
+                    if not isinstance(v, dict) or not v:
+                        raise ValueError("each matrix case is a mapping of axes to values, e.g. {name: fork, kind: fork}")
+                    bad = [k for k in v if k != "name" and (k not in AXES or k == "case")]
+                    if bad:
+                        raise ValueError(f"matrix case key {bad[0]!r} is not an axis; allowed: name, "
+                                         + ", ".join(a for a in AXES if a != "case"))
+        return m
+
+    @model_validator(mode="after")
+    def _kind_rules(self) -> "Scenario":
+        if self.kind in ("race", "fork", "stray_resume") and not self.resume.startswith("command:"):
+            raise ValueError(f"a {self.kind} resumes a pending interrupt: set resume to 'command:<value>'")
+        return self
+
+    @property
+    def resume_form(self) -> str:
+        return self.resume.split(":", 1)[0]
+
+    @property
+    def resume_value(self) -> Any:
+        if not self.resume.startswith("command:"):
+            return None
+        return yaml.safe_load(self.resume.split(":", 1)[1])
+
+
+# axis name -> path in the scenario mapping. ``case`` is special: each of its values is a mapping
+# of other axes to values (plus an optional ``name`` for the cell id), so one file can hold cells
+# that differ in several axes at once (e.g. a kind with the workload it needs).
+AXES: dict[str, tuple[str, ...]] = {
+    "case": (),
+    "kind": ("kind",),
+    "framework": ("target", "framework"),
+    "backend": ("target", "backend"),
+    "durability": ("target", "durability"),
+    "version": ("target", "version"),
+    "k": ("racers", "k"),
+    "placement": ("racers", "placement"),
+    "start": ("racers", "start"),
+    "jitter_ms": ("jitter_ms",),
+    "resume": ("resume",),
+    "fork_via": ("fork_via",),
+    "resume_by": ("resume_by",),
+    "kill_points": ("kill_points",),
+    "workload": ("workload",),
+    "trials": ("trials",),
+}
+
+
+class Cell(Strict):
+    """One point of the matrix: a fully specified scenario and its stable id."""
+
+    index: int
+    id: str
+    axes: dict[str, Any]
+    scenario: Scenario
+
+
+# ----------------------------------------------------------------------------------- loading
+
+
+def _line_of(node: yaml.Node | None, loc: tuple) -> int | None:
+    """The 1-based line of the YAML node at ``loc`` (the deepest one that exists)."""
+    line = node.start_mark.line + 1 if node is not None else None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            nxt = None
+            for k, v in node.value:
+                if k.value == str(part):
+                    nxt = v
+                    line = k.start_mark.line + 1
+                    break
+            if nxt is None:
+                break
+            node = nxt
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
+
+
+def _check_duplicates(node: yaml.Node, path: str) -> None:
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[str, int] = {}
+        for k, v in node.value:
+            key = str(k.value)
+            if key in seen:
+                raise ScenarioError(
+                    f"{path}:{k.start_mark.line + 1}: duplicate key {key!r} (first at line {seen[key]})"
+                )
+            seen[key] = k.start_mark.line + 1
+            _check_duplicates(v, path)
+    elif isinstance(node, yaml.SequenceNode):
+        for v in node.value:
+            _check_duplicates(v, path)
+
+
+def _allowed_keys(model: type[BaseModel]) -> str:
+    return ", ".join(model.model_fields)
+
+
+def _model_at(loc: tuple) -> type[BaseModel]:
+    model: type[BaseModel] = Scenario
+    for part in loc:
+        field = model.model_fields.get(str(part)) if hasattr(model, "model_fields") else None
+        ann = getattr(field, "annotation", None)
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            model = ann
+        else:
+            break
+    return model
+
+
+def _describe(err: dict) -> str:
+    loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith(("function-", "literal["))))
+    field = ".".join(str(p) for p in loc) or "(top level)"
+    if err["type"] == "extra_forbidden":
+        parent = _model_at(loc[:-1])
+        return f"{field}: unknown key; allowed here: {_allowed_keys(parent)}"
+    if err["type"] == "missing":
+        return f"{field}: required field is missing"
+    msg = err["msg"].removeprefix("Value error, ")
+    if not loc:
+        return f"{field}: {msg}"  # a rule about the whole scenario: quoting all of it helps no one
+    got = repr(err.get("input"))
+    return f"{field}: {msg} (got {got if len(got) <= 200 else got[:200] + '...'})"
+
+
+MAX_NODES = 100_000
+
+
+def _expanded_size(node: yaml.Node) -> int:
+    """The number of nodes ``node`` stands for once aliases are expanded (linear time: memoised)."""
+    memo: dict[int, int] = {}
+
+    def size(n: yaml.Node, depth: int = 0) -> int:
+        if depth > 200:
+            raise RecursionError
+        if id(n) in memo:
+            return memo[id(n)]
+        memo[id(n)] = 1  # a cycle counts once
+        if isinstance(n, yaml.MappingNode):
+            total = 1 + sum(size(k, depth + 1) + size(v, depth + 1) for k, v in n.value)
+        elif isinstance(n, yaml.SequenceNode):
+            total = 1 + sum(size(v, depth + 1) for v in n.value)
+        else:
+            total = 1
+        memo[id(n)] = min(total, MAX_NODES + 1)
+        return memo[id(n)]
+
+    return size(node)
+
+
+def parse_scenario(text: str, path: str = "<scenario>") -> Scenario:
+    """Parse and validate scenario text; raises ScenarioError naming file, line and field."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        if node is not None and _expanded_size(node) > MAX_NODES:
+            raise ScenarioError(f"{path}: the scenario expands to more than {MAX_NODES} YAML nodes (aliases?); "
+                                "a scenario is a short file: write values out")
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else path
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ScenarioError(f"{where}: not valid YAML: {problem}") from None
+    except RecursionError:
+        raise ScenarioError(f"{path}: nested too deeply to be a scenario") from None
+    except (ValueError, OverflowError) as exc:  # a scalar YAML cannot build, e.g. an int of 5000 digits
+        raise ScenarioError(f"{path}: not valid YAML: {str(exc)[:200]}") from None
+    if node is None or data is None:
+        raise ScenarioError(f"{path}: the file is empty; a scenario needs at least name, kind and workload")
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{path}:1: a scenario is a mapping of keys (name, kind, workload, ...), not {type(data).__name__}")
+    _check_duplicates(node, path)
+    try:
+        scenario = Scenario.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        line = _line_of(node, tuple(first["loc"]))
+        more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        raise ScenarioError(f"{path}:{line or 1}: {_describe(first)}{more}") from None
+    check_semantics(scenario, path, node)
+    return scenario
+
+
+def read_input_file(path: str | os.PathLike, what: str, hint: str) -> str:
+    """The text of a user's input file (a scenario, a suite), or a ScenarioError naming it."""
+    p = Path(path)
+    try:
+        return p.read_text()
+    except FileNotFoundError:
+        raise ScenarioError(f"{p}: no such {what} file", hint=hint) from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
+        raise ScenarioError(f"{p}: cannot read the {what}: {exc}") from None
+
+
+def load_scenario(path: str | os.PathLike) -> Scenario:
+    text = read_input_file(path, "scenario", "`chaos list` shows the shipped scenarios")
+    return parse_scenario(text, str(Path(path)))
+
+
+# --------------------------------------------------------------------------------- semantics
+
+
+def _workload_importable(ref: str, base_dirs: list[str]) -> str | None:
+    """None if ``package.module:factory`` can be found; else the reason.
+
+    The check never executes the user's code (no package ``__init__`` runs in the orchestrator):
+    it locates the module's source through the path finder, parses it, and looks for a top-level
+    definition of the factory. Only a racer imports and runs a workload.
+    """
+    module, _, attr = ref.partition(":")
+    if not module or not attr:
+        return "expected a built-in workload name or package.module:factory"
+    if not all(p.isidentifier() for p in module.split(".")) or not all(p.isidentifier() for p in attr.split(".")):
+        return "package.module:factory must be dotted Python identifiers"
+    search: list[str] | None = list(dict.fromkeys(base_dirs + sys.path))
+    spec = None
+    for i, part in enumerate(module.split(".")):
+        name = ".".join(module.split(".")[: i + 1])
+        try:
+            spec = importlib.machinery.PathFinder.find_spec(name, search)
+        except (ImportError, ValueError, OSError) as exc:
+            return f"module {name!r} cannot be located: {exc}"
+        if spec is None:
+            missing = f"{name!r} was not found" if name == module else f"its package {name!r} was not found"
+            return f"module {module!r} does not import: {missing} (looked in the scenario's folder, the current folder and the Python path)"
+        search = list(spec.submodule_search_locations or [])
+    origin = getattr(spec, "origin", None)
+    if not origin or not str(origin).endswith(".py"):
+        return None  # an extension or namespace module: the racer will tell
+    try:
+        tree = ast.parse(Path(origin).read_bytes(), filename=origin)
+    except SyntaxError as exc:
+        return f"module {module!r} does not import: syntax error at {Path(origin).name}:{exc.lineno}: {exc.msg}"
+    except (OSError, ValueError) as exc:
+        return f"module {module!r} cannot be read: {exc}"
+    top = attr.split(".")[0]
+    defined: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defined.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            defined.update(t.id for t in targets if isinstance(t, ast.Name))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            defined.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.If, ast.Try)):
+            defined.add(top)  # conditional definitions: give the benefit of the doubt
+    if top not in defined:
+        return f"module {module!r} ({origin}) defines no {top!r}"
+    return None
+
+
+def check_semantics(scenario: Scenario, path: str = "<scenario>", node: yaml.Node | None = None) -> None:
+    """Checks that need the target registry: run on the scenario and on every cell."""
+    for cell in expand(scenario, path=path, node=node, check=False):
+        s = cell.scenario
+
+        def fail(loc: tuple, msg: str) -> None:
+            axis = next((a for a, p in AXES.items() if p == loc and a in cell.axes), None)
+            line = _line_of(node, ("matrix", axis) if axis else loc) if node is not None else None
+            where = f"{path}:{line}" if line else path
+            cell_note = f" [cell {cell.id}]" if cell.axes else ""
+            raise ScenarioError(f"{where}: {'.'.join(loc)}: {msg}{cell_note}")
+
+        info = TARGETS.get(s.target.framework)
+        if info is None:
+            fail(("target", "framework"), f"unknown framework {s.target.framework!r}; known: {', '.join(sorted(TARGETS))}")
+        assert info is not None
+        if s.target.backend not in info.backends:
+            fail(("target", "backend"), f"{info.framework} has no backend {s.target.backend!r}; known: {', '.join(info.backends)}")
+        # a kind the target does not support is not an input error: its cell reports every property
+        # unknown with the adapter's reason (so one matrix can span frameworks)
+        if s.workload not in info.workloads:
+            reason = _workload_importable(s.workload, [os.getcwd(), str(Path(path).parent)])
+            if reason:
+                fail(("workload",), f"unknown workload {s.workload!r}: {reason}; built-in: {', '.join(info.workloads)}")
+
+
+def _set(data: dict, path: tuple[str, ...], value: Any) -> None:
+    for p in path[:-1]:
+        data = data.setdefault(p, {})
+    data[path[-1]] = value
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, dict) and "hosts" not in v:  # a matrix case
+        return str(v.get("name") or "/".join(f"{k}:{_fmt(x)}" for k, x in v.items()))
+    if isinstance(v, dict):
+        return "+".join(str(x) for x in v.get("hosts", [])) or str(v)
+    return str(v)
+
+
+def expand(scenario: Scenario, *, path: str = "<scenario>", node: yaml.Node | None = None, check: bool = True) -> list[Cell]:
+    """Every cell of the scenario's matrix, in a stable order (axes in file order)."""
+    axes = list(scenario.matrix.items())
+    base = scenario.model_dump(exclude={"matrix"})
+    cells = []
+    combos = itertools.product(*[vals for _, vals in axes]) if axes else [()]
+    for i, combo in enumerate(combos):
+        data = yaml.safe_load(yaml.safe_dump(base))  # deep copy of plain data
+        for (axis, _), value in zip(axes, combo):
+            if axis == "case":
+                for k, v in value.items():
+                    if k != "name":
+                        _set(data, AXES[k], v)
+            else:
+                _set(data, AXES[axis], value)
+        try:
+            cell_scenario = Scenario.model_validate(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            axis = next((a for a, p in AXES.items() if p and p == tuple(first["loc"])[: len(p)] and a in scenario.matrix),
+                        "case" if "case" in scenario.matrix else None)
+            line = _line_of(node, ("matrix", axis)) if (node is not None and axis) else None
+            raise ScenarioError(f"{path}:{line or 1}: matrix: {_describe(first)}") from None
+        axis_values = {axis: value for (axis, _), value in zip(axes, combo)}
+        cid = ",".join(f"{a}={_fmt(v)}" for a, v in axis_values.items()) or "default"
+        cells.append(Cell(index=i, id=cid, axes=axis_values, scenario=cell_scenario))
+    if check:
+        for c in cells:
+            check_semantics(c.scenario, path)
+    return cells
+
+
+def json_schema() -> dict:
+    """The JSON Schema of a scenario file, generated from the models."""
+    return Scenario.model_json_schema()
