@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from chaos.records import RunResults
 from chaos.running.orchestrator import RunOptions, RunOutcome
@@ -45,8 +46,7 @@ def load_scenario(path: str | os.PathLike) -> Scenario:
     return _load(path)
 
 
-def run(scenario: str | os.PathLike | Scenario | dict[str, Any], options: RunOptions | None = None,
-        **overrides: Any) -> RunResults:
+def run(scenario: str | os.PathLike | Scenario | dict[str, Any], options: RunOptions | None = None, **overrides: Any) -> RunResults:
     """Run every cell and trial of ``scenario`` into ``<out>/<name>/<timestamp>/`` and return the results.
 
     ``overrides`` are ``RunOptions`` fields (``out``, ``seed``, ``trials``, ``racers``, ``only``,
@@ -120,7 +120,7 @@ def _from_dict(data: dict[str, Any]) -> Scenario:
         return Scenario.model_validate(data)
     except ValidationError as exc:
         more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        raise ScenarioError(f"{UNNAMED}: {_describe(exc.errors()[0])}{more}") from None
+        raise ScenarioError(f"{UNNAMED}: {_describe(dict(exc.errors()[0]))}{more}") from None
 
 
 def _results(outcome: RunOutcome) -> RunResults:

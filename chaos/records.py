@@ -195,12 +195,15 @@ class RunResults(Record):
         where = f"run {self.run_id} ({self.run_dir or 'run folder not known'})"
         judged = self.verdicts(prop)
         if not judged:
-            raise AssertionError(f"{what}: no cell judged it in {where}; properties judged: "
-                                 f"{', '.join(sorted({cv.verdict.property for cv in self.verdicts()})) or 'none'}")
+            raise AssertionError(
+                f"{what}: no cell judged it in {where}; properties judged: "
+                f"{', '.join(sorted({cv.verdict.property for cv in self.verdicts()})) or 'none'}"
+            )
         failing = [cv for cv in judged if cv.verdict.status != "holds"]
         if failing:
-            lines = [f"  cell {cv.cell_id}: {cv.verdict.property} {cv.verdict.status}: {cv.verdict.reason}"
-                     + (f" (trials {', '.join(cv.verdict.evidence.trial_ids[:10])})" if cv.verdict.evidence.trial_ids else "")
-                     for cv in failing]
-            raise AssertionError(f"{what} does not hold in {len(failing)} of {len(judged)} verdict(s) of {where}:\n"
-                                 + "\n".join(lines))
+            lines = [
+                f"  cell {cv.cell_id}: {cv.verdict.property} {cv.verdict.status}: {cv.verdict.reason}"
+                + (f" (trials {', '.join(cv.verdict.evidence.trial_ids[:10])})" if cv.verdict.evidence.trial_ids else "")
+                for cv in failing
+            ]
+            raise AssertionError(f"{what} does not hold in {len(failing)} of {len(judged)} verdict(s) of {where}:\n" + "\n".join(lines))

@@ -24,17 +24,21 @@ STRAY = {
     "resume": "command:approve",
     "trials": 2,
     "seed": 5,
-    "matrix": {"case": [
-        {"name": "completed", "workload": "gate_after_interrupt"},
-        {"name": "waiting", "workload": "two_gates", "backend": "memory"},
-    ]},
+    "matrix": {
+        "case": [
+            {"name": "completed", "workload": "gate_after_interrupt"},
+            {"name": "waiting", "workload": "two_gates", "backend": "memory"},
+        ]
+    },
 }
 
 
 def test_import_chaos_pulls_in_no_third_party_package():
-    code = ("import json, sys; before = set(sys.modules); import chaos; "
-            "new = {m.partition('.')[0] for m in set(sys.modules) - before}; "
-            "print(json.dumps(sorted(new - set(sys.stdlib_module_names) - {'chaos'})))")
+    code = (
+        "import json, sys; before = set(sys.modules); import chaos; "
+        "new = {m.partition('.')[0] for m in set(sys.modules) - before}; "
+        "print(json.dumps(sorted(new - set(sys.stdlib_module_names) - {'chaos'})))"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout) == []
@@ -79,7 +83,9 @@ def test_a_run_returns_results_that_name_their_folder(stray_results):
 def test_the_helpers_say_which_cells_violated_what(stray_results):
     res = stray_results
     assert [(cell, v.property, v.status) for cell, v in res.verdicts("CO")] == [
-        ("case=completed", "CO", "holds"), ("case=waiting", "CO", "violated")]
+        ("case=completed", "CO", "holds"),
+        ("case=waiting", "CO", "violated"),
+    ]
     assert res.verdicts("EO") == []
     ((cell, v),) = res.violations()
     assert cell == "case=waiting" and v.evidence.trial_ids == ["c001-t0000", "c001-t0001"]
@@ -110,8 +116,9 @@ def test_analyze_rescores_the_stored_run_without_writing(stray_results):
 
 def test_rerun_of_one_violating_trial_violates_again(stray_results, tmp_path):
     again = chaos.rerun(stray_results.run_dir, "c001-t0001", chaos.RunOptions(out=tmp_path))
-    assert again.run_dir.parent.parent == tmp_path and again.run_dir.name.endswith("-rerun")
+    folder = again.run_dir
+    assert folder is not None and folder.parent.parent == tmp_path and folder.name.endswith("-rerun")
     ((cell, v),) = again.violations("CO")
     assert cell == "case=waiting" and v.evidence.trial_ids == ["c001-t0001"]
-    meta = json.loads((again.run_dir / "run.json").read_text())
+    meta = json.loads((folder / "run.json").read_text())
     assert [(c["property"], c["was"], c["now"]) for c in meta["comparison"]] == [("CO", "violated", "violated")]
