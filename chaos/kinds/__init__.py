@@ -15,7 +15,8 @@ interface). docs/adding-a-kind.md shows how to add one.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from chaos.kinds.base import Kind

@@ -23,7 +23,8 @@ for a violating trial, shown in report.html).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, Iterable, Iterator, Literal, Protocol, runtime_checkable
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, ClassVar, Literal, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from chaos.records import CellResult, TrialRecord
@@ -46,6 +47,7 @@ class Kind(Protocol):
 
     def validate(self, scenario: Scenario) -> None:
         """Raise ``ValueError`` when ``scenario`` cannot be run as this kind. Default: no extra rule."""
+        return None
 
     def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
         """The cell's trials, one ``TrialRecord`` at a time (``ctx.wants(trial_id, skip)`` filters)."""

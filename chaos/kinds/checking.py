@@ -21,9 +21,9 @@ property that holds only because nothing ever ran (no fire at all) is ``unknown`
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
-from chaos.records import CellResult, Evidence, TrialRecord, TrialSummary, Verdict
+from chaos.records import CellResult, Evidence, Status, TrialRecord, TrialSummary, Verdict
 from chaos.scenario.model import Cell
 
 PROPERTY_NAMES = {
@@ -39,7 +39,7 @@ PROPERTY_NAMES = {
 }
 
 
-def verdict(prop: str, status: str, reason: str, **ev) -> Verdict:
+def verdict(prop: str, status: Status, reason: str, **ev) -> Verdict:
     return Verdict(property=prop, status=status, reason=reason, evidence=Evidence(**ev))
 
 
@@ -55,12 +55,16 @@ def combine(prop: str, parts: list[Verdict]) -> Verdict:
             ledger_seqs=sorted({s for v in bad for s in v.evidence.ledger_seqs}),
             note=" | ".join(v.evidence.note for v in bad if v.evidence.note)[:2000],
         )
-        return Verdict(property=prop, status="violated", reason=f"violated at {len(bad)}/{len(parts)} kill points: " + "; ".join(v.reason for v in bad[:3]) + (" ..." if len(bad) > 3 else ""), evidence=ev)
+        shown = "; ".join(v.reason for v in bad[:3]) + (" ..." if len(bad) > 3 else "")
+        reason = f"violated at {len(bad)}/{len(parts)} kill points: {shown}"
+        return Verdict(property=prop, status="violated", reason=reason, evidence=ev)
     unknown = [v for v in parts if v.status == "unknown"]
     if unknown:
-        return Verdict(property=prop, status="unknown", reason=f"unknown at {len(unknown)}/{len(parts)} kill points: " + "; ".join(v.reason for v in unknown[:3]),
+        return Verdict(property=prop, status="unknown",
+                       reason=f"unknown at {len(unknown)}/{len(parts)} kill points: " + "; ".join(v.reason for v in unknown[:3]),
                        evidence=Evidence(points=[p for v in unknown for p in v.evidence.points]))
-    return verdict(prop, "holds", f"holds at all {len(parts)} kill points", trial_ids=sorted({t for v in parts for t in v.evidence.trial_ids}))
+    return verdict(prop, "holds", f"holds at all {len(parts)} kill points",
+                   trial_ids=sorted({t for v in parts for t in v.evidence.trial_ids}))
 
 
 class Tally:

@@ -15,7 +15,7 @@ in ``inspect``.
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from chaos.kinds.base import Kind
 from chaos.kinds.checking import verdict

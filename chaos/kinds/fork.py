@@ -24,7 +24,8 @@ must be ``command:<value>``.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from chaos.kinds.base import Kind, needs_command_resume
 from chaos.kinds.checking import base_fields, verdict

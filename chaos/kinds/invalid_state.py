@@ -28,7 +28,8 @@ names the ``task``, ``field`` and ``value`` of the invalid write.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from chaos.kinds.base import Kind
 from chaos.kinds.checking import base_fields, verdict
@@ -111,10 +112,12 @@ def trial_cv(rec: TrialRecord) -> tuple[str, str]:
     if in_state and not loud:
         return "violated", f"persisted silently: the checkpoint holds {shown} and the run raised nothing{tail}"
     if in_state:
-        return "violated", f"persisted, refused too late: the checkpoint holds {shown}; {err.get('type')} came only when a later step read it{tail}"
+        return "violated", (f"persisted, refused too late: the checkpoint holds {shown}; {err.get('type')} came only when a later "
+                            f"step read it{tail}")
     if loud:
         extra = "; the write is still durable as a pending write" if pending else ""
-        return "holds", f"refused loudly ({err.get('type')}: {str(err.get('message'))[:100]}); the checkpoint does not hold {shown}{extra}{tail}"
+        return "holds", (f"refused loudly ({err.get('type')}: {str(err.get('message'))[:100]}); the checkpoint does not hold "
+                         f"{shown}{extra}{tail}")
     return "violated", f"the invalid write {shown} vanished: no error and not in the state{tail}"
 
 

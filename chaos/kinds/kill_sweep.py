@@ -13,7 +13,7 @@ declares this kind lists EO, PC and LIVENESS in its ``properties``.
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from chaos.kinds.base import Kind
 from chaos.kinds.sweep import Sweep

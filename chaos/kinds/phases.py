@@ -9,12 +9,12 @@ phase still lets the next look at the thread. Either way the caller gets each la
 
 from __future__ import annotations
 
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from chaos.records import RacerOutcome, TrialRecord
+from chaos.running.trial import RunContext, TrialRun
 from chaos.scenario.model import Cell
 from chaos.targets import get_target
-from chaos.running.trial import RunContext, TrialRun
 
 
 def in_process(cell: Cell) -> bool:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from chaos.kinds.base import Kind, needs_command_resume
 from chaos.kinds.checking import Tally, base_fields, times, verdict
@@ -104,7 +104,7 @@ def race_trial(run: TrialRun) -> TrialRecord:
     # 3. what fired
     ledger = run.ctx.read_ledger(run.trial_id)
     fires_rows = [r for r in ledger if gated and r["task"] == gated]
-    released = [r.result.get("t_released_mono_ns") for r in results if r.result and r.result.get("t_released_mono_ns")]
+    released: list[int] = [r.result["t_released_mono_ns"] for r in results if r.result and r.result.get("t_released_mono_ns")]
     run.observations.update(
         gated_task=gated,
         fires=len(fires_rows),
@@ -115,13 +115,15 @@ def race_trial(run: TrialRun) -> TrialRecord:
                 "racer_id": r.racer_id,
                 "sent": specs[i]["actions"][0]["value"],
                 "observed": ((r.result or {}).get("outcomes") or [{}])[-1].get("observed", {}).get(gated) if r.result else None,
-                "fired": any(f["effect_key"].startswith(f"{gated}:") or f["effect_key"] == gated for f in (r.result or {}).get("fired", [])),
+                "fired": any(f["effect_key"].startswith(f"{gated}:") or f["effect_key"] == gated
+                             for f in (r.result or {}).get("fired", [])),
                 "status": r.status,
                 "outcome": (((r.result or {}).get("outcomes") or [{}])[-1]).get("status"),
             }
             for i, r in enumerate(results)
         ],
-        release_spread_ms=((max(released) - min(released)) / 1e6) if len(released) == k and k > 1 else (0.0 if len(released) == k else None),
+        release_spread_ms=(((max(released) - min(released)) / 1e6) if len(released) == k and k > 1
+                           else (0.0 if len(released) == k else None)),
         start_spread_ms=_spread([r.result.get("t_start_mono_ns") for r in results if r.result]),
     )
     if not all_ready or len(ready) != k:
@@ -204,7 +206,8 @@ def check_race(cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
             verdicts.append(verdict("CO", "holds", f"at most one fire in each of {len(fires)} valid trials",
                                      trial_ids=valid_ids))
         if none_fired:
-            verdicts.append(verdict("LIVENESS", "violated", f"no racer fired the gated effect in {len(none_fired)}/{len(fires)} valid trials",
+            verdicts.append(verdict("LIVENESS", "violated",
+                                    f"no racer fired the gated effect in {len(none_fired)}/{len(fires)} valid trials",
                                      trial_ids=none_fired))
         else:
             verdicts.append(verdict("LIVENESS", "holds", f"the gated effect fired in every one of {len(fires)} valid trials"))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from chaos.kinds.base import Kind
 from chaos.kinds.checking import combine, verdict

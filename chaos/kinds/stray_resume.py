@@ -20,7 +20,7 @@ completed thread, with ``interrupt: "first"`` when the scenario sets ``resume_by
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from chaos.kinds.base import Kind, needs_command_resume
 from chaos.kinds.checking import base_fields, verdict
@@ -117,8 +117,12 @@ def trial_co(rec: TrialRecord) -> tuple[str, str]:
         return "violated", f"the stray answer {o.get('sent')!r} to {where} fired {', '.join(stray['fired'])}"
     moved = [k for k in MOVED_KEYS if before.get(k) != after.get(k)]
     if moved:
-        return "violated", f"the stray answer to {where} moved the thread ({', '.join(f'{k}: {before.get(k)!r} -> {after.get(k)!r}' for k in moved)})"
-    how = f"refused ({(stray.get('error') or {}).get('type')})" if stray.get("status") == "error" else f"accepted as a no-op ({stray.get('status')})"
+        changes = ", ".join(f"{k}: {before.get(k)!r} -> {after.get(k)!r}" for k in moved)
+        return "violated", f"the stray answer to {where} moved the thread ({changes})"
+    if stray.get("status") == "error":
+        how = f"refused ({(stray.get('error') or {}).get('type')})"
+    else:
+        how = f"accepted as a no-op ({stray.get('status')})"
     extra = ""
     if before.get("checkpoints") != after.get("checkpoints"):
         extra = f"; it wrote {((after.get('checkpoints') or 0) - (before.get('checkpoints') or 0))} checkpoint(s) with the same state"

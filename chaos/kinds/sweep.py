@@ -31,8 +31,8 @@ point).
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterator
 
 from chaos.kinds.checking import base_fields, combine, times, verdict
 from chaos.racer.barrier import HOLD
@@ -222,15 +222,17 @@ def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep) -> list[V
         if again:
             pc_bad.append((r, sorted(again)))
     if pc_bad:
-        r0, again = pc_bad[0]
-        out.append(verdict("PC", "violated", f"{point}: {', '.join(again)} recorded complete at the kill, ran again on resume",
+        r0, again_tasks = pc_bad[0]
+        out.append(verdict("PC", "violated", f"{point}: {', '.join(again_tasks)} recorded complete at the kill, ran again on resume",
                             points=[point], trial_ids=[r.trial_id for r, _ in pc_bad],
-                            ledger_seqs=[row["seq"] for r, a in pc_bad for row in r.ledger if row["task"] in a and row["racer_id"] == "resume"]))
+                            ledger_seqs=[row["seq"] for r, a in pc_bad for row in r.ledger
+                                         if row["task"] in a and row["racer_id"] == "resume"]))
     elif len(pc_unknown) == len(valid):
         err = (valid[0].observations.get("at_kill") or {}).get("error") or {}
         out.append(verdict("PC", "unknown", f"{point}: durable state unreadable ({err.get('type')})", points=[point]))
     else:
-        out.append(verdict("PC", "holds", f"{point}: no task recorded complete ran again", points=[point], trial_ids=[r.trial_id for r in valid]))
+        out.append(verdict("PC", "holds", f"{point}: no task recorded complete ran again", points=[point],
+                           trial_ids=[r.trial_id for r in valid]))
     # liveness: the resume finishes the run or leaves it waiting for a human
     dead = []
     for r in valid:
@@ -255,7 +257,7 @@ def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellRes
     result = CellResult(**base_fields(cell, trials))
     result.racer_errors = sum(1 for r in trials for o in r.racers if o.status in ("harness_error", "crashed", "timeout"))
     if dry is None or not dry.valid:
-        why = dry.invalid_reason if dry else "the dry run did not run"
+        why = (dry.invalid_reason or "?") if dry else "the dry run did not run"  # a failed dry run always says why
         result.failure = why
         result.verdicts = [verdict(p, "unknown", why) for p in sweep.properties]
         return result
@@ -271,13 +273,13 @@ def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellRes
         pv = _point_verdicts(point, recs, sweep)
         for v in pv:
             all_verdicts[v.property].append(v)
-        outcomes = []
+        outcomes: list[str] = []
         for r in recs:
             if not r.valid:
                 outcomes.append(f"unknown: {r.invalid_reason}")
                 continue
             o = r.observations.get("resume_outcome") or {}
-            outcomes.append(o.get("status") if o.get("status") != "error" else f"error: {o.get('error', {}).get('type')}")
+            outcomes.append(o["status"] if o.get("status") != "error" else f"error: {o.get('error', {}).get('type')}")
         result.points.append(PointResult(
             point=point,
             trials=len(recs),

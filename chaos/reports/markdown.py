@@ -120,7 +120,8 @@ def render_markdown(results: RunResults, meta: dict) -> str:
         add("")
         add("saturation = mean(gated-effect fires over valid trials) / k; consume-once demands 1/k.")
         add("")
-        add("| cell | backend | k | jitter ms | valid/trials | saturation | fires {n:trials} | max | racer errors | release spread ms (median/max) | CO | liveness |")
+        add("| cell | backend | k | jitter ms | valid/trials | saturation | fires {n:trials} | max | racer errors "
+            "| release spread ms (median/max) | CO | liveness |")
         add("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for c in races:
             spread = "-" if not c.release_spread_ms else f"{c.release_spread_ms['median']:.2f}/{c.release_spread_ms['max']:.2f}"
@@ -170,7 +171,8 @@ def render_markdown(results: RunResults, meta: dict) -> str:
     for c in results.cells:
         for v in c.verdicts:
             ev = ", ".join(v.evidence.trial_ids[:6]) + (" ..." if len(v.evidence.trial_ids) > 6 else "")
-            add(f"| <a id=\"{_anchor(c, v.property)}\"></a>{c.cell_id} | {v.property} ({PROPERTY_NAMES.get(v.property, '')}) | {MARK[v.status]} | {_esc(v.reason)} | {ev or '-'} |")
+            add(f"| <a id=\"{_anchor(c, v.property)}\"></a>{c.cell_id} | {v.property} ({PROPERTY_NAMES.get(v.property, '')}) "
+                f"| {MARK[v.status]} | {_esc(v.reason)} | {ev or '-'} |")
     add("")
     add("Re-check any verdict: `chaos rerun <run folder> <trial id>` re-runs that trial alone from the recorded seed "
         "and kill point.")

@@ -118,7 +118,7 @@ class Scenario(Strict):
         return m
 
     @model_validator(mode="after")
-    def _kind_rules(self) -> "Scenario":
+    def _kind_rules(self) -> Scenario:
         get_kind(self.kind).validate(self)  # raises ValueError: reported with the file and line
         return self
 

@@ -9,7 +9,6 @@ crashed analysis (Jepsen's check-safe).
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -38,8 +37,11 @@ def test_every_registered_kind_is_one_module_that_declares_itself():
 
 def test_the_schema_and_the_error_for_an_unknown_kind_list_the_registry():
     assert json_schema()["properties"]["kind"]["enum"] == list(kind_names())
-    with pytest.raises(ScenarioError, match="kind: Input should be 'race', .* or 'recovery_determinism' \\(got 'sweep'\\)"):
+    *first, last = kind_names()
+    listed = ", ".join(repr(k) for k in first) + f" or {last!r}"
+    with pytest.raises(ScenarioError) as err:
         parse_scenario("name: t\nkind: sweep\nworkload: three_step\n")
+    assert f"kind: Input should be {listed} (got 'sweep')" in str(err.value)
     with pytest.raises(KeyError, match="unknown kind 'sweep'; known: race, "):
         get_kind("sweep")
 
@@ -51,10 +53,10 @@ def test_a_kind_checks_its_own_scenario_rules():
 
 def test_no_module_outside_a_kind_names_it_in_code():
     """A kind's name, quoted, appears only in its module, the registry and the adapters that declare it."""
-    files = subprocess.run(["git", "ls-files", "chaos"], cwd=REPO, capture_output=True, text=True, check=True).stdout.split()
+    files = [p.relative_to(REPO).as_posix() for p in sorted((REPO / "chaos").rglob("*")) if p.suffix in (".py", ".j2")]
     for name in kind_names():
         quoted = re.compile(rf"[\"']{name}[\"']")
-        named = sorted(f for f in files if quoted.search((REPO / f).read_text(errors="replace")))
+        named = [f for f in files if quoted.search((REPO / f).read_text(errors="replace"))]
         allowed = {f"chaos/kinds/{name}.py", "chaos/kinds/__init__.py"}
         assert [f for f in named if f not in allowed and not f.startswith("chaos/targets/")] == [], name
 
