@@ -29,8 +29,8 @@ from racers import context, print_profile, scenario  # noqa: E402
 
 from chaos.kinds.sweep import dry_run, kill_trial  # noqa: E402
 from chaos.launchers.warm.client import WarmLauncher  # noqa: E402
-from chaos.scenario.model import expand  # noqa: E402
 from chaos.running.trial import TrialRun  # noqa: E402
+from chaos.scenario.model import expand  # noqa: E402
 
 STEPS = ("start", "wait_arrival", "kill", "release", "collect", "wait_exit", "record", "cleanup")
 

@@ -28,10 +28,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from chaos.envs import python_for, racer_env  # noqa: E402
-from chaos.launchers.warm.client import WarmLauncher  # noqa: E402
-from chaos.racer.ledger import SqliteLedger  # noqa: E402
-from chaos.running.trial import wait_until  # noqa: E402
+from chaos.envs import python_for, racer_env
+from chaos.launchers.warm.client import WarmLauncher
+from chaos.racer.ledger import SqliteLedger
+from chaos.running.trial import wait_until
 
 BACKENDS = {"langgraph": "sqlite", "crewai": "sqlite", "llamaindex": "file", "pydantic_graph": "file", "autogen": "file"}
 
@@ -69,7 +69,7 @@ def measure(fw: str, n: int, base: Path) -> dict:
             s = racer_spec(fw, d, i)
             t = time.monotonic()
             (h,) = launcher.start_group([s], str(d))
-            wait_until(lambda: h.state() == "exited", 300, launcher.wait_change)
+            wait_until(lambda h=h: h.state() == "exited", 300, launcher.wait_change)
             walls.append((time.monotonic() - t) * 1000)
             r = h.result()
             if not done(r):

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 import signal
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal, Protocol
 
 State = Literal["running", "stopped", "exited"]
@@ -24,7 +24,7 @@ class ExitStatus:
     signal: int | None
 
     @classmethod
-    def from_wait(cls, status: int) -> "ExitStatus":
+    def from_wait(cls, status: int) -> ExitStatus:
         if os.WIFSIGNALED(status):
             return cls(code=None, signal=os.WTERMSIG(status))
         return cls(code=os.WEXITSTATUS(status), signal=None)
@@ -39,7 +39,7 @@ class RacerFiles:
     (remote launchers fetch them back before the orchestrator reads them)."""
 
     spec: dict
-    log_path: "Path"
+    log_path: Path
 
     def result(self) -> dict | None:
         try:

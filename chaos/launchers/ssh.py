@@ -31,10 +31,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import chaos
-from chaos.racer.barrier import ECHO_PREFIX
-from chaos.remote.inventory import Host, Inventory, load_inventory
 from chaos.launchers import ExitStatus, RacerFiles, State
+from chaos.racer.barrier import ECHO_PREFIX
 from chaos.racer.wrapper import PREFIX as WRAPPER_PREFIX
+from chaos.remote.inventory import Host, Inventory, load_inventory
 from chaos.remote.ssh_session import HostError, HostSession, fingerprint  # noqa: F401  (re-exported)
 
 # The racer side is three packages (see chaos.racer): what a remote racer, fork server, wrapper and
@@ -62,7 +62,7 @@ def code_hash(files: dict[str, bytes]) -> str:
 class SshRacer(RacerFiles):
     """A racer on a remote host, seen through its SSH channel."""
 
-    def __init__(self, launcher: "SshLauncher", session: HostSession, spec: dict, rspec: dict, log_path: Path):
+    def __init__(self, launcher: SshLauncher, session: HostSession, spec: dict, rspec: dict, log_path: Path):
         self.launcher = launcher
         self.session = session
         self.racer_id = spec["racer_id"]

@@ -17,7 +17,6 @@ import hashlib
 import json
 import os
 import shlex
-import socket
 import threading
 import time
 
@@ -51,7 +50,7 @@ class HostSession:
         self.where = f"host {host.name} ({host.user}@{host.address}:{host.port})"
 
     # ------------------------------------------------------------------ connect
-    def connect(self) -> "HostSession":
+    def connect(self) -> HostSession:
         import paramiko
 
         h, inv = self.host, self.inv
@@ -98,7 +97,7 @@ class HostSession:
                     f"{self.where}: authentication refused for user {h.user} with key {h.key} ({exc}): install the public"
                     " key in the host's authorized_keys or fix 'user'/'key'"
                 ) from None
-            except (OSError, socket.timeout, paramiko.SSHException, EOFError) as exc:
+            except (TimeoutError, OSError, paramiko.SSHException, EOFError) as exc:
                 client.close()
                 last = " ".join(str(exc).split()) or type(exc).__name__
                 if isinstance(exc, paramiko.SSHException) and "Error reading SSH protocol banner" not in last:

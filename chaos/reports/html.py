@@ -12,15 +12,16 @@ duplicate effect and per-trial timelines of racers, barriers, kills and effects.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import jinja2
 
 from chaos.kinds.checking import PROPERTY_NAMES
-from chaos.reports.explain import explain_duplicates, timeline
 from chaos.records import CellResult, RunResults, TrialRecord
+from chaos.reports.explain import explain_duplicates, timeline
 
 PROPERTY_ORDER = ["EO", "PC", "CO", "FD", "CV", "RD", "FI", "FCL", "LIVENESS"]
 RANK = {"holds": 0, "unknown": 1, "violated": 2}

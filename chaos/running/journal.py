@@ -18,11 +18,10 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from chaos.racer.errors import ChaosError
-
 
 SYNC_EVERY_S = 1.0
 

@@ -15,8 +15,8 @@ What it promises:
   ``chaos.run=<run_id>``.
 * ``reap_stale()`` (run by ``chaos clean`` and at the start of ``chaos run``) takes every registry
   entry whose lock is free, kills its racers (and any racer whose registry is gone or unlocked),
-  removes its containers, its Postgres run schema (with ``CHAOS_PG_DSN``) and its work folder, marks its run.json as interrupted, removes the entry,
-  and returns a list of what it removed. A run whose orchestrator is alive is never touched.
+  removes its containers, its Postgres run schema (with ``CHAOS_PG_DSN``) and its work folder, marks
+  its run.json as interrupted, removes the entry, and returns a list of what it removed. A run whose orchestrator is alive is never touched.
 """
 
 from __future__ import annotations
@@ -65,11 +65,11 @@ class ActiveRun:
             "run_dir": str(Path(run_dir).resolve()),
             "work_dir": str(Path(work_dir).resolve()),
             "keep_work": keep_work,
-            "started": _dt.datetime.now(_dt.timezone.utc).isoformat(),
+            "started": _dt.datetime.now(_dt.UTC).isoformat(),
         }
         self._fd = -1
 
-    def __enter__(self) -> "ActiveRun":
+    def __enter__(self) -> ActiveRun:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
@@ -106,11 +106,11 @@ def label_launcher(launcher: object, labels: dict[str, str]) -> None:
     warm one to its fork server, whose forked racers inherit it; remote and container launchers
     label by run id themselves)."""
     if getattr(launcher, "name", None) in ("local", "warm") and hasattr(launcher, "env"):
-        env = getattr(launcher, "env")
+        env = launcher.env
         env = dict(os.environ) if env is None else env
         env.update(labels)
-        setattr(launcher, "env", env)
-    if hasattr(launcher, "labels") and isinstance(getattr(launcher, "labels"), dict):
+        launcher.env = env
+    if hasattr(launcher, "labels") and isinstance(launcher.labels, dict):
         launcher.labels.update({DOCKER_LABEL: labels[ENV_RUN_ID]})  # type: ignore[attr-defined]
 
 
@@ -264,7 +264,7 @@ def _mark_interrupted(run_dir: str) -> None:
     if not isinstance(meta, dict) or meta.get("finished"):
         return
     meta["interrupted"] = True
-    meta["reaped"] = _dt.datetime.now(_dt.timezone.utc).isoformat()
+    meta["reaped"] = _dt.datetime.now(_dt.UTC).isoformat()
     tmp = meta_path.with_name(".run.json.tmp")
     tmp.write_text(json.dumps(meta, indent=2))
     os.replace(tmp, meta_path)

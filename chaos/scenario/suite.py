@@ -27,7 +27,18 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chaos.racer.errors import ScenarioError
-from chaos.scenario.model import MAX_NODES, Scenario, _check_duplicates, _describe, _expanded_size, _line_of, check_semantics, expand, load_scenario, read_input_file
+from chaos.scenario.model import (
+    MAX_NODES,
+    Scenario,
+    _check_duplicates,
+    _describe,
+    _expanded_size,
+    _line_of,
+    check_semantics,
+    expand,
+    load_scenario,
+    read_input_file,
+)
 
 MERGED = ("target", "racers", "workload_params")
 
@@ -145,7 +156,8 @@ def load_suite(path: str | os.PathLike) -> LoadedSuite:
             check_semantics(scenario, str(file))
             expand(scenario, path=str(file))
         except ScenarioError as exc:
-            raise ScenarioError(f"{p}:{_line_of(node, loc + ('overrides',))}: scenarios[{i}] ({entry.file}) with its overrides: {exc.message}") from None
+            raise ScenarioError(f"{p}:{_line_of(node, loc + ('overrides',))}: scenarios[{i}] ({entry.file}) with its overrides: "
+                                f"{exc.message}") from None
         if scenario.name in names:
             raise ScenarioError(f"{p}:{_line_of(node, loc)}: scenarios[{i}] ({entry.file}): scenario name {scenario.name!r} is "
                                 f"already used by scenarios[{names[scenario.name]}]",

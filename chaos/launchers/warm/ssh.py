@@ -23,7 +23,6 @@ import os
 import posixpath
 import shlex
 import signal
-import socket
 from pathlib import Path
 
 from chaos.launchers.ssh import SshLauncher
@@ -64,7 +63,7 @@ class SshChannel(ServerLog):
         self.chan.settimeout(max(0.0, timeout))
         try:
             data = self.chan.recv(1 << 16)
-        except socket.timeout:
+        except TimeoutError:
             return None
         except (OSError, EOFError):
             data = b""
@@ -192,7 +191,7 @@ class SshWarmLauncher(ForkServerLauncher, SshLauncher):
                 if pids:
                     s.agent(op="signal", pids=pids, sig=int(signal.SIGKILL))
                     killed += pids
-            except Exception:  # noqa: BLE001  # a host that went away: its processes went with the session
+            except Exception:  # a host that went away: its processes went with the session
                 pass
         return killed
 
