@@ -157,7 +157,7 @@ def chaos_case(case: str, mode: str, trials: int, base: Path, profile: cProfile.
     ctx, ledger = context(base, launcher)
     cpu0, m0 = cpu_s(), time.monotonic()
     server = {}
-    if mode == "warm":  # the one-time cost: start the server before the clock of the trials runs
+    if isinstance(inner, WarmLauncher):  # the one-time cost: start the server before the clock of the trials runs
         client = inner.server("langgraph", str(base / "work" / "x"))
         server = {"start_wall_s": time.monotonic() - m0, "start_cpu_s": proc_cpu_s(client.pid),
                   "rss_mib": rss_kb(client.pid) / 1024, "pss_mib": pss_kb(client.pid) / 1024}
@@ -234,7 +234,7 @@ def phases(recs, spawned_ns: dict[str, int]) -> dict:
         for r in rec.racers:
             res = r.result or {}
             path = next((p for p in spawned_ns if p.endswith(f"/result-{r.racer_id}.json") and f"/{rec.trial_id}/" in p), None)
-            add("launch (asked -> racer code runs)", spawned_ns.get(path), res.get("t_start_mono_ns"))
+            add("launch (asked -> racer code runs)", spawned_ns.get(path) if path else None, res.get("t_start_mono_ns"))
             if res.get("t_unheld_mono_ns") and res.get("t_ledger_mono_ns"):  # a sweep's resume racer, held until its turn
                 acc.setdefault("setup (ledger, saver, workload)", []).append(
                     (res["t_ledger_mono_ns"] - res["t_start_mono_ns"] + res["t_ready_mono_ns"] - res["t_unheld_mono_ns"]) / 1e6)

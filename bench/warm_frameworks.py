@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TypeGuard
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -46,8 +47,10 @@ def racer_spec(fw: str, d: Path, i: int) -> dict:
             "result_path": str(d / f"result-{i}.json"), "distributions": []}
 
 
-def done(result: dict | None) -> bool:
-    return bool(result) and (result.get("outcomes") or [{}])[-1].get("status") == "done"
+def done(result: dict | None) -> TypeGuard[dict]:
+    if not result:
+        return False
+    return (result.get("outcomes") or [{}])[-1].get("status") == "done"
 
 
 def measure(fw: str, n: int, base: Path) -> dict:
@@ -69,7 +72,7 @@ def measure(fw: str, n: int, base: Path) -> dict:
             s = racer_spec(fw, d, i)
             t = time.monotonic()
             (h,) = launcher.start_group([s], str(d))
-            wait_until(lambda h=h: h.state() == "exited", 300, launcher.wait_change)
+            wait_until(lambda: h.state() == "exited", 300, launcher.wait_change)  # noqa: B023  (called before the loop moves on)
             walls.append((time.monotonic() - t) * 1000)
             r = h.result()
             if not done(r):
