@@ -12,6 +12,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import typer
 from rich.console import Console
@@ -35,7 +36,7 @@ out = _console()
 STATUS_STYLE = {"holds": "green", "violated": "bold red", "unknown": "yellow"}
 
 
-def _fail(exc: ChaosError) -> None:
+def _fail(exc: ChaosError) -> NoReturn:
     # escape: a message quoting user input ("[cell k=2]", a YAML list) must not be read as markup
     console.print(f"[bold red]chaos: error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
     raise typer.Exit(exc.exit_code)
@@ -113,6 +114,7 @@ def run(
 
             outcome = resume_run(resume, opts)
         else:
+            assert scenario is not None  # refused above: exactly one of a scenario and --resume
             outcome = run_scenario(scenario, opts)
     except ChaosError as exc:
         progress.stop()

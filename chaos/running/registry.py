@@ -111,7 +111,7 @@ def label_launcher(launcher: object, labels: dict[str, str]) -> None:
         env.update(labels)
         launcher.env = env
     if hasattr(launcher, "labels") and isinstance(launcher.labels, dict):
-        launcher.labels.update({DOCKER_LABEL: labels[ENV_RUN_ID]})  # type: ignore[attr-defined]
+        launcher.labels.update({DOCKER_LABEL: labels[ENV_RUN_ID]})
 
 
 # ------------------------------------------------------------------------------ finding strays
@@ -191,7 +191,7 @@ def _kill_and_wait(pids: list[int], timeout: float = 10.0) -> list[int]:
 def _docker_reap(run_id: str) -> list[str]:
     """Remove containers labelled with the run (nothing if the Docker SDK or engine is absent)."""
     try:
-        import docker  # type: ignore[import-not-found]
+        import docker
     except ImportError:
         return []
     try:
@@ -203,19 +203,17 @@ def _docker_reap(run_id: str) -> list[str]:
     for ct in containers:
         with contextlib.suppress(Exception):
             ct.remove(force=True)
-            removed.append(ct.id[:12])
+            removed.append(ct.short_id)
     return removed
 
 
 def _pg_reap(run_id: str) -> list[str]:
-    """Drop the run's Postgres schema (``chaos_run_<run id>``) when the Postgres store is part of
-    this build and ``CHAOS_PG_DSN`` names the server; nothing otherwise."""
+    """Drop the run's Postgres schema (``chaos_run_<run id>``) when ``CHAOS_PG_DSN`` names the
+    server; nothing otherwise."""
+    from chaos.running import pgstore
+
     dsn = os.environ.get("CHAOS_PG_DSN")
     if not dsn:
-        return []
-    try:
-        from chaos.running import pgstore  # type: ignore[attr-defined]
-    except ImportError:
         return []
     try:
         name = pgstore.schema_name(run_id)
