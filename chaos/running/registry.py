@@ -16,7 +16,8 @@ What it promises:
 * ``reap_stale()`` (run by ``chaos clean`` and at the start of ``chaos run``) takes every registry
   entry whose lock is free, kills its racers (and any racer whose registry is gone or unlocked),
   removes its containers, its Postgres run schema (with ``CHAOS_PG_DSN``) and its work folder, marks
-  its run.json as interrupted, removes the entry, and returns a list of what it removed. A run whose orchestrator is alive is never touched.
+  its run.json as interrupted, removes the entry, and returns a list of what it removed. A run
+  whose orchestrator is alive is never touched.
 """
 
 from __future__ import annotations
