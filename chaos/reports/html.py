@@ -128,10 +128,6 @@ class MatrixRow:
     link: str | None
     verdicts: dict[str, Any]
 
-    @property
-    def worst(self) -> str:
-        return max((v.status for v in self.cell.verdicts), key=RANK.__getitem__, default="unknown")
-
 
 def contract_matrix(cells: Iterable[tuple[str, CellResult, str | None]]) -> tuple[list[str], list[MatrixRow]]:
     rows = [MatrixRow(label, c, link, {v.property: v for v in c.verdicts}) for label, c, link in cells]

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 from chaos.racer.errors import ChaosError
@@ -118,8 +117,3 @@ def repair(path: str | os.PathLike) -> bytes:
         finally:
             os.close(fd)
     return tail
-
-
-def iter_trials(path: str | os.PathLike) -> Iterator[dict]:
-    records, _ = read_journal(path)
-    return iter(records)
