@@ -26,9 +26,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from chaos.envs import python_for, racer_env  # noqa: E402
-from chaos.running.journal import read_journal  # noqa: E402
-from chaos.running.orchestrator import RunOptions, run_scenario  # noqa: E402
+from chaos.envs import python_for, racer_env
+from chaos.running.journal import read_journal
+from chaos.running.orchestrator import RunOptions, run_scenario
 
 # backend, kill point, and what a racer of the framework imports (the cost measured as "import")
 FRAMEWORKS = {
@@ -96,8 +96,8 @@ def main() -> None:
         imports = [timed([python, "-c", imports_stmt], env) for _ in range(args.repeats)]
         racers = [cold_racer(fw, python, backend, work, i) for i in range(args.repeats)]
         trial = sweep_trial(fw, backend, point, work)
-        print(f"{fw:<15} {min(imports):>9.2f} / {statistics.median(imports):<8.2f} {min(racers):>11.2f} / {statistics.median(racers):<10.2f}"
-              f" {trial:>12.2f}", flush=True)
+        print(f"{fw:<15} {min(imports):>9.2f} / {statistics.median(imports):<8.2f}"
+              f" {min(racers):>11.2f} / {statistics.median(racers):<10.2f} {trial:>12.2f}", flush=True)
 
 
 if __name__ == "__main__":

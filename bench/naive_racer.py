@@ -19,7 +19,8 @@ POLL_S = 0.005  # the probes polled every few milliseconds
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from chaos.racer.main import barrier, racer  # noqa: E402
+from chaos.racer import barrier  # noqa: E402
+from chaos.racer import main as racer  # noqa: E402
 
 
 def main() -> int:

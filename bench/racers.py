@@ -39,15 +39,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from chaos.racer.barrier import read_arrivals  # noqa: E402
 from chaos.kinds.race import race_trial  # noqa: E402
 from chaos.kinds.sweep import dry_run, kill_trial  # noqa: E402
 from chaos.launchers.local import LocalLauncher  # noqa: E402
 from chaos.launchers.warm.client import WarmLauncher  # noqa: E402
+from chaos.racer.barrier import read_arrivals  # noqa: E402
 from chaos.racer.ledger import SqliteLedger  # noqa: E402
 from chaos.running.orchestrator import RunOptions, run_scenario  # noqa: E402
-from chaos.scenario.model import Scenario, expand  # noqa: E402
 from chaos.running.trial import RunContext, TrialRun  # noqa: E402
+from chaos.scenario.model import Scenario, expand  # noqa: E402
 
 NAIVE_RACER = str(ROOT / "bench" / "naive_racer.py")
 NAIVE_POLL_S = 0.005
@@ -157,7 +157,7 @@ def chaos_case(case: str, mode: str, trials: int, base: Path, profile: cProfile.
     ctx, ledger = context(base, launcher)
     cpu0, m0 = cpu_s(), time.monotonic()
     server = {}
-    if mode == "warm":  # the one-time cost: start the server before the clock of the trials runs
+    if isinstance(inner, WarmLauncher):  # the one-time cost: start the server before the clock of the trials runs
         client = inner.server("langgraph", str(base / "work" / "x"))
         server = {"start_wall_s": time.monotonic() - m0, "start_cpu_s": proc_cpu_s(client.pid),
                   "rss_mib": rss_kb(client.pid) / 1024, "pss_mib": pss_kb(client.pid) / 1024}
@@ -234,7 +234,7 @@ def phases(recs, spawned_ns: dict[str, int]) -> dict:
         for r in rec.racers:
             res = r.result or {}
             path = next((p for p in spawned_ns if p.endswith(f"/result-{r.racer_id}.json") and f"/{rec.trial_id}/" in p), None)
-            add("launch (asked -> racer code runs)", spawned_ns.get(path), res.get("t_start_mono_ns"))
+            add("launch (asked -> racer code runs)", spawned_ns.get(path) if path else None, res.get("t_start_mono_ns"))
             if res.get("t_unheld_mono_ns") and res.get("t_ledger_mono_ns"):  # a sweep's resume racer, held until its turn
                 acc.setdefault("setup (ledger, saver, workload)", []).append(
                     (res["t_ledger_mono_ns"] - res["t_start_mono_ns"] + res["t_ready_mono_ns"] - res["t_unheld_mono_ns"]) / 1e6)
@@ -283,7 +283,8 @@ def naive_case(case: str, trials: int, base: Path) -> dict:
                 time.sleep(NAIVE_POLL_S)
             victim.kill()
             victim.wait()
-            (res,) = _naive_run(env, run, [run.spec("resume", actions=[{"op": "resume", "form": "none"}], inspect_before=True, inspect_after=True)])
+            resume = run.spec("resume", actions=[{"op": "resume", "form": "none"}], inspect_before=True, inspect_after=True)
+            (res,) = _naive_run(env, run, [resume])
             res.wait()
             rows = ctx.read_ledger(run.trial_id)
             recs.append({"valid": res.returncode == 0, "point": point, "ledger": rows})
@@ -364,7 +365,8 @@ def fmt(v, unit="") -> str:
 
 def print_case(name: str, rows: list[dict]) -> None:
     print(f"\n== {name}")
-    print(f"{'mode':6} {'trials':>6} {'valid':>5} {'trials/s':>9} {'median ms':>10} {'CPU/trial ms':>13} {'peak PSS MiB':>13} {'peak RSS MiB':>13} {'release spread ms (median/max)':>31}")
+    print(f"{'mode':6} {'trials':>6} {'valid':>5} {'trials/s':>9} {'median ms':>10} {'CPU/trial ms':>13} {'peak PSS MiB':>13} "
+          f"{'peak RSS MiB':>13} {'release spread ms (median/max)':>31}")
     for r in rows:
         rs = r.get("release_spread_ms")
         spread = f"{rs['median']:.2f} / {rs['max']:.2f}" if rs else "-"
@@ -379,7 +381,8 @@ def print_case(name: str, rows: list[dict]) -> None:
         if "warm" in by and other in by:
             w, o = by["warm"], by[other]
             print(f"   warm vs {other}: {o['median_wall_ms'] / w['median_wall_ms']:.1f}x faster per trial (median wall), "
-                  f"{w['trials_per_s'] / o['trials_per_s']:.1f}x the trials/s, {o['cpu_per_trial_ms'] / w['cpu_per_trial_ms']:.1f}x less CPU")
+                  f"{w['trials_per_s'] / o['trials_per_s']:.1f}x the trials/s, "
+                  f"{o['cpu_per_trial_ms'] / w['cpu_per_trial_ms']:.1f}x less CPU")
     for r in rows:
         if r.get("phases"):
             print(f"   {r['mode']} racer phases, median ms: " + ", ".join(f"{k} {v}" for k, v in r["phases"].items()))
@@ -437,7 +440,8 @@ def main(argv: list[str] | None = None) -> int:
                         print_profile(prof, "matrix, warm, whole run_scenario")
                 print("\n== matrix: scenarios/consume_once_matrix.yaml (SQLite half, 20 cells x 10 trials) via run_scenario")
                 for r in rows:
-                    print(f"{r['mode']:6} {r['trials']} trials ({r['valid']} valid) in {r['wall_s']:.1f} s wall: {r['trials_per_s']:.2f} trials/s, "
+                    print(f"{r['mode']:6} {r['trials']} trials ({r['valid']} valid) in {r['wall_s']:.1f} s wall: "
+                          f"{r['trials_per_s']:.2f} trials/s, "
                           f"median {r['median_wall_ms']:.0f} ms/trial, CPU {r['cpu_per_trial_ms']:.0f} ms/trial")
                     sat = r["saturation"]
                     print("   saturation per cell: " + ", ".join(f"{k}:{fmt(v)}" for k, v in sat.items()))

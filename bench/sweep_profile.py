@@ -29,8 +29,8 @@ from racers import context, print_profile, scenario  # noqa: E402
 
 from chaos.kinds.sweep import dry_run, kill_trial  # noqa: E402
 from chaos.launchers.warm.client import WarmLauncher  # noqa: E402
-from chaos.scenario.model import expand  # noqa: E402
 from chaos.running.trial import TrialRun  # noqa: E402
+from chaos.scenario.model import expand  # noqa: E402
 
 STEPS = ("start", "wait_arrival", "kill", "release", "collect", "wait_exit", "record", "cleanup")
 
@@ -57,7 +57,7 @@ def timed_trial_run(stamps: list[tuple[str, int, int]]) -> type:
     return Timed
 
 
-def one_trial(ctx, cell, point: str, trial_id: str) -> dict[str, float]:
+def one_trial(ctx, cell, point: str, trial_id: str) -> dict[str, float | None]:
     stamps: list[tuple[str, int, int]] = []
     t0 = time.monotonic_ns()
     run = timed_trial_run(stamps)(ctx, cell, trial_id, point=point)
@@ -68,12 +68,12 @@ def one_trial(ctx, cell, point: str, trial_id: str) -> dict[str, float]:
         run.cleanup()
     t_end = time.monotonic_ns()
     ms = lambda a, b: (b - a) / 1e6  # noqa: E731
-    out: dict[str, float] = {"trial total": ms(t0, t_end), "orch: TrialRun init (mkdir)": ms(t0, t_init)}
+    out: dict[str, float | None] = {"trial total": ms(t0, t_end), "orch: TrialRun init (mkdir)": ms(t0, t_init)}
     seen: dict[str, int] = defaultdict(int)
     for name, a, b in stamps:
         seen[name] += 1
         label = f"orch: {name}#{seen[name]}"
-        out[label] = out.get(label, 0.0) + ms(a, b)
+        out[label] = (out.get(label) or 0.0) + ms(a, b)
     if not rec.valid:
         out["invalid"] = 1.0
         return out
@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         points = dry_run(ctx, cell).observations["boundaries"]
         dry = dry_phases(ctx, cell, 5)
         prof = cProfile.Profile() if args.profile else None
-        rows: list[dict[str, float]] = []
+        rows: list[dict[str, float | None]] = []  # None: a stamp the racer did not write
         if prof:
             prof.enable()
         for i in range(args.trials):
@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         keys += [k for k in r if k not in keys]
     print(f"\n{len(rows)} trials ({sum('invalid' in r for r in rows)} invalid); median ms per step:")
     for k in keys:
-        vals = [r[k] for r in rows if k in r and r[k] is not None]
+        vals = [v for r in rows if (v := r.get(k)) is not None]
         if vals:
             print(f"  {k:45} {statistics.median(vals):8.2f}   (p90 {sorted(vals)[int(len(vals) * 0.9) - 1]:.2f})")
     for k, v in dry.items():

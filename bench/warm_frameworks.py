@@ -25,13 +25,14 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TypeGuard
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from chaos.envs import python_for, racer_env  # noqa: E402
-from chaos.launchers.warm.client import WarmLauncher  # noqa: E402
-from chaos.racer.ledger import SqliteLedger  # noqa: E402
-from chaos.running.trial import wait_until  # noqa: E402
+from chaos.envs import python_for, racer_env
+from chaos.launchers.warm.client import WarmLauncher
+from chaos.racer.ledger import SqliteLedger
+from chaos.running.trial import wait_until
 
 BACKENDS = {"langgraph": "sqlite", "crewai": "sqlite", "llamaindex": "file", "pydantic_graph": "file", "autogen": "file"}
 
@@ -46,8 +47,10 @@ def racer_spec(fw: str, d: Path, i: int) -> dict:
             "result_path": str(d / f"result-{i}.json"), "distributions": []}
 
 
-def done(result: dict | None) -> bool:
-    return bool(result) and (result.get("outcomes") or [{}])[-1].get("status") == "done"
+def done(result: dict | None) -> TypeGuard[dict]:
+    if not result:
+        return False
+    return (result.get("outcomes") or [{}])[-1].get("status") == "done"
 
 
 def measure(fw: str, n: int, base: Path) -> dict:
@@ -69,7 +72,7 @@ def measure(fw: str, n: int, base: Path) -> dict:
             s = racer_spec(fw, d, i)
             t = time.monotonic()
             (h,) = launcher.start_group([s], str(d))
-            wait_until(lambda: h.state() == "exited", 300, launcher.wait_change)
+            wait_until(lambda: h.state() == "exited", 300, launcher.wait_change)  # noqa: B023  (called before the loop moves on)
             walls.append((time.monotonic() - t) * 1000)
             r = h.result()
             if not done(r):

@@ -23,7 +23,6 @@ from pathlib import Path
 
 from chaos.racer.errors import EnvironmentProblem
 
-
 PIP_TIMEOUT_S = 1800  # every wait is capped: a pip that hangs on the network must not hang the run
 
 

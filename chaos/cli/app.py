@@ -12,7 +12,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import NoReturn
 
 import typer
 from rich.console import Console
@@ -36,7 +36,7 @@ out = _console()
 STATUS_STYLE = {"holds": "green", "violated": "bold red", "unknown": "yellow"}
 
 
-def _fail(exc: ChaosError) -> None:
+def _fail(exc: ChaosError) -> NoReturn:
     # escape: a message quoting user input ("[cell k=2]", a YAML list) must not be read as markup
     console.print(f"[bold red]chaos: error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
     raise typer.Exit(exc.exit_code)
@@ -67,19 +67,20 @@ def _reap_stale_quietly() -> None:
 
 @app.command()
 def run(
-    scenario: Optional[Path] = typer.Argument(None, help="scenario YAML file (omit with --resume)"),
+    scenario: Path | None = typer.Argument(None, help="scenario YAML file (omit with --resume)"),
     out_dir: Path = typer.Option(Path("reports"), "--out", help="folder that receives <scenario>/<timestamp>/"),
-    seed: Optional[int] = typer.Option(None, help="override the scenario's root seed"),
-    trials: Optional[int] = typer.Option(None, help="override trials per cell (per kill point for sweeps)"),
+    seed: int | None = typer.Option(None, help="override the scenario's root seed"),
+    trials: int | None = typer.Option(None, help="override trials per cell (per kill point for sweeps)"),
     keep_work: bool = typer.Option(False, "--keep-work", help="keep per-trial work folders (checkpoint DBs, racer logs)"),
-    work_in: Optional[Path] = typer.Option(None, "--work-in", metavar="DIR",
+    work_in: Path | None = typer.Option(None, "--work-in", metavar="DIR",
                                            help="make the work folder (checkpoint DBs, barriers, racer logs) in DIR, e.g. "
-                                                "/dev/shm: same sweep results, faster trials; changes race timing (see chaos.running.workdir)"),
+                                                "/dev/shm: same sweep results, faster trials; changes race timing "
+                                                "(see chaos.running.workdir)"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
-    resume: Optional[Path] = typer.Option(None, "--resume", metavar="RUN_DIR",
+    resume: Path | None = typer.Option(None, "--resume", metavar="RUN_DIR",
                                           help="continue an interrupted run from its journal (only unfinished trials run)"),
-    only: Optional[list[str]] = typer.Option(None, "--only", help="run just this trial id (repeatable), e.g. c000-t0001"),
-    racers: Optional[str] = typer.Option(None, "--racers", help="how racers start: warm (forked from a pre-imported "
+    only: list[str] | None = typer.Option(None, "--only", help="run just this trial id (repeatable), e.g. c000-t0001"),
+    racers: str | None = typer.Option(None, "--racers", help="how racers start: warm (forked from a pre-imported "
                                          "parent; the default) or cold (a fresh Python each)"),
 ) -> None:
     """Run a scenario: every cell, every trial; write the run folder and print the summary."""
@@ -113,6 +114,7 @@ def run(
 
             outcome = resume_run(resume, opts)
         else:
+            assert scenario is not None  # refused above: exactly one of a scenario and --resume
             outcome = run_scenario(scenario, opts)
     except ChaosError as exc:
         progress.stop()
@@ -141,11 +143,11 @@ def _progress(quiet: bool) -> Progress:
 def nightly(
     suite: Path = typer.Argument(..., help="suite YAML file (a list of scenario files with overrides)"),
     out_dir: Path = typer.Option(Path("reports/nightly"), "--out", help="folder that receives <date>/"),
-    date: Optional[str] = typer.Option(None, help="the night's date, YYYY-MM-DD (default: today, UTC)"),
+    date: str | None = typer.Option(None, help="the night's date, YYYY-MM-DD (default: today, UTC)"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
 ) -> None:
     """Run a suite into <out>/<date>/ and compare with the previous night (exit 4: a verdict regressed)."""
-    from chaos.running.nightly import run_nightly, NightlyOptions
+    from chaos.running.nightly import NightlyOptions, run_nightly
 
     progress = _progress(quiet)
     task = progress.add_task("suite", total=None)
@@ -246,9 +248,9 @@ def clean() -> None:
 
 @app.command()
 def selftest(
-    scenario: Optional[Path] = typer.Argument(None, help="self-test scenario (default: the shipped scenarios/selftest.yaml)"),
+    scenario: Path | None = typer.Argument(None, help="self-test scenario (default: the shipped scenarios/selftest.yaml)"),
     out_dir: Path = typer.Option(Path("reports"), "--out", help="folder that receives the self-test's run folder"),
-    trials: Optional[int] = typer.Option(None, help="repeats per kill point"),
+    trials: int | None = typer.Option(None, help="repeats per kill point"),
 ) -> None:
     """Check the injector itself: an idempotent workload must come out clean, a known duplicate must be caught."""
     from chaos.running.selftest import run_selftest

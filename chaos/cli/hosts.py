@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 from rich.console import Console
@@ -23,7 +22,7 @@ hosts_app = typer.Typer(no_args_is_help=True, help="SSH host inventories: check 
 @hosts_app.command("check")
 def check(
     inventory: Path = typer.Argument(..., help="inventory YAML (see hosts/lab.yaml)"),
-    host: Optional[List[str]] = typer.Option(None, "--host", help="check only these hosts (repeatable)"),
+    host: list[str] | None = typer.Option(None, "--host", help="check only these hosts (repeatable)"),
     trust_on_first_use: bool = typer.Option(False, "--trust-on-first-use",
                                             help="accept and record unknown host keys, printing their fingerprints"),
     as_json: bool = typer.Option(False, "--json", help="print the results as JSON"),
@@ -36,7 +35,7 @@ def check(
                               say=lambda m: console.print(m, markup=False))
     except ChaosError as exc:
         typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(exc.exit_code)
+        raise typer.Exit(exc.exit_code) from None
     if as_json:
         typer.echo(json.dumps(results, indent=2))
     else:

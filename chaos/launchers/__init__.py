@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 import signal
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from pathlib import Path
+from typing import Any, Literal, Protocol, TypeVar
 
 State = Literal["running", "stopped", "exited"]
 
@@ -24,7 +24,7 @@ class ExitStatus:
     signal: int | None
 
     @classmethod
-    def from_wait(cls, status: int) -> "ExitStatus":
+    def from_wait(cls, status: int) -> ExitStatus:
         if os.WIFSIGNALED(status):
             return cls(code=None, signal=os.WTERMSIG(status))
         return cls(code=os.WEXITSTATUS(status), signal=None)
@@ -39,7 +39,7 @@ class RacerFiles:
     (remote launchers fetch them back before the orchestrator reads them)."""
 
     spec: dict
-    log_path: "Path"
+    log_path: Path
 
     def result(self) -> dict | None:
         try:
@@ -69,16 +69,21 @@ class RacerHandle(Protocol):
     def log_tail(self) -> str: ...
 
 
-class Launcher(Protocol):
+H = TypeVar("H", bound=RacerHandle)
+
+
+class Launcher(Protocol[H]):
+    """Starts racers and opens the gate of the racers it started (``H``: its handle type)."""
+
     name: str
 
-    def start_group(self, specs: list[dict], workdir: str) -> list[RacerHandle]: ...
-    def open_gate(self, handles: list[RacerHandle]) -> None: ...
+    def start_group(self, specs: list[dict], workdir: str) -> list[H]: ...
+    def open_gate(self, handles: list[H]) -> None: ...
     def reap(self) -> None: ...
 
 
 def make_launcher(placement: object, python: str | None = None, run_id: str = "adhoc",
-                  extra_paths: list[str] | None = None, start: str | None = None, **options) -> Launcher:
+                  extra_paths: list[str] | None = None, start: str | None = None, **options) -> Launcher[Any]:
     """The launcher a cell's placement asks for.
 
     ``placement`` is ``"local"`` (racers run with ``python``), ``"docker"`` (racers in containers

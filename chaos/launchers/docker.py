@@ -28,10 +28,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import chaos
-from chaos.racer.errors import EnvironmentProblem
-from chaos.remote.images import venv_site_packages
 from chaos.launchers import ExitStatus, RacerFiles, State
-from chaos.launchers.local import proc_state
+from chaos.racer.errors import EnvironmentProblem
+from chaos.racer.procfs import proc_state
+from chaos.remote.images import venv_site_packages
 
 SRC_MOUNT = "/opt/chaos-src"
 LABEL_RUN = "chaos.run"
@@ -141,7 +141,7 @@ def _children(pid: int) -> list[int]:
 
 
 class DockerRacer(RacerFiles):
-    def __init__(self, launcher: "DockerLauncher", container, spec: dict, log_path: Path, status_path: Path):
+    def __init__(self, launcher: DockerLauncher, container, spec: dict, log_path: Path, status_path: Path):
         self.launcher = launcher
         self.container = container
         self.racer_id = spec["racer_id"]

@@ -17,9 +17,9 @@ import sys
 import time
 from pathlib import Path
 
-from chaos.racer.barrier import read_arrivals
 from chaos.launchers import ExitStatus, RacerFiles, State
-from chaos.racer.procfs import all_threads_stopped, proc_state  # noqa: F401  (re-exported)
+from chaos.racer.barrier import read_arrivals
+from chaos.racer.procfs import all_threads_stopped, proc_state
 
 
 class LocalRacer(RacerFiles):

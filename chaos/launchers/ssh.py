@@ -29,13 +29,17 @@ import signal
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import chaos
-from chaos.racer.barrier import ECHO_PREFIX
-from chaos.remote.inventory import Host, Inventory, load_inventory
 from chaos.launchers import ExitStatus, RacerFiles, State
+from chaos.racer.barrier import ECHO_PREFIX
 from chaos.racer.wrapper import PREFIX as WRAPPER_PREFIX
+from chaos.remote.inventory import Host, Inventory, load_inventory
 from chaos.remote.ssh_session import HostError, HostSession, fingerprint  # noqa: F401  (re-exported)
+
+if TYPE_CHECKING:
+    import paramiko
 
 # The racer side is three packages (see chaos.racer): what a remote racer, fork server, wrapper and
 # control agent import. They ship with chaos/__init__.py, whose public API is imported lazily.
@@ -62,7 +66,7 @@ def code_hash(files: dict[str, bytes]) -> str:
 class SshRacer(RacerFiles):
     """A racer on a remote host, seen through its SSH channel."""
 
-    def __init__(self, launcher: "SshLauncher", session: HostSession, spec: dict, rspec: dict, log_path: Path):
+    def __init__(self, launcher: SshLauncher, session: HostSession, spec: dict, rspec: dict, log_path: Path):
         self.launcher = launcher
         self.session = session
         self.racer_id = spec["racer_id"]
@@ -80,21 +84,21 @@ class SshRacer(RacerFiles):
         self.channel_exit: int | None = None
         self._done = threading.Event()
         self._started = threading.Event()
-        self._chan = None
+        self._chan: paramiko.Channel | None = None
 
     def start(self, command: str) -> None:
-        chan = self.session.client.get_transport().open_session()
+        chan = self.session.open_channel()
         chan.set_combine_stderr(True)
         chan.exec_command(command)
         self._chan = chan
-        threading.Thread(target=self._read, daemon=True, name=f"ssh-{self.host}-{self.racer_id}").start()
+        threading.Thread(target=self._read, args=(chan,), daemon=True, name=f"ssh-{self.host}-{self.racer_id}").start()
 
-    def _read(self) -> None:
+    def _read(self, chan: paramiko.Channel) -> None:
         buf = b""
         with open(self.log_path, "ab") as log:
             while True:
                 try:
-                    data = self._chan.recv(65536)
+                    data = chan.recv(65536)
                 except Exception as exc:  # the connection broke: the wrapper kills the racer (stdin EOF)
                     log.write(f"\n[chaos: channel lost: {exc}]\n".encode())
                     break
@@ -106,8 +110,8 @@ class SshRacer(RacerFiles):
                 while b"\n" in buf:
                     line, buf = buf.split(b"\n", 1)
                     self._line(line.decode(errors="replace"))
-        self._chan.status_event.wait(30)  # set by the exit status, or by the channel's close (-1)
-        self.channel_exit = code = self._chan.exit_status
+        chan.status_event.wait(30)  # set by the exit status, or by the channel's close (-1)
+        self.channel_exit = code = chan.exit_status
         self._fetch_result()
         # the wrapper's report; if it never spoke (it was killed itself), the channel's exit status
         self._status = self._exit_event or (

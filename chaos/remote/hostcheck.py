@@ -39,9 +39,9 @@ def check_host(host: Host, inventory: Inventory, *, trust_on_first_use: bool | N
         return out
     try:
         out["reachable"] = out["authenticated"] = True
-        key = s.client.get_transport().get_remote_server_key()
+        key = s.transport().get_remote_server_key()
         out["host_key"] = f"{key.get_name()} {fingerprint(key)}"
-        chan = s.client.get_transport().open_session()
+        chan = s.open_channel()
         chan.exec_command(shlex.join([host.python, "-c", _PROBE]))
         f = chan.makefile("rb")
         first = f.readline().decode().split()
@@ -53,15 +53,15 @@ def check_host(host: Host, inventory: Inventory, *, trust_on_first_use: bool | N
             return out
         out["python"], out["hostname"] = first[1], first[2]
         out["versions"] = {k: (None if v == "None" else v) for k, v in (x.split("=", 1) for x in first[3:])}
-        best = None
+        samples: list[tuple[float, float]] = []  # (round trip, clock offset)
         for _ in range(5):
             t0 = time.time()
             chan.sendall(b"\n")
             line = f.readline().decode().split()
             t1 = time.time()
             remote = float(line[1])
-            sample = (t1 - t0, remote - (t0 + t1) / 2)
-            best = sample if best is None or sample[0] < best[0] else best
+            samples.append((t1 - t0, remote - (t0 + t1) / 2))
+        best = min(samples, key=lambda sample: sample[0])  # the fastest round trip bounds the offset best
         chan.shutdown_write()
         chan.close()
         out["rtt_ms"] = round(best[0] * 1000, 3)

@@ -79,7 +79,7 @@ def runtime_files() -> list[str]:
                 files.append(os.path.join(libdir, n))
     for d in dist_closure():
         for f in d.files or []:
-            p = os.path.realpath(d.locate_file(f))
+            p = os.path.realpath(str(d.locate_file(f)))
             if os.path.isfile(p):
                 files.append(p)
     return sorted(set(files))

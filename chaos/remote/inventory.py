@@ -65,7 +65,7 @@ class Inventory(_Strict):
     hosts: list[Host] = Field(min_length=1)
 
     @model_validator(mode="after")
-    def _unique(self) -> "Inventory":
+    def _unique(self) -> Inventory:
         names = [h.name for h in self.hosts]
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:

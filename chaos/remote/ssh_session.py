@@ -17,12 +17,15 @@ import hashlib
 import json
 import os
 import shlex
-import socket
 import threading
 import time
+from typing import TYPE_CHECKING
 
 from chaos.racer.errors import EnvironmentProblem
 from chaos.remote.inventory import Host, Inventory
+
+if TYPE_CHECKING:  # paramiko is imported when a session connects, not when chaos loads
+    import paramiko
 
 
 class HostError(EnvironmentProblem):
@@ -42,16 +45,16 @@ class HostSession:
         self.inv = inventory
         self.tofu = inventory.trust_on_first_use if trust_on_first_use is None else trust_on_first_use
         self.say = say or (lambda msg: print(msg, flush=True))
-        self.client = None
-        self._sftp = None
+        self.client: paramiko.SSHClient | None = None
+        self._sftp: paramiko.SFTPClient | None = None
         self._lock = threading.Lock()
         self._sftp_lock = threading.RLock()
         self._agent_lock = threading.Lock()
-        self._agent = None
+        self._agent: paramiko.Channel | None = None
         self.where = f"host {host.name} ({host.user}@{host.address}:{host.port})"
 
     # ------------------------------------------------------------------ connect
-    def connect(self) -> "HostSession":
+    def connect(self) -> HostSession:
         import paramiko
 
         h, inv = self.host, self.inv
@@ -68,16 +71,16 @@ class HostSession:
             client = paramiko.SSHClient()
             if os.path.exists(inv.known_hosts):
                 client.load_host_keys(inv.known_hosts)
-            client.set_missing_host_key_policy(_Policy(self))
+            # _Policy has paramiko's one policy method; subclassing would import paramiko with chaos
+            client.set_missing_host_key_policy(_Policy(self))  # type: ignore[arg-type]
             try:
                 client.connect(
                     h.address, port=h.port, username=h.user, pkey=pkey, timeout=inv.connect_timeout_s,
                     banner_timeout=inv.connect_timeout_s, auth_timeout=inv.connect_timeout_s,
                     look_for_keys=False, allow_agent=False,
                 )
-                transport = client.get_transport()
-                transport.set_keepalive(15)
                 self.client = client
+                self.transport().set_keepalive(15)
                 return self
             except paramiko.BadHostKeyException as exc:
                 client.close()
@@ -98,7 +101,7 @@ class HostSession:
                     f"{self.where}: authentication refused for user {h.user} with key {h.key} ({exc}): install the public"
                     " key in the host's authorized_keys or fix 'user'/'key'"
                 ) from None
-            except (OSError, socket.timeout, paramiko.SSHException, EOFError) as exc:
+            except (TimeoutError, OSError, paramiko.SSHException, EOFError) as exc:
                 client.close()
                 last = " ".join(str(exc).split()) or type(exc).__name__
                 if isinstance(exc, paramiko.SSHException) and "Error reading SSH protocol banner" not in last:
@@ -110,13 +113,29 @@ class HostSession:
             f"{self.where}: unreachable after {attempts} attempt(s): {last}; check the address/port and that sshd runs there"
         )
 
+    def connected(self) -> paramiko.SSHClient:
+        """The SSH client; a session that is not connected is a host error, not an AttributeError."""
+        if self.client is None:
+            raise HostError(f"{self.where}: not connected (the session was closed or never connected)")
+        return self.client
+
+    def transport(self) -> paramiko.Transport:
+        transport = self.connected().get_transport()
+        if transport is None:
+            raise HostError(f"{self.where}: not connected (the session was closed or never connected)")
+        return transport
+
+    def open_channel(self) -> paramiko.Channel:
+        """A new session channel on the connection (one per racer, agent or fork server)."""
+        return self.transport().open_session()
+
     # ------------------------------------------------------------------ commands
     def run(self, argv: list[str], *, timeout: float = 30, cwd: str | None = None) -> tuple[int, str, str]:
         """Run argv on the host (quoted word by word); returns (exit status, stdout, stderr)."""
         cmd = shlex.join(argv)
         if cwd:
             cmd = f"cd {shlex.quote(cwd)} && {cmd}"
-        _, out, err = self.client.exec_command(cmd, timeout=timeout)
+        _, out, err = self.connected().exec_command(cmd, timeout=timeout)
         o, e = out.read().decode(errors="replace"), err.read().decode(errors="replace")
         return out.channel.recv_exit_status(), o, e
 
@@ -124,7 +143,7 @@ class HostSession:
         """Start the host's control agent (``chaos.racer.remote_agent``) on its own channel."""
         py = self.host.python
         argv = ["env", f"PYTHONPATH={code_dir}", "PYTHONDONTWRITEBYTECODE=1", py, "-m", "chaos.racer.remote_agent"]
-        chan = self.client.get_transport().open_session()
+        chan = self.open_channel()
         chan.exec_command(f"exec {shlex.join(argv)}")
         self._agent = chan
         self._agent_out = chan.makefile("rb")
@@ -136,6 +155,8 @@ class HostSession:
     def agent(self, **req) -> dict:
         """One request to the control agent (about a millisecond on a LAN)."""
         with self._agent_lock:
+            if self._agent is None:
+                raise HostError(f"{self.where}: the control agent is not running (the session was closed)")
             self._agent.sendall((json.dumps(req) + "\n").encode())
             line = self._agent_out.readline()
         if not line:
@@ -149,7 +170,7 @@ class HostSession:
         fetches its own result: unserialised, a race trial hung once for 186 s."""
         with self._sftp_lock:
             if self._sftp is None:
-                self._sftp = self.client.open_sftp()
+                self._sftp = self.connected().open_sftp()
             yield self._sftp
 
     def mkdirs(self, path: str) -> None:

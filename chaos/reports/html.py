@@ -12,7 +12,7 @@ duplicate effect and per-trial timelines of racers, barriers, kills and effects.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -135,10 +135,6 @@ class MatrixRow:
     link: str | None
     verdicts: dict[str, Any]
 
-    @property
-    def worst(self) -> str:
-        return max((v.status for v in self.cell.verdicts), key=RANK.__getitem__, default="unknown")
-
 
 def contract_matrix(cells: Iterable[tuple[str, CellResult, str | None]]) -> tuple[list[str], list[MatrixRow]]:
     rows = [MatrixRow(label, c, link, {v.property: v for v in c.verdicts}) for label, c, link in cells]
@@ -200,7 +196,7 @@ def gather(records: Iterable[TrialRecord]) -> Shown:
 # ---------------------------------------------------------------------------------- render
 
 
-def render_run_html(results: RunResults, meta: dict, records: Iterable[TrialRecord], *, plots: list[str] = ()) -> str:
+def render_run_html(results: RunResults, meta: dict, records: Iterable[TrialRecord], *, plots: Sequence[str] = ()) -> str:
     cells = results.cells
     props, rows = contract_matrix((c.cell_id, c, f"#cell-{c.cell_index}") for c in cells)
     shown = gather(records)
@@ -226,7 +222,7 @@ def write_run_html(run_dir: Path, results: RunResults, meta: dict, records: Iter
     return path
 
 
-def render_nightly_html(summary: dict, entries: list, hist: list[dict], *, plots: list[str] = ()) -> str:
+def render_nightly_html(summary: dict, entries: list, hist: list[dict], *, plots: Sequence[str] = ()) -> str:
     cells = []
     for e in entries:
         if e.results is None:

@@ -12,8 +12,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.colors import LinearSegmentedColormap  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.colors import LinearSegmentedColormap
 
 # the same scale as the HTML: green at the consume-once ideal (1/k), red when every racer fired
 EXCESS = LinearSegmentedColormap.from_list("excess", ["#b9e4b9", "#f3dc8c", "#ef8f7a", "#d8432e"])
@@ -22,9 +22,9 @@ EXCESS = LinearSegmentedColormap.from_list("excess", ["#b9e4b9", "#f3dc8c", "#ef
 def saturation_png(path: Path, maps: list, title: str = "") -> bool:
     if not maps:
         return False
-    fig, axes = plt.subplots(1, len(maps), figsize=(max(4.5, 1.3 * max(len(m.jitters) for m in maps) + 2.5) * len(maps), 
+    fig, axes = plt.subplots(1, len(maps), figsize=(max(4.5, 1.3 * max(len(m.jitters) for m in maps) + 2.5) * len(maps),
                                                       1.0 + 0.75 * max(len(m.ks) for m in maps)), squeeze=False)
-    for ax, m in zip(axes[0], maps):
+    for ax, m in zip(axes[0], maps, strict=True):
         data = [[(m.at(k, j).excess if m.at(k, j) and m.at(k, j).excess is not None else float("nan")) for j in m.jitters]
                 for k in m.ks]
         ax.imshow(data, cmap=EXCESS, vmin=0, vmax=1, aspect="auto")
@@ -73,7 +73,7 @@ def trend_png(path: Path, nights: list[dict]) -> bool:
     for status, colour in (("violated", "#d8432e"), ("unknown", "#e0b84a"), ("holds", "#5cb85c")):
         vals = [n["verdict_counts"].get(status, 0) for n in nights]
         ax2.bar(range(len(nights)), vals, bottom=bottoms, color=colour, label=status)
-        bottoms = [b + v for b, v in zip(bottoms, vals)]
+        bottoms = [b + v for b, v in zip(bottoms, vals, strict=True)]
     ax2.set_xticks(range(len(labels)), labels, rotation=30, ha="right", fontsize=8)
     ax2.set_title("verdicts per night", fontsize=10)
     ax2.legend(fontsize=8)

@@ -19,10 +19,8 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Iterator
 
 from chaos.racer.errors import ChaosError
-
 
 SYNC_EVERY_S = 1.0
 
@@ -119,8 +117,3 @@ def repair(path: str | os.PathLike) -> bytes:
         finally:
             os.close(fd)
     return tail
-
-
-def iter_trials(path: str | os.PathLike) -> Iterator[dict]:
-    records, _ = read_journal(path)
-    return iter(records)

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chaos.racer.redact import redact_dsn
+
+if TYPE_CHECKING:
+    from chaos.racer.ledger import Ledger
 
 _UNSAFE = re.compile(r"[^a-z0-9_]")
 
@@ -121,7 +124,9 @@ class RunStorage:
             self.ledger_config = {"kind": "postgres", "dsn": self.dsn, "table": "chaos_effects"}
         else:
             self.ledger_config = {"kind": "sqlite", "path": str((Path(run_dir) / "ledger.sqlite").resolve())}
-        self.schema = create_run_schema(self.dsn, run_id) if pg_backend else None
+        self.ledger: Ledger | None = None
+        # preflight raised unless a DSN is there for the postgres backend
+        self.schema = create_run_schema(self.dsn, run_id) if pg_backend and self.dsn else None
         try:
             self.ledger = open_ledger(self.ledger_config)
         except Exception:
@@ -134,6 +139,8 @@ class RunStorage:
         return {"path": str((Path(trial_dir) / "checkpoints.sqlite").resolve())}
 
     def read_ledger(self, trial_id: str) -> list[dict]:
+        if self.ledger is None:
+            raise RuntimeError("the run's ledger was read after RunStorage.close()")
         return self.ledger.rows(run_id=self.run_id, trial_id=trial_id)
 
     def describe(self) -> dict:
@@ -142,10 +149,9 @@ class RunStorage:
         return redact_config({"ledger": self.ledger_config, "postgres_schema": self.schema})
 
     def close(self, *, keep_schema: bool = False) -> None:
-        led = getattr(self, "ledger", None)
-        if led is not None:
-            led.close()
+        if self.ledger is not None:
+            self.ledger.close()
             self.ledger = None
-        if self.schema and not keep_schema:
+        if self.schema and self.dsn and not keep_schema:
             drop_run_schema(self.dsn, self.run_id)
             self.schema = None

@@ -15,8 +15,9 @@ What it promises:
   ``chaos.run=<run_id>``.
 * ``reap_stale()`` (run by ``chaos clean`` and at the start of ``chaos run``) takes every registry
   entry whose lock is free, kills its racers (and any racer whose registry is gone or unlocked),
-  removes its containers, its Postgres run schema (with ``CHAOS_PG_DSN``) and its work folder, marks its run.json as interrupted, removes the entry,
-  and returns a list of what it removed. A run whose orchestrator is alive is never touched.
+  removes its containers, its Postgres run schema (with ``CHAOS_PG_DSN``) and its work folder, marks
+  its run.json as interrupted, removes the entry, and returns a list of what it removed. A run
+  whose orchestrator is alive is never touched.
 """
 
 from __future__ import annotations
@@ -65,11 +66,11 @@ class ActiveRun:
             "run_dir": str(Path(run_dir).resolve()),
             "work_dir": str(Path(work_dir).resolve()),
             "keep_work": keep_work,
-            "started": _dt.datetime.now(_dt.timezone.utc).isoformat(),
+            "started": _dt.datetime.now(_dt.UTC).isoformat(),
         }
         self._fd = -1
 
-    def __enter__(self) -> "ActiveRun":
+    def __enter__(self) -> ActiveRun:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
@@ -106,12 +107,12 @@ def label_launcher(launcher: object, labels: dict[str, str]) -> None:
     warm one to its fork server, whose forked racers inherit it; remote and container launchers
     label by run id themselves)."""
     if getattr(launcher, "name", None) in ("local", "warm") and hasattr(launcher, "env"):
-        env = getattr(launcher, "env")
+        env = launcher.env
         env = dict(os.environ) if env is None else env
         env.update(labels)
-        setattr(launcher, "env", env)
-    if hasattr(launcher, "labels") and isinstance(getattr(launcher, "labels"), dict):
-        launcher.labels.update({DOCKER_LABEL: labels[ENV_RUN_ID]})  # type: ignore[attr-defined]
+        launcher.env = env
+    if hasattr(launcher, "labels") and isinstance(launcher.labels, dict):
+        launcher.labels.update({DOCKER_LABEL: labels[ENV_RUN_ID]})
 
 
 # ------------------------------------------------------------------------------ finding strays
@@ -191,7 +192,7 @@ def _kill_and_wait(pids: list[int], timeout: float = 10.0) -> list[int]:
 def _docker_reap(run_id: str) -> list[str]:
     """Remove containers labelled with the run (nothing if the Docker SDK or engine is absent)."""
     try:
-        import docker  # type: ignore[import-not-found]
+        import docker
     except ImportError:
         return []
     try:
@@ -203,19 +204,17 @@ def _docker_reap(run_id: str) -> list[str]:
     for ct in containers:
         with contextlib.suppress(Exception):
             ct.remove(force=True)
-            removed.append(ct.id[:12])
+            removed.append(ct.short_id)
     return removed
 
 
 def _pg_reap(run_id: str) -> list[str]:
-    """Drop the run's Postgres schema (``chaos_run_<run id>``) when the Postgres store is part of
-    this build and ``CHAOS_PG_DSN`` names the server; nothing otherwise."""
+    """Drop the run's Postgres schema (``chaos_run_<run id>``) when ``CHAOS_PG_DSN`` names the
+    server; nothing otherwise."""
+    from chaos.running import pgstore
+
     dsn = os.environ.get("CHAOS_PG_DSN")
     if not dsn:
-        return []
-    try:
-        from chaos.running import pgstore  # type: ignore[attr-defined]
-    except ImportError:
         return []
     try:
         name = pgstore.schema_name(run_id)
@@ -264,7 +263,7 @@ def _mark_interrupted(run_dir: str) -> None:
     if not isinstance(meta, dict) or meta.get("finished"):
         return
     meta["interrupted"] = True
-    meta["reaped"] = _dt.datetime.now(_dt.timezone.utc).isoformat()
+    meta["reaped"] = _dt.datetime.now(_dt.UTC).isoformat()
     tmp = meta_path.with_name(".run.json.tmp")
     tmp.write_text(json.dumps(meta, indent=2))
     os.replace(tmp, meta_path)

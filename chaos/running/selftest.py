@@ -67,7 +67,8 @@ def check(results, records) -> tuple[bool, list[str]]:
     dup = by_workload.get(DUPLICATING)
     if dup is not None:
         eo = next((v for v in dup.verdicts if v.property == "EO"), None)
-        judge(eo is not None and eo.status == "violated", f"{DUPLICATING}: EO {eo.status if eo else 'missing'} (the known duplicate is caught)")
+        judge(eo is not None and eo.status == "violated",
+              f"{DUPLICATING}: EO {eo.status if eo else 'missing'} (the known duplicate is caught)")
         effect_points = [p for p in dup.points if p.point.startswith("effect(task=")]
         judge(bool(effect_points), f"{DUPLICATING}: {len(effect_points)} effect boundaries swept")
         for p in effect_points:

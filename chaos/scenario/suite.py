@@ -27,7 +27,18 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chaos.racer.errors import ScenarioError
-from chaos.scenario.model import MAX_NODES, Scenario, _check_duplicates, _describe, _expanded_size, _line_of, check_semantics, expand, load_scenario, read_input_file
+from chaos.scenario.model import (
+    MAX_NODES,
+    Scenario,
+    _check_duplicates,
+    _describe,
+    _expanded_size,
+    _line_of,
+    check_semantics,
+    expand,
+    load_scenario,
+    read_input_file,
+)
 
 MERGED = ("target", "racers", "workload_params")
 
@@ -99,7 +110,7 @@ def load_suite(path: str | os.PathLike) -> LoadedSuite:
         raise ScenarioError(f"{p}: nested too deeply to be a suite") from None
     except (ValueError, OverflowError) as exc:
         raise ScenarioError(f"{p}: not valid YAML: {str(exc)[:200]}") from None
-    if data is None:
+    if data is None or node is None:
         raise ScenarioError(f"{p}: the suite is empty; list scenario files under 'scenarios:'")
     _check_duplicates(node, str(p))
     if isinstance(data, list):  # bare list form: wrap it so lines still resolve
@@ -115,15 +126,15 @@ def load_suite(path: str | os.PathLike) -> LoadedSuite:
     except ValidationError as exc:
         first = exc.errors()[0]
         line = _line_of(node, tuple(first["loc"]))
-        loc = ".".join(str(x) for x in first["loc"]) or "(top level)"
+        field = ".".join(str(x) for x in first["loc"]) or "(top level)"
         if first["type"] == "extra_forbidden":
             where = "an entry" if "scenarios" in first["loc"][:1] and len(first["loc"]) > 2 else "a suite"
-            msg = f"{loc}: unknown key; allowed in {where}: " + (", ".join(SuiteEntry.model_fields) if where == "an entry"
-                                                                  else ", ".join(Suite.model_fields))
+            msg = f"{field}: unknown key; allowed in {where}: " + (", ".join(SuiteEntry.model_fields) if where == "an entry"
+                                                                    else ", ".join(Suite.model_fields))
         elif first["type"] == "missing":
-            msg = f"{loc}: required field is missing"
+            msg = f"{field}: required field is missing"
         else:
-            msg = f"{loc}: {first['msg']} (got {first.get('input')!r})"
+            msg = f"{field}: {first['msg']} (got {first.get('input')!r})"
         raise ScenarioError(f"{p}:{line or 1}: {msg}") from None
 
     items: list[SuiteItem] = []
@@ -140,12 +151,13 @@ def load_suite(path: str | os.PathLike) -> LoadedSuite:
         except ValidationError as exc:
             first = exc.errors()[0]
             line = _line_of(node, loc + ("overrides",) + tuple(first["loc"]))
-            raise ScenarioError(f"{p}:{line}: scenarios[{i}] ({entry.file}) overrides.{_describe(first)}") from None
+            raise ScenarioError(f"{p}:{line}: scenarios[{i}] ({entry.file}) overrides.{_describe(dict(first))}") from None
         try:
             check_semantics(scenario, str(file))
             expand(scenario, path=str(file))
         except ScenarioError as exc:
-            raise ScenarioError(f"{p}:{_line_of(node, loc + ('overrides',))}: scenarios[{i}] ({entry.file}) with its overrides: {exc.message}") from None
+            raise ScenarioError(f"{p}:{_line_of(node, loc + ('overrides',))}: scenarios[{i}] ({entry.file}) with its overrides: "
+                                f"{exc.message}") from None
         if scenario.name in names:
             raise ScenarioError(f"{p}:{_line_of(node, loc)}: scenarios[{i}] ({entry.file}): scenario name {scenario.name!r} is "
                                 f"already used by scenarios[{names[scenario.name]}]",

@@ -94,13 +94,13 @@ def make_saver(backend: str, store: dict) -> tuple[Any, Any]:
         from langgraph.checkpoint.postgres import PostgresSaver
         from psycopg.rows import dict_row
 
-        conn = psycopg.connect(store["dsn"], autocommit=True, prepare_threshold=0, row_factory=dict_row)
+        pg = psycopg.connect(store["dsn"], autocommit=True, prepare_threshold=0, row_factory=dict_row)
         if store.get("schema"):
-            conn.execute(f'SET search_path TO "{store["schema"]}"')
-        saver = PostgresSaver(conn)
+            pg.execute(f'SET search_path TO "{store["schema"]}"')
+        pg_saver = PostgresSaver(pg)
         if store.get("setup", True):
-            saver.setup()
-        return saver, conn.close
+            pg_saver.setup()
+        return pg_saver, pg.close
     raise ValueError(f"unknown langgraph backend {backend!r}")
 
 

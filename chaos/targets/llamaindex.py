@@ -25,7 +25,6 @@ from chaos.targets.base import error_of
 from chaos.targets.common import AsyncSession, outcome
 from chaos.workloads import build_workload
 
-
 UNSUPPORTED_OPS = "LlamaIndex Workflows has no checkpoint ids or fork operation (the application keeps one Context dict)"
 
 

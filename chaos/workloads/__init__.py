@@ -12,8 +12,9 @@ barrier so a sweep can crash a racer right after the effect and before the frame
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 
 @dataclass

@@ -10,8 +10,9 @@ which replays a fixed reply: a call of the agent's one tool, whose body fires th
   (fires its effect keyed by the answer) -> end (tool effect). The run ends when end has spoken.
 """
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from autogen_agentchat.agents import AssistantAgent, BaseChatAgent
 from autogen_agentchat.base import Response

@@ -9,8 +9,9 @@ Steps reach the effect hook through the workflow instance (``self.effect``), so 
 never leaks into another's workflow.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from workflows import Context, Workflow, step
 from workflows.events import Event, HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent

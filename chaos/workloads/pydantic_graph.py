@@ -10,8 +10,9 @@
 Nodes reach the effect hook and the human's answer through the run's deps (``Deps``).
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from pydantic_graph import BaseNode, End, Graph, GraphRunContext
 

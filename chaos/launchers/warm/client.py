@@ -39,10 +39,10 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from chaos.launchers import ExitStatus, RacerFiles, State
 from chaos.racer.barrier import read_arrivals
 from chaos.racer.errors import EnvironmentProblem
-from chaos.launchers import ExitStatus, RacerFiles, State
-from chaos.launchers.local import all_threads_stopped, proc_state
+from chaos.racer.procfs import all_threads_stopped, proc_state
 
 START_TIMEOUT_S = 300.0  # importing a framework on a loaded 2-core machine can take a while
 REPLY_TIMEOUT_S = 60.0
@@ -469,12 +469,12 @@ class WarmRacer(RacerFiles):
                                   (self.remote["log"], str(self.log_path))):
                 try:
                     t.fetch(remote, local)
-                except Exception:  # noqa: BLE001  # a lost connection: the result is missing, as it would be
+                except Exception:  # a lost connection: the result is missing, as it would be
                     pass
         elif force_log and not done:
             try:
                 t.fetch(self.remote["log"], str(self.log_path))
-            except Exception:  # noqa: BLE001
+            except Exception:
                 pass
 
     def result(self) -> dict | None:

@@ -28,8 +28,17 @@ import struct
 from pathlib import Path
 
 import chaos
-from chaos.launchers.docker import (LABEL_RUN, DockerError, _SAFE, client, extra_volumes, mounts_for, racer_environment,
-                                    racer_image, reap_run)
+from chaos.launchers.docker import (
+    _SAFE,
+    LABEL_RUN,
+    DockerError,
+    client,
+    extra_volumes,
+    mounts_for,
+    racer_environment,
+    racer_image,
+    reap_run,
+)
 from chaos.launchers.warm.client import ForkServerClient, OneServerLauncher, ServerLog, WarmRacer
 
 _HEADER = struct.Struct(">BxxxL")  # the engine's multiplexed stream: stream id, payload size
@@ -103,7 +112,7 @@ class ContainerStdio(ServerLog):
             self.api.wait(self.id, timeout=max(5.0, timeout), condition="removed")
         except docker.errors.NotFound:
             pass  # removed already
-        except Exception:  # noqa: BLE001  # a hung engine: force the removal
+        except Exception:  # a hung engine: force the removal
             _remove(self.api, self.id)
         for closable in (self._keep, self._sock):
             try:
