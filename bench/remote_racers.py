@@ -24,9 +24,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from chaos.running import pgstore  # noqa: E402
 from racekit import new_run_id  # noqa: E402
 from warmkit import race_records  # noqa: E402
+
+from chaos.running import pgstore  # noqa: E402
 
 
 def load() -> str:

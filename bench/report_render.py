@@ -18,11 +18,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from runkit import race_cell, race_record, results_of  # noqa: E402
+from runkit import race_cell, race_record, results_of
 
-from chaos.reports.html import heatmaps, render_run_html  # noqa: E402
-from chaos.reports.junit import junit_xml  # noqa: E402
-from chaos.reports.plots import saturation_png  # noqa: E402
+from chaos.reports.html import heatmaps, render_run_html
+from chaos.reports.junit import junit_xml
+from chaos.reports.plots import saturation_png
 
 
 def main() -> None:

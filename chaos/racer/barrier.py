@@ -73,7 +73,7 @@ class BarrierClient:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
-    def from_spec(cls, spec: dict, racer_id: str) -> "BarrierClient":
+    def from_spec(cls, spec: dict, racer_id: str) -> BarrierClient:
         return cls(
             directory=spec["dir"],
             racer_id=racer_id,

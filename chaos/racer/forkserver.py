@@ -47,7 +47,6 @@ tell whose racers they are.
 
 from __future__ import annotations
 
-import errno
 import gc
 import importlib
 import json
@@ -254,13 +253,13 @@ class Server:
             code = 70
             try:
                 code = self._become_racer(spec, log, pgid, server_pid)
-            except BaseException:  # noqa: BLE001  # anything here must end the child, not the server loop
+            except BaseException:  # anything here must end the child, not the server loop
                 try:
                     import traceback
 
                     traceback.print_exc()
                     sys.stderr.flush()
-                except BaseException:  # noqa: BLE001
+                except BaseException:
                     pass
             finally:
                 os._exit(code)
@@ -408,18 +407,18 @@ def _finalize() -> None:
         shutdown = getattr(threading, "_shutdown", None)
         if shutdown is not None:
             shutdown()
-    except BaseException:  # noqa: BLE001
+    except BaseException:
         pass
     try:
         import atexit
 
         atexit._run_exitfuncs()
-    except BaseException:  # noqa: BLE001
+    except BaseException:
         pass
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except BaseException:  # noqa: BLE001
+        except BaseException:
             pass
 
 
@@ -448,7 +447,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.monotonic()
     try:
         loaded = preload(opts["target"])
-    except BaseException as exc:  # noqa: BLE001
+    except BaseException as exc:
         msg = json.dumps({"event": "error", "message": f"preloading {opts['target']} failed: {type(exc).__name__}: {exc}"})
         os.write(out_fd, (msg + "\n").encode())
         return EXIT_PRELOAD_FAILED

@@ -119,7 +119,8 @@ class SqliteLedger:
                 " racer_id, host, pid, t_wall, t_mono_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 row_values(self.context, task, value, thread_id),
             )
-            return int(cur.lastrowid)
+            assert cur.lastrowid is not None  # set by every successful INSERT
+            return cur.lastrowid
 
     def append_once(self, *, task: str, value: str | None, thread_id: str) -> tuple[int, bool]:
         """Append unless a row with the same idempotency key (trial, thread, effect key) exists.
@@ -152,7 +153,7 @@ class SqliteLedger:
             sql += " AND trial_id = ?"
             args.append(trial_id)
         sql += " ORDER BY seq"
-        return [dict(zip(COLUMNS, r)) for r in self._conn.execute(sql, args)]
+        return [dict(zip(COLUMNS, r, strict=True)) for r in self._conn.execute(sql, args)]
 
     def close(self) -> None:
         self._conn.close()

@@ -66,6 +66,7 @@ class PostgresLedger:
             ).format(self._t),
             row_values(self.context, task, value, thread_id),
         ).fetchone()
+        assert row is not None  # INSERT ... RETURNING yields the new row
         return int(row[0])
 
     def rows(self, *, run_id: str, trial_id: str | None = None) -> list[dict]:
@@ -77,7 +78,7 @@ class PostgresLedger:
             q += sql.SQL(" AND trial_id = %s")
             args.append(trial_id)
         q += sql.SQL(" ORDER BY seq")
-        return [dict(zip(COLUMNS, r)) for r in self._conn.execute(q, args).fetchall()]
+        return [dict(zip(COLUMNS, r, strict=True)) for r in self._conn.execute(q, args).fetchall()]
 
     def close(self) -> None:
         self._conn.close()

@@ -17,8 +17,9 @@ import itertools
 import os
 import re
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -46,7 +47,7 @@ class HostsPlacement(Strict):
     inventory: str | None = None
 
 
-Placement = Union[Literal["local", "docker"], HostsPlacement]
+Placement = Literal["local", "docker"] | HostsPlacement
 
 
 class Racers(Strict):
@@ -222,7 +223,7 @@ def _model_at(loc: tuple) -> type[BaseModel]:
     return model
 
 
-def _describe(err: dict) -> str:
+def _describe(err: Mapping[str, Any]) -> str:
     loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith(("function-", "literal["))))
     field = ".".join(str(p) for p in loc) or "(top level)"
     if err["type"] == "extra_forbidden":
@@ -328,7 +329,7 @@ def _workload_importable(ref: str, base_dirs: list[str]) -> str | None:
         return "package.module:factory must be dotted Python identifiers"
     search: list[str] | None = list(dict.fromkeys(base_dirs + sys.path))
     spec = None
-    for i, part in enumerate(module.split(".")):
+    for i, _part in enumerate(module.split(".")):
         name = ".".join(module.split(".")[: i + 1])
         try:
             spec = importlib.machinery.PathFinder.find_spec(name, search)
@@ -369,7 +370,7 @@ def check_semantics(scenario: Scenario, path: str = "<scenario>", node: yaml.Nod
     for cell in expand(scenario, path=path, node=node, check=False):
         s = cell.scenario
 
-        def fail(loc: tuple, msg: str) -> None:
+        def fail(loc: tuple, msg: str, cell: Cell = cell) -> None:
             axis = next((a for a, p in AXES.items() if p == loc and a in cell.axes), None)
             line = _line_of(node, ("matrix", axis) if axis else loc) if node is not None else None
             where = f"{path}:{line}" if line else path
@@ -412,7 +413,7 @@ def expand(scenario: Scenario, *, path: str = "<scenario>", node: yaml.Node | No
     combos = itertools.product(*[vals for _, vals in axes]) if axes else [()]
     for i, combo in enumerate(combos):
         data = yaml.safe_load(yaml.safe_dump(base))  # deep copy of plain data
-        for (axis, _), value in zip(axes, combo):
+        for (axis, _), value in zip(axes, combo, strict=True):
             if axis == "case":
                 for k, v in value.items():
                     if k != "name":
@@ -423,11 +424,12 @@ def expand(scenario: Scenario, *, path: str = "<scenario>", node: yaml.Node | No
             cell_scenario = Scenario.model_validate(data)
         except ValidationError as exc:
             first = exc.errors()[0]
-            axis = next((a for a, p in AXES.items() if p and p == tuple(first["loc"])[: len(p)] and a in scenario.matrix),
-                        "case" if "case" in scenario.matrix else None)
-            line = _line_of(node, ("matrix", axis)) if (node is not None and axis) else None
+            bad_axis = next(
+                (a for a, p in AXES.items() if p and p == tuple(first["loc"])[: len(p)] and a in scenario.matrix),
+                "case" if "case" in scenario.matrix else None)
+            line = _line_of(node, ("matrix", bad_axis)) if (node is not None and bad_axis) else None
             raise ScenarioError(f"{path}:{line or 1}: matrix: {_describe(first)}") from None
-        axis_values = {axis: value for (axis, _), value in zip(axes, combo)}
+        axis_values = {axis: value for (axis, _), value in zip(axes, combo, strict=True)}
         cid = ",".join(f"{a}={_fmt(v)}" for a, v in axis_values.items()) or "default"
         cells.append(Cell(index=i, id=cid, axes=axis_values, scenario=cell_scenario))
     if check:
