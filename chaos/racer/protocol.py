@@ -119,7 +119,7 @@ class InspectResult(TypedDict, total=False):
     its own thread, ``error`` says how it failed and ``checkpoints`` is ``None``; an adapter should
     then still report what the store holds, read below the framework: ``values`` with
     ``values_source: "saver"`` and ``pending_writes`` (``[[channel, value], ...]``), so
-    ``invalid_state`` can tell persisted from refused (``raw_error``: that read failed too).
+    a checker can tell persisted from refused (``raw_error``: that read failed too).
     File-backed adapters add ``ended`` (the workload finished) and framework detail
     (``saved_methods``, ``snapshots``, ``persistence_errors``).
     """
