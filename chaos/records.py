@@ -11,9 +11,10 @@ back only the keys that were set, so a file keeps the keys it had.
 
 from __future__ import annotations
 
-from typing import Any, Literal, cast
+from pathlib import Path
+from typing import Any, Literal, NamedTuple, cast
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from chaos.racer.protocol import ActionOutcome, ErrorInfo, InspectResult, RacerResult
 
@@ -192,7 +193,18 @@ class TrialSummary(Record):
     kills_unconfirmed: int = 0
 
 
+class CellVerdict(NamedTuple):
+    """One cell's verdict on one property, as ``RunResults.verdicts()`` lists it."""
+
+    cell_id: str
+    verdict: Verdict
+
+
 class RunResults(Record):
+    """What a run concluded (results.json). ``exit_code`` is the code ``chaos run`` exits with: 0
+    every verdict holds, 1 a violation, 2 some verdict unknown (none violated), 3 the run failed or
+    was interrupted. The reading helpers below change nothing that is serialised."""
+
     run_id: str
     scenario: str
     seed: int
@@ -200,6 +212,46 @@ class RunResults(Record):
     verdict_counts: dict[str, int]
     cells: list[CellResult]
     summary: TrialSummary = Field(default_factory=TrialSummary)
+    _run_dir: Path | None = PrivateAttr(default=None)
+
+    @property
+    def run_dir(self) -> Path | None:
+        """The run folder these results came from (set by ``chaos.run``/``rerun``/``analyze``; never in the JSON)."""
+        return self._run_dir
+
+    def verdicts(self, prop: str | None = None) -> list[CellVerdict]:
+        """Every cell's verdicts, in cell order; only those on ``prop`` (``"CO"``, ``"EO"``, ...) if given."""
+        return [CellVerdict(c.cell_id, v) for c in self.cells for v in c.verdicts if prop is None or v.property == prop]
+
+    def violations(self, prop: str | None = None) -> list[CellVerdict]:
+        """The verdicts that are ``violated``: what the framework was caught doing."""
+        return [cv for cv in self.verdicts(prop) if cv.verdict.status == "violated"]
+
+    def unknowns(self, prop: str | None = None) -> list[CellVerdict]:
+        """The verdicts that are ``unknown``: what the run could not judge, each with its reason."""
+        return [cv for cv in self.verdicts(prop) if cv.verdict.status == "unknown"]
+
+    def assert_holds(self, prop: str | None = None) -> None:
+        """Raise ``AssertionError`` unless ``prop`` (every property, if None) holds in every cell
+        that judges it. ``unknown`` is not ``holds``, and a property no cell judged does not hold.
+        The message names the property, each failing cell with its status, reason and trial ids,
+        and the run folder."""
+        what = prop or "every property"
+        where = f"run {self.run_id} ({self.run_dir or 'run folder not known'})"
+        judged = self.verdicts(prop)
+        if not judged:
+            raise AssertionError(
+                f"{what}: no cell judged it in {where}; properties judged: "
+                f"{', '.join(sorted({cv.verdict.property for cv in self.verdicts()})) or 'none'}"
+            )
+        failing = [cv for cv in judged if cv.verdict.status != "holds"]
+        if failing:
+            lines = [
+                f"  cell {cv.cell_id}: {cv.verdict.property} {cv.verdict.status}: {cv.verdict.reason}"
+                + (f" (trials {', '.join(cv.verdict.evidence.trial_ids[:10])})" if cv.verdict.evidence.trial_ids else "")
+                for cv in failing
+            ]
+            raise AssertionError(f"{what} does not hold in {len(failing)} of {len(judged)} verdict(s) of {where}:\n" + "\n".join(lines))
 
 
 # ------------------------------------------------------------------------------- run.json

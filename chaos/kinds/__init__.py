@@ -1,49 +1,68 @@
-"""Scenario kinds: how a cell is turned into trials.
+"""Scenario kinds: the registry, the one list of kind names.
 
-Each kind module offers ``run_cell(ctx, cell, skip)``, which yields ``TrialRecord``s one by one so
-the orchestrator can journal each as it ends (trials in ``skip`` are journaled already; ``ctx.only``
-narrows a re-run to some trial ids).
+Each kind is one module in this package that holds its runner, its checker and its explanation
+(``chaos.kinds.base.Kind``); ``KINDS`` maps its name to that module. Scenario validation, the
+orchestrator, analysis, the reports and the explanations all ask here (``get_kind``,
+``kind_names``) and never name a kind themselves. Modules are imported on first use, so importing
+the registry costs nothing and the scenario model can ask it without an import cycle.
 
-* ``race`` (race.py): k racers resume one parked interrupt at once -> CO, saturation.
-* ``kill_sweep``, ``first_checkpoint``, ``recovery_determinism`` (sweep.py): crash at each
-  persistence boundary, resume in a fresh process -> EO, PC, FCL, RD.
-* ``fork`` (fork.py): resume v1, then resume from the interrupt's checkpoint with v2 -> FD, FI.
-* ``invalid_state`` (invalid.py): a node breaks the state schema -> CV.
-* ``stray_resume`` (stray.py): the same answer sent again to a consumed thread -> CO.
-
-A cell whose target does not support its kind runs no trial; its analysis reports every property
-``unknown`` with the adapter's reason.
+Shared machinery that is not a kind lives beside them and names no kind: ``checking`` (verdicts,
+tallies, exit codes, check-safe dispatch), ``sweep`` (crash at each persistence boundary, then
+resume), ``phases`` (a trial as labelled phases in fresh processes or one), ``base`` (the
+interface). docs/adding-a-kind.md shows how to add one.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Iterator
+import importlib
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
-from chaos.records import TrialRecord
-from chaos.scenario.model import Cell
-from chaos.targets import get_target
-from chaos.running.trial import RunContext
+if TYPE_CHECKING:
+    from chaos.kinds.base import Kind
+    from chaos.records import TrialRecord
+    from chaos.running.trial import RunContext
+    from chaos.scenario.model import Cell
 
-CellRunner = Callable[[RunContext, Cell, set[str]], Iterator[TrialRecord]]
+# name -> module holding ``KIND``. The order is the order users see (error messages, the schema).
+KINDS: dict[str, str] = {
+    "race": "chaos.kinds.race",
+    "kill_sweep": "chaos.kinds.kill_sweep",
+    "first_checkpoint": "chaos.kinds.first_checkpoint",
+    "fork": "chaos.kinds.fork",
+    "invalid_state": "chaos.kinds.invalid_state",
+    "stray_resume": "chaos.kinds.stray_resume",
+    "recovery_determinism": "chaos.kinds.recovery_determinism",
+}
+
+
+def kind_names() -> tuple[str, ...]:
+    return tuple(KINDS)
+
+
+def get_kind(name: str) -> Kind:
+    """The kind called ``name``; ``KeyError`` naming the known kinds if there is none."""
+    try:
+        module = KINDS[name]
+    except KeyError:
+        raise KeyError(f"unknown kind {name!r}; known: {', '.join(KINDS)}") from None
+    kind: Kind = importlib.import_module(module).KIND
+    return kind
+
+
+def all_kinds() -> list[Kind]:
+    return [get_kind(n) for n in KINDS]
+
+
+def runner_for(kind: str, framework: str | None = None) -> Callable[[RunContext, Cell, set[str]], Iterator[TrialRecord]]:
+    """``run_cell`` of ``kind``, or a runner of no trial when ``framework``'s adapter does not
+    support the kind (its cell's analysis then reports every property ``unknown`` with the reason)."""
+    from chaos.targets import get_target
+
+    if framework is not None and get_target(framework).supports(kind) is not None:
+        return _nothing
+    return get_kind(kind).run_cell
 
 
 def _nothing(ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
     return iter(())
-
-
-def runner_for(kind: str, framework: str | None = None) -> CellRunner:
-    if framework is not None and get_target(framework).supports(kind) is not None:
-        return _nothing
-    if kind == "race":
-        from chaos.kinds.race import run_cell
-    elif kind in ("kill_sweep", "first_checkpoint", "recovery_determinism"):
-        from chaos.kinds.sweep import run_cell
-    elif kind == "fork":
-        from chaos.kinds.fork import run_cell
-    elif kind == "invalid_state":
-        from chaos.kinds.invalid import run_cell
-    elif kind == "stray_resume":
-        from chaos.kinds.stray import run_cell
-    else:
-        raise KeyError(kind)
-    return run_cell

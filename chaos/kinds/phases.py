@@ -1,6 +1,6 @@
 """Phases: a trial's steps as labelled action lists, run in fresh processes or in one.
 
-A contract kind describes a trial as phases (``[("first", actions), ("fork", actions)]``); each
+A kind describes a trial as phases (``[("first", actions), ("again", actions)]``); each
 action carries a ``label``. With a durable backend every phase is a fresh racer process, as a real
 restart would be. With an in-process backend (``TargetInfo.in_process_backends``, e.g. ``memory``) nothing survives a process, so all phases
 run in one racer, in order, each phase's last action marked ``keep_going`` so a refusal in one
@@ -9,12 +9,13 @@ phase still lets the next look at the thread. Either way the caller gets each la
 
 from __future__ import annotations
 
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from chaos.records import RacerOutcome, TrialRecord
+from chaos.running.trial import RunContext, TrialRun
 from chaos.scenario.model import Cell
 from chaos.targets import get_target
-from chaos.running.trial import RunContext, TrialRun
+
 
 def in_process(cell: Cell) -> bool:
     """Does the cell's backend keep its state in the racer's process (``TargetInfo.in_process_backends``)?"""

@@ -1,32 +1,58 @@
-"""``race``: k racers resume one parked interrupt at once.
+"""``race``: k racers resume one parked interrupt at once -> CO (consume-once), liveness, saturation.
 
 Per trial: a parking racer runs the workload to its ``interrupt()`` (durable checkpoint); then k
 racers build the workload against the same thread and stop at the start gate; when all k stand
 there, the gate opens for all with one signal; each sleeps its seeded jitter and resumes. The
 gated effect's ledger rows for the thread are the trial's ``fires``. A trial is valid only when
 all k racers passed the gate.
+
+The check folds the cell's records in one pass that keeps numbers and trial ids, never the
+records (a cell of 1,000 trials at k=64 is analysed in the memory of its results): saturation =
+mean(fires over valid trials) / k, the {fires: trials} distribution, max fires, racer errors,
+release spread; CO is violated by a trial where the gated effect fired more than once, liveness
+by one where it never fired.
+
+What it needs from an adapter: ``run``, ``resume`` with ``form: command``; ``gated_task`` (the
+task whose effect the interrupt gates). Scenario fields: ``k`` (racers), ``jitter_ms``,
+``distinct_values``; ``resume`` must be ``command:<value>``.
 """
 
 from __future__ import annotations
 
-from typing import Iterator
+import statistics
+from collections import Counter
+from collections.abc import Iterable, Iterator
 
-from chaos.records import TrialRecord
-from chaos.scenario.model import Cell
+from chaos.kinds.base import Kind, needs_command_resume
+from chaos.kinds.checking import Tally, base_fields, times, verdict
+from chaos.kinds.phases import each_trial
+from chaos.records import CellResult, TrialRecord
 from chaos.running.trial import RunContext, TrialRun
+from chaos.scenario.model import Cell, Scenario
 
 
-def run_cell(ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
-    s = cell.scenario
-    for t in range(s.trials):
-        trial_id = f"c{cell.index:03d}-t{t:04d}"
-        if not ctx.wants(trial_id, skip):
-            continue
-        run = TrialRun(ctx, cell, trial_id, rep=t)
-        try:
-            yield race_trial(run)
-        finally:
-            run.cleanup()
+class Race(Kind):
+    name = "race"
+    about = "k racers resume one parked interrupt at once: does exactly one consume it?"
+    properties = ("CO", "LIVENESS")
+    fields = ("racers", "jitter_ms", "distinct_values")
+    section = "saturation"
+    title = "Race"
+
+    def validate(self, scenario: Scenario) -> None:
+        needs_command_resume(self.name, scenario)
+
+    def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
+        return each_trial(ctx, cell, skip, race_trial)
+
+    def check(self, cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
+        return check_race(cell, records)
+
+    def explain(self, rec: TrialRecord) -> list[str]:
+        return explain_race(rec)
+
+
+KIND = Race()
 
 
 def race_trial(run: TrialRun) -> TrialRecord:
@@ -78,7 +104,7 @@ def race_trial(run: TrialRun) -> TrialRecord:
     # 3. what fired
     ledger = run.ctx.read_ledger(run.trial_id)
     fires_rows = [r for r in ledger if gated and r["task"] == gated]
-    released = [r.result.get("t_released_mono_ns") for r in results if r.result and r.result.get("t_released_mono_ns")]
+    released: list[int] = [r.result["t_released_mono_ns"] for r in results if r.result and r.result.get("t_released_mono_ns")]
     run.observations.update(
         gated_task=gated,
         fires=len(fires_rows),
@@ -89,13 +115,15 @@ def race_trial(run: TrialRun) -> TrialRecord:
                 "racer_id": r.racer_id,
                 "sent": specs[i]["actions"][0]["value"],
                 "observed": ((r.result or {}).get("outcomes") or [{}])[-1].get("observed", {}).get(gated) if r.result else None,
-                "fired": any(f["effect_key"].startswith(f"{gated}:") or f["effect_key"] == gated for f in (r.result or {}).get("fired", [])),
+                "fired": any(f["effect_key"].startswith(f"{gated}:") or f["effect_key"] == gated
+                             for f in (r.result or {}).get("fired", [])),
                 "status": r.status,
                 "outcome": (((r.result or {}).get("outcomes") or [{}])[-1]).get("status"),
             }
             for i, r in enumerate(results)
         ],
-        release_spread_ms=((max(released) - min(released)) / 1e6) if len(released) == k and k > 1 else (0.0 if len(released) == k else None),
+        release_spread_ms=(((max(released) - min(released)) / 1e6) if len(released) == k and k > 1
+                           else (0.0 if len(released) == k else None)),
         start_spread_ms=_spread([r.result.get("t_start_mono_ns") for r in results if r.result]),
     )
     if not all_ready or len(ready) != k:
@@ -111,3 +139,106 @@ def race_trial(run: TrialRun) -> TrialRecord:
 def _spread(ts: list) -> float | None:
     ts = [t for t in ts if t]
     return (max(ts) - min(ts)) / 1e6 if len(ts) > 1 else None
+
+
+# ------------------------------------------------------------------------------------ check
+
+
+def check_race(cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
+    """One pass over the cell's records, keeping numbers and trial ids, never the records."""
+    k = cell.scenario.racers.k
+    tally = Tally()
+    fires: list[int] = []  # per valid trial
+    fires_per_trial: list[int | None] = []
+    spreads: list[float] = []
+    invalid_reasons: Counter = Counter()
+    dup_ids: list[str] = []
+    dup_seqs: list[int] = []
+    valid_ids: list[str] = []
+    none_fired: list[str] = []
+    racer_errors = 0
+    for r in records:
+        tally.add(r)
+        racer_errors += sum(1 for op in r.history if op.type in ("fail", "info"))
+        if not r.valid:
+            fires_per_trial.append(None)
+            invalid_reasons[r.invalid_reason or "?"] += 1
+            continue
+        n = int(r.observations.get("fires", 0))
+        fires.append(n)
+        fires_per_trial.append(n)
+        valid_ids.append(r.trial_id)
+        spread = r.observations.get("release_spread_ms")
+        if spread is not None:
+            spreads.append(spread)
+        if n > 1:
+            dup_ids.append(r.trial_id)
+            dup_seqs += [row["seq"] for row in r.ledger if row["task"] == r.observations.get("gated_task")]
+        elif n == 0:
+            none_fired.append(r.trial_id)
+    dist = Counter(fires)
+    result = CellResult(
+        **base_fields(cell, tally),
+        saturation=(statistics.mean(fires) / k) if fires else None,
+        fires={str(f): n for f, n in sorted(dist.items())},
+        fires_per_trial=fires_per_trial,
+        max_fires=max(fires) if fires else None,
+        release_spread_ms=(
+            {"median": statistics.median(spreads), "max": max(spreads)} if spreads else None
+        ),
+    )
+    result.racer_errors = racer_errors
+    verdicts = []
+    if not fires:
+        why = "; ".join(f"{n}x {w}" for w, n in invalid_reasons.most_common(3)) or "no trial ran"
+        verdicts.append(verdict("CO", "unknown", f"no valid trial (all {k} racers past the gate): {why}"))
+        verdicts.append(verdict("LIVENESS", "unknown", "no valid trial"))
+    else:
+        if dup_ids:
+            verdicts.append(verdict(
+                "CO", "violated",
+                f"the gated effect fired more than once in {len(dup_ids)}/{len(fires)} valid trials (max {max(fires)} of k={k})",
+                trial_ids=dup_ids, ledger_seqs=dup_seqs,
+            ))
+        elif all(f == 0 for f in fires):
+            verdicts.append(verdict("CO", "unknown", "vacuous: no racer fired the gated effect in any valid trial"))
+        else:
+            verdicts.append(verdict("CO", "holds", f"at most one fire in each of {len(fires)} valid trials",
+                                     trial_ids=valid_ids))
+        if none_fired:
+            verdicts.append(verdict("LIVENESS", "violated",
+                                    f"no racer fired the gated effect in {len(none_fired)}/{len(fires)} valid trials",
+                                     trial_ids=none_fired))
+        else:
+            verdicts.append(verdict("LIVENESS", "holds", f"the gated effect fired in every one of {len(fires)} valid trials"))
+    result.verdicts = verdicts
+    return result
+
+
+# ---------------------------------------------------------------------------------- explain
+
+
+def _fmt_val(v) -> str:
+    return "None" if v is None else str(v)
+
+
+def explain_race(rec: TrialRecord) -> list[str]:
+    obs = rec.observations
+    gated = obs.get("gated_task")
+    rows = sorted((r for r in rec.ledger if gated and r["task"] == gated), key=lambda r: r["seq"])
+    if len(rows) < 2:
+        return []
+    park = (obs.get("park") or {}).get("inspect") or {}
+    step = park.get("head_step")
+    where = f"checkpoint step {step}" if step is not None else "the parked checkpoint"
+    sent = {p.get("racer_id"): p.get("sent") for p in obs.get("per_racer") or []}
+    first = rows[0]
+    out = []
+    for row in rows[1:]:
+        rid = row["racer_id"]
+        out.append(
+            f"racer {rid} resumed the interrupt parked at {where} with value {_fmt_val(sent.get(rid, row['value']))} "
+            f"and fired {row['effect_key']} (ledger seq {row['seq']}); racer {first['racer_id']} had already fired it "
+            f"(seq {first['seq']}): the interrupt was consumed {times(len(rows))}"
+        )
+    return out

@@ -1,10 +1,14 @@
-"""``kill_sweep`` and ``first_checkpoint``: crash a racer at each persistence boundary, then resume.
+"""Sweeps: crash a racer at each persistence boundary, resume in a fresh process, judge the resume.
+
+Shared machinery of the kinds that are sweeps (it names none of them): each passes a ``Sweep``
+that says which kill points it keeps (``narrow``) and which extra property it judges at each
+point (``extra``), and uses its ``run_cell``, ``check`` and ``explain``.
 
 A dry run (one racer, nothing armed) records the ordered boundaries the workload passes. For each
-boundary (a *kill point*) and repeat, a racer runs the workload armed at that one boundary; when it
-stands stopped there, the orchestrator SIGKILLs it and confirms the kill from the exit status.
-A fresh racer then inspects the durable state (what the framework recorded before the crash) and
-resumes with the scenario's resume form. A point the racer never reached is ``unknown``.
+kept boundary (a *kill point*) and repeat, a racer runs the workload armed at that one boundary;
+when it stands stopped there, the orchestrator SIGKILLs it and confirms the kill from the exit
+status. A fresh racer then inspects the durable state (what the framework recorded before the
+crash) and resumes with the scenario's resume form. A point the racer never reached is ``unknown``.
 
 The resume racer is started together with the victim and *holds* (``chaos.racer.barrier.HOLD``): it
 starts its process, imports and opens the effect ledger, then stops before it opens the
@@ -13,22 +17,64 @@ racer started after the kill measures (it touches the store only then); its star
 overlaps the victim's run instead of following it (a warm trial: about 5-8 ms less; a cold one:
 the second interpreter start, about a second less).
 
-``recovery_determinism`` runs the same trials (usually a few kill points, several repeats each);
-its analysis asks whether every repeat at one point recovered the same way.
+The check, per kill point: effect counts per task, durable checkpoints at the kill, the resume
+outcome; EO (no effect fired twice across kill and resume), PC (nothing recorded complete at the
+kill ran again), liveness (the resume finished the run or left it waiting for a human), and the
+sweep's ``extra`` checks; per cell, each property combined over the points (``combine``).
 
-``first_checkpoint`` is the same sweep restricted to the points before the first checkpoint is
-durable (up to and including the first ``put(...):before``), resumed with ``none``: does an
-accepted run survive a crash before its first checkpoint?
+What a sweep needs from an adapter: ``run``, ``resume`` (none | input | command), ``inspect``
+(completed_tasks, checkpoints, next, pending_interrupts) and persistence barriers. Scenario
+fields: ``resume``, ``kill_points`` (only boundaries naming one of them), ``trials`` (repeats per
+point).
 """
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
+from chaos.kinds.checking import base_fields, combine, times, verdict
 from chaos.racer.barrier import HOLD
-from chaos.records import TrialRecord
-from chaos.scenario.model import Cell
+from chaos.records import CellResult, PointResult, TrialRecord, Verdict
 from chaos.running.trial import RunContext, TrialRun
+from chaos.scenario.model import Cell
+
+BASE_PROPERTIES = ("EO", "PC", "LIVENESS")
+
+
+def every_boundary(boundaries: list[str]) -> list[str]:
+    return list(boundaries)
+
+
+@dataclass(frozen=True)
+class PointCheck:
+    """An extra property judged at each kill point: ``judge(point, valid_records) -> Verdict``
+    (called only when the point has valid trials; otherwise the property is ``unknown``)."""
+
+    property: str
+    judge: Callable[[str, list[TrialRecord]], Verdict]
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """One sweep: which boundaries become kill points, and what is judged at each beyond EO, PC, liveness."""
+
+    narrow: Callable[[list[str]], list[str]] = every_boundary
+    extra: tuple[PointCheck, ...] = ()
+
+    @property
+    def properties(self) -> tuple[str, ...]:
+        return BASE_PROPERTIES + tuple(c.property for c in self.extra)
+
+    def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
+        return run_sweep(ctx, cell, skip, self)
+
+    def check(self, cell: Cell, records: list[TrialRecord]) -> CellResult:
+        return check_sweep(cell, records, self)
+
+    def explain(self, rec: TrialRecord) -> list[str]:
+        return explain_kill(rec)
 
 
 def _actions(cell: Cell) -> list[dict]:
@@ -70,21 +116,15 @@ def dry_run(ctx: RunContext, cell: Cell) -> TrialRecord:
         run.cleanup()
 
 
-def points_of(cell: Cell, boundaries: list[str]) -> list[str]:
-    """The kill points of a cell: its boundaries (up to the first checkpoint for first_checkpoint),
-    narrowed to those naming one of the scenario's ``kill_points`` when it lists any."""
-    out = list(boundaries)
-    if cell.scenario.kind == "first_checkpoint":
-        out = []
-        for b in boundaries:
-            out.append(b)
-            if b.startswith("put(") and ":before#" in b:
-                break
+def points_of(cell: Cell, boundaries: list[str], narrow: Callable[[list[str]], list[str]] = every_boundary) -> list[str]:
+    """The kill points of a cell: its boundaries as the sweep narrows them, kept to those naming
+    one of the scenario's ``kill_points`` when it lists any."""
+    out = narrow(boundaries)
     wanted = cell.scenario.kill_points
     return [b for b in out if any(w in b for w in wanted)] if wanted else out
 
 
-def run_cell(ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
+def run_sweep(ctx: RunContext, cell: Cell, skip: set[str], sweep: Sweep) -> Iterator[TrialRecord]:
     dry_id = f"c{cell.index:03d}-dry"
     dry = ctx.prior.get(dry_id)  # a resumed run reuses the boundaries it already discovered
     if dry is None:
@@ -92,7 +132,7 @@ def run_cell(ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecor
         yield dry
     if not dry.valid:
         return
-    points = points_of(cell, dry.observations["boundaries"])
+    points = points_of(cell, dry.observations["boundaries"], sweep.narrow)
     for p_index, point in enumerate(points):
         for rep in range(cell.scenario.trials):
             trial_id = f"c{cell.index:03d}-p{p_index:03d}-r{rep:03d}"
@@ -143,3 +183,145 @@ def kill_trial(run: TrialRun, point: str) -> TrialRecord:
     if out.status != "ok":
         return run.record(valid=False, invalid_reason=f"resume racer {out.status}: {run.history[-1].detail}", fault_fired=True)
     return run.record(valid=True, fault_fired=True)
+
+
+# ------------------------------------------------------------------------------------ check
+
+
+def _counts(rec: TrialRecord) -> dict[str, int]:
+    return dict(Counter(row["task"] for row in rec.ledger))
+
+
+def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep) -> list[Verdict]:
+    valid = [r for r in recs if r.valid]
+    if not valid:
+        why = recs[0].invalid_reason if recs else "no trial"
+        return [verdict(p, "unknown", f"{point}: {why}", points=[point], trial_ids=[r.trial_id for r in recs])
+                for p in sweep.properties]
+    out = []
+    # EO: no task's effect more than once across kill + resume
+    dups = [(r, t, n) for r in valid for t, n in _counts(r).items() if n > 1]
+    if dups:
+        r0, t0, n0 = dups[0]
+        out.append(verdict("EO", "violated", f"{point}: effect {t0!r} fired {n0}x (trial {r0.trial_id})", points=[point],
+                            trial_ids=sorted({r.trial_id for r, _, _ in dups}),
+                            ledger_seqs=[row["seq"] for r, t, _ in dups for row in r.ledger if row["task"] == t]))
+    elif not any(r.ledger for r in valid):
+        out.append(verdict("EO", "unknown", f"{point}: vacuous, no effect fired at all", points=[point]))
+    else:
+        out.append(verdict("EO", "holds", f"{point}: every effect at most once", points=[point], trial_ids=[r.trial_id for r in valid]))
+    # PC: nothing recorded complete at the kill runs again
+    pc_bad, pc_unknown = [], []
+    for r in valid:
+        at_kill = r.observations.get("at_kill") or {}
+        if at_kill.get("error") or at_kill.get("completed_tasks") is None:
+            pc_unknown.append(r)
+            continue
+        durable = set(at_kill.get("completed_tasks") or [])
+        again = {row["task"] for row in r.ledger if row["racer_id"] == "resume"} & durable
+        if again:
+            pc_bad.append((r, sorted(again)))
+    if pc_bad:
+        r0, again_tasks = pc_bad[0]
+        out.append(verdict("PC", "violated", f"{point}: {', '.join(again_tasks)} recorded complete at the kill, ran again on resume",
+                            points=[point], trial_ids=[r.trial_id for r, _ in pc_bad],
+                            ledger_seqs=[row["seq"] for r, a in pc_bad for row in r.ledger
+                                         if row["task"] in a and row["racer_id"] == "resume"]))
+    elif len(pc_unknown) == len(valid):
+        err = (valid[0].observations.get("at_kill") or {}).get("error") or {}
+        out.append(verdict("PC", "unknown", f"{point}: durable state unreadable ({err.get('type')})", points=[point]))
+    else:
+        out.append(verdict("PC", "holds", f"{point}: no task recorded complete ran again", points=[point],
+                           trial_ids=[r.trial_id for r in valid]))
+    # liveness: the resume finishes the run or leaves it waiting for a human
+    dead = []
+    for r in valid:
+        o = r.observations.get("resume_outcome") or {}
+        after = r.observations.get("after_resume") or {}
+        if o.get("status") == "error":
+            dead.append((r, f"{o.get('error', {}).get('type')}: {o.get('error', {}).get('message', '')[:120]}"))
+        elif after.get("next") and not after.get("pending_interrupts"):
+            dead.append((r, f"stopped with next={after.get('next')}"))
+    if dead:
+        out.append(verdict("LIVENESS", "violated", f"{point}: resume did not finish the run ({dead[0][1]})", points=[point],
+                            trial_ids=[r.trial_id for r, _ in dead]))
+    else:
+        out.append(verdict("LIVENESS", "holds", f"{point}: resume finished the run", points=[point], trial_ids=[r.trial_id for r in valid]))
+    out += [c.judge(point, valid) for c in sweep.extra]
+    return out
+
+
+def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellResult:
+    dry = next((r for r in records if r.trial_id.endswith("-dry")), None)
+    trials = [r for r in records if not r.trial_id.endswith("-dry")]
+    result = CellResult(**base_fields(cell, trials))
+    result.racer_errors = sum(1 for r in trials for o in r.racers if o.status in ("harness_error", "crashed", "timeout"))
+    if dry is None or not dry.valid:
+        why = (dry.invalid_reason or "?") if dry else "the dry run did not run"  # a failed dry run always says why
+        result.failure = why
+        result.verdicts = [verdict(p, "unknown", why) for p in sweep.properties]
+        return result
+    by_point: dict[str, list[TrialRecord]] = defaultdict(list)
+    for r in trials:
+        by_point[r.point or "?"].append(r)
+    points = points_of(cell, dry.observations.get("boundaries", []), sweep.narrow)
+    all_verdicts: dict[str, list[Verdict]] = defaultdict(list)
+    for point in points:
+        recs = by_point.get(point, [])
+        valid = [r for r in recs if r.valid]
+        tasks = sorted({t for r in valid for t in _counts(r)})
+        pv = _point_verdicts(point, recs, sweep)
+        for v in pv:
+            all_verdicts[v.property].append(v)
+        outcomes: list[str] = []
+        for r in recs:
+            if not r.valid:
+                outcomes.append(f"unknown: {r.invalid_reason}")
+                continue
+            o = r.observations.get("resume_outcome") or {}
+            outcomes.append(o["status"] if o.get("status") != "error" else f"error: {o.get('error', {}).get('type')}")
+        result.points.append(PointResult(
+            point=point,
+            trials=len(recs),
+            reached=len(valid),
+            effect_counts={t: [_counts(r).get(t, 0) for r in valid] for t in tasks},
+            durable_checkpoints=[(r.observations.get("at_kill") or {}).get("checkpoints") for r in valid],
+            resume_outcomes=outcomes,
+            duplicates=sorted({t for r in valid for t, n in _counts(r).items() if n > 1}),
+            verdicts=pv,
+        ))
+    result.verdicts = [combine(p, all_verdicts[p]) for p in sweep.properties]
+    return result
+
+
+# ---------------------------------------------------------------------------------- explain
+
+
+def explain_kill(rec: TrialRecord) -> list[str]:
+    counts = Counter(r["task"] for r in rec.ledger)
+    at_kill = rec.observations.get("at_kill") or {}
+    outcome = rec.observations.get("resume_outcome") or {}
+    kill = rec.observations.get("kill") or {}
+    point = kill.get("point") or rec.point or "?"
+    durable = set(at_kill.get("completed_tasks") or [])
+    ck = at_kill.get("checkpoints")
+    form = ((outcome.get("action") or {}).get("form")) or "?"
+    out = []
+    for task, n in counts.items():
+        if n < 2:
+            continue
+        rows = sorted((r for r in rec.ledger if r["task"] == task), key=lambda r: r["seq"])
+        first, again = rows[0], rows[1:]
+        by = ", ".join(f"racer {r['racer_id']} (seq {r['seq']})" for r in again)
+        if task in durable:
+            why = (f"the durable state at the kill already recorded {task} complete, yet the resume ran it again: "
+                   "the checkpoint was not honoured")
+        else:
+            why = (f"{task} had fired but the durable state at the kill ({ck if ck is not None else '?'} checkpoint(s), "
+                   f"completed: {', '.join(sorted(durable)) or 'none'}) did not record it, so the resume ran it again: "
+                   "the effect happened before its checkpoint was written")
+        out.append(
+            f"racer {first['racer_id']} fired {first['effect_key']} (ledger seq {first['seq']}) and was SIGKILLed at "
+            f"{point}; resuming with '{form}', {by} fired {task} again: effect {task} happened {times(n)}; {why}"
+        )
+    return out

@@ -3,17 +3,19 @@
 ``timeline(record)`` turns one trial's history, barrier events, racer results and ledger rows into
 lanes of timed events (one lane per racer). All ``t_mono_ns`` come from one machine's monotonic
 clock, so they are comparable within a trial run locally; times are shown relative to the trial's
-first event. ``explain_duplicates(record)`` says, in plain words and with ledger sequence numbers,
-which racer fired which effect a second time and why that is a duplicate. Pure functions of the
-records: the report of a stored run reads exactly what the run wrote.
+first event. ``explain_duplicates(record)`` asks the trial's kind to say, in plain words and with
+ledger sequence numbers, which racer fired which effect a second time and why that is a duplicate
+(or, for kinds where a second fire is the point, why the trial violated its contract). Pure
+functions of the records: the report of a stored run reads exactly what the run wrote.
 """
 
 from __future__ import annotations
 
 import math
-from collections import Counter
 from dataclasses import dataclass, field
 
+from chaos.kinds import get_kind
+from chaos.kinds.base import Explains
 from chaos.records import TrialRecord
 
 
@@ -137,87 +139,16 @@ def timeline(rec: TrialRecord, width: float = 860.0) -> Timeline | None:
 # ------------------------------------------------------------------------------ duplicates
 
 
-def _times(n: int) -> str:
-    return {2: "twice", 3: "three times"}.get(n, f"{n} times")
-
-
-def _fmt_val(v) -> str:
-    return "None" if v is None else str(v)
-
-
-def explain_race(rec: TrialRecord) -> list[str]:
-    obs = rec.observations
-    gated = obs.get("gated_task")
-    rows = sorted((r for r in rec.ledger if gated and r["task"] == gated), key=lambda r: r["seq"])
-    if len(rows) < 2:
-        return []
-    park = (obs.get("park") or {}).get("inspect") or {}
-    step = park.get("head_step")
-    where = f"checkpoint step {step}" if step is not None else "the parked checkpoint"
-    sent = {p.get("racer_id"): p.get("sent") for p in obs.get("per_racer") or []}
-    first = rows[0]
-    out = []
-    for row in rows[1:]:
-        rid = row["racer_id"]
-        out.append(
-            f"racer {rid} resumed the interrupt parked at {where} with value {_fmt_val(sent.get(rid, row['value']))} "
-            f"and fired {row['effect_key']} (ledger seq {row['seq']}); racer {first['racer_id']} had already fired it "
-            f"(seq {first['seq']}): the interrupt was consumed {_times(len(rows))}"
-        )
-    return out
-
-
-def explain_sweep(rec: TrialRecord) -> list[str]:
-    counts = Counter(r["task"] for r in rec.ledger)
-    at_kill = rec.observations.get("at_kill") or {}
-    outcome = rec.observations.get("resume_outcome") or {}
-    kill = rec.observations.get("kill") or {}
-    point = kill.get("point") or rec.point or "?"
-    durable = set(at_kill.get("completed_tasks") or [])
-    ck = at_kill.get("checkpoints")
-    form = ((outcome.get("action") or {}).get("form")) or "?"
-    out = []
-    for task, n in counts.items():
-        if n < 2:
-            continue
-        rows = sorted((r for r in rec.ledger if r["task"] == task), key=lambda r: r["seq"])
-        first, again = rows[0], rows[1:]
-        by = ", ".join(f"racer {r['racer_id']} (seq {r['seq']})" for r in again)
-        if task in durable:
-            why = (f"the durable state at the kill already recorded {task} complete, yet the resume ran it again: "
-                   "the checkpoint was not honoured")
-        else:
-            why = (f"{task} had fired but the durable state at the kill ({ck if ck is not None else '?'} checkpoint(s), "
-                   f"completed: {', '.join(sorted(durable)) or 'none'}) did not record it, so the resume ran it again: "
-                   "the effect happened before its checkpoint was written")
-        out.append(
-            f"racer {first['racer_id']} fired {first['effect_key']} (ledger seq {first['seq']}) and was SIGKILLed at "
-            f"{point}; resuming with '{form}', {by} fired {task} again: effect {task} happened {_times(n)}; {why}"
-        )
-    return out
-
-
 def explain_duplicates(rec: TrialRecord) -> list[str]:
-    """One sentence per duplicated effect of the trial (empty when every effect fired at most once)."""
+    """One sentence per violation of the trial, as its kind explains it (``chaos.kinds.base.Explains``):
+    empty when the trial is not valid, violated nothing, or its kind explains nothing. An explainer
+    that raises explains nothing: the trial's verdict (check-safe) already carries what went wrong."""
     if not rec.valid:
         return []
-    if rec.kind == "race":
-        return explain_race(rec)
-    if rec.kind in ("fork", "stray_resume"):
-        return explain_contract(rec)
-    if rec.kind == "invalid_state":
-        return []  # no effect is duplicated by design; CV's reason says what happened
-    return explain_sweep(rec)
-
-
-def explain_contract(rec: TrialRecord) -> list[str]:
-    """fork / stray_resume: a second fire is the point of a fork, so explain only the violating ones."""
-    if rec.kind == "fork":
-        from chaos.verdicts.fork import trial_fd as judge
-    else:
-        from chaos.verdicts.stray import trial_co as judge
-    status, why = judge(rec)
-    if status != "violated":
+    kind = get_kind(rec.kind)
+    if not isinstance(kind, Explains):
         return []
-    seqs = ", ".join(f"{r['effect_key']} (seq {r['seq']}, racer {r['racer_id']})" for r in sorted(rec.ledger, key=lambda r: r["seq"]))
-    return [f"{why}; the ledger of this trial: {seqs}"]
+    try:
+        return kind.explain(rec)
+    except Exception:
+        return []

@@ -12,15 +12,17 @@ duplicate effect and per-trial timelines of racers, barriers, kills and effects.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import jinja2
 
+from chaos.kinds import get_kind
 from chaos.kinds.checking import PROPERTY_NAMES
-from chaos.reports.explain import explain_duplicates, timeline
 from chaos.records import CellResult, RunResults, TrialRecord
+from chaos.reports.explain import explain_duplicates, timeline
 
 PROPERTY_ORDER = ["EO", "PC", "CO", "FD", "CV", "RD", "FI", "FCL", "LIVENESS"]
 RANK = {"holds": 0, "unknown": 1, "violated": 2}
@@ -42,10 +44,16 @@ def env() -> jinja2.Environment:
         )
         _env.filters["heat"] = heat_colour
         _env.globals["PROPERTY_NAMES"] = PROPERTY_NAMES
+        _env.globals["section_of"] = section_of
     return _env
 
 
 # ------------------------------------------------------------------------------ view models
+
+
+def section_of(kind: str) -> str:
+    """The report section of a cell's kind (``chaos.kinds.base.Kind.section``)."""
+    return get_kind(kind).section
 
 
 def heat_colour(excess: float | None) -> str:
@@ -100,10 +108,10 @@ class Heatmap:
 
 
 def heatmaps(cells: Iterable[tuple[str, CellResult]]) -> list[Heatmap]:
-    """Race cells pooled per (framework, backend) into k x jitter grids (trials of equal points add up)."""
+    """Saturation cells pooled per (framework, backend) into k x jitter grids (trials of equal points add up)."""
     groups: dict[tuple[str, str], dict[tuple[int, float], HeatCell]] = {}
     for label, c in cells:
-        if c.kind != "race":
+        if section_of(c.kind) != "saturation":
             continue
         g = groups.setdefault((c.framework, c.backend), {})
         hc = g.setdefault((c.k, float(c.jitter_ms)), HeatCell(k=c.k, jitter_ms=float(c.jitter_ms)))
@@ -201,7 +209,7 @@ def render_run_html(results: RunResults, meta: dict, records: Iterable[TrialReco
     return env().get_template("run.html.j2").render(
         r=results, meta=meta, status=run_status(results, bool(meta.get("interrupted"))),
         heatmaps=heatmaps(("", c) for c in cells), props=props, rows=rows,
-        sweeps=[c for c in cells if c.kind != "race"], views=views, n_dup_trials=n_dup_trials,
+        views=views, n_dup_trials=n_dup_trials,
         explanations=expl, n_explanations=n_expl, violated_cells=violated_cells, plots=list(plots),
         files=[f for f in ("results.json", "journal.jsonl", "report.md", "junit.xml", "run.json")],
     )

@@ -1,12 +1,14 @@
 """report.md: the tables a person reads first, rendered from results (and run.json).
 
 The top says what was run (scenario, seed, versions) and what it concluded (verdict counts, exit
-code); then one section per kind: a saturation table for races, a per-kill-point table for sweeps
-that names the boundaries where an effect was duplicated.
+code); then the cells grouped by their kind's ``section`` (``chaos.kinds.base.Kind``): one
+saturation table, one contract table, and a per-kill-point table per sweep cell that names the
+boundaries where an effect was duplicated.
 """
 
 from __future__ import annotations
 
+from chaos.kinds import all_kinds, get_kind
 from chaos.kinds.checking import PROPERTY_NAMES
 from chaos.records import CellResult, RunResults
 
@@ -26,11 +28,6 @@ def _fires(c: CellResult) -> str:
 
 def _sat(c: CellResult) -> str:
     return "-" if c.saturation is None else f"{c.saturation:.3f}"
-
-
-SWEEP_KINDS = ("kill_sweep", "first_checkpoint", "recovery_determinism")
-SWEEP_TITLES = {"kill_sweep": "Kill-point sweep", "first_checkpoint": "Crash before the first checkpoint",
-                "recovery_determinism": "Recovery determinism (repeated crashes at one point)"}
 
 
 def _tally(v) -> str:
@@ -115,15 +112,16 @@ def render_markdown(results: RunResults, meta: dict) -> str:
         add("- **the run was interrupted**: the tables cover the trials journaled before it stopped")
     add("")
     lines.extend(contract_matrix(results))
-    races = [c for c in results.cells if c.kind == "race"]
-    sweeps = [c for c in results.cells if c.kind in SWEEP_KINDS]
-    contract = [c for c in results.cells if c.kind not in SWEEP_KINDS and c.kind != "race"]
+    races = [c for c in results.cells if get_kind(c.kind).section == "saturation"]
+    sweeps = [c for c in results.cells if get_kind(c.kind).section == "sweep"]
+    contract = [c for c in results.cells if get_kind(c.kind).section == "contract"]
     if races:
         add("## Saturation (k racers resume one pending interrupt)")
         add("")
         add("saturation = mean(gated-effect fires over valid trials) / k; consume-once demands 1/k.")
         add("")
-        add("| cell | backend | k | jitter ms | valid/trials | saturation | fires {n:trials} | max | racer errors | release spread ms (median/max) | CO | liveness |")
+        add("| cell | backend | k | jitter ms | valid/trials | saturation | fires {n:trials} | max | racer errors "
+            "| release spread ms (median/max) | CO | liveness |")
         add("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for c in races:
             spread = "-" if not c.release_spread_ms else f"{c.release_spread_ms['median']:.2f}/{c.release_spread_ms['max']:.2f}"
@@ -131,7 +129,7 @@ def render_markdown(results: RunResults, meta: dict) -> str:
                 f"{c.max_fires if c.max_fires is not None else '-'} | {c.racer_errors} | {spread} | {_v(c, 'CO')} | {_v(c, 'LIVENESS')} |")
         add("")
     if contract:
-        add("## Resume contract (fork, stray resume, invalid state)")
+        add(f"## Resume contract ({', '.join(k.title.lower() for k in all_kinds() if k.section == 'contract')})")
         add("")
         add("| cell | kind | workload | backend | durability | valid/trials | what happened | verdicts |")
         add("|---|---|---|---|---|---|---|---|")
@@ -142,7 +140,7 @@ def render_markdown(results: RunResults, meta: dict) -> str:
                 f"{_esc(seen)} | {verdicts} |")
         add("")
     for c in sweeps:
-        title = SWEEP_TITLES[c.kind]
+        title = get_kind(c.kind).title
         add(f"## {title}: {c.workload}, resume `{c.resume}`, durability {c.durability}, backend {c.backend} ({c.cell_id})")
         add("")
         if c.failure:
@@ -173,7 +171,8 @@ def render_markdown(results: RunResults, meta: dict) -> str:
     for c in results.cells:
         for v in c.verdicts:
             ev = ", ".join(v.evidence.trial_ids[:6]) + (" ..." if len(v.evidence.trial_ids) > 6 else "")
-            add(f"| <a id=\"{_anchor(c, v.property)}\"></a>{c.cell_id} | {v.property} ({PROPERTY_NAMES.get(v.property, '')}) | {MARK[v.status]} | {_esc(v.reason)} | {ev or '-'} |")
+            add(f"| <a id=\"{_anchor(c, v.property)}\"></a>{c.cell_id} | {v.property} ({PROPERTY_NAMES.get(v.property, '')}) "
+                f"| {MARK[v.status]} | {_esc(v.reason)} | {ev or '-'} |")
     add("")
     add("Re-check any verdict: `chaos rerun <run folder> <trial id>` re-runs that trial alone from the recorded seed "
         "and kill point.")

@@ -1,8 +1,7 @@
 """Scenarios: YAML files that say what to measure, loaded strictly and expanded into cells.
 
-A scenario names a kind (``race``, ``kill_sweep``, ``first_checkpoint``, ``fork``, ``invalid_state``,
-``stray_resume``, ``recovery_determinism``), a target (framework,
-backend, durability mode), a workload, the racers (k, placement), trials per cell, a root seed and
+A scenario names a kind (one of ``chaos.kinds.kind_names()``), a target (framework, backend,
+durability mode), a workload, the racers (k, placement), trials per cell, a root seed and
 an optional matrix of axes. ``expand`` turns it into cells: one fully-specified scenario per point
 of the matrix, each with a stable id such as ``backend=sqlite,k=4,jitter_ms=0``.
 
@@ -24,11 +23,10 @@ from typing import Any, Literal, Union
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from chaos.kinds import get_kind, kind_names
 from chaos.racer.errors import ScenarioError
 from chaos.targets import TARGETS
 
-KINDS = ("race", "kill_sweep", "first_checkpoint", "fork", "invalid_state", "stray_resume", "recovery_determinism")
-Kind = Literal["race", "kill_sweep", "first_checkpoint", "fork", "invalid_state", "stray_resume", "recovery_determinism"]
 RESUME_RE = re.compile(r"^(none|input|command:.+)$")
 
 
@@ -64,7 +62,7 @@ class Racers(Strict):
 class Scenario(Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     about: str = ""
-    kind: Kind
+    kind: str = Field(json_schema_extra={"enum": list(kind_names())}, description="what to measure (chaos.kinds)")
     target: TargetSpec = TargetSpec()
     workload: str
     workload_params: dict[str, Any] = Field(default_factory=dict)
@@ -73,15 +71,24 @@ class Scenario(Strict):
     trials: int = Field(10, ge=1, le=100_000)
     seed: int = Field(0, ge=0)
     resume: str = Field("none", description="none | input | command:<value>")
-    distinct_values: bool = Field(False, description="race: each racer resumes with its own value")
+    # fields only some kinds read (each kind's ``fields`` names them; its module says how)
+    distinct_values: bool = Field(False, description="racers at one interrupt: each resumes with its own value")
     fork_via: Literal["checkpoint", "explicit"] = Field(
-        "checkpoint", description="fork: address the interrupt's checkpoint directly, or through the framework's explicit fork")
+        "checkpoint", description="resuming a past checkpoint: address it directly, or through the framework's explicit fork")
     resume_by: Literal["thread", "interrupt"] = Field(
-        "thread", description="stray_resume: answer whatever interrupt is pending, or address the first one by its id")
+        "thread", description="a repeated answer: to whatever interrupt is pending, or to the first one by its id")
     kill_points: list[str] = Field(
         default_factory=list, description="sweeps: only kill points whose boundary name contains one of these (empty: all)")
     timeout_s: float = Field(120, gt=0, description="cap on any single wait for a racer")
     matrix: dict[str, list[Any]] = Field(default_factory=dict)
+
+    @field_validator("kind")
+    @classmethod
+    def _known_kind(cls, v: str) -> str:
+        if v not in kind_names():
+            *first, last = (repr(k) for k in kind_names())
+            raise ValueError(f"Input should be {', '.join(first)} or {last}")
+        return v
 
     @field_validator("resume")
     @classmethod
@@ -103,7 +110,7 @@ class Scenario(Strict):
             if axis == "case":
                 for v in values:
                     if not isinstance(v, dict) or not v:
-                        raise ValueError("each matrix case is a mapping of axes to values, e.g. {name: fork, kind: fork}")
+                        raise ValueError("each matrix case is a mapping of axes to values, e.g. {name: exit, durability: exit}")
                     bad = [k for k in v if k != "name" and (k not in AXES or k == "case")]
                     if bad:
                         raise ValueError(f"matrix case key {bad[0]!r} is not an axis; allowed: name, "
@@ -111,9 +118,8 @@ class Scenario(Strict):
         return m
 
     @model_validator(mode="after")
-    def _kind_rules(self) -> "Scenario":
-        if self.kind in ("race", "fork", "stray_resume") and not self.resume.startswith("command:"):
-            raise ValueError(f"a {self.kind} resumes a pending interrupt: set resume to 'command:<value>'")
+    def _kind_rules(self) -> Scenario:
+        get_kind(self.kind).validate(self)  # raises ValueError: reported with the file and line
         return self
 
     @property

@@ -12,7 +12,7 @@ Session
 * ``fired``: the effects this racer fired (``Fired``: ledger seq and ``"task"`` / ``"task:value"``).
 * ``gated_task``: the task whose effect an interrupt gates (``None`` if the workload has none).
 * ``meta``: plain dict of workload facts the kinds need, e.g. ``{"invalid": {"field": "count",
-  "value": "oops"}}`` for a workload that writes a schema-breaking value (kind ``invalid_state``).
+  "value": "oops"}}`` for a workload that writes a schema-breaking value.
 
 Every effect goes through the workload's ``ctx.effect(task, value)`` (ledger append, then the
 barrier ``effect(task=X):after``); every persistence write passes ``barrier.hit(name + ":before")``
@@ -26,22 +26,14 @@ returns, including what to report when the framework cannot read its own thread)
 ``Unsupported(reason)``; the racer records ``status: unsupported`` and the kind turns the
 property into ``unknown`` with that reason.
 
-What each kind needs from an adapter (declare the kind in ``TargetInfo.kinds`` only if it works):
-
-* ``race``: run, resume(command); ``gated_task``.
-* ``kill_sweep`` / ``first_checkpoint`` / ``recovery_determinism``: run, resume(none|input|command),
-  ``inspect`` (completed_tasks, checkpoints, next, pending_interrupts); persistence barriers.
-* ``fork``: run, resume(command), fork(checkpoint="interrupt", via=checkpoint, and via=explicit where
-  the framework has one, else Unsupported), intent; ``gated_task`` and ``observed[gated_task]``.
-* ``invalid_state``: run; ``inspect`` with ``values`` and ``error``; ``meta["invalid"]``.
-* ``stray_resume``: run, resume(command) repeated on a consumed and on a completed thread, with
-  ``interrupt: "first"`` when the scenario sets ``resume_by: interrupt``; inspect; ``gated_task``.
+What each kind needs from an adapter is in its module's docstring (``chaos.kinds.<kind>``, names
+in ``chaos.kinds.KINDS``); declare the kind in ``TargetInfo.kinds`` only if it works.
 
 Racers also report ``versions``: ``importlib.metadata`` versions of ``RacerSpec.distributions``.
 
 Declare in ``TargetInfo``: ``kinds``, ``properties`` (a verdict on a property not listed there is
-turned into ``unknown``: list every property you can judge, including CO/EO/PC/LIVENESS for race and
-kill_sweep), ``unsupported`` (kind / property / feature such as ``"fork:explicit"`` -> reason), and
+turned into ``unknown``: list every property you can judge, including the CO/EO/PC/LIVENESS of the
+kinds you declare), ``unsupported`` (kind / property / feature such as ``"fork:explicit"`` -> reason), and
 ``in_process_backends`` (backends whose state dies with the process: contract kinds then run all
 their phases in one racer).
 """

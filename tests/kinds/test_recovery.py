@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from chaos.records import Op, RacerOutcome, TrialRecord
-from chaos.verdicts.recovery import point_rd
+from chaos.kinds.recovery_determinism import point_rd
 from conftest import run_text
 
 RECOVERY = """\

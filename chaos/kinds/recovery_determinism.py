@@ -1,20 +1,51 @@
-"""RD from ``recovery_determinism`` trials: the same crash point, recovered the same way each time.
+"""``recovery_determinism``: the same crash point, recovered the same way each time -> RD, EO, PC, liveness.
 
-The trials are a kill sweep with several repeats per kill point. A recovery's *decision* is what the
-fresh process did: its outcome (or error type), which tasks it ran again (effects it fired), and
-where it left the thread. RD holds at a point when every repeat made the same decision; it is
-violated when repeats differ, and the reason says whether the durable state at the kill differed
-too (the write order itself varied, LangGraph issue 8039) or not (the same state, different
-decisions). EO, PC and liveness come from the sweep's own analysis.
+Its trials are a kill sweep (``chaos.kinds.sweep``), usually at a few kill points (``kill_points``)
+with several repeats each (``trials`` >= 2). A recovery's *decision* is what the fresh process did:
+its outcome (or error type), which tasks it ran again (effects it fired), and where it left the
+thread. RD holds at a point when every repeat made the same decision; it is violated when repeats
+differ, and the reason says whether the durable state at the kill differed too (the write order
+itself varied, LangGraph issue 8039) or not (the same state, different decisions). EO, PC and
+liveness come from the sweep's own check; RD comes first in the cell's and each point's verdicts.
+
+What it needs from an adapter: what every sweep needs (``chaos.kinds.sweep``).
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator
 
-from chaos.kinds.checking import analyze_sweep, combine, verdict
+from chaos.kinds.base import Kind
+from chaos.kinds.checking import combine, verdict
+from chaos.kinds.sweep import Sweep
 from chaos.records import CellResult, TrialRecord, Verdict
+from chaos.running.trial import RunContext
+from chaos.scenario.model import Cell
+
+SWEEP = Sweep()
+
+
+class RecoveryDeterminism(Kind):
+    name = "recovery_determinism"
+    about = "crash at one point again and again: does the recovery decide the same way each time?"
+    properties = ("RD",) + SWEEP.properties
+    fields = ("resume", "kill_points", "trials")
+    section = "sweep"
+    title = "Recovery determinism (repeated crashes at one point)"
+
+    def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
+        return SWEEP.run_cell(ctx, cell, skip)
+
+    def check(self, cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
+        return check_recovery(cell, list(records))
+
+    def explain(self, rec: TrialRecord) -> list[str]:
+        return SWEEP.explain(rec)
+
+
+KIND = RecoveryDeterminism()
 
 
 def decision(rec: TrialRecord) -> str:
@@ -50,8 +81,8 @@ def point_rd(point: str, recs: list[TrialRecord]) -> Verdict:
                    note="durable states: " + " | ".join(sorted(states))[:1500])
 
 
-def analyze(cell, records: list[TrialRecord]) -> CellResult:
-    result = analyze_sweep(cell, records)
+def check_recovery(cell: Cell, records: list[TrialRecord]) -> CellResult:
+    result = SWEEP.check(cell, records)
     if result.failure:
         result.verdicts.insert(0, verdict("RD", "unknown", result.failure))
         return result

@@ -1,0 +1,73 @@
+"""``first_checkpoint``: crash before the first checkpoint is durable -> EO, PC, liveness, FCL.
+
+The kill sweep (``chaos.kinds.sweep``) restricted to the boundaries up to and including the first
+``put(...):before`` (the last moment nothing of the run is durable yet), usually resumed with
+``none``: does an accepted run survive a crash before its first checkpoint? With durability
+``exit`` nothing is durable until the end, so every point up to the final checkpoint qualifies.
+
+FCL (the first checkpoint survives a crash) is judged at each point beside EO, PC and liveness: violated by a
+trial where no checkpoint survived the kill and the resume could not finish the run (the accepted
+run is known nowhere; the reason says whether effects had already fired), else holds.
+
+What it needs from an adapter: what every sweep needs (``chaos.kinds.sweep``), and ``checkpoints``
+in ``inspect``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from chaos.kinds.base import Kind
+from chaos.kinds.checking import verdict
+from chaos.kinds.sweep import PointCheck, Sweep
+from chaos.records import CellResult, TrialRecord, Verdict
+from chaos.running.trial import RunContext
+from chaos.scenario.model import Cell
+
+
+def before_first_checkpoint(boundaries: list[str]) -> list[str]:
+    """The boundaries up to and including the first checkpoint write's ``:before``."""
+    out = []
+    for b in boundaries:
+        out.append(b)
+        if b.startswith("put(") and ":before#" in b:
+            break
+    return out
+
+
+def point_fcl(point: str, valid: list[TrialRecord]) -> Verdict:
+    """FCL at one kill point: did a run that left no checkpoint behind get recovered?"""
+    lost = [r for r in valid if ((r.observations.get("at_kill") or {}).get("checkpoints") or 0) == 0
+            and (r.observations.get("resume_outcome") or {}).get("status") != "done"]
+    if lost:
+        fired = sum(len(r.ledger) for r in lost)
+        note = f"; yet {fired} effect(s) had already fired" if fired else ""
+        err = ((lost[0].observations.get("resume_outcome") or {}).get("error") or {}).get("type")
+        return verdict("FCL", "violated", f"{point}: no checkpoint survived and the resume could not continue ({err}): "
+                       f"the accepted run is known nowhere{note}",
+                       points=[point], trial_ids=[r.trial_id for r in lost], ledger_seqs=[row["seq"] for r in lost for row in r.ledger])
+    return verdict("FCL", "holds", f"{point}: the run was recovered", points=[point], trial_ids=[r.trial_id for r in valid])
+
+
+SWEEP = Sweep(narrow=before_first_checkpoint, extra=(PointCheck("FCL", point_fcl),))
+
+
+class FirstCheckpoint(Kind):
+    name = "first_checkpoint"
+    about = "crash before the first checkpoint is durable: is the accepted run still known anywhere?"
+    properties = SWEEP.properties
+    fields = ("resume", "kill_points", "trials")
+    section = "sweep"
+    title = "Crash before the first checkpoint"
+
+    def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
+        return SWEEP.run_cell(ctx, cell, skip)
+
+    def check(self, cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
+        return SWEEP.check(cell, list(records))
+
+    def explain(self, rec: TrialRecord) -> list[str]:
+        return SWEEP.explain(rec)
+
+
+KIND = FirstCheckpoint()

@@ -1,0 +1,144 @@
+"""``invalid_state``: a node returns a value that breaks the declared state schema -> CV.
+
+Per trial: phase ``write`` runs the workload (its node ``meta["invalid"]["task"]`` writes
+``meta["invalid"]["value"]`` into ``field``); phase ``read`` looks at the thread from a fresh
+process (durable state, read below the framework if the framework cannot read it), tries to
+continue it, and looks again.
+
+CV (checkpoint validity): a schema-breaking value is refused loudly, never persisted silently. Per
+trial, from the durable state a fresh process read after the write:
+
+* the value is in the checkpointed state and the run raised nothing: persisted silently (violated,
+  LangGraph issue 6491);
+* it is in the checkpointed state and an error came only later, when a step read it: persisted,
+  refused too late (violated);
+* the run raised and the state does not hold it: refused loudly (holds; a pending write that still
+  carries it is named);
+* the run raised nothing and the state does not hold it: the write vanished silently (violated).
+
+The reason also says whether the thread stayed readable and what continuing it did. No effect is
+duplicated by design, so the kind has no explanation beyond CV's reason.
+
+What it needs from an adapter: ``run``; ``inspect`` with ``values`` and ``error`` (when the
+framework cannot read its own thread, what the store holds, read below the framework: ``values``
+with ``"values_source": "saver"`` and ``pending_writes``); a workload whose ``meta["invalid"]``
+names the ``task``, ``field`` and ``value`` of the invalid write.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from chaos.kinds.base import Kind
+from chaos.kinds.checking import base_fields, verdict
+from chaos.kinds.phases import each_trial, failed, run_phases
+from chaos.records import CellResult, TrialRecord, Verdict
+from chaos.running.trial import RunContext, TrialRun
+from chaos.scenario.model import Cell
+
+
+class InvalidState(Kind):
+    name = "invalid_state"
+    about = "a node writes a value that breaks the state schema: is it refused loudly, never persisted?"
+    properties = ("CV",)
+    section = "contract"
+    title = "Invalid state"
+
+    def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
+        return each_trial(ctx, cell, skip, invalid_trial)
+
+    def check(self, cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
+        return check_invalid(cell, list(records))
+
+
+KIND = InvalidState()
+
+
+def invalid_trial(run: TrialRun) -> TrialRecord:
+    labelled, racers = run_phases(run, [
+        ("write", [{"op": "run", "label": "run", "keep_going": True}]),
+        ("read", [{"op": "inspect", "label": "durable"},
+                  {"op": "resume", "form": "none", "label": "continue", "keep_going": True},
+                  {"op": "inspect", "label": "after"}]),
+    ])
+    meta = next(((r.result or {}).get("workload_meta") or {} for r in racers if r.result), {})
+    run_o, cont_o = labelled.get("run") or {}, labelled.get("continue") or {}
+    run.observations.update(
+        invalid=meta.get("invalid"),
+        write={"status": run_o.get("status"), "error": run_o.get("error"), "fired": run_o.get("fired", [])},
+        durable=(labelled.get("durable") or {}).get("inspect"),
+        resume={"status": cont_o.get("status"), "error": cont_o.get("error"), "fired": cont_o.get("fired", [])},
+        after=(labelled.get("after") or {}).get("inspect"),
+    )
+    why = failed(racers)
+    if why:
+        return run.record(valid=False, invalid_reason=why, fault_fired=False)
+    if not meta.get("invalid"):
+        return run.record(valid=False, invalid_reason=f"workload {run.cell.scenario.workload} declares no invalid write "
+                          "(meta['invalid'])", fault_fired=False)
+    task = meta["invalid"].get("task")
+    if task and task not in {k.split(":", 1)[0] for k in run_o.get("fired", [])}:
+        return run.record(valid=False, invalid_reason=f"the node {task} that writes the invalid value never ran "
+                          f"(run status {run_o.get('status')})", fault_fired=False)
+    return run.record(valid=True, fault_fired=True)
+
+
+# ------------------------------------------------------------------------------------ check
+
+
+def _holds_value(state_value: Any, value: Any) -> bool:
+    return state_value == value or (isinstance(state_value, list) and not isinstance(value, list) and value in state_value)
+
+
+def trial_cv(rec: TrialRecord) -> tuple[str, str]:
+    o = rec.observations
+    inv = o.get("invalid") or {}
+    field, value = inv.get("field"), inv.get("value")
+    durable = o.get("durable") or {}
+    write = o.get("write") or {}
+    values = durable.get("values") or {}
+    in_state = isinstance(values, dict) and field in values and _holds_value(values[field], value)
+    pending = any(w[0] == field and _holds_value(w[1], value) for w in durable.get("pending_writes") or [])
+    err = write.get("error") or {}
+    loud = write.get("status") == "error"
+    read_err = (durable.get("error") or {})
+    readable = "readable" if not read_err else f"unreadable ({read_err.get('type')})"
+    resumed = (o.get("resume") or {})
+    tail = f"; thread {readable}; continuing it: {resumed.get('status')}" + (
+        f" ({(resumed.get('error') or {}).get('type')})" if resumed.get("status") == "error" else "")
+    shown = f"{field}={value!r}"
+    if in_state and not loud:
+        return "violated", f"persisted silently: the checkpoint holds {shown} and the run raised nothing{tail}"
+    if in_state:
+        return "violated", (f"persisted, refused too late: the checkpoint holds {shown}; {err.get('type')} came only when a later "
+                            f"step read it{tail}")
+    if loud:
+        extra = "; the write is still durable as a pending write" if pending else ""
+        return "holds", (f"refused loudly ({err.get('type')}: {str(err.get('message'))[:100]}); the checkpoint does not hold "
+                         f"{shown}{extra}{tail}")
+    return "violated", f"the invalid write {shown} vanished: no error and not in the state{tail}"
+
+
+def cv_verdict(valid: list[TrialRecord], n: int) -> Verdict:
+    if not valid:
+        return verdict("CV", "unknown", f"no valid trial of {n}")
+    per = [(r, *trial_cv(r)) for r in valid]
+    bad = [(r, why) for r, st, why in per if st == "violated"]
+    if bad:
+        return verdict("CV", "violated", f"{len(bad)}/{len(valid)} trials: {bad[0][1]}", trial_ids=[r.trial_id for r, _ in bad])
+    return verdict("CV", "holds", f"all {len(valid)} trials: {per[0][2]}", trial_ids=[r.trial_id for r in valid])
+
+
+def check_invalid(cell: Cell, records: list[TrialRecord]) -> CellResult:
+    valid = [r for r in records if r.valid]
+    result = CellResult(**base_fields(cell, records))
+    result.summary = {
+        "write_status": dict(Counter(str((r.observations.get("write") or {}).get("status")) for r in valid)),
+        "readable_after": dict(Counter(not (r.observations.get("durable") or {}).get("error") for r in valid)),
+        "continue_status": dict(Counter(str((r.observations.get("resume") or {}).get("status")) for r in valid)),
+        "invalid": dict(Counter(r.invalid_reason for r in records if not r.valid)),
+    }
+    result.verdicts = [cv_verdict(valid, len(records))]
+    return result

@@ -1,0 +1,160 @@
+"""``stray_resume``: answer an interrupt, then send the same answer again (a retry, a replayed request) -> CO.
+
+Per trial: phase ``first`` runs the workload to its interrupt and answers it with v; phase
+``stray`` looks at the thread, sends ``Command(resume=v)`` again, and looks again. After the first
+answer the thread is either complete (``gate_after_interrupt``) or waiting at a later interrupt
+(``two_gates``): both are "consumed" for the first interrupt, so the stray answer must be inert: no
+effect fires, the state does not move. With ``resume_by: interrupt`` both answers are addressed to
+the first interrupt by its id (LangGraph: ``Command(resume={id: v})``), as a client replaying its
+exact request would send them.
+
+CO (consume-once): inert means it fires no effect and the thread's state (values, next tasks,
+pending interrupts) does not move. A refusal (an error) is inert too. A stray answer that lands on
+a later interrupt and answers it is the violation a retry/fork discriminator would prevent.
+
+What it needs from an adapter: ``run``, ``resume`` (command) repeated on a consumed and on a
+completed thread, with ``interrupt: "first"`` when the scenario sets ``resume_by: interrupt``;
+``inspect``; ``gated_task``. Scenario fields: ``resume_by``; ``resume`` must be ``command:<value>``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator
+
+from chaos.kinds.base import Kind, needs_command_resume
+from chaos.kinds.checking import base_fields, verdict
+from chaos.kinds.phases import each_trial, failed, run_phases
+from chaos.records import CellResult, TrialRecord, Verdict
+from chaos.running.trial import RunContext, TrialRun
+from chaos.scenario.model import Cell, Scenario
+
+MOVED_KEYS = ("values", "next", "pending_interrupts")
+
+
+class StrayResume(Kind):
+    name = "stray_resume"
+    about = "send the answer to a consumed interrupt again: is the repeat inert?"
+    properties = ("CO",)
+    fields = ("resume_by",)
+    section = "contract"
+    title = "Stray resume"
+
+    def validate(self, scenario: Scenario) -> None:
+        needs_command_resume(self.name, scenario)
+
+    def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
+        return each_trial(ctx, cell, skip, stray_trial)
+
+    def check(self, cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
+        return check_stray(cell, list(records))
+
+    def explain(self, rec: TrialRecord) -> list[str]:
+        """Only a stray answer that was not inert is explained, with the trial's ledger."""
+        status, why = trial_co(rec)
+        if status != "violated":
+            return []
+        seqs = ", ".join(f"{r['effect_key']} (seq {r['seq']}, racer {r['racer_id']})" for r in sorted(rec.ledger, key=lambda r: r["seq"]))
+        return [f"{why}; the ledger of this trial: {seqs}"]
+
+
+KIND = StrayResume()
+
+
+def stray_trial(run: TrialRun) -> TrialRecord:
+    s = run.cell.scenario
+    v = s.resume_value
+    answer = {"op": "resume", "form": "command", "value": v}
+    if s.resume_by == "interrupt":
+        answer["interrupt"] = "first"  # the same request, addressed to the interrupt it answered
+    labelled, racers = run_phases(run, [
+        ("first", [{"op": "run", "label": "run"}, {**answer, "if": "interrupted", "label": "resume"}]),
+        ("stray", [{"op": "inspect", "label": "before"}, {**answer, "label": "stray", "keep_going": True},
+                   {"op": "inspect", "label": "after"}]),
+    ])
+    gated = next((r.result.get("gated_task") for r in racers if r.result), None)
+    run_o, resume_o, stray_o = labelled.get("run"), labelled.get("resume"), labelled.get("stray")
+    before = (labelled.get("before") or {}).get("inspect") or {}
+    after = (labelled.get("after") or {}).get("inspect") or {}
+    run.observations.update(
+        gated_task=gated, sent=v, resume_by=s.resume_by,
+        consumed={"status": (resume_o or {}).get("status"), "fired": (resume_o or {}).get("fired", []),
+                  "waiting_at": (resume_o or {}).get("interrupts", [])},
+        thread_before=_state(before), thread_after=_state(after),
+        stray={"status": (stray_o or {}).get("status"), "fired": (stray_o or {}).get("fired", []),
+               "observed": (stray_o or {}).get("observed"), "error": (stray_o or {}).get("error")},
+    )
+    why = failed(racers)
+    if why:
+        return run.record(valid=False, invalid_reason=why, fault_fired=False)
+    if not run_o or run_o.get("status") != "interrupted":
+        return run.record(valid=False, invalid_reason=f"the run did not stop at an interrupt (status {(run_o or {}).get('status')})",
+                          fault_fired=False)
+    consumed = [k for k in (resume_o or {}).get("fired", []) if gated and k.split(":", 1)[0] == gated]
+    if not consumed:
+        return run.record(valid=False, invalid_reason=f"the first answer did not fire {gated}: nothing was consumed",
+                          fault_fired=False)
+    if stray_o is None:
+        return run.record(valid=False, invalid_reason="the stray resume was not performed", fault_fired=False)
+    return run.record(valid=True, fault_fired=True)
+
+
+def _state(inspected: dict) -> dict:
+    """The parts of the thread a stray resume must not move."""
+    return {k: inspected.get(k) for k in ("values", "next", "pending_interrupts", "checkpoints", "checkpoint", "error")}
+
+
+# ------------------------------------------------------------------------------------ check
+
+
+def trial_co(rec: TrialRecord) -> tuple[str, str]:
+    o = rec.observations
+    stray, before, after = o.get("stray") or {}, o.get("thread_before") or {}, o.get("thread_after") or {}
+    where = "a thread waiting at a later interrupt" if (o.get("consumed") or {}).get("waiting_at") else "a completed thread"
+    if o.get("resume_by") == "interrupt":
+        where += " (addressed to the first interrupt's id)"
+    if stray.get("fired"):
+        return "violated", f"the stray answer {o.get('sent')!r} to {where} fired {', '.join(stray['fired'])}"
+    moved = [k for k in MOVED_KEYS if before.get(k) != after.get(k)]
+    if moved:
+        changes = ", ".join(f"{k}: {before.get(k)!r} -> {after.get(k)!r}" for k in moved)
+        return "violated", f"the stray answer to {where} moved the thread ({changes})"
+    if stray.get("status") == "error":
+        how = f"refused ({(stray.get('error') or {}).get('type')})"
+    else:
+        how = f"accepted as a no-op ({stray.get('status')})"
+    extra = ""
+    if before.get("checkpoints") != after.get("checkpoints"):
+        extra = f"; it wrote {((after.get('checkpoints') or 0) - (before.get('checkpoints') or 0))} checkpoint(s) with the same state"
+    return "holds", f"the stray answer to {where} was inert: {how}{extra}"
+
+
+def check_stray(cell: Cell, records: list[TrialRecord]) -> CellResult:
+    valid = [r for r in records if r.valid]
+    result = CellResult(**base_fields(cell, records))
+    per = [(r, *trial_co(r)) for r in valid]
+    result.summary = {
+        "resume_by": cell.scenario.resume_by,
+        "thread_after_first_answer": dict(Counter("waiting at a later interrupt" if (r.observations.get("consumed") or {}).get("waiting_at")
+                                                  else "completed" for r in valid)),
+        "stray_status": dict(Counter(str((r.observations.get("stray") or {}).get("status")) for r in valid)),
+        "stray_fired": dict(Counter(",".join((r.observations.get("stray") or {}).get("fired") or []) or "-" for r in valid)),
+        "invalid": dict(Counter(r.invalid_reason for r in records if not r.valid)),
+    }
+    result.verdicts = [co_verdict(per, len(records))]
+    return result
+
+
+def co_verdict(per: list[tuple[TrialRecord, str, str]], n: int) -> Verdict:
+    if not per:
+        return verdict("CO", "unknown", f"no valid trial of {n} (the first answer never consumed the interrupt)")
+    bad = [(r, why) for r, st, why in per if st == "violated"]
+    if bad:
+        seqs = []
+        for r, _ in bad:
+            n_fired = len((r.observations.get("stray") or {}).get("fired") or [])
+            rows = [row["seq"] for row in r.ledger if row["racer_id"] in ("stray", "solo")]
+            seqs += rows[len(rows) - n_fired:] if n_fired else []  # the stray call fires last
+        return verdict("CO", "violated", f"{len(bad)}/{len(per)} trials: {bad[0][1]}", trial_ids=[r.trial_id for r, _ in bad],
+                       ledger_seqs=seqs)
+    return verdict("CO", "holds", f"all {len(per)} trials: {per[0][2]}", trial_ids=[r.trial_id for r, _, _ in per])
