@@ -1,16 +1,22 @@
 """Plain typed records: what a trial did, what a cell showed, what a run concluded.
 
-Everything here serialises to JSON and back; the journal, results.json and the reports are made
-of these, so files are the debugger. Verdicts are values (``holds`` / ``violated`` / ``unknown``
-with a reason and evidence), never log lines.
+Everything here serialises to JSON and back; the journal, results.json, run.json, a night's
+summary.json and the reports are made of these, so files are the debugger. Verdicts are values
+(``holds`` / ``violated`` / ``unknown`` with a reason and evidence), never log lines.
+
+run.json (``RunMeta``) and summary.json (``NightSummary``) are read back from folders older
+chaos versions wrote: they accept keys they do not know (and keep them), and ``RunMeta`` writes
+back only the keys that were set, so a file keeps the keys it had.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, cast
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+from chaos.racer.protocol import ActionOutcome, ErrorInfo, InspectResult, RacerResult
 
 Status = Literal["holds", "violated", "unknown"]
 
@@ -46,7 +52,46 @@ class RacerOutcome(Record):
     signal: int | None = None
     status: Literal["ok", "harness_error", "killed", "timeout", "crashed", "not_started"]
     kill_confirmed: bool | None = None
-    result: dict[str, Any] | None = None
+    result: dict[str, Any] | None = None  # the racer's result file (``RacerResult``), None if it wrote none
+
+    # typed readers of ``result`` (a killed or crashed racer has none: empty answers, never a KeyError)
+
+    @property
+    def racer_result(self) -> RacerResult:
+        """The racer's result file as its protocol type (``{}`` if it wrote none)."""
+        return cast(RacerResult, self.result or {})
+
+    @property
+    def outcomes(self) -> list[ActionOutcome]:
+        """The outcome of each action the racer performed, in order."""
+        return self.racer_result.get("outcomes") or []
+
+    @property
+    def last_outcome(self) -> ActionOutcome | None:
+        """The outcome of the racer's last performed action (None if it performed none)."""
+        outs = self.outcomes
+        return outs[-1] if outs else None
+
+    @property
+    def gated_task(self) -> str | None:
+        return self.racer_result.get("gated_task")
+
+    @property
+    def workload_meta(self) -> dict[str, Any]:
+        return self.racer_result.get("workload_meta") or {}
+
+    @property
+    def inspect_before(self) -> InspectResult | None:
+        return self.racer_result.get("inspect_before")
+
+    @property
+    def inspect_after(self) -> InspectResult | None:
+        return self.racer_result.get("inspect_after")
+
+    @property
+    def harness_error(self) -> ErrorInfo | None:
+        """Why the racer itself could not run (``status: harness_error``), if it could not."""
+        return self.racer_result.get("error")
 
 
 class TrialRecord(Record):
@@ -207,3 +252,185 @@ class RunResults(Record):
                 for cv in failing
             ]
             raise AssertionError(f"{what} does not hold in {len(failing)} of {len(judged)} verdict(s) of {where}:\n" + "\n".join(lines))
+
+
+# ------------------------------------------------------------------------------- run.json
+
+
+class FileRecord(BaseModel):
+    """A record stored in a metadata file older versions also wrote: unknown keys are kept."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class RunCell(FileRecord):
+    index: int
+    id: str
+    axes: dict[str, Any] = Field(default_factory=dict)
+
+
+class RunLoad(FileRecord):
+    """The machine's 1-minute load average at the run's start and end, and its CPU count."""
+
+    cpus: int | None = None
+    start: float | None = None
+    end: float | None = None
+
+
+class RerunOf(FileRecord):
+    run_dir: str
+    run_id: str | None = None
+    trial_ids: list[str] = Field(default_factory=list)
+
+
+class CellVersions(FileRecord):
+    """A cell's framework version: the one its scenario asked for (None: installed), and what ran."""
+
+    asked: str | None = None
+    ran: dict[str, str | None] = Field(default_factory=dict)
+
+
+class ResumeNote(FileRecord):
+    """One ``chaos run --resume`` of the run: what it found and set aside before continuing."""
+
+    at: str
+    journaled_trials: int
+    torn_line_dropped: bool
+    torn_bytes: int
+    aborted_ledger_rows: int
+    reaped_racers: int
+    reaped_containers: int
+
+
+class RunMeta(FileRecord):
+    """run.json: what a run is (scenario, cells, seed, versions, machine) and how it went.
+
+    Written when the run folder is created, again once storage is known, and when the run ends;
+    ``finished`` is None until the run ends (and stays None for an interrupted run). Only keys
+    that were set are written (``to_json``), so a run, a rerun and a resumed run each keep the
+    keys they always wrote."""
+
+    run_id: str
+    scenario_file: str | None = None
+    scenario: dict[str, Any]
+    cells: list[RunCell] = Field(default_factory=list)
+    seed: int | None = None
+    rerun_of: RerunOf | None = None
+    versions: dict[str, str | None] = Field(default_factory=dict)
+    host: str | None = None
+    platform: str | None = None
+    load: RunLoad | None = None
+    argv: list[str] = Field(default_factory=list)
+    started: str | None = None
+    finished: str | None = None
+    interrupted: bool = False
+    work_dir: str | None = None  # where the trials' files were, when not in the run folder (``--work-in``)
+    storage: dict[str, Any] | None = None  # the run's ledger and Postgres schema, DSNs redacted
+    stopped: str | None = None
+    signals: list[str] | None = None
+    failures: dict[str, str] = Field(default_factory=dict)  # cell index -> why the cell failed
+    cell_versions: dict[str, CellVersions] = Field(default_factory=dict)
+    comparison: list[dict[str, Any]] | None = None  # a rerun: the stored verdicts its trials changed (or not)
+    resumes: list[ResumeNote] = Field(default_factory=list)
+    reaped: str | None = None  # when a later chaos command reaped what the dead run left
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object run.json holds: the keys that were set (and unknown keys read from it)."""
+        return self.model_dump(mode="json", exclude_unset=True)
+
+    # read like the JSON object it was before it had a model (``meta["run_id"]``, ``meta.get("load")``)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.to_json()[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.to_json().get(key, default)
+
+
+# --------------------------------------------------------------------------- summary.json
+
+
+class NightCell(FileRecord):
+    """One cell of one run in a night's summary."""
+
+    cell_id: str
+    kind: str
+    framework: str
+    backend: str
+    k: int
+    jitter_ms: float
+    valid_trials: int
+    trials: int
+    saturation: float | None = None
+    failure: str | None = None
+    verdicts: dict[str, str] = Field(default_factory=dict)  # property -> status
+    reasons: dict[str, str] = Field(default_factory=dict)  # property -> reason
+
+
+class NightRun(FileRecord):
+    """One scenario of a night: where its run folder is (relative), how it ended, its cells."""
+
+    scenario: str
+    file: str
+    overrides: dict[str, Any] = Field(default_factory=dict)
+    run_dir: str | None = None
+    error: str | None = None
+    interrupted: bool = False
+    exit_code: int
+    verdict_counts: dict[str, int] = Field(default_factory=dict)
+    cells: list[NightCell] = Field(default_factory=list)
+    load: dict[str, Any] | None = None  # the run's run.json ``load``
+
+
+class CellRef(FileRecord):
+    scenario: str
+    cell_id: str
+
+
+class VerdictChange(CellRef):
+    property: str
+    was: str
+    now: str
+    reason: str = ""
+    run_dir: str | None = None
+
+
+class SaturationMove(CellRef):
+    was: float
+    now: float
+    delta: float
+    k: int | None = None
+    k_was: int | None = None
+    notable: bool = False
+
+
+class Trend(FileRecord):
+    """What changed since the previous night (``chaos.running.nightly.compare``)."""
+
+    regressions: list[VerdictChange] = Field(default_factory=list)
+    lost: list[VerdictChange] = Field(default_factory=list)
+    improvements: list[VerdictChange] = Field(default_factory=list)
+    changed: list[VerdictChange] = Field(default_factory=list)
+    new: list[CellRef] = Field(default_factory=list)
+    removed: list[CellRef] = Field(default_factory=list)
+    saturation: list[SaturationMove] = Field(default_factory=list)
+
+
+class NightSummary(FileRecord):
+    """summary.json of a nightly folder: the suite, every run's verdicts, the trend, the exit code."""
+
+    suite: str | None = None
+    about: str | None = None
+    suite_file: str | None = None
+    started: str | None = None
+    finished: str | None = None
+    date: str
+    interrupted: bool = False
+    runs: list[NightRun] = Field(default_factory=list)
+    previous: str | None = None
+    verdict_counts: dict[str, int] = Field(default_factory=dict)
+    trend: Trend = Field(default_factory=Trend)
+    exit_code: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")

@@ -32,6 +32,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from chaos.racer.protocol import BarrierSpec, TraceEntry
+
 GATE = "gate"
 HOLD = "hold"
 ARRIVAL_SUFFIX = ".arrival"
@@ -67,13 +69,13 @@ class BarrierClient:
     racer_id: str
     armed: frozenset[str] = frozenset()
     echo: bool = False
-    trace: list[dict] = field(default_factory=list)
+    trace: list[TraceEntry] = field(default_factory=list)
     _counts: dict[str, int] = field(default_factory=dict)
     _arrivals: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
-    def from_spec(cls, spec: dict, racer_id: str) -> BarrierClient:
+    def from_spec(cls, spec: BarrierSpec, racer_id: str) -> BarrierClient:
         return cls(
             directory=spec["dir"],
             racer_id=racer_id,

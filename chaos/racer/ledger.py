@@ -32,6 +32,8 @@ import threading
 import time
 from typing import Protocol
 
+from chaos.racer.protocol import LedgerSpec
+
 COLUMNS = (
     "seq",
     "run_id",
@@ -159,7 +161,7 @@ class SqliteLedger:
         self._conn.close()
 
 
-def open_ledger(config: dict, context: dict | None = None) -> Ledger:
+def open_ledger(config: LedgerSpec, context: dict | None = None) -> Ledger:
     """Open the ledger a racer spec or a run names."""
     kind = config.get("kind", "sqlite")
     if kind == "sqlite":

@@ -28,6 +28,7 @@ import time
 
 from chaos.racer.barrier import BarrierClient, write_atomic
 from chaos.racer.ledger import open_ledger
+from chaos.racer.protocol import ActionOutcome, RacerResult, RacerSpec
 
 HARNESS_ERROR_EXIT = 4
 
@@ -56,12 +57,15 @@ def preimport(adapter) -> None:
             pass
 
 
-def run_spec(spec: dict) -> tuple[dict, int]:
-    """Perform the spec's action; returns (result, exit code)."""
+def run_spec(spec: RacerSpec) -> tuple[RacerResult, int]:
+    """Perform the spec's actions; returns (result, exit code).
+
+    A spec written by hand (tests, benchmarks) may leave out what has a default: no gate, no
+    hold, no jitter, no inspections, no distributions."""
     from chaos.targets.base import Unsupported, distribution_versions, error_of, outcome_of_inspect, unsupported_outcome
 
     t0 = time.monotonic_ns()
-    result: dict = {
+    result: RacerResult = {
         "racer_id": spec["racer_id"],
         "trial_id": spec.get("trial_id"),
         "pid": os.getpid(),
@@ -114,9 +118,10 @@ def run_spec(spec: dict) -> tuple[dict, int]:
             delay = random.Random(int(spec.get("seed", 0))).uniform(0, jitter_ms) / 1000.0
             result["jitter_s"] = delay
             time.sleep(delay)  # the experiment's jitter, not synchronisation
-        result["outcomes"] = []
+        outcomes: list[ActionOutcome] = []
+        result["outcomes"] = outcomes
         for action in spec.get("actions") or []:
-            previous = result["outcomes"][-1]["status"] if result["outcomes"] else None
+            previous = outcomes[-1]["status"] if outcomes else None
             if action.get("if") and action["if"] != previous:
                 continue  # e.g. answer an interrupt only if the run stopped at one
             if not result.get("t_invoke_mono_ns"):
@@ -131,9 +136,9 @@ def run_spec(spec: dict) -> tuple[dict, int]:
                     outcome = unsupported_outcome(str(exc))
             outcome["fired"] = [f["effect_key"] for f in list(getattr(session, "fired", []))[before:]]
             outcome["action"] = action
-            result["outcomes"].append(outcome)
+            outcomes.append(outcome)
             result["t_return_mono_ns"] = time.monotonic_ns()
-            if outcome.get("status") in ("error", "unsupported") and not action.get("keep_going"):
+            if outcome["status"] in ("error", "unsupported") and not action.get("keep_going"):
                 break  # later actions would act on a state the workload never reached
         if spec.get("inspect_after"):
             t_after = time.monotonic_ns()
@@ -159,7 +164,7 @@ def run_spec(spec: dict) -> tuple[dict, int]:
     return result, code
 
 
-def serve(spec: dict) -> int:
+def serve(spec: RacerSpec) -> int:
     """Run ``spec`` and write its result file: the whole life of a racer once it has its spec.
 
     A cold racer (``main``) and a warm one (forked by ``chaos.racer.forkserver``) both end up here, so

@@ -8,7 +8,7 @@ framework is recorded as failed and the others go on; an interrupted run stops t
 At the end the night gets summary.json (the CI summary: verdicts per run and cell, saturation, the
 comparison with the previous night), junit.xml (every run), index.html, saturation.png and
 trend.png. The previous night is the newest earlier folder beside this one that has a
-summary.json. A *regression* is a property that is violated tonight and was not last night
+summary.json (``chaos.records.NightSummary``). A *regression* is a property that is violated tonight and was not last night
 (holds or unknown before); ``holds -> unknown`` is reported as lost coverage, not a regression.
 
 Exit codes: 3 a run failed or the night was interrupted; else 4 a verdict regressed since the
@@ -24,8 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from chaos.racer.errors import ChaosError, EnvironmentProblem
-from chaos.records import RunResults
+from pydantic import ValidationError
+
+from chaos.racer.errors import ChaosError
+from chaos.records import CellRef, NightCell, NightRun, NightSummary, RunResults, SaturationMove, Trend, VerdictChange
+from chaos.running.runfolder import new_folder, now_iso, read_meta, write_atomic
 from chaos.scenario.suite import LoadedSuite, load_suite
 
 EXIT_REGRESSION = 4
@@ -57,12 +60,17 @@ class RunEntry:
 @dataclass
 class NightlyOutcome:
     night_dir: Path
-    summary: dict
+    night: NightSummary
     entries: list[RunEntry] = field(default_factory=list)
 
     @property
+    def summary(self) -> dict[str, Any]:
+        """The night's summary.json as a JSON object."""
+        return self.night.to_json()
+
+    @property
     def exit_code(self) -> int:
-        return self.summary["exit_code"]
+        return self.night.exit_code
 
 
 # --------------------------------------------------------------------------------- nights
@@ -73,17 +81,22 @@ def _night_key(name: str) -> tuple[str, int] | None:
     return (m.group(1), int(m.group(2) or 1)) if m else None
 
 
+def _order(name: str) -> tuple[str, int]:
+    """Where a folder sorts among nights (a name that is not a night's sorts first)."""
+    return _night_key(name) or ("", 0)
+
+
 def nights(out: Path) -> list[Path]:
     """Night folders under ``out`` that hold a summary, oldest first."""
     if not Path(out).is_dir():
         return []
     found = [d for d in Path(out).iterdir() if d.is_dir() and _night_key(d.name) and (d / "summary.json").exists()]
-    return sorted(found, key=lambda d: _night_key(d.name))
+    return sorted(found, key=lambda d: _order(d.name))
 
 
 def previous_night(night_dir: Path) -> Path | None:
-    key = _night_key(night_dir.name)
-    earlier = [d for d in nights(night_dir.parent) if d != night_dir and key and _night_key(d.name) < key]
+    key = _order(night_dir.name)
+    earlier = [d for d in nights(night_dir.parent) if d != night_dir and _order(d.name) < key]
     return earlier[-1] if earlier else None
 
 
@@ -93,138 +106,143 @@ def prepare_night_dir(out: Path, date: str | None) -> Path:
         _dt.date.fromisoformat(date)
     except ValueError:
         raise ChaosError(f"--date {date!r}: not a date; use YYYY-MM-DD") from None
-    out = Path(out)
-    if not out.exists():
-        if not out.parent.exists():
-            raise EnvironmentProblem(f"output folder {out}: its parent {out.parent} does not exist",
-                                     hint="create it or pass --out to an existing folder")
-        out.mkdir()
-    night = out / date
-    n = 1
-    while night.exists():
-        n += 1
-        night = out / f"{date}-{n}"
-    night.mkdir()
-    return night
+    return new_folder(Path(out), date)
+
+
+def read_summary(night_dir: Path) -> NightSummary:
+    """A night's summary.json (one an older chaos wrote, too); a damaged one is a ChaosError naming it."""
+    path = Path(night_dir) / "summary.json"
+    try:
+        return NightSummary.model_validate(json.loads(path.read_text()))
+    except FileNotFoundError:
+        raise ChaosError(f"{night_dir}: not a nightly folder (no summary.json)") from None
+    except (OSError, ValueError) as exc:
+        if isinstance(exc, ValidationError):
+            e = exc.errors()[0]
+            raise ChaosError(f"{path}: {'.'.join(map(str, e['loc']))}: {e['msg']}") from None
+        raise ChaosError(f"{path}: not readable JSON ({type(exc).__name__})") from None
 
 
 # ------------------------------------------------------------------------------- summary
 
 
-def _cells(results: RunResults) -> list[dict]:
-    return [{
-        "cell_id": c.cell_id, "kind": c.kind, "framework": c.framework, "backend": c.backend, "k": c.k,
-        "jitter_ms": c.jitter_ms, "valid_trials": c.valid_trials, "trials": c.trials, "saturation": c.saturation,
-        "failure": c.failure,
-        "verdicts": {v.property: v.status for v in c.verdicts},
-        "reasons": {v.property: v.reason for v in c.verdicts},
-    } for c in results.cells]
+def _cells(results: RunResults) -> list[NightCell]:
+    return [NightCell(
+        cell_id=c.cell_id, kind=c.kind, framework=c.framework, backend=c.backend, k=c.k,
+        jitter_ms=c.jitter_ms, valid_trials=c.valid_trials, trials=c.trials, saturation=c.saturation,
+        failure=c.failure,
+        verdicts={v.property: v.status for v in c.verdicts},
+        reasons={v.property: v.reason for v in c.verdicts},
+    ) for c in results.cells]
 
 
-def _run_summary(e: RunEntry, night_dir: Path) -> dict:
+def _run_summary(e: RunEntry, night_dir: Path) -> NightRun:
     r = e.results
-    return {
-        "scenario": e.scenario, "file": e.file, "overrides": e.overrides,
-        "run_dir": str(e.run_dir.relative_to(night_dir)) if e.run_dir else None,
-        "error": e.error, "interrupted": e.interrupted,
-        "exit_code": (3 if e.error else r.exit_code) if r or e.error else 3,
-        "verdict_counts": r.verdict_counts if r else {"holds": 0, "violated": 0, "unknown": 0},
-        "cells": _cells(r) if r else [],
-        "load": _run_load(e.run_dir),
-    }
+    return NightRun(
+        scenario=e.scenario, file=e.file, overrides=e.overrides,
+        run_dir=str(e.run_dir.relative_to(night_dir)) if e.run_dir else None,
+        error=e.error, interrupted=e.interrupted,
+        exit_code=3 if e.error or r is None else r.exit_code,
+        verdict_counts=r.verdict_counts if r else {"holds": 0, "violated": 0, "unknown": 0},
+        cells=_cells(r) if r else [],
+        load=_run_load(e.run_dir),
+    )
 
 
 def _run_load(run_dir: Path | None) -> dict | None:
     """The machine's load while the run ran (from its run.json), to compare nights at similar load."""
-    try:
-        return json.loads((run_dir / "run.json").read_text()).get("load") if run_dir else None
-    except (OSError, ValueError, AttributeError):
+    if run_dir is None:
         return None
+    try:
+        load = read_meta(run_dir).load
+    except ChaosError:
+        return None
+    return load.model_dump(mode="json", exclude_unset=True) if load is not None else None
 
 
-def compare(prev: dict | None, cur: dict) -> dict:
+def compare(prev: NightSummary | None, cur: NightSummary) -> Trend:
     """What changed between two night summaries: regressions, lost coverage, fixes, saturation moves."""
-    out: dict[str, list] = {"regressions": [], "lost": [], "improvements": [], "changed": [], "new": [], "removed": [],
-                            "saturation": []}
+    out = Trend()
     if prev is None:
         return out
 
-    def index(s: dict) -> dict:
-        return {(r["scenario"], c["cell_id"]): (r, c) for r in s["runs"] for c in r["cells"]}
+    def index(s: NightSummary) -> dict[tuple[str, str], tuple[NightRun, NightCell]]:
+        return {(r.scenario, c.cell_id): (r, c) for r in s.runs for c in r.cells}
 
     before, now = index(prev), index(cur)
     for key, (run, cell) in now.items():
         if key not in before:
-            out["new"].append({"scenario": key[0], "cell_id": key[1]})
+            out.new.append(CellRef(scenario=key[0], cell_id=key[1]))
             continue
         _, old = before[key]
-        for prop, status in cell["verdicts"].items():
-            was = old["verdicts"].get(prop)
+        for prop, status in cell.verdicts.items():
+            was = old.verdicts.get(prop)
             if was is None or was == status:
                 continue
-            item = {"scenario": key[0], "cell_id": key[1], "property": prop, "was": was, "now": status,
-                    "reason": cell["reasons"].get(prop, ""), "run_dir": run.get("run_dir")}
-            out["changed"].append(item)
+            item = VerdictChange(scenario=key[0], cell_id=key[1], property=prop, was=was, now=status,
+                                 reason=cell.reasons.get(prop, ""), run_dir=run.run_dir)
+            out.changed.append(item)
             if status == "violated":
-                out["regressions"].append(item)
+                out.regressions.append(item)
             elif was == "holds" and status == "unknown":
-                out["lost"].append(item)
+                out.lost.append(item)
             elif was == "violated" or (was == "unknown" and status == "holds"):
-                out["improvements"].append(item)
-        s0, s1 = old.get("saturation"), cell.get("saturation")
+                out.improvements.append(item)
+        s0, s1 = old.saturation, cell.saturation
         if s0 is not None and s1 is not None:
-            out["saturation"].append({"scenario": key[0], "cell_id": key[1], "was": s0, "now": s1, "delta": s1 - s0,
-                                      "k": cell.get("k"), "k_was": old.get("k"), "notable": abs(s1 - s0) >= SATURATION_STEP})
+            out.saturation.append(SaturationMove(scenario=key[0], cell_id=key[1], was=s0, now=s1, delta=s1 - s0,
+                                                 k=cell.k, k_was=old.k, notable=abs(s1 - s0) >= SATURATION_STEP))
     for key in before:
         if key not in now:
-            out["removed"].append({"scenario": key[0], "cell_id": key[1]})
+            out.removed.append(CellRef(scenario=key[0], cell_id=key[1]))
     return out
 
 
-def night_exit_code(runs: list[dict], trend: dict, interrupted: bool) -> int:
-    if interrupted or any(r["exit_code"] == 3 for r in runs):
+def night_exit_code(runs: list[NightRun], trend: Trend, interrupted: bool) -> int:
+    if interrupted or any(r.exit_code == 3 for r in runs):
         return 3
-    if trend["regressions"]:
+    if trend.regressions:
         return EXIT_REGRESSION
-    codes = {r["exit_code"] for r in runs}
+    codes = {r.exit_code for r in runs}
     return 1 if 1 in codes else 2 if 2 in codes else 0
 
 
-def build_summary(night_dir: Path, head: dict, entries: list[RunEntry], interrupted: bool) -> dict:
+def build_summary(night_dir: Path, head: dict[str, Any], entries: list[RunEntry], interrupted: bool) -> NightSummary:
     runs = [_run_summary(e, night_dir) for e in entries]
     prev_dir = previous_night(night_dir)
-    prev = json.loads((prev_dir / "summary.json").read_text()) if prev_dir else None
-    summary = {**head, "date": night_dir.name, "interrupted": interrupted, "runs": runs,
-               "previous": prev_dir.name if prev_dir else None}
-    summary["verdict_counts"] = {s: sum(r["verdict_counts"].get(s, 0) for r in runs) for s in ("holds", "violated", "unknown")}
-    summary["trend"] = compare(prev, summary)
-    summary["exit_code"] = night_exit_code(runs, summary["trend"], interrupted)
+    prev = read_summary(prev_dir) if prev_dir else None
+    summary = NightSummary(**head, date=night_dir.name, interrupted=interrupted, runs=runs,
+                           previous=prev_dir.name if prev_dir else None)
+    summary.verdict_counts = {s: sum(r.verdict_counts.get(s, 0) for r in runs) for s in ("holds", "violated", "unknown")}
+    summary.trend = compare(prev, summary)
+    summary.exit_code = night_exit_code(runs, summary.trend, interrupted)
     return summary
 
 
-def history(night_dir: Path, current: dict) -> list[dict]:
+def history(night_dir: Path, current: NightSummary) -> list[dict]:
     """The last nights (oldest first, this one last): date, verdict counts, saturation per race cell."""
-    def point(s: dict) -> dict:
-        return {"date": s["date"], "exit_code": s.get("exit_code"), "verdict_counts": s["verdict_counts"],
-                "regressions": len((s.get("trend") or {}).get("regressions", [])),
-                "saturation": {f"{r['scenario']} {c['cell_id']}": c["saturation"] for r in s["runs"] for c in r["cells"]
-                               if c.get("saturation") is not None}}
-    key = _night_key(night_dir.name)
-    past = [json.loads((d / "summary.json").read_text()) for d in nights(night_dir.parent)
-            if d != night_dir and _night_key(d.name) < key]
+    def point(s: NightSummary) -> dict:
+        return {"date": s.date, "exit_code": s.exit_code, "verdict_counts": s.verdict_counts,
+                "regressions": len(s.trend.regressions),
+                "saturation": {f"{r.scenario} {c.cell_id}": c.saturation for r in s.runs for c in r.cells
+                               if c.saturation is not None}}
+    key = _order(night_dir.name)
+    past = [read_summary(d) for d in nights(night_dir.parent)
+            if d != night_dir and _order(d.name) < key]
     return [point(s) for s in past[-(HISTORY - 1):]] + [point(current)]
 
 
 # --------------------------------------------------------------------------------- files
 
 
-def write_night(night_dir: Path, summary: dict, entries: list[RunEntry]) -> None:
+def write_night(night_dir: Path, summary: NightSummary, entries: list[RunEntry]) -> None:
+    """summary.json (atomically), the night's junit.xml and its pages."""
     from chaos.reports.html import write_nightly_html
     from chaos.reports.junit import write_junit
 
-    (night_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
-    write_junit(night_dir / "junit.xml", [e.results for e in entries if e.results], name=f"chaos nightly {summary['date']}")
-    write_nightly_html(night_dir, summary, entries, history(night_dir, summary))
+    write_atomic(night_dir / "summary.json", json.dumps(summary.to_json(), indent=2, default=str))
+    write_junit(night_dir / "junit.xml", [e.results for e in entries if e.results], name=f"chaos nightly {summary.date}")
+    write_nightly_html(night_dir, summary.to_json(), entries, history(night_dir, summary))
 
 
 def run_nightly(suite_path: str | Path, opts: NightlyOptions | None = None) -> NightlyOutcome:
@@ -234,7 +252,7 @@ def run_nightly(suite_path: str | Path, opts: NightlyOptions | None = None) -> N
     loaded: LoadedSuite = load_suite(suite_path)  # every entry checked before anything runs
     night_dir = prepare_night_dir(Path(opts.out), opts.date)
     head = {"suite": loaded.suite.name, "about": loaded.suite.about, "suite_file": str(suite_path),
-            "started": _dt.datetime.now(_dt.timezone.utc).isoformat()}
+            "started": now_iso()}
     entries: list[RunEntry] = []
     interrupted = False
     try:
@@ -258,32 +276,30 @@ def run_nightly(suite_path: str | Path, opts: NightlyOptions | None = None) -> N
         interrupted = True
         if entries and entries[-1].results is None and entries[-1].error is None:
             entries[-1].error = "interrupted before its run folder was written"
-    head["finished"] = _dt.datetime.now(_dt.timezone.utc).isoformat()
+    head["finished"] = now_iso()
     summary = build_summary(night_dir, head, entries, interrupted)
     write_night(night_dir, summary, entries)
-    return NightlyOutcome(night_dir=night_dir, summary=summary, entries=entries)
+    return NightlyOutcome(night_dir=night_dir, night=summary, entries=entries)
 
 
 def rerender_night(night_dir: Path, *, rescore: bool = False) -> NightlyOutcome:
     """A stored night rendered again from its runs' journals (``rescore`` also rewrites results.json)."""
-    from chaos.running.orchestrator import analyse_loaded, load_run, write_reports, write_results
+    from chaos.running.orchestrator import analyse_loaded, write_reports, write_results
+    from chaos.running.runfolder import load_run
 
     night_dir = Path(night_dir)
-    try:
-        old = json.loads((night_dir / "summary.json").read_text())
-    except FileNotFoundError:
-        raise ChaosError(f"{night_dir}: not a nightly folder (no summary.json)") from None
+    old = read_summary(night_dir)
     entries = []
-    for r in old["runs"]:
-        e = RunEntry(scenario=r["scenario"], file=r["file"], overrides=r.get("overrides") or {}, error=r.get("error"),
-                     interrupted=bool(r.get("interrupted")))
-        if r.get("run_dir"):
-            e.run_dir = night_dir / r["run_dir"]
+    for r in old.runs:
+        e = RunEntry(scenario=r.scenario, file=r.file, overrides=r.overrides or {}, error=r.error,
+                     interrupted=bool(r.interrupted))
+        if r.run_dir:
+            e.run_dir = night_dir / r.run_dir
             meta, scenario, cells, records, _ = load_run(e.run_dir)
             e.results = analyse_loaded(meta, scenario, cells, records)
             (write_results if rescore else write_reports)(e.run_dir, e.results, meta, records)
         entries.append(e)
-    head = {k: old.get(k) for k in ("suite", "about", "suite_file", "started", "finished")}
-    summary = build_summary(night_dir, head, entries, bool(old.get("interrupted")))
+    head = {k: getattr(old, k) for k in ("suite", "about", "suite_file", "started", "finished")}
+    summary = build_summary(night_dir, head, entries, bool(old.interrupted))
     write_night(night_dir, summary, entries)
-    return NightlyOutcome(night_dir=night_dir, summary=summary, entries=entries)
+    return NightlyOutcome(night_dir=night_dir, night=summary, entries=entries)

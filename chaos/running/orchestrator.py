@@ -1,11 +1,13 @@
 """The orchestrator: one scenario file in, one run folder of evidence and verdicts out.
 
 ``run_scenario`` loads and expands the scenario (refusing bad input before anything is written),
-creates ``<out>/<scenario>/<timestamp>/`` with run.json, then runs every cell's trials through its
+creates ``<out>/<scenario>/<timestamp>/`` with run.json (``chaos.running.runfolder`` owns the
+folder and its run.json), then runs every cell's trials through its
 kind, appending each trial record to the journal (``chaos.running.journal``) the moment it ends. At the end it
 analyses the journal into results.json, renders report.md, junit.xml, report.html (+ PNG plots)
 and points ``latest`` at the run. ``run_loaded`` runs an already loaded scenario (a suite entry
-with its overrides); ``load_run`` / ``analyse_loaded`` re-score a stored run exactly as the run did.
+with its overrides); ``load_run`` (from ``runfolder``) / ``analyse_loaded`` re-score a stored run
+exactly as the run did.
 
 Ctrl-C and SIGTERM stop the run cleanly: every racer is killed and reaped, the journal keeps every
 finished trial, and run.json says the run was interrupted. A run registers itself while it executes
@@ -20,8 +22,6 @@ the other cells go on.
 from __future__ import annotations
 
 import contextlib
-import datetime as _dt
-import json
 import os
 import platform
 import secrets
@@ -33,24 +33,25 @@ import time
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import chaos
 from chaos.running import registry
 from chaos.kinds.checking import analyze_cell, count_trial, exit_code, verdict_counts
-from chaos.racer.errors import ChaosError, EnvironmentProblem
+from chaos.racer.errors import ChaosError
 from chaos.running.journal import Journal, repair
 from chaos.kinds import runner_for
 from chaos.envs import python_for
 from chaos.launchers import Launcher, make_launcher
 from chaos.running.pgstore import RunStorage
-from chaos.records import CellResult, RunResults, TrialRecord, TrialSummary
+from chaos.records import CellResult, CellVersions, RerunOf, RunCell, RunLoad, RunMeta, RunResults, TrialRecord, TrialSummary
 from chaos.running.stored import StoredTrials
 from chaos.racer.redact import redact, redact_obj
 from chaos.scenario.model import Cell, Scenario, expand, load_scenario
 from chaos.targets import get_target
 from chaos.running.workdir import work_folder
 from chaos.running.trial import RunContext
+from chaos.running.runfolder import RunFolder, load_average, load_run, now_iso, write_atomic
 
 EXIT_RUN_FAILED = 3
 
@@ -117,35 +118,6 @@ def versions(scenario: Scenario) -> dict[str, str | None]:
     return out
 
 
-def _stamp() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
-
-
-def prepare_run_dir(out: Path, name: str, stamp: str) -> Path:
-    out = Path(out)
-    if not out.exists():
-        if not out.parent.exists():
-            raise EnvironmentProblem(f"output folder {out}: its parent {out.parent} does not exist",
-                                     hint="create it or pass --out to an existing folder")
-        out.mkdir()
-    run_dir = out / name / stamp
-    n = 1
-    while run_dir.exists():
-        n += 1
-        run_dir = out / name / f"{stamp}-{n}"
-    run_dir.mkdir(parents=True)
-    return run_dir
-
-
-def _link_latest(run_dir: Path) -> None:
-    link = run_dir.parent / "latest"
-    tmp = run_dir.parent / f".latest.{os.getpid()}"
-    with contextlib.suppress(FileNotFoundError):
-        tmp.unlink()
-    tmp.symlink_to(run_dir.name)
-    os.replace(tmp, link)
-
-
 def cell_records(records: StoredTrials | Iterable[TrialRecord], index: int) -> Iterable[TrialRecord]:
     """One cell's records sorted by trial id (a resumed run analyses as an uninterrupted one):
     read from the journal one at a time for a stored run, picked from a list otherwise."""
@@ -182,17 +154,22 @@ def _counted(records: Iterable[TrialRecord], summary: TrialSummary) -> Iterator[
         yield r
 
 
-def write_results(run_dir: Path, results: RunResults, run_meta: dict,
+def _meta_json(run_meta: RunMeta | dict[str, Any]) -> dict[str, Any]:
+    """What the reports read of run.json: its JSON object, secrets redacted."""
+    return redact_obj(run_meta.to_json() if isinstance(run_meta, RunMeta) else run_meta)
+
+
+def write_results(run_dir: Path, results: RunResults, run_meta: RunMeta | dict[str, Any],
                   records: StoredTrials | Iterable[TrialRecord] | None = None) -> None:
     """results.json first (the evidence), then what people and CI read: report.md, junit.xml and
     report.html with its plots, all rendered from the same results and the journaled records.
     Secrets are redacted from all of them (``chaos.racer.redact``)."""
     clean = RunResults.model_validate(redact_obj(results.model_dump(mode="json")))
-    _write_atomic(run_dir / "results.json", clean.model_dump_json(indent=2))
+    write_atomic(run_dir / "results.json", clean.model_dump_json(indent=2))
     write_reports(run_dir, clean, run_meta, records)
 
 
-def write_reports(run_dir: Path, results: RunResults, run_meta: dict,
+def write_reports(run_dir: Path, results: RunResults, run_meta: RunMeta | dict[str, Any],
                   records: StoredTrials | Iterable[TrialRecord] | None = None) -> None:
     """Every rendering of a run (markdown, JUnit, HTML, PNG) from its results and journal, redacted.
     A stored run's records are read back one at a time (the journal was redacted as it was written)."""
@@ -201,25 +178,14 @@ def write_reports(run_dir: Path, results: RunResults, run_meta: dict,
     from chaos.reports.markdown import render_markdown
 
     results = RunResults.model_validate(redact_obj(results.model_dump(mode="json")))
-    run_meta = redact_obj(run_meta)
+    run_meta = _meta_json(run_meta)
     if records is None:
         records = StoredTrials(run_dir / "journal.jsonl")
     elif not isinstance(records, StoredTrials):
         records = [TrialRecord.model_validate(redact_obj(r.model_dump(mode="json"))) for r in records]
-    _write_atomic(run_dir / "report.md", redact(render_markdown(results, run_meta)))
+    write_atomic(run_dir / "report.md", redact(render_markdown(results, run_meta)))
     write_junit(run_dir / "junit.xml", [results])
     write_run_html(run_dir, results, run_meta, records)
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
-def write_meta(run_dir: Path, meta: dict) -> None:
-    """run.json, secrets redacted, replaced atomically (a crash leaves the old or the new one)."""
-    _write_atomic(run_dir / "run.json", json.dumps(redact_obj(meta), indent=2, default=str))
 
 
 def run_scenario(path: str | os.PathLike, opts: RunOptions | None = None) -> RunOutcome:
@@ -243,34 +209,26 @@ def run_loaded(scenario: Scenario, path: str | os.PathLike, opts: RunOptions | N
     for cell in cells:
         preflight(cell, str(path), python_for(cell.scenario.target.framework, cell.scenario.target.version))
     RunStorage.preflight(cells)  # Postgres needed but not configured: refused before any folder is written
-    run_dir = prepare_run_dir(Path(opts.out), scenario.name, _stamp())
-    run_id = f"{scenario.name}-{run_dir.name}-{secrets.token_hex(3)}"
-    meta = {
-        "run_id": run_id,
-        "scenario_file": str(path),
-        "scenario": scenario.model_dump(mode="json"),
-        "cells": [{"index": c.index, "id": c.id, "axes": c.axes} for c in cells],
-        "seed": scenario.seed,
-        "versions": versions(scenario),
-        "host": socket.gethostname(),
-        "platform": platform.platform(),
-        "load": {"cpus": os.cpu_count(), "start": load_average()},
-        "argv": sys.argv,
-        "started": _dt.datetime.now(_dt.timezone.utc).isoformat(),
-        "finished": None,
-        "interrupted": False,
-    }
-    write_meta(run_dir, meta)
-    return execute(run_dir, meta, scenario, cells, opts)
+    folder = RunFolder.create(Path(opts.out), scenario.name, lambda run_dir: RunMeta(
+        run_id=f"{scenario.name}-{run_dir.name}-{secrets.token_hex(3)}",
+        scenario_file=str(path),
+        scenario=scenario.model_dump(mode="json"),
+        cells=_run_cells(cells),
+        seed=scenario.seed,
+        versions=versions(scenario),
+        host=socket.gethostname(),
+        platform=platform.platform(),
+        load=RunLoad(cpus=os.cpu_count(), start=load_average()),
+        argv=sys.argv,
+        started=now_iso(),
+        finished=None,
+        interrupted=False,
+    ))
+    return execute(folder, scenario, cells, opts)
 
 
-def load_average() -> float | None:
-    """The 1-minute load average: saturation at jitter > 0 moves with it, so every run records it
-    at its start and end (run.json ``load``) and the reports show it beside the numbers."""
-    try:
-        return round(os.getloadavg()[0], 2)
-    except OSError:
-        return None
+def _run_cells(cells: list[Cell]) -> list[RunCell]:
+    return [RunCell(index=c.index, id=c.id, axes=c.axes) for c in cells]
 
 
 _preflight_ok: set[tuple[str, str]] = set()
@@ -308,32 +266,34 @@ def preflight(cell: Cell, scenario_file: str | None, python: str) -> None:
     _preflight_ok.add((python, ref))
 
 
-def execute(run_dir: Path, meta: dict, scenario: Scenario, cells: list[Cell], opts: RunOptions,
+def execute(folder: RunFolder, scenario: Scenario, cells: list[Cell], opts: RunOptions,
             only: set[str] | None = None) -> RunOutcome:
     """Run every trial not yet in the run's journal (one an earlier, interrupted execution
     journaled, or a rerun's reused dry runs; with ``only``, just those trial ids), journal each,
     then analyse the journal into the reports. No record is kept in memory: the journal is the
     truth, read back one cell at a time (``chaos.running.stored``)."""
-    run_id = meta["run_id"]
+    run_dir, meta = folder.path, folder.meta
+    run_id = meta.run_id
     work_dir = work_folder(run_dir, run_id, opts.work_in)
     if opts.work_in is not None:
-        meta["work_dir"] = str(work_dir)  # run.json says where the trials' databases were
+        meta.work_dir = str(work_dir)  # run.json says where the trials' databases were
     with _stop_on_signals() as signals, registry.ActiveRun(run_id, run_dir, work_dir, keep_work=opts.keep_work) as active:
         signals.armed = False  # until the journal is open, a signal just ends the run without trials
         work_dir.mkdir(exist_ok=True)
         storage = RunStorage(cells, run_id, run_dir)  # SQLite, or Postgres for the postgres backend / other hosts
-        meta["storage"] = storage.describe()
-        write_meta(run_dir, meta)
+        meta.storage = storage.describe()
+        folder.save()
         repair(run_dir / "journal.jsonl")  # appends must start on a fresh line
         prior = StoredTrials(run_dir / "journal.jsonl")
         journal = Journal(run_dir / "journal.jsonl")
         signals.armed = not signals.received
-        return _execute(run_dir, meta, scenario, cells, opts, prior, run_id, work_dir, storage, journal,
+        return _execute(folder, scenario, cells, opts, prior, run_id, work_dir, storage, journal,
                         active, signals, only)
 
 
-def _execute(run_dir, meta, scenario, cells, opts, prior: StoredTrials, run_id, work_dir, storage, journal, active,
+def _execute(folder: RunFolder, scenario, cells, opts, prior: StoredTrials, run_id, work_dir, storage, journal, active,
              signals: SignalState, only: set[str] | None = None) -> RunOutcome:
+    run_dir = folder.path
     launchers: dict[str, Launcher] = {}
 
     def launcher_for(cell: Cell) -> Launcher:
@@ -341,7 +301,7 @@ def _execute(run_dir, meta, scenario, cells, opts, prior: StoredTrials, run_id, 
         key = repr((s.target.framework, s.target.version, s.racers.placement, s.racers.start))
         if key not in launchers:
             launcher = make_launcher(s.racers.placement, python_for(s.target.framework, s.target.version), run_id,
-                                     extra_paths=workload_paths(meta.get("scenario_file")),
+                                     extra_paths=workload_paths(folder.meta.scenario_file),
                                      start=s.racers.start)
             registry.label_launcher(launcher, active.env())
             launchers[key] = launcher
@@ -408,18 +368,11 @@ def _execute(run_dir, meta, scenario, cells, opts, prior: StoredTrials, run_id, 
     results = analyse_run(cells, records, failures, run_id=run_id, scenario=scenario, seed=scenario.seed)
     if interrupted:
         results.exit_code = EXIT_RUN_FAILED
-    meta["finished"] = None if interrupted else _dt.datetime.now(_dt.timezone.utc).isoformat()
-    meta["stopped"] = _dt.datetime.now(_dt.timezone.utc).isoformat()
-    meta.setdefault("load", {"cpus": os.cpu_count()})["end"] = load_average()
-    meta["interrupted"] = interrupted
-    if signals.received:
-        meta["signals"] = list(signals.received)
-    meta["failures"] = {str(k): v for k, v in failures.items()}
     # what each cell's racers actually ran (a version axis asks; this records the answer)
-    meta["cell_versions"] = {c.cell_id: {"asked": c.version, "ran": c.versions} for c in results.cells}
-    write_meta(run_dir, meta)
-    write_results(run_dir, results, meta, records)
-    _link_latest(run_dir)
+    folder.mark_ended(interrupted=interrupted, signals=signals.received, failures=failures,
+                      cell_versions={c.cell_id: CellVersions(asked=c.version, ran=c.versions) for c in results.cells})
+    write_results(run_dir, results, folder.meta, records)
+    folder.link_latest()
     return RunOutcome(run_dir=run_dir, results=results, interrupted=interrupted, cells=cells)
 
 
@@ -441,19 +394,18 @@ def rerun(run_dir: Path, trial_ids: list[str], opts: RunOptions | None = None) -
     cells = [c for c in cells if c.index in wanted_cells]
     dry = sorted(t for t in records.ids() if t.endswith("-dry") and records.cell_of(t) in wanted_cells)
     RunStorage.preflight(cells)  # a Postgres cell needs its database now as it did then
-    run_dir_new = prepare_run_dir(Path(opts.out), scenario.name, _stamp() + "-rerun")
-    run_id = f"{scenario.name}-{run_dir_new.name}-{secrets.token_hex(3)}"
-    meta = {**{k: meta0.get(k) for k in ("scenario_file", "scenario", "seed")},
-            "run_id": run_id, "cells": [{"index": c.index, "id": c.id, "axes": c.axes} for c in cells],
-            "rerun_of": {"run_dir": str(Path(run_dir).resolve()), "run_id": meta0.get("run_id"), "trial_ids": list(trial_ids)},
-            "versions": versions(scenario), "host": socket.gethostname(), "platform": platform.platform(),
-            "argv": sys.argv, "started": _dt.datetime.now(_dt.timezone.utc).isoformat(), "finished": None, "interrupted": False}
-    (run_dir_new / "run.json").write_text(json.dumps(meta, indent=2, default=str))
-    journal = Journal(run_dir_new / "journal.jsonl")  # the reused dry runs, so the new folder stands alone
+    folder = RunFolder.create(Path(opts.out), scenario.name, lambda run_dir_new: RunMeta(
+        scenario_file=meta0.scenario_file, scenario=meta0.scenario, seed=meta0.seed,
+        run_id=f"{scenario.name}-{run_dir_new.name}-{secrets.token_hex(3)}", cells=_run_cells(cells),
+        rerun_of=RerunOf(run_dir=str(Path(run_dir).resolve()), run_id=meta0.run_id, trial_ids=list(trial_ids)),
+        versions=versions(scenario), host=socket.gethostname(), platform=platform.platform(),
+        argv=sys.argv, started=now_iso(), finished=None, interrupted=False,
+    ), suffix="-rerun")
+    journal = Journal(folder.path / "journal.jsonl")  # the reused dry runs, so the new folder stands alone
     for t in dry:
         journal.append(records.raw(t))
     journal.close()
-    outcome = execute(run_dir_new, meta, scenario, cells, opts, only=set(trial_ids))
+    outcome = execute(folder, scenario, cells, opts, only=set(trial_ids))
     before = analyse_stored(Path(run_dir))
     now = {c.cell_index: c for c in outcome.results.cells}
     comparison = []
@@ -467,52 +419,20 @@ def rerun(run_dir: Path, trial_ids: list[str], opts: RunOptions | None = None) -
             v_now = next((x for x in now[c.cell_index].verdicts if x.property == v.property), None)
             comparison.append({"cell": c.cell_id, "property": v.property, "trial_ids": named, "was": v.status,
                                "now": v_now.status if v_now else "absent", "reason_now": v_now.reason if v_now else ""})
-    meta["comparison"] = comparison
-    (run_dir_new / "run.json").write_text(json.dumps(meta, indent=2, default=str))
+    folder.meta.comparison = comparison
+    folder.save()
     return outcome, comparison
-
-
-def load_run(run_dir: Path) -> tuple[dict, Scenario, list[Cell], StoredTrials, bool]:
-    """A stored run: its metadata, scenario, cells and journaled records (torn line dropped), the
-    records as ``StoredTrials`` (validated now, read back from the journal when iterated).
-
-    Every way a stored run can be damaged is a ChaosError naming the file (and line, and field)."""
-    from pydantic import ValidationError
-
-    run_dir = Path(run_dir)
-    meta_path = run_dir / "run.json"
-    if not run_dir.is_dir():
-        raise ChaosError(f"{run_dir}: no such run folder")
-    try:
-        meta = json.loads(meta_path.read_text())
-    except FileNotFoundError:
-        raise ChaosError(f"{run_dir}: not a run folder (no run.json)") from None
-    except (OSError, ValueError, RecursionError) as exc:
-        raise ChaosError(f"{meta_path}: not readable JSON ({str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__})") from None
-    if not isinstance(meta, dict):
-        raise ChaosError(f"{meta_path}: expected a JSON object, got {type(meta).__name__}")
-    for key, typ in (("run_id", str), ("scenario", dict)):
-        if not isinstance(meta.get(key), typ):
-            raise ChaosError(f"{meta_path}: field {key!r} is missing or not a {typ.__name__}")
-    try:
-        scenario = Scenario.model_validate(meta["scenario"])
-        cells = expand(scenario, path=str(meta_path), check=False)
-    except ValidationError as exc:
-        e = exc.errors()[0]
-        raise ChaosError(f"{meta_path}: scenario.{'.'.join(map(str, e['loc']))}: {e['msg']}") from None
-    records = StoredTrials(run_dir / "journal.jsonl")  # every line validated; read back on demand
-    return meta, scenario, cells, records, records.torn
 
 
 def analyse_stored(run_dir: Path) -> RunResults:
     return analyse_loaded(*load_run(run_dir)[:4])
 
 
-def analyse_loaded(meta: dict, scenario: Scenario, cells: list[Cell], records: StoredTrials | Iterable[TrialRecord]) -> RunResults:
+def analyse_loaded(meta: RunMeta, scenario: Scenario, cells: list[Cell], records: StoredTrials | Iterable[TrialRecord]) -> RunResults:
     """What the run concluded, recomputed from its stored records (same rules as ``execute``)."""
-    failures = {int(k): v for k, v in (meta.get("failures") or {}).items()}
-    results = analyse_run(cells, records, failures, run_id=meta["run_id"], scenario=scenario, seed=scenario.seed)
-    if meta.get("interrupted"):
+    failures = {int(k): v for k, v in meta.failures.items()}
+    results = analyse_run(cells, records, failures, run_id=meta.run_id, scenario=scenario, seed=scenario.seed)
+    if meta.interrupted:
         results.exit_code = EXIT_RUN_FAILED
     return results
 

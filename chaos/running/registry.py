@@ -255,18 +255,9 @@ class Reaped:
 
 
 def _mark_interrupted(run_dir: str) -> None:
-    meta_path = Path(run_dir) / "run.json"
-    try:
-        meta = json.loads(meta_path.read_text())
-    except (OSError, ValueError):
-        return
-    if not isinstance(meta, dict) or meta.get("finished"):
-        return
-    meta["interrupted"] = True
-    meta["reaped"] = _dt.datetime.now(_dt.UTC).isoformat()
-    tmp = meta_path.with_name(".run.json.tmp")
-    tmp.write_text(json.dumps(meta, indent=2))
-    os.replace(tmp, meta_path)
+    from chaos.running.runfolder import mark_reaped
+
+    mark_reaped(run_dir)
 
 
 def reap_run(run_id: str, info: dict | None = None) -> Reaped:

@@ -15,7 +15,6 @@ trial's effects; record the resume in run.json; then execute the remaining trial
 
 from __future__ import annotations
 
-import datetime as _dt
 import sqlite3
 from pathlib import Path
 import shutil
@@ -23,7 +22,8 @@ import shutil
 from chaos.running import registry
 from chaos.racer.errors import ChaosError
 from chaos.running.journal import repair
-from chaos.records import RunResults
+from chaos.running.runfolder import RunFolder, load_run, now_iso
+from chaos.records import ResumeNote, RunResults
 
 
 def set_aside_unjournaled(ledger_path: Path, run_id: str, journaled: set[str]) -> int:
@@ -53,12 +53,12 @@ def set_aside_unjournaled(ledger_path: Path, run_id: str, journaled: set[str]) -
 
 def resume_run(run_dir: str | Path, opts=None):
     """Continue the run in ``run_dir``; returns the orchestrator's RunOutcome."""
-    from chaos.running.orchestrator import RunOptions, execute, load_run
+    from chaos.running.orchestrator import RunOptions, execute
 
     opts = opts or RunOptions()
     run_dir = Path(run_dir)
     meta, scenario, cells, records, torn = load_run(run_dir)
-    run_id = meta["run_id"]
+    run_id = meta.run_id
     if registry.run_is_alive(run_id):
         raise ChaosError(f"{run_dir}: run {run_id} is still being executed by a live chaos process",
                          hint="wait for it to end, or stop it (Ctrl-C / SIGTERM) and resume again")
@@ -67,17 +67,17 @@ def resume_run(run_dir: str | Path, opts=None):
     journaled = records.ids()
     aborted = set_aside_unjournaled(run_dir / "ledger.sqlite", run_id, journaled)
     shutil.rmtree(run_dir / "work", ignore_errors=True)
-    meta.setdefault("resumes", []).append({
-        "at": _dt.datetime.now(_dt.timezone.utc).isoformat(),
-        "journaled_trials": len(records),
-        "torn_line_dropped": bool(torn),
-        "torn_bytes": len(cut),
-        "aborted_ledger_rows": aborted,
-        "reaped_racers": len(reaped.racers),
-        "reaped_containers": len(reaped.containers),
-    })
-    meta["interrupted"] = False
-    return execute(run_dir, meta, scenario, cells, opts)
+    meta.resumes = [*meta.resumes, ResumeNote(  # assigned, not appended: run.json writes the keys that were set
+        at=now_iso(),
+        journaled_trials=len(records),
+        torn_line_dropped=bool(torn),
+        torn_bytes=len(cut),
+        aborted_ledger_rows=aborted,
+        reaped_racers=len(reaped.racers),
+        reaped_containers=len(reaped.containers),
+    )]
+    meta.interrupted = False
+    return execute(RunFolder(path=run_dir, meta=meta), scenario, cells, opts)
 
 
 TIMING_KEYS = {"release_spread_ms", "ledger_seqs", "run_id"}

@@ -13,9 +13,10 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, cast
 
 from chaos.launchers import ExitStatus, Launcher, RacerHandle
+from chaos.racer.protocol import ActionSpec, ErrorInfo, LedgerSpec, RacerResult, RacerSpec, StoreSpec, TargetSpec
 from chaos.records import BarrierEvent, Op, RacerOutcome, TrialRecord
 from chaos.scenario.model import Cell
 from chaos.scenario.seeds import derive
@@ -23,6 +24,11 @@ from chaos.targets import get_target
 
 if TYPE_CHECKING:
     from chaos.running.stored import StoredTrials
+
+
+def _error_text(err: ErrorInfo | None) -> str:
+    """``type: message`` of an error as the history records it (``None: None`` if there is none)."""
+    return f"{err.get('type')}: {err.get('message')}" if err else "None: None"
 
 
 @dataclass
@@ -34,9 +40,9 @@ class RunContext:
     work_dir: Path
     root_seed: int
     launcher: Launcher
-    ledger_config: dict
+    ledger_config: LedgerSpec
     read_ledger: Callable[[str], list[dict]]
-    store_for: Callable[[Cell, str, Path], dict]
+    store_for: Callable[[Cell, str, Path], StoreSpec]
     keep_work: bool = False
     prior: Mapping[str, TrialRecord] | StoredTrials = field(default_factory=dict)  # journaled already: ``get(trial_id)``
     only: set[str] | None = None  # re-run just these trial ids (``chaos rerun``)
@@ -95,15 +101,16 @@ class TrialRun:
         """``wait_until`` with the trial's timeout, idling the way the launcher knows best."""
         return wait_until(pred, self.timeout, getattr(self.ctx.launcher, "wait_change", None))
 
-    def spec(self, racer_id: str, *, actions: list[dict] | None = None, armed: tuple[str, ...] = (), gate: bool = False,
-             inspect_before: bool = False, inspect_after: bool = False, hold: bool = False) -> dict:
+    def spec(self, racer_id: str, *, actions: list[ActionSpec] | None = None, armed: tuple[str, ...] = (), gate: bool = False,
+             inspect_before: bool = False, inspect_after: bool = False, hold: bool = False) -> RacerSpec:
+        """The spec of one racer of this trial (``chaos.racer.protocol.RacerSpec``)."""
         s = self.cell.scenario
         return {
             "run_id": self.ctx.run_id,
             "cell_id": self.cell.id,
             "trial_id": self.trial_id,
             "racer_id": racer_id,
-            "target": s.target.model_dump(),
+            "target": cast(TargetSpec, s.target.model_dump()),
             "distributions": list(get_target(s.target.framework).distributions),
             "workload": s.workload,
             "workload_params": s.workload_params,
@@ -123,8 +130,8 @@ class TrialRun:
 
     # ------------------------------------------------------------------ racers
 
-    def start(self, specs: list[dict]) -> list[RacerHandle]:
-        handles = self.ctx.launcher.start_group(specs, str(self.dir))
+    def start(self, specs: list[RacerSpec]) -> list[RacerHandle]:
+        handles = self.ctx.launcher.start_group(cast(list[dict], specs), str(self.dir))
         self.handles.extend(handles)
         return handles
 
@@ -166,10 +173,13 @@ class TrialRun:
     def collect(self, h: RacerHandle, role: str, f: str, value: Any = None, *, killed_on_purpose: bool = False,
                 hung: bool = False) -> RacerOutcome:
         """Record the racer's exit and result, and its call as invoke + ok/fail/info."""
+        st: Literal["ok", "harness_error", "killed", "timeout", "crashed"]
+        op: Literal["ok", "fail", "info"]
+        detail: str | None
         status = h.exit_status()
-        result = h.result()
+        result = cast("RacerResult | None", h.result())
         self.history.append(Op(racer_id=h.racer_id, type="invoke", f=f, value=value,
-                               t_mono_ns=(result or {}).get("t_invoke_mono_ns")))
+                               t_mono_ns=result.get("t_invoke_mono_ns") if result else None))
         if hung:
             st, op, detail = "timeout", "info", f"no exit within {self.timeout}s: killed"
         elif killed_on_purpose:
@@ -179,20 +189,17 @@ class TrialRun:
             st, op, detail = "crashed", "info", f"exit {status}, no result; log: {h.log_tail()[-300:]}"
         elif result.get("status") == "harness_error":
             st, op = "harness_error", "info"
-            err = result.get("error") or {}
-            detail = f"{err.get('type')}: {err.get('message')}"
+            detail = _error_text(result.get("error"))
             self.errors.append(f"racer {h.racer_id}: {detail}")
         else:
             outs = result.get("outcomes") or []
-            last = outs[-1] if outs else {}
-            if last.get("status") == "error":
-                st, op = "ok", "fail"
-                err = last.get("error") or {}
-                detail = f"{err.get('type')}: {err.get('message')}"
+            last = outs[-1] if outs else None
+            if last is not None and last.get("status") == "error":
+                st, op, detail = "ok", "fail", _error_text(last.get("error"))
             else:
-                st, op, detail = "ok", "ok", last.get("status")
+                st, op, detail = "ok", "ok", last.get("status") if last is not None else None
         self.history.append(Op(racer_id=h.racer_id, type=op, f=f, value=value, detail=detail,
-                               t_mono_ns=(result or {}).get("t_return_mono_ns")))
+                               t_mono_ns=result.get("t_return_mono_ns") if result else None))
         out = RacerOutcome(
             racer_id=h.racer_id,
             role=role,
@@ -202,7 +209,7 @@ class TrialRun:
             signal=status.signal if status else None,
             status=st,
             kill_confirmed=(bool(status and status.killed) if killed_on_purpose else None),
-            result=result,
+            result=cast("dict[str, Any] | None", result),
         )
         self.outcomes.append(out)
         return out

@@ -9,7 +9,7 @@
   ``save_state``). Its ``save`` passes ``save(<what>):before`` / ``:after`` barriers: ``:before``
   means nothing of this save is durable, ``:after`` means the rename is done.
 * ``store_file``: the per-trial file a file-backed target keeps its state in.
-* ``outcome``: the outcome dict shape of ``chaos.targets.base``.
+* ``outcome``: an ``ActionOutcome`` (``chaos.racer.protocol``) with the values the call observed.
 * ``prewarm_workloads``: a fork server's ``prewarm`` for an adapter: read the versions, build
   each built-in workload once (no run, no loop, no thread).
 * ``SessionLoop``: one event loop for a session's whole life. Async frameworks bind queues and
@@ -28,6 +28,7 @@ from typing import Any
 
 from chaos.racer.barrier import BarrierClient, write_atomic
 from chaos.racer.ledger import Ledger, effect_key
+from chaos.racer.protocol import Action, ActionOutcome, ErrorInfo, Fired, OutcomeStatus, RacerSpec
 from chaos.targets.base import Unsupported, error_of, jsonable
 from chaos.targets.base import outcome as base_outcome
 
@@ -37,7 +38,7 @@ class EffectRecorder:
         self.barrier = barrier
         self.ledger = ledger
         self.thread_id = thread_id
-        self.fired: list[dict] = []
+        self.fired: list[Fired] = []
         self.observed: dict[str, Any] = {}  # values seen during the current call (reset by begin_call)
 
     def begin_call(self) -> None:
@@ -52,10 +53,9 @@ class EffectRecorder:
         self.barrier.hit(f"effect(task={task}):after")
 
 
-def store_file(spec: dict, suffix: str) -> Path:
+def store_file(spec: RacerSpec, suffix: str) -> Path:
     """The trial's state file for a file-backed target (next to where SQLite targets keep theirs)."""
-    store = spec.get("store") or {}
-    base = Path(store.get("path") or f"{spec['thread_id']}.state")
+    base = Path(spec.get("store", {}).get("path") or f"{spec['thread_id']}.state")
     return base.with_name(f"{base.stem}-{spec['thread_id']}{suffix}")
 
 
@@ -84,7 +84,8 @@ class JsonFileStore:
         self.barrier.hit(name + ":after")
 
 
-def outcome(status: str, observed: dict, *, error: dict | None = None, interrupts: list | None = None, **extra: Any) -> dict:
+def outcome(status: OutcomeStatus, observed: dict[str, Any], *, error: ErrorInfo | None = None, interrupts: list | None = None,
+            **extra: Any) -> ActionOutcome:
     """``chaos.targets.base.outcome`` with the values the workload saw during this call."""
     return base_outcome(status, error=error, interrupts=list(interrupts or []), observed=observed, **extra)
 
@@ -94,10 +95,10 @@ class SessionBase:
 
     recorder: EffectRecorder
     workload: Any
-    meta: dict = {}
+    meta: dict[str, Any] = {}
 
     @property
-    def fired(self) -> list[dict]:
+    def fired(self) -> list[Fired]:
         return self.recorder.fired
 
     @property
@@ -117,14 +118,14 @@ class AsyncSession(SessionBase):
     unsupported_ops: str = ""
     store_suffix: str = ".json"
 
-    def __init__(self, spec: dict, barrier: BarrierClient, ledger: Ledger):
+    def __init__(self, spec: RacerSpec, barrier: BarrierClient, ledger: Ledger):
         self.thread_id = spec["thread_id"]
         self.aio = SessionLoop()
         self.recorder = EffectRecorder(barrier, ledger, self.thread_id)
         self.store = JsonFileStore(store_file(spec, self.store_suffix), barrier)
         self.seq = 0
 
-    def perform(self, action: dict) -> dict:
+    def perform(self, action: Action) -> ActionOutcome:
         if action.get("op", "run") not in ("run", "resume"):
             raise Unsupported(f"{action.get('op')!r}: " + self.unsupported_ops)
         self.recorder.begin_call()

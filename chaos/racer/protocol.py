@@ -1,0 +1,298 @@
+"""The racer protocol as types: what the orchestrator sends a racer, and what a racer sends back.
+
+Why: a racer is a separate process, often in another interpreter, container or host, so the
+protocol is plain JSON. These ``TypedDict`` shapes name every key that either side writes or
+reads, with its meaning, so an adapter author, a kind author and a type checker read the same
+contract (``chaos.targets.base`` is the adapter's side of it). They are standard library only:
+the racer side imports this module, and it ships to containers and hosts.
+
+What it promises: the shapes are descriptions of JSON that already exists, not a new format. A
+key marked ``NotRequired`` may be absent; ``total=False`` records (an outcome, an inspect result)
+are open: an adapter may add keys the kinds do not read (framework detail for the reports), and
+readers use ``.get`` for those.
+
+* ``RacerSpec``: the racer's spec file (``chaos.running.trial.TrialRun.spec``).
+* ``Action``: one step of the spec's ``actions`` (``op`` run, resume, fork, checkpoints, inspect, intent).
+* ``ActionOutcome``: what ``Session.perform`` returns, plus what the racer adds.
+* ``InspectResult``: the durable state of the thread as the framework reports it (``Session.inspect``).
+* ``RacerResult``: the result file a racer writes (``result-<racer_id>.json``).
+* ``ErrorInfo``: how an exception travels as data.
+"""
+
+from typing import Any, Literal, NotRequired, TypedDict
+
+Op = Literal["run", "resume", "fork", "checkpoints", "inspect", "intent"]
+OPS: tuple[Op, ...] = ("run", "resume", "fork", "checkpoints", "inspect", "intent")
+
+OutcomeStatus = Literal["done", "interrupted", "error", "unsupported"]
+"""``done``: the call returned; ``interrupted``: it stopped at a pending interrupt (human input);
+``error``: the framework raised (``error`` says how); ``unsupported``: the adapter raised
+``Unsupported`` (the framework cannot express the action; the kind turns it into ``unknown``)."""
+
+ResultStatus = Literal["ok", "harness_error"]
+"""``ok``: the racer performed its actions (each action's own status is in its outcome);
+``harness_error``: the racer itself could not run (e.g. the workload raised while being built)."""
+
+ResumeForm = Literal["none", "input", "command"]
+ForkVia = Literal["checkpoint", "explicit"]
+
+
+class ErrorInfo(TypedDict):
+    """A JSON-safe exception (``chaos.targets.base.error_of``): class name, its module, message
+    (at most 2000 characters) and ``file:line`` of the innermost frame (``""`` if unknown).
+    Adapters may add detail (CrewAI's persistence errors add ``boundary`` and ``sqlite_version``)."""
+
+    type: str
+    module: str
+    message: str
+    where: str
+
+
+class Action(TypedDict, total=False):
+    """One action of a racer (``op`` defaults to ``run``).
+
+    * ``run``: start the workload with its input.
+    * ``resume``: ``form`` ``none`` continues from the last checkpoint, ``input`` runs again with
+      the input, ``command`` answers the pending interrupt with ``value``. ``interrupt``
+      (``"first"`` or an id) addresses the answer to one interrupt by its id, as a client
+      replaying its request would (``first``: the thread's first interrupt); an adapter whose
+      framework has no interrupt ids raises ``Unsupported``.
+    * ``fork``: resume from a *past* checkpoint of the same thread with ``value``. ``checkpoint``
+      ``"interrupt"`` names the checkpoint at which the thread's first interrupt was pending
+      (before any resume), else a checkpoint id. ``via: checkpoint`` uses the framework's plain
+      addressing (LangGraph: ``checkpoint_id`` in the config + ``Command(resume=v)``); ``via:
+      explicit`` its explicit fork operation (LangGraph: ``update_state`` at that checkpoint, then
+      resume the new branch). The outcome adds ``forked_from`` and ``via``.
+    * ``checkpoints``: outcome ``done`` with ``checkpoints`` (``CheckpointInfo``, newest first).
+    * ``inspect``: handled by the racer itself (calls ``Session.inspect``); outcome ``done`` with
+      ``inspect``. Lets one process look at the thread between actions.
+    * ``intent``: what the framework's API can say about retry vs fork, read from the API itself;
+      outcome ``done`` with ``intent`` (``ForkIntent``).
+
+    ``if``: perform the action only if the previous outcome had that status (e.g. answer an
+    interrupt only if the run stopped at one). ``keep_going``: later actions run even if this one
+    ends in ``error`` (by default the racer stops at the first ``error`` / ``unsupported``).
+    """
+
+    op: Op
+    form: ResumeForm
+    value: Any
+    interrupt: str
+    checkpoint: str
+    via: ForkVia
+    keep_going: bool
+
+
+# ``if`` is a Python keyword: the functional form is the only way to declare it.
+_ActionIf = TypedDict("_ActionIf", {"if": OutcomeStatus}, total=False)
+
+
+class ActionSpec(Action, _ActionIf, total=False):
+    """An ``Action`` as it sits in a spec, with its optional ``if`` condition."""
+
+
+class CheckpointInfo(TypedDict, total=False):
+    """One checkpoint of the thread (``checkpoints`` op), newest first."""
+
+    id: str | None
+    step: int | None
+    source: str | None
+    next: list[str]
+    interrupts: int
+
+
+class ForkIntent(TypedDict):
+    """What the framework's API says about retry vs fork (``intent`` op): ``discriminator`` names
+    the parameter that tells a retry from a fork (``None`` if there is none), ``surface`` the
+    signatures it was read from, ``note`` a sentence for the report."""
+
+    discriminator: str | None
+    surface: dict[str, Any]
+    note: str
+
+
+class InspectResult(TypedDict, total=False):
+    """The durable state of the thread as the framework reports it (``Session.inspect``).
+
+    ``completed_tasks`` is the durable frontier (tasks recorded complete); ``values`` the durable
+    state values (JSON-safe); ``checkpoint`` the head checkpoint id. When the framework cannot read
+    its own thread, ``error`` says how it failed and ``checkpoints`` is ``None``; an adapter should
+    then still report what the store holds, read below the framework: ``values`` with
+    ``values_source: "saver"`` and ``pending_writes`` (``[[channel, value], ...]``), so
+    a checker can tell persisted from refused (``raw_error``: that read failed too).
+    File-backed adapters add ``ended`` (the workload finished) and framework detail
+    (``saved_methods``, ``snapshots``, ``persistence_errors``).
+    """
+
+    checkpoints: int | None
+    head_step: int | None
+    next: list[str]
+    completed_tasks: list[str]
+    pending_interrupts: int
+    values: Any
+    checkpoint: str | None
+    error: ErrorInfo | None
+    values_source: Literal["saver"]
+    pending_writes: list[list[Any]]
+    raw_error: ErrorInfo
+    ended: bool
+    persistence_errors: list[dict[str, Any]]
+
+
+class ActionOutcome(TypedDict, total=False):
+    """What one action did (``chaos.targets.base.outcome`` builds the first six keys).
+
+    ``observed``: the values the workload's nodes saw DURING THIS CALL (resume values), by task;
+    ``values``: the thread's state values after the call, if readable; ``checkpoint``: the head
+    checkpoint after the call, if the framework has ids; ``interrupts`` / ``interrupt_ids``: the
+    pending interrupts after the call and their ids (where the framework has ids).
+    The racer adds ``fired`` (the effect keys this action fired) and ``action`` (the action itself).
+    """
+
+    status: OutcomeStatus
+    error: ErrorInfo | None
+    interrupts: list[Any]
+    observed: dict[str, Any]
+    values: Any
+    checkpoint: str | None
+    interrupt_ids: list[str | None]
+    # per op
+    checkpoints: list[CheckpointInfo]
+    intent: ForkIntent
+    inspect: InspectResult
+    forked_from: str
+    via: ForkVia
+    fork_config: dict[str, Any]
+    # adapter detail
+    result: str
+    persistence_errors: list[dict[str, Any]]
+    # added by the racer
+    fired: list[str]
+    action: ActionSpec
+
+
+class Fired(TypedDict):
+    """One effect a racer fired: its ledger sequence number and key (``task`` or ``task:value``)."""
+
+    seq: int
+    effect_key: str
+
+
+class BarrierSpec(TypedDict):
+    """Where the trial's barrier files are, which boundaries stop the racer (``armed``), and
+    whether arrivals are echoed on stdout (``echo``: racers on other hosts)."""
+
+    dir: str
+    armed: list[str]
+    echo: NotRequired[bool]
+
+
+class TargetSpec(TypedDict, total=False):
+    """The scenario's target (``chaos.scenario.model.Target``, dumped): framework, backend, ..."""
+
+    framework: str
+    backend: str
+    version: str | None
+    durability: str
+
+
+class StoreSpec(TypedDict, total=False):
+    """Where the framework keeps this trial's state: a SQLite ``path``, or a Postgres ``dsn`` with
+    the run's ``schema`` (``setup: False``: the orchestrator set the tables up once)."""
+
+    path: str
+    dsn: str
+    schema: str
+    setup: bool
+
+
+class LedgerSpec(TypedDict, total=False):
+    """The effect ledger: ``kind`` ``sqlite`` with ``path``, or ``postgres`` with ``dsn`` and ``table``."""
+
+    kind: Literal["sqlite", "postgres"]
+    path: str
+    dsn: str
+    table: str
+
+
+class RacerSpec(TypedDict):
+    """A racer's spec file (plain JSON the orchestrator writes; ``python -m chaos.racer SPEC.json``).
+
+    ``gate``: wait at the start gate until every racer of the trial stands there, then sleep a
+    seeded ``jitter_ms`` (``seed``); ``hold``: a racer started ahead of its turn prepares what it
+    can touching no store, then stops at the ``hold`` barrier; ``inspect_before`` /
+    ``inspect_after``: inspect the thread before / after the actions; ``distributions``: the
+    distributions whose versions the racer reports. Launchers may add ``host`` (the name to report)
+    and ``host_name`` (the SSH host to run on).
+    """
+
+    run_id: str
+    cell_id: str
+    trial_id: str
+    racer_id: str
+    target: TargetSpec
+    distributions: list[str]
+    workload: str
+    workload_params: dict[str, Any]
+    thread_id: str
+    store: StoreSpec
+    ledger: LedgerSpec
+    barrier: BarrierSpec
+    gate: bool
+    hold: bool
+    jitter_ms: float
+    seed: int
+    actions: list[ActionSpec]
+    inspect_before: bool
+    inspect_after: bool
+    result_path: str
+    host: NotRequired[str]
+    host_name: NotRequired[str]
+
+
+class TraceEntry(TypedDict):
+    """One boundary a racer passed, armed or not: ``name#occurrence``, its thread, when."""
+
+    barrier: str
+    thread: str
+    t_mono_ns: int
+
+
+class RacerResult(TypedDict, total=False):
+    """The result file a racer writes atomically as it ends (none if it was killed).
+
+    Timestamps are ``time.monotonic_ns()`` of the racer's host: ``t_start`` (process began its
+    spec), ``t_ledger`` (ledger open), ``t_unheld`` (a held racer continued), ``t_ready`` (session
+    open), ``t_inspected``, ``t_released`` (the start gate opened), ``t_invoke`` (first action),
+    ``t_return`` (last action returned), ``t_end``. ``gated_task``: the task whose effect an
+    interrupt gates; ``workload_meta``: the session's ``meta`` (e.g. ``{"invalid": {"field",
+    "value"}}``); ``fired``: every effect this racer fired; ``trace``: every boundary it passed.
+    """
+
+    racer_id: str
+    trial_id: str | None
+    pid: int
+    host: str | None
+    status: ResultStatus
+    error: ErrorInfo
+    versions: dict[str, str | None]
+    gated_task: str | None
+    workload_meta: dict[str, Any]
+    inspect_before: InspectResult
+    inspect_after: InspectResult
+    inspect_after_ms: float
+    jitter_s: float
+    outcomes: list[ActionOutcome]
+    fired: list[Fired]
+    trace: list[TraceEntry]
+    close_ms: float
+    t_start_mono_ns: int
+    t_start_wall: float
+    t_ledger_mono_ns: int
+    t_unheld_mono_ns: int
+    t_ready_mono_ns: int
+    t_inspected_mono_ns: int
+    t_released_mono_ns: int
+    t_invoke_mono_ns: int
+    t_return_mono_ns: int
+    t_end_mono_ns: int

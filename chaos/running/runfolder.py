@@ -1,0 +1,218 @@
+"""The one owner of a run folder: create it, write its run.json, point ``latest``, load it, mark it.
+
+Why: run, rerun, resume, nightly and the registry's reaper all touch a run folder's metadata.
+When each wrote run.json its own way, some skipped the redaction and the atomic replace. Here is
+the only code that writes run.json, so every write is both:
+
+* redacted first (``chaos.racer.redact``): no password or DSN secret reaches the file;
+* atomic (temporary file in the same folder, then ``os.replace``): a crash leaves the old
+  run.json or the new one, never half of one.
+
+What it promises: ``RunFolder.create`` makes ``<out>/<scenario>/<stamp>[-n]/`` (refusing an ``out``
+whose parent is missing); ``save`` writes ``RunMeta`` (``chaos.records``) as it always was
+(same keys, same values); ``mark_ended`` records how the run ended; ``link_latest`` points
+``<out>/<scenario>/latest`` at it (atomically too); ``load_run`` reads a stored run back, and every
+way a stored run can be damaged is a ``ChaosError`` naming the file (and field);
+``mark_reaped`` is what the reaper records for a run whose orchestrator died.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from chaos.racer.errors import ChaosError, EnvironmentProblem
+from chaos.racer.redact import redact_obj
+from chaos.records import CellVersions, RunLoad, RunMeta
+from chaos.running.stored import StoredTrials
+from chaos.scenario.model import Cell, Scenario, expand
+
+META = "run.json"
+
+
+def now_iso() -> str:
+    """The current UTC time as run.json writes it."""
+    return _dt.datetime.now(_dt.timezone.utc).isoformat()
+
+
+def stamp() -> str:
+    """A run folder's name: the UTC time to the second."""
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
+
+
+def load_average() -> float | None:
+    """The 1-minute load average: saturation at jitter > 0 moves with it, so every run records it
+    at its start and end (run.json ``load``) and the reports show it beside the numbers."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return None
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` atomically (a temporary file beside it, then ``os.replace``)."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def new_folder(out: Path, name: str) -> Path:
+    """A new, empty ``<out>/<name>`` (``<name>-2``, ``-3``, ... if taken; parents made as needed).
+
+    ``out`` itself is made only if its parent exists: a mistyped ``--out`` is refused, not created."""
+    out = Path(out)
+    if not out.exists():
+        if not out.parent.exists():
+            raise EnvironmentProblem(f"output folder {out}: its parent {out.parent} does not exist",
+                                     hint="create it or pass --out to an existing folder")
+        out.mkdir()
+    folder = out / name
+    n = 1
+    while folder.exists():
+        n += 1
+        folder = out / f"{name}-{n}"
+    folder.mkdir(parents=True)
+    return folder
+
+
+def create_run_dir(out: Path, name: str, at: str) -> Path:
+    """A new, empty run folder ``<out>/<scenario name>/<at>`` (``-2``, ``-3``, ... if taken)."""
+    return new_folder(Path(out), f"{name}/{at}")
+
+
+def write_meta(run_dir: Path, meta: RunMeta | dict[str, Any]) -> None:
+    """run.json, secrets redacted, replaced atomically (a crash leaves the old or the new one)."""
+    data = meta.to_json() if isinstance(meta, RunMeta) else meta
+    write_atomic(Path(run_dir) / META, json.dumps(redact_obj(data), indent=2, default=str))
+
+
+def link_latest(run_dir: Path) -> None:
+    """Point ``latest`` beside the run folder at it (a relative symlink, replaced atomically)."""
+    link = run_dir.parent / "latest"
+    tmp = run_dir.parent / f".latest.{os.getpid()}"
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()
+    tmp.symlink_to(run_dir.name)
+    os.replace(tmp, link)
+
+
+@dataclass
+class RunFolder:
+    """A run folder and its metadata: every change to run.json goes through ``save``."""
+
+    path: Path
+    meta: RunMeta
+
+    @classmethod
+    def create(cls, out: Path, name: str, meta_for: Any, *, suffix: str = "") -> "RunFolder":
+        """Make the folder, build its metadata (``meta_for(run_dir) -> RunMeta``: the run id names
+        the folder) and write run.json at once, so a folder never stands without one for long."""
+        path = create_run_dir(Path(out), name, stamp() + suffix)
+        folder = cls(path=path, meta=meta_for(path))
+        folder.save()
+        return folder
+
+    def save(self) -> None:
+        write_meta(self.path, self.meta)
+
+    def link_latest(self) -> None:
+        link_latest(self.path)
+
+    def mark_ended(self, *, interrupted: bool, signals: list[str], failures: dict[int, str],
+                   cell_versions: dict[str, CellVersions]) -> None:
+        """Record how the run ended (finished, or interrupted and by which signals), which cells
+        failed and why, and what each cell's racers ran; then save."""
+        m = self.meta
+        t = now_iso()
+        m.finished = None if interrupted else t
+        m.stopped = t
+        load = m.load if m.load is not None else RunLoad(cpus=os.cpu_count())
+        load.end = load_average()
+        m.load = load
+        m.interrupted = interrupted
+        if signals:
+            m.signals = list(signals)
+        m.failures = {str(k): v for k, v in failures.items()}
+        m.cell_versions = cell_versions
+        self.save()
+
+
+class StoredRun(NamedTuple):
+    """A stored run as ``load_run`` reads it (unpacks as ``meta, scenario, cells, records, torn``)."""
+
+    meta: RunMeta
+    scenario: Scenario
+    cells: list[Cell]
+    records: StoredTrials
+    torn: bool
+
+
+def _field_error(meta_path: Path, prefix: str, exc: Any) -> ChaosError:
+    e = exc.errors()[0]
+    where = ".".join(map(str, e["loc"]))
+    return ChaosError(f"{meta_path}: {prefix}{where}: {e['msg']}")
+
+
+def read_meta(run_dir: Path) -> RunMeta:
+    """run.json of ``run_dir``; a damaged one is a ChaosError naming the file (and field)."""
+    from pydantic import ValidationError
+
+    meta_path = Path(run_dir) / META
+    try:
+        raw = json.loads(meta_path.read_text())
+    except FileNotFoundError:
+        raise ChaosError(f"{run_dir}: not a run folder (no run.json)") from None
+    except (OSError, ValueError, RecursionError) as exc:
+        raise ChaosError(f"{meta_path}: not readable JSON ({str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__})") from None
+    if not isinstance(raw, dict):
+        raise ChaosError(f"{meta_path}: expected a JSON object, got {type(raw).__name__}")
+    for key, typ in (("run_id", str), ("scenario", dict)):
+        if not isinstance(raw.get(key), typ):
+            raise ChaosError(f"{meta_path}: field {key!r} is missing or not a {typ.__name__}")
+    try:
+        return RunMeta.model_validate(raw)
+    except ValidationError as exc:
+        raise _field_error(meta_path, "", exc) from None
+
+
+def load_run(run_dir: Path) -> StoredRun:
+    """A stored run: its metadata, scenario, cells and journaled records (torn line dropped), the
+    records as ``StoredTrials`` (validated now, read back from the journal when iterated).
+
+    Every way a stored run can be damaged is a ChaosError naming the file (and line, and field)."""
+    from pydantic import ValidationError
+
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise ChaosError(f"{run_dir}: no such run folder")
+    meta = read_meta(run_dir)
+    try:
+        scenario = Scenario.model_validate(meta.scenario)
+        cells = expand(scenario, path=str(run_dir / META), check=False)
+    except ValidationError as exc:
+        raise _field_error(run_dir / META, "scenario.", exc) from None
+    records = StoredTrials(run_dir / "journal.jsonl")  # every line validated; read back on demand
+    return StoredRun(meta, scenario, cells, records, records.torn)
+
+
+def mark_reaped(run_dir: Path | str) -> None:
+    """The reaper's note on a run whose orchestrator died: interrupted, and when it was reaped.
+
+    Read as a plain JSON object, not a ``RunMeta``: the reaper marks whatever run.json the dead run
+    left (even one too young to have its scenario). A finished run, or a run.json that cannot be
+    read, is left as it is."""
+    meta_path = Path(run_dir) / META
+    try:
+        meta = json.loads(meta_path.read_text())
+    except (OSError, ValueError):
+        return
+    if not isinstance(meta, dict) or meta.get("finished"):
+        return
+    meta["interrupted"] = True
+    meta["reaped"] = now_iso()
+    write_meta(Path(run_dir), meta)
