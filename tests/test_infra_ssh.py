@@ -12,7 +12,7 @@ from chaos.launchers import make_launcher
 from chaos.launchers.ssh import HostError, SshLauncher, fingerprint
 from chaos.scenario.model import expand
 from chaos.running.trial import RunContext, TrialRun
-from racekit import new_run_id, race_scenario, run_races
+from kits.racekit import new_run_id, race_scenario, run_races
 
 
 def _racer_pids(lab) -> list[int]:
@@ -186,7 +186,7 @@ def test_hosts_check_cli_reports_each_host(lab, tmp_path):
 
 def test_scenario_runs_across_hosts_through_the_orchestrator(lab, pg_dsn, tmp_path, monkeypatch):
     """The crosshost scenario's shape, one trial, end to end: CLI-level run, Postgres everywhere."""
-    from conftest import run_text
+    from kits.runs import run_text
 
     monkeypatch.setenv("CHAOS_PG_DSN", lab.pg_dsn(pg_dsn))
     inv = lab.inventory()

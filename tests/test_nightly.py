@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from browserkit import chromium, load_page  # noqa: F401  (fixture)
-from conftest import racers_alive
+from kits.browserkit import chromium, load_page  # noqa: F401  (fixture)
+from kits.runs import racers_alive
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import run_text
+from kits.runs import run_text
 
 FUNCTIONAL = """\
 name: functional_small

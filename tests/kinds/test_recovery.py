@@ -6,7 +6,7 @@ import pytest
 
 from chaos.records import Op, RacerOutcome, TrialRecord
 from chaos.verdicts.recovery import point_rd
-from conftest import run_text
+from kits.runs import run_text
 
 RECOVERY = """\
 name: recovery_small
