@@ -160,7 +160,8 @@ class Lab:
             # a lab that took no lock (older code) is up, or a crashed one left its bridge: never kill it
             if time.monotonic() > deadline:
                 self.down()
-                raise RuntimeError(f"lab: bridge {BRIDGE} stays up: a crashed lab? remove it with `python -m tests.kits.lab down`")
+                raise RuntimeError(f"lab: bridge {BRIDGE} stays up: a crashed lab? "
+                                   "remove it with `python -m tests.kits.lab down`")
             time.sleep(0.2)  # polling the bridge's existence, an observable state
         if self.root is None:
             self.root = Path(tempfile.mkdtemp(prefix="chaos-lab-"))

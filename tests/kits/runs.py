@@ -38,6 +38,7 @@ def racers_alive(marker: str) -> list[psutil.Process]:
             cmd = " ".join(p.info["cmdline"] or [])
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             continue
-        if ("chaos.racer.main" in cmd or "chaos.racer.forkserver" in cmd) and marker in cmd and p.info["status"] != psutil.STATUS_ZOMBIE:
+        racer = "chaos.racer.main" in cmd or "chaos.racer.forkserver" in cmd
+        if racer and marker in cmd and p.info["status"] != psutil.STATUS_ZOMBIE:
             out.append(p)
     return out
