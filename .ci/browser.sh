@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CI: a real headless browser for the report tests (tests/browserkit.py): Debian's chromium, and
+# CI: a real headless browser for the report tests (tests/kits/browserkit.py): Debian's chromium, and
 # the Python packages the HTML/PNG reports need (jinja2, matplotlib; both core dependencies).
 # Idempotent and quick when everything is already there. Prints chromium's path (last line).
 set -euo pipefail

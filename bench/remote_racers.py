@@ -3,7 +3,7 @@
 Prints, per placement and mode, the median wall time of a race trial at k racers (first trial
 apart: for warm racers it includes starting the fork server), the fires, and the load average at
 start and end. Docker: the offline racer image, SQLite files bind-mounted. SSH: the netns lab of
-``tests/lab.py`` (two hosts, real sshd; needs root), Postgres ledger and checkpoints
+``tests/kits/lab.py`` (two hosts, real sshd; needs root), Postgres ledger and checkpoints
 (``CHAOS_PG_DSN``). Numbers, not assertions: see bench/README.md.
 
     python bench/remote_racers.py --placements docker,ssh --k 4 --trials 5
@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from racekit import new_run_id  # noqa: E402
-from warmkit import race_records  # noqa: E402
+from kits.racekit import new_run_id  # noqa: E402
+from kits.warmkit import race_records  # noqa: E402
 
 from chaos.running import pgstore  # noqa: E402
 
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
             for mode in modes:
                 docker_case(mode, a.k, a.trials, base)
         if "ssh" in placements:
-            from lab import Lab
+            from kits.lab import Lab
 
             with Lab(2) as lab:
                 for mode in modes:

@@ -2,7 +2,7 @@
 
 Usage: python bench/report_render.py [--cells 20] [--trials 10] [--k 8]
 
-Builds race records shaped like real ones (the tests' builder, tests/runkit.py): a k x jitter
+Builds race records shaped like real ones (the tests' builder, tests/kits/runkit.py): a k x jitter
 matrix where every trial fires the gated effect k times (the worst case for explanations and
 timelines), analyses them, and prints seconds for analysis, report.html, junit.xml and the PNG
 heatmap, and the page size. Prints numbers only; nothing here asserts a speed.
@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from runkit import race_cell, race_record, results_of
+from kits.runkit import race_cell, race_record, results_of
 
 from chaos.reports.html import heatmaps, render_run_html
 from chaos.reports.junit import junit_xml

@@ -1,46 +1,21 @@
-"""Shared helpers: write a scenario, run it for real, and look for anything it left behind."""
+"""Fixtures shared by every test; the helpers the tests import live in ``tests/kits/``.
+
+pytest puts this folder on ``sys.path`` (rootdir conftest, no ``__init__.py``), so a test imports a
+kit as ``from kits.runs import run_text``; the user-workload modules in ``tests/workloads/`` are
+named from the repository root (``tests.workloads.user_workloads:hang_forever``), as a user names
+their own.
+"""
 
 from __future__ import annotations
 
-import os
-import textwrap
 from pathlib import Path
 
-import psutil
 import pytest
 
-from chaos.running.orchestrator import RunOptions, RunOutcome, run_scenario
+# Postgres, Docker and SSH-lab fixtures of the "across machines" tests.
+from kits.infra import docker_client, lab, pg_dsn, racer_image  # noqa: F401
 
 REPO = Path(__file__).resolve().parent.parent
-
-
-def write_scenario(directory: Path, text: str, name: str = "scenario.yaml") -> Path:
-    path = directory / name
-    path.write_text(textwrap.dedent(text))
-    return path
-
-
-def run_text(tmp_path: Path, text: str, **opts) -> RunOutcome:
-    path = write_scenario(tmp_path, text)
-    return run_scenario(path, RunOptions(out=tmp_path / "reports", **opts))
-
-
-def racers_alive(marker: str) -> list[psutil.Process]:
-    """Racer processes whose command line mentions ``marker`` (a run folder).
-
-    Cold racers are ``python -m chaos.racer.main <run>/work/.../spec.json``; warm racers are forks of
-    ``python -m chaos.racer.forkserver ... --label <run>/work`` and keep its command line, so both the
-    server and its racers are found.
-    """
-    out = []
-    for p in psutil.process_iter(["cmdline", "status"]):
-        try:
-            cmd = " ".join(p.info["cmdline"] or [])
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            continue
-        if ("chaos.racer.main" in cmd or "chaos.racer.forkserver" in cmd) and marker in cmd and p.info["status"] != psutil.STATUS_ZOMBIE:
-            out.append(p)
-    return out
 
 
 @pytest.fixture
@@ -52,7 +27,3 @@ def repo() -> Path:
 def _no_bytecode(monkeypatch):
     monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
     yield
-
-
-# Postgres, Docker and SSH-lab fixtures of the "across machines" tests.
-from conftest_infra import docker_client, lab, pg_dsn, racer_image  # noqa: E402,F401

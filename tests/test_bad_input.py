@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from robustkit import ROOT, chaos, one_line
+from kits.robustkit import ROOT, chaos, one_line
 from typer.testing import CliRunner
 
 from chaos.cli.app import app
@@ -45,11 +45,11 @@ SCENARIOS = [
      ["workload: unknown workload 'four_step'"]),
     ("factory_module_missing", GOOD.replace("workload: three_step", "workload: nosuchpkg.flows:build"), "validate",
      ["module 'nosuchpkg.flows' does not import: its package 'nosuchpkg' was not found"]),
-    ("factory_not_defined", GOOD.replace("workload: three_step", "workload: tests.userworkloads:no_such_factory"), "validate",
+    ("factory_not_defined", GOOD.replace("workload: three_step", "workload: tests.workloads.user_workloads:no_such_factory"), "validate",
      ["defines no 'no_such_factory'"]),
     ("factory_syntax_error", GOOD.replace("workload: three_step", "workload: badsyntax:build"), "validate",
      ["syntax error at badsyntax.py:2"]),
-    ("factory_that_does_not_import", GOOD.replace("workload: three_step", "workload: tests.userworkloads_broken:factory"), "run",
+    ("factory_that_does_not_import", GOOD.replace("workload: three_step", "workload: tests.workloads.broken_import:factory"), "run",
      ["does not import in the racers' Python", "ModuleNotFoundError", "chaos_no_such_dependency"]),
     ("k_below_one", GOOD + "racers: {k: 0}\n", "validate", [":7:", "racers.k: Input should be greater than or equal to 1"]),
     ("trials_not_a_number", GOOD.replace("trials: 1", "trials: many"), "validate", [":6:", "trials: Input should be a valid integer"]),

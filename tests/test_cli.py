@@ -10,7 +10,7 @@ from pathlib import Path
 
 from chaos.running.journal import read_journal
 from chaos.running.trial import wait_until
-from conftest import racers_alive, write_scenario
+from kits.runs import racers_alive, write_scenario
 
 CHAOS = [sys.executable, "-m", "chaos"]
 

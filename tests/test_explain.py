@@ -1,7 +1,7 @@
 """Story: a person reads why an effect is a duplicate, in words built from the trial's records."""
 
 from chaos.reports.explain import explain_duplicates, timeline
-from runkit import race_record
+from kits.runkit import race_record
 
 
 def test_a_double_fire_is_explained_with_racers_checkpoint_value_and_ledger_seqs():

@@ -21,8 +21,8 @@ import pytest
 from chaos.launchers.local import proc_state
 from chaos.launchers.warm.client import WarmLauncher
 from chaos.running.trial import wait_until
-from conftest import racers_alive
-from warmkit import gone, spec
+from kits.runs import racers_alive
+from kits.warmkit import gone, spec
 
 ROOT = str(Path(__file__).resolve().parent.parent)
 
@@ -144,7 +144,7 @@ def test_when_the_orchestrator_dies_the_server_and_its_racers_die_too(tmp_path):
         sys.path.insert(0, {str(Path(__file__).parent)!r})
         from chaos.launchers.warm.client import WarmLauncher
         from chaos.running.trial import wait_until
-        from warmkit import spec
+        from kits.warmkit import spec
         base = Path(sys.argv[1])
         lau = WarmLauncher(log_dir=base)
         (base / "trial").mkdir()

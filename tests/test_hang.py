@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from robustkit import chaos
+from kits.robustkit import chaos
 
 from chaos.running import registry
 from chaos.running.journal import read_journal
@@ -14,7 +14,7 @@ SCENARIO = """\
 name: hang_probe
 kind: kill_sweep
 target: {framework: langgraph, backend: sqlite, durability: sync}
-workload: tests.userworkloads:hang_forever
+workload: tests.workloads.user_workloads:hang_forever
 workload_params:
   dsn: "postgresql://chaos:hunter2-secret@db.example:5432/app"
   note: "api_key=sk-live-abcdefghijklmnopqrstuvwxyz"

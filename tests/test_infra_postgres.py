@@ -11,7 +11,7 @@ from chaos.running import pgstore
 from chaos.racer.ledger import COLUMNS, open_ledger
 from chaos.launchers import make_launcher
 from chaos.racer.redact import redact_config, redact_dsn, redact_text
-from racekit import new_run_id, race_scenario, run_races
+from kits.racekit import new_run_id, race_scenario, run_races
 
 
 def test_redact_dsn_hides_passwords():
@@ -78,7 +78,7 @@ def test_langgraph_race_on_postgres_backend(pg_dsn, tmp_path):
 
 
 def test_orchestrated_postgres_run_uses_and_drops_its_schema(pg_dsn, tmp_path, monkeypatch):
-    from conftest import run_text
+    from kits.runs import run_text
 
     monkeypatch.setenv("CHAOS_PG_DSN", pg_dsn)
     before = set(pgstore.list_run_schemas(pg_dsn))
@@ -99,7 +99,7 @@ def test_orchestrated_postgres_run_uses_and_drops_its_schema(pg_dsn, tmp_path, m
 
 def test_postgres_scenario_without_a_dsn_is_a_clear_error(tmp_path, monkeypatch):
     from chaos.racer.errors import EnvironmentProblem
-    from conftest import run_text
+    from kits.runs import run_text
 
     monkeypatch.delenv("CHAOS_PG_DSN", raising=False)
     with pytest.raises(EnvironmentProblem, match="needs Postgres for the postgres backend: set CHAOS_PG_DSN"):

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from browserkit import chromium, load_page  # noqa: F401  (fixture)
-from conftest import racers_alive
+from kits.browserkit import chromium, load_page  # noqa: F401  (fixture)
+from kits.runs import racers_alive
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -59,8 +59,11 @@ def nights(tmp_path_factory):
     (d / "night1.yaml").write_text("name: tiny\nscenarios:\n"
                                    "  - file: race.yaml\n    overrides: {racers: {k: 1}, trials: 1}\n"
                                    "  - file: first_checkpoint.yaml\n    overrides: {trials: 1}\n")
+    # night 2 must consume the interrupt twice somewhere: whether both of k=2 racers fire in a trial
+    # is a race LangGraph leaves open (both did in 16 of 16 trials at load ~9), so the night runs
+    # four trials, not one or two, to make a night without any double fire vanishingly rare
     (d / "night2.yaml").write_text("name: tiny\nscenarios:\n"
-                                   "  - file: race.yaml\n    overrides: {trials: 2}\n"
+                                   "  - file: race.yaml\n    overrides: {trials: 4}\n"
                                    "  - file: first_checkpoint.yaml\n    overrides: {trials: 1}\n")
     out = d / "reports"
     first = chaos("nightly", d / "night1.yaml", "--out", out, "--date", "2026-11-28", "-q")

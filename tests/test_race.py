@@ -8,7 +8,7 @@ import os
 import pytest
 
 from chaos.running.journal import read_journal
-from conftest import racers_alive, run_text
+from kits.runs import racers_alive, run_text
 
 RACE = """\
 name: race_small

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import textwrap
 
-from robustkit import chaos, chaos_env, wait_for
+from kits.robustkit import chaos, chaos_env, wait_for
 
 from chaos.running import registry
 

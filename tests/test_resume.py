@@ -13,7 +13,7 @@ import signal
 from collections import Counter
 from pathlib import Path
 
-from robustkit import chaos, chaos_bg, docker_containers, journal_lines, wait_for
+from kits.robustkit import chaos, chaos_bg, docker_containers, journal_lines, wait_for
 
 from chaos.running import registry
 from chaos.running.journal import read_journal

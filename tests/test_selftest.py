@@ -3,7 +3,7 @@ the judge itself fails when either is not so (a self-test that cannot fail would
 
 from __future__ import annotations
 
-from robustkit import ROOT, chaos
+from kits.robustkit import ROOT, chaos
 
 from chaos.running.orchestrator import analyse_run, load_run
 from chaos.running.selftest import check

@@ -10,7 +10,7 @@ from chaos.running.journal import read_journal
 from chaos.kinds.sweep import kill_trial
 from chaos.records import TrialRecord
 from chaos.kinds.checking import analyze_cell
-from conftest import racers_alive, run_text
+from kits.runs import racers_alive, run_text
 
 SWEEP = """\
 name: sweep_small
@@ -108,7 +108,7 @@ def test_no_racer_survives_a_sweep(sweep_run):
 def test_a_barrier_never_reached_is_unknown_not_pass(tmp_path):
     from chaos.scenario.model import expand, parse_scenario
     from chaos.running.trial import TrialRun
-    from support import make_context
+    from kits.support import make_context
 
     (cell,) = expand(parse_scenario(SWEEP))
     ctx, close = make_context(tmp_path)

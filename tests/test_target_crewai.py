@@ -13,9 +13,9 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-from conftest import run_text
+from kits.runs import run_text
 
-import framework_support as look
+from kits import framework_support as look
 
 
 @pytest.fixture(scope="module")

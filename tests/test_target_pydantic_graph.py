@@ -9,9 +9,9 @@ behind so every later resume times out.
 from __future__ import annotations
 
 import pytest
-from conftest import run_text
+from kits.runs import run_text
 
-import framework_support as look
+from kits import framework_support as look
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from chaos.racer.errors import ChaosError
-from conftest import run_text
+from kits.runs import run_text
 
-HERE = Path(__file__).parent
+WORKLOADS = Path(__file__).parent / "workloads"
 
 
 def test_a_users_graph_is_swept_like_a_builtin(tmp_path):
-    shutil.copy(HERE / "user_workloads.py", tmp_path / "user_workloads.py")
+    shutil.copy(WORKLOADS / "user_workloads.py", tmp_path / "user_workloads.py")
     out = run_text(tmp_path, """\
         name: mine
         kind: kill_sweep
@@ -30,7 +30,7 @@ def test_a_users_graph_is_swept_like_a_builtin(tmp_path):
 
 
 def test_a_factory_that_does_not_exist_is_refused_before_anything_runs(tmp_path):
-    shutil.copy(HERE / "user_workloads.py", tmp_path / "user_workloads.py")
+    shutil.copy(WORKLOADS / "user_workloads.py", tmp_path / "user_workloads.py")
     # refused while loading the scenario (the factory is looked up in the module's source, without
     # running it) or, failing that, by the preflight import in the racers' Python
     with pytest.raises(ChaosError, match=r"user_workloads:nope.*(defines no 'nope'|does not import.*AttributeError)"):
@@ -44,7 +44,7 @@ def test_a_factory_that_does_not_exist_is_refused_before_anything_runs(tmp_path)
 
 
 def test_a_factory_that_raises_fails_its_cell_once_with_the_reason(tmp_path):
-    shutil.copy(HERE / "user_workloads.py", tmp_path / "user_workloads.py")
+    shutil.copy(WORKLOADS / "user_workloads.py", tmp_path / "user_workloads.py")
     out = run_text(tmp_path, """\
         name: mine
         kind: race

@@ -17,8 +17,8 @@ from chaos.launchers import make_launcher
 from chaos.launchers.docker import DockerLauncher, run_containers
 from chaos.launchers.warm.docker import DockerWarmLauncher
 from chaos.running.trial import wait_until
-from racekit import new_run_id
-from warmkit import assert_same_race, race_records, sweep_results
+from kits.racekit import new_run_id
+from kits.warmkit import assert_same_race, race_records, sweep_results
 
 SWEEP_POINTS = (0, 9, 16)  # the input checkpoint, a checkpoint write, the last effect (cold containers are slow)
 
@@ -78,7 +78,7 @@ def test_a_killed_orchestrator_leaves_no_container_and_no_racer(docker_client, r
         import json, sys
         from chaos.launchers.warm.docker import DockerWarmLauncher
         from chaos.running.trial import TrialRun
-        from warmkit import cells, context, scenario
+        from kits.warmkit import cells, context, scenario
         launcher = DockerWarmLauncher({run_id!r}, image={racer_image!r})
         cell = cells(scenario(kind="race", workload="gate_after_interrupt", resume="command:true",
                               racers={{"k": 1, "placement": "docker"}}))[0]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from chaos.launchers.local import LocalLauncher
 from chaos.launchers.warm.client import WarmLauncher
-from warmkit import assert_same_race, race_records, sweep_results
+from kits.warmkit import assert_same_race, race_records, sweep_results
 
 
 def test_a_kill_sweep_gives_equal_per_boundary_results_cold_and_warm(tmp_path):

@@ -17,7 +17,7 @@ import pytest
 from chaos.envs import python_for, racer_env
 from chaos.launchers.warm.client import WarmLauncher
 from chaos.running.trial import wait_until
-from warmkit import spec
+from kits.warmkit import spec
 
 FRAMEWORKS = {  # framework: (backend, a module its racers need, preloaded by the server)
     "crewai": ("sqlite", "crewai.flow.flow"),

@@ -3,7 +3,7 @@
 What the user sees: the same trials as with cold SSH racers (valid races across hosts, confirmed
 kills, equal per-boundary sweep results) and no process of the run left on any host: not after
 the run, not when the connection drops mid-trial, not when the host's sshd session is killed.
-Real sshd in network namespaces (tests/lab.py), a real Postgres ledger and checkpoint store.
+Real sshd in network namespaces (tests/kits/lab.py), a real Postgres ledger and checkpoint store.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from chaos.launchers.ssh import SshLauncher
 from chaos.launchers.warm.ssh import SshWarmLauncher
 from chaos.scenario.model import expand
 from chaos.running.trial import RunContext, TrialRun, wait_until
-from racekit import new_run_id, race_scenario
-from warmkit import assert_same_race, race_records, sweep_results
+from kits.racekit import new_run_id, race_scenario
+from kits.warmkit import assert_same_race, race_records, sweep_results
 
 SWEEP_POINTS = (0, 9, 16)
 

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from chaos import targets
-from conftest import racers_alive, run_text
+from kits.runs import racers_alive, run_text
 
 FORK = """\
 name: fork_unsupported

@@ -12,7 +12,7 @@ import json
 import pytest
 
 from chaos.running.orchestrator import RunOptions, rerun
-from conftest import racers_alive, run_text
+from kits.runs import racers_alive, run_text
 
 FORK = """\
 name: fork_small

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import run_text
+from kits.runs import run_text
 
 INVALID = """\
 name: invalid_small

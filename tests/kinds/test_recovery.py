@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from kits.runs import run_text
 
-from chaos.records import Op, RacerOutcome, TrialRecord
 from chaos.kinds.recovery_determinism import point_rd
-from conftest import run_text
+from chaos.records import Op, RacerOutcome, TrialRecord
 
 RECOVERY = """\
 name: recovery_small

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from chaos.envs import env_root, python_for
-from conftest import run_text
+from kits.runs import run_text
 
 VERSIONS = """\
 name: fork_versions_small

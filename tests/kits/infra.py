@@ -25,7 +25,7 @@ def pg_dsn() -> str:
     if not dsn:
         # scripts/postgres.sh is idempotent and quick once installed: it (re)starts the cluster and
         # prints the DSN, whatever port the installed cluster uses
-        script = Path(__file__).resolve().parent.parent / "scripts" / "postgres.sh"
+        script = Path(__file__).resolve().parents[2] / "scripts" / "postgres.sh"
         if shutil.which("pg_lsclusters") and os.geteuid() == 0:
             p = subprocess.run(["bash", str(script)], capture_output=True, text=True)
             dsn = p.stdout.strip().splitlines()[-1] if p.returncode == 0 and p.stdout.strip() else None
@@ -59,7 +59,7 @@ def racer_image(docker_client) -> str:
 
 @pytest.fixture(scope="module")
 def lab():
-    from lab import Lab, LabUnavailable, probe
+    from .lab import Lab, LabUnavailable, probe
 
     why = probe()
     if why:

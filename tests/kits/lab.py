@@ -11,7 +11,7 @@ The addresses are fixed (``hosts/lab.yaml`` describes the same lab), so only one
 time on a machine: a second one waits on a lock file until the first is torn down.
 
 Manual use (for ``scenarios/crosshost_consume_once.yaml``):
-    python -m tests.lab up      # writes .lab/ (keys, known_hosts), runs until Ctrl-C, tears down
+    python -m tests.kits.lab up      # writes .lab/ (keys, known_hosts), runs until Ctrl-C, tears down
 """
 
 from __future__ import annotations
@@ -160,7 +160,8 @@ class Lab:
             # a lab that took no lock (older code) is up, or a crashed one left its bridge: never kill it
             if time.monotonic() > deadline:
                 self.down()
-                raise RuntimeError(f"lab: bridge {BRIDGE} stays up: a crashed lab? remove it with `python -m tests.lab down`")
+                raise RuntimeError(f"lab: bridge {BRIDGE} stays up: a crashed lab? "
+                                   "remove it with `python -m tests.kits.lab down`")
             time.sleep(0.2)  # polling the bridge's existence, an observable state
         if self.root is None:
             self.root = Path(tempfile.mkdtemp(prefix="chaos-lab-"))
@@ -382,7 +383,7 @@ def main(argv: list[str]) -> int:
         force_down()
         return 0
     if cmd == "up":
-        root = Path(__file__).resolve().parent.parent / ".lab"
+        root = Path(__file__).resolve().parents[2] / ".lab"
         lab = Lab(2, root=root)
         lab.up()
         lab.inventory(root / "inventory.yaml")
@@ -396,7 +397,7 @@ def main(argv: list[str]) -> int:
             lab.down()
             shutil.rmtree("/tmp/chaos-lab", ignore_errors=True)  # the workdirs hosts/lab.yaml names
         return 0
-    print("usage: python -m tests.lab up|down", file=sys.stderr)
+    print("usage: python -m tests.kits.lab up|down", file=sys.stderr)
     return 2
 
 

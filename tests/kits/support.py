@@ -7,7 +7,7 @@ from pathlib import Path
 
 from chaos.envs import racer_env
 from chaos.launchers.local import LocalLauncher
-from racekit import context
+from .racekit import context
 
 
 def make_context(tmp_path: Path, run_id: str = "test-run"):
