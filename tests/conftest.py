@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-# Postgres, Docker and SSH-lab fixtures of the "across machines" tests.
-from kits.infra import docker_client, lab, pg_dsn, racer_image  # noqa: F401
+# Fixture kits: Postgres, Docker and the SSH lab for the "across machines" tests; headless Chromium
+# for the HTML report checks.
+pytest_plugins = ("kits.infra", "kits.browserkit")
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -7,7 +7,6 @@ traceback. A resume of a damaged run folder is refused before anything runs.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from kits.robustkit import ROOT, chaos, one_line

@@ -8,13 +8,12 @@ import sqlite3
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 
-from chaos.racer.barrier import BarrierClient, read_arrivals
 from chaos.launchers import ExitStatus
 from chaos.launchers.local import all_threads_stopped, proc_state
+from chaos.racer.barrier import BarrierClient, read_arrivals
 from chaos.running.trial import wait_until
 
 

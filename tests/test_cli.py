@@ -6,11 +6,11 @@ import os
 import signal
 import subprocess
 import sys
-from pathlib import Path
+
+from kits.runs import racers_alive, write_scenario
 
 from chaos.running.journal import read_journal
 from chaos.running.trial import wait_until
-from kits.runs import racers_alive, write_scenario
 
 CHAOS = [sys.executable, "-m", "chaos"]
 

@@ -1,7 +1,8 @@
 """Story: a person reads why an effect is a duplicate, in words built from the trial's records."""
 
-from chaos.reports.explain import explain_duplicates, timeline
 from kits.runkit import race_record
+
+from chaos.reports.explain import explain_duplicates, timeline
 
 
 def test_a_double_fire_is_explained_with_racers_checkpoint_value_and_ledger_seqs():

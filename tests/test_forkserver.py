@@ -13,16 +13,15 @@ import socket
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
+from kits.runs import racers_alive
+from kits.warmkit import gone, spec
 
 from chaos.launchers.local import proc_state
 from chaos.launchers.warm.client import WarmLauncher
 from chaos.running.trial import wait_until
-from kits.runs import racers_alive
-from kits.warmkit import gone, spec
 
 ROOT = str(Path(__file__).resolve().parent.parent)
 

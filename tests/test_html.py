@@ -7,9 +7,10 @@ there, nothing logs to the console, and strings from a run cannot inject markup 
 import re
 import xml.etree.ElementTree as ET
 
-from kits.browserkit import chromium, load_page  # noqa: F401  (fixture)
-from chaos.reports.html import heat_colour, heatmaps, render_run_html
+from kits.browserkit import load_page
 from kits.runkit import race_cell, race_record, results_of
+
+from chaos.reports.html import heat_colour, heatmaps, render_run_html
 
 XSS = '<script>console.error("xss ran")</script>'
 IMG = '<img src=x onerror=console.error("img-xss")>'

@@ -8,11 +8,12 @@ from __future__ import annotations
 import os
 import socket
 
+from kits.racekit import new_run_id, race_scenario, run_races
+
 from chaos.launchers import make_launcher
 from chaos.launchers.docker import reap_run, run_containers
-from chaos.scenario.model import expand
 from chaos.running.trial import RunContext, TrialRun, wait_until
-from kits.racekit import new_run_id, race_scenario, run_races
+from chaos.scenario.model import expand
 
 
 def test_offline_image_is_cached_by_content(docker_client, racer_image):

@@ -6,12 +6,12 @@ import secrets
 
 import psycopg
 import pytest
-
-from chaos.running import pgstore
-from chaos.racer.ledger import COLUMNS, open_ledger
-from chaos.launchers import make_launcher
-from chaos.racer.redact import redact_config, redact_dsn, redact_text
 from kits.racekit import new_run_id, race_scenario, run_races
+
+from chaos.launchers import make_launcher
+from chaos.racer.ledger import COLUMNS, open_ledger
+from chaos.racer.redact import redact_config, redact_dsn, redact_text
+from chaos.running import pgstore
 
 
 def test_redact_dsn_hides_passwords():
@@ -98,8 +98,9 @@ def test_orchestrated_postgres_run_uses_and_drops_its_schema(pg_dsn, tmp_path, m
 
 
 def test_postgres_scenario_without_a_dsn_is_a_clear_error(tmp_path, monkeypatch):
-    from chaos.racer.errors import EnvironmentProblem
     from kits.runs import run_text
+
+    from chaos.racer.errors import EnvironmentProblem
 
     monkeypatch.delenv("CHAOS_PG_DSN", raising=False)
     with pytest.raises(EnvironmentProblem, match="needs Postgres for the postgres backend: set CHAOS_PG_DSN"):

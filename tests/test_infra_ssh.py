@@ -5,14 +5,14 @@ from __future__ import annotations
 import paramiko
 import pytest
 import yaml
+from kits.racekit import new_run_id, race_scenario, run_races
 
-from chaos.running import pgstore
-from chaos.remote.inventory import InventoryError, load_inventory
 from chaos.launchers import make_launcher
 from chaos.launchers.ssh import HostError, SshLauncher, fingerprint
-from chaos.scenario.model import expand
+from chaos.remote.inventory import InventoryError, load_inventory
+from chaos.running import pgstore
 from chaos.running.trial import RunContext, TrialRun
-from kits.racekit import new_run_id, race_scenario, run_races
+from chaos.scenario.model import expand
 
 
 def _racer_pids(lab) -> list[int]:

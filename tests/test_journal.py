@@ -55,8 +55,8 @@ def test_repair_cuts_the_torn_tail_and_keeps_it(tmp_path):
 def test_records_read_back_slim_analyse_as_the_full_records_do():
     """Records read back from the journal for analysis are slimmed; analysis must not notice."""
     from chaos.kinds.checking import analyze_cell
-    from chaos.running.stored import slim
     from chaos.records import RacerOutcome, TrialRecord
+    from chaos.running.stored import slim
     from chaos.scenario.model import expand, parse_scenario
 
     (cell,) = expand(parse_scenario("name: x\nkind: race\nworkload: gate_after_interrupt\nresume: 'command:1'\nracers: {k: 1}\n"), check=False)

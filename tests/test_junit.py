@@ -2,8 +2,9 @@
 
 import xml.etree.ElementTree as ET
 
-from chaos.reports.junit import junit_xml
 from test_html import XSS, demo_run
+
+from chaos.reports.junit import junit_xml
 
 
 def test_each_cell_and_property_is_a_case_violations_fail_unknowns_skip_with_their_reason():

@@ -18,8 +18,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-
-from kits.browserkit import chromium, load_page  # noqa: F401  (fixture)
+from kits.browserkit import load_page
 from kits.runs import racers_alive
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -6,9 +6,9 @@ import json
 import os
 
 import pytest
+from kits.runs import racers_alive, run_text
 
 from chaos.running.journal import read_journal
-from kits.runs import racers_alive, run_text
 
 RACE = """\
 name: race_small

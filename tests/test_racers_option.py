@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from chaos.racer.errors import ChaosError
 from chaos.launchers import make_launcher
 from chaos.launchers.local import LocalLauncher
 from chaos.launchers.warm.client import WarmLauncher
+from chaos.racer.errors import ChaosError
 from chaos.scenario.model import expand, parse_scenario
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from kits.runs import racers_alive, run_text
 
-from chaos.running.journal import read_journal
+from chaos.kinds.checking import analyze_cell
 from chaos.kinds.sweep import kill_trial
 from chaos.records import TrialRecord
-from chaos.kinds.checking import analyze_cell
-from kits.runs import racers_alive, run_text
+from chaos.running.journal import read_journal
 
 SWEEP = """\
 name: sweep_small
@@ -106,9 +106,10 @@ def test_no_racer_survives_a_sweep(sweep_run):
 
 
 def test_a_barrier_never_reached_is_unknown_not_pass(tmp_path):
-    from chaos.scenario.model import expand, parse_scenario
-    from chaos.running.trial import TrialRun
     from kits.support import make_context
+
+    from chaos.running.trial import TrialRun
+    from chaos.scenario.model import expand, parse_scenario
 
     (cell,) = expand(parse_scenario(SWEEP))
     ctx, close = make_context(tmp_path)

@@ -13,9 +13,8 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-from kits.runs import run_text
-
 from kits import framework_support as look
+from kits.runs import run_text
 
 
 @pytest.fixture(scope="module")

@@ -9,9 +9,8 @@ behind so every later resume times out.
 from __future__ import annotations
 
 import pytest
-from kits.runs import run_text
-
 from kits import framework_support as look
+from kits.runs import run_text
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -6,9 +6,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from kits.runs import run_text
 
 from chaos.racer.errors import ChaosError
-from kits.runs import run_text
 
 WORKLOADS = Path(__file__).parent / "workloads"
 

@@ -13,12 +13,13 @@ import subprocess
 import sys
 import textwrap
 
+from kits.racekit import new_run_id
+from kits.warmkit import assert_same_race, race_records, sweep_results
+
 from chaos.launchers import make_launcher
 from chaos.launchers.docker import DockerLauncher, run_containers
 from chaos.launchers.warm.docker import DockerWarmLauncher
 from chaos.running.trial import wait_until
-from kits.racekit import new_run_id
-from kits.warmkit import assert_same_race, race_records, sweep_results
 
 SWEEP_POINTS = (0, 9, 16)  # the input checkpoint, a checkpoint write, the last effect (cold containers are slow)
 

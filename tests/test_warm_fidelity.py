@@ -9,9 +9,10 @@ counts vary from trial to trial, so they must agree within that noise.
 
 from __future__ import annotations
 
+from kits.warmkit import assert_same_race, race_records, sweep_results
+
 from chaos.launchers.local import LocalLauncher
 from chaos.launchers.warm.client import WarmLauncher
-from kits.warmkit import assert_same_race, race_records, sweep_results
 
 
 def test_a_kill_sweep_gives_equal_per_boundary_results_cold_and_warm(tmp_path):

@@ -13,11 +13,11 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from kits.warmkit import spec
 
 from chaos.envs import python_for, racer_env
 from chaos.launchers.warm.client import WarmLauncher
 from chaos.running.trial import wait_until
-from kits.warmkit import spec
 
 FRAMEWORKS = {  # framework: (backend, a module its racers need, preloaded by the server)
     "crewai": ("sqlite", "crewai.flow.flow"),

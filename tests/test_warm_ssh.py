@@ -12,15 +12,15 @@ import os
 import signal
 
 import pytest
+from kits.racekit import new_run_id, race_scenario
+from kits.warmkit import assert_same_race, race_records, sweep_results
 
-from chaos.running import pgstore
 from chaos.launchers import make_launcher
 from chaos.launchers.ssh import SshLauncher
 from chaos.launchers.warm.ssh import SshWarmLauncher
-from chaos.scenario.model import expand
+from chaos.running import pgstore
 from chaos.running.trial import RunContext, TrialRun, wait_until
-from kits.racekit import new_run_id, race_scenario
-from kits.warmkit import assert_same_race, race_records, sweep_results
+from chaos.scenario.model import expand
 
 SWEEP_POINTS = (0, 9, 16)
 

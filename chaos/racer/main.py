@@ -99,7 +99,7 @@ def run_spec(spec: RacerSpec) -> tuple[RacerResult, int]:
             if warm is not None:
                 try:
                     warm(only=spec["workload"])
-                except Exception:  # noqa: BLE001  # a throwaway build; the real one reports its own failure
+                except Exception:  # a throwaway build; the real one reports its own failure
                     pass
             barrier.hold()
             result["t_unheld_mono_ns"] = time.monotonic_ns()

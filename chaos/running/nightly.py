@@ -20,9 +20,10 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -101,7 +102,7 @@ def previous_night(night_dir: Path) -> Path | None:
 
 
 def prepare_night_dir(out: Path, date: str | None) -> Path:
-    date = date or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d")
+    date = date or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d")
     try:
         _dt.date.fromisoformat(date)
     except ValueError:

@@ -30,28 +30,29 @@ import signal
 import socket
 import sys
 import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 import chaos
-from chaos.running import registry
-from chaos.kinds.checking import analyze_cell, count_trial, exit_code, verdict_counts
-from chaos.racer.errors import ChaosError
-from chaos.running.journal import Journal, repair
-from chaos.kinds import runner_for
 from chaos.envs import python_for
+from chaos.kinds import runner_for
+from chaos.kinds.checking import analyze_cell, count_trial, exit_code, verdict_counts
 from chaos.launchers import Launcher, make_launcher
-from chaos.running.pgstore import RunStorage
-from chaos.records import CellResult, CellVersions, RerunOf, RunCell, RunLoad, RunMeta, RunResults, TrialRecord, TrialSummary
-from chaos.running.stored import StoredTrials
+from chaos.racer.errors import ChaosError
 from chaos.racer.redact import redact, redact_obj
+from chaos.records import CellResult, CellVersions, RerunOf, RunCell, RunLoad, RunMeta, RunResults, TrialRecord, TrialSummary
+from chaos.running import registry
+from chaos.running.journal import Journal, repair
+from chaos.running.pgstore import RunStorage
+from chaos.running.runfolder import RunFolder, load_average, load_run, now_iso, write_atomic
+from chaos.running.stored import StoredTrials
+from chaos.running.trial import RunContext
+from chaos.running.workdir import work_folder
 from chaos.scenario.model import Cell, Scenario, expand, load_scenario
 from chaos.targets import get_target
-from chaos.running.workdir import work_folder
-from chaos.running.trial import RunContext
-from chaos.running.runfolder import RunFolder, load_average, load_run, now_iso, write_atomic
 
 EXIT_RUN_FAILED = 3
 
@@ -94,7 +95,7 @@ def _stop_on_signals() -> Iterator[SignalState]:
     writing results) is not itself cut short."""
     state = SignalState()
 
-    def handler(signum, frame):  # noqa: ARG001
+    def handler(signum, frame):
         state.received.append(signal.Signals(signum).name)
         if state.armed and len(state.received) == 1:
             state.armed = False

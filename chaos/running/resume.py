@@ -15,15 +15,15 @@ trial's effects; record the resume in run.json; then execute the remaining trial
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 from pathlib import Path
-import shutil
 
-from chaos.running import registry
 from chaos.racer.errors import ChaosError
+from chaos.records import ResumeNote, RunResults
+from chaos.running import registry
 from chaos.running.journal import repair
 from chaos.running.runfolder import RunFolder, load_run, now_iso
-from chaos.records import ResumeNote, RunResults
 
 
 def set_aside_unjournaled(ledger_path: Path, run_id: str, journaled: set[str]) -> int:

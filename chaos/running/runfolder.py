@@ -37,12 +37,12 @@ META = "run.json"
 
 def now_iso() -> str:
     """The current UTC time as run.json writes it."""
-    return _dt.datetime.now(_dt.timezone.utc).isoformat()
+    return _dt.datetime.now(_dt.UTC).isoformat()
 
 
 def stamp() -> str:
     """A run folder's name: the UTC time to the second."""
-    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
+    return _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S")
 
 
 def load_average() -> float | None:
@@ -109,7 +109,7 @@ class RunFolder:
     meta: RunMeta
 
     @classmethod
-    def create(cls, out: Path, name: str, meta_for: Any, *, suffix: str = "") -> "RunFolder":
+    def create(cls, out: Path, name: str, meta_for: Any, *, suffix: str = "") -> RunFolder:
         """Make the folder, build its metadata (``meta_for(run_dir) -> RunMeta``: the run id names
         the folder) and write run.json at once, so a folder never stands without one for long."""
         path = create_run_dir(Path(out), name, stamp() + suffix)

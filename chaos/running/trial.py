@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from chaos.launchers import ExitStatus, Launcher, RacerHandle
 from chaos.racer.protocol import ActionSpec, ErrorInfo, LedgerSpec, RacerResult, RacerSpec, StoreSpec, TargetSpec

@@ -114,7 +114,7 @@ class AsyncSession(SessionBase):
     is saved in. Subclasses build their workload, and provide ``async _perform(action)`` and
     ``unsupported_ops`` (why other ops cannot be expressed)."""
 
-    aio: "SessionLoop"
+    aio: SessionLoop
     unsupported_ops: str = ""
     store_suffix: str = ".json"
 

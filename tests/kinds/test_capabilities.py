@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from kits.runs import racers_alive, run_text
 
 from chaos import targets
-from kits.runs import racers_alive, run_text
 
 FORK = """\
 name: fork_unsupported

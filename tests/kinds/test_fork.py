@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from kits.runs import racers_alive, run_text
 
 from chaos.running.orchestrator import RunOptions, rerun
-from kits.runs import racers_alive, run_text
 
 FORK = """\
 name: fork_small

@@ -8,7 +8,6 @@ the write raises at the step, and the checkpoint stays clean.
 from __future__ import annotations
 
 import pytest
-
 from kits.runs import run_text
 
 INVALID = """\

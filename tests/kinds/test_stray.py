@@ -8,7 +8,6 @@ answer is addressed to the interrupt it was meant for, by id (``Command(resume={
 from __future__ import annotations
 
 import pytest
-
 from kits.runs import run_text
 
 STRAY = """\

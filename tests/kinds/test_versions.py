@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from kits.runs import run_text
 
 from chaos.envs import env_root, python_for
-from kits.runs import run_text
 
 VERSIONS = """\
 name: fork_versions_small

@@ -95,7 +95,7 @@ class Relay:
         while not self._stop.is_set():
             try:
                 c, _ = self.sock.accept()
-            except socket.timeout:
+            except TimeoutError:
                 continue
             except OSError:
                 break
@@ -150,7 +150,7 @@ class Lab:
     _links: list[str] = field(default_factory=list)
 
     # ------------------------------------------------------------------ lifecycle
-    def up(self) -> "Lab":
+    def up(self) -> Lab:
         why = probe()
         if why:
             raise LabUnavailable(why)
@@ -357,7 +357,7 @@ class Lab:
             os.close(self._lock_fd)  # releases the lock for the next lab
             self._lock_fd = None
 
-    def __enter__(self) -> "Lab":
+    def __enter__(self) -> Lab:
         return self.up()
 
     def __exit__(self, *exc) -> None:

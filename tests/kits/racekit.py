@@ -11,8 +11,8 @@ from pathlib import Path
 
 from chaos.kinds.race import race_trial
 from chaos.racer.ledger import Ledger, open_ledger
-from chaos.scenario.model import Scenario, expand
 from chaos.running.trial import RunContext, TrialRun
+from chaos.scenario.model import Scenario, expand
 
 
 def race_scenario(**over) -> Scenario:

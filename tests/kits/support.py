@@ -7,6 +7,7 @@ from pathlib import Path
 
 from chaos.envs import racer_env
 from chaos.launchers.local import LocalLauncher
+
 from .racekit import context
 
 

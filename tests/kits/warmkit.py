@@ -9,9 +9,10 @@ from collections import Counter
 from pathlib import Path
 
 from chaos.kinds.sweep import dry_run, kill_trial
-from chaos.scenario.model import Cell, Scenario, expand
 from chaos.running.trial import TrialRun
-from .racekit import context, race_trials  # noqa: F401  (context: re-exported for scripts)
+from chaos.scenario.model import Cell, Scenario, expand
+
+from .racekit import context, race_trials
 
 
 def spec(base: Path, racer_id: str, *, workload: str = "three_step", thread: str = "th", armed: tuple[str, ...] = (),
