@@ -55,8 +55,10 @@ def measure(name: str, text: str, out: Path, racers: str | None = None) -> None:
     records, _ = read_journal(run.run_dir / "journal.jsonl")
     walls = sorted(r["wall_s"] for r in records if not r["trial_id"].endswith("-dry"))
     p90 = walls[min(len(walls) - 1, int(0.9 * len(walls)))]
-    print(f"{name:14s} trials={len(walls):4d} median={statistics.median(walls):.3f}s p90={p90:.3f}s "
-          f"max={walls[-1]:.3f}s total={total:.1f}s trials/s={len(walls) / total:.2f}")
+    print(
+        f"{name:14s} trials={len(walls):4d} median={statistics.median(walls):.3f}s p90={p90:.3f}s "
+        f"max={walls[-1]:.3f}s total={total:.1f}s trials/s={len(walls) / total:.2f}"
+    )
 
 
 def main() -> None:

@@ -49,12 +49,21 @@ def timed(cmd: list[str], env: dict) -> float:
 def cold_racer(fw: str, python: str, backend: str, work: Path, i: int) -> float:
     d = work / f"{fw}-racer-{i}"
     (d / "barriers").mkdir(parents=True)
-    spec = {"run_id": "bench", "cell_id": "bench", "trial_id": f"t{i}", "racer_id": "dry",
-            "target": {"framework": fw, "backend": backend, "durability": "sync", "version": None},
-            "workload": "three_step", "workload_params": {}, "thread_id": f"bench-{fw}-{i}",
-            "store": {"path": str(d / "checkpoints.sqlite")}, "ledger": {"kind": "sqlite", "path": str(d / "ledger.sqlite")},
-            "barrier": {"dir": str(d / "barriers"), "armed": []}, "actions": [{"op": "run"}],
-            "result_path": str(d / "result.json")}
+    spec = {
+        "run_id": "bench",
+        "cell_id": "bench",
+        "trial_id": f"t{i}",
+        "racer_id": "dry",
+        "target": {"framework": fw, "backend": backend, "durability": "sync", "version": None},
+        "workload": "three_step",
+        "workload_params": {},
+        "thread_id": f"bench-{fw}-{i}",
+        "store": {"path": str(d / "checkpoints.sqlite")},
+        "ledger": {"kind": "sqlite", "path": str(d / "ledger.sqlite")},
+        "barrier": {"dir": str(d / "barriers"), "armed": []},
+        "actions": [{"op": "run"}],
+        "result_path": str(d / "result.json"),
+    }
     (d / "spec.json").write_text(json.dumps(spec))
     secs = timed([python, "-m", "chaos.racer.main", str(d / "spec.json")], racer_env(python))
     result = json.loads((d / "result.json").read_text())
@@ -66,7 +75,8 @@ def cold_racer(fw: str, python: str, backend: str, work: Path, i: int) -> float:
 
 def sweep_trial(fw: str, backend: str, point: str, work: Path) -> float:
     path = work / f"{fw}.yaml"
-    path.write_text(textwrap.dedent(f"""\
+    path.write_text(
+        textwrap.dedent(f"""\
         name: bench_{fw}
         kind: kill_sweep
         target: {{framework: {fw}, backend: {backend}}}
@@ -75,7 +85,8 @@ def sweep_trial(fw: str, backend: str, point: str, work: Path) -> float:
         trials: 1
         seed: 1
         kill_points: ["{point}"]
-        """))
+        """)
+    )
     out = run_scenario(path, RunOptions(out=work / "reports"))
     raw, _ = read_journal(out.run_dir / "journal.jsonl")
     walls = [r["wall_s"] for r in raw if not r["trial_id"].endswith("-dry")]
@@ -96,8 +107,11 @@ def main() -> None:
         imports = [timed([python, "-c", imports_stmt], env) for _ in range(args.repeats)]
         racers = [cold_racer(fw, python, backend, work, i) for i in range(args.repeats)]
         trial = sweep_trial(fw, backend, point, work)
-        print(f"{fw:<15} {min(imports):>9.2f} / {statistics.median(imports):<8.2f}"
-              f" {min(racers):>11.2f} / {statistics.median(racers):<10.2f} {trial:>12.2f}", flush=True)
+        print(
+            f"{fw:<15} {min(imports):>9.2f} / {statistics.median(imports):<8.2f}"
+            f" {min(racers):>11.2f} / {statistics.median(racers):<10.2f} {trial:>12.2f}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

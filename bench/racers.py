@@ -58,6 +58,7 @@ TICK = os.sysconf("SC_CLK_TCK")
 
 # ------------------------------------------------------------------------------ measuring
 
+
 def cpu_s() -> float:
     """CPU seconds of this process and every descendant it has reaped (racers via the server)."""
     a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -126,8 +127,13 @@ class Measured:
 
 
 def scenario(kind: str, **over) -> Scenario:
-    data = {"name": "bench", "kind": kind, "target": {"framework": "langgraph", "backend": "sqlite", "durability": "sync"},
-            "seed": 424242, "timeout_s": 300}
+    data = {
+        "name": "bench",
+        "kind": kind,
+        "target": {"framework": "langgraph", "backend": "sqlite", "durability": "sync"},
+        "seed": 424242,
+        "timeout_s": 300,
+    }
     if kind == "race":
         data.update(workload="gate_after_interrupt", resume="command:true")
     else:
@@ -142,14 +148,21 @@ def context(base: Path, launcher) -> tuple[RunContext, SqliteLedger]:
     ledger_path = base / "ledger.sqlite"
     ledger = SqliteLedger(str(ledger_path))
     (base / "work").mkdir(exist_ok=True)
-    ctx = RunContext(run_id=run_id, run_dir=base, work_dir=base / "work", root_seed=424242, launcher=launcher,
-                     ledger_config={"kind": "sqlite", "path": str(ledger_path)},
-                     read_ledger=lambda trial_id: ledger.rows(run_id=run_id, trial_id=trial_id),
-                     store_for=lambda cell, trial_id, d: {"path": str((d / "checkpoints.sqlite").resolve())})
+    ctx = RunContext(
+        run_id=run_id,
+        run_dir=base,
+        work_dir=base / "work",
+        root_seed=424242,
+        launcher=launcher,
+        ledger_config={"kind": "sqlite", "path": str(ledger_path)},
+        read_ledger=lambda trial_id: ledger.rows(run_id=run_id, trial_id=trial_id),
+        store_for=lambda cell, trial_id, d: {"path": str((d / "checkpoints.sqlite").resolve())},
+    )
     return ctx, ledger
 
 
 # ------------------------------------------------------------------------------ chaos modes
+
 
 def chaos_case(case: str, mode: str, trials: int, base: Path, profile: cProfile.Profile | None = None) -> dict:
     inner = WarmLauncher(log_dir=base) if mode == "warm" else LocalLauncher()
@@ -159,8 +172,12 @@ def chaos_case(case: str, mode: str, trials: int, base: Path, profile: cProfile.
     server = {}
     if isinstance(inner, WarmLauncher):  # the one-time cost: start the server before the clock of the trials runs
         client = inner.server("langgraph", str(base / "work" / "x"))
-        server = {"start_wall_s": time.monotonic() - m0, "start_cpu_s": proc_cpu_s(client.pid),
-                  "rss_mib": rss_kb(client.pid) / 1024, "pss_mib": pss_kb(client.pid) / 1024}
+        server = {
+            "start_wall_s": time.monotonic() - m0,
+            "start_cpu_s": proc_cpu_s(client.pid),
+            "rss_mib": rss_kb(client.pid) / 1024,
+            "pss_mib": pss_kb(client.pid) / 1024,
+        }
     walls, recs = [], []
     points: list[str] = []
     if case == "sweep":
@@ -237,7 +254,8 @@ def phases(recs, spawned_ns: dict[str, int]) -> dict:
             add("launch (asked -> racer code runs)", spawned_ns.get(path) if path else None, res.get("t_start_mono_ns"))
             if res.get("t_unheld_mono_ns") and res.get("t_ledger_mono_ns"):  # a sweep's resume racer, held until its turn
                 acc.setdefault("setup (ledger, saver, workload)", []).append(
-                    (res["t_ledger_mono_ns"] - res["t_start_mono_ns"] + res["t_ready_mono_ns"] - res["t_unheld_mono_ns"]) / 1e6)
+                    (res["t_ledger_mono_ns"] - res["t_start_mono_ns"] + res["t_ready_mono_ns"] - res["t_unheld_mono_ns"]) / 1e6
+                )
             else:
                 add("setup (ledger, saver, workload)", res.get("t_start_mono_ns"), res.get("t_ready_mono_ns"))
             add("gate (ready -> released)", res.get("t_ready_mono_ns"), res.get("t_released_mono_ns"))
@@ -250,11 +268,15 @@ def fidelity_view(case: str, recs) -> dict:
     if case == "sweep":
         return {r.point: dict(sorted(Counter(row["effect_key"] for row in r.ledger).items())) for r in recs if r.valid}
     fires = [r.observations.get("fires") for r in recs if r.valid]
-    return {"fires": dict(sorted(Counter(fires).items())), "mean_fires": statistics.mean(fires) if fires else None,
-            "sd_fires": statistics.pstdev(fires) if len(fires) > 1 else 0.0}
+    return {
+        "fires": dict(sorted(Counter(fires).items())),
+        "mean_fires": statistics.mean(fires) if fires else None,
+        "sd_fires": statistics.pstdev(fires) if len(fires) > 1 else 0.0,
+    }
 
 
 # ------------------------------------------------------------------------------ naive
+
 
 def naive_case(case: str, trials: int, base: Path) -> dict:
     ctx, ledger = context(base, None)
@@ -293,8 +315,14 @@ def naive_case(case: str, trials: int, base: Path) -> dict:
             (park,) = _naive_run(env, run, [run.spec("park", actions=[{"op": "run"}])])
             park.wait()
             go = run.dir / "GO"
-            specs = [dict(run.spec(f"r{i}", actions=[{"op": "resume", "form": "command", "value": True}], gate=True),
-                          ready=str(run.dir / f"READY-{i}"), go=str(go)) for i in range(k)]
+            specs = [
+                dict(
+                    run.spec(f"r{i}", actions=[{"op": "resume", "form": "command", "value": True}], gate=True),
+                    ready=str(run.dir / f"READY-{i}"),
+                    go=str(go),
+                )
+                for i in range(k)
+            ]
             procs = _naive_run(env, run, specs)
             while not all(os.path.exists(s["ready"]) for s in specs) and all(p.poll() is None for p in procs):
                 time.sleep(NAIVE_POLL_S)
@@ -307,8 +335,13 @@ def naive_case(case: str, trials: int, base: Path) -> dict:
             results = [json.loads(Path(s["result_path"]).read_text()) for s in specs if Path(s["result_path"]).exists()]
             released = [r.get("t_released_mono_ns") for r in results if r.get("t_released_mono_ns")]
             rows = ctx.read_ledger(run.trial_id)
-            recs.append({"valid": all(p.returncode == 0 for p in procs), "fires": sum(r["task"] == "gate" for r in rows),
-                         "release_spread_ms": (max(released) - min(released)) / 1e6 if len(released) == k else None})
+            recs.append(
+                {
+                    "valid": all(p.returncode == 0 for p in procs),
+                    "fires": sum(r["task"] == "gate" for r in rows),
+                    "release_spread_ms": (max(released) - min(released)) / 1e6 if len(released) == k else None,
+                }
+            )
         shutil.rmtree(run.dir, ignore_errors=True)
         walls.append(time.monotonic() - ts)
     elapsed = time.monotonic() - t_start
@@ -338,6 +371,7 @@ def _naive_run(env, run: TrialRun, specs: list[dict]) -> list[subprocess.Popen]:
 
 # ------------------------------------------------------------------------------ matrix
 
+
 def matrix_case(mode: str, base: Path, profile: cProfile.Profile | None = None) -> dict:
     cpu0, m0 = cpu_s(), time.monotonic()
     if profile:
@@ -347,13 +381,20 @@ def matrix_case(mode: str, base: Path, profile: cProfile.Profile | None = None) 
         profile.disable()
     wall = time.monotonic() - m0
     recs = [json.loads(line) for line in (outcome.run_dir / "journal.jsonl").read_text().splitlines()]
-    return {"mode": mode, "trials": len(recs), "valid": sum(r["valid"] for r in recs), "wall_s": wall,
-            "trials_per_s": len(recs) / wall, "median_wall_ms": statistics.median(r["wall_s"] for r in recs) * 1000,
-            "cpu_per_trial_ms": (cpu_s() - cpu0) / len(recs) * 1000,
-            "saturation": {c.cell_id: c.saturation for c in outcome.results.cells}}
+    return {
+        "mode": mode,
+        "trials": len(recs),
+        "valid": sum(r["valid"] for r in recs),
+        "wall_s": wall,
+        "trials_per_s": len(recs) / wall,
+        "median_wall_ms": statistics.median(r["wall_s"] for r in recs) * 1000,
+        "cpu_per_trial_ms": (cpu_s() - cpu0) / len(recs) * 1000,
+        "saturation": {c.cell_id: c.saturation for c in outcome.results.cells},
+    }
 
 
 # ------------------------------------------------------------------------------ printing
+
 
 def fmt(v, unit="") -> str:
     if v is None:
@@ -365,32 +406,42 @@ def fmt(v, unit="") -> str:
 
 def print_case(name: str, rows: list[dict]) -> None:
     print(f"\n== {name}")
-    print(f"{'mode':6} {'trials':>6} {'valid':>5} {'trials/s':>9} {'median ms':>10} {'CPU/trial ms':>13} {'peak PSS MiB':>13} "
-          f"{'peak RSS MiB':>13} {'release spread ms (median/max)':>31}")
+    print(
+        f"{'mode':6} {'trials':>6} {'valid':>5} {'trials/s':>9} {'median ms':>10} {'CPU/trial ms':>13} {'peak PSS MiB':>13} "
+        f"{'peak RSS MiB':>13} {'release spread ms (median/max)':>31}"
+    )
     for r in rows:
         rs = r.get("release_spread_ms")
         spread = f"{rs['median']:.2f} / {rs['max']:.2f}" if rs else "-"
-        print(f"{r['mode']:6} {r['trials']:>6} {r['valid']:>5} {fmt(r['trials_per_s']):>9} {fmt(r['median_wall_ms']):>10} "
-              f"{fmt(r['cpu_per_trial_ms']):>13} {fmt(r.get('peak_pss_mib')):>13} {fmt(r.get('peak_rss_mib')):>13} {spread:>31}")
+        print(
+            f"{r['mode']:6} {r['trials']:>6} {r['valid']:>5} {fmt(r['trials_per_s']):>9} {fmt(r['median_wall_ms']):>10} "
+            f"{fmt(r['cpu_per_trial_ms']):>13} {fmt(r.get('peak_pss_mib')):>13} {fmt(r.get('peak_rss_mib')):>13} {spread:>31}"
+        )
     by = {r["mode"]: r for r in rows}
     if "warm" in by and by["warm"].get("server"):
         s = by["warm"]["server"]
-        print(f"   warm server start (once per run and framework): {s['start_wall_s']:.2f} s wall, {s['start_cpu_s']:.2f} s CPU, "
-              f"RSS {s['rss_mib']:.0f} MiB (PSS {s['pss_mib']:.0f} MiB)")
+        print(
+            f"   warm server start (once per run and framework): {s['start_wall_s']:.2f} s wall, {s['start_cpu_s']:.2f} s CPU, "
+            f"RSS {s['rss_mib']:.0f} MiB (PSS {s['pss_mib']:.0f} MiB)"
+        )
     for other in ("naive", "cold"):
         if "warm" in by and other in by:
             w, o = by["warm"], by[other]
-            print(f"   warm vs {other}: {o['median_wall_ms'] / w['median_wall_ms']:.1f}x faster per trial (median wall), "
-                  f"{w['trials_per_s'] / o['trials_per_s']:.1f}x the trials/s, "
-                  f"{o['cpu_per_trial_ms'] / w['cpu_per_trial_ms']:.1f}x less CPU")
+            print(
+                f"   warm vs {other}: {o['median_wall_ms'] / w['median_wall_ms']:.1f}x faster per trial (median wall), "
+                f"{w['trials_per_s'] / o['trials_per_s']:.1f}x the trials/s, "
+                f"{o['cpu_per_trial_ms'] / w['cpu_per_trial_ms']:.1f}x less CPU"
+            )
     for r in rows:
         if r.get("phases"):
             print(f"   {r['mode']} racer phases, median ms: " + ", ".join(f"{k} {v}" for k, v in r["phases"].items()))
     if "warm" in by and "cold" in by and by["warm"].get("fidelity") and by["cold"].get("fidelity"):
         fw, fc = by["warm"]["fidelity"], by["cold"]["fidelity"]
         if "fires" in fw:
-            print(f"   fidelity: fires cold {fc['fires']} (mean {fmt(fc['mean_fires'])}, sd {fmt(fc['sd_fires'])}) | "
-                  f"warm {fw['fires']} (mean {fmt(fw['mean_fires'])}, sd {fmt(fw['sd_fires'])})")
+            print(
+                f"   fidelity: fires cold {fc['fires']} (mean {fmt(fc['mean_fires'])}, sd {fmt(fc['sd_fires'])}) | "
+                f"warm {fw['fires']} (mean {fmt(fw['mean_fires'])}, sd {fmt(fw['sd_fires'])})"
+            )
         else:
             common = [p for p in fc if p in fw]
             same = sum(fc[p] == fw[p] for p in common)
@@ -416,9 +467,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--matrix-modes", default="warm", help="modes to run the 200-trial matrix with (cold takes about an hour)")
     ap.add_argument("--profile", action="store_true", help="cProfile the orchestrator over the warm cases")
     ap.add_argument("--json", type=Path, help="also write every number to this file")
-    ap.add_argument("--work", type=Path, default=None,
-                    help="folder for the trials' databases and files (default: the system temp folder, on disk; "
-                         "/dev/shm shows the cost without fsync latency)")
+    ap.add_argument(
+        "--work",
+        type=Path,
+        default=None,
+        help="folder for the trials' databases and files (default: the system temp folder, on disk; "
+        "/dev/shm shows the cost without fsync latency)",
+    )
     ap.add_argument("--jitter", type=float, default=0.0, help="jitter_ms of the race cases (timing-sensitive: 25)")
     args = ap.parse_args(argv)
     global JITTER_MS
@@ -440,9 +495,11 @@ def main(argv: list[str] | None = None) -> int:
                         print_profile(prof, "matrix, warm, whole run_scenario")
                 print("\n== matrix: scenarios/consume_once_matrix.yaml (SQLite half, 20 cells x 10 trials) via run_scenario")
                 for r in rows:
-                    print(f"{r['mode']:6} {r['trials']} trials ({r['valid']} valid) in {r['wall_s']:.1f} s wall: "
-                          f"{r['trials_per_s']:.2f} trials/s, "
-                          f"median {r['median_wall_ms']:.0f} ms/trial, CPU {r['cpu_per_trial_ms']:.0f} ms/trial")
+                    print(
+                        f"{r['mode']:6} {r['trials']} trials ({r['valid']} valid) in {r['wall_s']:.1f} s wall: "
+                        f"{r['trials_per_s']:.2f} trials/s, "
+                        f"median {r['median_wall_ms']:.0f} ms/trial, CPU {r['cpu_per_trial_ms']:.0f} ms/trial"
+                    )
                     sat = r["saturation"]
                     print("   saturation per cell: " + ", ".join(f"{k}:{fmt(v)}" for k, v in sat.items()))
                 everything["cases"][case] = rows
@@ -461,8 +518,14 @@ def main(argv: list[str] | None = None) -> int:
                     if prof:
                         print_profile(prof, f"{case}, warm, {n} trials")
                 shutil.rmtree(d, ignore_errors=True)
-            print_case({"race4": "race trial, k=4, SQLite", "race16": "race trial, k=16, SQLite",
-                        "sweep": "kill-sweep trial (three_step, sync, resume none), SQLite"}[case], rows)
+            print_case(
+                {
+                    "race4": "race trial, k=4, SQLite",
+                    "race16": "race trial, k=16, SQLite",
+                    "sweep": "kill-sweep trial (three_step, sync, resume none), SQLite",
+                }[case],
+                rows,
+            )
             everything["cases"][case] = rows
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

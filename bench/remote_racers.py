@@ -39,9 +39,11 @@ def row(placement: str, mode: str, recs: list, total_s: float) -> None:
     rest = walls[1:] or walls
     fires = [r.observations.get("fires") for r in recs]
     bad = [r.invalid_reason for r in recs if not r.valid]
-    print(f"{placement:7} {mode:5} trials {len(recs):3}  first {walls[0] * 1000:8.0f} ms  median(rest) "
-          f"{statistics.median(rest) * 1000:7.0f} ms  total {total_s:6.1f} s  fires {fires}"
-          + (f"  INVALID {bad}" if bad else ""), flush=True)
+    print(
+        f"{placement:7} {mode:5} trials {len(recs):3}  first {walls[0] * 1000:8.0f} ms  median(rest) "
+        f"{statistics.median(rest) * 1000:7.0f} ms  total {total_s:6.1f} s  fires {fires}" + (f"  INVALID {bad}" if bad else ""),
+        flush=True,
+    )
 
 
 def docker_case(mode: str, k: int, trials: int, base: Path) -> None:
@@ -64,11 +66,19 @@ def ssh_case(lab, mode: str, k: int, trials: int, base: Path) -> None:
     pgstore.create_run_schema(dsn, run_id)
     try:
         launcher = (SshWarmLauncher if mode == "warm" else SshLauncher)(
-            run_id, hosts=[h.name for h in lab.hosts], inventory=str(lab.inventory()))
+            run_id, hosts=[h.name for h in lab.hosts], inventory=str(lab.inventory())
+        )
         t0 = time.monotonic()
-        recs = race_records(base / f"ssh-{mode}", launcher, k, trials, backend="postgres", run_id=run_id,
-                            ledger_config={"kind": "postgres", "dsn": dsn, "table": "chaos_effects"},
-                            store_for=pgstore.store_for(dsn, run_id))
+        recs = race_records(
+            base / f"ssh-{mode}",
+            launcher,
+            k,
+            trials,
+            backend="postgres",
+            run_id=run_id,
+            ledger_config={"kind": "postgres", "dsn": dsn, "table": "chaos_effects"},
+            store_for=pgstore.store_for(dsn, run_id),
+        )
         row("ssh", mode, recs, time.monotonic() - t0)
     finally:
         pgstore.drop_run_schema(dsn, run_id)

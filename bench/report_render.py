@@ -36,8 +36,7 @@ def main() -> None:
     for i in range(a.cells):
         k = 2 + (i // len(jitters)) * max(1, (a.k - 2) // max(1, a.cells // len(jitters) - 1))
         cell = race_cell(k=k, jitter_ms=jitters[i % len(jitters)], index=i)
-        recs = [race_record(f"c{i:03d}-t{t:04d}", [f"r{j}" for j in range(k)], cell_index=i, cell_id=cell.id, k=k)
-                for t in range(a.trials)]
+        recs = [race_record(f"c{i:03d}-t{t:04d}", [f"r{j}" for j in range(k)], cell_index=i, cell_id=cell.id, k=k) for t in range(a.trials)]
         pairs.append((cell, recs))
         records += recs
     t = time.perf_counter()

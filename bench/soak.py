@@ -49,8 +49,9 @@ def main() -> int:
     ap.add_argument("--trials", type=int, default=None, help="trials (default: the scenario's, 1000)")
     ap.add_argument("--out", default=None, help="reports folder (default: a temporary one)")
     ap.add_argument("--json", action="store_true")
-    ap.add_argument("--trace", action="store_true",
-                    help="tracemalloc from the 10%% mark to the last trial; print the 12 sites that grew most")
+    ap.add_argument(
+        "--trace", action="store_true", help="tracemalloc from the 10%% mark to the last trial; print the 12 sites that grew most"
+    )
     args = ap.parse_args()
 
     data = yaml.safe_load(Path(args.scenario).read_text())
@@ -77,9 +78,11 @@ def main() -> int:
             tracemalloc.stop()
         if not args.json:
             s = samples[-1]
-            print(f"  trial {len(samples):5d}: fds {s['fds']:3d} children {s['children']:3d} threads {s['threads']:2d} "
-                  f"rss {s['rss_mb']:6.1f} MB  {s['t_s']:7.1f}s  {'valid' if rec.valid else 'INVALID: ' + str(rec.invalid_reason)}",
-                  flush=True)
+            print(
+                f"  trial {len(samples):5d}: fds {s['fds']:3d} children {s['children']:3d} threads {s['threads']:2d} "
+                f"rss {s['rss_mb']:6.1f} MB  {s['t_s']:7.1f}s  {'valid' if rec.valid else 'INVALID: ' + str(rec.invalid_reason)}",
+                flush=True,
+            )
 
     before = snapshot()
     outcome = run_scenario(scenario, RunOptions(out=out, trials=args.trials, on_trial=on_trial))
@@ -115,21 +118,27 @@ def main() -> int:
     if args.json:
         print(json.dumps(report, indent=2))
     else:
-        print(f"\nsoak {report['scenario']}: k={report['k']}, {report['trials']} trials in {report['wall_s']} s "
-              f"({report['s_per_trial']} s/trial)")
+        print(
+            f"\nsoak {report['scenario']}: k={report['k']}, {report['trials']} trials in {report['wall_s']} s "
+            f"({report['s_per_trial']} s/trial)"
+        )
         for label in ("before", "after_warmup", "after"):
             s = report[label]
             print(f"  {label:13s} fds {s['fds']:3d}  children {s['children']:3d}  threads {s['threads']:2d}  rss {s['rss_mb']:6.1f} MB")
-        print(f"  max during    {report['max_during']}; peak RSS over the whole run (analysis and reports included) "
-              f"{report['peak_rss_mb']} MB")
+        print(
+            f"  max during    {report['max_during']}; peak RSS over the whole run (analysis and reports included) "
+            f"{report['peak_rss_mb']} MB"
+        )
         if "traced_top" in report:
             print(f"  traced Python allocations grew {report['traced_growth_kb']} kB from the 10% mark to the last trial; top sites:")
             for line in report["traced_top"]:
                 print(f"    {line}")
             for chain in report["traced_chains"]:
                 print(f"  call chain of {chain[0]}: " + " <- ".join(reversed(chain[1:])))
-        print(f"  racers alive after: {report['racers_alive_after']}; work folder left: {report['work_folder_left']}; "
-              f"registry entry left: {report['registry_entry_left']}")
+        print(
+            f"  racers alive after: {report['racers_alive_after']}; work folder left: {report['work_folder_left']}; "
+            f"registry entry left: {report['registry_entry_left']}"
+        )
         print(f"  trials: {report['summary']}; saturation {report['saturation']}, fires {report['fires']}")
         if report["interrupted"]:
             print("  the run was INTERRUPTED (SIGINT/SIGTERM): numbers cover the trials journaled before it stopped")

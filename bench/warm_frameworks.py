@@ -39,12 +39,22 @@ BACKENDS = {"langgraph": "sqlite", "crewai": "sqlite", "llamaindex": "file", "py
 
 def racer_spec(fw: str, d: Path, i: int) -> dict:
     (d / "barriers").mkdir(parents=True, exist_ok=True)
-    return {"run_id": "bench", "cell_id": "bench", "trial_id": f"t{i}", "racer_id": f"r{i}",
-            "target": {"framework": fw, "backend": BACKENDS[fw], "durability": "sync", "version": None},
-            "workload": "three_step", "workload_params": {}, "thread_id": f"bench-{fw}-{i}",
-            "store": {"path": str(d / f"checkpoints-{i}.sqlite")}, "ledger": {"kind": "sqlite", "path": str(d / "ledger.sqlite")},
-            "barrier": {"dir": str(d / "barriers"), "armed": []}, "actions": [{"op": "run"}],
-            "result_path": str(d / f"result-{i}.json"), "distributions": []}
+    return {
+        "run_id": "bench",
+        "cell_id": "bench",
+        "trial_id": f"t{i}",
+        "racer_id": f"r{i}",
+        "target": {"framework": fw, "backend": BACKENDS[fw], "durability": "sync", "version": None},
+        "workload": "three_step",
+        "workload_params": {},
+        "thread_id": f"bench-{fw}-{i}",
+        "store": {"path": str(d / f"checkpoints-{i}.sqlite")},
+        "ledger": {"kind": "sqlite", "path": str(d / "ledger.sqlite")},
+        "barrier": {"dir": str(d / "barriers"), "armed": []},
+        "actions": [{"op": "run"}],
+        "result_path": str(d / f"result-{i}.json"),
+        "distributions": [],
+    }
 
 
 def done(result: dict | None) -> TypeGuard[dict]:
@@ -79,8 +89,12 @@ def measure(fw: str, n: int, base: Path) -> dict:
                 raise SystemExit(f"{fw}: the warm racer did not finish three_step: {h.log_tail()}")
             setups.append((r["t_ready_mono_ns"] - r["t_start_mono_ns"]) / 1e6)
             actions.append((r["t_return_mono_ns"] - r["t_invoke_mono_ns"]) / 1e6)
-        out.update(warm_ms=statistics.median(walls), warm_min_ms=min(walls), setup_ms=statistics.median(setups),
-                   action_ms=statistics.median(actions))
+        out.update(
+            warm_ms=statistics.median(walls),
+            warm_min_ms=min(walls),
+            setup_ms=statistics.median(setups),
+            action_ms=statistics.median(actions),
+        )
     finally:
         launcher.reap()
     colds = []
@@ -104,13 +118,18 @@ def main() -> None:
     import chaos
 
     print(f"warm vs cold racers per framework: load average {os.getloadavg()}, chaos from {Path(chaos.__file__).parent}")
-    print(f"{'framework':<15} {'server start s':>14} {'(import s)':>10} {'warm racer ms':>14} {'(min)':>7} "
-          f"{'setup ms':>9} {'action ms':>10} {'cold racer ms':>14} {'cold/warm':>10}")
+    print(
+        f"{'framework':<15} {'server start s':>14} {'(import s)':>10} {'warm racer ms':>14} {'(min)':>7} "
+        f"{'setup ms':>9} {'action ms':>10} {'cold racer ms':>14} {'cold/warm':>10}"
+    )
     with tempfile.TemporaryDirectory(prefix="chaos-bench-warmfw-") as tmp:
         for fw in args.frameworks:
             r = measure(fw, args.racers, Path(tmp))
-            print(f"{fw:<15} {r['server_start_s']:>14.2f} {r['server_import_s']:>10.2f} {r['warm_ms']:>14.1f} {r['warm_min_ms']:>7.1f} "
-                  f"{r['setup_ms']:>9.1f} {r['action_ms']:>10.1f} {r['cold_ms']:>14.0f} {r['cold_ms'] / r['warm_ms']:>9.1f}x", flush=True)
+            print(
+                f"{fw:<15} {r['server_start_s']:>14.2f} {r['server_import_s']:>10.2f} {r['warm_ms']:>14.1f} {r['warm_min_ms']:>7.1f} "
+                f"{r['setup_ms']:>9.1f} {r['action_ms']:>10.1f} {r['cold_ms']:>14.0f} {r['cold_ms'] / r['warm_ms']:>9.1f}x",
+                flush=True,
+            )
     print(f"load average at end {os.getloadavg()}")
 
 

@@ -31,31 +31,63 @@ SCENARIOS = [
     ("not_a_mapping", "42\n", "validate", [":1:", "a scenario is a mapping"]),
     ("a_list_is_read_as_a_suite", "- name: x\n", "validate", [":1:", "scenarios.0.file: required field is missing"]),
     ("unknown_key", GOOD + "bogus: 1\n", "validate", [":7:", "bogus: unknown key; allowed here:"]),
-    ("unknown_nested_key", GOOD.replace("durability: sync}", "durability: sync, colour: red}"), "validate",
-     [":3:", "target.colour: unknown key"]),
+    (
+        "unknown_nested_key",
+        GOOD.replace("durability: sync}", "durability: sync, colour: red}"),
+        "validate",
+        [":3:", "target.colour: unknown key"],
+    ),
     ("duplicate_key", GOOD + "trials: 2\n", "validate", [":7:", "duplicate key 'trials'"]),
     ("matrix_axis_without_values", GOOD + "matrix: {resume: []}\n", "validate", [":7:", "matrix axis 'resume' has no values"]),
     ("unknown_matrix_axis", GOOD + "matrix: {colour: [red]}\n", "validate", ["unknown matrix axis 'colour'"]),
-    ("unknown_framework", GOOD.replace("framework: langgraph", "framework: nopegraph"), "validate",
-     ["target.framework: unknown framework 'nopegraph'"]),
+    (
+        "unknown_framework",
+        GOOD.replace("framework: langgraph", "framework: nopegraph"),
+        "validate",
+        ["target.framework: unknown framework 'nopegraph'"],
+    ),
     ("unknown_backend", GOOD.replace("backend: sqlite", "backend: oracle"), "validate", ["target.backend", "'oracle'"]),
     ("unknown_kind", GOOD.replace("kind: kill_sweep", "kind: fork_storm"), "validate", ["kind: Input should be"]),
-    ("unknown_workload", GOOD.replace("workload: three_step", "workload: four_step"), "validate",
-     ["workload: unknown workload 'four_step'"]),
-    ("factory_module_missing", GOOD.replace("workload: three_step", "workload: nosuchpkg.flows:build"), "validate",
-     ["module 'nosuchpkg.flows' does not import: its package 'nosuchpkg' was not found"]),
-    ("factory_not_defined", GOOD.replace("workload: three_step", "workload: tests.workloads.user_workloads:no_such_factory"), "validate",
-     ["defines no 'no_such_factory'"]),
-    ("factory_syntax_error", GOOD.replace("workload: three_step", "workload: badsyntax:build"), "validate",
-     ["syntax error at badsyntax.py:2"]),
-    ("factory_that_does_not_import", GOOD.replace("workload: three_step", "workload: tests.workloads.broken_import:factory"), "run",
-     ["does not import in the racers' Python", "ModuleNotFoundError", "chaos_no_such_dependency"]),
+    (
+        "unknown_workload",
+        GOOD.replace("workload: three_step", "workload: four_step"),
+        "validate",
+        ["workload: unknown workload 'four_step'"],
+    ),
+    (
+        "factory_module_missing",
+        GOOD.replace("workload: three_step", "workload: nosuchpkg.flows:build"),
+        "validate",
+        ["module 'nosuchpkg.flows' does not import: its package 'nosuchpkg' was not found"],
+    ),
+    (
+        "factory_not_defined",
+        GOOD.replace("workload: three_step", "workload: tests.workloads.user_workloads:no_such_factory"),
+        "validate",
+        ["defines no 'no_such_factory'"],
+    ),
+    (
+        "factory_syntax_error",
+        GOOD.replace("workload: three_step", "workload: badsyntax:build"),
+        "validate",
+        ["syntax error at badsyntax.py:2"],
+    ),
+    (
+        "factory_that_does_not_import",
+        GOOD.replace("workload: three_step", "workload: tests.workloads.broken_import:factory"),
+        "run",
+        ["does not import in the racers' Python", "ModuleNotFoundError", "chaos_no_such_dependency"],
+    ),
     ("k_below_one", GOOD + "racers: {k: 0}\n", "validate", [":7:", "racers.k: Input should be greater than or equal to 1"]),
     ("trials_not_a_number", GOOD.replace("trials: 1", "trials: many"), "validate", [":6:", "trials: Input should be a valid integer"]),
     ("negative_seed", GOOD + "seed: -1\n", "validate", ["seed: Input should be greater than or equal to 0"]),
     ("race_without_command", GOOD.replace("kind: kill_sweep", "kind: race"), "validate", ["set resume to 'command:<value>'"]),
-    ("markup_in_a_value", GOOD.replace("workload: three_step", "workload: '[bold]x[/bold]'"), "validate",
-     ["unknown workload '[bold]x[/bold]'"]),
+    (
+        "markup_in_a_value",
+        GOOD.replace("workload: three_step", "workload: '[bold]x[/bold]'"),
+        "validate",
+        ["unknown workload '[bold]x[/bold]'"],
+    ),
     ("bad_resume_form", GOOD.replace("resume: none", "resume: maybe"), "validate", ["resume must be 'none', 'input' or 'command:<value>'"]),
 ]
 
@@ -104,34 +136,78 @@ def test_output_folder_whose_parent_is_missing(runner, tmp_path):
     path = tmp_path / "ok.yaml"
     path.write_text(GOOD)
     out = tmp_path / "no" / "such" / "reports"
-    _expect_one_line_error(runner.invoke(app, ["run", str(path), "--out", str(out), "-q"]),
-                           ["does not exist", "create it or pass --out"], out)
+    _expect_one_line_error(
+        runner.invoke(app, ["run", str(path), "--out", str(out), "-q"]), ["does not exist", "create it or pass --out"], out
+    )
 
 
 # ------------------------------------------------------------------- stored runs (--resume)
 
-RUN_META = {"run_id": "r-1", "scenario": {"name": "ok", "kind": "kill_sweep", "workload": "three_step", "resume": "none"},
-            "workload_path": []}
-RECORD = {"run_id": "r-1", "cell_index": 0, "cell_id": "default", "trial_id": "c000-dry", "seed": 1, "kind": "kill_sweep",
-          "thread_id": "t", "valid": True, "t_start_wall": 0.0, "wall_s": 0.1}
+RUN_META = {
+    "run_id": "r-1",
+    "scenario": {"name": "ok", "kind": "kill_sweep", "workload": "three_step", "resume": "none"},
+    "workload_path": [],
+}
+RECORD = {
+    "run_id": "r-1",
+    "cell_index": 0,
+    "cell_id": "default",
+    "trial_id": "c000-dry",
+    "seed": 1,
+    "kind": "kill_sweep",
+    "thread_id": "t",
+    "valid": True,
+    "t_start_wall": 0.0,
+    "wall_s": 0.1,
+}
 
 RUNS = [
     ("not_a_run_folder", None, None, ["not a run folder (no run.json)"], ""),
     ("run_json_not_json", "{not json", None, ["not readable JSON"], "run.json"),
     ("run_json_a_list", "[1, 2]", None, ["expected a JSON object, got list"], "run.json"),
     ("run_json_without_scenario", json.dumps({"run_id": "r-1"}), None, ["field 'scenario' is missing"], "run.json"),
-    ("run_json_bad_scenario", json.dumps({**RUN_META, "scenario": {"name": "ok", "kind": "nope", "workload": "x"}}), None,
-     ["scenario.kind"], "run.json"),
-    ("journal_garbage_mid_file", json.dumps(RUN_META), b"{oops\n" + json.dumps(RECORD).encode() + b"\n",
-     [":1: journal line is not a JSON record"], "journal.jsonl"),
-    ("journal_non_object_line", json.dumps(RUN_META), b"[1, 2, 3]\n" + json.dumps(RECORD).encode() + b"\n",
-     [":1: journal line is not a JSON record (a JSON list, not an object)"], "journal.jsonl"),
-    ("journal_object_not_a_record", json.dumps(RUN_META), json.dumps({**RECORD, "valid": "perhaps"}).encode() + b"\n",
-     [":1: not a trial record: valid:"], "journal.jsonl"),
-    ("journal_record_missing_field", json.dumps(RUN_META), json.dumps({k: v for k, v in RECORD.items() if k != "seed"}).encode() + b"\n",
-     [":1: not a trial record: seed: Field required"], "journal.jsonl"),
-    ("journal_not_utf8", json.dumps(RUN_META), b"\xff\xfe\n" + json.dumps(RECORD).encode() + b"\n",
-     [":1: journal line is not a JSON record"], "journal.jsonl"),
+    (
+        "run_json_bad_scenario",
+        json.dumps({**RUN_META, "scenario": {"name": "ok", "kind": "nope", "workload": "x"}}),
+        None,
+        ["scenario.kind"],
+        "run.json",
+    ),
+    (
+        "journal_garbage_mid_file",
+        json.dumps(RUN_META),
+        b"{oops\n" + json.dumps(RECORD).encode() + b"\n",
+        [":1: journal line is not a JSON record"],
+        "journal.jsonl",
+    ),
+    (
+        "journal_non_object_line",
+        json.dumps(RUN_META),
+        b"[1, 2, 3]\n" + json.dumps(RECORD).encode() + b"\n",
+        [":1: journal line is not a JSON record (a JSON list, not an object)"],
+        "journal.jsonl",
+    ),
+    (
+        "journal_object_not_a_record",
+        json.dumps(RUN_META),
+        json.dumps({**RECORD, "valid": "perhaps"}).encode() + b"\n",
+        [":1: not a trial record: valid:"],
+        "journal.jsonl",
+    ),
+    (
+        "journal_record_missing_field",
+        json.dumps(RUN_META),
+        json.dumps({k: v for k, v in RECORD.items() if k != "seed"}).encode() + b"\n",
+        [":1: not a trial record: seed: Field required"],
+        "journal.jsonl",
+    ),
+    (
+        "journal_not_utf8",
+        json.dumps(RUN_META),
+        b"\xff\xfe\n" + json.dumps(RECORD).encode() + b"\n",
+        [":1: journal line is not a JSON record"],
+        "journal.jsonl",
+    ),
 ]
 
 

@@ -20,13 +20,19 @@ from chaos.running.trial import wait_until
 def _spec(tmp_path, armed):
     (tmp_path / "b").mkdir(exist_ok=True)
     return {
-        "run_id": "r", "cell_id": "c", "trial_id": "t", "racer_id": "victim",
+        "run_id": "r",
+        "cell_id": "c",
+        "trial_id": "t",
+        "racer_id": "victim",
         "target": {"framework": "langgraph", "backend": "sqlite", "durability": "sync"},
-        "workload": "three_step", "thread_id": "th",
+        "workload": "three_step",
+        "thread_id": "th",
         "store": {"path": str(tmp_path / "cp.sqlite")},
         "ledger": {"kind": "sqlite", "path": str(tmp_path / "ledger.sqlite")},
         "barrier": {"dir": str(tmp_path / "b"), "armed": [armed]},
-        "actions": [{"op": "run"}], "result_path": str(tmp_path / "result.json"), "seed": 1,
+        "actions": [{"op": "run"}],
+        "result_path": str(tmp_path / "result.json"),
+        "seed": 1,
     }
 
 

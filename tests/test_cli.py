@@ -49,7 +49,9 @@ def test_a_missing_output_parent_exits_3(tmp_path):
 
 
 def test_sigterm_mid_run_reaps_racers_and_keeps_finished_trials(tmp_path):
-    scenario = write_scenario(tmp_path, """\
+    scenario = write_scenario(
+        tmp_path,
+        """\
         name: long_race
         kind: race
         workload: gate_after_interrupt
@@ -57,10 +59,12 @@ def test_sigterm_mid_run_reaps_racers_and_keeps_finished_trials(tmp_path):
         racers: {k: 2}
         trials: 50
         seed: 3
-    """)
+    """,
+    )
     out = tmp_path / "reports"
-    proc = subprocess.Popen([*CHAOS, "run", str(scenario), "--out", str(out), "-q"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [*CHAOS, "run", str(scenario), "--out", str(out), "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     journal = lambda: next(out.glob("long_race/2*/journal.jsonl"), None)  # noqa: E731
     try:
         assert wait_until(lambda: journal() is not None and len(read_journal(journal())[0]) >= 1, 300)

@@ -8,8 +8,10 @@ from chaos.reports.explain import explain_duplicates, timeline
 def test_a_double_fire_is_explained_with_racers_checkpoint_value_and_ledger_seqs():
     rec = race_record("c000-t0000", fired_by=["r1", "r0"])
     (sentence,) = explain_duplicates(rec)
-    assert sentence == ("racer r0 resumed the interrupt parked at checkpoint step 1 with value True and fired gate:True "
-                        "(ledger seq 3); racer r1 had already fired it (seq 2): the interrupt was consumed twice")
+    assert sentence == (
+        "racer r0 resumed the interrupt parked at checkpoint step 1 with value True and fired gate:True "
+        "(ledger seq 3); racer r1 had already fired it (seq 2): the interrupt was consumed twice"
+    )
 
 
 def test_three_fires_give_two_sentences_and_one_fire_gives_none():
@@ -20,11 +22,17 @@ def test_three_fires_give_two_sentences_and_one_fire_gives_none():
 
 
 def test_a_sweep_duplicate_names_the_kill_point_and_why_the_resume_ran_it_again():
-    rec = race_record("c000-p001-r000", fired_by=["victim", "resume"]).model_copy(update={
-        "kind": "kill_sweep", "point": "effect(task=gate):after#1",
-        "observations": {"kill": {"point": "effect(task=gate):after#1"},
-                         "at_kill": {"checkpoints": 2, "completed_tasks": ["pre"]},
-                         "resume_outcome": {"status": "done", "action": {"op": "resume", "form": "command"}}}})
+    rec = race_record("c000-p001-r000", fired_by=["victim", "resume"]).model_copy(
+        update={
+            "kind": "kill_sweep",
+            "point": "effect(task=gate):after#1",
+            "observations": {
+                "kill": {"point": "effect(task=gate):after#1"},
+                "at_kill": {"checkpoints": 2, "completed_tasks": ["pre"]},
+                "resume_outcome": {"status": "done", "action": {"op": "resume", "form": "command"}},
+            },
+        }
+    )
     (sentence,) = explain_duplicates(rec)
     assert "racer victim fired gate:True (ledger seq 2) and was SIGKILLed at effect(task=gate):after#1" in sentence
     assert "racer resume (seq 3) fired gate again" in sentence and "completed: pre" in sentence

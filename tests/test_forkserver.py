@@ -124,8 +124,9 @@ def test_the_server_refuses_to_fork_once_it_has_a_thread_or_a_database_connectio
         print(json.dumps(out))
         """
     )
-    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "db.sqlite")], capture_output=True, text=True,
-                          cwd=ROOT, timeout=120, close_fds=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "db.sqlite")], capture_output=True, text=True, cwd=ROOT, timeout=120, close_fds=True
+    )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["clean"] is None
@@ -153,8 +154,7 @@ def test_when_the_orchestrator_dies_the_server_and_its_racers_die_too(tmp_path):
         sys.stdin.read()
         """
     )
-    orch = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            text=True, cwd=ROOT)
+    orch = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT)
     try:
         pids = json.loads(orch.stdout.readline())
         assert not gone(pids["server"]) and proc_state(pids["racer"]) == "T"
@@ -170,13 +170,20 @@ def test_when_the_orchestrator_dies_the_server_and_its_racers_die_too(tmp_path):
 
 
 def test_end_of_input_kills_and_reaps_every_racer(tmp_path):
-    proc = subprocess.Popen([sys.executable, "-m", "chaos.racer.forkserver", "--target", "langgraph"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, cwd=ROOT, close_fds=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "chaos.racer.forkserver", "--target", "langgraph"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        cwd=ROOT,
+        close_fds=True,
+    )
     try:
         ready = json.loads(proc.stdout.readline())
         assert ready["event"] == "ready", ready
         s = spec(tmp_path, "r0", workload="gate_after_interrupt", gate=True)
-        proc.stdin.write((json.dumps({"op": "spawn", "req": 1, "racers": [{"id": "r0", "spec": s, "log": str(tmp_path / "r0.log")}]}) + "\n").encode())
+        proc.stdin.write(
+            (json.dumps({"op": "spawn", "req": 1, "racers": [{"id": "r0", "spec": s, "log": str(tmp_path / "r0.log")}]}) + "\n").encode()
+        )
         proc.stdin.flush()
         reply = json.loads(proc.stdout.readline())
         pid = reply["pids"]["r0"]
@@ -193,8 +200,12 @@ def test_end_of_input_kills_and_reaps_every_racer(tmp_path):
 
 def test_a_remote_launcher_can_drive_the_server_over_a_unix_socket(tmp_path):
     path = str(tmp_path / "fs.sock")
-    proc = subprocess.Popen([sys.executable, "-m", "chaos.racer.forkserver", "--target", "langgraph", "--socket", path],
-                            stdin=subprocess.DEVNULL, cwd=ROOT, close_fds=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "chaos.racer.forkserver", "--target", "langgraph", "--socket", path],
+        stdin=subprocess.DEVNULL,
+        cwd=ROOT,
+        close_fds=True,
+    )
     try:
         assert wait_until(lambda: os.path.exists(path) or proc.poll() is not None, 180)
         sock = socket.socket(socket.AF_UNIX)
@@ -202,12 +213,16 @@ def test_a_remote_launcher_can_drive_the_server_over_a_unix_socket(tmp_path):
         f = sock.makefile("rwb")
         assert json.loads(f.readline())["event"] == "ready"
         s = spec(tmp_path, "r0")
-        f.write((json.dumps({"op": "spawn", "req": 1, "racers": [{"id": "r0", "spec": s, "log": str(tmp_path / "r0.log")}]}) + "\n").encode())
+        f.write(
+            (json.dumps({"op": "spawn", "req": 1, "racers": [{"id": "r0", "spec": s, "log": str(tmp_path / "r0.log")}]}) + "\n").encode()
+        )
         f.write(b'{"op": "signal", "req": 2, "pid": 1, "sig": 9}\n')  # not its child: refused
         f.flush()
         events = [json.loads(f.readline()) for _ in range(3)]
-        spawned, refused, exited = (next(e for e in events if pred(e)) for pred in (
-            lambda e: e.get("req") == 1, lambda e: e.get("req") == 2, lambda e: e.get("event") == "exit"))
+        spawned, refused, exited = (
+            next(e for e in events if pred(e))
+            for pred in (lambda e: e.get("req") == 1, lambda e: e.get("req") == 2, lambda e: e.get("event") == "exit")
+        )
         assert spawned["ok"] and exited["pid"] == spawned["pids"]["r0"] and exited["code"] == 0
         assert refused["ok"] is False and "not a live child" in refused["error"]
         assert json.loads((tmp_path / "result-r0.json").read_text())["status"] == "ok"

@@ -23,14 +23,40 @@ from chaos.scenario.model import Scenario, expand, parse_scenario
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-KEYS = ["name", "about", "kind", "target", "workload", "workload_params", "racers", "jitter_ms", "trials", "seed",
-        "resume", "distinct_values", "timeout_s", "points", "matrix", "bogus"]
-scalars = st.one_of(st.none(), st.booleans(), st.integers(-10**12, 10**12), st.floats(allow_nan=True),
-                    st.text(max_size=20), st.sampled_from(["race", "kill_sweep", "langgraph", "sqlite", "three_step",
-                                                           "command:true", "none", "local", "docker", "k", "backend"]))
-values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4),
-                                                       st.dictionaries(st.one_of(st.sampled_from(KEYS + ["k", "backend", "hosts"]), st.text(max_size=8)), inner, max_size=4)),
-                      max_leaves=12)
+KEYS = [
+    "name",
+    "about",
+    "kind",
+    "target",
+    "workload",
+    "workload_params",
+    "racers",
+    "jitter_ms",
+    "trials",
+    "seed",
+    "resume",
+    "distinct_values",
+    "timeout_s",
+    "points",
+    "matrix",
+    "bogus",
+]
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**12), 10**12),
+    st.floats(allow_nan=True),
+    st.text(max_size=20),
+    st.sampled_from(["race", "kill_sweep", "langgraph", "sqlite", "three_step", "command:true", "none", "local", "docker", "k", "backend"]),
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(st.one_of(st.sampled_from(KEYS + ["k", "backend", "hosts"]), st.text(max_size=8)), inner, max_size=4),
+    ),
+    max_leaves=12,
+)
 scenario_dicts = st.dictionaries(st.sampled_from(KEYS), values, max_size=10)
 yaml_chars = st.text(alphabet=string.printable + "\u00e9\u2603{}[]:-#&*!|>'\"%@`", max_size=300)
 
@@ -71,9 +97,12 @@ def test_hostile_yaml_shapes():
     bombs = {
         "deep_nesting": "name: " + "[" * 5000 + "]" * 5000,
         "deep_mapping": "a: " + "{b: " * 3000 + "1" + "}" * 3000,
-        "billion_laughs": "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        "billion_laughs": "a: &a [x, x, x, x, x, x, x, x, x]\n"
+        + "".join(
             f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
-            for i in range(8)) + "name: x\nkind: race\nworkload: three_step\nworkload_params: {p: *i}\n",
+            for i in range(8)
+        )
+        + "name: x\nkind: race\nworkload: three_step\nworkload_params: {p: *i}\n",
         "python_tag": "name: !!python/object/apply:os.system ['true']\n",
         "complex_key": "? [a, b]\n: 1\n",
         "nul_byte": "name: x\x00\n",
@@ -121,9 +150,17 @@ RUN_META = {"run_id": "r", "scenario": {"name": "x", "kind": "kill_sweep", "work
 
 
 @FUZZ
-@given(st.one_of(st.binary(max_size=200), st.builds(lambda v: json.dumps(v).encode(), values),
-                 st.builds(lambda v: json.dumps({**RUN_META, **v}).encode(), st.dictionaries(st.sampled_from(["run_id", "scenario", "workload_path"]), values, max_size=2))),
-       st.lists(st.one_of(st.builds(lambda v: json.dumps(v).encode(), values), st.binary(max_size=40)), max_size=4))
+@given(
+    st.one_of(
+        st.binary(max_size=200),
+        st.builds(lambda v: json.dumps(v).encode(), values),
+        st.builds(
+            lambda v: json.dumps({**RUN_META, **v}).encode(),
+            st.dictionaries(st.sampled_from(["run_id", "scenario", "workload_path"]), values, max_size=2),
+        ),
+    ),
+    st.lists(st.one_of(st.builds(lambda v: json.dumps(v).encode(), values), st.binary(max_size=40)), max_size=4),
+)
 def test_any_stored_run_loads_or_is_refused_naming_the_file(meta, lines):
     from chaos.running.orchestrator import load_run
 
@@ -137,9 +174,16 @@ def test_any_stored_run_loads_or_is_refused_naming_the_file(meta, lines):
             _check_error(exc, str(run))
 
 
-inventory_texts = st.one_of(yaml_chars, st.builds(lambda v: yaml.safe_dump({"hosts": v}), values),
-                            st.builds(lambda v: yaml.safe_dump(v), st.dictionaries(st.sampled_from(
-                                ["hosts", "known_hosts", "trust_on_first_use", "connect_timeout_s", "retries", "x"]), values, max_size=4)))
+inventory_texts = st.one_of(
+    yaml_chars,
+    st.builds(lambda v: yaml.safe_dump({"hosts": v}), values),
+    st.builds(
+        lambda v: yaml.safe_dump(v),
+        st.dictionaries(
+            st.sampled_from(["hosts", "known_hosts", "trust_on_first_use", "connect_timeout_s", "retries", "x"]), values, max_size=4
+        ),
+    ),
+)
 
 
 @FUZZ
@@ -155,8 +199,11 @@ def test_any_inventory_loads_or_is_refused_naming_the_file(text):
             _check_error(exc, str(p))
 
 
-suite_texts = st.one_of(yaml_chars, st.builds(lambda v: yaml.safe_dump(v), st.lists(values, max_size=3)),
-                        st.builds(lambda v: yaml.safe_dump(v), st.dictionaries(st.sampled_from(["name", "about", "scenarios", "x"]), values, max_size=3)))
+suite_texts = st.one_of(
+    yaml_chars,
+    st.builds(lambda v: yaml.safe_dump(v), st.lists(values, max_size=3)),
+    st.builds(lambda v: yaml.safe_dump(v), st.dictionaries(st.sampled_from(["name", "about", "scenarios", "x"]), values, max_size=3)),
+)
 
 
 @FUZZ

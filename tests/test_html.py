@@ -21,8 +21,10 @@ def demo_run():
     bad = race_cell(k=4, jitter_ms=0, index=2)
     recs = {
         0: [race_record("c000-t0000", ["r0"], cell_index=0, cell_id=ok.id), race_record("c000-t0001", ["r1"], cell_index=0, cell_id=ok.id)],
-        1: [race_record("c001-t0000", ["r1", "r0"], value=IMG, cell_index=1, cell_id=dup.id),
-            race_record("c001-t0001", ["r0"], cell_index=1, cell_id=dup.id)],
+        1: [
+            race_record("c001-t0000", ["r1", "r0"], value=IMG, cell_index=1, cell_id=dup.id),
+            race_record("c001-t0001", ["r0"], cell_index=1, cell_id=dup.id),
+        ],
         2: [race_record("c002-t0000", [], cell_index=2, cell_id=bad.id, valid=False, invalid_reason=XSS, k=4)],
     }
     res = results_of([(ok, recs[0]), (dup, recs[1]), (bad, recs[2])])
@@ -43,7 +45,7 @@ def test_heatmap_pools_race_cells_into_a_k_by_jitter_grid_coloured_from_ideal_to
 def test_run_page_names_the_duplicating_cell_first_and_escapes_every_run_string():
     res, meta, records = demo_run()
     html = render_run_html(res, meta, records)
-    banner = html[html.index('id="verdict-banner"'):html.index('id="matrix"')]
+    banner = html[html.index('id="verdict-banner"') : html.index('id="matrix"')]
     assert "k=2,jitter_ms=0" in banner and "CO (consume-once)" in banner and "k=2,jitter_ms=5" not in banner
     assert "<script>" not in html and "<img src=x" not in html
     assert "&lt;script&gt;console.error(&#34;xss ran&#34;)&lt;/script&gt;" in html

@@ -27,9 +27,14 @@ def test_race_in_containers_records_container_hostnames(docker_client, racer_ima
     run_id = new_run_id()
     launcher = make_launcher("docker", None, run_id, image=racer_image, start="cold")
     try:
-        recs = run_races(race_scenario(k=2, trials=1), launcher, tmp_path, run_id=run_id,
-                         ledger_config={"kind": "sqlite", "path": str(tmp_path / "ledger.sqlite")},
-                         store_for=lambda cell, trial, d: {"path": str(tmp_path / "checkpoints.sqlite")})
+        recs = run_races(
+            race_scenario(k=2, trials=1),
+            launcher,
+            tmp_path,
+            run_id=run_id,
+            ledger_config={"kind": "sqlite", "path": str(tmp_path / "ledger.sqlite")},
+            store_for=lambda cell, trial, d: {"path": str(tmp_path / "checkpoints.sqlite")},
+        )
     finally:
         launcher.reap()
     (rec,) = recs
@@ -44,9 +49,17 @@ def test_race_in_containers_records_container_hostnames(docker_client, racer_ima
 def _one_racer_at_gate(tmp_path, launcher, run_id):
     s = race_scenario(k=1, trials=1, backend="memory")
     cell = expand(s, check=False)[0]
-    ctx = RunContext(run_id=run_id, run_dir=tmp_path, work_dir=tmp_path / "work", root_seed=1, launcher=launcher,
-                     ledger_config={"kind": "sqlite", "path": str(tmp_path / "ledger.sqlite")},
-                     read_ledger=lambda t: [], store_for=lambda c, t, d: {}, keep_work=True)
+    ctx = RunContext(
+        run_id=run_id,
+        run_dir=tmp_path,
+        work_dir=tmp_path / "work",
+        root_seed=1,
+        launcher=launcher,
+        ledger_config={"kind": "sqlite", "path": str(tmp_path / "ledger.sqlite")},
+        read_ledger=lambda t: [],
+        store_for=lambda c, t, d: {},
+        keep_work=True,
+    )
     run = TrialRun(ctx, cell, "c000-t0000")
     (h,) = run.start([run.spec("r0", actions=[{"op": "run"}], gate=True)])
     assert run.wait_arrival(h, "gate"), h.log_tail()

@@ -21,7 +21,8 @@ def test_redact_dsn_hides_passwords():
     assert redact_dsn("postgresql://h/db") == "postgresql://h/db"
     assert "pw" not in redact_text("connect to postgres://u:pw@h/db failed; password=pw")
     assert redact_config({"ledger": {"kind": "postgres", "dsn": "postgresql://u:pw@h/d"}}) == {
-        "ledger": {"kind": "postgres", "dsn": "postgresql://u:***@h/d"}}
+        "ledger": {"kind": "postgres", "dsn": "postgresql://u:***@h/d"}
+    }
 
 
 def test_pg_ledger_append_and_rows(pg_dsn):
@@ -61,9 +62,14 @@ def test_langgraph_race_on_postgres_backend(pg_dsn, tmp_path):
     schema = pgstore.create_run_schema(pg_dsn, run_id)
     launcher = make_launcher("local", None, run_id)
     try:
-        recs = run_races(race_scenario(k=3, trials=1, backend="postgres"), launcher, tmp_path, run_id=run_id,
-                         ledger_config={"kind": "postgres", "dsn": pg_dsn, "table": "chaos_effects"},
-                         store_for=pgstore.store_for(pg_dsn, run_id))
+        recs = run_races(
+            race_scenario(k=3, trials=1, backend="postgres"),
+            launcher,
+            tmp_path,
+            run_id=run_id,
+            ledger_config={"kind": "postgres", "dsn": pg_dsn, "table": "chaos_effects"},
+            store_for=pgstore.store_for(pg_dsn, run_id),
+        )
     finally:
         launcher.reap()
     (rec,) = recs
@@ -82,7 +88,9 @@ def test_orchestrated_postgres_run_uses_and_drops_its_schema(pg_dsn, tmp_path, m
 
     monkeypatch.setenv("CHAOS_PG_DSN", pg_dsn)
     before = set(pgstore.list_run_schemas(pg_dsn))
-    outcome = run_text(tmp_path, """
+    outcome = run_text(
+        tmp_path,
+        """
         name: pg_probe
         kind: race
         target: {framework: langgraph, backend: postgres}
@@ -91,7 +99,8 @@ def test_orchestrated_postgres_run_uses_and_drops_its_schema(pg_dsn, tmp_path, m
         racers: {k: 2, placement: local}
         trials: 1
         seed: 5
-        """)
+        """,
+    )
     meta = __import__("json").loads((outcome.run_dir / "run.json").read_text())
     assert meta["storage"]["postgres_schema"].startswith("chaos_run_")
     assert set(pgstore.list_run_schemas(pg_dsn)) == before  # dropped at the end
@@ -104,14 +113,17 @@ def test_postgres_scenario_without_a_dsn_is_a_clear_error(tmp_path, monkeypatch)
 
     monkeypatch.delenv("CHAOS_PG_DSN", raising=False)
     with pytest.raises(EnvironmentProblem, match="needs Postgres for the postgres backend: set CHAOS_PG_DSN"):
-        run_text(tmp_path, """
+        run_text(
+            tmp_path,
+            """
             name: pg_probe
             kind: race
             target: {framework: langgraph, backend: postgres}
             workload: gate_after_interrupt
             resume: "command:true"
             trials: 1
-            """)
+            """,
+        )
     assert not (tmp_path / "reports").exists()  # refused before any folder is written
 
 

@@ -26,9 +26,14 @@ def test_two_hosts_share_one_postgres_ledger(lab, pg_dsn, tmp_path):
     pgstore.create_run_schema(dsn, run_id)
     launcher = make_launcher({"hosts": ["lab1", "lab2"], "inventory": str(lab.inventory())}, None, run_id, start="cold")
     try:
-        recs = run_races(race_scenario(k=2, trials=1, backend="postgres"), launcher, tmp_path, run_id=run_id,
-                         ledger_config={"kind": "postgres", "dsn": dsn, "table": "chaos_effects"},
-                         store_for=pgstore.store_for(dsn, run_id))
+        recs = run_races(
+            race_scenario(k=2, trials=1, backend="postgres"),
+            launcher,
+            tmp_path,
+            run_id=run_id,
+            ledger_config={"kind": "postgres", "dsn": dsn, "table": "chaos_effects"},
+            store_for=pgstore.store_for(dsn, run_id),
+        )
         assert all(r.valid for r in recs), [r.invalid_reason for r in recs]
         for r in recs:
             assert {o.host for o in r.racers[1:]} == {"lab1", "lab2"}  # one racer per host
@@ -46,9 +51,17 @@ def test_two_hosts_share_one_postgres_ledger(lab, pg_dsn, tmp_path):
 def _gate_trial(tmp_path, launcher, dsn, run_id):
     s = race_scenario(k=1, trials=1, backend="memory")
     cell = expand(s, check=False)[0]
-    ctx = RunContext(run_id=run_id, run_dir=tmp_path, work_dir=tmp_path / "work", root_seed=1, launcher=launcher,
-                     ledger_config={"kind": "postgres", "dsn": dsn, "table": "chaos_effects"},
-                     read_ledger=lambda t: [], store_for=lambda c, t, d: {}, keep_work=True)
+    ctx = RunContext(
+        run_id=run_id,
+        run_dir=tmp_path,
+        work_dir=tmp_path / "work",
+        root_seed=1,
+        launcher=launcher,
+        ledger_config={"kind": "postgres", "dsn": dsn, "table": "chaos_effects"},
+        read_ledger=lambda t: [],
+        store_for=lambda c, t, d: {},
+        keep_work=True,
+    )
     run = TrialRun(ctx, cell, "c000-t0000")
     (h,) = run.start([run.spec("r0", actions=[{"op": "run"}], gate=True)])
     assert run.wait_arrival(h, "gate"), h.log_tail()
@@ -193,7 +206,9 @@ def test_scenario_runs_across_hosts_through_the_orchestrator(lab, pg_dsn, tmp_pa
 
     monkeypatch.setenv("CHAOS_PG_DSN", lab.pg_dsn(pg_dsn))
     inv = lab.inventory()
-    outcome = run_text(tmp_path, f"""
+    outcome = run_text(
+        tmp_path,
+        f"""
         name: crosshost_probe
         kind: race
         target: {{framework: langgraph, backend: postgres}}
@@ -202,7 +217,8 @@ def test_scenario_runs_across_hosts_through_the_orchestrator(lab, pg_dsn, tmp_pa
         racers: {{k: 2, placement: {{hosts: [lab1, lab2], inventory: {inv}}}}}
         trials: 1
         seed: 5
-        """)
+        """,
+    )
     run_dir = outcome.run_dir
     journal = [__import__("json").loads(line) for line in (run_dir / "journal.jsonl").read_text().splitlines()]
     (rec,) = journal

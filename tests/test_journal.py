@@ -59,12 +59,30 @@ def test_records_read_back_slim_analyse_as_the_full_records_do():
     from chaos.running.stored import slim
     from chaos.scenario.model import expand, parse_scenario
 
-    (cell,) = expand(parse_scenario("name: x\nkind: race\nworkload: gate_after_interrupt\nresume: 'command:1'\nracers: {k: 1}\n"), check=False)
-    result = {"t_start_mono_ns": 1, "trace": [{"barrier": "gate"}], "outcomes": [{"status": "done"}],
-              "versions": {"langgraph": "1.2.24"}, "status": "ok"}
-    rec = TrialRecord(run_id="r", cell_index=0, cell_id=cell.id, trial_id="c000-t0000", seed=1, kind="race", thread_id="t",
-                      valid=True, observations={"fires": 1, "gated_task": "gate"}, t_start_wall=0, wall_s=0,
-                      racers=[RacerOutcome(racer_id="r0", role="resume", status="ok", result=result)])
+    (cell,) = expand(
+        parse_scenario("name: x\nkind: race\nworkload: gate_after_interrupt\nresume: 'command:1'\nracers: {k: 1}\n"), check=False
+    )
+    result = {
+        "t_start_mono_ns": 1,
+        "trace": [{"barrier": "gate"}],
+        "outcomes": [{"status": "done"}],
+        "versions": {"langgraph": "1.2.24"},
+        "status": "ok",
+    }
+    rec = TrialRecord(
+        run_id="r",
+        cell_index=0,
+        cell_id=cell.id,
+        trial_id="c000-t0000",
+        seed=1,
+        kind="race",
+        thread_id="t",
+        valid=True,
+        observations={"fires": 1, "gated_task": "gate"},
+        t_start_wall=0,
+        wall_s=0,
+        racers=[RacerOutcome(racer_id="r0", role="resume", status="ok", result=result)],
+    )
     slimmed = slim(rec)
     assert "trace" not in slimmed.racers[0].result and slimmed.racers[0].result["versions"] == {"langgraph": "1.2.24"}
     assert analyze_cell(cell, [slimmed]) == analyze_cell(cell, [rec])

@@ -43,8 +43,7 @@ seed: 12
 
 def chaos(*args, check_rc=None):
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    p = subprocess.run([sys.executable, "-m", "chaos", *map(str, args)], cwd=ROOT, env=env, capture_output=True, text=True,
-                       timeout=600)
+    p = subprocess.run([sys.executable, "-m", "chaos", *map(str, args)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     if check_rc is not None:
         assert p.returncode == check_rc, p.stdout[-3000:] + p.stderr[-3000:]
     return p
@@ -55,15 +54,19 @@ def nights(tmp_path_factory):
     d = tmp_path_factory.mktemp("nightly")
     (d / "race.yaml").write_text(RACE)
     (d / "first_checkpoint.yaml").write_text(FIRST_CHECKPOINT)
-    (d / "night1.yaml").write_text("name: tiny\nscenarios:\n"
-                                   "  - file: race.yaml\n    overrides: {racers: {k: 1}, trials: 1}\n"
-                                   "  - file: first_checkpoint.yaml\n    overrides: {trials: 1}\n")
+    (d / "night1.yaml").write_text(
+        "name: tiny\nscenarios:\n"
+        "  - file: race.yaml\n    overrides: {racers: {k: 1}, trials: 1}\n"
+        "  - file: first_checkpoint.yaml\n    overrides: {trials: 1}\n"
+    )
     # night 2 must consume the interrupt twice somewhere: whether both of k=2 racers fire in a trial
     # is a race LangGraph leaves open (both did in 16 of 16 trials at load ~9), so the night runs
     # four trials, not one or two, to make a night without any double fire vanishingly rare
-    (d / "night2.yaml").write_text("name: tiny\nscenarios:\n"
-                                   "  - file: race.yaml\n    overrides: {trials: 4}\n"
-                                   "  - file: first_checkpoint.yaml\n    overrides: {trials: 1}\n")
+    (d / "night2.yaml").write_text(
+        "name: tiny\nscenarios:\n"
+        "  - file: race.yaml\n    overrides: {trials: 4}\n"
+        "  - file: first_checkpoint.yaml\n    overrides: {trials: 1}\n"
+    )
     out = d / "reports"
     first = chaos("nightly", d / "night1.yaml", "--out", out, "--date", "2026-11-28", "-q")
     second = chaos("nightly", d / "night2.yaml", "--out", out, "--date", "2026-11-29", "-q")
@@ -96,9 +99,9 @@ def test_the_second_night_flags_the_verdict_that_changed_on_purpose_as_a_regress
 
 def test_the_index_page_shows_the_trend_between_both_nights_and_calls_out_the_regression(nights):
     html = (nights["n2"] / "index.html").read_text()
-    banner = html[html.index('id="regressions"'):html.index('id="runs"')]
+    banner = html[html.index('id="regressions"') : html.index('id="runs"')]
     assert "regression(s) since 2026-11-28" in banner and "tiny_race / default: CO (consume-once)" in banner
-    trends = html[html.index('id="trends"'):]
+    trends = html[html.index('id="trends"') :]
     assert "2026-11-28" in trends and "2026-11-29 (this night)" in trends and "REGRESSION" in trends
     assert (nights["n2"] / "trend.png").stat().st_size > 5000 and (nights["n2"] / "saturation.png").exists()
     assert not (nights["n1"] / "trend.png").exists(), "one night has no trend to plot"
@@ -109,7 +112,9 @@ def test_ci_gets_junit_and_a_json_summary(nights):
     assert {s.get("name") for s in root} == {"tiny_race", "tiny_first_checkpoint"}
     co = next(c for c in root.iter("testcase") if c.get("classname") == "chaos.tiny_race.default" and c.get("name").startswith("CO"))
     assert co.find("failure") is not None
-    eo = next(c for c in root.iter("testcase") if c.get("classname") == "chaos.tiny_first_checkpoint.default" and c.get("name").startswith("EO"))
+    eo = next(
+        c for c in root.iter("testcase") if c.get("classname") == "chaos.tiny_first_checkpoint.default" and c.get("name").startswith("EO")
+    )
     assert eo.find("skipped").get("message").startswith("unknown: "), "killed before any effect: EO is unknown, not passed"
     for run in run_dirs(nights["n2"]).values():  # every run folder has its own report and junit
         assert (run / "junit.xml").exists() and (run / "report.html").exists()
@@ -172,8 +177,11 @@ def test_every_page_renders_in_chromium_with_heatmap_matrix_and_no_console_messa
     assert 'data-heatmap="langgraph / sqlite"' in index and "DUPLICATE" in index
     race_page = load_page(chromium, run_dirs(nights["n2"])["tiny_race"] / "report.html").dom
     assert 'data-heatmap="langgraph / sqlite"' in race_page and "<svg" in race_page
-    assert re.search(r"racer r\d resumed the interrupt parked at checkpoint step \d+ with value True and fired gate:True "
-                     r"\(ledger seq \d+\); racer r\d had already fired it \(seq \d+\): the interrupt was consumed twice", race_page)
+    assert re.search(
+        r"racer r\d resumed the interrupt parked at checkpoint step \d+ with value True and fired gate:True "
+        r"\(ledger seq \d+\); racer r\d had already fired it \(seq \d+\): the interrupt was consumed twice",
+        race_page,
+    )
 
 
 def test_sigterm_stops_the_night_and_still_writes_its_summary_and_pages(tmp_path):
@@ -181,12 +189,19 @@ def test_sigterm_stops_the_night_and_still_writes_its_summary_and_pages(tmp_path
     from chaos.running.trial import wait_until
 
     (tmp_path / "race.yaml").write_text(RACE)
-    (tmp_path / "suite.yaml").write_text("name: s\nscenarios:\n  - file: race.yaml\n    overrides: {trials: 40}\n"
-                                         "  - file: race.yaml\n    overrides: {name: never_runs}\n")
+    (tmp_path / "suite.yaml").write_text(
+        "name: s\nscenarios:\n  - file: race.yaml\n    overrides: {trials: 40}\n  - file: race.yaml\n    overrides: {name: never_runs}\n"
+    )
     out = tmp_path / "reports"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "chaos", "nightly", tmp_path / "suite.yaml", "--out", out, "--date", "2026-12-01", "-q"],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "chaos", "nightly", tmp_path / "suite.yaml", "--out", out, "--date", "2026-12-01", "-q"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     journal = lambda: next(out.glob("2026-12-01/tiny_race/2*/journal.jsonl"), None)  # noqa: E731
     try:
         assert wait_until(lambda: journal() is not None and len(read_journal(journal())[0]) >= 1, 300)

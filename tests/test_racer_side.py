@@ -21,8 +21,18 @@ from chaos.launchers.ssh import racer_files
 
 CHAOS = Path(chaos.__file__).resolve().parent
 RACER_SIDE = ("racer", "targets", "workloads")
-ORCHESTRATOR_SIDE = ("chaos.running", "chaos.reports", "chaos.scenario", "chaos.kinds", "chaos.verdicts", "chaos.cli",
-                     "chaos.launchers", "chaos.remote", "chaos.records", "chaos.envs")
+ORCHESTRATOR_SIDE = (
+    "chaos.running",
+    "chaos.reports",
+    "chaos.scenario",
+    "chaos.kinds",
+    "chaos.verdicts",
+    "chaos.cli",
+    "chaos.launchers",
+    "chaos.remote",
+    "chaos.records",
+    "chaos.envs",
+)
 ORCHESTRATOR_PACKAGES = ("pydantic", "yaml", "rich", "typer", "psutil", "paramiko", "docker", "jinja2", "matplotlib")
 
 # Run in a fresh interpreter: put a chaos folder first on the path, refuse every top-level module
@@ -56,8 +66,7 @@ print(json.dumps({"chaos": chaos.__file__, "failed": failed, "loaded": sorted(se
 
 
 def probe(modules: list[str], *, root: Path | None = None, allow: tuple[str, ...] = (), isolated: bool = False) -> dict:
-    cmd = [sys.executable, *(["-I"] if isolated else []), "-c", PROBE, str(root or CHAOS.parent), json.dumps(allow),
-           json.dumps(modules)]
+    cmd = [sys.executable, *(["-I"] if isolated else []), "-c", PROBE, str(root or CHAOS.parent), json.dumps(allow), json.dumps(modules)]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     return json.loads(p.stdout.strip().splitlines()[-1])
@@ -65,8 +74,7 @@ def probe(modules: list[str], *, root: Path | None = None, allow: tuple[str, ...
 
 def racer_side_modules() -> list[str]:
     """Every module of chaos.racer, and the framework-free core of chaos.targets and chaos.workloads."""
-    racer = [f"chaos.racer.{f.stem}" for f in sorted((CHAOS / "racer").glob("*.py"))
-             if f.stem not in ("__init__", "__main__", "ledger_pg")]
+    racer = [f"chaos.racer.{f.stem}" for f in sorted((CHAOS / "racer").glob("*.py")) if f.stem not in ("__init__", "__main__", "ledger_pg")]
     return ["chaos", "chaos.racer", *racer, "chaos.targets", "chaos.targets.base", "chaos.targets.common", "chaos.workloads"]
 
 
@@ -100,7 +108,8 @@ def test_the_racers_entry_point_loads_nothing_of_the_orchestrator():
 def test_what_ships_to_an_ssh_host_is_the_whole_racer_side_and_imports_on_its_own(tmp_path):
     shipped = racer_files()
     on_disk = {"chaos/__init__.py"} | {
-        f"chaos/{f.relative_to(CHAOS).as_posix()}" for pkg in RACER_SIDE for f in (CHAOS / pkg).rglob("*.py")}
+        f"chaos/{f.relative_to(CHAOS).as_posix()}" for pkg in RACER_SIDE for f in (CHAOS / pkg).rglob("*.py")
+    }
     assert set(shipped) == on_disk
     # copied alone into an empty folder (as on a host), in an isolated interpreter, it imports
     for rel, content in shipped.items():

@@ -51,14 +51,20 @@ def test_the_command_line_runs_warm_by_default_and_cold_with_racers_cold(tmp_pat
     path = tmp_path / "tiny_race.yaml"
     path.write_text(RACE % "")
     for flag, launcher in (([], "warm"), (["--racers", "cold"], "local")):
-        proc = subprocess.run([sys.executable, "-m", "chaos", "run", str(path), "--out", str(tmp_path / "out"), "-q", *flag],
-                              capture_output=True, text=True, cwd=ROOT, timeout=300)
+        proc = subprocess.run(
+            [sys.executable, "-m", "chaos", "run", str(path), "--out", str(tmp_path / "out"), "-q", *flag],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=300,
+        )
         assert proc.returncode in (0, 1), proc.stderr  # 1: consume-once violated, as SQLite does
         journal = (tmp_path / "out" / "tiny_race" / "latest" / "journal.jsonl").read_text().splitlines()
         (rec,) = [json.loads(line) for line in journal]
         assert rec["valid"], rec["invalid_reason"]
         assert rec["observations"]["launcher"] == launcher
-    bad = subprocess.run([sys.executable, "-m", "chaos", "run", str(path), "--racers", "tepid"], capture_output=True,
-                         text=True, cwd=ROOT, timeout=120)
+    bad = subprocess.run(
+        [sys.executable, "-m", "chaos", "run", str(path), "--racers", "tepid"], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
     assert bad.returncode == 3 and "--racers 'tepid': expected warm or cold" in bad.stderr
     assert "Traceback" not in bad.stderr

@@ -15,8 +15,10 @@ CASES = [
     ("OPENAI_API_KEY=sk-abcdefghijklmnopqrstuvwx", "OPENAI_API_KEY=***"),
     ('{"token": "abc.def.ghi"}', '{"token": "***"}'),
     ("secret: s3cr3t", "secret: ***"),
-    ("-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----",
-     "-----BEGIN RSA PRIVATE KEY----- *** -----END RSA PRIVATE KEY-----"),
+    (
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----",
+        "-----BEGIN RSA PRIVATE KEY----- *** -----END RSA PRIVATE KEY-----",
+    ),
     ("use ghp_abcdefghijklmnopqrstuvwxyz0123 here", "use *** here"),
 ]
 UNTOUCHED = [
@@ -40,10 +42,18 @@ def test_ordinary_text_is_left_alone(text):
 
 
 def test_objects_are_redacted_at_any_depth_and_keep_their_shape():
-    obj = {"store": {"dsn": "postgresql://u:pw@h/d", "password": "x", "table": "t"},
-           "errors": ["OperationalError: password=pw rejected"], "n": 3, "ok": True}
-    assert redact_obj(obj) == {"store": {"dsn": "postgresql://u:***@h/d", "password": "***", "table": "t"},
-                               "errors": ["OperationalError: password=*** rejected"], "n": 3, "ok": True}
+    obj = {
+        "store": {"dsn": "postgresql://u:pw@h/d", "password": "x", "table": "t"},
+        "errors": ["OperationalError: password=pw rejected"],
+        "n": 3,
+        "ok": True,
+    }
+    assert redact_obj(obj) == {
+        "store": {"dsn": "postgresql://u:***@h/d", "password": "***", "table": "t"},
+        "errors": ["OperationalError: password=*** rejected"],
+        "n": 3,
+        "ok": True,
+    }
 
 
 def test_dsn_helper_kept_for_the_postgres_code():

@@ -44,8 +44,13 @@ def test_chaos_clean_reaps_a_sigkilled_runs_racers_and_folders(tmp_path):
     state = tmp_path / "state"
     run_dir = tmp_path / "run"
     run_dir.mkdir()
-    orch = subprocess.Popen([sys.executable, "-c", DEAD_ORCHESTRATOR, str(run_dir)], env=chaos_env(state),
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    orch = subprocess.Popen(
+        [sys.executable, "-c", DEAD_ORCHESTRATOR, str(run_dir)],
+        env=chaos_env(state),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         racer = int(orch.stdout.readline())
         assert registry.racer_processes("dead-run-1") == [(racer, "dead-run-1", str((state / "active" / "dead-run-1.json").resolve()))]

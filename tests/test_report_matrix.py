@@ -7,11 +7,24 @@ from chaos.reports.markdown import render_markdown
 
 
 def _cell(i, framework, verdicts):
-    return CellResult(cell_index=i, cell_id=f"case={i}", axes={}, kind="kill_sweep", framework=framework, backend="sqlite",
-                      durability="sync", k=1, jitter_ms=0, resume="none", workload="three_step", trials=1, valid_trials=1,
-                      unknown_trials=0, errored_trials=0,
-                      verdicts=[Verdict(property=p, status=s, reason=f"{p} is {s}", evidence=Evidence(trial_ids=[f"c{i:03d}-t0"]))
-                                for p, s in verdicts])
+    return CellResult(
+        cell_index=i,
+        cell_id=f"case={i}",
+        axes={},
+        kind="kill_sweep",
+        framework=framework,
+        backend="sqlite",
+        durability="sync",
+        k=1,
+        jitter_ms=0,
+        resume="none",
+        workload="three_step",
+        trials=1,
+        valid_trials=1,
+        unknown_trials=0,
+        errored_trials=0,
+        verdicts=[Verdict(property=p, status=s, reason=f"{p} is {s}", evidence=Evidence(trial_ids=[f"c{i:03d}-t0"])) for p, s in verdicts],
+    )
 
 
 def test_matrix_shows_the_worst_verdict_per_framework_and_links_to_its_row():
@@ -20,8 +33,15 @@ def test_matrix_shows_the_worst_verdict_per_framework_and_links_to_its_row():
         _cell(1, "langgraph", [("EO", "violated"), ("CO", "unknown")]),
         _cell(2, "crewai", [("EO", "holds")]),
     ]
-    res = RunResults(run_id="r", scenario="s", seed=1, exit_code=1, verdict_counts={"holds": 3, "violated": 1, "unknown": 1},
-                     cells=cells, summary=TrialSummary())
+    res = RunResults(
+        run_id="r",
+        scenario="s",
+        seed=1,
+        exit_code=1,
+        verdict_counts={"holds": 3, "violated": 1, "unknown": 1},
+        cells=cells,
+        summary=TrialSummary(),
+    )
     md = render_markdown(res, {})
     head = md[: md.index("## Verdicts")]
     assert "## Contract matrix" in head

@@ -54,8 +54,7 @@ def test_sigkilled_run_resumes_to_the_uninterrupted_results(tmp_path):
         journal = wait_for(lambda: next(iter((tmp_path / "victim").glob("resume_probe/*/journal.jsonl")), None), 120, "the journal")
         run_dir = journal.parent
         run_id = json.loads((run_dir / "run.json").read_text())["run_id"]
-        wait_for(lambda: journal_lines(journal) >= 2 and _racers_of(state, run_id), 180,
-                 "two journaled trials and a racer in flight")
+        wait_for(lambda: journal_lines(journal) >= 2 and _racers_of(state, run_id), 180, "two journaled trials and a racer in flight")
         in_flight = _racers_of(state, run_id)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
@@ -127,8 +126,9 @@ def test_resume_refuses_a_run_that_is_still_alive(tmp_path, monkeypatch):
 
     run_dir = tmp_path / "run"
     run_dir.mkdir()
-    (run_dir / "run.json").write_text(json.dumps({
-        "run_id": "alive-1", "scenario": {"name": "x", "kind": "kill_sweep", "workload": "three_step"}}))
+    (run_dir / "run.json").write_text(
+        json.dumps({"run_id": "alive-1", "scenario": {"name": "x", "kind": "kill_sweep", "workload": "three_step"}})
+    )
     with registry.ActiveRun("alive-1", run_dir, run_dir / "work"):
         try:
             resume_run(run_dir)

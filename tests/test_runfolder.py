@@ -79,9 +79,15 @@ def test_run_json_keeps_every_key_and_value_through_its_model(stored_run):
 
 
 def test_an_older_run_json_loads_and_is_written_back_with_the_keys_it_had(tmp_path):
-    older = {"run_id": "old-1", "scenario_file": "s.yaml",
-             "scenario": {"name": "ok", "kind": "kill_sweep", "workload": "three_step", "resume": "none"},
-             "seed": 3, "finished": None, "interrupted": True, "workload_path": ["/x"]}  # no cells, no load; a key we dropped
+    older = {
+        "run_id": "old-1",
+        "scenario_file": "s.yaml",
+        "scenario": {"name": "ok", "kind": "kill_sweep", "workload": "three_step", "resume": "none"},
+        "seed": 3,
+        "finished": None,
+        "interrupted": True,
+        "workload_path": ["/x"],
+    }  # no cells, no load; a key we dropped
     (tmp_path / "run.json").write_text(json.dumps(older))
     meta = runfolder.read_meta(tmp_path)
     assert meta.run_id == "old-1" and meta.interrupted and meta.resumes == []
@@ -96,20 +102,65 @@ def test_the_reaper_marks_a_dead_run_interrupted_through_the_same_writer(tmp_pat
 
 
 def test_a_night_summary_keeps_every_key_and_value_through_its_model():
-    cell = {"cell_id": "default", "kind": "race", "framework": "langgraph", "backend": "sqlite", "k": 2, "jitter_ms": 0.0,
-            "valid_trials": 5, "trials": 5, "saturation": 0.4, "failure": None, "verdicts": {"CO": "holds"},
-            "reasons": {"CO": "ok"}}
-    summary = {"suite": "s", "about": None, "suite_file": "suite.yaml", "started": "t0", "finished": "t1",
-               "date": "2026-01-02", "interrupted": False,
-               "runs": [{"scenario": "a", "file": "a.yaml", "overrides": {"trials": 5}, "run_dir": "a/x", "error": None,
-                         "interrupted": False, "exit_code": 0, "verdict_counts": {"holds": 1, "violated": 0, "unknown": 0},
-                         "cells": [cell], "load": {"cpus": 2, "start": 0.5, "end": 0.7}}],
-               "previous": "2026-01-01", "verdict_counts": {"holds": 1, "violated": 0, "unknown": 0},
-               "trend": {"regressions": [], "lost": [], "improvements": [],
-                         "changed": [{"scenario": "a", "cell_id": "default", "property": "CO", "was": "unknown", "now": "holds",
-                                      "reason": "ok", "run_dir": "a/x"}],
-                         "new": [], "removed": [{"scenario": "b", "cell_id": "default"}],
-                         "saturation": [{"scenario": "a", "cell_id": "default", "was": 0.2, "now": 0.4, "delta": 0.2,
-                                         "k": 2, "k_was": 2, "notable": True}]},
-               "exit_code": 0}
+    cell = {
+        "cell_id": "default",
+        "kind": "race",
+        "framework": "langgraph",
+        "backend": "sqlite",
+        "k": 2,
+        "jitter_ms": 0.0,
+        "valid_trials": 5,
+        "trials": 5,
+        "saturation": 0.4,
+        "failure": None,
+        "verdicts": {"CO": "holds"},
+        "reasons": {"CO": "ok"},
+    }
+    summary = {
+        "suite": "s",
+        "about": None,
+        "suite_file": "suite.yaml",
+        "started": "t0",
+        "finished": "t1",
+        "date": "2026-01-02",
+        "interrupted": False,
+        "runs": [
+            {
+                "scenario": "a",
+                "file": "a.yaml",
+                "overrides": {"trials": 5},
+                "run_dir": "a/x",
+                "error": None,
+                "interrupted": False,
+                "exit_code": 0,
+                "verdict_counts": {"holds": 1, "violated": 0, "unknown": 0},
+                "cells": [cell],
+                "load": {"cpus": 2, "start": 0.5, "end": 0.7},
+            }
+        ],
+        "previous": "2026-01-01",
+        "verdict_counts": {"holds": 1, "violated": 0, "unknown": 0},
+        "trend": {
+            "regressions": [],
+            "lost": [],
+            "improvements": [],
+            "changed": [
+                {
+                    "scenario": "a",
+                    "cell_id": "default",
+                    "property": "CO",
+                    "was": "unknown",
+                    "now": "holds",
+                    "reason": "ok",
+                    "run_dir": "a/x",
+                }
+            ],
+            "new": [],
+            "removed": [{"scenario": "b", "cell_id": "default"}],
+            "saturation": [
+                {"scenario": "a", "cell_id": "default", "was": 0.2, "now": 0.4, "delta": 0.2, "k": 2, "k_was": 2, "notable": True}
+            ],
+        },
+        "exit_code": 0,
+    }
     assert json.dumps(NightSummary.model_validate(summary).to_json()) == json.dumps(summary)

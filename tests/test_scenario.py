@@ -46,7 +46,10 @@ def test_a_scenario_without_matrix_is_one_cell():
         ("name: t\nkind: [\n", "not valid YAML"),
         ("", "the file is empty"),
         ("- a\n- b\n", "a scenario is a mapping of keys"),
-        ("name: t\nkind: sweep\nworkload: three_step\n", "kind: Input should be 'race', 'kill_sweep', 'first_checkpoint', 'fork', 'invalid_state', 'stray_resume' or 'recovery_determinism'"),
+        (
+            "name: t\nkind: sweep\nworkload: three_step\n",
+            "kind: Input should be 'race', 'kill_sweep', 'first_checkpoint', 'fork', 'invalid_state', 'stray_resume' or 'recovery_determinism'",
+        ),
     ],
 )
 def test_bad_scenarios_name_file_line_and_field(tmp_path, text, expected):

@@ -42,8 +42,13 @@ def test_the_shipped_suites_cover_every_shipped_scenario_and_load():
 
 
 def test_overrides_merge_into_mappings_and_replace_other_fields(folder):
-    s = load_suite(write(folder, "name: n\nscenarios:\n  - file: race.yaml\n    overrides: {racers: {k: 1}, trials: 1}\n"
-                                 "  - file: race.yaml\n    overrides: {name: other, matrix: {jitter_ms: [0, 5]}}\n"))
+    s = load_suite(
+        write(
+            folder,
+            "name: n\nscenarios:\n  - file: race.yaml\n    overrides: {racers: {k: 1}, trials: 1}\n"
+            "  - file: race.yaml\n    overrides: {name: other, matrix: {jitter_ms: [0, 5]}}\n",
+        )
+    )
     a, b = (it.scenario for it in s.items)
     assert (a.racers.k, a.racers.placement, a.trials, a.name) == (1, "local", 1, "tiny_race")
     assert (b.name, b.racers.k, b.matrix) == ("other", 2, {"jitter_ms": [0, 5]})
@@ -54,21 +59,36 @@ def test_a_bare_list_is_a_suite_named_after_its_file(folder):
     assert s.suite.name == "suite" and s.items[0].scenario.trials == 2
 
 
-@pytest.mark.parametrize("text, message", [
-    ("name: n\nscenarios:\n  - file: race.yaml\n  - file: gone.yaml\n",
-     "suite.yaml:4: scenarios[1].file: no such scenario file 'gone.yaml'"),
-    ("name: n\nscenarios:\n  - file: race.yaml\n    overrides:\n      racers: {k: 0}\n",
-     "suite.yaml:5: scenarios[0] (race.yaml) overrides.racers.k: Input should be greater than or equal to 1"),
-    ("name: n\nscenarios:\n  - file: race.yaml\n    overrides:\n      trails: 3\n",
-     "suite.yaml:5: scenarios[0] (race.yaml) overrides.trails: unknown key; allowed here: name, about, kind"),
-    ("name: n\nscenarios:\n  - file: race.yaml\n    overides: {trials: 1}\n",
-     "suite.yaml:4: scenarios.0.overides: unknown key; allowed in an entry: file, overrides"),
-    ("name: n\nscenarios:\n  - file: race.yaml\n  - file: race.yaml\n",
-     "suite.yaml:4: scenarios[1] (race.yaml): scenario name 'tiny_race' is already used by scenarios[0]"),
-    ("name: n\nscenarios:\n  - file: race.yaml\n    overrides: {target: {backend: oracle}}\n",
-     "suite.yaml:4: scenarios[0] (race.yaml) with its overrides:"),
-    ("name: n\nscenarios: []\n", "suite.yaml:2: scenarios: List should have at least 1 item"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (
+            "name: n\nscenarios:\n  - file: race.yaml\n  - file: gone.yaml\n",
+            "suite.yaml:4: scenarios[1].file: no such scenario file 'gone.yaml'",
+        ),
+        (
+            "name: n\nscenarios:\n  - file: race.yaml\n    overrides:\n      racers: {k: 0}\n",
+            "suite.yaml:5: scenarios[0] (race.yaml) overrides.racers.k: Input should be greater than or equal to 1",
+        ),
+        (
+            "name: n\nscenarios:\n  - file: race.yaml\n    overrides:\n      trails: 3\n",
+            "suite.yaml:5: scenarios[0] (race.yaml) overrides.trails: unknown key; allowed here: name, about, kind",
+        ),
+        (
+            "name: n\nscenarios:\n  - file: race.yaml\n    overides: {trials: 1}\n",
+            "suite.yaml:4: scenarios.0.overides: unknown key; allowed in an entry: file, overrides",
+        ),
+        (
+            "name: n\nscenarios:\n  - file: race.yaml\n  - file: race.yaml\n",
+            "suite.yaml:4: scenarios[1] (race.yaml): scenario name 'tiny_race' is already used by scenarios[0]",
+        ),
+        (
+            "name: n\nscenarios:\n  - file: race.yaml\n    overrides: {target: {backend: oracle}}\n",
+            "suite.yaml:4: scenarios[0] (race.yaml) with its overrides:",
+        ),
+        ("name: n\nscenarios: []\n", "suite.yaml:2: scenarios: List should have at least 1 item"),
+    ],
+)
 def test_mistakes_are_one_line_errors_naming_the_line_and_field(folder, text, message):
     with pytest.raises(ScenarioError) as e:
         load_suite(write(folder, text))

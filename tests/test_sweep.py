@@ -121,9 +121,19 @@ def test_a_barrier_never_reached_is_unknown_not_pass(tmp_path):
         close()
     assert not rec.valid and rec.fault_fired is False
     assert "never reached" in rec.invalid_reason
-    dry = TrialRecord(run_id=rec.run_id, cell_index=0, cell_id=cell.id, trial_id="c000-dry", seed=0, kind="kill_sweep",
-                      thread_id="x", valid=True, observations={"boundaries": ["put(step=99,source=loop):before#1"]},
-                      t_start_wall=0, wall_s=0)
+    dry = TrialRecord(
+        run_id=rec.run_id,
+        cell_index=0,
+        cell_id=cell.id,
+        trial_id="c000-dry",
+        seed=0,
+        kind="kill_sweep",
+        thread_id="x",
+        valid=True,
+        observations={"boundaries": ["put(step=99,source=loop):before#1"]},
+        t_start_wall=0,
+        wall_s=0,
+    )
     result = analyze_cell(cell, [dry, rec])
     assert {v.property: v.status for v in result.verdicts} == {"EO": "unknown", "PC": "unknown", "LIVENESS": "unknown"}
     assert "never reached" in result.verdicts[0].reason
@@ -152,8 +162,9 @@ def test_first_checkpoint_crash_loses_the_accepted_run(tmp_path):
     assert fcl.status == "violated" and "EmptyInputError" in fcl.reason
     # exit: nothing is durable until the end, so every effect fires before any checkpoint
     assert any(p.point == "effect(task=c):after#1" for p in exit_.points)
-    lost_after_effects = [p for p in exit_.points if p.point.startswith("effect(") and
-                          {v.property: v.status for v in p.verdicts}["FCL"] == "violated"]
+    lost_after_effects = [
+        p for p in exit_.points if p.point.startswith("effect(") and {v.property: v.status for v in p.verdicts}["FCL"] == "violated"
+    ]
     assert lost_after_effects, [(p.point, p.resume_outcomes) for p in exit_.points]
     assert "already fired" in {v.property: v for v in lost_after_effects[-1].verdicts}["FCL"].reason
     assert json.loads((out.run_dir / "results.json").read_text())["exit_code"] == 1

@@ -21,7 +21,9 @@ def _env():
 
 
 def test_kill_between_effect_and_save_duplicates_the_effect(tmp_path):
-    results = run_text(tmp_path, """
+    results = run_text(
+        tmp_path,
+        """
 name: ag_sweep
 kind: kill_sweep
 target: {framework: autogen, backend: file}
@@ -31,7 +33,8 @@ trials: 1
 seed: 12
 timeout_s: 60
 kill_points: ["effect(task=b)", "save(turn=b):after", "save(turn=c):after"]
-""").results
+""",
+    ).results
     c = look.cell(results)
     eo = look.verdict(c, "EO")
     assert eo.status == "violated"

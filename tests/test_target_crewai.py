@@ -25,13 +25,16 @@ def crewai_python():
 
 
 def _sqlite_version(python: str) -> tuple[int, ...]:
-    out = subprocess.run([python, "-c", "import sqlite3; print(sqlite3.sqlite_version)"], capture_output=True,
-                         text=True, check=True).stdout.strip()
+    out = subprocess.run(
+        [python, "-c", "import sqlite3; print(sqlite3.sqlite_version)"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     return tuple(int(x) for x in out.split("."))
 
 
 def test_resume_by_id_reruns_finished_methods_and_old_sqlite_checkpoints_are_reported(tmp_path, crewai_python):
-    results = run_text(tmp_path, """
+    results = run_text(
+        tmp_path,
+        """
 name: crew_sweep
 kind: kill_sweep
 target: {framework: crewai, backend: sqlite}
@@ -43,7 +46,8 @@ timeout_s: 120
 kill_points: ["effect(task=b)"]
 matrix:
   backend: [sqlite, checkpoint_sqlite]
-""").results
+""",
+    ).results
     persisted = look.cell(results, "backend=sqlite")
     (p,) = persisted.points
     assert p.point == "effect(task=b):after#1"

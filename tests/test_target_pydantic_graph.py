@@ -33,10 +33,14 @@ timeout_s: 60
 
 
 def test_crash_mid_node_is_at_most_once_but_the_run_is_stuck(tmp_path):
-    results = run_text(tmp_path, SWEEP + """
+    results = run_text(
+        tmp_path,
+        SWEEP
+        + """
 workload_params: {clear_stale_lock: true}
 kill_points: ["effect(task=b)", "save(node=C,status=created):after"]
-""").results
+""",
+    ).results
     c = look.cell(results)
     assert [p.point for p in c.points] == ["effect(task=b):after#1", "save(node=C,status=created):after#1"]
     eo = look.verdict(c, "EO")
@@ -55,9 +59,13 @@ kill_points: ["effect(task=b)", "save(node=C,status=created):after"]
 
 
 def test_crash_inside_a_save_leaves_the_lock_and_every_resume_times_out(tmp_path):
-    results = run_text(tmp_path, SWEEP + """
+    results = run_text(
+        tmp_path,
+        SWEEP
+        + """
 kill_points: ["save(node=C,status=created):after"]
-""").results
+""",
+    ).results
     c = look.cell(results)
     (p,) = c.points
     assert p.resume_outcomes == ["error: TimeoutError"], p.resume_outcomes

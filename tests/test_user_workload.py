@@ -15,14 +15,17 @@ WORKLOADS = Path(__file__).parent / "workloads"
 
 def test_a_users_graph_is_swept_like_a_builtin(tmp_path):
     shutil.copy(WORKLOADS / "user_workloads.py", tmp_path / "user_workloads.py")
-    out = run_text(tmp_path, """\
+    out = run_text(
+        tmp_path,
+        """\
         name: mine
         kind: kill_sweep
         workload: user_workloads:two_step
         resume: none
         trials: 1
         seed: 5
-    """)
+    """,
+    )
     (cell,) = out.results.cells
     points = {p.point: p for p in cell.points}
     assert points["effect(task=charge):after#1"].duplicates == ["charge"]
@@ -34,24 +37,30 @@ def test_a_factory_that_does_not_exist_is_refused_before_anything_runs(tmp_path)
     # refused while loading the scenario (the factory is looked up in the module's source, without
     # running it) or, failing that, by the preflight import in the racers' Python
     with pytest.raises(ChaosError, match=r"user_workloads:nope.*(defines no 'nope'|does not import.*AttributeError)"):
-        run_text(tmp_path, """\
+        run_text(
+            tmp_path,
+            """\
             name: mine
             kind: kill_sweep
             workload: user_workloads:nope
             trials: 1
-        """)
+        """,
+        )
     assert not (tmp_path / "reports").exists()
 
 
 def test_a_factory_that_raises_fails_its_cell_once_with_the_reason(tmp_path):
     shutil.copy(WORKLOADS / "user_workloads.py", tmp_path / "user_workloads.py")
-    out = run_text(tmp_path, """\
+    out = run_text(
+        tmp_path,
+        """\
         name: mine
         kind: race
         workload: user_workloads:broken_at_build
         resume: "command:1"
         trials: 20
-    """)
+    """,
+    )
     (cell,) = out.results.cells
     assert "this workload cannot be built" in cell.failure
     assert cell.trials == 1  # stopped after the first trial said why

@@ -40,8 +40,11 @@ def pg(lab, pg_dsn):
         run_id = new_run_id()
         pgstore.create_run_schema(dsn, run_id)
         made.append(run_id)
-        return {"run_id": run_id, "ledger_config": {"kind": "postgres", "dsn": dsn, "table": "chaos_effects"},
-                "store_for": pgstore.store_for(dsn, run_id)}
+        return {
+            "run_id": run_id,
+            "ledger_config": {"kind": "postgres", "dsn": dsn, "table": "chaos_effects"},
+            "store_for": pgstore.store_for(dsn, run_id),
+        }
 
     yield new_run
     for run_id in made:
@@ -89,10 +92,10 @@ def test_a_warm_race_across_two_hosts_is_valid_and_leaves_nothing(lab, pg, tmp_p
 
 def test_a_warm_kill_sweep_on_a_host_equals_the_cold_one(lab, pg, tmp_path):
     cold_run, warm_run = pg(), pg()
-    cold = sweep_results(tmp_path / "cold", _launcher(lab, cold_run["run_id"], ["lab1"], SshLauncher), SWEEP_POINTS,
-                         backend="postgres", **cold_run)
-    warm = sweep_results(tmp_path / "warm", _launcher(lab, warm_run["run_id"], ["lab1"]), SWEEP_POINTS,
-                         backend="postgres", **warm_run)
+    cold = sweep_results(
+        tmp_path / "cold", _launcher(lab, cold_run["run_id"], ["lab1"], SshLauncher), SWEEP_POINTS, backend="postgres", **cold_run
+    )
+    warm = sweep_results(tmp_path / "warm", _launcher(lab, warm_run["run_id"], ["lab1"]), SWEEP_POINTS, backend="postgres", **warm_run)
     assert warm == cold  # each kill confirmed by the exit status the server reported (sweep_results)
     assert _run_processes(lab) == []
 
@@ -100,8 +103,7 @@ def test_a_warm_kill_sweep_on_a_host_equals_the_cold_one(lab, pg, tmp_path):
 def test_a_warm_race_on_hosts_saturates_like_a_cold_one(lab, pg, tmp_path):
     k = 3
     cold_run, warm_run = pg(), pg()
-    cold = race_records(tmp_path / "cold", _launcher(lab, cold_run["run_id"], cls=SshLauncher), k, 3,
-                        backend="postgres", **cold_run)
+    cold = race_records(tmp_path / "cold", _launcher(lab, cold_run["run_id"], cls=SshLauncher), k, 3, backend="postgres", **cold_run)
     warm = race_records(tmp_path / "warm", _launcher(lab, warm_run["run_id"]), k, 5, backend="postgres", **warm_run)
     assert_same_race(cold, warm, k)
     assert {r.observations["launcher"] for r in warm} == {"ssh-warm"}
@@ -109,9 +111,17 @@ def test_a_warm_race_on_hosts_saturates_like_a_cold_one(lab, pg, tmp_path):
 
 def _racer_at_gate(launcher, run, tmp_path):
     cell = expand(race_scenario(k=1, trials=1, backend="memory"), check=False)[0]
-    ctx = RunContext(run_id=run["run_id"], run_dir=tmp_path, work_dir=tmp_path / "work", root_seed=1, launcher=launcher,
-                     ledger_config=run["ledger_config"], read_ledger=lambda t: [], store_for=lambda c, t, d: {},
-                     keep_work=True)
+    ctx = RunContext(
+        run_id=run["run_id"],
+        run_dir=tmp_path,
+        work_dir=tmp_path / "work",
+        root_seed=1,
+        launcher=launcher,
+        ledger_config=run["ledger_config"],
+        read_ledger=lambda t: [],
+        store_for=lambda c, t, d: {},
+        keep_work=True,
+    )
     trial = TrialRun(ctx, cell, "c000-t0000")
     (h,) = trial.start([trial.spec("r0", actions=[{"op": "run"}], gate=True)])
     assert trial.wait_arrival(h, "gate"), h.log_tail()

@@ -23,6 +23,8 @@ from rich.table import Table
 from chaos.racer.errors import ChaosError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Crash-injection and race harness: does resume really mean resume?")
+
+
 def _console(stderr: bool = False) -> Console:
     # piped output (CI logs, files) gets a wide console instead of rich's default of 80 columns
     stream = sys.stderr if stderr else sys.stdout
@@ -72,16 +74,22 @@ def run(
     seed: int | None = typer.Option(None, help="override the scenario's root seed"),
     trials: int | None = typer.Option(None, help="override trials per cell (per kill point for sweeps)"),
     keep_work: bool = typer.Option(False, "--keep-work", help="keep per-trial work folders (checkpoint DBs, racer logs)"),
-    work_in: Path | None = typer.Option(None, "--work-in", metavar="DIR",
-                                           help="make the work folder (checkpoint DBs, barriers, racer logs) in DIR, e.g. "
-                                                "/dev/shm: same sweep results, faster trials; changes race timing "
-                                                "(see chaos.running.workdir)"),
+    work_in: Path | None = typer.Option(
+        None,
+        "--work-in",
+        metavar="DIR",
+        help="make the work folder (checkpoint DBs, barriers, racer logs) in DIR, e.g. "
+        "/dev/shm: same sweep results, faster trials; changes race timing "
+        "(see chaos.running.workdir)",
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
-    resume: Path | None = typer.Option(None, "--resume", metavar="RUN_DIR",
-                                          help="continue an interrupted run from its journal (only unfinished trials run)"),
+    resume: Path | None = typer.Option(
+        None, "--resume", metavar="RUN_DIR", help="continue an interrupted run from its journal (only unfinished trials run)"
+    ),
     only: list[str] | None = typer.Option(None, "--only", help="run just this trial id (repeatable), e.g. c000-t0001"),
-    racers: str | None = typer.Option(None, "--racers", help="how racers start: warm (forked from a pre-imported "
-                                         "parent; the default) or cold (a fresh Python each)"),
+    racers: str | None = typer.Option(
+        None, "--racers", help="how racers start: warm (forked from a pre-imported parent; the default) or cold (a fresh Python each)"
+    ),
 ) -> None:
     """Run a scenario: every cell, every trial; write the run folder and print the summary."""
     from chaos.running.orchestrator import RunOptions, run_scenario
@@ -95,8 +103,15 @@ def run(
     if work_in is not None and not work_in.is_dir():
         _fail(ChaosError(f"--work-in {work_in}: no such folder", hint="name an existing folder, e.g. /dev/shm (tmpfs)"))
     _reap_stale_quietly()
-    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        console=console, disable=quiet, transient=False)
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        disable=quiet,
+        transient=False,
+    )
     task = progress.add_task("cells", total=None)
 
     def on_cell(cell, n):
@@ -106,8 +121,17 @@ def run(
     def on_trial(rec):
         progress.advance(task)
 
-    opts = RunOptions(out=out_dir, seed=seed, trials=trials, keep_work=keep_work, work_in=work_in, racers=racers, on_trial=on_trial,
-                      on_cell_start=on_cell, only=set(only) if only else None)
+    opts = RunOptions(
+        out=out_dir,
+        seed=seed,
+        trials=trials,
+        keep_work=keep_work,
+        work_in=work_in,
+        racers=racers,
+        on_trial=on_trial,
+        on_cell_start=on_cell,
+        only=set(only) if only else None,
+    )
     try:
         if resume is not None:
             from chaos.running.resume import resume_run
@@ -124,19 +148,37 @@ def run(
     res = outcome.results
     out.print(summary_table(res))
     sm = res.summary
-    out.print(f"trials: {sm.trials} ({sm.valid} valid, {sm.unknown} unknown, {sm.hung} hung, {sm.errored} errored); "
-              f"kills confirmed {sm.kills_confirmed}/{sm.kills_confirmed + sm.kills_unconfirmed}", highlight=False)
-    out.print(f"run folder: {outcome.run_dir}  (report.html, report.md, results.json, junit.xml, journal.jsonl)",
-              highlight=False, soft_wrap=True, markup=False)
+    out.print(
+        f"trials: {sm.trials} ({sm.valid} valid, {sm.unknown} unknown, {sm.hung} hung, {sm.errored} errored); "
+        f"kills confirmed {sm.kills_confirmed}/{sm.kills_confirmed + sm.kills_unconfirmed}",
+        highlight=False,
+    )
+    out.print(
+        f"run folder: {outcome.run_dir}  (report.html, report.md, results.json, junit.xml, journal.jsonl)",
+        highlight=False,
+        soft_wrap=True,
+        markup=False,
+    )
     if outcome.interrupted:
-        console.print(f"[yellow]interrupted: the journal keeps every finished trial; continue with "
-                      f"`chaos run --resume {escape(str(outcome.run_dir))}`[/]", highlight=False, soft_wrap=True)
+        console.print(
+            f"[yellow]interrupted: the journal keeps every finished trial; continue with "
+            f"`chaos run --resume {escape(str(outcome.run_dir))}`[/]",
+            highlight=False,
+            soft_wrap=True,
+        )
     raise typer.Exit(res.exit_code)
 
 
 def _progress(quiet: bool) -> Progress:
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=console, disable=quiet, transient=False)
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        disable=quiet,
+        transient=False,
+    )
 
 
 @app.command()
@@ -153,10 +195,15 @@ def nightly(
     task = progress.add_task("suite", total=None)
     try:
         with progress:
-            outcome = run_nightly(suite, NightlyOptions(
-                out=out_dir, date=date,
-                on_scenario=lambda i, n, name: progress.update(task, description=f"scenario {i + 1}/{n} {name}"),
-                on_trial=lambda rec: progress.advance(task)))
+            outcome = run_nightly(
+                suite,
+                NightlyOptions(
+                    out=out_dir,
+                    date=date,
+                    on_scenario=lambda i, n, name: progress.update(task, description=f"scenario {i + 1}/{n} {name}"),
+                    on_trial=lambda rec: progress.advance(task),
+                ),
+            )
     except ChaosError as exc:
         _fail(exc)
     _print_night(outcome.summary, outcome.night_dir)
@@ -174,8 +221,10 @@ def _print_night(summary: dict, night_dir: Path) -> None:
     trend = summary["trend"]
     if summary.get("previous"):
         for g in trend["regressions"]:
-            out.print(f"[bold red]REGRESSION[/] {g['scenario']} / {g['cell_id']}: {g['property']} {g['was']} -> {g['now']}: {g['reason']}",
-                      highlight=False)
+            out.print(
+                f"[bold red]REGRESSION[/] {g['scenario']} / {g['cell_id']}: {g['property']} {g['was']} -> {g['now']}: {g['reason']}",
+                highlight=False,
+            )
         if not trend["regressions"]:
             out.print(f"no verdict regressed since {summary['previous']}")
     else:
@@ -203,8 +252,10 @@ def _rerender(path: Path, rescore: bool) -> int:
             old = {(c.cell_id, v.property): v.status for c in RunResults.model_validate_json(before).cells for v in c.verdicts}
             new = {(c.cell_id, v.property): v.status for c in results.cells for v in c.verdicts}
             diff = [k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
-            console.print(f"[yellow]the current checkers changed results.json; {len(diff)} verdict(s) differ[/]" +
-                          "".join(f"\n  {c} {p}: {old.get((c, p))} -> {new.get((c, p))}" for c, p in diff))
+            console.print(
+                f"[yellow]the current checkers changed results.json; {len(diff)} verdict(s) differ[/]"
+                + "".join(f"\n  {c} {p}: {old.get((c, p))} -> {new.get((c, p))}" for c, p in diff)
+            )
     else:
         write_reports(path, results, meta, records)
     if torn:
@@ -242,8 +293,7 @@ def clean() -> None:
     reaped = reap_stale()
     for r in reaped:
         out.print(r.describe(), highlight=False, soft_wrap=True, markup=False)
-    out.print(f"cleaned {len(reaped)} dead run(s)" if reaped else "nothing to clean: no dead run left anything behind",
-              highlight=False)
+    out.print(f"cleaned {len(reaped)} dead run(s)" if reaped else "nothing to clean: no dead run left anything behind", highlight=False)
 
 
 @app.command()
@@ -290,8 +340,9 @@ def rerun(
         t.add_column(col)
     for row in comparison:
         same = row["was"] == row["now"]
-        t.add_row(row["cell"], row["property"], ", ".join(row["trial_ids"]), row["was"],
-                  f"[{'green' if same else 'bold red'}]{row['now']}[/]")
+        t.add_row(
+            row["cell"], row["property"], ", ".join(row["trial_ids"]), row["was"], f"[{'green' if same else 'bold red'}]{row['now']}[/]"
+        )
     out.print(t)
     out.print(f"run folder: {outcome.run_dir}")
     raise typer.Exit(outcome.results.exit_code)
@@ -318,8 +369,12 @@ def validate(scenario: Path = typer.Argument(..., help="scenario YAML file")) ->
         cells = expand(s, path=str(scenario))
     except ChaosError as exc:
         _fail(exc)
-    out.print(f"{scenario}: ok: {s.kind} on {s.target.framework}/{s.target.backend}, {len(cells)} cell(s), {s.trials} trial(s) each",
-              markup=False, highlight=False, soft_wrap=True)
+    out.print(
+        f"{scenario}: ok: {s.kind} on {s.target.framework}/{s.target.backend}, {len(cells)} cell(s), {s.trials} trial(s) each",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
     from chaos.targets import get_target
 
     for c in cells:
@@ -338,8 +393,13 @@ def list_cmd(scenarios_dir: Path = typer.Option(Path("scenarios"), "--scenarios"
     for col in ("framework", "backends", "kinds", "workloads", "boundaries"):
         t.add_column(col)
     for info in TARGETS.values():
-        t.add_row(info.framework, ", ".join(info.backends), ", ".join(info.kinds),
-                  "\n".join(f"{k}: {v}" for k, v in info.workloads.items()), info.boundaries)
+        t.add_row(
+            info.framework,
+            ", ".join(info.backends),
+            ", ".join(info.kinds),
+            "\n".join(f"{k}: {v}" for k, v in info.workloads.items()),
+            info.boundaries,
+        )
     out.print(t)
     s = Table(title=f"scenarios in {scenarios_dir}")
     for col in ("file", "kind", "target", "about"):

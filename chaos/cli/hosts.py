@@ -23,16 +23,18 @@ hosts_app = typer.Typer(no_args_is_help=True, help="SSH host inventories: check 
 def check(
     inventory: Path = typer.Argument(..., help="inventory YAML (see hosts/lab.yaml)"),
     host: list[str] | None = typer.Option(None, "--host", help="check only these hosts (repeatable)"),
-    trust_on_first_use: bool = typer.Option(False, "--trust-on-first-use",
-                                            help="accept and record unknown host keys, printing their fingerprints"),
+    trust_on_first_use: bool = typer.Option(
+        False, "--trust-on-first-use", help="accept and record unknown host keys, printing their fingerprints"
+    ),
     as_json: bool = typer.Option(False, "--json", help="print the results as JSON"),
 ) -> None:
     from chaos.remote.hostcheck import check_hosts
 
     console = Console()
     try:
-        results = check_hosts(inventory, host or None, trust_on_first_use=trust_on_first_use or None,
-                              say=lambda m: console.print(m, markup=False))
+        results = check_hosts(
+            inventory, host or None, trust_on_first_use=trust_on_first_use or None, say=lambda m: console.print(m, markup=False)
+        )
     except ChaosError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(exc.exit_code) from None
@@ -45,7 +47,16 @@ def check(
         for r in results:
             fw = ", ".join(f"{k} {v}" for k, v in (r.get("versions") or {}).items() if v)
             off = f"{r['clock_offset_ms']:+.1f} (rtt {r['rtt_ms']:.1f})" if "clock_offset_ms" in r else ""
-            t.add_row(r["host"], r["address"], "yes" if r["ok"] else "NO", r.get("host_key", ""), r.get("python", ""),
-                      r.get("hostname", ""), fw, off, r.get("error", ""))
+            t.add_row(
+                r["host"],
+                r["address"],
+                "yes" if r["ok"] else "NO",
+                r.get("host_key", ""),
+                r.get("python", ""),
+                r.get("hostname", ""),
+                fw,
+                off,
+                r.get("error", ""),
+            )
         console.print(t)
     raise typer.Exit(0 if all(r["ok"] for r in results) else 3)

@@ -60,11 +60,15 @@ def combine(prop: str, parts: list[Verdict]) -> Verdict:
         return Verdict(property=prop, status="violated", reason=reason, evidence=ev)
     unknown = [v for v in parts if v.status == "unknown"]
     if unknown:
-        return Verdict(property=prop, status="unknown",
-                       reason=f"unknown at {len(unknown)}/{len(parts)} kill points: " + "; ".join(v.reason for v in unknown[:3]),
-                       evidence=Evidence(points=[p for v in unknown for p in v.evidence.points]))
-    return verdict(prop, "holds", f"holds at all {len(parts)} kill points",
-                   trial_ids=sorted({t for v in parts for t in v.evidence.trial_ids}))
+        return Verdict(
+            property=prop,
+            status="unknown",
+            reason=f"unknown at {len(unknown)}/{len(parts)} kill points: " + "; ".join(v.reason for v in unknown[:3]),
+            evidence=Evidence(points=[p for v in unknown for p in v.evidence.points]),
+        )
+    return verdict(
+        prop, "holds", f"holds at all {len(parts)} kill points", trial_ids=sorted({t for v in parts for t in v.evidence.trial_ids})
+    )
 
 
 class Tally:
@@ -87,8 +91,7 @@ class Tally:
 
     def versions(self) -> dict[str, str | None]:
         """The framework distributions the racers actually ran (``a|b`` if racers disagreed)."""
-        return {d: "|".join(sorted(str(v) for v in vs)) if len(vs) > 1 else next(iter(vs))
-                for d, vs in sorted(self._versions.items())}
+        return {d: "|".join(sorted(str(v) for v in vs)) if len(vs) > 1 else next(iter(vs)) for d, vs in sorted(self._versions.items())}
 
 
 def base_fields(cell: Cell, records: Iterable[TrialRecord] | Tally) -> dict:

@@ -37,15 +37,24 @@ def before_first_checkpoint(boundaries: list[str]) -> list[str]:
 
 def point_fcl(point: str, valid: list[TrialRecord]) -> Verdict:
     """FCL at one kill point: did a run that left no checkpoint behind get recovered?"""
-    lost = [r for r in valid if ((r.observations.get("at_kill") or {}).get("checkpoints") or 0) == 0
-            and (r.observations.get("resume_outcome") or {}).get("status") != "done"]
+    lost = [
+        r
+        for r in valid
+        if ((r.observations.get("at_kill") or {}).get("checkpoints") or 0) == 0
+        and (r.observations.get("resume_outcome") or {}).get("status") != "done"
+    ]
     if lost:
         fired = sum(len(r.ledger) for r in lost)
         note = f"; yet {fired} effect(s) had already fired" if fired else ""
         err = ((lost[0].observations.get("resume_outcome") or {}).get("error") or {}).get("type")
-        return verdict("FCL", "violated", f"{point}: no checkpoint survived and the resume could not continue ({err}): "
-                       f"the accepted run is known nowhere{note}",
-                       points=[point], trial_ids=[r.trial_id for r in lost], ledger_seqs=[row["seq"] for r in lost for row in r.ledger])
+        return verdict(
+            "FCL",
+            "violated",
+            f"{point}: no checkpoint survived and the resume could not continue ({err}): the accepted run is known nowhere{note}",
+            points=[point],
+            trial_ids=[r.trial_id for r in lost],
+            ledger_seqs=[row["seq"] for r in lost for row in r.ledger],
+        )
     return verdict("FCL", "holds", f"{point}: the run was recovered", points=[point], trial_ids=[r.trial_id for r in valid])
 
 

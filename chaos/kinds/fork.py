@@ -72,13 +72,23 @@ def fork_trial(run: TrialRun) -> TrialRecord:
     s = run.cell.scenario
     v1 = s.resume_value
     v2 = fork_value(v1)
-    labelled, racers = run_phases(run, [
-        ("first", [{"op": "run", "label": "run"},
-                   {"op": "resume", "form": "command", "value": v1, "if": "interrupted", "label": "resume"}]),
-        ("fork", [{"op": "intent", "label": "intent", "keep_going": True},
-                  {"op": "checkpoints", "label": "checkpoints", "keep_going": True},
-                  {"op": "fork", "checkpoint": "interrupt", "value": v2, "via": s.fork_via, "label": "fork"}]),
-    ])
+    labelled, racers = run_phases(
+        run,
+        [
+            (
+                "first",
+                [{"op": "run", "label": "run"}, {"op": "resume", "form": "command", "value": v1, "if": "interrupted", "label": "resume"}],
+            ),
+            (
+                "fork",
+                [
+                    {"op": "intent", "label": "intent", "keep_going": True},
+                    {"op": "checkpoints", "label": "checkpoints", "keep_going": True},
+                    {"op": "fork", "checkpoint": "interrupt", "value": v2, "via": s.fork_via, "label": "fork"},
+                ],
+            ),
+        ],
+    )
     gated = next((r.result.get("gated_task") for r in racers if r.result), None)
     run_o, resume_o, fork_o = labelled.get("run"), labelled.get("resume"), labelled.get("fork")
     intent_o = labelled.get("intent") or {}
@@ -90,13 +100,22 @@ def fork_trial(run: TrialRun) -> TrialRecord:
         return [k for k in (o or {}).get("fired", []) if gated and (k == gated or k.startswith(f"{gated}:"))]
 
     run.observations.update(
-        gated_task=gated, via=s.fork_via, sent={"resume": v1, "fork": v2},
+        gated_task=gated,
+        via=s.fork_via,
+        sent={"resume": v1, "fork": v2},
         first={"status": (resume_o or run_o or {}).get("status"), "observed": seen(resume_o), "fired": gated_fires(resume_o)},
-        fork={"status": (fork_o or {}).get("status"), "observed": seen(fork_o), "fired": gated_fires(fork_o),
-              "all_fired": (fork_o or {}).get("fired", []), "error": (fork_o or {}).get("error"),
-              "forked_from": (fork_o or {}).get("forked_from"), "values": (fork_o or {}).get("values")},
+        fork={
+            "status": (fork_o or {}).get("status"),
+            "observed": seen(fork_o),
+            "fired": gated_fires(fork_o),
+            "all_fired": (fork_o or {}).get("fired", []),
+            "error": (fork_o or {}).get("error"),
+            "forked_from": (fork_o or {}).get("forked_from"),
+            "values": (fork_o or {}).get("values"),
+        },
         intent=intent_o.get("intent") if intent_o.get("status") == "done" else None,
-        intent_status=intent_o.get("status"), intent_error=intent_o.get("error"),
+        intent_status=intent_o.get("status"),
+        intent_error=intent_o.get("error"),
         checkpoints=len(((labelled.get("checkpoints") or {}).get("checkpoints")) or []),
     )
     why = failed(racers)
@@ -108,8 +127,12 @@ def fork_trial(run: TrialRun) -> TrialRecord:
         st = (run_o or {}).get("status")
         return run.record(valid=False, invalid_reason=f"the run did not stop at an interrupt (status {st})", fault_fired=False)
     if not resume_o or seen(resume_o) != v1 or not gated_fires(resume_o):
-        return run.record(valid=False, invalid_reason=f"the first resume did not fire {gated} with v1 "
-                          f"(status {(resume_o or {}).get('status')}, saw {seen(resume_o)!r})", fault_fired=False)
+        return run.record(
+            valid=False,
+            invalid_reason=f"the first resume did not fire {gated} with v1 "
+            f"(status {(resume_o or {}).get('status')}, saw {seen(resume_o)!r})",
+            fault_fired=False,
+        )
     if fork_o is None:
         return run.record(valid=False, invalid_reason="the fork was not performed", fault_fired=False)
     return run.record(valid=True, fault_fired=True)
@@ -136,8 +159,10 @@ def trial_fd(rec: TrialRecord) -> tuple[str, str]:
     if f.get("status") == "error":
         err = f.get("error") or {}
         return "unknown", f"the fork was refused: {err.get('type')}: {str(err.get('message'))[:160]}"
-    return "violated", (f"the fork with {v2!r} returned {f.get('status')} without running {gated}: v2's outcome "
-                        f"never happened (fired {', '.join(f.get('all_fired') or []) or 'nothing'}, via {o.get('via')})")
+    return "violated", (
+        f"the fork with {v2!r} returned {f.get('status')} without running {gated}: v2's outcome "
+        f"never happened (fired {', '.join(f.get('all_fired') or []) or 'nothing'}, via {o.get('via')})"
+    )
 
 
 def fd_verdict(valid: list[TrialRecord]) -> Verdict:
@@ -151,14 +176,15 @@ def fd_verdict(valid: list[TrialRecord]) -> Verdict:
             gated = r.observations.get("gated_task")
             rows = [row for row in r.ledger if row["task"] == gated]
             seqs += [row["seq"] for row in rows[1:]]  # every fire after the first resume's
-        return verdict("FD", "violated", f"{len(bad)}/{len(valid)} trials: {bad[0][1]}",
-                       trial_ids=[r.trial_id for r, _ in bad], ledger_seqs=seqs)
+        return verdict(
+            "FD", "violated", f"{len(bad)}/{len(valid)} trials: {bad[0][1]}", trial_ids=[r.trial_id for r, _ in bad], ledger_seqs=seqs
+        )
     unknown = [(r, why) for r, st, why in per if st == "unknown"]
     if unknown:
-        return verdict("FD", "unknown", f"{len(unknown)}/{len(valid)} trials: {unknown[0][1]}",
-                       trial_ids=[r.trial_id for r, _ in unknown])
-    return verdict("FD", "holds", f"in all {len(valid)} trials the fork yielded v2's outcome: {per[0][2]}",
-                   trial_ids=[r.trial_id for r in valid])
+        return verdict("FD", "unknown", f"{len(unknown)}/{len(valid)} trials: {unknown[0][1]}", trial_ids=[r.trial_id for r, _ in unknown])
+    return verdict(
+        "FD", "holds", f"in all {len(valid)} trials the fork yielded v2's outcome: {per[0][2]}", trial_ids=[r.trial_id for r in valid]
+    )
 
 
 def fi_verdict(records: list[TrialRecord]) -> Verdict:
@@ -170,10 +196,20 @@ def fi_verdict(records: list[TrialRecord]) -> Verdict:
     intent = seen[0].observations["intent"]
     surface = "; ".join(f"{k} {v}" for k, v in (intent.get("surface") or {}).items())[:1500]
     if intent.get("discriminator"):
-        return verdict("FI", "holds", f"the API tells a retry from a fork by {intent['discriminator']}",
-                       trial_ids=[r.trial_id for r in seen], note=surface)
-    return verdict("FI", "violated", f"no retry/fork discriminator in the API: {intent.get('note', '')}",
-                   trial_ids=[r.trial_id for r in seen], note=surface)
+        return verdict(
+            "FI",
+            "holds",
+            f"the API tells a retry from a fork by {intent['discriminator']}",
+            trial_ids=[r.trial_id for r in seen],
+            note=surface,
+        )
+    return verdict(
+        "FI",
+        "violated",
+        f"no retry/fork discriminator in the API: {intent.get('note', '')}",
+        trial_ids=[r.trial_id for r in seen],
+        note=surface,
+    )
 
 
 def check_fork(cell: Cell, records: list[TrialRecord]) -> CellResult:

@@ -57,12 +57,20 @@ KIND = InvalidState()
 
 
 def invalid_trial(run: TrialRun) -> TrialRecord:
-    labelled, racers = run_phases(run, [
-        ("write", [{"op": "run", "label": "run", "keep_going": True}]),
-        ("read", [{"op": "inspect", "label": "durable"},
-                  {"op": "resume", "form": "none", "label": "continue", "keep_going": True},
-                  {"op": "inspect", "label": "after"}]),
-    ])
+    labelled, racers = run_phases(
+        run,
+        [
+            ("write", [{"op": "run", "label": "run", "keep_going": True}]),
+            (
+                "read",
+                [
+                    {"op": "inspect", "label": "durable"},
+                    {"op": "resume", "form": "none", "label": "continue", "keep_going": True},
+                    {"op": "inspect", "label": "after"},
+                ],
+            ),
+        ],
+    )
     meta = next(((r.result or {}).get("workload_meta") or {} for r in racers if r.result), {})
     run_o, cont_o = labelled.get("run") or {}, labelled.get("continue") or {}
     run.observations.update(
@@ -76,12 +84,18 @@ def invalid_trial(run: TrialRun) -> TrialRecord:
     if why:
         return run.record(valid=False, invalid_reason=why, fault_fired=False)
     if not meta.get("invalid"):
-        return run.record(valid=False, invalid_reason=f"workload {run.cell.scenario.workload} declares no invalid write "
-                          "(meta['invalid'])", fault_fired=False)
+        return run.record(
+            valid=False,
+            invalid_reason=f"workload {run.cell.scenario.workload} declares no invalid write (meta['invalid'])",
+            fault_fired=False,
+        )
     task = meta["invalid"].get("task")
     if task and task not in {k.split(":", 1)[0] for k in run_o.get("fired", [])}:
-        return run.record(valid=False, invalid_reason=f"the node {task} that writes the invalid value never ran "
-                          f"(run status {run_o.get('status')})", fault_fired=False)
+        return run.record(
+            valid=False,
+            invalid_reason=f"the node {task} that writes the invalid value never ran (run status {run_o.get('status')})",
+            fault_fired=False,
+        )
     return run.record(valid=True, fault_fired=True)
 
 
@@ -103,21 +117,24 @@ def trial_cv(rec: TrialRecord) -> tuple[str, str]:
     pending = any(w[0] == field and _holds_value(w[1], value) for w in durable.get("pending_writes") or [])
     err = write.get("error") or {}
     loud = write.get("status") == "error"
-    read_err = (durable.get("error") or {})
+    read_err = durable.get("error") or {}
     readable = "readable" if not read_err else f"unreadable ({read_err.get('type')})"
-    resumed = (o.get("resume") or {})
+    resumed = o.get("resume") or {}
     tail = f"; thread {readable}; continuing it: {resumed.get('status')}" + (
-        f" ({(resumed.get('error') or {}).get('type')})" if resumed.get("status") == "error" else "")
+        f" ({(resumed.get('error') or {}).get('type')})" if resumed.get("status") == "error" else ""
+    )
     shown = f"{field}={value!r}"
     if in_state and not loud:
         return "violated", f"persisted silently: the checkpoint holds {shown} and the run raised nothing{tail}"
     if in_state:
-        return "violated", (f"persisted, refused too late: the checkpoint holds {shown}; {err.get('type')} came only when a later "
-                            f"step read it{tail}")
+        return "violated", (
+            f"persisted, refused too late: the checkpoint holds {shown}; {err.get('type')} came only when a later step read it{tail}"
+        )
     if loud:
         extra = "; the write is still durable as a pending write" if pending else ""
-        return "holds", (f"refused loudly ({err.get('type')}: {str(err.get('message'))[:100]}); the checkpoint does not hold "
-                         f"{shown}{extra}{tail}")
+        return "holds", (
+            f"refused loudly ({err.get('type')}: {str(err.get('message'))[:100]}); the checkpoint does not hold {shown}{extra}{tail}"
+        )
     return "violated", f"the invalid write {shown} vanished: no error and not in the state{tail}"
 
 

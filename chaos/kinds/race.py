@@ -65,8 +65,11 @@ def race_trial(run: TrialRun) -> TrialRecord:
     park = run.collect(parker, "park", "run", hung=bool(hung))
     outcomes = (park.result or {}).get("outcomes") or []
     parked = bool(outcomes) and outcomes[-1].get("status") == "interrupted"
-    run.observations["park"] = {"status": park.status, "outcome": outcomes[-1] if outcomes else None,
-                                "inspect": (park.result or {}).get("inspect_after")}
+    run.observations["park"] = {
+        "status": park.status,
+        "outcome": outcomes[-1] if outcomes else None,
+        "inspect": (park.result or {}).get("inspect_after"),
+    }
     if not parked:
         why = "the parking racer did not reach an interrupt"
         if outcomes and outcomes[-1].get("error"):
@@ -84,8 +87,7 @@ def race_trial(run: TrialRun) -> TrialRecord:
         specs.append(run.spec(f"r{i}", actions=[{"op": "resume", "form": "command", "value": v}], gate=True))
     handles = run.start(specs)
     all_ready = run.wait_until(
-        lambda: all(h.state() != "running" for h in handles)
-        and all(h.state() == "exited" or h.arrivals() for h in handles)
+        lambda: all(h.state() != "running" for h in handles) and all(h.state() == "exited" or h.arrivals() for h in handles)
     )
     ready = [h for h in handles if h.state() == "stopped" and h.arrivals()]
     for h in ready:
@@ -115,15 +117,17 @@ def race_trial(run: TrialRun) -> TrialRecord:
                 "racer_id": r.racer_id,
                 "sent": specs[i]["actions"][0]["value"],
                 "observed": ((r.result or {}).get("outcomes") or [{}])[-1].get("observed", {}).get(gated) if r.result else None,
-                "fired": any(f["effect_key"].startswith(f"{gated}:") or f["effect_key"] == gated
-                             for f in (r.result or {}).get("fired", [])),
+                "fired": any(
+                    f["effect_key"].startswith(f"{gated}:") or f["effect_key"] == gated for f in (r.result or {}).get("fired", [])
+                ),
                 "status": r.status,
                 "outcome": (((r.result or {}).get("outcomes") or [{}])[-1]).get("status"),
             }
             for i, r in enumerate(results)
         ],
-        release_spread_ms=(((max(released) - min(released)) / 1e6) if len(released) == k and k > 1
-                           else (0.0 if len(released) == k else None)),
+        release_spread_ms=(
+            ((max(released) - min(released)) / 1e6) if len(released) == k and k > 1 else (0.0 if len(released) == k else None)
+        ),
         start_spread_ms=_spread([r.result.get("t_start_mono_ns") for r in results if r.result]),
     )
     if not all_ready or len(ready) != k:
@@ -183,9 +187,7 @@ def check_race(cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
         fires={str(f): n for f, n in sorted(dist.items())},
         fires_per_trial=fires_per_trial,
         max_fires=max(fires) if fires else None,
-        release_spread_ms=(
-            {"median": statistics.median(spreads), "max": max(spreads)} if spreads else None
-        ),
+        release_spread_ms=({"median": statistics.median(spreads), "max": max(spreads)} if spreads else None),
     )
     result.racer_errors = racer_errors
     verdicts = []
@@ -195,20 +197,28 @@ def check_race(cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
         verdicts.append(verdict("LIVENESS", "unknown", "no valid trial"))
     else:
         if dup_ids:
-            verdicts.append(verdict(
-                "CO", "violated",
-                f"the gated effect fired more than once in {len(dup_ids)}/{len(fires)} valid trials (max {max(fires)} of k={k})",
-                trial_ids=dup_ids, ledger_seqs=dup_seqs,
-            ))
+            verdicts.append(
+                verdict(
+                    "CO",
+                    "violated",
+                    f"the gated effect fired more than once in {len(dup_ids)}/{len(fires)} valid trials (max {max(fires)} of k={k})",
+                    trial_ids=dup_ids,
+                    ledger_seqs=dup_seqs,
+                )
+            )
         elif all(f == 0 for f in fires):
             verdicts.append(verdict("CO", "unknown", "vacuous: no racer fired the gated effect in any valid trial"))
         else:
-            verdicts.append(verdict("CO", "holds", f"at most one fire in each of {len(fires)} valid trials",
-                                     trial_ids=valid_ids))
+            verdicts.append(verdict("CO", "holds", f"at most one fire in each of {len(fires)} valid trials", trial_ids=valid_ids))
         if none_fired:
-            verdicts.append(verdict("LIVENESS", "violated",
-                                    f"no racer fired the gated effect in {len(none_fired)}/{len(fires)} valid trials",
-                                     trial_ids=none_fired))
+            verdicts.append(
+                verdict(
+                    "LIVENESS",
+                    "violated",
+                    f"no racer fired the gated effect in {len(none_fired)}/{len(fires)} valid trials",
+                    trial_ids=none_fired,
+                )
+            )
         else:
             verdicts.append(verdict("LIVENESS", "holds", f"the gated effect fired in every one of {len(fires)} valid trials"))
     result.verdicts = verdicts

@@ -64,21 +64,31 @@ def durable(rec: TrialRecord) -> str:
 def point_rd(point: str, recs: list[TrialRecord]) -> Verdict:
     valid = [r for r in recs if r.valid]
     if len(valid) < 2:
-        return verdict("RD", "unknown", f"{point}: {len(valid)} valid recovery, RD needs at least 2 (set trials >= 2)",
-                       points=[point], trial_ids=[r.trial_id for r in recs])
+        return verdict(
+            "RD",
+            "unknown",
+            f"{point}: {len(valid)} valid recovery, RD needs at least 2 (set trials >= 2)",
+            points=[point],
+            trial_ids=[r.trial_id for r in recs],
+        )
     by_decision: dict[str, list[str]] = defaultdict(list)
     for r in valid:
         by_decision[decision(r)].append(r.trial_id)
     if len(by_decision) == 1:
-        return verdict("RD", "holds", f"{point}: {len(valid)} recoveries, one decision", points=[point],
-                       trial_ids=[r.trial_id for r in valid])
+        return verdict(
+            "RD", "holds", f"{point}: {len(valid)} recoveries, one decision", points=[point], trial_ids=[r.trial_id for r in valid]
+        )
     states = {durable(r) for r in valid}
-    cause = ("the durable state at the kill differed between repeats" if len(states) > 1
-             else "from the same durable state")
+    cause = "the durable state at the kill differed between repeats" if len(states) > 1 else "from the same durable state"
     shown = " vs ".join(f"{d} ({', '.join(ids)})" for d, ids in list(by_decision.items())[:3])
-    return verdict("RD", "violated", f"{point}: {len(by_decision)} different recovery decisions, {cause}: {shown}",
-                   points=[point], trial_ids=[r.trial_id for r in valid],
-                   note="durable states: " + " | ".join(sorted(states))[:1500])
+    return verdict(
+        "RD",
+        "violated",
+        f"{point}: {len(by_decision)} different recovery decisions, {cause}: {shown}",
+        points=[point],
+        trial_ids=[r.trial_id for r in valid],
+        note="durable states: " + " | ".join(sorted(states))[:1500],
+    )
 
 
 def check_recovery(cell: Cell, records: list[TrialRecord]) -> CellResult:
@@ -96,6 +106,7 @@ def check_recovery(cell: Cell, records: list[TrialRecord]) -> CellResult:
         p.verdicts.insert(0, v)
         parts.append(v)
     result.verdicts.insert(0, combine("RD", parts))
-    result.summary = {"decisions_per_point": {p.point: len({decision(r) for r in by_point.get(p.point, []) if r.valid})
-                                              for p in result.points}}
+    result.summary = {
+        "decisions_per_point": {p.point: len({decision(r) for r in by_point.get(p.point, []) if r.valid}) for p in result.points}
+    }
     return result

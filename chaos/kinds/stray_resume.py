@@ -67,33 +67,52 @@ def stray_trial(run: TrialRun) -> TrialRecord:
     answer = {"op": "resume", "form": "command", "value": v}
     if s.resume_by == "interrupt":
         answer["interrupt"] = "first"  # the same request, addressed to the interrupt it answered
-    labelled, racers = run_phases(run, [
-        ("first", [{"op": "run", "label": "run"}, {**answer, "if": "interrupted", "label": "resume"}]),
-        ("stray", [{"op": "inspect", "label": "before"}, {**answer, "label": "stray", "keep_going": True},
-                   {"op": "inspect", "label": "after"}]),
-    ])
+    labelled, racers = run_phases(
+        run,
+        [
+            ("first", [{"op": "run", "label": "run"}, {**answer, "if": "interrupted", "label": "resume"}]),
+            (
+                "stray",
+                [
+                    {"op": "inspect", "label": "before"},
+                    {**answer, "label": "stray", "keep_going": True},
+                    {"op": "inspect", "label": "after"},
+                ],
+            ),
+        ],
+    )
     gated = next((r.result.get("gated_task") for r in racers if r.result), None)
     run_o, resume_o, stray_o = labelled.get("run"), labelled.get("resume"), labelled.get("stray")
     before = (labelled.get("before") or {}).get("inspect") or {}
     after = (labelled.get("after") or {}).get("inspect") or {}
     run.observations.update(
-        gated_task=gated, sent=v, resume_by=s.resume_by,
-        consumed={"status": (resume_o or {}).get("status"), "fired": (resume_o or {}).get("fired", []),
-                  "waiting_at": (resume_o or {}).get("interrupts", [])},
-        thread_before=_state(before), thread_after=_state(after),
-        stray={"status": (stray_o or {}).get("status"), "fired": (stray_o or {}).get("fired", []),
-               "observed": (stray_o or {}).get("observed"), "error": (stray_o or {}).get("error")},
+        gated_task=gated,
+        sent=v,
+        resume_by=s.resume_by,
+        consumed={
+            "status": (resume_o or {}).get("status"),
+            "fired": (resume_o or {}).get("fired", []),
+            "waiting_at": (resume_o or {}).get("interrupts", []),
+        },
+        thread_before=_state(before),
+        thread_after=_state(after),
+        stray={
+            "status": (stray_o or {}).get("status"),
+            "fired": (stray_o or {}).get("fired", []),
+            "observed": (stray_o or {}).get("observed"),
+            "error": (stray_o or {}).get("error"),
+        },
     )
     why = failed(racers)
     if why:
         return run.record(valid=False, invalid_reason=why, fault_fired=False)
     if not run_o or run_o.get("status") != "interrupted":
-        return run.record(valid=False, invalid_reason=f"the run did not stop at an interrupt (status {(run_o or {}).get('status')})",
-                          fault_fired=False)
+        return run.record(
+            valid=False, invalid_reason=f"the run did not stop at an interrupt (status {(run_o or {}).get('status')})", fault_fired=False
+        )
     consumed = [k for k in (resume_o or {}).get("fired", []) if gated and k.split(":", 1)[0] == gated]
     if not consumed:
-        return run.record(valid=False, invalid_reason=f"the first answer did not fire {gated}: nothing was consumed",
-                          fault_fired=False)
+        return run.record(valid=False, invalid_reason=f"the first answer did not fire {gated}: nothing was consumed", fault_fired=False)
     if stray_o is None:
         return run.record(valid=False, invalid_reason="the stray resume was not performed", fault_fired=False)
     return run.record(valid=True, fault_fired=True)
@@ -135,8 +154,11 @@ def check_stray(cell: Cell, records: list[TrialRecord]) -> CellResult:
     per = [(r, *trial_co(r)) for r in valid]
     result.summary = {
         "resume_by": cell.scenario.resume_by,
-        "thread_after_first_answer": dict(Counter("waiting at a later interrupt" if (r.observations.get("consumed") or {}).get("waiting_at")
-                                                  else "completed" for r in valid)),
+        "thread_after_first_answer": dict(
+            Counter(
+                "waiting at a later interrupt" if (r.observations.get("consumed") or {}).get("waiting_at") else "completed" for r in valid
+            )
+        ),
         "stray_status": dict(Counter(str((r.observations.get("stray") or {}).get("status")) for r in valid)),
         "stray_fired": dict(Counter(",".join((r.observations.get("stray") or {}).get("fired") or []) or "-" for r in valid)),
         "invalid": dict(Counter(r.invalid_reason for r in records if not r.valid)),
@@ -154,7 +176,8 @@ def co_verdict(per: list[tuple[TrialRecord, str, str]], n: int) -> Verdict:
         for r, _ in bad:
             n_fired = len((r.observations.get("stray") or {}).get("fired") or [])
             rows = [row["seq"] for row in r.ledger if row["racer_id"] in ("stray", "solo")]
-            seqs += rows[len(rows) - n_fired:] if n_fired else []  # the stray call fires last
-        return verdict("CO", "violated", f"{len(bad)}/{len(per)} trials: {bad[0][1]}", trial_ids=[r.trial_id for r, _ in bad],
-                       ledger_seqs=seqs)
+            seqs += rows[len(rows) - n_fired :] if n_fired else []  # the stray call fires last
+        return verdict(
+            "CO", "violated", f"{len(bad)}/{len(per)} trials: {bad[0][1]}", trial_ids=[r.trial_id for r, _ in bad], ledger_seqs=seqs
+        )
     return verdict("CO", "holds", f"all {len(per)} trials: {per[0][2]}", trial_ids=[r.trial_id for r, _, _ in per])

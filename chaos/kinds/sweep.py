@@ -108,9 +108,12 @@ def dry_run(ctx: RunContext, cell: Cell) -> TrialRecord:
             # the framework swallowed failed writes into a log line (e.g. CrewAI's SQLite checkpoint
             # provider on SQLite < 3.45): a sweep over a run that persisted nothing measures nothing
             ok, e = False, lost[0]
-            reason = (f"the framework's persistence failed silently in the dry run ({len(lost)} failed writes; first at "
-                      f"{e.get('boundary') or e.get('where')}: {e.get('type')}: {e.get('message')}"
-                      + (f"; SQLite {e['sqlite_version']}" if e.get("sqlite_version") else "") + ")")
+            reason = (
+                f"the framework's persistence failed silently in the dry run ({len(lost)} failed writes; first at "
+                f"{e.get('boundary') or e.get('where')}: {e.get('type')}: {e.get('message')}"
+                + (f"; SQLite {e['sqlite_version']}" if e.get("sqlite_version") else "")
+                + ")"
+            )
         return run.record(valid=ok, invalid_reason=reason, fault_fired=None)
     finally:
         run.cleanup()
@@ -167,8 +170,9 @@ def kill_trial(run: TrialRun, point: str) -> TrialRecord:
     if not run.wait_arrival(rec, HOLD):
         hung = run.wait_exit([rec])
         out = run.collect(rec, "resume", f"resume {cell.scenario.resume}", action.get("value"), hung=bool(hung))
-        return run.record(valid=False, invalid_reason=f"resume racer never reached its hold ({out.status}: {run.history[-1].detail})",
-                          fault_fired=True)
+        return run.record(
+            valid=False, invalid_reason=f"resume racer never reached its hold ({out.status}: {run.history[-1].detail})", fault_fired=True
+        )
     run.release(rec, HOLD)
     hung = run.wait_exit([rec])
     out = run.collect(rec, "resume", f"resume {cell.scenario.resume}", action.get("value"), hung=bool(hung))
@@ -196,16 +200,22 @@ def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep) -> list[V
     valid = [r for r in recs if r.valid]
     if not valid:
         why = recs[0].invalid_reason if recs else "no trial"
-        return [verdict(p, "unknown", f"{point}: {why}", points=[point], trial_ids=[r.trial_id for r in recs])
-                for p in sweep.properties]
+        return [verdict(p, "unknown", f"{point}: {why}", points=[point], trial_ids=[r.trial_id for r in recs]) for p in sweep.properties]
     out = []
     # EO: no task's effect more than once across kill + resume
     dups = [(r, t, n) for r in valid for t, n in _counts(r).items() if n > 1]
     if dups:
         r0, t0, n0 = dups[0]
-        out.append(verdict("EO", "violated", f"{point}: effect {t0!r} fired {n0}x (trial {r0.trial_id})", points=[point],
-                            trial_ids=sorted({r.trial_id for r, _, _ in dups}),
-                            ledger_seqs=[row["seq"] for r, t, _ in dups for row in r.ledger if row["task"] == t]))
+        out.append(
+            verdict(
+                "EO",
+                "violated",
+                f"{point}: effect {t0!r} fired {n0}x (trial {r0.trial_id})",
+                points=[point],
+                trial_ids=sorted({r.trial_id for r, _, _ in dups}),
+                ledger_seqs=[row["seq"] for r, t, _ in dups for row in r.ledger if row["task"] == t],
+            )
+        )
     elif not any(r.ledger for r in valid):
         out.append(verdict("EO", "unknown", f"{point}: vacuous, no effect fired at all", points=[point]))
     else:
@@ -223,16 +233,23 @@ def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep) -> list[V
             pc_bad.append((r, sorted(again)))
     if pc_bad:
         r0, again_tasks = pc_bad[0]
-        out.append(verdict("PC", "violated", f"{point}: {', '.join(again_tasks)} recorded complete at the kill, ran again on resume",
-                            points=[point], trial_ids=[r.trial_id for r, _ in pc_bad],
-                            ledger_seqs=[row["seq"] for r, a in pc_bad for row in r.ledger
-                                         if row["task"] in a and row["racer_id"] == "resume"]))
+        out.append(
+            verdict(
+                "PC",
+                "violated",
+                f"{point}: {', '.join(again_tasks)} recorded complete at the kill, ran again on resume",
+                points=[point],
+                trial_ids=[r.trial_id for r, _ in pc_bad],
+                ledger_seqs=[row["seq"] for r, a in pc_bad for row in r.ledger if row["task"] in a and row["racer_id"] == "resume"],
+            )
+        )
     elif len(pc_unknown) == len(valid):
         err = (valid[0].observations.get("at_kill") or {}).get("error") or {}
         out.append(verdict("PC", "unknown", f"{point}: durable state unreadable ({err.get('type')})", points=[point]))
     else:
-        out.append(verdict("PC", "holds", f"{point}: no task recorded complete ran again", points=[point],
-                           trial_ids=[r.trial_id for r in valid]))
+        out.append(
+            verdict("PC", "holds", f"{point}: no task recorded complete ran again", points=[point], trial_ids=[r.trial_id for r in valid])
+        )
     # liveness: the resume finishes the run or leaves it waiting for a human
     dead = []
     for r in valid:
@@ -243,8 +260,15 @@ def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep) -> list[V
         elif after.get("next") and not after.get("pending_interrupts"):
             dead.append((r, f"stopped with next={after.get('next')}"))
     if dead:
-        out.append(verdict("LIVENESS", "violated", f"{point}: resume did not finish the run ({dead[0][1]})", points=[point],
-                            trial_ids=[r.trial_id for r, _ in dead]))
+        out.append(
+            verdict(
+                "LIVENESS",
+                "violated",
+                f"{point}: resume did not finish the run ({dead[0][1]})",
+                points=[point],
+                trial_ids=[r.trial_id for r, _ in dead],
+            )
+        )
     else:
         out.append(verdict("LIVENESS", "holds", f"{point}: resume finished the run", points=[point], trial_ids=[r.trial_id for r in valid]))
     out += [c.judge(point, valid) for c in sweep.extra]
@@ -280,16 +304,18 @@ def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellRes
                 continue
             o = r.observations.get("resume_outcome") or {}
             outcomes.append(o["status"] if o.get("status") != "error" else f"error: {o.get('error', {}).get('type')}")
-        result.points.append(PointResult(
-            point=point,
-            trials=len(recs),
-            reached=len(valid),
-            effect_counts={t: [_counts(r).get(t, 0) for r in valid] for t in tasks},
-            durable_checkpoints=[(r.observations.get("at_kill") or {}).get("checkpoints") for r in valid],
-            resume_outcomes=outcomes,
-            duplicates=sorted({t for r in valid for t, n in _counts(r).items() if n > 1}),
-            verdicts=pv,
-        ))
+        result.points.append(
+            PointResult(
+                point=point,
+                trials=len(recs),
+                reached=len(valid),
+                effect_counts={t: [_counts(r).get(t, 0) for r in valid] for t in tasks},
+                durable_checkpoints=[(r.observations.get("at_kill") or {}).get("checkpoints") for r in valid],
+                resume_outcomes=outcomes,
+                duplicates=sorted({t for r in valid for t, n in _counts(r).items() if n > 1}),
+                verdicts=pv,
+            )
+        )
     result.verdicts = [combine(p, all_verdicts[p]) for p in sweep.properties]
     return result
 
@@ -314,12 +340,16 @@ def explain_kill(rec: TrialRecord) -> list[str]:
         first, again = rows[0], rows[1:]
         by = ", ".join(f"racer {r['racer_id']} (seq {r['seq']})" for r in again)
         if task in durable:
-            why = (f"the durable state at the kill already recorded {task} complete, yet the resume ran it again: "
-                   "the checkpoint was not honoured")
+            why = (
+                f"the durable state at the kill already recorded {task} complete, yet the resume ran it again: "
+                "the checkpoint was not honoured"
+            )
         else:
-            why = (f"{task} had fired but the durable state at the kill ({ck if ck is not None else '?'} checkpoint(s), "
-                   f"completed: {', '.join(sorted(durable)) or 'none'}) did not record it, so the resume ran it again: "
-                   "the effect happened before its checkpoint was written")
+            why = (
+                f"{task} had fired but the durable state at the kill ({ck if ck is not None else '?'} checkpoint(s), "
+                f"completed: {', '.join(sorted(durable)) or 'none'}) did not record it, so the resume ran it again: "
+                "the effect happened before its checkpoint was written"
+            )
         out.append(
             f"racer {first['racer_id']} fired {first['effect_key']} (ledger seq {first['seq']}) and was SIGKILLed at "
             f"{point}; resuming with '{form}', {by} fired {task} again: effect {task} happened {times(n)}; {why}"

@@ -82,8 +82,14 @@ class Launcher(Protocol[H]):
     def reap(self) -> None: ...
 
 
-def make_launcher(placement: object, python: str | None = None, run_id: str = "adhoc",
-                  extra_paths: list[str] | None = None, start: str | None = None, **options) -> Launcher[Any]:
+def make_launcher(
+    placement: object,
+    python: str | None = None,
+    run_id: str = "adhoc",
+    extra_paths: list[str] | None = None,
+    start: str | None = None,
+    **options,
+) -> Launcher[Any]:
     """The launcher a cell's placement asks for.
 
     ``placement`` is ``"local"`` (racers run with ``python``), ``"docker"`` (racers in containers
@@ -115,7 +121,8 @@ def make_launcher(placement: object, python: str | None = None, run_id: str = "a
         raise EnvironmentProblem(
             f"racers.placement {placement!r} runs the framework installed in the image or on the hosts, not the"
             f" environment {python} that target.version asks for: drop target.version, or install that version"
-            " there (compose/Dockerfile, the inventory's python)")
+            " there (compose/Dockerfile, the inventory's python)"
+        )
     warm = start in (None, "warm")
     if placement == "docker":
         if warm:

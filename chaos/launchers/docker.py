@@ -65,7 +65,8 @@ def racer_image(docker_client, image: str | None = None) -> tuple[str, str]:
             except Exception as exc:
                 raise DockerError(
                     f"docker: cannot build the offline racer image ({' '.join(str(exc).split())[:200]}): build"
-                    " compose/Dockerfile and set CHAOS_IMAGE to it") from None
+                    " compose/Dockerfile and set CHAOS_IMAGE to it"
+                ) from None
     from chaos.remote.images import image_python
 
     return image, image_python(docker_client, image)
@@ -73,8 +74,11 @@ def racer_image(docker_client, image: str | None = None) -> tuple[str, str]:
 
 def racer_environment(extra_paths: list[str]) -> dict[str, str]:
     """A racer's environment in a container: the mounted chaos source, user workloads, the venv."""
-    return {"PYTHONPATH": os.pathsep.join([SRC_MOUNT, *extra_paths, *venv_site_packages()]),
-            "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"}
+    return {
+        "PYTHONPATH": os.pathsep.join([SRC_MOUNT, *extra_paths, *venv_site_packages()]),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONUNBUFFERED": "1",
+    }
 
 
 def extra_volumes(volumes: dict, extra_paths: list[str], python: str, src: str) -> dict:
@@ -109,8 +113,10 @@ def mounts_for(spec: dict, workdir: str) -> list[str]:
         if not os.path.isdir(d):
             continue
         if os.path.realpath(d) in ("/", "/tmp", "/var/tmp", os.path.expanduser("~")):
-            raise DockerError(f"docker: {p} lies directly in {d}, which will not be mounted into racers:"
-                              " keep run folders (ledger, checkpoints) in a folder of their own")
+            raise DockerError(
+                f"docker: {p} lies directly in {d}, which will not be mounted into racers:"
+                " keep run folders (ledger, checkpoints) in a folder of their own"
+            )
         dirs.append(os.path.realpath(d))
     out: list[str] = []
     for d in sorted(set(dirs)):
@@ -257,7 +263,6 @@ class DockerRacer(RacerFiles):
     def exit_status(self) -> ExitStatus | None:
         return self._poll()
 
-
     def remove(self) -> None:
         try:
             self.container.remove(force=True)
@@ -269,8 +274,9 @@ class DockerRacer(RacerFiles):
 class DockerLauncher:
     name = "docker"
 
-    def __init__(self, run_id: str, *, image: str | None = None, network: str = "host", docker_client=None,
-                 extra_paths: list[str] | None = None):
+    def __init__(
+        self, run_id: str, *, image: str | None = None, network: str = "host", docker_client=None, extra_paths: list[str] | None = None
+    ):
         self.run_id = run_id
         # folders of user workload modules: mounted read-only at the same path, put on PYTHONPATH
         self.extra_paths = [os.path.realpath(p) for p in (extra_paths or []) if os.path.isdir(p)]
@@ -289,13 +295,24 @@ class DockerLauncher:
         spec_path.write_text(json.dumps(spec))
         log_path = wd / f"racer-{rid}.log"
         status_path = wd / f"exit-{rid}.json"
-        volumes = extra_volumes({d: {"bind": d, "mode": "rw"} for d in mounts_for(spec, workdir)},
-                                self.extra_paths, self.python, self.src)
+        volumes = extra_volumes({d: {"bind": d, "mode": "rw"} for d in mounts_for(spec, workdir)}, self.extra_paths, self.python, self.src)
         tag = _SAFE.sub("_", f"{spec.get('trial_id', '')}-{rid}")
         name = f"chaos-{_SAFE.sub('_', self.run_id)}-{tag}-{secrets.token_hex(3)}"[:120]
         hostname = re.sub(r"[^a-z0-9-]", "-", f"c-{tag}".lower())[:63].strip("-")
-        cmd = [self.python, "-m", "chaos.racer.wrapper", "--log", str(log_path), "--status", str(status_path), "--",
-               self.python, "-m", "chaos.racer.main", str(spec_path)]
+        cmd = [
+            self.python,
+            "-m",
+            "chaos.racer.wrapper",
+            "--log",
+            str(log_path),
+            "--status",
+            str(status_path),
+            "--",
+            self.python,
+            "-m",
+            "chaos.racer.main",
+            str(spec_path),
+        ]
         c = self.client.containers.run(
             self.image,
             cmd,

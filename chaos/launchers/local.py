@@ -82,7 +82,6 @@ class LocalRacer(RacerFiles):
         return self._poll()
 
 
-
 class LocalLauncher:
     name = "local"
 

@@ -114,19 +114,18 @@ class SshRacer(RacerFiles):
         self.channel_exit = code = chan.exit_status
         self._fetch_result()
         # the wrapper's report; if it never spoke (it was killed itself), the channel's exit status
-        self._status = self._exit_event or (
-            ExitStatus(code=None, signal=code - 128) if code > 128 else ExitStatus(code=code, signal=None))
+        self._status = self._exit_event or (ExitStatus(code=None, signal=code - 128) if code > 128 else ExitStatus(code=code, signal=None))
         self._done.set()
         self._started.set()
 
     def _line(self, line: str) -> None:
         if line.startswith(ECHO_PREFIX):
             try:
-                self._arrivals.append(json.loads(line[len(ECHO_PREFIX):]))
+                self._arrivals.append(json.loads(line[len(ECHO_PREFIX) :]))
             except ValueError:
                 pass
         elif line.startswith(WRAPPER_PREFIX):
-            ev = json.loads(line[len(WRAPPER_PREFIX):])
+            ev = json.loads(line[len(WRAPPER_PREFIX) :])
             if ev.get("event") == "started":
                 self.pid, self.wrapper_pid = int(ev["pid"]), int(ev["wrapper_pid"])
                 self._started.set()
@@ -185,12 +184,12 @@ class SshRacer(RacerFiles):
         return self._status if self._done.is_set() else None
 
 
-
 class SshLauncher:
     name = "ssh"
 
-    def __init__(self, run_id: str, *, hosts: list[str], inventory: str | os.PathLike | Inventory,
-                 trust_on_first_use: bool | None = None, say=None):
+    def __init__(
+        self, run_id: str, *, hosts: list[str], inventory: str | os.PathLike | Inventory, trust_on_first_use: bool | None = None, say=None
+    ):
         self.run_id = run_id
         self.inv = inventory if isinstance(inventory, Inventory) else load_inventory(inventory)
         self.hosts = [self.inv.host(n) for n in hosts]
@@ -280,9 +279,21 @@ class SshLauncher:
             s.put_bytes(spec_path, json.dumps(rspec).encode())
             Path(workdir, f"spec-{spec['racer_id']}.json").write_text(json.dumps(rspec))
             py = s.host.python
-            argv = ["env", f"PYTHONPATH={self._code_dir[s.host.name]}", "PYTHONDONTWRITEBYTECODE=1",
-                    "PYTHONUNBUFFERED=1", py, "-m", "chaos.racer.wrapper", "--watch-stdin", "--",
-                    py, "-m", "chaos.racer.main", spec_path]
+            argv = [
+                "env",
+                f"PYTHONPATH={self._code_dir[s.host.name]}",
+                "PYTHONDONTWRITEBYTECODE=1",
+                "PYTHONUNBUFFERED=1",
+                py,
+                "-m",
+                "chaos.racer.wrapper",
+                "--watch-stdin",
+                "--",
+                py,
+                "-m",
+                "chaos.racer.main",
+                spec_path,
+            ]
             command = f"cd {shlex.quote(rdir)} && exec {shlex.join(argv)}"
             h = SshRacer(self, s, spec, rspec, Path(workdir) / f"racer-{spec['racer_id']}.log")
             h.start(command)

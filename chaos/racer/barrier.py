@@ -53,7 +53,7 @@ def write_atomic(path: str, data: bytes, durable: bool = True) -> None:
     try:
         view = memoryview(data)
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
         if durable:
             os.fsync(fd)
     finally:
@@ -89,9 +89,7 @@ class BarrierClient:
             occurrence = self._counts.get(name, 0) + 1
             self._counts[name] = occurrence
             bid = f"{name}#{occurrence}"
-            self.trace.append(
-                {"barrier": bid, "thread": threading.current_thread().name, "t_mono_ns": time.monotonic_ns()}
-            )
+            self.trace.append({"barrier": bid, "thread": threading.current_thread().name, "t_mono_ns": time.monotonic_ns()})
             if bid in self.armed:
                 self._arrive(bid)
         return bid

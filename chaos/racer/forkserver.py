@@ -96,8 +96,9 @@ def preload(target: str) -> list[str]:
     if others:
         # threading.active_count() sees Python threads only; a C library's pool (OpenBLAS, gRPC, a
         # Rust runtime) shows up here, and a fork would copy a process whose workers vanish
-        raise RuntimeError(f"importing {target} left {len(others)} native thread(s) running besides the main one "
-                           f"({', '.join(others)}): not safe to fork")
+        raise RuntimeError(
+            f"importing {target} left {len(others)} native thread(s) running besides the main one ({', '.join(others)}): not safe to fork"
+        )
     return loaded
 
 
@@ -165,8 +166,7 @@ class Server:
         # listdir itself holds one descriptor open while it reads /proc/self/fd
         extra = [fd for fd in extra if _fd_target(fd) != "?" and not _fd_target(fd).startswith("/proc/")]
         if extra:
-            return "the server holds descriptors it did not open for the protocol: " + ", ".join(
-                f"{fd}->{_fd_target(fd)}" for fd in extra)
+            return "the server holds descriptors it did not open for the protocol: " + ", ".join(f"{fd}->{_fd_target(fd)}" for fd in extra)
         return None
 
     # ------------------------------------------------------------------ children
@@ -325,10 +325,19 @@ class Server:
                         rss_kb = int(line.split()[1])
         except OSError:
             pass
-        return {"pid": self.pid, "ppid": os.getppid(), "threads": threading.active_count(), "fds": fds,
-                "children": {str(p): r for p, r in self.children.items()}, "groups": sorted(self.groups),
-                "preloaded": self.preloaded, "import_s": self.import_s, "rss_kb": rss_kb,
-                "python": sys.version.split()[0], "fork_unsafe": self.fork_unsafe()}
+        return {
+            "pid": self.pid,
+            "ppid": os.getppid(),
+            "threads": threading.active_count(),
+            "fds": fds,
+            "children": {str(p): r for p, r in self.children.items()},
+            "groups": sorted(self.groups),
+            "preloaded": self.preloaded,
+            "import_s": self.import_s,
+            "rss_kb": rss_kb,
+            "python": sys.version.split()[0],
+            "fork_unsafe": self.fork_unsafe(),
+        }
 
     # ------------------------------------------------------------------ loop
     def handle(self, req: dict) -> bool:
@@ -430,7 +439,9 @@ def _parse(argv: list[str]) -> dict:
         if a in ("--target", "--parent-pid", "--socket", "--label") and args:
             opts[a[2:].replace("-", "_")] = args.pop(0)
         else:
-            raise SystemExit(f"usage: python -m chaos.racer.forkserver --target FRAMEWORK [--parent-pid PID] [--socket PATH] (bad argument {a!r})")
+            raise SystemExit(
+                f"usage: python -m chaos.racer.forkserver --target FRAMEWORK [--parent-pid PID] [--socket PATH] (bad argument {a!r})"
+            )
     if not opts["target"]:
         raise SystemExit("usage: python -m chaos.racer.forkserver --target FRAMEWORK [--parent-pid PID] [--socket PATH]")
     return opts
@@ -478,8 +489,7 @@ def main(argv: list[str] | None = None) -> int:
     if why:
         server.say({"event": "error", "message": f"not fork-safe after preloading {opts['target']}: {why}"})
         return EXIT_PRELOAD_FAILED
-    server.say({"event": "ready", "pid": server.pid, "preloaded": loaded, "import_s": round(import_s, 4),
-                "python": sys.version.split()[0]})
+    server.say({"event": "ready", "pid": server.pid, "preloaded": loaded, "import_s": round(import_s, 4), "python": sys.version.split()[0]})
     return server.serve()
 
 

@@ -38,8 +38,7 @@ class PostgresLedger:
         except psycopg.OperationalError as exc:
             why = redact_text(" ".join(str(exc).split()))
             raise ConnectionError(
-                f"ledger: cannot connect to Postgres at {redact_dsn(dsn)}: {why}"
-                " (is it running? scripts/postgres.sh starts one)"
+                f"ledger: cannot connect to Postgres at {redact_dsn(dsn)}: {why} (is it running? scripts/postgres.sh starts one)"
             ) from None
         index = sql.Identifier(f"{table.split('.')[-1]}_trial")
         with self._conn.transaction():
@@ -70,9 +69,7 @@ class PostgresLedger:
         return int(row[0])
 
     def rows(self, *, run_id: str, trial_id: str | None = None) -> list[dict]:
-        q = sql.SQL("SELECT {} FROM {} WHERE run_id = %s").format(
-            sql.SQL(", ").join(sql.Identifier(c) for c in COLUMNS), self._t
-        )
+        q = sql.SQL("SELECT {} FROM {} WHERE run_id = %s").format(sql.SQL(", ").join(sql.Identifier(c) for c in COLUMNS), self._t)
         args: list = [run_id]
         if trial_id is not None:
             q += sql.SQL(" AND trial_id = %s")

@@ -68,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
             os._exit(127)
     _say({"event": "started", "pid": pid, "wrapper_pid": os.getpid()})
     if watch:
+
         def watch_stdin() -> None:
             while os.read(0, 4096):
                 pass

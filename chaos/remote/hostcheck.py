@@ -47,8 +47,10 @@ def check_host(host: Host, inventory: Inventory, *, trust_on_first_use: bool | N
         first = f.readline().decode().split()
         if not first or first[0] != "INFO":
             err = chan.makefile_stderr("rb").read(300).decode(errors="replace").strip()
-            out["error"] = (f"{s.where}: python {host.python!r} does not run there ({err or 'no output'}): set 'python' in"
-                            " the inventory to an interpreter with the framework installed")
+            out["error"] = (
+                f"{s.where}: python {host.python!r} does not run there ({err or 'no output'}): set 'python' in"
+                " the inventory to an interpreter with the framework installed"
+            )
             chan.close()
             return out
         out["python"], out["hostname"] = first[1], first[2]
@@ -72,8 +74,9 @@ def check_host(host: Host, inventory: Inventory, *, trust_on_first_use: bool | N
         s.close()
 
 
-def check_hosts(inventory_path: str | os.PathLike, names: list[str] | None = None, *,
-                trust_on_first_use: bool | None = None, say=None) -> list[dict]:
+def check_hosts(
+    inventory_path: str | os.PathLike, names: list[str] | None = None, *, trust_on_first_use: bool | None = None, say=None
+) -> list[dict]:
     inv = load_inventory(inventory_path)
     hosts = [inv.host(n) for n in names] if names else list(inv.hosts)
     with ThreadPoolExecutor(max_workers=max(1, min(8, len(hosts)))) as pool:

@@ -28,8 +28,7 @@ from pathlib import Path
 RECIPE = "chaos-racer-rootfs/4"
 REPO = "chaos-racer"
 # what a racer imports besides the standard library (closure computed from installed metadata)
-RACER_DISTS = ("langgraph", "langgraph-checkpoint-sqlite", "langgraph-checkpoint-postgres", "psycopg",
-               "psycopg-binary", "psycopg-pool")
+RACER_DISTS = ("langgraph", "langgraph-checkpoint-sqlite", "langgraph-checkpoint-postgres", "psycopg", "psycopg-binary", "psycopg-pool")
 _STDLIB_SKIP = {"test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3", "site-packages", "config-3.11-x86_64-linux-gnu"}
 _LDD_LINE = re.compile(r"(?:=>\s*)?(/\S+)\s+\(0x")
 
@@ -162,8 +161,10 @@ def build_rootfs(dest: str) -> str:
             ti.type, ti.mode = tarfile.DIRTYPE, 0o1777 if d == "tmp" else 0o755
             tar.addfile(ti)
             done.add("/" + d)
-        for name, text in (("etc/passwd", "root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n"),
-                           ("etc/group", "root:x:0:\nnogroup:x:65534:\n")):
+        for name, text in (
+            ("etc/passwd", "root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n"),
+            ("etc/group", "root:x:0:\nnogroup:x:65534:\n"),
+        ):
             data = text.encode()
             ti = tarfile.TarInfo(name)
             ti.size, ti.mode = len(data), 0o644

@@ -102,7 +102,9 @@ def load_inventory(path: str | os.PathLike) -> Inventory:
         x = os.path.expanduser(x)
         return x if os.path.isabs(x) else str((base / x).resolve())
 
-    return inv.model_copy(update={
-        "known_hosts": resolve(inv.known_hosts),
-        "hosts": [h.model_copy(update={"key": resolve(h.key)}) for h in inv.hosts],
-    })
+    return inv.model_copy(
+        update={
+            "known_hosts": resolve(inv.known_hosts),
+            "hosts": [h.model_copy(update={"key": resolve(h.key)}) for h in inv.hosts],
+        }
+    )

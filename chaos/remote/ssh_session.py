@@ -36,7 +36,6 @@ def fingerprint(key) -> str:
     return "SHA256:" + base64.b64encode(hashlib.sha256(key.asbytes()).digest()).decode().rstrip("=")
 
 
-
 class HostSession:
     """One authenticated SSH connection to one inventory host, shared by its racers."""
 
@@ -63,8 +62,9 @@ class HostSession:
         try:
             pkey = paramiko.PKey.from_path(h.key)
         except (OSError, paramiko.SSHException, ValueError) as exc:
-            raise HostError(f"{self.where}: cannot use key file {h.key} ({' '.join(str(exc).split())}): give an unencrypted"
-                            " OpenSSH/PEM private key") from None
+            raise HostError(
+                f"{self.where}: cannot use key file {h.key} ({' '.join(str(exc).split())}): give an unencrypted OpenSSH/PEM private key"
+            ) from None
         attempts = inv.retries + 1
         last = ""
         for attempt in range(1, attempts + 1):
@@ -75,9 +75,15 @@ class HostSession:
             client.set_missing_host_key_policy(_Policy(self))  # type: ignore[arg-type]
             try:
                 client.connect(
-                    h.address, port=h.port, username=h.user, pkey=pkey, timeout=inv.connect_timeout_s,
-                    banner_timeout=inv.connect_timeout_s, auth_timeout=inv.connect_timeout_s,
-                    look_for_keys=False, allow_agent=False,
+                    h.address,
+                    port=h.port,
+                    username=h.user,
+                    pkey=pkey,
+                    timeout=inv.connect_timeout_s,
+                    banner_timeout=inv.connect_timeout_s,
+                    auth_timeout=inv.connect_timeout_s,
+                    look_for_keys=False,
+                    allow_agent=False,
                 )
                 self.client = client
                 self.transport().set_keepalive(15)
@@ -109,9 +115,7 @@ class HostSession:
                         break
                 if attempt < attempts:
                     time.sleep(min(0.2 * 2**attempt, 2))  # back-off between connection attempts
-        raise HostError(
-            f"{self.where}: unreachable after {attempts} attempt(s): {last}; check the address/port and that sshd runs there"
-        )
+        raise HostError(f"{self.where}: unreachable after {attempts} attempt(s): {last}; check the address/port and that sshd runs there")
 
     def connected(self) -> paramiko.SSHClient:
         """The SSH client; a session that is not connected is a host error, not an AttributeError."""

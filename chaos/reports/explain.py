@@ -76,10 +76,12 @@ def timeline(rec: TrialRecord, width: float = 860.0) -> Timeline | None:
         ln = lane(o.racer_id)
         ln.role, ln.status = o.role, o.status
         res = o.result or {}
-        for key, kind, label in (("t_start_mono_ns", "start", "process started"),
-                                 ("t_ready_mono_ns", "ready", "workload built, ready"),
-                                 ("t_released_mono_ns", "released", "released by the gate"),
-                                 ("t_end_mono_ns", "end", "result written, exiting")):
+        for key, kind, label in (
+            ("t_start_mono_ns", "start", "process started"),
+            ("t_ready_mono_ns", "ready", "workload built, ready"),
+            ("t_released_mono_ns", "released", "released by the gate"),
+            ("t_end_mono_ns", "end", "result written, exiting"),
+        ):
             if res.get(key):
                 ln.events.append(Event(res[key], kind, label))
     for op in rec.history:
@@ -89,8 +91,9 @@ def timeline(rec: TrialRecord, width: float = 860.0) -> Timeline | None:
             val = "" if op.value is None else f" {op.value!r}"
             lane(op.racer_id).events.append(Event(op.t_mono_ns, "invoke", f"call {op.f}{val}"))
         else:
-            lane(op.racer_id).events.append(Event(op.t_mono_ns, "return", f"{op.f} returned {op.type}: {op.detail or ''}".strip(),
-                                                  failed=op.type != "ok"))
+            lane(op.racer_id).events.append(
+                Event(op.t_mono_ns, "return", f"{op.f} returned {op.type}: {op.detail or ''}".strip(), failed=op.type != "ok")
+            )
     for b in rec.barriers:
         if b.action == "arrived":
             lane(b.racer_id).events.append(Event(b.t_mono_ns, "arrived", f"stopped at barrier {b.barrier}"))
@@ -101,10 +104,15 @@ def timeline(rec: TrialRecord, width: float = 860.0) -> Timeline | None:
     dups = _dup_seqs(rec)
     for row in rec.ledger:
         dup = row["seq"] in dups
-        lane(row["racer_id"]).events.append(Event(
-            int(row["t_mono_ns"]), "effect",
-            f"effect {row['effect_key']} (ledger seq {row['seq']})" + (" DUPLICATE" if dup else ""), duplicate=dup,
-            tag=f"{row['effect_key']} #{row['seq']}"))
+        lane(row["racer_id"]).events.append(
+            Event(
+                int(row["t_mono_ns"]),
+                "effect",
+                f"effect {row['effect_key']} (ledger seq {row['seq']})" + (" DUPLICATE" if dup else ""),
+                duplicate=dup,
+                tag=f"{row['effect_key']} #{row['seq']}",
+            )
+        )
     all_events = sorted(((rid, e) for rid, ln in lanes.items() for e in ln.events), key=lambda p: p[1].t_ns)
     if not all_events:
         return None
@@ -131,9 +139,15 @@ def timeline(rec: TrialRecord, width: float = 860.0) -> Timeline | None:
         if ln.events:
             ln.x0, ln.x1 = ln.events[0].x, ln.events[-1].x
     hosts = sorted({o.host for o in rec.racers if o.host} | {str(r["host"]) for r in rec.ledger if r.get("host")})
-    return Timeline(trial_id=rec.trial_id, lanes=[ln for ln in out_lanes if ln.events], events=all_events,
-                    span_ms=(all_events[-1][1].t_ns - t0) / 1e6,
-                    breaks=[(10 + u * scale, ms) for u, ms in breaks_u], width=width, hosts=hosts)
+    return Timeline(
+        trial_id=rec.trial_id,
+        lanes=[ln for ln in out_lanes if ln.events],
+        events=all_events,
+        span_ms=(all_events[-1][1].t_ns - t0) / 1e6,
+        breaks=[(10 + u * scale, ms) for u, ms in breaks_u],
+        width=width,
+        hosts=hosts,
+    )
 
 
 # ------------------------------------------------------------------------------ duplicates

@@ -176,7 +176,7 @@ def gather(records: Iterable[TrialRecord]) -> Shown:
     for r in records:
         ex = explain_duplicates(r)
         n_expl += len(ex)
-        expl += [(r, e) for e in ex[:max(0, MAX_EXPLANATIONS - len(expl))]]
+        expl += [(r, e) for e in ex[: max(0, MAX_EXPLANATIONS - len(expl))]]
         if ex:
             n_dup += 1
             if len(dup) < MAX_TIMELINES:
@@ -202,12 +202,24 @@ def render_run_html(results: RunResults, meta: dict, records: Iterable[TrialReco
     shown = gather(records)
     views, n_dup_trials, expl, n_expl = shown.views, shown.n_dup_trials, shown.explanations, shown.n_explanations
     violated_cells = [c for c in cells if any(v.status == "violated" for v in c.verdicts)]
-    return env().get_template("run.html.j2").render(
-        r=results, meta=meta, status=run_status(results, bool(meta.get("interrupted"))),
-        heatmaps=heatmaps(("", c) for c in cells), props=props, rows=rows,
-        views=views, n_dup_trials=n_dup_trials,
-        explanations=expl, n_explanations=n_expl, violated_cells=violated_cells, plots=list(plots),
-        files=[f for f in ("results.json", "journal.jsonl", "report.md", "junit.xml", "run.json")],
+    return (
+        env()
+        .get_template("run.html.j2")
+        .render(
+            r=results,
+            meta=meta,
+            status=run_status(results, bool(meta.get("interrupted"))),
+            heatmaps=heatmaps(("", c) for c in cells),
+            props=props,
+            rows=rows,
+            views=views,
+            n_dup_trials=n_dup_trials,
+            explanations=expl,
+            n_explanations=n_expl,
+            violated_cells=violated_cells,
+            plots=list(plots),
+            files=[f for f in ("results.json", "journal.jsonl", "report.md", "junit.xml", "run.json")],
+        )
     )
 
 
@@ -232,9 +244,20 @@ def render_nightly_html(summary: dict, entries: list, hist: list[dict], *, plots
             cells.append((e.scenario, c, f"{rel}/report.html#cell-{c.cell_index}" if rel else None))
     props, rows = contract_matrix((f"{s} / {c.cell_id}", c, link) for s, c, link in cells)
     status = {0: "holds", 1: "violated", 2: "unknown", 3: "failed", 4: "regressed"}.get(summary["exit_code"], "failed")
-    return env().get_template("nightly.html.j2").render(
-        s=summary, status=status, trend=summary.get("trend") or {}, runs=summary["runs"], props=props, rows=rows,
-        heatmaps=heatmaps((s, c) for s, c, _ in cells), history=hist, plots=list(plots),
+    return (
+        env()
+        .get_template("nightly.html.j2")
+        .render(
+            s=summary,
+            status=status,
+            trend=summary.get("trend") or {},
+            runs=summary["runs"],
+            props=props,
+            rows=rows,
+            heatmaps=heatmaps((s, c) for s, c, _ in cells),
+            history=hist,
+            plots=list(plots),
+        )
     )
 
 

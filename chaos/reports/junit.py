@@ -22,14 +22,17 @@ def _suite(results: RunResults, prefix: str = "") -> ET.Element:
         classname = f"chaos.{prefix}{results.scenario}.{c.cell_id}"
         for v in c.verdicts:
             tests += 1
-            case = ET.SubElement(suite, "testcase", classname=classname,
-                                 name=f"{v.property} ({PROPERTY_NAMES.get(v.property, v.property)})", time="0")
+            case = ET.SubElement(
+                suite, "testcase", classname=classname, name=f"{v.property} ({PROPERTY_NAMES.get(v.property, v.property)})", time="0"
+            )
             if v.status == "violated":
                 failures += 1
                 f = ET.SubElement(case, "failure", message=v.reason, type="violated")
                 ev = v.evidence
-                f.text = (f"trials: {', '.join(ev.trial_ids) or '-'}\npoints: {', '.join(ev.points) or '-'}\n"
-                          f"ledger seqs: {', '.join(map(str, ev.ledger_seqs)) or '-'}\n{ev.note}").strip()
+                f.text = (
+                    f"trials: {', '.join(ev.trial_ids) or '-'}\npoints: {', '.join(ev.points) or '-'}\n"
+                    f"ledger seqs: {', '.join(map(str, ev.ledger_seqs)) or '-'}\n{ev.note}"
+                ).strip()
             elif v.status == "unknown":
                 skipped += 1
                 ET.SubElement(case, "skipped", message=f"unknown: {v.reason}")

@@ -62,10 +62,15 @@ def contract_matrix(results: RunResults) -> list[str]:
     props += sorted({v.property for c in results.cells for v in c.verdicts} - set(props))
     if not props:
         return []
-    out = ["## Contract matrix", "",
-           "Each entry: the worst verdict over the cells that measured the property (violated, then unknown, then holds), "
-           "how many cells it covers, and a link to the verdict row with its reason and evidence.", "",
-           "| framework | " + " | ".join(props) + " |", "|---|" + "---|" * len(props)]
+    out = [
+        "## Contract matrix",
+        "",
+        "Each entry: the worst verdict over the cells that measured the property (violated, then unknown, then holds), "
+        "how many cells it covers, and a link to the verdict row with its reason and evidence.",
+        "",
+        "| framework | " + " | ".join(props) + " |",
+        "|---|" + "---|" * len(props),
+    ]
     for label, cells in frameworks.items():
         row = []
         for p in props:
@@ -96,16 +101,22 @@ def render_markdown(results: RunResults, meta: dict) -> str:
     vers = ", ".join(f"{k} {v}" for k, v in (meta.get("versions") or {}).items() if v)
     add(f"- run: `{results.run_id}`  seed: `{results.seed}`")
     add(f"- versions: {vers}")
-    add(f"- verdicts: {results.verdict_counts.get('violated', 0)} violated, {results.verdict_counts.get('unknown', 0)} unknown, "
-        f"{results.verdict_counts.get('holds', 0)} hold; exit code {results.exit_code}")
+    add(
+        f"- verdicts: {results.verdict_counts.get('violated', 0)} violated, {results.verdict_counts.get('unknown', 0)} unknown, "
+        f"{results.verdict_counts.get('holds', 0)} hold; exit code {results.exit_code}"
+    )
     sm = results.summary
-    add(f"- trials: {sm.trials} ({sm.valid} valid, {sm.unknown} unknown, {sm.hung} hung, {sm.errored} errored); "
+    add(
+        f"- trials: {sm.trials} ({sm.valid} valid, {sm.unknown} unknown, {sm.hung} hung, {sm.errored} errored); "
         f"fault fired in {sm.fault_fired}, did not fire in {sm.fault_not_fired}; "
-        f"kills confirmed by exit status {sm.kills_confirmed}, unconfirmed {sm.kills_unconfirmed}")
+        f"kills confirmed by exit status {sm.kills_confirmed}, unconfirmed {sm.kills_unconfirmed}"
+    )
     load = meta.get("load") or {}
     if load:
-        add(f"- machine: {meta.get('host', '?')}, {load.get('cpus', '?')} CPUs, load average {load.get('start', '?')} at the start, "
-            f"{load.get('end', '?')} at the end (race saturation at jitter > 0 moves with load: compare runs at similar load)")
+        add(
+            f"- machine: {meta.get('host', '?')}, {load.get('cpus', '?')} CPUs, load average {load.get('start', '?')} at the start, "
+            f"{load.get('end', '?')} at the end (race saturation at jitter > 0 moves with load: compare runs at similar load)"
+        )
     if meta.get("resumes"):
         add(f"- resumed {len(meta['resumes'])} time(s) from its journal")
     if meta.get("interrupted"):
@@ -120,13 +131,17 @@ def render_markdown(results: RunResults, meta: dict) -> str:
         add("")
         add("saturation = mean(gated-effect fires over valid trials) / k; consume-once demands 1/k.")
         add("")
-        add("| cell | backend | k | jitter ms | valid/trials | saturation | fires {n:trials} | max | racer errors "
-            "| release spread ms (median/max) | CO | liveness |")
+        add(
+            "| cell | backend | k | jitter ms | valid/trials | saturation | fires {n:trials} | max | racer errors "
+            "| release spread ms (median/max) | CO | liveness |"
+        )
         add("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for c in races:
             spread = "-" if not c.release_spread_ms else f"{c.release_spread_ms['median']:.2f}/{c.release_spread_ms['max']:.2f}"
-            add(f"| {c.cell_id} | {c.backend} | {c.k} | {c.jitter_ms:g} | {c.valid_trials}/{c.trials} | {_sat(c)} | {_fires(c)} | "
-                f"{c.max_fires if c.max_fires is not None else '-'} | {c.racer_errors} | {spread} | {_v(c, 'CO')} | {_v(c, 'LIVENESS')} |")
+            add(
+                f"| {c.cell_id} | {c.backend} | {c.k} | {c.jitter_ms:g} | {c.valid_trials}/{c.trials} | {_sat(c)} | {_fires(c)} | "
+                f"{c.max_fires if c.max_fires is not None else '-'} | {c.racer_errors} | {spread} | {_v(c, 'CO')} | {_v(c, 'LIVENESS')} |"
+            )
         add("")
     if contract:
         add(f"## Resume contract ({', '.join(k.title.lower() for k in all_kinds() if k.section == 'contract')})")
@@ -136,8 +151,10 @@ def render_markdown(results: RunResults, meta: dict) -> str:
         for c in contract:
             seen = "; ".join(f"{k}: {_tally(v)}" for k, v in c.summary.items() if v) or (c.failure or "-")
             verdicts = ", ".join(f"{v.property} {MARK[v.status]}" for v in c.verdicts)
-            add(f"| {c.cell_id} | {c.kind} | {c.workload} | {c.backend} | {c.durability} | {c.valid_trials}/{c.trials} | "
-                f"{_esc(seen)} | {verdicts} |")
+            add(
+                f"| {c.cell_id} | {c.kind} | {c.workload} | {c.backend} | {c.durability} | {c.valid_trials}/{c.trials} | "
+                f"{_esc(seen)} | {verdicts} |"
+            )
         add("")
     for c in sweeps:
         title = get_kind(c.kind).title
@@ -147,16 +164,22 @@ def render_markdown(results: RunResults, meta: dict) -> str:
             add(f"Cell failed: {c.failure}")
             add("")
         props = [v.property for v in c.verdicts]
-        add("| # | kill point | reached | effect counts per task | durable checkpoints at kill | resume outcome | "
-            + " | ".join(props) + " | duplicated |")
+        add(
+            "| # | kill point | reached | effect counts per task | durable checkpoints at kill | resume outcome | "
+            + " | ".join(props)
+            + " | duplicated |"
+        )
         add("|---|---|---|---|---|---|" + "---|" * len(props) + "---|")
         for i, p in enumerate(c.points):
             counts = "; ".join(f"{t}={','.join(map(str, n))}" for t, n in p.effect_counts.items()) or "-"
             ckpts = ",".join("?" if x is None else str(x) for x in p.durable_checkpoints) or "-"
             outs = ", ".join(sorted(set(p.resume_outcomes))) or "-"
             dup = ", ".join(p.duplicates) or "-"
-            add(f"| {i} | `{p.point}` | {p.reached}/{p.trials} | {counts} | {ckpts} | {outs} | "
-                + " | ".join(_v(p, prop) for prop in props) + f" | {dup} |")
+            add(
+                f"| {i} | `{p.point}` | {p.reached}/{p.trials} | {counts} | {ckpts} | {outs} | "
+                + " | ".join(_v(p, prop) for prop in props)
+                + f" | {dup} |"
+            )
         dups = [p.point for p in c.points if p.duplicates]
         add("")
         if dups:
@@ -171,11 +194,12 @@ def render_markdown(results: RunResults, meta: dict) -> str:
     for c in results.cells:
         for v in c.verdicts:
             ev = ", ".join(v.evidence.trial_ids[:6]) + (" ..." if len(v.evidence.trial_ids) > 6 else "")
-            add(f"| <a id=\"{_anchor(c, v.property)}\"></a>{c.cell_id} | {v.property} ({PROPERTY_NAMES.get(v.property, '')}) "
-                f"| {MARK[v.status]} | {_esc(v.reason)} | {ev or '-'} |")
+            add(
+                f'| <a id="{_anchor(c, v.property)}"></a>{c.cell_id} | {v.property} ({PROPERTY_NAMES.get(v.property, "")}) '
+                f"| {MARK[v.status]} | {_esc(v.reason)} | {ev or '-'} |"
+            )
     add("")
-    add("Re-check any verdict: `chaos rerun <run folder> <trial id>` re-runs that trial alone from the recorded seed "
-        "and kill point.")
+    add("Re-check any verdict: `chaos rerun <run folder> <trial id>` re-runs that trial alone from the recorded seed and kill point.")
     add("")
     add("## Framework versions per cell (as the racers reported them)")
     add("")

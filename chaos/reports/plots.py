@@ -22,11 +22,14 @@ EXCESS = LinearSegmentedColormap.from_list("excess", ["#b9e4b9", "#f3dc8c", "#ef
 def saturation_png(path: Path, maps: list, title: str = "") -> bool:
     if not maps:
         return False
-    fig, axes = plt.subplots(1, len(maps), figsize=(max(4.5, 1.3 * max(len(m.jitters) for m in maps) + 2.5) * len(maps),
-                                                      1.0 + 0.75 * max(len(m.ks) for m in maps)), squeeze=False)
+    fig, axes = plt.subplots(
+        1,
+        len(maps),
+        figsize=(max(4.5, 1.3 * max(len(m.jitters) for m in maps) + 2.5) * len(maps), 1.0 + 0.75 * max(len(m.ks) for m in maps)),
+        squeeze=False,
+    )
     for ax, m in zip(axes[0], maps, strict=True):
-        data = [[(m.at(k, j).excess if m.at(k, j) and m.at(k, j).excess is not None else float("nan")) for j in m.jitters]
-                for k in m.ks]
+        data = [[(m.at(k, j).excess if m.at(k, j) and m.at(k, j).excess is not None else float("nan")) for j in m.jitters] for k in m.ks]
         ax.imshow(data, cmap=EXCESS, vmin=0, vmax=1, aspect="auto")
         ax.set_xticks(range(len(m.jitters)), [f"{j:g}" for j in m.jitters])
         ax.set_yticks(range(len(m.ks)), [str(k) for k in m.ks])
@@ -40,8 +43,7 @@ def saturation_png(path: Path, maps: list, title: str = "") -> bool:
                     continue
                 sat = hc.saturation
                 txt = "no valid\ntrial" if sat is None else f"{sat:.2f}" + ("\nDUPLICATE" if hc.status == "violated" else "")
-                ax.text(xi, yi, txt, ha="center", va="center", fontsize=8,
-                        fontweight="bold" if hc.status == "violated" else "normal")
+                ax.text(xi, yi, txt, ha="center", va="center", fontsize=8, fontweight="bold" if hc.status == "violated" else "normal")
     if title:
         fig.suptitle(f"{title}: mean fires / k (1/k = consume-once)", fontsize=10)
     fig.tight_layout()

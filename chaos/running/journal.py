@@ -37,7 +37,7 @@ class Journal:
         line = (json.dumps(record, separators=(",", ":"), default=repr) + "\n").encode()
         view = memoryview(line)
         while view:
-            view = view[os.write(self._fd, view):]
+            view = view[os.write(self._fd, view) :]
         self._dirty = True
         if time.monotonic() - self._synced >= SYNC_EVERY_S:
             self.sync()
@@ -83,8 +83,10 @@ def read_journal_lines(path: str | os.PathLike) -> tuple[list[tuple[int, dict]],
                 torn = True
                 continue
             why = str(exc).split("\n")[0][:120] if isinstance(exc, ValueError) else "nested too deeply"
-            raise ChaosError(f"{p}:{i + 1}: journal line is not a JSON record ({why})",
-                             hint="the journal is damaged; move the line away or start a new run") from None
+            raise ChaosError(
+                f"{p}:{i + 1}: journal line is not a JSON record ({why})",
+                hint="the journal is damaged; move the line away or start a new run",
+            ) from None
         if last:
             torn = True  # complete JSON but never terminated: treat as torn, do not trust it
             continue

@@ -128,21 +128,34 @@ def read_summary(night_dir: Path) -> NightSummary:
 
 
 def _cells(results: RunResults) -> list[NightCell]:
-    return [NightCell(
-        cell_id=c.cell_id, kind=c.kind, framework=c.framework, backend=c.backend, k=c.k,
-        jitter_ms=c.jitter_ms, valid_trials=c.valid_trials, trials=c.trials, saturation=c.saturation,
-        failure=c.failure,
-        verdicts={v.property: v.status for v in c.verdicts},
-        reasons={v.property: v.reason for v in c.verdicts},
-    ) for c in results.cells]
+    return [
+        NightCell(
+            cell_id=c.cell_id,
+            kind=c.kind,
+            framework=c.framework,
+            backend=c.backend,
+            k=c.k,
+            jitter_ms=c.jitter_ms,
+            valid_trials=c.valid_trials,
+            trials=c.trials,
+            saturation=c.saturation,
+            failure=c.failure,
+            verdicts={v.property: v.status for v in c.verdicts},
+            reasons={v.property: v.reason for v in c.verdicts},
+        )
+        for c in results.cells
+    ]
 
 
 def _run_summary(e: RunEntry, night_dir: Path) -> NightRun:
     r = e.results
     return NightRun(
-        scenario=e.scenario, file=e.file, overrides=e.overrides,
+        scenario=e.scenario,
+        file=e.file,
+        overrides=e.overrides,
         run_dir=str(e.run_dir.relative_to(night_dir)) if e.run_dir else None,
-        error=e.error, interrupted=e.interrupted,
+        error=e.error,
+        interrupted=e.interrupted,
         exit_code=3 if e.error or r is None else r.exit_code,
         verdict_counts=r.verdict_counts if r else {"holds": 0, "violated": 0, "unknown": 0},
         cells=_cells(r) if r else [],
@@ -180,8 +193,9 @@ def compare(prev: NightSummary | None, cur: NightSummary) -> Trend:
             was = old.verdicts.get(prop)
             if was is None or was == status:
                 continue
-            item = VerdictChange(scenario=key[0], cell_id=key[1], property=prop, was=was, now=status,
-                                 reason=cell.reasons.get(prop, ""), run_dir=run.run_dir)
+            item = VerdictChange(
+                scenario=key[0], cell_id=key[1], property=prop, was=was, now=status, reason=cell.reasons.get(prop, ""), run_dir=run.run_dir
+            )
             out.changed.append(item)
             if status == "violated":
                 out.regressions.append(item)
@@ -191,8 +205,18 @@ def compare(prev: NightSummary | None, cur: NightSummary) -> Trend:
                 out.improvements.append(item)
         s0, s1 = old.saturation, cell.saturation
         if s0 is not None and s1 is not None:
-            out.saturation.append(SaturationMove(scenario=key[0], cell_id=key[1], was=s0, now=s1, delta=s1 - s0,
-                                                 k=cell.k, k_was=old.k, notable=abs(s1 - s0) >= SATURATION_STEP))
+            out.saturation.append(
+                SaturationMove(
+                    scenario=key[0],
+                    cell_id=key[1],
+                    was=s0,
+                    now=s1,
+                    delta=s1 - s0,
+                    k=cell.k,
+                    k_was=old.k,
+                    notable=abs(s1 - s0) >= SATURATION_STEP,
+                )
+            )
     for key in before:
         if key not in now:
             out.removed.append(CellRef(scenario=key[0], cell_id=key[1]))
@@ -212,8 +236,7 @@ def build_summary(night_dir: Path, head: dict[str, Any], entries: list[RunEntry]
     runs = [_run_summary(e, night_dir) for e in entries]
     prev_dir = previous_night(night_dir)
     prev = read_summary(prev_dir) if prev_dir else None
-    summary = NightSummary(**head, date=night_dir.name, interrupted=interrupted, runs=runs,
-                           previous=prev_dir.name if prev_dir else None)
+    summary = NightSummary(**head, date=night_dir.name, interrupted=interrupted, runs=runs, previous=prev_dir.name if prev_dir else None)
     summary.verdict_counts = {s: sum(r.verdict_counts.get(s, 0) for r in runs) for s in ("holds", "violated", "unknown")}
     summary.trend = compare(prev, summary)
     summary.exit_code = night_exit_code(runs, summary.trend, interrupted)
@@ -222,15 +245,19 @@ def build_summary(night_dir: Path, head: dict[str, Any], entries: list[RunEntry]
 
 def history(night_dir: Path, current: NightSummary) -> list[dict]:
     """The last nights (oldest first, this one last): date, verdict counts, saturation per race cell."""
+
     def point(s: NightSummary) -> dict:
-        return {"date": s.date, "exit_code": s.exit_code, "verdict_counts": s.verdict_counts,
-                "regressions": len(s.trend.regressions),
-                "saturation": {f"{r.scenario} {c.cell_id}": c.saturation for r in s.runs for c in r.cells
-                               if c.saturation is not None}}
+        return {
+            "date": s.date,
+            "exit_code": s.exit_code,
+            "verdict_counts": s.verdict_counts,
+            "regressions": len(s.trend.regressions),
+            "saturation": {f"{r.scenario} {c.cell_id}": c.saturation for r in s.runs for c in r.cells if c.saturation is not None},
+        }
+
     key = _order(night_dir.name)
-    past = [read_summary(d) for d in nights(night_dir.parent)
-            if d != night_dir and _order(d.name) < key]
-    return [point(s) for s in past[-(HISTORY - 1):]] + [point(current)]
+    past = [read_summary(d) for d in nights(night_dir.parent) if d != night_dir and _order(d.name) < key]
+    return [point(s) for s in past[-(HISTORY - 1) :]] + [point(current)]
 
 
 # --------------------------------------------------------------------------------- files
@@ -252,8 +279,7 @@ def run_nightly(suite_path: str | Path, opts: NightlyOptions | None = None) -> N
     opts = opts or NightlyOptions()
     loaded: LoadedSuite = load_suite(suite_path)  # every entry checked before anything runs
     night_dir = prepare_night_dir(Path(opts.out), opts.date)
-    head = {"suite": loaded.suite.name, "about": loaded.suite.about, "suite_file": str(suite_path),
-            "started": now_iso()}
+    head = {"suite": loaded.suite.name, "about": loaded.suite.about, "suite_file": str(suite_path), "started": now_iso()}
     entries: list[RunEntry] = []
     interrupted = False
     try:
@@ -264,8 +290,9 @@ def run_nightly(suite_path: str | Path, opts: NightlyOptions | None = None) -> N
                 if opts.on_scenario:
                     opts.on_scenario(n, len(loaded.items), item.scenario.name)
                 try:
-                    outcome = run_loaded(item.scenario, item.file, RunOptions(out=night_dir, on_trial=opts.on_trial,
-                                                                              on_cell_start=opts.on_cell_start))
+                    outcome = run_loaded(
+                        item.scenario, item.file, RunOptions(out=night_dir, on_trial=opts.on_trial, on_cell_start=opts.on_cell_start)
+                    )
                 except ChaosError as exc:
                     e.error = exc.message
                     continue
@@ -292,8 +319,7 @@ def rerender_night(night_dir: Path, *, rescore: bool = False) -> NightlyOutcome:
     old = read_summary(night_dir)
     entries = []
     for r in old.runs:
-        e = RunEntry(scenario=r.scenario, file=r.file, overrides=r.overrides or {}, error=r.error,
-                     interrupted=bool(r.interrupted))
+        e = RunEntry(scenario=r.scenario, file=r.file, overrides=r.overrides or {}, error=r.error, interrupted=bool(r.interrupted))
         if r.run_dir:
             e.run_dir = night_dir / r.run_dir
             meta, scenario, cells, records, _ = load_run(e.run_dir)

@@ -127,8 +127,15 @@ def cell_records(records: StoredTrials | Iterable[TrialRecord], index: int) -> I
     return sorted((r for r in records if r.cell_index == index), key=lambda r: r.trial_id)
 
 
-def analyse_run(cells: list[Cell], records: StoredTrials | Iterable[TrialRecord], failures: dict[int, str], *, run_id: str,
-                scenario: Scenario, seed: int) -> RunResults:
+def analyse_run(
+    cells: list[Cell],
+    records: StoredTrials | Iterable[TrialRecord],
+    failures: dict[int, str],
+    *,
+    run_id: str,
+    scenario: Scenario,
+    seed: int,
+) -> RunResults:
     """Per-cell results and verdicts. For a stored run (``StoredTrials``) one cell's records are
     read back at a time, so memory follows the largest cell's results, not the run's trials."""
     if not isinstance(records, StoredTrials):
@@ -144,8 +151,15 @@ def analyse_run(cells: list[Cell], records: StoredTrials | Iterable[TrialRecord]
                     v.status = "unknown"
                     v.reason = f"cell failed: {failures[c.index]}"
         results.append(res)
-    return RunResults(run_id=run_id, scenario=scenario.name, seed=seed, exit_code=exit_code(results),
-                      verdict_counts=verdict_counts(results), cells=results, summary=summary)
+    return RunResults(
+        run_id=run_id,
+        scenario=scenario.name,
+        seed=seed,
+        exit_code=exit_code(results),
+        verdict_counts=verdict_counts(results),
+        cells=results,
+        summary=summary,
+    )
 
 
 def _counted(records: Iterable[TrialRecord], summary: TrialSummary) -> Iterator[TrialRecord]:
@@ -160,8 +174,9 @@ def _meta_json(run_meta: RunMeta | dict[str, Any]) -> dict[str, Any]:
     return redact_obj(run_meta.to_json() if isinstance(run_meta, RunMeta) else run_meta)
 
 
-def write_results(run_dir: Path, results: RunResults, run_meta: RunMeta | dict[str, Any],
-                  records: StoredTrials | Iterable[TrialRecord] | None = None) -> None:
+def write_results(
+    run_dir: Path, results: RunResults, run_meta: RunMeta | dict[str, Any], records: StoredTrials | Iterable[TrialRecord] | None = None
+) -> None:
     """results.json first (the evidence), then what people and CI read: report.md, junit.xml and
     report.html with its plots, all rendered from the same results and the journaled records.
     Secrets are redacted from all of them (``chaos.racer.redact``)."""
@@ -170,8 +185,9 @@ def write_results(run_dir: Path, results: RunResults, run_meta: RunMeta | dict[s
     write_reports(run_dir, clean, run_meta, records)
 
 
-def write_reports(run_dir: Path, results: RunResults, run_meta: RunMeta | dict[str, Any],
-                  records: StoredTrials | Iterable[TrialRecord] | None = None) -> None:
+def write_reports(
+    run_dir: Path, results: RunResults, run_meta: RunMeta | dict[str, Any], records: StoredTrials | Iterable[TrialRecord] | None = None
+) -> None:
     """Every rendering of a run (markdown, JUnit, HTML, PNG) from its results and journal, redacted.
     A stored run's records are read back one at a time (the journal was redacted as it was written)."""
     from chaos.reports.html import write_run_html
@@ -210,21 +226,25 @@ def run_loaded(scenario: Scenario, path: str | os.PathLike, opts: RunOptions | N
     for cell in cells:
         preflight(cell, str(path), python_for(cell.scenario.target.framework, cell.scenario.target.version))
     RunStorage.preflight(cells)  # Postgres needed but not configured: refused before any folder is written
-    folder = RunFolder.create(Path(opts.out), scenario.name, lambda run_dir: RunMeta(
-        run_id=f"{scenario.name}-{run_dir.name}-{secrets.token_hex(3)}",
-        scenario_file=str(path),
-        scenario=scenario.model_dump(mode="json"),
-        cells=_run_cells(cells),
-        seed=scenario.seed,
-        versions=versions(scenario),
-        host=socket.gethostname(),
-        platform=platform.platform(),
-        load=RunLoad(cpus=os.cpu_count(), start=load_average()),
-        argv=sys.argv,
-        started=now_iso(),
-        finished=None,
-        interrupted=False,
-    ))
+    folder = RunFolder.create(
+        Path(opts.out),
+        scenario.name,
+        lambda run_dir: RunMeta(
+            run_id=f"{scenario.name}-{run_dir.name}-{secrets.token_hex(3)}",
+            scenario_file=str(path),
+            scenario=scenario.model_dump(mode="json"),
+            cells=_run_cells(cells),
+            seed=scenario.seed,
+            versions=versions(scenario),
+            host=socket.gethostname(),
+            platform=platform.platform(),
+            load=RunLoad(cpus=os.cpu_count(), start=load_average()),
+            argv=sys.argv,
+            started=now_iso(),
+            finished=None,
+            interrupted=False,
+        ),
+    )
     return execute(folder, scenario, cells, opts)
 
 
@@ -262,13 +282,14 @@ def preflight(cell: Cell, scenario_file: str | None, python: str) -> None:
         last = (proc.stderr.strip().splitlines() or ["?"])[-1]
         from chaos.racer.errors import TargetError
 
-        raise TargetError(f"{scenario_file or 'scenario'}: workload: {ref!r} does not import in the racers' Python: {last}",
-                          hint="check the module path and that it is importable from the scenario's folder")
+        raise TargetError(
+            f"{scenario_file or 'scenario'}: workload: {ref!r} does not import in the racers' Python: {last}",
+            hint="check the module path and that it is importable from the scenario's folder",
+        )
     _preflight_ok.add((python, ref))
 
 
-def execute(folder: RunFolder, scenario: Scenario, cells: list[Cell], opts: RunOptions,
-            only: set[str] | None = None) -> RunOutcome:
+def execute(folder: RunFolder, scenario: Scenario, cells: list[Cell], opts: RunOptions, only: set[str] | None = None) -> RunOutcome:
     """Run every trial not yet in the run's journal (one an earlier, interrupted execution
     journaled, or a rerun's reused dry runs; with ``only``, just those trial ids), journal each,
     then analyse the journal into the reports. No record is kept in memory: the journal is the
@@ -288,12 +309,23 @@ def execute(folder: RunFolder, scenario: Scenario, cells: list[Cell], opts: RunO
         prior = StoredTrials(run_dir / "journal.jsonl")
         journal = Journal(run_dir / "journal.jsonl")
         signals.armed = not signals.received
-        return _execute(folder, scenario, cells, opts, prior, run_id, work_dir, storage, journal,
-                        active, signals, only)
+        return _execute(folder, scenario, cells, opts, prior, run_id, work_dir, storage, journal, active, signals, only)
 
 
-def _execute(folder: RunFolder, scenario, cells, opts, prior: StoredTrials, run_id, work_dir, storage, journal, active,
-             signals: SignalState, only: set[str] | None = None) -> RunOutcome:
+def _execute(
+    folder: RunFolder,
+    scenario,
+    cells,
+    opts,
+    prior: StoredTrials,
+    run_id,
+    work_dir,
+    storage,
+    journal,
+    active,
+    signals: SignalState,
+    only: set[str] | None = None,
+) -> RunOutcome:
     run_dir = folder.path
     launchers: dict[str, Launcher] = {}
 
@@ -301,9 +333,13 @@ def _execute(folder: RunFolder, scenario, cells, opts, prior: StoredTrials, run_
         s = cell.scenario
         key = repr((s.target.framework, s.target.version, s.racers.placement, s.racers.start))
         if key not in launchers:
-            launcher = make_launcher(s.racers.placement, python_for(s.target.framework, s.target.version), run_id,
-                                     extra_paths=workload_paths(folder.meta.scenario_file),
-                                     start=s.racers.start)
+            launcher = make_launcher(
+                s.racers.placement,
+                python_for(s.target.framework, s.target.version),
+                run_id,
+                extra_paths=workload_paths(folder.meta.scenario_file),
+                start=s.racers.start,
+            )
             registry.label_launcher(launcher, active.env())
             launchers[key] = launcher
         return launchers[key]
@@ -370,8 +406,12 @@ def _execute(folder: RunFolder, scenario, cells, opts, prior: StoredTrials, run_
     if interrupted:
         results.exit_code = EXIT_RUN_FAILED
     # what each cell's racers actually ran (a version axis asks; this records the answer)
-    folder.mark_ended(interrupted=interrupted, signals=signals.received, failures=failures,
-                      cell_versions={c.cell_id: CellVersions(asked=c.version, ran=c.versions) for c in results.cells})
+    folder.mark_ended(
+        interrupted=interrupted,
+        signals=signals.received,
+        failures=failures,
+        cell_versions={c.cell_id: CellVersions(asked=c.version, ran=c.versions) for c in results.cells},
+    )
     write_results(run_dir, results, folder.meta, records)
     folder.link_latest()
     return RunOutcome(run_dir=run_dir, results=results, interrupted=interrupted, cells=cells)
@@ -395,13 +435,26 @@ def rerun(run_dir: Path, trial_ids: list[str], opts: RunOptions | None = None) -
     cells = [c for c in cells if c.index in wanted_cells]
     dry = sorted(t for t in records.ids() if t.endswith("-dry") and records.cell_of(t) in wanted_cells)
     RunStorage.preflight(cells)  # a Postgres cell needs its database now as it did then
-    folder = RunFolder.create(Path(opts.out), scenario.name, lambda run_dir_new: RunMeta(
-        scenario_file=meta0.scenario_file, scenario=meta0.scenario, seed=meta0.seed,
-        run_id=f"{scenario.name}-{run_dir_new.name}-{secrets.token_hex(3)}", cells=_run_cells(cells),
-        rerun_of=RerunOf(run_dir=str(Path(run_dir).resolve()), run_id=meta0.run_id, trial_ids=list(trial_ids)),
-        versions=versions(scenario), host=socket.gethostname(), platform=platform.platform(),
-        argv=sys.argv, started=now_iso(), finished=None, interrupted=False,
-    ), suffix="-rerun")
+    folder = RunFolder.create(
+        Path(opts.out),
+        scenario.name,
+        lambda run_dir_new: RunMeta(
+            scenario_file=meta0.scenario_file,
+            scenario=meta0.scenario,
+            seed=meta0.seed,
+            run_id=f"{scenario.name}-{run_dir_new.name}-{secrets.token_hex(3)}",
+            cells=_run_cells(cells),
+            rerun_of=RerunOf(run_dir=str(Path(run_dir).resolve()), run_id=meta0.run_id, trial_ids=list(trial_ids)),
+            versions=versions(scenario),
+            host=socket.gethostname(),
+            platform=platform.platform(),
+            argv=sys.argv,
+            started=now_iso(),
+            finished=None,
+            interrupted=False,
+        ),
+        suffix="-rerun",
+    )
     journal = Journal(folder.path / "journal.jsonl")  # the reused dry runs, so the new folder stands alone
     for t in dry:
         journal.append(records.raw(t))
@@ -418,8 +471,16 @@ def rerun(run_dir: Path, trial_ids: list[str], opts: RunOptions | None = None) -
             if not named:
                 continue
             v_now = next((x for x in now[c.cell_index].verdicts if x.property == v.property), None)
-            comparison.append({"cell": c.cell_id, "property": v.property, "trial_ids": named, "was": v.status,
-                               "now": v_now.status if v_now else "absent", "reason_now": v_now.reason if v_now else ""})
+            comparison.append(
+                {
+                    "cell": c.cell_id,
+                    "property": v.property,
+                    "trial_ids": named,
+                    "was": v.status,
+                    "now": v_now.status if v_now else "absent",
+                    "reason_now": v_now.reason if v_now else "",
+                }
+            )
     folder.meta.comparison = comparison
     folder.save()
     return outcome, comparison

@@ -106,12 +106,14 @@ class RunStorage:
         for c in cells:
             if not isinstance(c.scenario.racers.placement, str) and c.scenario.target.backend == "sqlite":
                 raise EnvironmentProblem(
-                    f"cell {c.id}: racers on other hosts cannot share a SQLite checkpoint file: use target.backend postgres")
+                    f"cell {c.id}: racers on other hosts cannot share a SQLite checkpoint file: use target.backend postgres"
+                )
         dsn = dsn or os.environ.get("CHAOS_PG_DSN")
         if (pg_backend or remote) and not dsn:
             why = "the postgres backend" if pg_backend else "racers on other hosts (a shared ledger)"
             raise EnvironmentProblem(
-                f"this scenario needs Postgres for {why}: set CHAOS_PG_DSN (scripts/postgres.sh starts one and prints it)")
+                f"this scenario needs Postgres for {why}: set CHAOS_PG_DSN (scripts/postgres.sh starts one and prints it)"
+            )
         return dsn if (pg_backend or remote) else None
 
     def __init__(self, cells: list, run_id: str, run_dir: Path, dsn: str | None = None):

@@ -79,8 +79,10 @@ class ActiveRun:
             os.close(fd)
             from chaos.racer.errors import ChaosError
 
-            raise ChaosError(f"run {self.run_id} is already being executed by another chaos process",
-                             hint=f"wait for it, or stop it; its registry entry is {self.path}") from None
+            raise ChaosError(
+                f"run {self.run_id} is already being executed by another chaos process",
+                hint=f"wait for it, or stop it; its registry entry is {self.path}",
+            ) from None
         os.ftruncate(fd, 0)
         os.write(fd, json.dumps(self.info, indent=2).encode())
         os.fsync(fd)

@@ -37,8 +37,7 @@ def set_aside_unjournaled(ledger_path: Path, run_id: str, journaled: set[str]) -
             return 0
         conn.execute("BEGIN IMMEDIATE")
         conn.execute("CREATE TABLE IF NOT EXISTS effects_aborted AS SELECT * FROM effects WHERE 0")
-        stale = [r[0] for r in conn.execute("SELECT DISTINCT trial_id FROM effects WHERE run_id = ?", (run_id,))
-                 if r[0] not in journaled]
+        stale = [r[0] for r in conn.execute("SELECT DISTINCT trial_id FROM effects WHERE run_id = ?", (run_id,)) if r[0] not in journaled]
         n = 0
         for t in stale:
             conn.execute("INSERT INTO effects_aborted SELECT * FROM effects WHERE run_id = ? AND trial_id = ?", (run_id, t))
@@ -60,22 +59,27 @@ def resume_run(run_dir: str | Path, opts=None):
     meta, scenario, cells, records, torn = load_run(run_dir)
     run_id = meta.run_id
     if registry.run_is_alive(run_id):
-        raise ChaosError(f"{run_dir}: run {run_id} is still being executed by a live chaos process",
-                         hint="wait for it to end, or stop it (Ctrl-C / SIGTERM) and resume again")
+        raise ChaosError(
+            f"{run_dir}: run {run_id} is still being executed by a live chaos process",
+            hint="wait for it to end, or stop it (Ctrl-C / SIGTERM) and resume again",
+        )
     reaped = registry.reap_run(run_id, {"run_dir": str(run_dir), "work_dir": str(run_dir / "work")})
     cut = repair(run_dir / "journal.jsonl")
     journaled = records.ids()
     aborted = set_aside_unjournaled(run_dir / "ledger.sqlite", run_id, journaled)
     shutil.rmtree(run_dir / "work", ignore_errors=True)
-    meta.resumes = [*meta.resumes, ResumeNote(  # assigned, not appended: run.json writes the keys that were set
-        at=now_iso(),
-        journaled_trials=len(records),
-        torn_line_dropped=bool(torn),
-        torn_bytes=len(cut),
-        aborted_ledger_rows=aborted,
-        reaped_racers=len(reaped.racers),
-        reaped_containers=len(reaped.containers),
-    )]
+    meta.resumes = [
+        *meta.resumes,
+        ResumeNote(  # assigned, not appended: run.json writes the keys that were set
+            at=now_iso(),
+            journaled_trials=len(records),
+            torn_line_dropped=bool(torn),
+            torn_bytes=len(cut),
+            aborted_ledger_rows=aborted,
+            reaped_racers=len(reaped.racers),
+            reaped_containers=len(reaped.containers),
+        ),
+    ]
     meta.interrupted = False
     return execute(RunFolder(path=run_dir, meta=meta), scenario, cells, opts)
 

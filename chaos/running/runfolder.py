@@ -68,8 +68,9 @@ def new_folder(out: Path, name: str) -> Path:
     out = Path(out)
     if not out.exists():
         if not out.parent.exists():
-            raise EnvironmentProblem(f"output folder {out}: its parent {out.parent} does not exist",
-                                     hint="create it or pass --out to an existing folder")
+            raise EnvironmentProblem(
+                f"output folder {out}: its parent {out.parent} does not exist", hint="create it or pass --out to an existing folder"
+            )
         out.mkdir()
     folder = out / name
     n = 1
@@ -123,8 +124,9 @@ class RunFolder:
     def link_latest(self) -> None:
         link_latest(self.path)
 
-    def mark_ended(self, *, interrupted: bool, signals: list[str], failures: dict[int, str],
-                   cell_versions: dict[str, CellVersions]) -> None:
+    def mark_ended(
+        self, *, interrupted: bool, signals: list[str], failures: dict[int, str], cell_versions: dict[str, CellVersions]
+    ) -> None:
         """Record how the run ended (finished, or interrupted and by which signals), which cells
         failed and why, and what each cell's racers ran; then save."""
         m = self.meta

@@ -50,33 +50,42 @@ def check(results, records) -> tuple[bool, list[str]]:
         lines.append(("ok    " if cond else "FAIL  ") + text)
 
     by_workload = {c.workload: c for c in results.cells}
-    judge(CLEAN in by_workload and DUPLICATING in by_workload,
-          f"the scenario has a {CLEAN} cell and a {DUPLICATING} cell")
+    judge(CLEAN in by_workload and DUPLICATING in by_workload, f"the scenario has a {CLEAN} cell and a {DUPLICATING} cell")
     sweep = [r for r in records if not r.trial_id.endswith("-dry")]
     sm = results.summary
-    judge(bool(sweep) and all(r.valid and r.fault_fired for r in sweep),
-          f"every trial valid with its fault fired ({sum(r.valid for r in sweep)}/{len(sweep)} valid)")
-    judge(sm.kills_unconfirmed == 0 and sm.kills_confirmed == len(sweep),
-          f"every kill confirmed by the exit status ({sm.kills_confirmed}/{len(sweep)})")
+    judge(
+        bool(sweep) and all(r.valid and r.fault_fired for r in sweep),
+        f"every trial valid with its fault fired ({sum(r.valid for r in sweep)}/{len(sweep)} valid)",
+    )
+    judge(
+        sm.kills_unconfirmed == 0 and sm.kills_confirmed == len(sweep),
+        f"every kill confirmed by the exit status ({sm.kills_confirmed}/{len(sweep)})",
+    )
     clean = by_workload.get(CLEAN)
     if clean is not None:
         eo = next((v for v in clean.verdicts if v.property == "EO"), None)
         bad = [v.property for v in clean.verdicts if v.status == "violated"]
-        judge(eo is not None and eo.status == "holds" and not bad,
-              f"{CLEAN}: EO {eo.status if eo else 'missing'}, violated: {', '.join(bad) or 'none'} (no false duplicate)")
+        judge(
+            eo is not None and eo.status == "holds" and not bad,
+            f"{CLEAN}: EO {eo.status if eo else 'missing'}, violated: {', '.join(bad) or 'none'} (no false duplicate)",
+        )
     dup = by_workload.get(DUPLICATING)
     if dup is not None:
         eo = next((v for v in dup.verdicts if v.property == "EO"), None)
-        judge(eo is not None and eo.status == "violated",
-              f"{DUPLICATING}: EO {eo.status if eo else 'missing'} (the known duplicate is caught)")
+        judge(
+            eo is not None and eo.status == "violated",
+            f"{DUPLICATING}: EO {eo.status if eo else 'missing'} (the known duplicate is caught)",
+        )
         effect_points = [p for p in dup.points if p.point.startswith("effect(task=")]
         judge(bool(effect_points), f"{DUPLICATING}: {len(effect_points)} effect boundaries swept")
         for p in effect_points:
-            task = p.point[len("effect(task="):].split(")")[0]
+            task = p.point[len("effect(task=") :].split(")")[0]
             recs = [r for r in sweep if r.cell_index == dup.cell_index and r.point == p.point]
             counts = [Counter(row["task"] for row in r.ledger).get(task, 0) for r in recs]
-            judge(bool(counts) and all(n == 2 for n in counts),
-                  f"{DUPLICATING} killed at {p.point}: {task} fired {counts} times per repeat (2 every time)")
+            judge(
+                bool(counts) and all(n == 2 for n in counts),
+                f"{DUPLICATING} killed at {p.point}: {task} fired {counts} times per repeat (2 every time)",
+            )
     return ok, lines
 
 

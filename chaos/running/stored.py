@@ -44,8 +44,13 @@ def slim(rec: TrialRecord) -> TrialRecord:
     racers = []
     for o in rec.racers:
         if o.result:
-            o = o.model_copy(update={"result": {k: v for k, v in o.result.items()
-                                                if k in KEPT_RESULT_FIELDS or v is None or isinstance(v, (bool, int, float, str))}})
+            o = o.model_copy(
+                update={
+                    "result": {
+                        k: v for k, v in o.result.items() if k in KEPT_RESULT_FIELDS or v is None or isinstance(v, (bool, int, float, str))
+                    }
+                }
+            )
         racers.append(o)
     return rec.model_copy(update={"racers": racers})
 
@@ -101,11 +106,15 @@ class StoredTrials:
             if e["type"].startswith("json") or not e["loc"]:
                 kind = {list: "list", str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}
                 why = e["msg"] if e["type"].startswith("json") else f"a JSON {kind.get(type(e['input']), 'value')}, not an object"
-                raise ChaosError(f"{self.path}:{lineno}: journal line is not a JSON record ({why[:120]})",
-                                 hint="the journal is damaged; move the line away or start a new run") from None
+                raise ChaosError(
+                    f"{self.path}:{lineno}: journal line is not a JSON record ({why[:120]})",
+                    hint="the journal is damaged; move the line away or start a new run",
+                ) from None
             field = ".".join(map(str, e["loc"]))
-            raise ChaosError(f"{self.path}:{lineno}: not a trial record: {field}: {e['msg']}",
-                             hint="the journal is damaged; move the line away or start a new run") from None
+            raise ChaosError(
+                f"{self.path}:{lineno}: not a trial record: {field}: {e['msg']}",
+                hint="the journal is damaged; move the line away or start a new run",
+            ) from None
 
     # ------------------------------------------------------------------ reading
 

@@ -102,8 +102,17 @@ class TrialRun:
         """``wait_until`` with the trial's timeout, idling the way the launcher knows best."""
         return wait_until(pred, self.timeout, getattr(self.ctx.launcher, "wait_change", None))
 
-    def spec(self, racer_id: str, *, actions: list[ActionSpec] | None = None, armed: tuple[str, ...] = (), gate: bool = False,
-             inspect_before: bool = False, inspect_after: bool = False, hold: bool = False) -> RacerSpec:
+    def spec(
+        self,
+        racer_id: str,
+        *,
+        actions: list[ActionSpec] | None = None,
+        armed: tuple[str, ...] = (),
+        gate: bool = False,
+        inspect_before: bool = False,
+        inspect_after: bool = False,
+        hold: bool = False,
+    ) -> RacerSpec:
         """The spec of one racer of this trial (``chaos.racer.protocol.RacerSpec``)."""
         s = self.cell.scenario
         return {
@@ -171,16 +180,18 @@ class TrialRun:
             h.kill()
         return hung
 
-    def collect(self, h: RacerHandle, role: str, f: str, value: Any = None, *, killed_on_purpose: bool = False,
-                hung: bool = False) -> RacerOutcome:
+    def collect(
+        self, h: RacerHandle, role: str, f: str, value: Any = None, *, killed_on_purpose: bool = False, hung: bool = False
+    ) -> RacerOutcome:
         """Record the racer's exit and result, and its call as invoke + ok/fail/info."""
         st: Literal["ok", "harness_error", "killed", "timeout", "crashed"]
         op: Literal["ok", "fail", "info"]
         detail: str | None
         status = h.exit_status()
         result = cast("RacerResult | None", h.result())
-        self.history.append(Op(racer_id=h.racer_id, type="invoke", f=f, value=value,
-                               t_mono_ns=result.get("t_invoke_mono_ns") if result else None))
+        self.history.append(
+            Op(racer_id=h.racer_id, type="invoke", f=f, value=value, t_mono_ns=result.get("t_invoke_mono_ns") if result else None)
+        )
         if hung:
             st, op, detail = "timeout", "info", f"no exit within {self.timeout}s: killed"
         elif killed_on_purpose:
@@ -199,8 +210,9 @@ class TrialRun:
                 st, op, detail = "ok", "fail", _error_text(last.get("error"))
             else:
                 st, op, detail = "ok", "ok", last.get("status") if last is not None else None
-        self.history.append(Op(racer_id=h.racer_id, type=op, f=f, value=value, detail=detail,
-                               t_mono_ns=result.get("t_return_mono_ns") if result else None))
+        self.history.append(
+            Op(racer_id=h.racer_id, type=op, f=f, value=value, detail=detail, t_mono_ns=result.get("t_return_mono_ns") if result else None)
+        )
         out = RacerOutcome(
             racer_id=h.racer_id,
             role=role,

@@ -75,11 +75,14 @@ class Scenario(Strict):
     # fields only some kinds read (each kind's ``fields`` names them; its module says how)
     distinct_values: bool = Field(False, description="racers at one interrupt: each resumes with its own value")
     fork_via: Literal["checkpoint", "explicit"] = Field(
-        "checkpoint", description="resuming a past checkpoint: address it directly, or through the framework's explicit fork")
+        "checkpoint", description="resuming a past checkpoint: address it directly, or through the framework's explicit fork"
+    )
     resume_by: Literal["thread", "interrupt"] = Field(
-        "thread", description="a repeated answer: to whatever interrupt is pending, or to the first one by its id")
+        "thread", description="a repeated answer: to whatever interrupt is pending, or to the first one by its id"
+    )
     kill_points: list[str] = Field(
-        default_factory=list, description="sweeps: only kill points whose boundary name contains one of these (empty: all)")
+        default_factory=list, description="sweeps: only kill points whose boundary name contains one of these (empty: all)"
+    )
     timeout_s: float = Field(120, gt=0, description="cap on any single wait for a racer")
     matrix: dict[str, list[Any]] = Field(default_factory=dict)
 
@@ -114,8 +117,9 @@ class Scenario(Strict):
                         raise ValueError("each matrix case is a mapping of axes to values, e.g. {name: exit, durability: exit}")
                     bad = [k for k in v if k != "name" and (k not in AXES or k == "case")]
                     if bad:
-                        raise ValueError(f"matrix case key {bad[0]!r} is not an axis; allowed: name, "
-                                         + ", ".join(a for a in AXES if a != "case"))
+                        raise ValueError(
+                            f"matrix case key {bad[0]!r} is not an axis; allowed: name, " + ", ".join(a for a in AXES if a != "case")
+                        )
         return m
 
     @model_validator(mode="after")
@@ -197,9 +201,7 @@ def _check_duplicates(node: yaml.Node, path: str) -> None:
         for k, v in node.value:
             key = str(k.value)
             if key in seen:
-                raise ScenarioError(
-                    f"{path}:{k.start_mark.line + 1}: duplicate key {key!r} (first at line {seen[key]})"
-                )
+                raise ScenarioError(f"{path}:{k.start_mark.line + 1}: duplicate key {key!r} (first at line {seen[key]})")
             seen[key] = k.start_mark.line + 1
             _check_duplicates(v, path)
     elif isinstance(node, yaml.SequenceNode):
@@ -268,8 +270,9 @@ def parse_scenario(text: str, path: str = "<scenario>") -> Scenario:
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         if node is not None and _expanded_size(node) > MAX_NODES:
-            raise ScenarioError(f"{path}: the scenario expands to more than {MAX_NODES} YAML nodes (aliases?); "
-                                "a scenario is a short file: write values out")
+            raise ScenarioError(
+                f"{path}: the scenario expands to more than {MAX_NODES} YAML nodes (aliases?); a scenario is a short file: write values out"
+            )
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -426,7 +429,8 @@ def expand(scenario: Scenario, *, path: str = "<scenario>", node: yaml.Node | No
             first = exc.errors()[0]
             bad_axis = next(
                 (a for a, p in AXES.items() if p and p == tuple(first["loc"])[: len(p)] and a in scenario.matrix),
-                "case" if "case" in scenario.matrix else None)
+                "case" if "case" in scenario.matrix else None,
+            )
             line = _line_of(node, ("matrix", bad_axis)) if (node is not None and bad_axis) else None
             raise ScenarioError(f"{path}:{line or 1}: matrix: {_describe(first)}") from None
         axis_values = {axis: value for (axis, _), value in zip(axes, combo, strict=True)}

@@ -115,12 +115,18 @@ def load_suite(path: str | os.PathLike) -> LoadedSuite:
     _check_duplicates(node, str(p))
     if isinstance(data, list):  # bare list form: wrap it so lines still resolve
         data = {"name": p.stem.replace(" ", "_") or "suite", "scenarios": data}
-        node = yaml.MappingNode("tag:yaml.org,2002:map",
-                                [(yaml.ScalarNode("tag:yaml.org,2002:str", "scenarios", start_mark=node.start_mark), node)],
-                                start_mark=node.start_mark, end_mark=node.end_mark)
+        node = yaml.MappingNode(
+            "tag:yaml.org,2002:map",
+            [(yaml.ScalarNode("tag:yaml.org,2002:str", "scenarios", start_mark=node.start_mark), node)],
+            start_mark=node.start_mark,
+            end_mark=node.end_mark,
+        )
     if not isinstance(data, dict) or "kind" in data:
-        raise ScenarioError(f"{p}:1: a suite is a mapping with name and scenarios (a list of {{file, overrides}}), "
-                            "or a bare list of those; this looks like a scenario", hint="run a scenario with `chaos run`")
+        raise ScenarioError(
+            f"{p}:1: a suite is a mapping with name and scenarios (a list of {{file, overrides}}), "
+            "or a bare list of those; this looks like a scenario",
+            hint="run a scenario with `chaos run`",
+        )
     try:
         suite = Suite.model_validate(data)
     except ValidationError as exc:
@@ -129,8 +135,9 @@ def load_suite(path: str | os.PathLike) -> LoadedSuite:
         field = ".".join(str(x) for x in first["loc"]) or "(top level)"
         if first["type"] == "extra_forbidden":
             where = "an entry" if "scenarios" in first["loc"][:1] and len(first["loc"]) > 2 else "a suite"
-            msg = f"{field}: unknown key; allowed in {where}: " + (", ".join(SuiteEntry.model_fields) if where == "an entry"
-                                                                    else ", ".join(Suite.model_fields))
+            msg = f"{field}: unknown key; allowed in {where}: " + (
+                ", ".join(SuiteEntry.model_fields) if where == "an entry" else ", ".join(Suite.model_fields)
+            )
         elif first["type"] == "missing":
             msg = f"{field}: required field is missing"
         else:
@@ -141,10 +148,12 @@ def load_suite(path: str | os.PathLike) -> LoadedSuite:
     names: dict[str, int] = {}
     for i, entry in enumerate(suite.scenarios):
         loc = ("scenarios", i)
-        file = (p.parent / entry.file)
+        file = p.parent / entry.file
         if not file.is_file():
-            raise ScenarioError(f"{p}:{_line_of(node, loc + ('file',))}: scenarios[{i}].file: no such scenario file "
-                                f"{entry.file!r} (looked for {file})", hint="fix the path or remove the entry from the suite")
+            raise ScenarioError(
+                f"{p}:{_line_of(node, loc + ('file',))}: scenarios[{i}].file: no such scenario file {entry.file!r} (looked for {file})",
+                hint="fix the path or remove the entry from the suite",
+            )
         base = load_scenario(file)  # its own errors name the scenario file
         try:
             scenario = Scenario.model_validate(apply_overrides(base, entry.overrides))
@@ -156,12 +165,15 @@ def load_suite(path: str | os.PathLike) -> LoadedSuite:
             check_semantics(scenario, str(file))
             expand(scenario, path=str(file))
         except ScenarioError as exc:
-            raise ScenarioError(f"{p}:{_line_of(node, loc + ('overrides',))}: scenarios[{i}] ({entry.file}) with its overrides: "
-                                f"{exc.message}") from None
+            raise ScenarioError(
+                f"{p}:{_line_of(node, loc + ('overrides',))}: scenarios[{i}] ({entry.file}) with its overrides: {exc.message}"
+            ) from None
         if scenario.name in names:
-            raise ScenarioError(f"{p}:{_line_of(node, loc)}: scenarios[{i}] ({entry.file}): scenario name {scenario.name!r} is "
-                                f"already used by scenarios[{names[scenario.name]}]",
-                                hint="give one of them another name: overrides: {name: ...}")
+            raise ScenarioError(
+                f"{p}:{_line_of(node, loc)}: scenarios[{i}] ({entry.file}): scenario name {scenario.name!r} is "
+                f"already used by scenarios[{names[scenario.name]}]",
+                hint="give one of them another name: overrides: {name: ...}",
+            )
         names[scenario.name] = i
         items.append(SuiteItem(index=i, file=file, overrides=dict(entry.overrides), scenario=scenario))
     return LoadedSuite(path=p, suite=suite, items=items)

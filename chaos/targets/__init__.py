@@ -80,7 +80,12 @@ TARGETS: dict[str, TargetInfo] = {
         boundaries="put(step,source):before/after, put_writes(node,channels):before/after, effect(task):after",
         import_name="langgraph",
         default_version="1.2.24",
-        pins=("langgraph=={version}", "langgraph-checkpoint-sqlite==3.1.2", "langgraph-checkpoint-postgres==3.2.0", "psycopg[binary]>=3.2,<4"),
+        pins=(
+            "langgraph=={version}",
+            "langgraph-checkpoint-sqlite==3.1.2",
+            "langgraph-checkpoint-postgres==3.2.0",
+            "psycopg[binary]>=3.2,<4",
+        ),
     ),
     "crewai": TargetInfo(
         framework="crewai",
@@ -94,8 +99,10 @@ TARGETS: dict[str, TargetInfo] = {
         kinds=("race", "kill_sweep", "stray_resume", "recovery_determinism"),
         properties=("EO", "PC", "CO", "RD", "LIVENESS"),
         distributions=("crewai",),
-        boundaries=("save_state(method=X), save_pending(method=X), clear_pending (sqlite); "
-                    "checkpoint(provider=json|sqlite,completed=a+b) (checkpoint_*), each :before/:after; effect(task):after"),
+        boundaries=(
+            "save_state(method=X), save_pending(method=X), clear_pending (sqlite); "
+            "checkpoint(provider=json|sqlite,completed=a+b) (checkpoint_*), each :before/:after; effect(task):after"
+        ),
         unsupported={
             "fork": "not wired yet: CrewAI has Flow.fork(CheckpointConfig) and restore_from_state_id, but the adapter does not drive them",
             "FI": "not measured yet (Flow.fork vs from_checkpoint would be the discriminator)",

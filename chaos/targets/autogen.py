@@ -59,8 +59,10 @@ class AutoGenSession(AsyncSession):
             ended, awaiting = speaker == w.last, speaker == w.pause_after
             self.seq += 1
             state = await self.team.save_state()
-            self.store.save(f"turn={speaker}", {"seq": self.seq, "completed": list(self.completed), "awaiting_input": awaiting,
-                                                "ended": ended, "team": state})
+            self.store.save(
+                f"turn={speaker}",
+                {"seq": self.seq, "completed": list(self.completed), "awaiting_input": awaiting, "ended": ended, "team": state},
+            )
             if ended:
                 return outcome("done", self.recorder.observed)
             if awaiting:
@@ -94,8 +96,15 @@ class AutoGenSession(AsyncSession):
         except Exception as exc:
             return {"checkpoints": None, "error": error_of(exc)}
         if doc is None:
-            return {"checkpoints": 0, "head_step": None, "next": [], "completed_tasks": [], "pending_interrupts": 0,
-                    "ended": False, "error": None}
+            return {
+                "checkpoints": 0,
+                "head_step": None,
+                "next": [],
+                "completed_tasks": [],
+                "pending_interrupts": 0,
+                "ended": False,
+                "error": None,
+            }
         awaiting = bool(doc.get("awaiting_input"))
         return {
             "checkpoints": doc["seq"],

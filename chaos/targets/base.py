@@ -45,8 +45,18 @@ from typing import Any, Protocol
 
 from chaos.racer.protocol import OPS, Action, ActionOutcome, ErrorInfo, Fired, InspectResult, OutcomeStatus
 
-__all__ = ["OPS", "Session", "Unsupported", "distribution_versions", "error_of", "jsonable", "outcome", "outcome_of_inspect",
-           "prewarm_versions", "unsupported_outcome"]
+__all__ = [
+    "OPS",
+    "Session",
+    "Unsupported",
+    "distribution_versions",
+    "error_of",
+    "jsonable",
+    "outcome",
+    "outcome_of_inspect",
+    "prewarm_versions",
+    "unsupported_outcome",
+]
 
 
 class Unsupported(Exception):
@@ -63,11 +73,25 @@ class Session(Protocol):
     def close(self) -> None: ...
 
 
-def outcome(status: OutcomeStatus, *, error: ErrorInfo | None = None, interrupts: list | None = None,
-            observed: dict[str, Any] | None = None, values: Any = None, checkpoint: Any = None, **extra: Any) -> ActionOutcome:
+def outcome(
+    status: OutcomeStatus,
+    *,
+    error: ErrorInfo | None = None,
+    interrupts: list | None = None,
+    observed: dict[str, Any] | None = None,
+    values: Any = None,
+    checkpoint: Any = None,
+    **extra: Any,
+) -> ActionOutcome:
     """An ``ActionOutcome``: the six keys every outcome has, then the op's own (``extra``)."""
-    out: ActionOutcome = {"status": status, "error": error, "interrupts": interrupts or [], "observed": dict(observed or {}),
-                          "values": values, "checkpoint": checkpoint}
+    out: ActionOutcome = {
+        "status": status,
+        "error": error,
+        "interrupts": interrupts or [],
+        "observed": dict(observed or {}),
+        "values": values,
+        "checkpoint": checkpoint,
+    }
     out.update(extra)  # type: ignore[typeddict-item]  # the op's keys (checkpoints, intent, forked_from, ...)
     return out
 

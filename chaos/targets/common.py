@@ -84,8 +84,9 @@ class JsonFileStore:
         self.barrier.hit(name + ":after")
 
 
-def outcome(status: OutcomeStatus, observed: dict[str, Any], *, error: ErrorInfo | None = None, interrupts: list | None = None,
-            **extra: Any) -> ActionOutcome:
+def outcome(
+    status: OutcomeStatus, observed: dict[str, Any], *, error: ErrorInfo | None = None, interrupts: list | None = None, **extra: Any
+) -> ActionOutcome:
     """``chaos.targets.base.outcome`` with the values the workload saw during this call."""
     return base_outcome(status, error=error, interrupts=list(interrupts or []), observed=observed, **extra)
 

@@ -30,9 +30,15 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-for _k, _v in {"CREWAI_DISABLE_TELEMETRY": "true", "OTEL_SDK_DISABLED": "true", "CREWAI_DISABLE_TRACKING": "true",
-               "CREWAI_TRACING_ENABLED": "false", "CREWAI_STORAGE_DIR": "", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-               "OPENBLAS_NUM_THREADS": "1"}.items():
+for _k, _v in {
+    "CREWAI_DISABLE_TELEMETRY": "true",
+    "OTEL_SDK_DISABLED": "true",
+    "CREWAI_DISABLE_TRACKING": "true",
+    "CREWAI_TRACING_ENABLED": "false",
+    "CREWAI_STORAGE_DIR": "",
+    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    "OPENBLAS_NUM_THREADS": "1",
+}.items():
     if _v:
         os.environ.setdefault(_k, _v)
 
@@ -158,8 +164,9 @@ class CrewAISession(SessionBase):
         from crewai.state.provider.sqlite_provider import SqliteProvider
 
         provider = JsonProvider() if self.provider_kind == "json" else SqliteProvider()
-        return CheckpointConfig(location=self.location, on_events=["method_execution_finished"], provider=provider,
-                                restore_from=restore_from)
+        return CheckpointConfig(
+            location=self.location, on_events=["method_execution_finished"], provider=provider, restore_from=restore_from
+        )
 
     def _checkpoints(self) -> list[tuple[str, str]]:
         """(location, data) of every checkpoint, oldest first (by lineage, not by clock)."""
@@ -216,8 +223,7 @@ class CrewAISession(SessionBase):
                 return self._result(flow.resume(str(action.get("value"))), HumanFeedbackPending)
             raise ValueError(f"unknown resume form {form!r}")
         if form == "command":
-            raise Unsupported("answering a @human_feedback pause needs its pending feedback, which only @persist "
-                              "saves: use backend sqlite")
+            raise Unsupported("answering a @human_feedback pause needs its pending feedback, which only @persist saves: use backend sqlite")
         if op == "run" or form == "input":
             return self._kickoff(self.flow_class(checkpoint=self._config()))
         cps = self._checkpoints()
@@ -252,21 +258,37 @@ class CrewAISession(SessionBase):
             rows = []
             if Path(self.db).exists():
                 with sqlite3.connect(self.db) as conn:
-                    rows = [r[0] for r in conn.execute(
-                        "SELECT method_name FROM flow_states WHERE flow_uuid = ? ORDER BY id", (self.thread_id,))]
+                    rows = [
+                        r[0] for r in conn.execute("SELECT method_name FROM flow_states WHERE flow_uuid = ? ORDER BY id", (self.thread_id,))
+                    ]
             pending = self.persistence.load_pending_feedback(self.thread_id) is not None
             completed = sorted(set(rows) - {"ask"})
             last = rows[-1] if rows else None
             nxt = [] if (last is None or last == final or pending) else [f"after {last}"]
-            return {"checkpoints": len(rows), "head_step": len(rows) or None, "next": nxt, "completed_tasks": completed,
-                    "pending_interrupts": int(pending), "ended": last == final, "saved_methods": rows,
-                    "persistence_errors": list(self.persistence_errors), "error": None}
+            return {
+                "checkpoints": len(rows),
+                "head_step": len(rows) or None,
+                "next": nxt,
+                "completed_tasks": completed,
+                "pending_interrupts": int(pending),
+                "ended": last == final,
+                "saved_methods": rows,
+                "persistence_errors": list(self.persistence_errors),
+                "error": None,
+            }
         cps = self._checkpoints()
         done = _completed_of(cps[-1][1]) if cps else []
         ended = final in done
-        return {"checkpoints": len(cps), "head_step": len(cps) or None,
-                "next": [] if (ended or not cps) else [f"after {'+'.join(done)}"], "completed_tasks": sorted(set(done)),
-                "pending_interrupts": 0, "ended": ended, "persistence_errors": list(self.persistence_errors), "error": None}
+        return {
+            "checkpoints": len(cps),
+            "head_step": len(cps) or None,
+            "next": [] if (ended or not cps) else [f"after {'+'.join(done)}"],
+            "completed_tasks": sorted(set(done)),
+            "pending_interrupts": 0,
+            "ended": ended,
+            "persistence_errors": list(self.persistence_errors),
+            "error": None,
+        }
 
     def close(self) -> None:
         pass

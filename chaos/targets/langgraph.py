@@ -198,8 +198,14 @@ class LangGraphSession:
         except Exception as exc:  # the framework's answer, recorded as data
             return outcome("error", error=error_of(exc), observed=self.observed, **self._head(), **extra)
         interrupts = _interrupts_of(out)
-        return outcome("interrupted" if interrupts else "done", interrupts=[jsonable(getattr(i, "value", i)) for i in interrupts],
-                       interrupt_ids=[getattr(i, "id", None) for i in interrupts], observed=self.observed, **self._head(), **extra)
+        return outcome(
+            "interrupted" if interrupts else "done",
+            interrupts=[jsonable(getattr(i, "value", i)) for i in interrupts],
+            interrupt_ids=[getattr(i, "id", None) for i in interrupts],
+            observed=self.observed,
+            **self._head(),
+            **extra,
+        )
 
     def _fork(self, action: dict) -> dict:
         from langgraph.types import Command
@@ -208,21 +214,26 @@ class LangGraphSession:
         target = action.get("checkpoint", "interrupt")
         snap = self._find(target)
         if snap is None:
-            return outcome("error", error={"type": "NoSuchCheckpoint", "module": "chaos", "where": "",
-                                           "message": f"no checkpoint {target!r} on thread {self.thread_id}"})
+            return outcome(
+                "error",
+                error={
+                    "type": "NoSuchCheckpoint",
+                    "module": "chaos",
+                    "where": "",
+                    "message": f"no checkpoint {target!r} on thread {self.thread_id}",
+                },
+            )
         cid = snap.config["configurable"]["checkpoint_id"]
         cfg = {**self.config, "configurable": {**self.config["configurable"], **snap.config["configurable"]}}
         if via == "explicit":
             # LangGraph's explicit fork: a new checkpoint branching off ``cid`` (no state change).
             try:
-                cfg = {**self.config, "configurable": {**self.config["configurable"],
-                                                       **self.graph.update_state(cfg, None)["configurable"]}}
+                cfg = {**self.config, "configurable": {**self.config["configurable"], **self.graph.update_state(cfg, None)["configurable"]}}
             except Exception as exc:
                 return outcome("error", error=error_of(exc), forked_from=cid, via=via)
         elif via != "checkpoint":
             raise Unsupported(f"fork via {via!r}: LangGraph forks via 'checkpoint' or 'explicit'")
-        return self._invoke(Command(resume=action.get("value")), cfg, forked_from=cid, via=via,
-                            fork_config=jsonable(cfg["configurable"]))
+        return self._invoke(Command(resume=action.get("value")), cfg, forked_from=cid, via=via, fork_config=jsonable(cfg["configurable"]))
 
     def _history(self) -> list:
         return list(self.graph.get_state_history(self.config))
@@ -237,9 +248,13 @@ class LangGraphSession:
 
     def _checkpoints(self) -> list[dict]:
         return [
-            {"id": h.config["configurable"].get("checkpoint_id"), "step": (h.metadata or {}).get("step"),
-             "source": (h.metadata or {}).get("source"), "next": list(h.next),
-             "interrupts": sum(len(t.interrupts) for t in h.tasks)}
+            {
+                "id": h.config["configurable"].get("checkpoint_id"),
+                "step": (h.metadata or {}).get("step"),
+                "source": (h.metadata or {}).get("source"),
+                "next": list(h.next),
+                "interrupts": sum(len(t.interrupts) for t in h.tasks),
+            }
             for h in self._history()
         ]
 
@@ -287,11 +302,13 @@ class LangGraphSession:
             return {"values": None, "raw_error": error_of(exc)}
         if tup is None:
             return {"values": None, "pending_writes": []}
-        values = {k: v for k, v in (tup.checkpoint.get("channel_values") or {}).items()
-                  if not k.startswith(("branch:", "__"))}
-        return {"values": jsonable(values), "values_source": "saver",
-                "checkpoint": tup.config["configurable"].get("checkpoint_id"),
-                "pending_writes": [[str(w[1]), jsonable(w[2])] for w in (tup.pending_writes or [])]}
+        values = {k: v for k, v in (tup.checkpoint.get("channel_values") or {}).items() if not k.startswith(("branch:", "__"))}
+        return {
+            "values": jsonable(values),
+            "values_source": "saver",
+            "checkpoint": tup.config["configurable"].get("checkpoint_id"),
+            "pending_writes": [[str(w[1]), jsonable(w[2])] for w in (tup.pending_writes or [])],
+        }
 
     def close(self) -> None:
         try:
@@ -324,25 +341,32 @@ def fork_intent() -> dict:
         from langgraph import constants as consts  # type: ignore[no-redef]
     command_params = list(_inspect.signature(Command).parameters)
     invoke_params = list(_inspect.signature(Pregel.invoke).parameters)
-    address = [getattr(consts, n, d) for n, d in (("CONFIG_KEY_THREAD_ID", "thread_id"),
-                                                  ("CONFIG_KEY_CHECKPOINT_NS", "checkpoint_ns"),
-                                                  ("CONFIG_KEY_CHECKPOINT_ID", "checkpoint_id"))]
+    address = [
+        getattr(consts, n, d)
+        for n, d in (
+            ("CONFIG_KEY_THREAD_ID", "thread_id"),
+            ("CONFIG_KEY_CHECKPOINT_NS", "checkpoint_ns"),
+            ("CONFIG_KEY_CHECKPOINT_ID", "checkpoint_id"),
+        )
+    ]
     surface: dict[str, Any] = {
         "Command": str(_inspect.signature(Command)),
         "Pregel.invoke": str(_inspect.signature(Pregel.invoke)),
         "Pregel.update_state": str(_inspect.signature(Pregel.update_state)),
         "config.configurable": address,
-        "internal resume keys (not public)": {n: getattr(consts, n) for n in dir(consts)
-                                              if n.startswith("CONFIG_KEY") and "RESUM" in n},
+        "internal resume keys (not public)": {n: getattr(consts, n) for n in dir(consts) if n.startswith("CONFIG_KEY") and "RESUM" in n},
     }
     public = [f"Command.{p}" for p in command_params] + [f"invoke.{p}" for p in invoke_params] + [f"configurable.{a}" for a in address]
     hits = [p for p in public if any(w in p.lower() for w in INTENT_WORDS) and "retry_policy" not in p]
     return {
         "discriminator": ", ".join(hits) or None,
         "surface": surface,
-        "note": (f"possible discriminator: {', '.join(hits)}" if hits else
-                 "Command(resume=v) with a checkpoint_id is how a past interrupt is answered; no public parameter of "
-                 "Command, invoke or the config says whether it is a retry of the same resume or a fork with a new value"),
+        "note": (
+            f"possible discriminator: {', '.join(hits)}"
+            if hits
+            else "Command(resume=v) with a checkpoint_id is how a past interrupt is answered; no public parameter of "
+            "Command, invoke or the config says whether it is a retry of the same resume or a fork with a new value"
+        ),
     }
 
 

@@ -51,8 +51,16 @@ class LlamaIndexSession(AsyncSession):
     def _save(self, what: str, handler: Any, *, awaiting: bool) -> None:
         doc = handler.ctx.to_dict()
         self.seq += 1
-        self.store.save(what, {"seq": self.seq, "completed": list(self.completed), "awaiting_input": awaiting,
-                               "ended": not doc.get("is_running", True), "ctx": doc})
+        self.store.save(
+            what,
+            {
+                "seq": self.seq,
+                "completed": list(self.completed),
+                "awaiting_input": awaiting,
+                "ended": not doc.get("is_running", True),
+                "ctx": doc,
+            },
+        )
 
     async def _drive(self, handler: Any, answer: Any = None, answering: bool = False) -> dict:
         from workflows.events import HumanResponseEvent, InputRequiredEvent, StepStateChanged, StopEvent
@@ -100,8 +108,15 @@ class LlamaIndexSession(AsyncSession):
         except Exception as exc:
             return {"checkpoints": None, "error": error_of(exc)}
         if doc is None:
-            return {"checkpoints": 0, "head_step": None, "next": [], "completed_tasks": [], "pending_interrupts": 0,
-                    "ended": False, "error": None}
+            return {
+                "checkpoints": 0,
+                "head_step": None,
+                "next": [],
+                "completed_tasks": [],
+                "pending_interrupts": 0,
+                "ended": False,
+                "error": None,
+            }
         return {
             "checkpoints": doc["seq"],
             "head_step": doc["seq"],

@@ -176,8 +176,16 @@ def open_session(spec: dict, barrier: BarrierClient, ledger: Ledger) -> Pydantic
 # For warm racers (chaos.racer.forkserver): importing pydantic-graph starts no thread and opens nothing.
 # pydantic's TypeAdapter machinery and anyio are imported lazily by the file persistence (about 50
 # ms of a racer's setup): preloaded too.
-PRELOAD = ("pydantic_graph", "pydantic_graph.persistence.file", "pydantic.type_adapter", "anyio", "anyio.to_thread",
-           "anyio._backends._asyncio", "concurrent.futures.thread", "chaos.workloads.pydantic_graph")
+PRELOAD = (
+    "pydantic_graph",
+    "pydantic_graph.persistence.file",
+    "pydantic.type_adapter",
+    "anyio",
+    "anyio.to_thread",
+    "anyio._backends._asyncio",
+    "concurrent.futures.thread",
+    "chaos.workloads.pydantic_graph",
+)
 
 
 def prewarm(only: str | None = None) -> None:

@@ -56,12 +56,16 @@ def import_factory(ref: str) -> Callable:
     return obj
 
 
-def build_workload(spec: dict, effect_hook: Callable[[str, Any], None], builtin: dict, expected: type,
-                   checkpointer: Any = None) -> Any:
+def build_workload(spec: dict, effect_hook: Callable[[str, Any], None], builtin: dict, expected: type, checkpointer: Any = None) -> Any:
     """Build the racer spec's workload (a built-in name or ``package.module:factory``) and check it
     returned the adapter's workload type."""
-    ctx = WorkloadContext(checkpointer=checkpointer, effect_hook=effect_hook, seed=int(spec.get("seed", 0)),
-                          racer_id=spec["racer_id"], params=dict(spec.get("workload_params") or {}))
+    ctx = WorkloadContext(
+        checkpointer=checkpointer,
+        effect_hook=effect_hook,
+        seed=int(spec.get("seed", 0)),
+        racer_id=spec["racer_id"],
+        params=dict(spec.get("workload_params") or {}),
+    )
     name = spec["workload"]
     built = (builtin.get(name) or import_factory(name))(ctx)
     if not isinstance(built, expected):

@@ -23,14 +23,16 @@ from autogen_core.tools import FunctionTool
 from autogen_ext.models.replay import ReplayChatCompletionClient
 
 QUESTION = "APPROVE?"
-_INFO = ModelInfo(vision=False, function_calling=True, json_output=False, family=ModelFamily.UNKNOWN,
-                  structured_output=False)
+_INFO = ModelInfo(vision=False, function_calling=True, json_output=False, family=ModelFamily.UNKNOWN, structured_output=False)
 
 
 def _tool_call(name: str) -> CreateResult:
-    return CreateResult(content=[FunctionCall(id=f"call_{name}", arguments="{}", name=name)],
-                        finish_reason="function_calls", usage=RequestUsage(prompt_tokens=0, completion_tokens=0),
-                        cached=False)
+    return CreateResult(
+        content=[FunctionCall(id=f"call_{name}", arguments="{}", name=name)],
+        finish_reason="function_calls",
+        usage=RequestUsage(prompt_tokens=0, completion_tokens=0),
+        cached=False,
+    )
 
 
 def tool_agent(task: str, effect: Callable[[str, Any], None], replies: int = 8) -> AssistantAgent:
@@ -68,7 +70,7 @@ class GateAgent(BaseChatAgent):
 @dataclass
 class AutoGenWorkload:
     participants: list
-    last: str                       # the agent whose turn ends the run
+    last: str  # the agent whose turn ends the run
     pause_after: str | None = None  # the agent whose turn stops the team for a human
     gated_task: str | None = None
     task: str = "go"
@@ -83,8 +85,9 @@ def three_step(ctx) -> AutoGenWorkload:
 def gate_after_interrupt(ctx) -> AutoGenWorkload:
     ask = AssistantAgent("ask", model_client=ReplayChatCompletionClient([QUESTION] * 8))
     agents = [tool_agent("pre", ctx.effect_hook), ask, GateAgent("gate", ctx.effect_hook), tool_agent("end", ctx.effect_hook)]
-    return AutoGenWorkload(participants=agents, last="end", pause_after="ask", gated_task="gate",
-                           tasks={"pre": "pre", "gate": "gate", "end": "end"})
+    return AutoGenWorkload(
+        participants=agents, last="end", pause_after="ask", gated_task="gate", tasks={"pre": "pre", "gate": "gate", "end": "end"}
+    )
 
 
 BUILTIN = {"three_step": three_step, "gate_after_interrupt": gate_after_interrupt}

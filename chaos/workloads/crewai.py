@@ -81,8 +81,7 @@ def gate_after_interrupt(ctx) -> CrewWorkload:
             self.state.log.append("end")
             return list(self.state.log)
 
-    return CrewWorkload(flow_class=GateAfterInterrupt, gated_task="gate", pausable=True,
-                        methods=("pre", "ask", "gate", "end"))
+    return CrewWorkload(flow_class=GateAfterInterrupt, gated_task="gate", pausable=True, methods=("pre", "ask", "gate", "end"))
 
 
 BUILTIN = {"three_step": three_step, "gate_after_interrupt": gate_after_interrupt}

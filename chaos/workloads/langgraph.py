@@ -165,8 +165,11 @@ def _invalid(ctx: WorkloadContext, bad_update: dict, field_name: str) -> LangGra
     g.add_edge("a", "bad")
     g.add_edge("bad", "c")
     g.add_edge("c", END)
-    return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []},
-                             meta={"invalid": {"task": "bad", "field": field_name, "value": bad_update[field_name]}})
+    return LangGraphWorkload(
+        graph=g.compile(checkpointer=ctx.checkpointer),
+        input={"log": []},
+        meta={"invalid": {"task": "bad", "field": field_name, "value": bad_update[field_name]}},
+    )
 
 
 def invalid_type(ctx: WorkloadContext) -> LangGraphWorkload:

@@ -97,13 +97,17 @@ class PGWorkload:
 
 
 def three_step(ctx) -> PGWorkload:
-    return PGWorkload(graph=Graph(nodes=[A, B, C], state_type=State, name="three_step"), start=A,
-                      tasks={"A": "a", "B": "b", "C": "c"})
+    return PGWorkload(graph=Graph(nodes=[A, B, C], state_type=State, name="three_step"), start=A, tasks={"A": "a", "B": "b", "C": "c"})
 
 
 def gate_after_interrupt(ctx) -> PGWorkload:
-    return PGWorkload(graph=Graph(nodes=[Pre, Ask, Gate, Finish], state_type=State, name="gate_after_interrupt"),
-                      start=Pre, pause=Ask, gated_task="gate", tasks={"Pre": "pre", "Gate": "gate", "Finish": "end"})
+    return PGWorkload(
+        graph=Graph(nodes=[Pre, Ask, Gate, Finish], state_type=State, name="gate_after_interrupt"),
+        start=Pre,
+        pause=Ask,
+        gated_task="gate",
+        tasks={"Pre": "pre", "Gate": "gate", "Finish": "end"},
+    )
 
 
 BUILTIN = {"three_step": three_step, "gate_after_interrupt": gate_after_interrupt}

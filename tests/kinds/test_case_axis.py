@@ -22,16 +22,25 @@ matrix:
 
 
 def test_each_case_sets_several_axes_at_once_and_names_its_cell():
-    s = parse_scenario(BASE + "    - {name: f, fork_via: explicit}\n"
-                              "    - {kind: stray_resume, workload: two_gates, resume_by: interrupt}\n"
-                              "  backend: [sqlite, memory]\n")
+    s = parse_scenario(
+        BASE + "    - {name: f, fork_via: explicit}\n"
+        "    - {kind: stray_resume, workload: two_gates, resume_by: interrupt}\n"
+        "  backend: [sqlite, memory]\n"
+    )
     cells = expand(s)
-    assert [c.id for c in cells] == ["case=f,backend=sqlite", "case=f,backend=memory",
-                                     "case=kind:stray_resume/workload:two_gates/resume_by:interrupt,backend=sqlite",
-                                     "case=kind:stray_resume/workload:two_gates/resume_by:interrupt,backend=memory"]
+    assert [c.id for c in cells] == [
+        "case=f,backend=sqlite",
+        "case=f,backend=memory",
+        "case=kind:stray_resume/workload:two_gates/resume_by:interrupt,backend=sqlite",
+        "case=kind:stray_resume/workload:two_gates/resume_by:interrupt,backend=memory",
+    ]
     assert (cells[0].scenario.kind, cells[0].scenario.fork_via) == ("fork", "explicit")
-    assert (cells[3].scenario.kind, cells[3].scenario.workload, cells[3].scenario.resume_by,
-            cells[3].scenario.target.backend) == ("stray_resume", "two_gates", "interrupt", "memory")
+    assert (cells[3].scenario.kind, cells[3].scenario.workload, cells[3].scenario.resume_by, cells[3].scenario.target.backend) == (
+        "stray_resume",
+        "two_gates",
+        "interrupt",
+        "memory",
+    )
 
 
 @pytest.mark.parametrize(
@@ -39,7 +48,10 @@ def test_each_case_sets_several_axes_at_once_and_names_its_cell():
     [
         ("    - {colour: red}\n", "t.yaml:5: matrix: matrix case key 'colour' is not an axis; allowed: name, kind"),
         ("    - plain\n", "each matrix case is a mapping of axes to values"),
-        ("    - {kind: fork, resume: none}\n", "t.yaml:6: matrix: (top level): a fork resumes a pending interrupt: set resume to 'command:<value>'"),
+        (
+            "    - {kind: fork, resume: none}\n",
+            "t.yaml:6: matrix: (top level): a fork resumes a pending interrupt: set resume to 'command:<value>'",
+        ),
     ],
 )
 def test_a_bad_case_is_refused_with_file_line_and_what_is_allowed(tmp_path, case, expected):

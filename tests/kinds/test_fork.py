@@ -74,12 +74,17 @@ def test_cells_name_the_framework_versions_the_racers_ran(fork_run):
 
 
 def test_a_violated_verdict_reruns_alone_to_the_same_verdict(fork_run, tmp_path):
-    stored = next(json.loads(line) for line in (fork_run.run_dir / "journal.jsonl").read_text().splitlines()
-                  if json.loads(line)["trial_id"] == "c000-t0000")
+    stored = next(
+        json.loads(line)
+        for line in (fork_run.run_dir / "journal.jsonl").read_text().splitlines()
+        if json.loads(line)["trial_id"] == "c000-t0000"
+    )
     outcome, comparison = rerun(fork_run.run_dir, ["c000-t0000"], RunOptions(out=tmp_path))
     assert [c.cell_id for c in outcome.results.cells] == ["fork_via=checkpoint"]
-    assert {(row["property"], row["was"], row["now"]) for row in comparison} == {("FD", "violated", "violated"),
-                                                                               ("FI", "violated", "violated")}
+    assert {(row["property"], row["was"], row["now"]) for row in comparison} == {
+        ("FD", "violated", "violated"),
+        ("FI", "violated", "violated"),
+    }
     again = json.loads((outcome.run_dir / "journal.jsonl").read_text().splitlines()[0])
     assert again["trial_id"] == "c000-t0000" and again["seed"] == stored["seed"]
     assert json.loads((outcome.run_dir / "run.json").read_text())["rerun_of"]["trial_ids"] == ["c000-t0000"]
@@ -107,11 +112,17 @@ def test_chaos_rerun_at_the_terminal_shows_was_and_now_and_exits_with_the_verdic
     import sys
 
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    r = subprocess.run([sys.executable, "-m", "chaos", "rerun", str(fork_run.run_dir), "c000-t0000", "--out", str(tmp_path)],
-                       capture_output=True, text=True, timeout=600, env=env)
+    r = subprocess.run(
+        [sys.executable, "-m", "chaos", "rerun", str(fork_run.run_dir), "c000-t0000", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
     assert r.returncode == 1, r.stderr
     rows = [line for line in r.stdout.splitlines() if "fork_via=checkpoint" in line and "c000-t0000" in line]
     assert len(rows) == 2 and all(line.count("violated") == 2 for line in rows)
-    bad = subprocess.run([sys.executable, "-m", "chaos", "rerun", str(fork_run.run_dir), "nope"],
-                         capture_output=True, text=True, timeout=600, env=env)
+    bad = subprocess.run(
+        [sys.executable, "-m", "chaos", "rerun", str(fork_run.run_dir), "nope"], capture_output=True, text=True, timeout=600, env=env
+    )
     assert bad.returncode == 3 and "no trial 'nope'" in bad.stderr and "Traceback" not in bad.stderr

@@ -30,7 +30,9 @@ def test_a_fork_of_a_functional_workflow_reruns_it_from_the_start_with_the_old_a
 
 
 def test_functional_boundaries_pass_through_the_saver(tmp_path):
-    out = run_text(tmp_path, """\
+    out = run_text(
+        tmp_path,
+        """\
 name: functional_sweep
 kind: kill_sweep
 target: {framework: langgraph, backend: sqlite, durability: sync}
@@ -39,7 +41,8 @@ resume: none
 trials: 1
 seed: 4
 kill_points: ["effect(task=b)", "channels=__return__):after#3"]
-""")
+""",
+    )
     (cell,) = out.results.cells
     points = {p.point: p for p in cell.points}
     assert set(points) == {"effect(task=b):after#1", "put_writes(node=0000000001,channels=__return__):after#3"}

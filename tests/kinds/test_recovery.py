@@ -27,8 +27,10 @@ def recovery_run(tmp_path_factory):
 
 def test_sync_durability_recovers_the_same_way_at_every_repeat(recovery_run):
     (cell,) = recovery_run.results.cells
-    assert [p.point for p in cell.points] == ["put_writes(node=b,channels=log+branch:to:c):before#1",
-                                              "put_writes(node=b,channels=log+branch:to:c):after#1"]
+    assert [p.point for p in cell.points] == [
+        "put_writes(node=b,channels=log+branch:to:c):before#1",
+        "put_writes(node=b,channels=log+branch:to:c):after#1",
+    ]
     rd = cell.verdicts[0]
     assert rd.property == "RD" and rd.status == "holds", rd.reason
     assert all(p.reached == 2 for p in cell.points)
@@ -38,13 +40,25 @@ def test_sync_durability_recovers_the_same_way_at_every_repeat(recovery_run):
 def _rec(trial: str, durable_checkpoints: int, ran_again: list[str]) -> TrialRecord:
     """A recorded recovery (the shape kill_trial journals) at one kill point."""
     return TrialRecord(
-        run_id="r", cell_index=0, cell_id="c", trial_id=trial, point="effect(task=b):after#1", seed=1,
-        kind="recovery_determinism", thread_id="t", valid=True, t_start_wall=0.0, wall_s=1.0,
+        run_id="r",
+        cell_index=0,
+        cell_id="c",
+        trial_id=trial,
+        point="effect(task=b):after#1",
+        seed=1,
+        kind="recovery_determinism",
+        thread_id="t",
+        valid=True,
+        t_start_wall=0.0,
+        wall_s=1.0,
         racers=[RacerOutcome(racer_id="resume", role="resume", status="ok")],
         history=[Op(racer_id="resume", type="ok", f="resume none")],
         ledger=[{"seq": i, "task": t, "racer_id": "resume"} for i, t in enumerate(ran_again)],
-        observations={"at_kill": {"checkpoints": durable_checkpoints, "completed_tasks": ["a"][: durable_checkpoints - 1]},
-                      "resume_outcome": {"status": "done"}, "after_resume": {"next": []}},
+        observations={
+            "at_kill": {"checkpoints": durable_checkpoints, "completed_tasks": ["a"][: durable_checkpoints - 1]},
+            "resume_outcome": {"status": "done"},
+            "after_resume": {"next": []},
+        },
     )
 
 

@@ -73,8 +73,9 @@ def _fork_cell():
 
 def _old_fork_record(trial_id: str):
     """A fork trial as an older chaos journaled it: no ``sent`` values in its observations."""
-    return race_record(trial_id, fired_by=["first", "fork"]).model_copy(update={
-        "kind": "fork", "observations": {"gated_task": "gate", "fork": {"status": "done", "observed": "approve"}}})
+    return race_record(trial_id, fired_by=["first", "fork"]).model_copy(
+        update={"kind": "fork", "observations": {"gated_task": "gate", "fork": {"status": "done", "observed": "approve"}}}
+    )
 
 
 def test_a_checker_that_raises_gives_unknown_with_the_error_not_a_crashed_analysis():
@@ -97,12 +98,14 @@ def test_a_streaming_checker_that_raises_midway_still_counts_every_trial(monkeyp
 
     monkeypatch.setattr(race, "check", check_one_then_fail)
     cell = race_cell()
-    results = analyse_run([cell], [race_record(f"c000-t000{i}", fired_by=["r0"]) for i in range(3)], {},
-                          run_id="demo", scenario=cell.scenario, seed=1)
+    results = analyse_run(
+        [cell], [race_record(f"c000-t000{i}", fired_by=["r0"]) for i in range(3)], {}, run_id="demo", scenario=cell.scenario, seed=1
+    )
     (res,) = results.cells
     assert [(v.property, v.status, v.reason) for v in res.verdicts] == [
         ("CO", "unknown", "the race checker failed: RuntimeError: bug in the race checker"),
-        ("LIVENESS", "unknown", "the race checker failed: RuntimeError: bug in the race checker")]
+        ("LIVENESS", "unknown", "the race checker failed: RuntimeError: bug in the race checker"),
+    ]
     assert res.trials == 3 and results.summary.trials == 3 and results.exit_code == 2
 
 

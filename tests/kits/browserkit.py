@@ -20,8 +20,16 @@ from pathlib import Path
 import pytest
 
 CONSOLE_RE = re.compile(r":CONSOLE(?:[:(]\d*\)?)?\]\s*(.*)")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
-         "--disable-background-networking", "--disable-component-update", "--hide-scrollbars"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-extensions",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--hide-scrollbars",
+]
 
 
 def chromium_path() -> str | None:
@@ -47,8 +55,13 @@ class Page:
 
 def _run(chromium: str, args: list[str], timeout: float) -> tuple[str, str]:
     with tempfile.TemporaryDirectory(prefix="chaos-chromium-") as profile:
-        p = subprocess.Popen([chromium, *FLAGS, f"--user-data-dir={profile}", *args], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+        p = subprocess.Popen(
+            [chromium, *FLAGS, f"--user-data-dir={profile}", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
         try:
             out, err = p.communicate(timeout=timeout)
         finally:  # reap the whole process group (renderer, gpu, zygote helpers) in any case
@@ -61,8 +74,9 @@ def _run(chromium: str, args: list[str], timeout: float) -> tuple[str, str]:
 
 
 def load_page(chromium: str, path: Path, timeout: float = 120) -> Page:
-    out, err = _run(chromium, ["--enable-logging=stderr", "--v=0", "--virtual-time-budget=2000", "--dump-dom",
-                               Path(path).resolve().as_uri()], timeout)
+    out, err = _run(
+        chromium, ["--enable-logging=stderr", "--v=0", "--virtual-time-budget=2000", "--dump-dom", Path(path).resolve().as_uri()], timeout
+    )
     console = [m.group(1) for line in err.splitlines() if (m := CONSOLE_RE.search(line))]
     return Page(dom=out, console=console, log=err)
 

@@ -30,5 +30,7 @@ def pause_answers(framework: str, kind: str, *, seed: int, trials: int = 1, k: i
     """A scenario in which a paused run (``gate_after_interrupt``, file-backed) is answered ``true``:
     by ``k`` racers at once (``race``) or once more after it completed (``stray_resume``)."""
     racers = f"racers: {{k: {k}}}\n" if k else ""
-    return (f"name: {framework}_{kind}\nkind: {kind}\ntarget: {{framework: {framework}, backend: file}}\n"
-            f"workload: gate_after_interrupt\nresume: \"command:true\"\n{racers}trials: {trials}\nseed: {seed}\ntimeout_s: 60\n")
+    return (
+        f"name: {framework}_{kind}\nkind: {kind}\ntarget: {{framework: {framework}, backend: file}}\n"
+        f'workload: gate_after_interrupt\nresume: "command:true"\n{racers}trials: {trials}\nseed: {seed}\ntimeout_s: 60\n'
+    )

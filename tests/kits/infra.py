@@ -35,8 +35,11 @@ def pg_dsn() -> str:
     except psycopg.OperationalError as exc:
         from chaos.racer.redact import redact_dsn
 
-        pytest.fail(f"Postgres at {redact_dsn(dsn)} refuses connections ({' '.join(str(exc).split())[:160]}):"
-                    " run scripts/postgres.sh (or .ci/infra.sh) and export CHAOS_PG_DSN", pytrace=False)
+        pytest.fail(
+            f"Postgres at {redact_dsn(dsn)} refuses connections ({' '.join(str(exc).split())[:160]}):"
+            " run scripts/postgres.sh (or .ci/infra.sh) and export CHAOS_PG_DSN",
+            pytrace=False,
+        )
     return dsn
 
 

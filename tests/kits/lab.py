@@ -160,8 +160,7 @@ class Lab:
             # a lab that took no lock (older code) is up, or a crashed one left its bridge: never kill it
             if time.monotonic() > deadline:
                 self.down()
-                raise RuntimeError(f"lab: bridge {BRIDGE} stays up: a crashed lab? "
-                                   "remove it with `python -m tests.kits.lab down`")
+                raise RuntimeError(f"lab: bridge {BRIDGE} stays up: a crashed lab? remove it with `python -m tests.kits.lab down`")
             time.sleep(0.2)  # polling the bridge's existence, an observable state
         if self.root is None:
             self.root = Path(tempfile.mkdtemp(prefix="chaos-lab-"))
@@ -222,21 +221,23 @@ class Lab:
         shutil.copy(self.client_key.with_suffix(".pub"), hdir / "authorized_keys")
         pybin = os.path.dirname(os.path.realpath(sys.executable))
         (hdir / "sshd_config").write_text(
-            "\n".join([
-                f"ListenAddress {h.address}:22",
-                f"HostKey {hostkey}",
-                f"AuthorizedKeysFile {hdir / 'authorized_keys'}",
-                f"PidFile {hdir / 'sshd.pid'}",
-                "PermitRootLogin prohibit-password",
-                "PasswordAuthentication no",
-                "KbdInteractiveAuthentication no",
-                "UsePAM no",
-                "StrictModes no",
-                "Subsystem sftp internal-sftp",
-                f"SetEnv PATH={pybin}:/usr/local/bin:/usr/bin:/bin",
-                "LogLevel VERBOSE",
-                "",
-            ])
+            "\n".join(
+                [
+                    f"ListenAddress {h.address}:22",
+                    f"HostKey {hostkey}",
+                    f"AuthorizedKeysFile {hdir / 'authorized_keys'}",
+                    f"PidFile {hdir / 'sshd.pid'}",
+                    "PermitRootLogin prohibit-password",
+                    "PasswordAuthentication no",
+                    "KbdInteractiveAuthentication no",
+                    "UsePAM no",
+                    "StrictModes no",
+                    "Subsystem sftp internal-sftp",
+                    f"SetEnv PATH={pybin}:/usr/local/bin:/usr/bin:/bin",
+                    "LogLevel VERBOSE",
+                    "",
+                ]
+            )
         )
         _run("ip", "netns", "add", ns)
         veth, peer = f"chl{i}h", f"chl{i}n"
@@ -254,9 +255,11 @@ class Lab:
         boot = f"import socket, os, sys; socket.sethostname({name!r}); os.execv({SSHD!r}, sys.argv[1:])"
         log = open(hdir / "sshd.log", "wb")
         h.sshd = subprocess.Popen(
-            ["ip", "netns", "exec", ns, "unshare", "--uts", sys.executable, "-c", boot,
-             SSHD, "-D", "-e", "-f", str(hdir / "sshd_config")],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            ["ip", "netns", "exec", ns, "unshare", "--uts", sys.executable, "-c", boot, SSHD, "-D", "-e", "-f", str(hdir / "sshd_config")],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         log.close()
         return h
@@ -279,17 +282,27 @@ class Lab:
         self.known_hosts = self.root / "known_hosts"
         self.known_hosts.write_text("".join(f"{h.address} {h.host_pub[0]} {h.host_pub[1]}\n" for h in self.hosts))
 
-    def inventory(self, path: Path | None = None, *, known_hosts: Path | None = None, extra: dict | None = None,
-                  hosts: list[dict] | None = None) -> Path:
+    def inventory(
+        self, path: Path | None = None, *, known_hosts: Path | None = None, extra: dict | None = None, hosts: list[dict] | None = None
+    ) -> Path:
         """Write an inventory for this lab (YAML) and return its path."""
         import yaml
 
         path = path or (self.root / "inventory.yaml")
         data = {
             "known_hosts": str(known_hosts or self.known_hosts),
-            "hosts": hosts if hosts is not None else [
-                {"name": h.name, "address": h.address, "port": 22, "user": "root", "key": str(self.client_key),
-                 "python": "python3", "workdir": h.workdir}
+            "hosts": hosts
+            if hosts is not None
+            else [
+                {
+                    "name": h.name,
+                    "address": h.address,
+                    "port": 22,
+                    "user": "root",
+                    "key": str(self.client_key),
+                    "python": "python3",
+                    "workdir": h.workdir,
+                }
                 for h in self.hosts
             ],
         }

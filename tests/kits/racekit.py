@@ -35,8 +35,16 @@ def new_run_id() -> str:
     return "t" + secrets.token_hex(4)
 
 
-def context(base: Path, launcher, run_id: str | None = None, *, ledger_config: dict | None = None,
-            store_for=None, root_seed: int = 11, keep_work: bool = False) -> tuple[RunContext, Ledger]:
+def context(
+    base: Path,
+    launcher,
+    run_id: str | None = None,
+    *,
+    ledger_config: dict | None = None,
+    store_for=None,
+    root_seed: int = 11,
+    keep_work: bool = False,
+) -> tuple[RunContext, Ledger]:
     """A RunContext like the orchestrator's, over a SQLite ledger in ``base`` (or the ledger and
     checkpoint store given: Postgres for racers on other hosts)."""
     run_id = run_id or "t" + secrets.token_hex(4)
@@ -62,8 +70,7 @@ def context(base: Path, launcher, run_id: str | None = None, *, ledger_config: d
 def run_races(scenario: Scenario, launcher, base: Path, *, run_id: str, ledger_config: dict, store_for) -> list:
     """Every trial of the scenario's first cell; returns the TrialRecords."""
     cell = expand(scenario, check=False)[0]
-    ctx, ledger = context(base, launcher, run_id, ledger_config=ledger_config, store_for=store_for,
-                          root_seed=scenario.seed, keep_work=True)
+    ctx, ledger = context(base, launcher, run_id, ledger_config=ledger_config, store_for=store_for, root_seed=scenario.seed, keep_work=True)
     try:
         return race_trials(ctx, cell, scenario.trials)
     finally:

@@ -26,13 +26,27 @@ def chaos_env(state_dir: Path) -> dict:
 
 def chaos(args: list[str], state_dir: Path, timeout: float = 300) -> subprocess.CompletedProcess:
     """``python -m chaos ARGS`` from the repository root, as a user runs it."""
-    return subprocess.run([sys.executable, "-m", "chaos", *args], cwd=ROOT, env=chaos_env(state_dir),
-                          capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "chaos", *args],
+        cwd=ROOT,
+        env=chaos_env(state_dir),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def chaos_bg(args: list[str], state_dir: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "chaos", *args], cwd=ROOT, env=chaos_env(state_dir),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    return subprocess.Popen(
+        [sys.executable, "-m", "chaos", *args],
+        cwd=ROOT,
+        env=chaos_env(state_dir),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def wait_for(pred, timeout: float, what: str):

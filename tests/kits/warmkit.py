@@ -15,8 +15,18 @@ from chaos.scenario.model import Cell, Scenario, expand
 from .racekit import context, race_trials
 
 
-def spec(base: Path, racer_id: str, *, workload: str = "three_step", thread: str = "th", armed: tuple[str, ...] = (),
-         gate: bool = False, actions: list[dict] | None = None, run_id: str = "t-run", trial_id: str = "t0") -> dict:
+def spec(
+    base: Path,
+    racer_id: str,
+    *,
+    workload: str = "three_step",
+    thread: str = "th",
+    armed: tuple[str, ...] = (),
+    gate: bool = False,
+    actions: list[dict] | None = None,
+    run_id: str = "t-run",
+    trial_id: str = "t0",
+) -> dict:
     """A racer spec as TrialRun.spec writes it, over SQLite files in ``base``."""
     (base / "barriers").mkdir(parents=True, exist_ok=True)
     return {
@@ -42,12 +52,14 @@ def spec(base: Path, racer_id: str, *, workload: str = "three_step", thread: str
 
 
 def scenario(**data) -> Scenario:
-    base = {"name": "warm_test", "target": {"framework": "langgraph", "backend": "sqlite", "durability": "sync"},
-            "seed": 11, "timeout_s": 120}
+    base = {
+        "name": "warm_test",
+        "target": {"framework": "langgraph", "backend": "sqlite", "durability": "sync"},
+        "seed": 11,
+        "timeout_s": 120,
+    }
     base.update(data)
     return Scenario.model_validate(base)
-
-
 
 
 def cells(s: Scenario) -> list[Cell]:
@@ -77,8 +89,13 @@ def sweep_results(base: Path, launcher, points=SWEEP_POINTS, backend: str = "sql
     """Kill trials of ``three_step`` (sync, resume none) at ``points``: what each boundary gave.
 
     Every kill must be confirmed by the racer's exit status; the launcher is reaped at the end."""
-    s = scenario(kind="kill_sweep", workload="three_step", resume="none", trials=1,
-                 target={"framework": "langgraph", "backend": backend, "durability": "sync"})
+    s = scenario(
+        kind="kill_sweep",
+        workload="three_step",
+        resume="none",
+        trials=1,
+        target={"framework": "langgraph", "backend": backend, "durability": "sync"},
+    )
     (cell,) = cells(s)
     ctx, ledger = context(base, launcher, **ctx_over)
     try:
@@ -110,12 +127,16 @@ def sweep_results(base: Path, launcher, points=SWEEP_POINTS, backend: str = "sql
         ledger.close()
 
 
-def race_records(base: Path, launcher, k: int, trials: int, backend: str = "sqlite", placement="local",
-                 **ctx_over) -> list:
+def race_records(base: Path, launcher, k: int, trials: int, backend: str = "sqlite", placement="local", **ctx_over) -> list:
     """``trials`` race trials of ``gate_after_interrupt`` at ``k``; the launcher is reaped at the end."""
-    s = scenario(kind="race", workload="gate_after_interrupt", resume="command:true", trials=trials,
-                 racers={"k": k, "placement": placement},
-                 target={"framework": "langgraph", "backend": backend, "durability": "sync"})
+    s = scenario(
+        kind="race",
+        workload="gate_after_interrupt",
+        resume="command:true",
+        trials=trials,
+        racers={"k": k, "placement": placement},
+        target={"framework": "langgraph", "backend": backend, "durability": "sync"},
+    )
     (cell,) = cells(s)
     ctx, ledger = context(base, launcher, **ctx_over)
     try:
@@ -141,7 +162,10 @@ def assert_same_race(cold: list, warm: list, k: int) -> None:
         assert counts["pre"] == 1 and counts["gate"] == r.observations["fires"]
     # the pooled sample variance: a handful of cold trials that happen to agree (variance 0) must
     # not make the bound as tight as if the noise were known to be zero
-    pooled = ((len(fc) - 1) * statistics.variance(fc) + (len(fw) - 1) * statistics.variance(fw)) / (len(fc) + len(fw) - 2) \
-        if len(fc) > 1 and len(fw) > 1 else 0.0
+    pooled = (
+        ((len(fc) - 1) * statistics.variance(fc) + (len(fw) - 1) * statistics.variance(fw)) / (len(fc) + len(fw) - 2)
+        if len(fc) > 1 and len(fw) > 1
+        else 0.0
+    )
     se = math.sqrt(pooled * (1 / len(fc) + 1 / len(fw)))
     assert abs(statistics.mean(fw) - statistics.mean(fc)) <= max(3 * se, 1.0), (fc, fw)

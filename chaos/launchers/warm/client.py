@@ -127,8 +127,16 @@ class PipeTransport(ServerLog):
         self.log_path = log_path
         self._log = open(log_path, "ab")
         self.proc = subprocess.Popen(
-            [python, "-m", "chaos.racer.forkserver", "--target", target, "--parent-pid", str(os.getpid()),
-             *(["--label", label] if label else [])],
+            [
+                python,
+                "-m",
+                "chaos.racer.forkserver",
+                "--target",
+                target,
+                "--parent-pid",
+                str(os.getpid()),
+                *(["--label", label] if label else []),
+            ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._log,
@@ -223,8 +231,7 @@ class ForkServerClient:
         if first is None or first.get("event") != "ready":
             detail = (first or {}).get("message") or self.log_tail()
             self.close()
-            raise EnvironmentProblem(f"{transport.where} did not start: {detail}",
-                                     hint="run with --racers cold to bypass warm racers")
+            raise EnvironmentProblem(f"{transport.where} did not start: {detail}", hint="run with --racers cold to bypass warm racers")
         self.ready = first
         self.pid = int(first["pid"])  # in the server's pid namespace (1 as a container's process)
 
@@ -386,8 +393,17 @@ class ForkServerClient:
 class WarmRacer(RacerFiles):
     """One forked racer, seen through its server's events (and ``/proc`` where the pids are ours)."""
 
-    def __init__(self, racer_id: str, pid: int, pgid: int, client: ForkServerClient, spec: dict, log_path: Path,
-                 host: str = "localhost", remote: dict | None = None):
+    def __init__(
+        self,
+        racer_id: str,
+        pid: int,
+        pgid: int,
+        client: ForkServerClient,
+        spec: dict,
+        log_path: Path,
+        host: str = "localhost",
+        remote: dict | None = None,
+    ):
         self.racer_id = racer_id
         self.pid: int | None = pid
         self.pgid = pgid
@@ -465,8 +481,7 @@ class WarmRacer(RacerFiles):
         done = self.exit_status() is not None or not self.client.alive
         if done and not self._fetched:
             self._fetched = True
-            for remote, local in ((self.remote["spec"]["result_path"], self.spec["result_path"]),
-                                  (self.remote["log"], str(self.log_path))):
+            for remote, local in ((self.remote["spec"]["result_path"], self.spec["result_path"]), (self.remote["log"], str(self.log_path))):
                 try:
                     t.fetch(remote, local)
                 except Exception:  # a lost connection: the result is missing, as it would be
@@ -650,8 +665,7 @@ class WarmLauncher(OneServerLauncher):
         if self.client is None:
             log_dir = self.log_dir or Path(workdir).parent
             # the run's folder goes into the command line of the server and every racer it forks
-            transport = PipeTransport(self.python, target, self.env, log_dir / f"forkserver-{target}.log",
-                                      label=str(Path(workdir).parent))
+            transport = PipeTransport(self.python, target, self.env, log_dir / f"forkserver-{target}.log", label=str(Path(workdir).parent))
             self.client = ForkServerClient(transport, target)
         elif self.client.target != target:
             raise EnvironmentProblem(f"this warm launcher serves {self.client.target}, not {target}")
@@ -659,4 +673,3 @@ class WarmLauncher(OneServerLauncher):
 
     def server_for(self, spec: dict, index: int, workdir: str) -> ForkServerClient:
         return self.server(spec["target"]["framework"], workdir)
-

@@ -137,8 +137,9 @@ def _remove(api, container_id: str) -> None:
 class DockerWarmLauncher(OneServerLauncher):
     name = "docker-warm"
 
-    def __init__(self, run_id: str, *, image: str | None = None, network: str = "host", docker_client=None,
-                 extra_paths: list[str] | None = None):
+    def __init__(
+        self, run_id: str, *, image: str | None = None, network: str = "host", docker_client=None, extra_paths: list[str] | None = None
+    ):
         super().__init__()
         self.run_id = run_id
         self.extra_paths = [os.path.realpath(p) for p in (extra_paths or []) if os.path.isdir(p)]
@@ -156,8 +157,10 @@ class DockerWarmLauncher(OneServerLauncher):
         target = spec["target"]["framework"]
         if self.client is not None and (not self.client.alive or not self._covered(spec, workdir)):
             if self.client.alive and any(h.exit_status() is None for h in self._racers):
-                raise DockerError(f"docker: racer folders {mounts_for(spec, workdir)} are not mounted in the running"
-                                  f" fork server container (it has {self.mounts}): keep a run's files in one folder")
+                raise DockerError(
+                    f"docker: racer folders {mounts_for(spec, workdir)} are not mounted in the running"
+                    f" fork server container (it has {self.mounts}): keep a run's files in one folder"
+                )
             self.close_servers()
         if self.client is None:
             self.client = self._start(target, spec, workdir)
@@ -168,8 +171,7 @@ class DockerWarmLauncher(OneServerLauncher):
     def _start(self, target: str, spec: dict, workdir: str) -> ForkServerClient:
         work = str(Path(workdir).parent)  # the run's work folder: every trial's folder lies in it
         self.mounts = sorted(set(self.mounts) | set(mounts_for(spec, work)))
-        volumes = extra_volumes({d: {"bind": d, "mode": "rw"} for d in self.mounts}, self.extra_paths, self.python,
-                                self.src)
+        volumes = extra_volumes({d: {"bind": d, "mode": "rw"} for d in self.mounts}, self.extra_paths, self.python, self.src)
         name = f"chaos-{_SAFE.sub('_', self.run_id)}-warm-{_SAFE.sub('_', target)}-{secrets.token_hex(3)}"[:120]
         self.hostname = re.sub(r"[^a-z0-9-]", "-", f"c-warm-{target}".lower())[:63].strip("-")
         api = self.docker.api

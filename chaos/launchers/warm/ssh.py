@@ -146,8 +146,19 @@ class SshWarmLauncher(ForkServerLauncher, SshLauncher):  # type: ignore[misc]
             s.mkdirs(run_dir)
             self._made.add((s.host.name, run_dir))
             py = s.host.python
-            argv = ["env", f"PYTHONPATH={self._code_dir[s.host.name]}", "PYTHONDONTWRITEBYTECODE=1", "PYTHONUNBUFFERED=1",
-                    py, "-m", "chaos.racer.forkserver", "--target", target, "--label", run_dir + "/"]
+            argv = [
+                "env",
+                f"PYTHONPATH={self._code_dir[s.host.name]}",
+                "PYTHONDONTWRITEBYTECODE=1",
+                "PYTHONUNBUFFERED=1",
+                py,
+                "-m",
+                "chaos.racer.forkserver",
+                "--target",
+                target,
+                "--label",
+                run_dir + "/",
+            ]
             command = f"cd {shlex.quote(run_dir)} && exec {shlex.join(argv)}"
             log = Path(workdir).parent / f"forkserver-{target}-{s.host.name}.log"
             c = self.servers[s.host.name] = ForkServerClient(SshChannel(s, command, log), target)
@@ -161,13 +172,13 @@ class SshWarmLauncher(ForkServerLauncher, SshLauncher):  # type: ignore[misc]
         rspec["barrier"]["echo"] = False  # arrivals come with the server's "stopped" events
         rdir = posixpath.dirname(rspec["result_path"])
         self._mkdirs(s, rdir, rspec["barrier"]["dir"])
-        return {"id": spec["racer_id"], "spec": rspec, "log": posixpath.join(rdir, f"racer-{spec['racer_id']}.log"),
-                "arrivals": True}
+        return {"id": spec["racer_id"], "spec": rspec, "log": posixpath.join(rdir, f"racer-{spec['racer_id']}.log"), "arrivals": True}
 
     def handle(self, spec: dict, entry: dict, pid: int, pgid: int, client: ForkServerClient, workdir: str) -> WarmRacer:
         host = client.transport.session.host.name  # type: ignore[attr-defined]
-        return WarmRacer(spec["racer_id"], pid, pgid, client, spec, Path(workdir) / f"racer-{spec['racer_id']}.log",
-                         host=host, remote=entry)
+        return WarmRacer(
+            spec["racer_id"], pid, pgid, client, spec, Path(workdir) / f"racer-{spec['racer_id']}.log", host=host, remote=entry
+        )
 
     def start_group(self, specs: list[dict], workdir: str) -> list[WarmRacer]:  # type: ignore[override]
         if not self.sessions:
