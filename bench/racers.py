@@ -34,7 +34,9 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -315,7 +317,7 @@ def naive_case(case: str, trials: int, base: Path) -> dict:
             (park,) = _naive_run(env, run, [run.spec("park", actions=[{"op": "run"}])])
             park.wait()
             go = run.dir / "GO"
-            specs = [
+            specs: list[dict[str, Any]] = [
                 dict(
                     run.spec(f"r{i}", actions=[{"op": "resume", "form": "command", "value": True}], gate=True),
                     ready=str(run.dir / f"READY-{i}"),
@@ -358,7 +360,7 @@ def naive_case(case: str, trials: int, base: Path) -> dict:
     return out
 
 
-def _naive_run(env, run: TrialRun, specs: list[dict]) -> list[subprocess.Popen]:
+def _naive_run(env, run: TrialRun, specs: Sequence[Mapping[str, Any]]) -> list[subprocess.Popen]:
     procs = []
     for s in specs:
         path = run.dir / f"spec-{s['racer_id']}.json"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+from chaos.racer.protocol import ActionSpec
 from chaos.records import RacerOutcome, TrialRecord
 from chaos.running.trial import RunContext, TrialRun
 from chaos.scenario.model import Cell
@@ -36,15 +37,15 @@ def each_trial(ctx: RunContext, cell: Cell, skip: set[str], trial: Callable[[Tri
             run.cleanup()
 
 
-def run_phases(run: TrialRun, phases: list[tuple[str, list[dict]]]) -> tuple[dict[str, dict], list[RacerOutcome]]:
+def run_phases(run: TrialRun, phases: list[tuple[str, list[ActionSpec]]]) -> tuple[dict[str, dict], list[RacerOutcome]]:
     """Run the phases; returns ({label: outcome}, the racers' outcomes). Unperformed labels are absent."""
     if in_process(run.cell):
-        actions: list[dict] = []
+        actions: list[ActionSpec] = []
         for _, acts in phases:
-            acts = [dict(a) for a in acts]
-            if acts:
-                acts[-1]["keep_going"] = True
-            actions.extend(acts)
+            copies = [ActionSpec(**a) for a in acts]
+            if copies:
+                copies[-1]["keep_going"] = True
+            actions.extend(copies)
         groups = [("solo", actions)]
     else:
         groups = phases
@@ -53,7 +54,7 @@ def run_phases(run: TrialRun, phases: list[tuple[str, list[dict]]]) -> tuple[dic
     for racer_id, acts in groups:
         (h,) = run.start([run.spec(racer_id, actions=acts)])
         hung = run.wait_exit([h])
-        out = run.collect(h, racer_id, "+".join(a.get("label", a.get("op", "?")) for a in acts), hung=bool(hung))
+        out = run.collect(h, racer_id, "+".join(a.get("label") or a.get("op") or "?" for a in acts), hung=bool(hung))
         racers.append(out)
         for o in (out.result or {}).get("outcomes") or []:
             label = (o.get("action") or {}).get("label")

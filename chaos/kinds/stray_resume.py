@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator
 from chaos.kinds.base import Kind, needs_command_resume
 from chaos.kinds.checking import base_fields, verdict
 from chaos.kinds.phases import each_trial, failed, run_phases
+from chaos.racer.protocol import ActionSpec
 from chaos.records import CellResult, TrialRecord, Verdict
 from chaos.running.trial import RunContext, TrialRun
 from chaos.scenario.model import Cell, Scenario
@@ -64,7 +65,7 @@ KIND = StrayResume()
 def stray_trial(run: TrialRun) -> TrialRecord:
     s = run.cell.scenario
     v = s.resume_value
-    answer = {"op": "resume", "form": "command", "value": v}
+    answer: ActionSpec = {"op": "resume", "form": "command", "value": v}
     if s.resume_by == "interrupt":
         answer["interrupt"] = "first"  # the same request, addressed to the interrupt it answered
     labelled, racers = run_phases(

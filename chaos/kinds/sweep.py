@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 from chaos.kinds.checking import base_fields, combine, times, verdict
 from chaos.racer.barrier import HOLD
+from chaos.racer.protocol import ActionSpec
 from chaos.records import CellResult, PointResult, TrialRecord, Verdict
 from chaos.running.trial import RunContext, TrialRun
 from chaos.scenario.model import Cell
@@ -77,16 +78,16 @@ class Sweep:
         return explain_kill(rec)
 
 
-def _actions(cell: Cell) -> list[dict]:
+def _actions(cell: Cell) -> list[ActionSpec]:
     """The workload's whole life: run, and answer its interrupt when the resume form is a command."""
     s = cell.scenario
-    acts = [{"op": "run"}]
+    acts: list[ActionSpec] = [{"op": "run"}]
     if s.resume_form == "command":
         acts.append({"op": "resume", "form": "command", "value": s.resume_value, "if": "interrupted"})
     return acts
 
 
-def _resume_action(cell: Cell) -> dict:
+def _resume_action(cell: Cell) -> ActionSpec:
     s = cell.scenario
     return {"op": "resume", "form": s.resume_form, "value": s.resume_value}
 

@@ -57,6 +57,10 @@ import socket
 import sys
 import threading
 import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from chaos.racer.protocol import RacerSpec
 
 EXIT_PRELOAD_FAILED = 3
 EXIT_ORPHANED = 97  # a child whose server died before it could arm its parent-death signal
@@ -269,7 +273,7 @@ class Server:
             pass  # the child has set it already, or is gone (its exit is reported)
         return pid
 
-    def _become_racer(self, spec: dict, log: str, pgid: int, server_pid: int) -> int:
+    def _become_racer(self, spec: RacerSpec, log: str, pgid: int, server_pid: int) -> int:
         os.setpgid(0, pgid)
         _prctl_pdeathsig()
         if os.getppid() != server_pid:

@@ -81,6 +81,7 @@ class Action(TypedDict, total=False):
     checkpoint: str
     via: ForkVia
     keep_going: bool
+    label: str  # the name a kind reads this action's outcome by (not read by the racer)
 
 
 # ``if`` is a Python keyword: the functional form is the only way to declare it.
@@ -137,6 +138,8 @@ class InspectResult(TypedDict, total=False):
     raw_error: ErrorInfo
     ended: bool
     persistence_errors: list[dict[str, Any]]
+    saved_methods: list[str]
+    snapshots: list[dict[str, Any]]
 
 
 class ActionOutcome(TypedDict, total=False):

@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from chaos.racer.protocol import LedgerSpec
 from chaos.racer.redact import redact_dsn
 
 if TYPE_CHECKING:
@@ -122,7 +123,9 @@ class RunStorage:
         self.run_id = run_id
         pg_backend, remote = self.needs(cells)
         self.dsn = self.preflight(cells, dsn)
+        self.ledger_config: LedgerSpec
         if remote:
+            assert self.dsn is not None  # preflight raised: remote racers need the shared Postgres ledger
             self.ledger_config = {"kind": "postgres", "dsn": self.dsn, "table": "chaos_effects"}
         else:
             self.ledger_config = {"kind": "sqlite", "path": str((Path(run_dir) / "ledger.sqlite").resolve())}

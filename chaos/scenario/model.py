@@ -19,7 +19,7 @@ import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -128,8 +128,11 @@ class Scenario(Strict):
         return self
 
     @property
-    def resume_form(self) -> str:
-        return self.resume.split(":", 1)[0]
+    def resume_form(self) -> Literal["none", "input", "command"]:
+        form = self.resume.split(":", 1)[0]
+        if form not in ("none", "input", "command"):  # the resume validator admits no other
+            raise AssertionError(f"resume form {form!r}")
+        return cast(Literal["none", "input", "command"], form)
 
     @property
     def resume_value(self) -> Any:

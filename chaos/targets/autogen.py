@@ -19,6 +19,7 @@ from typing import Any
 
 from chaos.racer.barrier import BarrierClient
 from chaos.racer.ledger import Ledger
+from chaos.racer.protocol import Action, ActionOutcome, InspectResult, RacerSpec
 from chaos.targets.base import error_of
 from chaos.targets.common import AsyncSession, outcome
 from chaos.workloads import build_workload
@@ -37,7 +38,7 @@ class AutoGenSession(AsyncSession):
     unsupported_ops = UNSUPPORTED_OPS
     store_suffix = ".team.json"
 
-    def __init__(self, spec: dict, barrier: BarrierClient, ledger: Ledger):
+    def __init__(self, spec: RacerSpec, barrier: BarrierClient, ledger: Ledger):
         from autogen_agentchat.teams import RoundRobinGroupChat
 
         from chaos.workloads.autogen import BUILTIN, AutoGenWorkload
@@ -47,7 +48,7 @@ class AutoGenSession(AsyncSession):
         self.team = RoundRobinGroupChat(built.participants, max_turns=1)
         self.completed: list[str] = []
 
-    async def _turns(self, task: Any) -> dict:
+    async def _turns(self, task: Any) -> ActionOutcome:
         w = self.workload
         for _ in range(MAX_TURNS_PER_ACTION):
             result = await self.team.run(task=task)
@@ -69,7 +70,7 @@ class AutoGenSession(AsyncSession):
                 return outcome("interrupted", self.recorder.observed, interrupts=[speaker])
         raise RuntimeError(f"the team did not end within {MAX_TURNS_PER_ACTION} turns")
 
-    async def _perform(self, action: dict) -> dict:
+    async def _perform(self, action: Action) -> ActionOutcome:
         from autogen_agentchat.messages import TextMessage
 
         op, form = action.get("op", "run"), action.get("form", "input")
@@ -90,7 +91,7 @@ class AutoGenSession(AsyncSession):
             return await self._turns(TextMessage(content=str(action.get("value")), source="user"))
         raise ValueError(f"unknown resume form {form!r}")
 
-    def inspect(self) -> dict:
+    def inspect(self) -> InspectResult:
         try:
             doc = self.store.load()
         except Exception as exc:
@@ -120,7 +121,7 @@ class AutoGenSession(AsyncSession):
         self.aio.close()
 
 
-def open_session(spec: dict, barrier: BarrierClient, ledger: Ledger) -> AutoGenSession:
+def open_session(spec: RacerSpec, barrier: BarrierClient, ledger: Ledger) -> AutoGenSession:
     return AutoGenSession(spec, barrier, ledger)
 
 

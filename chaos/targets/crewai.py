@@ -44,6 +44,7 @@ for _k, _v in {
 
 from chaos.racer.barrier import BarrierClient  # noqa: E402
 from chaos.racer.ledger import Ledger  # noqa: E402
+from chaos.racer.protocol import Action, ActionOutcome, InspectResult, RacerSpec  # noqa: E402
 from chaos.targets.base import Unsupported, error_of  # noqa: E402
 from chaos.targets.common import EffectRecorder, SessionBase, outcome  # noqa: E402
 from chaos.workloads import build_workload  # noqa: E402
@@ -132,7 +133,7 @@ def instrument_providers(barrier: BarrierClient, errors: list[dict]) -> None:
 
 
 class CrewAISession(SessionBase):
-    def __init__(self, spec: dict, barrier: BarrierClient, ledger: Ledger):
+    def __init__(self, spec: RacerSpec, barrier: BarrierClient, ledger: Ledger):
         from chaos.workloads.crewai import BUILTIN, CrewWorkload
 
         self.thread_id = spec["thread_id"]
@@ -193,18 +194,18 @@ class CrewAISession(SessionBase):
 
     # ---------------------------------------------------------------- actions
 
-    def _kickoff(self, flow: Any, **kw: Any) -> dict:
+    def _kickoff(self, flow: Any, **kw: Any) -> ActionOutcome:
         from crewai.flow.async_feedback.types import HumanFeedbackPending
 
         result = flow.kickoff(**kw)
         return self._result(result, HumanFeedbackPending)
 
-    def _result(self, result: Any, pending_type: type) -> dict:
+    def _result(self, result: Any, pending_type: type) -> ActionOutcome:
         if isinstance(result, pending_type):
             return outcome("interrupted", self.recorder.observed, interrupts=[str(result)[:200]])
         return outcome("done", self.recorder.observed, result=repr(result)[:200])
 
-    def _perform(self, action: dict) -> dict:
+    def _perform(self, action: Action) -> ActionOutcome:
         from crewai.flow.async_feedback.types import HumanFeedbackPending
 
         op, form = action.get("op", "run"), action.get("form", "input")
@@ -232,7 +233,7 @@ class CrewAISession(SessionBase):
         flow = self.flow_class.from_checkpoint(self._config(restore_from=cps[-1][0]))
         return self._kickoff(flow)
 
-    def perform(self, action: dict) -> dict:
+    def perform(self, action: Action) -> ActionOutcome:
         if action.get("op", "run") not in ("run", "resume"):
             raise Unsupported(f"{action.get('op')!r}: " + UNSUPPORTED_OPS)
         self.recorder.begin_call()
@@ -245,13 +246,13 @@ class CrewAISession(SessionBase):
         out["persistence_errors"] = list(self.persistence_errors)
         return out
 
-    def inspect(self) -> dict:
+    def inspect(self) -> InspectResult:
         try:
             return self._inspect()
         except Exception as exc:
             return {"checkpoints": None, "error": error_of(exc)}
 
-    def _inspect(self) -> dict:
+    def _inspect(self) -> InspectResult:
         methods = self.workload.methods
         final = methods[-1] if methods else None
         if self.backend == "sqlite":
@@ -294,7 +295,7 @@ class CrewAISession(SessionBase):
         pass
 
 
-def open_session(spec: dict, barrier: BarrierClient, ledger: Ledger) -> CrewAISession:
+def open_session(spec: RacerSpec, barrier: BarrierClient, ledger: Ledger) -> CrewAISession:
     return CrewAISession(spec, barrier, ledger)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from chaos.racer.barrier import BarrierClient
 from chaos.racer.ledger import Ledger, effect_key
+from chaos.racer.protocol import Action, ActionOutcome, InspectResult, RacerSpec, StoreSpec
 from chaos.targets.base import OPS, Unsupported, error_of, jsonable, outcome
 from chaos.workloads import WorkloadContext, import_factory
 
@@ -75,7 +76,7 @@ def instrument(saver: Any, barrier: BarrierClient) -> Any:
     return saver
 
 
-def make_saver(backend: str, store: dict) -> tuple[Any, Any]:
+def make_saver(backend: str, store: StoreSpec) -> tuple[Any, Any]:
     """The backend's saver and a closer for its connection."""
     if backend == "memory":
         from langgraph.checkpoint.memory import InMemorySaver
@@ -105,7 +106,7 @@ def make_saver(backend: str, store: dict) -> tuple[Any, Any]:
 
 
 class LangGraphSession:
-    def __init__(self, spec: dict, barrier: BarrierClient, ledger: Ledger):
+    def __init__(self, spec: RacerSpec, barrier: BarrierClient, ledger: Ledger):
         from chaos.workloads.langgraph import BUILTIN, LangGraphWorkload
 
         target = spec["target"]
@@ -156,7 +157,7 @@ class LangGraphSession:
     def meta(self) -> dict:
         return dict(self.workload.meta)
 
-    def perform(self, action: dict) -> dict:
+    def perform(self, action: Action) -> ActionOutcome:
         op = action.get("op", "run")
         self.observed = {}  # what the nodes see during this call only
         if op in ("run", "resume"):
@@ -169,7 +170,7 @@ class LangGraphSession:
             return outcome("done", intent=fork_intent())
         raise Unsupported(f"unknown op {op!r}; known: {', '.join(OPS)}")
 
-    def _payload(self, action: dict) -> Any:
+    def _payload(self, action: Action) -> Any:
         from langgraph.types import Command
 
         op, form = action.get("op", "run"), action.get("form", "input")
@@ -192,7 +193,7 @@ class LangGraphSession:
             raise Unsupported(f"thread {self.thread_id} never had a pending interrupt to address")
         return next(i.id for t in parked[-1].tasks for i in t.interrupts)
 
-    def _invoke(self, payload: Any, config: dict, **extra: Any) -> dict:
+    def _invoke(self, payload: Any, config: dict, **extra: Any) -> ActionOutcome:
         try:
             out = self.graph.invoke(payload, config, durability=self.durability)
         except Exception as exc:  # the framework's answer, recorded as data
@@ -207,7 +208,7 @@ class LangGraphSession:
             **extra,
         )
 
-    def _fork(self, action: dict) -> dict:
+    def _fork(self, action: Action) -> ActionOutcome:
         from langgraph.types import Command
 
         via = action.get("via", "checkpoint")
@@ -266,7 +267,7 @@ class LangGraphSession:
             return {"values": None, "checkpoint": None}
         return {"values": jsonable(snap.values), "checkpoint": (snap.config or {}).get("configurable", {}).get("checkpoint_id")}
 
-    def inspect(self) -> dict:
+    def inspect(self) -> InspectResult:
         try:
             snap = self.graph.get_state(self.config)
             history = list(self.graph.get_state_history(self.config))
@@ -370,7 +371,7 @@ def fork_intent() -> dict:
     }
 
 
-def open_session(spec: dict, barrier: BarrierClient, ledger: Ledger) -> LangGraphSession:
+def open_session(spec: RacerSpec, barrier: BarrierClient, ledger: Ledger) -> LangGraphSession:
     return LangGraphSession(spec, barrier, ledger)
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from chaos.racer.barrier import BarrierClient
 from chaos.racer.ledger import Ledger
+from chaos.racer.protocol import Action, ActionOutcome, InspectResult, RacerSpec
 from chaos.targets.base import error_of
 from chaos.targets.common import AsyncSession, outcome
 from chaos.workloads import build_workload
@@ -41,7 +42,7 @@ class LlamaIndexSession(AsyncSession):
     unsupported_ops = UNSUPPORTED_OPS
     store_suffix = ".ctx.json"
 
-    def __init__(self, spec: dict, barrier: BarrierClient, ledger: Ledger):
+    def __init__(self, spec: RacerSpec, barrier: BarrierClient, ledger: Ledger):
         from chaos.workloads.llamaindex import BUILTIN, LlamaWorkload
 
         super().__init__(spec, barrier, ledger)
@@ -62,7 +63,7 @@ class LlamaIndexSession(AsyncSession):
             },
         )
 
-    async def _drive(self, handler: Any, answer: Any = None, answering: bool = False) -> dict:
+    async def _drive(self, handler: Any, answer: Any = None, answering: bool = False) -> ActionOutcome:
         from workflows.events import HumanResponseEvent, InputRequiredEvent, StepStateChanged, StopEvent
 
         if answering:
@@ -81,7 +82,7 @@ class LlamaIndexSession(AsyncSession):
         result = await handler
         return outcome("done", self.recorder.observed, result=repr(result)[:200])
 
-    async def _perform(self, action: dict) -> dict:
+    async def _perform(self, action: Action) -> ActionOutcome:
         from workflows import Context
 
         op, form = action.get("op", "run"), action.get("form", "input")
@@ -102,7 +103,7 @@ class LlamaIndexSession(AsyncSession):
             return await self._drive(wf.run(ctx=ctx), action.get("value"), answering=True)
         raise ValueError(f"unknown resume form {form!r}")
 
-    def inspect(self) -> dict:
+    def inspect(self) -> InspectResult:
         try:
             doc = self.store.load()
         except Exception as exc:
@@ -139,7 +140,7 @@ async def _cancel(handler: Any) -> None:
         pass  # a cancelled run may raise on the way out; the process ends right after
 
 
-def open_session(spec: dict, barrier: BarrierClient, ledger: Ledger) -> LlamaIndexSession:
+def open_session(spec: RacerSpec, barrier: BarrierClient, ledger: Ledger) -> LlamaIndexSession:
     return LlamaIndexSession(spec, barrier, ledger)
 
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from chaos.racer.barrier import BarrierClient
 from chaos.racer.ledger import Ledger
+from chaos.racer.protocol import Action, ActionOutcome, InspectResult, RacerSpec
 from chaos.targets.base import Unsupported, error_of
 from chaos.targets.common import EffectRecorder, SessionBase, SessionLoop, outcome, store_file
 from chaos.workloads import build_workload
@@ -64,7 +65,7 @@ UNSUPPORTED_OPS = "pydantic-graph has no API that addresses a past snapshot (ite
 
 
 class PydanticGraphSession(SessionBase):
-    def __init__(self, spec: dict, barrier: BarrierClient, ledger: Ledger):
+    def __init__(self, spec: RacerSpec, barrier: BarrierClient, ledger: Ledger):
         from pydantic_graph.persistence.file import FileStatePersistence
 
         from chaos.workloads.pydantic_graph import BUILTIN, PGWorkload
@@ -84,7 +85,7 @@ class PydanticGraphSession(SessionBase):
 
         return Deps(effect=self.recorder, answer=answer)
 
-    async def _drive(self, run: Any, answering: bool) -> dict:
+    async def _drive(self, run: Any, answering: bool) -> ActionOutcome:
         from pydantic_graph import End
 
         pause = self.workload.pause
@@ -109,7 +110,7 @@ class PydanticGraphSession(SessionBase):
             lock.unlink()
             self.cleared_lock = True
 
-    async def _perform(self, action: dict) -> dict:
+    async def _perform(self, action: Action) -> ActionOutcome:
         op, form = action.get("op", "run"), action.get("form", "input")
         graph = self.workload.graph
         if op == "resume" and self.params.get("clear_stale_lock"):
@@ -132,7 +133,7 @@ class PydanticGraphSession(SessionBase):
 
         return State()
 
-    def perform(self, action: dict) -> dict:
+    def perform(self, action: Action) -> ActionOutcome:
         if action.get("op", "run") not in ("run", "resume"):
             raise Unsupported(f"{action.get('op')!r}: " + UNSUPPORTED_OPS)
         self.recorder.begin_call()
@@ -143,7 +144,7 @@ class PydanticGraphSession(SessionBase):
         out["cleared_stale_lock"] = self.cleared_lock
         return out
 
-    def inspect(self) -> dict:
+    def inspect(self) -> InspectResult:
         try:
             snaps = self.aio.run(self.persistence.load_all())
         except Exception as exc:
@@ -169,7 +170,7 @@ class PydanticGraphSession(SessionBase):
         self.aio.close()
 
 
-def open_session(spec: dict, barrier: BarrierClient, ledger: Ledger) -> PydanticGraphSession:
+def open_session(spec: RacerSpec, barrier: BarrierClient, ledger: Ledger) -> PydanticGraphSession:
     return PydanticGraphSession(spec, barrier, ledger)
 
 

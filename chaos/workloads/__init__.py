@@ -14,7 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from chaos.racer.protocol import RacerSpec
 
 
 @dataclass
@@ -56,7 +59,9 @@ def import_factory(ref: str) -> Callable:
     return obj
 
 
-def build_workload(spec: dict, effect_hook: Callable[[str, Any], None], builtin: dict, expected: type, checkpointer: Any = None) -> Any:
+def build_workload(
+    spec: RacerSpec, effect_hook: Callable[[str, Any], None], builtin: dict, expected: type, checkpointer: Any = None
+) -> Any:
     """Build the racer spec's workload (a built-in name or ``package.module:factory``) and check it
     returned the adapter's workload type."""
     ctx = WorkloadContext(
