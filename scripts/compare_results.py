@@ -38,6 +38,7 @@ import copy
 import dataclasses
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -226,8 +227,12 @@ def comparable(data: dict) -> dict:
 # fired the task's effect when it is killed (measured on kill_point_sweep_gate, resume=command:true,
 # put_writes(node=-,channels=__resume__):before#1: gate fired once in one run, twice in the next, same
 # code and seed). These points, and the per-cell verdict reasons and evidence that count them, are
-# left out of the comparison (statuses stay compared); --strict compares them too.
+# left out of the comparison (statuses stay compared), and so are the point numbers in that cell's
+# trial ids (the dry run may record the side thread's boundary before or after the task's effect,
+# which shifts the index of every later point; the points themselves are matched by name).
+# --strict compares them too.
 OPEN_POINTS = ("put_writes(node=-,",)
+TRIAL_ID = re.compile(r"c\d{3}-p\d{3}-r\d{3}")
 
 
 def mask_open_points(data: dict) -> tuple[dict, list[str]]:
@@ -242,6 +247,8 @@ def mask_open_points(data: dict) -> tuple[dict, list[str]]:
         masked += [f"{cell.get('cell_id')}: {name}" for name in drop]
         cell["points"] = [pt for pt in points if pt.get("point") not in drop]
         cell["verdicts"] = [{"property": v.get("property"), "status": v.get("status")} for v in cell.get("verdicts", [])]
+        # the dry run's order of boundaries, so the point index in trial ids, is open there too
+        cell.update(json.loads(TRIAL_ID.sub("<trial>", json.dumps(cell))))
         cell["summary"] = {
             k: ({n: x for n, x in v.items() if n not in drop} if isinstance(v, dict) else v) for k, v in (cell.get("summary") or {}).items()
         }
