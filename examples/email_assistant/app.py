@@ -19,10 +19,15 @@ Two factories, the same graph:
   its top when it is answered, so the payment fires again with no crash at all. (2) The payment
   fires before anything about it is durable, so a crash (or a second worker resuming the same
   approval) fires it again.
-* ``fixed``: the same graph, but each effect carries an idempotency key (``ctx.effect_once``: the
-  invoice number, the message id), as a payment provider's ``Idempotency-Key`` header does: the
-  node's re-run, a crash replay or a racing worker resuming the same approval fires nothing new.
-  (Moving every effect after the last ``interrupt()`` fixes the re-run too, but not the crash.)
+* ``fixed``: two changes. (1) ``interrupt_handler`` handles one approval per pass (it routes back
+  to itself with ``Command(goto=...)`` while tool calls remain), so each ``interrupt()`` is the
+  only one of its task: answering the e-mail approval never re-runs the payment, and an answer
+  addressed by id to the consumed payment approval cannot reach the e-mail approval (LangGraph
+  1.2 hands a resume addressed to a task's *first* interrupt id to that task's next interrupt,
+  a compatibility rule for older releases). (2) Each effect carries an idempotency key
+  (``ctx.effect_once``: the invoice number, the message id), as a payment provider's
+  ``Idempotency-Key`` header does, so a crash replay or a racing worker resuming the same
+  approval fires nothing new.
 
 An answer is an Agent Inbox response: ``[{"type": "accept"}]`` (a list, as the inbox sends it),
 ``{"type": "accept"}``, or the bare type ``"accept"``/``"ignore"``; anything else is refused with
@@ -103,6 +108,15 @@ def _tool_calls(message: AnyMessage) -> list[ToolCall]:
     return list(message.tool_calls) if isinstance(message, AIMessage) else []
 
 
+def _pending_calls(messages: list[AnyMessage]) -> tuple[list[ToolCall], int]:
+    """The tool calls of the newest model reply, and how many of them are answered already."""
+    for i in range(len(messages) - 1, -1, -1):
+        calls = _tool_calls(messages[i])
+        if calls:
+            return calls, sum(1 for m in messages[i + 1 :] if isinstance(m, ToolMessage))
+    return [], 0
+
+
 def build(ctx: WorkloadContext, *, fixed: bool) -> Any:
     """Compile the assistant with ``ctx.checkpointer``; ``fixed`` picks the variant."""
     fire = ctx.effect_once if fixed else ctx.effect
@@ -145,19 +159,30 @@ def build(ctx: WorkloadContext, *, fixed: bool) -> Any:
         return ToolMessage(content=tools[call["name"]](**args), tool_call_id=call["id"])
 
     def interrupt_handler(state: State) -> dict:
-        # as in the original: ask, then act, one tool call at a time
+        # stock, as in the original: ask, then act, one tool call after another in one node
         result = []
         for call in _tool_calls(state["messages"][-1]):
             answer = _answer(interrupt(_request(call))) if call["name"] in GATED else {"type": "accept"}
             result.append(run_tool(call, answer))
         return {"messages": result}
 
+    def interrupt_handler_fixed(state: State) -> Command[Literal["interrupt_handler", "llm_call"]]:
+        # fixed: one approval per pass of the node, so each interrupt() is the only one of its task
+        # (answering it never re-runs an earlier approval's effect, and an answer addressed to it
+        # by id cannot reach the next one); the effects carry idempotency keys (``fire``)
+        calls, done = _pending_calls(state["messages"])
+        call = calls[done]
+        answer = _answer(interrupt(_request(call))) if call["name"] in GATED else {"type": "accept"}
+        more = done + 1 < len(calls)
+        return Command(goto="interrupt_handler" if more else "llm_call", update={"messages": [run_tool(call, answer)]})
+
     agent = StateGraph(State)
     agent.add_node("llm_call", llm_call, retry_policy=RetryPolicy(max_attempts=3))
-    agent.add_node("interrupt_handler", interrupt_handler)
+    agent.add_node("interrupt_handler", interrupt_handler_fixed if fixed else interrupt_handler)
     agent.add_edge(START, "llm_call")
     agent.add_conditional_edges("llm_call", should_continue, ["interrupt_handler", END])
-    agent.add_edge("interrupt_handler", "llm_call")
+    if not fixed:
+        agent.add_edge("interrupt_handler", "llm_call")
     response_agent = agent.compile()  # no checkpointer of its own: it inherits the parent's
 
     root = StateGraph(State)
@@ -177,5 +202,5 @@ def stock(ctx: WorkloadContext) -> LangGraphWorkload:
 
 
 def fixed(ctx: WorkloadContext) -> LangGraphWorkload:
-    """The assistant fixed: every effect carries an idempotency key, so a replay fires nothing new."""
+    """The assistant fixed: one approval per task, and every effect with an idempotency key."""
     return _workload(ctx, fixed=True)
