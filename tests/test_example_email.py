@@ -112,6 +112,38 @@ def test_the_fixed_assistant_pays_once_when_four_workers_resume(fixed):
     assert _verdict(race, "CO").status == "holds"
 
 
+# ------------------------------------- the reference: a repeated answer addressed by id, by hand
+
+
+def _answer_twice_by_id(variant: str) -> tuple[list[tuple[str, object]], bool]:
+    """Approve the payment by its interrupt id, then send the same addressed answer again (one
+    process, in-memory saver): the effects fired, and whether the stray answer moved the thread."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    from examples.email_assistant import app
+
+    fired: list[tuple[str, object]] = []
+    ctx = chaos.WorkloadContext(checkpointer=InMemorySaver(), effect_hook=lambda task, value, once=False: fired.append((task, value)))
+    workload = getattr(app, variant)(ctx)
+    graph, config = workload.graph, {"configurable": {"thread_id": "by-hand"}}
+    payment = graph.invoke(workload.input, config)["__interrupt__"][0].id
+    graph.invoke(Command(resume={payment: "accept"}), config)
+    before = graph.get_state(config).config
+    fired.clear()
+    graph.invoke(Command(resume={payment: "accept"}), config)
+    return fired, graph.get_state(config).config != before
+
+
+def test_by_hand_a_repeat_addressed_to_the_payment_approval_is_inert_on_fixed_but_not_on_stock():
+    # the truth the stray-by-id verdicts are judged against (LangGraph 1.2: an answer addressed to a
+    # task's first interrupt id goes to that task's next interrupt, and stock asks both in one task)
+    fired, moved = _answer_twice_by_id("fixed")
+    assert (fired, moved) == ([], False)
+    fired, moved = _answer_twice_by_id("stock")
+    assert ("send_email", "reply-msg-7781") in fired and moved
+
+
 # ------------------------------------------- what chaos gets wrong today (issue 12), strict xfails
 
 
