@@ -149,7 +149,8 @@ def run(
     out.print(summary_table(res))
     sm = res.summary
     out.print(
-        f"trials: {sm.trials} ({sm.valid} valid, {sm.unknown} unknown, {sm.hung} hung, {sm.errored} errored); "
+        f"trials: {sm.trials} ({sm.valid} valid, {sm.unknown} unknown, {sm.hung} hung, {sm.errored} errored, "
+        f"{sm.environment} environment faults ({sm.retried} repeats), {sm.app_error} app errors); "
         f"kills confirmed {sm.kills_confirmed}/{sm.kills_confirmed + sm.kills_unconfirmed}",
         highlight=False,
     )

@@ -177,11 +177,16 @@ def exit_code(cells: list[CellResult]) -> int:
 
 
 def trial_class(rec: TrialRecord) -> str:
-    """valid | hung | errored | unknown: the one bucket a trial counts in for the run summary."""
+    """valid | hung | environment | app_error | errored | unknown: the one bucket a trial counts in
+    for the run summary (its ``fault``, blamed by ``chaos.running.blame``, decides the middle three)."""
     if rec.valid:
         return "valid"
     if any(o.status == "timeout" for o in rec.racers):
         return "hung"
+    if rec.fault == "environment":
+        return "environment"
+    if rec.fault == "app":
+        return "app_error"
     if rec.errors or any(o.status in ("harness_error", "crashed") for o in rec.racers):
         return "errored"
     return "unknown"
@@ -191,6 +196,8 @@ def count_trial(s: TrialSummary, r: TrialRecord) -> None:
     """Count one trial into ``s`` by its trust class and the injector's evidence that its fault fired."""
     s.trials += 1
     setattr(s, trial_class(r), getattr(s, trial_class(r)) + 1)
+    if r.retry_of is not None:
+        s.retried += 1
     if r.fault_fired is True:
         s.fault_fired += 1
     elif r.fault_fired is False:

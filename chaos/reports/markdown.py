@@ -107,7 +107,8 @@ def render_markdown(results: RunResults, meta: dict) -> str:
     )
     sm = results.summary
     add(
-        f"- trials: {sm.trials} ({sm.valid} valid, {sm.unknown} unknown, {sm.hung} hung, {sm.errored} errored); "
+        f"- trials: {sm.trials} ({sm.valid} valid, {sm.unknown} unknown, {sm.hung} hung, {sm.errored} errored, "
+        f"{sm.environment} environment faults ({sm.retried} repeats), {sm.app_error} app errors); "
         f"fault fired in {sm.fault_fired}, did not fire in {sm.fault_not_fired}; "
         f"kills confirmed by exit status {sm.kills_confirmed}, unconfirmed {sm.kills_unconfirmed}"
     )

@@ -378,9 +378,10 @@ def _execute(
                     if opts.on_trial:
                         opts.on_trial(rec)
                     valid_seen = valid_seen or rec.valid
-                    if rec.errors and not valid_seen:
+                    if rec.errors and not valid_seen and rec.fault != "environment":
                         # the harness itself cannot run this cell (e.g. a workload that raises
-                        # while being built): say so once instead of failing every trial
+                        # while being built): say so once instead of failing every trial; an
+                        # environment fault (a lost database) is transient: the trial is repeated
                         failures[cell.index] = f"racers could not run the workload: {rec.errors[0]}"
                         break
             except ChaosError as exc:
