@@ -287,11 +287,13 @@ def analyze(run_dir: Path = typer.Argument(..., help="a run folder, or a nightly
 
 
 @app.command()
-def clean() -> None:
-    """Reap what dead runs left behind: racers, containers, work folders (runs still alive are untouched)."""
+def clean(
+    pg: str | None = typer.Option(None, "--pg", help="Postgres DSN whose schemas of dead runs to drop (default: CHAOS_PG_DSN)"),
+) -> None:
+    """Reap what dead runs left behind: racers, containers, work folders, Postgres schemas (runs still alive are untouched)."""
     from chaos.running.registry import reap_stale
 
-    reaped = reap_stale()
+    reaped = reap_stale(pg)
     for r in reaped:
         out.print(r.describe(), highlight=False, soft_wrap=True, markup=False)
     out.print(f"cleaned {len(reaped)} dead run(s)" if reaped else "nothing to clean: no dead run left anything behind", highlight=False)

@@ -304,6 +304,8 @@ def execute(folder: RunFolder, scenario: Scenario, cells: list[Cell], opts: RunO
         work_dir.mkdir(exist_ok=True)
         storage = RunStorage(cells, run_id, run_dir)  # SQLite, or Postgres for the postgres backend / other hosts
         meta.storage = storage.describe()
+        if storage.schema:
+            active.note(pg_schema=storage.schema)  # a reaper of this run must drop it (chaos/running/registry.py)
         folder.save()
         repair(run_dir / "journal.jsonl")  # appends must start on a fresh line
         prior = StoredTrials(run_dir / "journal.jsonl")

@@ -119,7 +119,12 @@ def error_of(exc: BaseException) -> ErrorInfo:
     info: ErrorInfo = {"type": type(exc).__name__, "module": type(exc).__module__, "message": str(exc)[:2000], "where": where}
     try:
         frames: list[FrameInfo] = [
-            {"module": str(f.f_globals.get("__name__") or ""), "file": f.f_code.co_filename, "line": int(line or 0), "func": f.f_code.co_name}
+            {
+                "module": str(f.f_globals.get("__name__") or ""),
+                "file": f.f_code.co_filename,
+                "line": int(line or 0),
+                "func": f.f_code.co_name,
+            }
             for f, line in traceback.walk_tb(exc.__traceback__)
         ]
         info["frames"] = frames[-40:]
