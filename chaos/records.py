@@ -56,6 +56,7 @@ class RacerOutcome(Record):
     # whose fault its failure was (``chaos.running.blame``): None if it did not fail or chaos killed it
     blame: Literal["framework", "app", "environment", "harness"] | None = None
     blame_reason: str | None = None
+    blame_traceback: str | None = None  # an app error's traceback (for the console and the report)
 
     # typed readers of ``result`` (a killed or crashed racer has none: empty answers, never a KeyError)
 
@@ -178,6 +179,7 @@ class CellResult(Record):
     release_spread_ms: dict[str, float] | None = None
     points: list[PointResult] = Field(default_factory=list)
     summary: dict[str, Any] = Field(default_factory=dict)  # kind-specific tallies (fork, stray, ...)
+    app_errors: list[str] = Field(default_factory=list)  # the first distinct app errors: reason, then traceback
     verdicts: list[Verdict] = Field(default_factory=list)
     failure: str | None = None
 

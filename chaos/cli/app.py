@@ -154,6 +154,9 @@ def run(
         f"kills confirmed {sm.kills_confirmed}/{sm.kills_confirmed + sm.kills_unconfirmed}",
         highlight=False,
     )
+    for c in res.cells:  # the user's code raised: say where, with the traceback (never a framework verdict)
+        for e in c.app_errors[:1]:
+            out.print(f"cell {c.cell_id}: {e}", highlight=False, soft_wrap=True, markup=False)
     out.print(
         f"run folder: {outcome.run_dir}  (report.html, report.md, results.json, junit.xml, journal.jsonl)",
         highlight=False,

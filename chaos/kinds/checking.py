@@ -76,6 +76,7 @@ class Tally:
 
     def __init__(self, records: Iterable[TrialRecord] = ()):
         self.trials = self.valid = self.unknown = self.errored = 0
+        self.app_errors: list[str] = []  # the first distinct app errors (reason, then traceback)
         self._versions: dict[str, set] = defaultdict(set)
         for r in records:
             self.add(r)
@@ -85,6 +86,9 @@ class Tally:
         self.valid += r.valid
         self.unknown += not r.valid
         self.errored += bool(r.errors)
+        for o in r.racers:
+            if o.blame == "app" and len(self.app_errors) < 3 and not any(e.startswith(o.blame_reason or "") for e in self.app_errors):
+                self.app_errors.append(f"{o.blame_reason}\n{o.blame_traceback or ''}".rstrip())
         for o in r.racers:
             for dist, v in ((o.result or {}).get("versions") or {}).items():
                 self._versions[dist].add(v)
@@ -115,6 +119,7 @@ def base_fields(cell: Cell, records: Iterable[TrialRecord] | Tally) -> dict:
         valid_trials=t.valid,
         unknown_trials=t.unknown,
         errored_trials=t.errored,
+        app_errors=list(t.app_errors),
         racer_errors=0,
     )
 

@@ -39,6 +39,15 @@ def _error_text(err: ErrorInfo | None) -> str:
     return f"{err.get('type')}: {err.get('message')}" if err else "None: None"
 
 
+def _traceback_of(result: RacerResult | None) -> str | None:
+    """The traceback of the racer's error (its build error, else its last failed action's), at most 4000 characters."""
+    if not result:
+        return None
+    errs = [result.get("error")] + [o.get("error") for o in reversed(result.get("outcomes") or []) if o.get("status") == "error"]
+    tb = next((e.get("traceback") for e in errs if e and e.get("traceback")), None)
+    return tb[-4000:] if tb else None
+
+
 @dataclass
 class RunContext:
     """What every trial of a run needs: ids, folders, the launcher and the ledger."""
@@ -249,6 +258,7 @@ class TrialRun:
             result=cast("dict[str, Any] | None", result),
             blame=blame.party if blame else None,
             blame_reason=blame.reason if blame else None,
+            blame_traceback=_traceback_of(result) if blame is not None and blame.party == "app" else None,
         )
         self.outcomes.append(out)
         return out
