@@ -37,15 +37,32 @@ ResumeForm = Literal["none", "input", "command"]
 ForkVia = Literal["checkpoint", "explicit"]
 
 
+class FrameInfo(TypedDict):
+    """One frame of an exception's traceback: the module (``__name__`` of its globals), file, line, function."""
+
+    module: str
+    file: str
+    line: int
+    func: str
+
+
 class ErrorInfo(TypedDict):
     """A JSON-safe exception (``chaos.targets.base.error_of``): class name, its module, message
     (at most 2000 characters) and ``file:line`` of the innermost frame (``""`` if unknown).
+
+    What the orchestrator blames it by (``chaos.running.blame``): ``frames`` (innermost last),
+    ``chain`` (``module.Type`` of the exception and those it was raised from or during),
+    ``errno`` (of an ``OSError`` in the chain) and ``traceback`` (formatted, for the reports).
     Adapters may add detail (CrewAI's persistence errors add ``boundary`` and ``sqlite_version``)."""
 
     type: str
     module: str
     message: str
     where: str
+    frames: NotRequired[list[FrameInfo]]
+    chain: NotRequired[list[str]]
+    errno: NotRequired[int]
+    traceback: NotRequired[str]
 
 
 class Action(TypedDict, total=False):

@@ -84,6 +84,13 @@ class Scenario(Strict):
         default_factory=list, description="sweeps: only kill points whose boundary name contains one of these (empty: all)"
     )
     timeout_s: float = Field(120, gt=0, description="cap on any single wait for a racer")
+    env_retries: int = Field(
+        2,
+        ge=0,
+        le=20,
+        description="repeats of a trial that an environment fault spoiled (database lost, disk full, racer killed by "
+        "someone else); the spoiled attempts count as environment trials, never as valid",
+    )
     matrix: dict[str, list[Any]] = Field(default_factory=dict)
 
     @field_validator("kind")
