@@ -147,11 +147,9 @@ def test_by_hand_a_repeat_addressed_to_the_payment_approval_is_inert_on_fixed_bu
 # ------------------------------------------- what chaos gets wrong today (issue 12), strict xfails
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 12.3/12.10: a KeyError in the app's triage_router (Command(resume) on a thread with nothing durable) is blamed on the framework as LIVENESS violated",
-)
 def test_no_liveness_violation_is_an_app_error(stock, fixed):
+    """A KeyError in the app's triage_router (Command(resume) on a thread with nothing durable) is
+    an app error: the trial is unknown, never LIVENESS violated (issue 12.3)."""
     for results in (stock, fixed):
         live = _verdict(_cell(results, "sweep"), "LIVENESS")
         assert not (live.status == "violated" and "KeyError" in live.reason), live.reason
@@ -186,10 +184,9 @@ def test_the_node_rerun_duplicate_is_explained_as_needing_no_crash(stock):
     assert re.search(r"(needs? no crash|without (a|any) crash|no crash needed|in the baseline)", report, re.IGNORECASE)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 12.3: stock must exit 1 with only its real violations: EO, CO of the race and of the plain stray repeat and of the by-id repeat (real on stock: LangGraph hands an answer addressed to a task's first interrupt to its next one); LIVENESS (an app error) is not",
-)
 def test_stock_violations_are_exactly_the_real_ones(stock):
+    """Stock exits 1 with only its real violations: EO, CO of the race, of the plain stray repeat and
+    of the by-id repeat (real on stock: LangGraph hands an answer addressed to a task's first
+    interrupt to its next one); LIVENESS (an app error) is not among them."""
     violated = {(c.axes["case"]["name"], v.property) for c in stock.cells for v in c.verdicts if v.status == "violated"}
     assert violated == {("sweep", "EO"), ("race-k4", "CO"), ("stray", "CO"), ("stray-by-id", "CO")}
