@@ -80,6 +80,12 @@ class Scenario(Strict):
     resume_by: Literal["thread", "interrupt"] = Field(
         "thread", description="a repeated answer: to whatever interrupt is pending, or to the first one by its id"
     )
+    answers: list[Any] | Literal["workload"] | None = Field(
+        None,
+        description="an answer plan for several interrupts: values in order (the n-th answers the n-th interrupt), "
+        "or 'workload' for the workload's answer(interrupt) callable; the first answer replaces resume's command value",
+    )
+    fork_value: Any = Field(None, description="fork: the second value to resume the first interrupt's checkpoint with (default '<v1>#fork')")
     kill_points: list[str] = Field(
         default_factory=list, description="sweeps: only kill points whose boundary name contains one of these (empty: all)"
     )
@@ -135,6 +141,13 @@ class Scenario(Strict):
         return cast(Literal["none", "input", "command"], form)
 
     @property
+    def first_answer(self) -> Any:
+        """The value of the first answer: the plan's first value, else resume's command value."""
+        if isinstance(self.answers, list) and self.answers:
+            return self.answers[0]
+        return self.resume_value
+
+    @property
     def resume_value(self) -> Any:
         if not self.resume.startswith("command:"):
             return None
@@ -160,6 +173,8 @@ AXES: dict[str, tuple[str, ...]] = {
     "resume_by": ("resume_by",),
     "kill_points": ("kill_points",),
     "workload": ("workload",),
+    "workload_params": ("workload_params",),
+    "answers": ("answers",),
     "trials": ("trials",),
 }
 

@@ -21,6 +21,7 @@ Each node fires its effect before it returns, through ``ctx.effect``.
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, TypedDict
 
@@ -29,15 +30,19 @@ from chaos.workloads import WorkloadContext
 
 @dataclass
 class LangGraphWorkload:
-    """A compiled graph, the input that starts it, and which task's effect an interrupt gates."""
+    """A compiled graph, the input that starts it, and which task's effect an interrupt gates.
+
+    ``max_concurrency``: the graph's own limit, passed to ``invoke``; ``None`` (the default) is
+    LangGraph's default, as in production: parallel branches and parallel tool calls run in
+    parallel. ``answer``: ``answer(interrupt) -> value``, what a human answers to an interrupt
+    (``interrupt.value`` is its payload, ``interrupt.id`` its id); used with ``answers: workload``."""
 
     graph: Any
     input: Any = field(default_factory=dict)
     gated_task: str | None = None
     meta: dict = field(default_factory=dict)
-    # one task at a time keeps persistence order stable; the functional API's entrypoint is itself a
-    # task that waits on its @tasks, so it needs two slots or it deadlocks
-    max_concurrency: int | None = 1
+    max_concurrency: int | None = None
+    answer: Callable[[Any], Any] | None = None
 
 
 class GateState(TypedDict, total=False):
@@ -207,7 +212,7 @@ def functional_gate(ctx: WorkloadContext) -> LangGraphWorkload:
         log.append(end().result())
         return {"log": log, "approved": value}
 
-    return LangGraphWorkload(graph=approval, input={"log": []}, gated_task="gate", max_concurrency=None)
+    return LangGraphWorkload(graph=approval, input={"log": []}, gated_task="gate")
 
 
 def functional_three_step(ctx: WorkloadContext) -> LangGraphWorkload:
@@ -227,7 +232,7 @@ def functional_three_step(ctx: WorkloadContext) -> LangGraphWorkload:
     def steps(inp: dict) -> dict:
         return {"log": [a().result(), b().result(), c().result()]}
 
-    return LangGraphWorkload(graph=steps, input={"log": []}, max_concurrency=None)
+    return LangGraphWorkload(graph=steps, input={"log": []})
 
 
 BUILTIN = {
