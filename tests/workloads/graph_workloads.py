@@ -62,6 +62,4 @@ def approvals(ctx):
     def answer(intr):
         return {"send_payment": "pay", "send_email": "mail"}[intr.value["action"]]
 
-    return LangGraphWorkload(
-        graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []}, gated_task="send_payment", answer=answer
-    )
+    return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []}, gated_task="send_payment", answer=answer)
