@@ -99,6 +99,8 @@ def _resume_action(cell: Cell) -> ActionSpec:
     s = cell.scenario
     if s.resume_form == "command":
         return _answer(s)
+    if s.resume_form == "app":  # the team's recovery procedure, called in the fresh process
+        return {"op": "resume", "form": "app", "recover": s.recover_ref or ""}
     return {"op": "resume", "form": s.resume_form, "value": s.resume_value}
 
 

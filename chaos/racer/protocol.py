@@ -33,7 +33,7 @@ ResultStatus = Literal["ok", "harness_error"]
 """``ok``: the racer performed its actions (each action's own status is in its outcome);
 ``harness_error``: the racer itself could not run (e.g. the workload raised while being built)."""
 
-ResumeForm = Literal["none", "input", "command"]
+ResumeForm = Literal["none", "input", "command", "app"]
 ForkVia = Literal["checkpoint", "explicit"]
 
 
@@ -56,7 +56,9 @@ class Action(TypedDict, total=False):
       the input, ``command`` answers the pending interrupt with ``value``. ``answers`` (a list, or
       ``"workload"`` for the workload's ``answer(interrupt)``) is an answer plan: answer every
       pending interrupt in turn until the run completes or the plan is used up (LangGraph: the
-      n-th value answers the n-th interrupt the thread consumes, counted from its durable state). ``interrupt``
+      n-th value answers the n-th interrupt the thread consumes, counted from its durable state).
+      ``app`` runs the team's own recovery: ``recover`` names ``package.module:recover``, called
+      as ``recover(ctx, thread)`` (LangGraph: ``chaos.workloads.langgraph.Thread``). ``interrupt``
       (``"first"`` or an id) addresses the answer to one interrupt by its id, as a client
       replaying its request would (``first``: the thread's first interrupt); an adapter whose
       framework has no interrupt ids raises ``Unsupported``.
@@ -81,6 +83,7 @@ class Action(TypedDict, total=False):
     form: ResumeForm
     value: Any
     answers: list[Any] | Literal["workload"]
+    recover: str  # form ``app``: the team's ``package.module:recover``, called as ``recover(ctx, thread)``
     interrupt: str
     checkpoint: str
     via: ForkVia
@@ -171,6 +174,7 @@ class ActionOutcome(TypedDict, total=False):
     interrupt_ids: list[str | None]
     facts: list[dict[str, Any]]  # ctx.observe(name, value) during this call: name, value, node, namespace, ...
     answered: list[list[Any]]  # an answer plan's answers: [[interrupt_id, value], ...]
+    recovered_by: str  # form ``app``: the recovery that ran
     addressed: str  # the interrupt id a resume with ``interrupt`` was addressed to
     # per op
     checkpoints: list[CheckpointInfo]

@@ -8,7 +8,11 @@ durable yet; ``:after`` means its transaction committed.
 
 Resume forms map to LangGraph calls: ``none`` -> ``invoke(None)`` (continue from the last
 checkpoint), ``input`` -> ``invoke(input)`` (a new run on the thread), ``command`` ->
-``invoke(Command(resume=value))`` (answer the pending interrupt).
+``invoke(Command(resume=value))`` (answer the pending interrupt; with ``answers``, every pending
+interrupt in turn, each by its id), ``app`` -> the team's ``recover(ctx, thread)``.
+
+Every effect row names the node and (sub)graph namespace that fired it, read from LangGraph's
+runnable config (``where_fired``); ``inspect`` reports the durable frontier per namespace.
 """
 
 from __future__ import annotations
@@ -140,7 +144,9 @@ class LangGraphSession:
         self.barrier = barrier
         self.ledger = ledger
         self.thread_id = spec["thread_id"]
-        self.durability = target.get("durability", "sync")
+        # "default": pass no durability, so LangGraph's own default (or the graph's) applies
+        durability = target.get("durability", "sync")
+        self.invoke_opts: dict[str, Any] = {} if durability == "default" else {"durability": durability}
         self.saver, self._close = make_saver(target["backend"], spec.get("store", {}))
         instrument(self.saver, barrier)
         self.fired: list[dict] = []
@@ -206,6 +212,8 @@ class LangGraphSession:
         self.observed = {}  # what the nodes see during this call only
         if op == "resume" and "answers" in action:
             return self._answer_plan(action)
+        if op == "resume" and action.get("form") == "app":
+            return self._recover(action.get("recover") or "")
         if op in ("run", "resume"):
             payload = self._payload(action)
             extra = {"addressed": next(iter(payload.resume))} if action.get("interrupt") else {}
@@ -217,6 +225,34 @@ class LangGraphSession:
         if op == "intent":
             return outcome("done", intent=fork_intent())
         raise Unsupported(f"unknown op {op!r}; known: {', '.join(OPS)}")
+
+    def _recover(self, ref: str) -> ActionOutcome:
+        """The team's own recovery: ``recover(ctx, thread)`` from ``package.module:recover``."""
+        from chaos.workloads.langgraph import Thread
+
+        recover = import_factory(ref)
+        durable = sum(1 for _ in self.saver.list({"configurable": {"thread_id": self.thread_id}}))
+        thread = Thread(
+            thread_id=self.thread_id,
+            config=self.config,
+            graph=self.graph,
+            input=self.workload.input,
+            checkpoints=durable,
+            invoke=lambda payload: self.graph.invoke(payload, self.config, **self.invoke_opts),
+        )
+        try:
+            out = recover(self.ctx, thread)
+        except Exception as exc:  # the procedure's own failure, or the framework's refusal inside it
+            return outcome("error", error=error_of(exc), observed=self.observed, recovered_by=ref, **self._head())
+        interrupts = _interrupts_of(out)
+        return outcome(
+            "interrupted" if interrupts else "done",
+            interrupts=[jsonable(getattr(i, "value", i)) for i in interrupts],
+            interrupt_ids=[getattr(i, "id", None) for i in interrupts],
+            observed=self.observed,
+            recovered_by=ref,
+            **self._head(),
+        )
 
     def _answer_plan(self, action: Action) -> ActionOutcome:
         """Answer pending interrupts until the run completes or the plan says nothing more.
@@ -349,7 +385,7 @@ class LangGraphSession:
 
     def _invoke(self, payload: Any, config: dict, **extra: Any) -> ActionOutcome:
         try:
-            out = self.graph.invoke(payload, config, durability=self.durability)
+            out = self.graph.invoke(payload, config, **self.invoke_opts)
         except Exception as exc:  # the framework's answer, recorded as data
             return outcome("error", error=error_of(exc), observed=self.observed, **self._head(), **extra)
         interrupts = _interrupts_of(out)

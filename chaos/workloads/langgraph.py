@@ -45,6 +45,22 @@ class LangGraphWorkload:
     answer: Callable[[Any], Any] | None = None
 
 
+@dataclass
+class Thread:
+    """What a team's recovery gets (``resume: app:package.module:recover`` calls ``recover(ctx,
+    thread)`` in the fresh process): the thread's id, its config, the compiled graph, the input
+    that starts it, and how many durable checkpoints it has (0: nothing of the run survived).
+    ``invoke(payload)`` runs the graph on the thread as chaos runs it (its durability, its config);
+    ``recover`` returns what the last ``invoke`` returned."""
+
+    thread_id: str
+    config: dict
+    graph: Any
+    input: Any
+    checkpoints: int
+    invoke: Callable[[Any], Any]
+
+
 class GateState(TypedDict, total=False):
     log: Annotated[list, operator.add]
     approved: Any
