@@ -61,6 +61,13 @@ class Thread:
     invoke: Callable[[Any], Any]
 
 
+# The built-in StateGraph workloads pin one task at a time, as they always ran: with it LangGraph's
+# background writes (put_writes through the loop's executor) are serialised too, so a sweep's
+# persistence order, and the shipped scenarios' and tests' per-boundary results, stay exactly
+# reproducible. A user's graph gets LangGraph's default (``max_concurrency=None``), as in production.
+PINNED = 1
+
+
 class GateState(TypedDict, total=False):
     log: Annotated[list, operator.add]
     approved: Any
@@ -95,7 +102,7 @@ def gate_after_interrupt(ctx: WorkloadContext) -> LangGraphWorkload:
     g.add_edge("pre", "gate")
     g.add_edge("gate", "end")
     g.add_edge("end", END)
-    return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []}, gated_task="gate")
+    return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []}, gated_task="gate", max_concurrency=PINNED)
 
 
 def three_step(ctx: WorkloadContext, *, idempotent: bool = False) -> LangGraphWorkload:
@@ -117,7 +124,7 @@ def three_step(ctx: WorkloadContext, *, idempotent: bool = False) -> LangGraphWo
     g.add_edge("a", "b")
     g.add_edge("b", "c")
     g.add_edge("c", END)
-    return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []})
+    return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []}, max_concurrency=PINNED)
 
 
 def three_step_idempotent(ctx: WorkloadContext) -> LangGraphWorkload:
@@ -156,7 +163,7 @@ def two_gates(ctx: WorkloadContext) -> LangGraphWorkload:
     g.add_edge("gate", "gate2")
     g.add_edge("gate2", "end")
     g.add_edge("end", END)
-    return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []}, gated_task="gate")
+    return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []}, gated_task="gate", max_concurrency=PINNED)
 
 
 def _invalid(ctx: WorkloadContext, bad_update: dict, field_name: str) -> LangGraphWorkload:
@@ -190,6 +197,7 @@ def _invalid(ctx: WorkloadContext, bad_update: dict, field_name: str) -> LangGra
         graph=g.compile(checkpointer=ctx.checkpointer),
         input={"log": []},
         meta={"invalid": {"task": "bad", "field": field_name, "value": bad_update[field_name]}},
+        max_concurrency=PINNED,
     )
 
 
