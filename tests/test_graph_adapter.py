@@ -10,6 +10,7 @@ import sqlite3
 from kits.graphkit import GraphThread
 
 from chaos.racer.ledger import COLUMNS, SqliteLedger
+from chaos.running.resume import set_aside_unjournaled
 
 APPROVALS = "tests.workloads.graph_workloads:approvals"
 ANSWER = {"op": "resume", "form": "command"}
@@ -86,17 +87,23 @@ def test_the_workloads_answer_callable_answers_each_interrupt_by_its_payload(tmp
     assert [r["effect_key"] for r in t.ledger()] == ["audit", "send_payment:pay", "send_email:mail"]
 
 
-def test_a_ledger_written_before_attribution_is_read_with_empty_attribution(tmp_path):
-    path = tmp_path / "old.sqlite"
+def _old_ledger(path, *tables: str) -> None:
+    """A ledger as chaos wrote it before the attribution columns, one row in ``effects``."""
     conn = sqlite3.connect(path)
-    conn.execute(
-        "CREATE TABLE effects (seq INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, cell_id TEXT NOT NULL,"
-        " trial_id TEXT NOT NULL, thread_id TEXT NOT NULL, effect_key TEXT NOT NULL, task TEXT NOT NULL, value TEXT,"
-        " racer_id TEXT NOT NULL, host TEXT NOT NULL, pid INTEGER NOT NULL, t_wall REAL NOT NULL, t_mono_ns INTEGER NOT NULL)"
-    )
+    for table in tables:
+        conn.execute(
+            f"CREATE TABLE {table} (seq INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, cell_id TEXT NOT NULL,"
+            " trial_id TEXT NOT NULL, thread_id TEXT NOT NULL, effect_key TEXT NOT NULL, task TEXT NOT NULL, value TEXT,"
+            " racer_id TEXT NOT NULL, host TEXT NOT NULL, pid INTEGER NOT NULL, t_wall REAL NOT NULL, t_mono_ns INTEGER NOT NULL)"
+        )
     conn.execute("INSERT INTO effects VALUES (1, 'r', 'c', 't', 'th', 'a', 'a', NULL, 'x', 'h', 1, 0, 0)")
     conn.commit()
     conn.close()
+
+
+def test_a_ledger_written_before_attribution_is_read_with_empty_attribution(tmp_path):
+    path = tmp_path / "old.sqlite"
+    _old_ledger(path, "effects")
     ledger = SqliteLedger(str(path), {"run_id": "r", "trial_id": "t"})
     ledger.append(task="b", value=None, thread_id="th", where={"node": "b", "namespace": "", "outside_task": False})
     old, new = ledger.rows(run_id="r")
@@ -104,3 +111,21 @@ def test_a_ledger_written_before_attribution_is_read_with_empty_attribution(tmp_
     assert set(old) == set(COLUMNS)
     assert (old["effect_key"], old["node"], old["outside_task"]) == ("a", None, None)
     assert (new["effect_key"], new["node"], new["namespace"], new["outside_task"]) == ("b", "b", "", 0)
+
+
+def test_durability_default_runs_the_graph_with_langgraphs_own_mode(tmp_path):
+    """``durability: default`` passes none: LangGraph's default; the plan still reaches the end."""
+    t = GraphThread(tmp_path, APPROVALS, durability="default")
+    out = t.racer("a", [{"op": "run"}, {**ANSWER, "answers": ["ok", "send"]}])["outcomes"][-1]
+    assert out["status"] == "done"
+    assert [r["effect_key"] for r in t.ledger()] == ["audit", "send_payment:ok", "send_email:send"]
+
+
+def test_resuming_a_run_whose_ledger_predates_attribution_sets_its_rows_aside(tmp_path):
+    path = tmp_path / "ledger.sqlite"
+    _old_ledger(path, "effects", "effects_aborted")
+    SqliteLedger(str(path), {"run_id": "r"}).close()  # a racer of the resumed run opens it: effects gains the columns
+    assert set_aside_unjournaled(path, "r", journaled=set()) == 1
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT effect_key, node FROM effects_aborted").fetchall() == [("a", None)]
+    conn.close()

@@ -19,8 +19,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 class GraphThread:
-    def __init__(self, tmp: Path, workload: str, backend: str = "sqlite"):
-        self.tmp, self.workload, self.backend = tmp, workload, backend
+    def __init__(self, tmp: Path, workload: str, backend: str = "sqlite", durability: str = "sync"):
+        self.tmp, self.workload, self.backend, self.durability = tmp, workload, backend, durability
 
     def racer(self, racer_id: str, actions: list[dict], **extra: Any) -> dict:
         spec = {
@@ -28,7 +28,7 @@ class GraphThread:
             "cell_id": "cell",
             "trial_id": "t0",
             "racer_id": racer_id,
-            "target": {"framework": "langgraph", "backend": self.backend, "durability": "sync"},
+            "target": {"framework": "langgraph", "backend": self.backend, "durability": self.durability},
             "distributions": [],
             "workload": self.workload,
             "workload_params": {},
