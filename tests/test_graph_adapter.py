@@ -5,11 +5,12 @@ answer addresses, and an answer for every approval."""
 
 from __future__ import annotations
 
+import secrets
 import sqlite3
 
 from kits.graphkit import GraphThread
 
-from chaos.racer.ledger import COLUMNS, SqliteLedger
+from chaos.racer.ledger import COLUMNS, SqliteLedger, open_ledger
 from chaos.running.resume import set_aside_unjournaled
 
 APPROVALS = "tests.workloads.graph_workloads:approvals"
@@ -129,3 +130,30 @@ def test_resuming_a_run_whose_ledger_predates_attribution_sets_its_rows_aside(tm
     conn = sqlite3.connect(path)
     assert conn.execute("SELECT effect_key, node FROM effects_aborted").fetchall() == [("a", None)]
     conn.close()
+
+
+def test_a_postgres_ledger_table_made_before_attribution_gains_its_columns(pg_dsn):
+    import psycopg
+
+    table = f"chaos_effects_old{secrets.token_hex(3)}"
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute(
+            f"CREATE TABLE {table} (seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, run_id TEXT NOT NULL,"
+            " cell_id TEXT NOT NULL, trial_id TEXT NOT NULL, thread_id TEXT NOT NULL, effect_key TEXT NOT NULL,"
+            " task TEXT NOT NULL, value TEXT, racer_id TEXT NOT NULL, host TEXT NOT NULL, pid INTEGER NOT NULL,"
+            " t_wall DOUBLE PRECISION NOT NULL, t_mono_ns BIGINT NOT NULL)"
+        )
+        conn.execute(
+            f"INSERT INTO {table} (run_id, cell_id, trial_id, thread_id, effect_key, task, racer_id, host, pid, t_wall,"
+            " t_mono_ns) VALUES ('R', 'c', 't', 'th', 'a', 'a', 'x', 'h', 1, 0, 0)"
+        )
+    ledger = open_ledger({"kind": "postgres", "dsn": pg_dsn, "table": table}, {"run_id": "R", "trial_id": "t"})
+    try:
+        ledger.append(task="b", value=None, thread_id="th", where={"node": "b", "namespace": "sub", "outside_task": False})
+        old, new = ledger.rows(run_id="R")
+    finally:
+        ledger.close()
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:
+            conn.execute(f"DROP TABLE {table}")
+    assert (old["effect_key"], old["node"], old["outside_task"]) == ("a", None, None)
+    assert (new["node"], new["namespace"], new["outside_task"]) == ("b", "sub", 0)
