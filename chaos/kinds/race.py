@@ -80,7 +80,7 @@ def race_trial(run: TrialRun) -> TrialRecord:
     gated = (park.result or {}).get("gated_task")
 
     # 2. k racers, all stopped at the gate, then released at once
-    value = s.resume_value
+    value = s.first_answer  # the answer plan's first value, else resume's command value
     specs = []
     for i in range(k):
         v = f"{value}#r{i}" if s.distinct_values else value

@@ -39,7 +39,7 @@ from chaos.racer.barrier import HOLD
 from chaos.racer.protocol import ActionSpec
 from chaos.records import CellResult, PointResult, TrialRecord, Verdict
 from chaos.running.trial import RunContext, TrialRun, attempts, retry_id
-from chaos.scenario.model import Cell
+from chaos.scenario.model import Cell, Scenario
 
 BASE_PROPERTIES = ("EO", "PC", "LIVENESS")
 
@@ -78,17 +78,29 @@ class Sweep:
         return explain_kill(rec)
 
 
+def _answer(s: Scenario) -> ActionSpec:
+    """Answer the pending interrupt: with the scenario's answer plan (every interrupt in turn, until
+    the run completes) when it has one, else once with resume's command value."""
+    if s.answers is not None:
+        return {"op": "resume", "form": "command", "value": s.first_answer, "answers": s.answers}
+    return {"op": "resume", "form": "command", "value": s.resume_value}
+
+
 def _actions(cell: Cell) -> list[ActionSpec]:
-    """The workload's whole life: run, and answer its interrupt when the resume form is a command."""
+    """The workload's whole life: run, and answer its interrupts when the resume form is a command."""
     s = cell.scenario
     acts: list[ActionSpec] = [{"op": "run"}]
     if s.resume_form == "command":
-        acts.append({"op": "resume", "form": "command", "value": s.resume_value, "if": "interrupted"})
+        acts.append({**_answer(s), "if": "interrupted"})
     return acts
 
 
 def _resume_action(cell: Cell) -> ActionSpec:
     s = cell.scenario
+    if s.resume_form == "command":
+        return _answer(s)
+    if s.resume_form == "app":  # the team's recovery procedure, called in the fresh process
+        return {"op": "resume", "form": "app", "recover": s.recover_ref or ""}
     return {"op": "resume", "form": s.resume_form, "value": s.resume_value}
 
 
