@@ -53,7 +53,10 @@ def test_chaos_clean_reaps_a_sigkilled_runs_racers_and_folders(tmp_path):
     )
     try:
         racer = int(orch.stdout.readline())
-        assert registry.racer_processes("dead-run-1") == [(racer, "dead-run-1", str((state / "active" / "dead-run-1.json").resolve()))]
+        # Popen returns once exec has closed its error pipe, a moment before the kernel sets up the new
+        # image's environment: until then /proc/<pid>/environ reads empty. Observe until it is there.
+        found = wait_for(lambda: registry.racer_processes("dead-run-1"), 30, "the racer to carry the run's labels")
+        assert found == [(racer, "dead-run-1", str((state / "active" / "dead-run-1.json").resolve()))]
         os.environ["CHAOS_STATE_DIR"] = str(state)
         try:
             assert registry.run_is_alive("dead-run-1")
@@ -83,6 +86,7 @@ def test_a_racer_whose_registry_entry_vanished_is_still_found(tmp_path):
     env = dict(chaos_env(state), CHAOS_RUN_ID="lost-run-7", CHAOS_RUN_REGISTRY=str(gone))
     stray = subprocess.Popen(["sleep", "600"], env=env)
     try:
+        wait_for(lambda: registry.racer_processes("lost-run-7"), 30, "the stray to carry its labels (see above)")
         out = chaos(["clean"], state)
         assert out.returncode == 0, out.stderr
         assert "lost-run-7" in out.stdout and str(stray.pid) in out.stdout
