@@ -40,6 +40,7 @@ PROPERTY_NAMES = {
     "SG": "no stale generation (A1)",
     "PT": "no phantom tool call (A2)",
     "CC": "no causal cascade (A3)",
+    "TR": "no tool effect reordering (A6)",
 }
 
 

@@ -18,6 +18,8 @@ one agent writes cannot lose an update: a clean verdict on it would be vacuous).
   registry no longer lists that tool.
 * **CC** (causal cascade, A3): an effect (or another agent's write) computed from a version that a
   later write compensates (rolls back).
+* **TR** (tool effect reordering, A6): the effects of one step's tool calls committed in an order
+  other than the plan's (the model's tool-call list).
 
 A version is the writer's label (``v1@a0``: agent 0's first write); ``v0`` is the initial value.
 """
@@ -29,7 +31,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-CODES = ("LU", "SG", "PT", "CC")
+CODES = ("LU", "SG", "PT", "CC", "TR")
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,8 @@ class Op:
     tool: str | None = None
     compensates: str | None = None  # write: the version it rolls back
     detail: Any = None
+    plan: int | None = None  # effect of a tool call: its index in the model's tool-call list
+    step: int | None = None  # effect of a tool call: the agent's step that planned it
 
     def said(self) -> str:
         """The operation in words, with its place in the commit order."""
@@ -101,6 +105,8 @@ def history_of(ledger: Iterable[dict]) -> list[Op]:
                 tool=d.get("tool"),
                 compensates=d.get("compensates"),
                 detail=d.get("detail") or d.get("reason"),
+                plan=d.get("plan"),
+                step=d.get("step"),
             )
         )
     return ops
@@ -176,7 +182,22 @@ def classify(ops: list[Op]) -> list[Anomaly]:
                 else:
                     text = "; ".join(p.said() for p in proof) + f": {key} was at {now} when agent {o.agent} acted on {version}"
                     found.append(Anomaly("SG", o.agent, seqs, text))
+    for calls in _tool_steps(ops).values():
+        if [c.plan for c in calls] != sorted(c.plan for c in calls if c.plan is not None):
+            planned = ", ".join(c.tool or "?" for c in sorted(calls, key=lambda c: c.plan or 0))
+            landed = "; ".join(f"{c.tool} (call {c.plan}) at #{c.seq}" for c in calls)
+            text = f"agent {calls[0].agent}'s model planned {planned}, in that order; the effects landed {landed}"
+            found.append(Anomaly("TR", calls[0].agent, tuple(c.seq for c in calls), text))
     return found
+
+
+def _tool_steps(ops: list[Op]) -> dict[tuple[int, int], list[Op]]:
+    """The tool-call effects of each (agent, step), in commit order."""
+    steps: dict[tuple[int, int], list[Op]] = {}
+    for o in ops:
+        if o.op == "effect" and o.plan is not None:
+            steps.setdefault((o.agent, o.step or 0), []).append(o)
+    return steps
 
 
 def exposure(ops: list[Op]) -> set[str]:
@@ -184,7 +205,7 @@ def exposure(ops: list[Op]) -> set[str]:
 
     LU: two agents wrote the same key. SG: an agent fired an effect computed from a key another
     agent wrote in the trial. PT: the same for a tool call. CC: a write compensated a version of a
-    key on which another agent fired an effect."""
+    key on which another agent fired an effect. TR: one step fired two or more planned tool calls."""
     out: set[str] = set()
     writers: dict[str, set[int]] = {}
     for o in ops:
@@ -200,9 +221,12 @@ def exposure(ops: list[Op]) -> set[str]:
                 out.add("PT" if o.tool else "SG")
                 if any(w.op == "write" and w.key == key and w.compensates and w.agent != o.agent for w in ops):
                     out.add("CC")
+    if any(len(calls) > 1 for calls in _tool_steps(ops).values()):
+        out.add("TR")
     return out
 
 
 def guard_cost(ops: list[Op]) -> dict[str, int]:
-    """What the guards cost in this history: validation retries and lock waits."""
-    return {"retries": sum(o.op == "retry" for o in ops), "waits": sum(o.op == "wait" for o in ops)}
+    """What the guards cost in this history: validation retries, and waits (for a lock, or a tool
+    call parked by a sequencer until its turn)."""
+    return {"retries": sum(o.op == "retry" for o in ops), "waits": sum(o.op in ("wait", "park") for o in ops)}

@@ -1,4 +1,4 @@
-"""``shared_state``: k agents read shared state, generate, then write or act -> LU, SG, PT, CC.
+"""``shared_state``: k agents read shared state, generate, then write or act -> LU, SG, PT, CC, TR.
 
 Per trial: k racers (agents ``a0`` .. ``a<k-1>``, each its own process and graph thread) open the
 same shared store (LangGraph's ``SqliteStore`` on one file of the trial) and stop at the start
@@ -11,9 +11,13 @@ r0, r1, c0, c1 with each read before its commit. A guard may stop an agent more 
 reads again; a lock wait stops at ``effect(task=ss.wait):after#n``): after the schedule the
 agents still running are continued in turn, in agent order, until all have ended.
 
-Schedules: when their number (a multinomial) is at most ``trials``, the cell runs every one, trial
-t the t-th in lexicographic order (exhaustive, as a model checker would); otherwise each trial
-draws one uniformly with its own seed (``derive(root, cell, trial)``). Either way the schedule
+A workload whose model plans n tool calls in one message (``tool_calls``) also gets the order in
+which their external services answer: a permutation of the plan (``workload_params["responses"]``),
+so a trial's interleaving is (schedule, responses).
+
+Schedules: when their number (a multinomial, times n! response orders) is at most ``trials``, the
+cell runs every one, trial t the t-th in lexicographic order (exhaustive, as a model checker
+would); otherwise each trial draws one uniformly with its own seed (``derive(root, cell, trial)``). Either way the schedule
 derives from the trial id, is recorded in the trial's observations, and ``chaos rerun`` replays it.
 
 The history is the trial's ledger rows ``ss.*`` (``chaos.kinds.shared_history``): reads, writes
@@ -49,7 +53,7 @@ from chaos.launchers import RacerHandle
 from chaos.records import CellResult, TrialRecord, Verdict
 from chaos.running.trial import RunContext, TrialRun
 from chaos.scenario.model import Cell, Scenario
-from chaos.workloads.shared_langgraph import steps
+from chaos.workloads.shared_langgraph import steps, tool_calls
 
 # every stop an agent may make: generations after reads, and lock waits (a guard may retry)
 MAX_STOPS = 32
@@ -58,7 +62,7 @@ ARMED = tuple(f"effect(task=ss.{op}):after#{n}" for op in ("read", "wait") for n
 
 class SharedState(Kind):
     name = "shared_state"
-    about = "k agents read shared state, generate, then write or act: lost updates, stale generations, phantom tools, cascades?"
+    about = "k agents read shared state, generate, then write or act: lost updates, stale generations, phantom tools, cascades, reordered tool effects?"
     properties = CODES
     fields = ("racers", "workload_params")
     section = "contract"
@@ -72,22 +76,28 @@ class SharedState(Kind):
 
     def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
         counts = [steps(cell.scenario.workload, i) for i in range(cell.scenario.racers.k)]
-        total = schedule_count(counts)
+        tools = tool_calls(cell.scenario.workload)
+        orders = math.factorial(tools)  # the orders in which a step's tool calls get their responses
+        total = schedule_count(counts) * orders
         exhaustive = total <= cell.scenario.trials
         for t in range(total if exhaustive else cell.scenario.trials):
             trial_id = f"c{cell.index:03d}-t{t:04d}"
             if not ctx.wants(trial_id, skip):
                 continue
             run = TrialRun(ctx, cell, trial_id, rep=t)
-            schedule = nth_schedule(counts, t) if exhaustive else sampled_schedule(counts, run.seed)
+            if exhaustive:
+                schedule, responses = nth_schedule(counts, t // orders), nth_schedule([1] * tools, t % orders)
+            else:
+                schedule, responses = sampled_schedule(counts, run.seed), sampled_schedule([1] * tools, run.seed + 1)
             run.observations["schedule"] = {
                 "order": schedule,
+                "responses": responses,
                 "index": t,
                 "of": total,
                 "mode": "exhaustive" if exhaustive else "sampled",
             }
             try:
-                yield shared_trial(run, schedule)
+                yield shared_trial(run, schedule, responses)
             finally:
                 run.cleanup()
 
@@ -146,7 +156,7 @@ def sampled_schedule(counts: list[int], seed: int) -> list[int]:
 # ---------------------------------------------------------------------------------- trial
 
 
-def shared_trial(run: TrialRun, schedule: list[int]) -> TrialRecord:
+def shared_trial(run: TrialRun, schedule: list[int], responses: list[int] | None = None) -> TrialRecord:
     s = run.cell.scenario
     k = s.racers.k
     store_path = str(run.dir / "shared-store.sqlite")
@@ -154,7 +164,14 @@ def shared_trial(run: TrialRun, schedule: list[int]) -> TrialRecord:
     for i in range(k):
         spec = run.spec(f"a{i}", actions=[{"op": "run"}], armed=ARMED, gate=True)
         spec["thread_id"] = f"{run.thread_id}-a{i}"  # each agent is its own thread
+        if "path" in run.store:
+            # and has its own checkpoint file: LangGraph writes checkpoints on a background thread, so
+            # an agent stopped at its generation may be stopped inside a SQLite write transaction
+            # (seen: the other agent's put_writes blocked until the timeout); only the store is shared
+            spec["store"] = {**run.store, "path": str(run.dir / f"checkpoints-a{i}.sqlite")}
         spec["workload_params"] = {**s.workload_params, "agent": i, "shared_store": store_path}
+        if responses:
+            spec["workload_params"]["responses"] = responses
         spec["jitter_ms"] = 0  # the schedule orders the agents; no jitter
         specs.append(spec)
     handles = run.start(specs)
@@ -235,7 +252,7 @@ def check_shared(cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
     exposed: Counter = Counter()
     valid = 0
     invalid: Counter = Counter()
-    schedules: set[tuple[int, ...]] = set()
+    schedules: set[tuple[tuple[int, ...], tuple[int, ...]]] = set()
     total, mode = None, None
     retries, waits = [], []
     walls = []
@@ -246,7 +263,7 @@ def check_shared(cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
             continue
         valid += 1
         sched = r.observations.get("schedule") or {}
-        schedules.add(tuple(sched.get("order") or ()))
+        schedules.add((tuple(sched.get("order") or ()), tuple(sched.get("responses") or ())))
         total, mode = sched.get("of"), sched.get("mode")
         ops = history_of(r.ledger)
         exposed.update(exposure(ops))

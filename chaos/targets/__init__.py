@@ -70,13 +70,16 @@ TARGETS: dict[str, TargetInfo] = {
             "functional_three_step": "functional API: @entrypoint calling @task a, b, c, one effect each",
             # agents sharing a SqliteStore (chaos.workloads.shared_langgraph); _cas / _lock: the guarded twins
             **{
-                f"shared_{a}{g}": f"shared_state agents: {a.replace('_', ' ')}" + {"": "", "_cas": ", validated at commit", "_lock": ", pessimistic lock"}[g]
+                f"shared_{a}{g}": f"shared_state agents: {a.replace('_', ' ')}"
+                + {"": "", "_cas": ", validated at commit", "_lock": ", pessimistic lock"}[g]
                 for a in ("lost_update", "stale_generation", "phantom_tool", "causal_cascade")
                 for g in ("", "_cas", "_lock")
             },
+            "shared_tool_reorder": "shared_state agents: a model plans two tool calls, ToolNode runs them in parallel",
+            "shared_tool_reorder_seq": "shared_state agents: the same, effects committed in plan order (a sequencer)",
         },
         kinds=("race", "kill_sweep", "first_checkpoint", "fork", "invalid_state", "stray_resume", "recovery_determinism", "shared_state"),
-        properties=("EO", "PC", "FD", "CV", "CO", "RD", "FI", "LIVENESS", "FCL", "LU", "SG", "PT", "CC"),
+        properties=("EO", "PC", "FD", "CV", "CO", "RD", "FI", "LIVENESS", "FCL", "LU", "SG", "PT", "CC", "TR"),
         distributions=(
             "langgraph",
             "langgraph-checkpoint",

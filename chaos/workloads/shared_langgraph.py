@@ -10,7 +10,7 @@ own graph thread); its role comes from ``workload_params["agent"]``.
 What it promises: every operation on the shared state goes to the effect ledger as one row
 (``ss.read``: key and version seen; ``ss.write``: key, the version it was computed from and the
 version written; ``ss.effect``: an external effect and the versions it was computed from;
-``ss.retry`` / ``ss.wait``: what a guard cost), through ``ctx.effect``, so the rows are committed
+``ss.retry`` / ``ss.wait`` / ``ss.park``: what a guard cost), through ``ctx.effect``, so the rows are committed
 in the order the operations happened and each row passes the barrier ``effect(task=ss.X):after``.
 A read (and a wait) is where the agent "generates": the ``shared_state`` kind arms those
 barriers, so the racer stops there until the orchestrator's schedule continues it. Nothing sleeps.
@@ -27,9 +27,16 @@ pessimistic lock held from read to commit; guards use an ``fcntl`` lock on a fil
   listed, and the agent calls it (an external effect).
 * ``shared_causal_cascade``: agent 0 places a tentative hold on the trip, then (re-reading it)
   rolls the hold back; the others read the trip and book with what they read.
+* ``shared_tool_reorder``: every agent reads the order, a fake chat model plans two tool calls in
+  one message (``reserve_seat`` then ``charge_card``), and LangGraph's ``ToolNode`` runs them in
+  parallel. Each tool waits for its external service's response, then fires its effect; the
+  services answer in the order ``workload_params["responses"]`` gives (the orchestrator's choice,
+  a permutation of the plan): the response due next arrives once the tool answered before it has
+  settled (fired, or parked for its turn). ``shared_tool_reorder_seq`` is the guarded twin: a
+  commit-order sequencer lets each tool fire only after the tools planned before it fired.
 
-``SHAPES`` (read by the orchestrator, no framework import) gives how many times each agent stops
-(its read and, for agent 0 of the cascade, its second read) plus one: the steps of a schedule.
+``steps`` and ``tool_calls`` (read by the orchestrator, no framework import) give how many times
+each agent stops (its reads) plus one, the steps of a schedule, and how many tool calls a plan has.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ import fcntl
 import json
 import os
 import sqlite3
+import threading
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
@@ -45,11 +53,14 @@ from chaos.workloads import WorkloadContext
 
 NS = ("chaos", "shared")
 INITIAL: dict[str, dict[str, Any]] = {
+    "order": {"id": "o-1", "seat": "12A"},
     "memory": {"facts": []},
     "trip": {"date": "June 14", "hold": None},
     "registry": {"tools": ["lookup", "refund"]},
 }
 GUARDS = ("none", "cas", "lock")
+TOOLS = ("reserve_seat", "charge_card")  # the plan of shared_tool_reorder, in order
+RESPONSE_WAIT_S = 60.0  # a failure detector, not synchronisation: the tools did not run concurrently
 ANOMALY_WORKLOADS = ("lost_update", "stale_generation", "phantom_tool", "causal_cascade")
 
 
@@ -58,7 +69,9 @@ def steps(workload: str, agent: int) -> int:
     return 3 if workload.startswith("shared_causal_cascade") and agent == 0 else 2
 
 
-SHAPES = {f"shared_{a}{g}": a for a in ANOMALY_WORKLOADS for g in ("", "_cas", "_lock")}
+def tool_calls(workload: str) -> int:
+    """How many tool calls the workload's model plans in one message (0: it plans none)."""
+    return len(TOOLS) if workload.startswith("shared_tool_reorder") else 0
 
 
 class AgentState(TypedDict, total=False):
@@ -78,7 +91,7 @@ class Shared:
     writes: int = 0
     seen: dict[str, str] = field(default_factory=dict)
 
-    def _record(self, op: str, **row: Any) -> None:
+    def record(self, op: str, **row: Any) -> None:
         self.ctx.effect(f"ss.{op}", json.dumps({"op": op, "agent": self.agent, **row}, sort_keys=True))
 
     def _item(self, key: str) -> tuple[str, dict]:
@@ -92,19 +105,19 @@ class Shared:
         """Read ``key`` (records it; the racer then stops at the read barrier: the generation)."""
         version, value = self._item(key)
         self.seen[key] = version
-        self._record("read", key=key, version=version, value=value)
+        self.record("read", key=key, version=version, value=value)
         return value
 
     def write(self, key: str, value: dict, **extra: Any) -> str:
         self.writes += 1
         version = f"v{self.writes}@a{self.agent}"
         self.store.put(NS, key, {**value, "_version": version})
-        self._record("write", key=key, version=version, value=value, **{"from": self.seen.get(key, "v0")}, **extra)
+        self.record("write", key=key, version=version, value=value, **{"from": self.seen.get(key, "v0")}, **extra)
         self.seen[key] = version
         return version
 
     def effect(self, name: str, **extra: Any) -> None:
-        self._record("effect", name=name, based_on=dict(self.seen), **extra)
+        self.record("effect", name=name, based_on=dict(self.seen), **extra)
 
     # ---------------------------------------------------------------- guards
 
@@ -129,7 +142,7 @@ class Shared:
         if self.guard != "lock":
             return
         while not self._flock(blocking=False):
-            self._record("wait", reason="the lock is held by another agent")
+            self.record("wait", reason="the lock is held by another agent")
 
     def end(self) -> None:
         if self.guard == "lock":
@@ -156,7 +169,7 @@ class Shared:
             finally:
                 self.unlock()
             why = "; ".join(f"{k} moved {a} -> {b}" for k, (a, b) in moved.items()) or f"{', '.join(tentative)} holds a tentative write"
-            self._record("retry", reason=why)
+            self.record("retry", reason=why)
             values = {k: self.read(k) for k in keys}
 
 
@@ -281,6 +294,84 @@ def causal_cascade(ctx: WorkloadContext, guard: str = "none") -> Any:
     return _graph(ctx, shared, body)
 
 
+class Responses:
+    """The external services of one step's tool calls, answering in a chosen order.
+
+    ``order`` is a permutation of plan indices: the response of ``order[j]`` arrives once the tool
+    of ``order[j-1]`` has settled. A stock tool settles by firing its effect; with ``sequenced`` it
+    settles by parking until every tool planned before it has fired (a commit-order sequencer)."""
+
+    def __init__(self, order: list[int], sequenced: bool):
+        self.order = list(order)
+        self.sequenced = sequenced
+        self.cond = threading.Condition()
+        self.settled = 0
+        self.committed = 0
+
+    def _wait(self, pred: Any, what: str) -> None:
+        if not self.cond.wait_for(pred, timeout=RESPONSE_WAIT_S):
+            raise RuntimeError(f"{what} never came within {RESPONSE_WAIT_S}s: ToolNode did not run the tool calls concurrently")
+
+    def call(self, index: int, fire: Any, park: Any) -> None:
+        with self.cond:
+            self._wait(lambda: self.settled == self.order.index(index), f"the response to tool call {index}")
+            if not self.sequenced:
+                fire()
+                self.settled += 1
+                self.cond.notify_all()
+                return
+            if self.committed != index:
+                park()
+            self.settled += 1  # parked: the next response may arrive
+            self.cond.notify_all()
+            self._wait(lambda: self.committed == index, f"the turn of tool call {index}")
+            fire()
+            self.committed += 1
+            self.cond.notify_all()
+
+
+def tool_reorder(ctx: WorkloadContext, guard: str = "none") -> Any:
+    from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import tool
+    from langgraph.graph import END, START, MessagesState, StateGraph
+    from langgraph.prebuilt import ToolNode
+
+    from chaos.workloads.langgraph import LangGraphWorkload
+
+    shared = open_shared(ctx, "none")
+    responses = Responses([int(i) for i in ctx.params.get("responses", range(len(TOOLS)))], sequenced=guard == "seq")
+    plan = [{"name": name, "args": {"order": "o-1"}, "id": f"call-{i}"} for i, name in enumerate(TOOLS)]
+    model = FakeMessagesListChatModel(responses=[AIMessage(content="", tool_calls=plan)])
+
+    def make(index: int, name: str) -> Any:
+        def run(order: str) -> str:
+            responses.call(
+                index,
+                lambda: shared.effect(f"tool:{name}", tool=name, plan=index, step=1),
+                lambda: shared.record("park", reason=f"{name} waits for the tool calls planned before it"),
+            )
+            return f"{name} done for {order}"
+
+        run.__name__ = name
+        run.__doc__ = f"{name.replace('_', ' ')} for an order."
+        return tool(run)
+
+    def agent(state: MessagesState) -> dict:
+        shared.read("order")  # the racer stops here: the generation
+        return {"messages": [model.invoke(state["messages"])]}
+
+    g = StateGraph(MessagesState)
+    g.add_node("agent", agent)
+    g.add_node("tools", ToolNode([make(i, n) for i, n in enumerate(TOOLS)]))
+    g.add_edge(START, "agent")
+    g.add_edge("agent", "tools")
+    g.add_edge("tools", END)
+    graph = g.compile(checkpointer=ctx.checkpointer, store=shared.store)
+    # ToolNode runs a message's tool calls on the graph's executor: no concurrency cap, as in an app
+    return LangGraphWorkload(graph=graph, input={"messages": [("user", "book seat 12A and pay")]}, max_concurrency=None)
+
+
 def _twin(fn: Any, guard: str) -> Any:
     def factory(ctx: WorkloadContext) -> Any:
         return fn(ctx, guard)
@@ -294,3 +385,5 @@ SHARED = {
     for fn in (lost_update, stale_generation, phantom_tool, causal_cascade)
     for g in GUARDS
 }
+SHARED["shared_tool_reorder"] = _twin(tool_reorder, "none")
+SHARED["shared_tool_reorder_seq"] = _twin(tool_reorder, "seq")
