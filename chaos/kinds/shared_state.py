@@ -32,8 +32,9 @@ What it needs from an adapter: ``run`` of a workload whose agents record their o
 ``ctx.effect("ss.<op>", json)`` (``chaos.workloads.shared_langgraph``); racers on one machine
 (the shared store is a file of the trial). Scenario fields: ``racers.k`` (agents, at least 2),
 ``trials`` (the cap on schedules), ``workload`` (one of the ``shared_*`` built-ins or a factory
-recording the same rows), ``workload_params`` (passed on; ``agent`` and ``shared_store`` are set
-per racer).
+recording the same rows), ``workload_params`` (passed on; ``agent``, ``shared_store`` and
+``responses`` are set per racer). Backend ``sqlite`` (each agent its own checkpoint file) and
+placement ``local`` only: Postgres checkpoints and agents in containers or on hosts are not wired.
 """
 
 from __future__ import annotations
@@ -71,8 +72,10 @@ class SharedState(Kind):
     def validate(self, scenario: Scenario) -> None:
         if scenario.racers.k < 2:
             raise ValueError("shared_state needs at least 2 agents: set racers.k to 2 or more")
-        if scenario.target.backend not in ("sqlite", "postgres"):
-            raise ValueError("shared_state runs each agent in its own process: use backend sqlite or postgres")
+        if scenario.target.backend != "sqlite":
+            raise ValueError("shared_state gives each agent its own checkpoint file beside the shared store: use backend sqlite")
+        if scenario.racers.placement != "local":
+            raise ValueError("shared_state agents share a store file of the trial: use racers.placement local")
 
     def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
         counts = [steps(cell.scenario.workload, i) for i in range(cell.scenario.racers.k)]

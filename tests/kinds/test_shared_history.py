@@ -182,6 +182,31 @@ def test_booking_on_the_final_state_after_a_rollback_is_clean():
     assert exposure(history_of(rows(*ops))) == {"SG", "CC"}
 
 
+# ---------------------------------------------------------------------- tool effect reordering
+
+
+def tool(agent, name, plan, step=1):
+    return {"op": "effect", "agent": agent, "name": f"tool:{name}", "tool": name, "plan": plan, "step": step, "based_on": {"order": "v0"}}
+
+
+def test_tool_effects_landing_against_the_plan_are_a_reordering():
+    ops = history_of(rows(read(0, "order", "v0"), tool(0, "charge_card", 1), tool(0, "reserve_seat", 0)))
+    (tr,) = classify(ops)
+    assert (tr.code, tr.agent, tr.seqs) == ("TR", 0, (2, 3))
+    assert tr.text == (
+        "agent 0's model planned reserve_seat, charge_card, in that order; "
+        "the effects landed charge_card (call 1) at #2; reserve_seat (call 0) at #3"
+    )
+    assert exposure(ops) == {"TR"}
+
+
+def test_tool_effects_in_plan_order_or_in_different_steps_are_not_a_reordering():
+    in_order = (tool(0, "reserve_seat", 0), tool(1, "charge_card", 1), tool(1, "reserve_seat", 0, step=2), tool(0, "charge_card", 1))
+    assert codes(*in_order) == []  # agent 0 in order; agent 1's two calls were planned in two steps
+    parked = rows(tool(0, "reserve_seat", 0), {"op": "park", "agent": 0, "reason": "charge_card waits"}, tool(0, "charge_card", 1))
+    assert classify(history_of(parked)) == [] and guard_cost(history_of(parked)) == {"retries": 0, "waits": 1}
+
+
 def test_rows_of_other_tasks_in_the_ledger_are_not_part_of_the_history():
     ledger = [{"seq": 1, "task": "a", "value": None}, *rows(read(0, "trip", "v0"))]
     assert [o.op for o in history_of(ledger)] == ["read"]

@@ -92,6 +92,42 @@ def test_rerun_replays_a_violating_schedule_exactly(lost_update_run, tmp_path):
     assert rec["observations"]["schedule"]["order"] == [0, 1, 1, 0]
 
 
-def test_one_agent_alone_cannot_share_anything():
-    with pytest.raises(ScenarioError, match="shared_state needs at least 2 agents: set racers.k to 2 or more"):
+TOOL_REORDER = """\
+name: shared_tools
+kind: shared_state
+target: {framework: langgraph, backend: sqlite, durability: sync}
+workload: shared_tool_reorder
+racers: {k: 2}
+trials: 3
+seed: 7
+matrix:
+  workload: [shared_tool_reorder, shared_tool_reorder_seq]
+"""
+
+
+def test_toolnode_lets_the_tool_answered_first_fire_first_and_a_sequencer_restores_the_plan(tmp_path):
+    """12 interleavings (6 agent schedules x 2 response orders) exceed 3 trials: each trial samples one
+    with its seed. A trial's tool effects land out of plan order exactly when charge_card's service
+    answered first; with the sequencer they never do."""
+    outcome = run_text(tmp_path, TOOL_REORDER)
+    journal = [json.loads(line) for line in (outcome.run_dir / "journal.jsonl").read_text().splitlines()]
+    for cell in outcome.results.cells:
+        assert (cell.valid_trials, cell.summary["schedules"]["mode"], cell.summary["schedules"]["of"]) == (3, "sampled", 12)
+        tr = next(v for v in cell.verdicts if v.property == "TR")
+        swapped = sorted(
+            r["trial_id"] for r in journal if r.get("cell_id") == cell.cell_id and r["observations"]["schedule"]["responses"] == [1, 0]
+        )
+        if cell.workload == "shared_tool_reorder_seq":
+            assert tr.status == "holds", tr.reason
+            assert cell.summary["cost"]["waits"] == 2 * len(swapped)  # each agent parks charge_card once
+        elif swapped:
+            assert (tr.status, tr.evidence.trial_ids) == ("violated", swapped), tr.reason
+        else:
+            assert tr.status == "holds", tr.reason
+
+
+def test_one_agent_alone_cannot_share_anything_and_agents_share_a_local_file():
+    with pytest.raises(ScenarioError, match=r"t.yaml:1: \(top level\): shared_state needs at least 2 agents: set racers.k to 2 or more"):
         parse_scenario("name: t\nkind: shared_state\nworkload: shared_lost_update\nracers: {k: 1}\n", "t.yaml")
+    with pytest.raises(ScenarioError, match="use racers.placement local"):
+        parse_scenario("name: t\nkind: shared_state\nworkload: shared_lost_update\nracers: {k: 2, placement: docker}\n", "t.yaml")
