@@ -51,7 +51,12 @@ def test_every_schedule_of_two_agents_runs_and_the_overlapping_ones_lose_an_upda
     assert lu.reason.startswith("in 4/6 schedules: agent ")
     assert " is lost" in lu.reason and len(lu.evidence.ledger_seqs) == 3
     # no effect and a single key: the other anomalies were never set up, so they are not "holds"
-    assert {v.property: v.status for v in stock.verdicts if v.property != "LU"} == {"SG": "unknown", "PT": "unknown", "CC": "unknown"}
+    assert {v.property: v.status for v in stock.verdicts if v.property != "LU"} == {
+        "SG": "unknown",
+        "PT": "unknown",
+        "CC": "unknown",
+        "TR": "unknown",
+    }
 
 
 @pytest.mark.parametrize("guarded", ["shared_lost_update_cas", "shared_lost_update_lock"])
@@ -120,10 +125,9 @@ def test_toolnode_lets_the_tool_answered_first_fire_first_and_a_sequencer_restor
         if cell.workload == "shared_tool_reorder_seq":
             assert tr.status == "holds", tr.reason
             assert cell.summary["cost"]["waits"] == 2 * len(swapped)  # each agent parks charge_card once
-        elif swapped:
-            assert (tr.status, tr.evidence.trial_ids) == ("violated", swapped), tr.reason
         else:
-            assert tr.status == "holds", tr.reason
+            assert swapped, "seed 7 samples charge_card answered first in some trial"
+            assert (tr.status, tr.evidence.trial_ids) == ("violated", swapped), tr.reason
 
 
 def test_one_agent_alone_cannot_share_anything_and_agents_share_a_local_file():
