@@ -53,6 +53,10 @@ class RacerOutcome(Record):
     status: Literal["ok", "harness_error", "killed", "timeout", "crashed", "not_started"]
     kill_confirmed: bool | None = None
     result: dict[str, Any] | None = None  # the racer's result file (``RacerResult``), None if it wrote none
+    # whose fault its failure was (``chaos.running.blame``): None if it did not fail or chaos killed it
+    blame: Literal["framework", "app", "environment", "harness"] | None = None
+    blame_reason: str | None = None
+    blame_traceback: str | None = None  # an app error's traceback (for the console and the report)
 
     # typed readers of ``result`` (a killed or crashed racer has none: empty answers, never a KeyError)
 
@@ -108,6 +112,9 @@ class TrialRecord(Record):
     thread_id: str
     valid: bool
     invalid_reason: str | None = None
+    # a failure that was not the framework's (``chaos.running.blame``): it makes the trial invalid
+    fault: Literal["app", "environment", "harness"] | None = None
+    retry_of: str | None = None  # the trial an environment fault made this one repeat
     fault_fired: bool | None = None
     history: list[Op] = Field(default_factory=list)
     barriers: list[BarrierEvent] = Field(default_factory=list)
@@ -172,6 +179,7 @@ class CellResult(Record):
     release_spread_ms: dict[str, float] | None = None
     points: list[PointResult] = Field(default_factory=list)
     summary: dict[str, Any] = Field(default_factory=dict)  # kind-specific tallies (fork, stray, ...)
+    app_errors: list[str] = Field(default_factory=list)  # the first distinct app errors: reason, then traceback
     verdicts: list[Verdict] = Field(default_factory=list)
     failure: str | None = None
 
@@ -179,14 +187,19 @@ class CellResult(Record):
 class TrialSummary(Record):
     """How far the run's trials can be trusted: each trial (dry runs included) is counted once as
     valid, hung (a racer exceeded timeout_s and was killed), errored (a harness error or a racer
-    that crashed) or unknown (invalid for another reason, e.g. a barrier never reached). The
-    injector's own evidence: trials whose fault fired, and kills confirmed by the exit status."""
+    that crashed), environment (a lost database, a full disk, no memory, a racer killed by a signal
+    chaos did not send: retried within ``env_retries``; ``retried`` counts the repeats), app_error
+    (the user's code raised) or unknown (invalid for another reason, e.g. a barrier never reached).
+    The injector's own evidence: trials whose fault fired, and kills confirmed by the exit status."""
 
     trials: int = 0
     valid: int = 0
     unknown: int = 0
     hung: int = 0
     errored: int = 0
+    environment: int = 0
+    app_error: int = 0
+    retried: int = 0
     fault_fired: int = 0
     fault_not_fired: int = 0
     kills_confirmed: int = 0

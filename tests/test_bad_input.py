@@ -88,7 +88,12 @@ SCENARIOS = [
         "validate",
         ["unknown workload '[bold]x[/bold]'"],
     ),
-    ("bad_resume_form", GOOD.replace("resume: none", "resume: maybe"), "validate", ["resume must be 'none', 'input' or 'command:<value>'"]),
+    (
+        "bad_resume_form",
+        GOOD.replace("resume: none", "resume: maybe"),
+        "validate",
+        ["resume must be 'none', 'input', 'command:<value>' or 'app:<package.module:recover>'"],
+    ),
 ]
 
 

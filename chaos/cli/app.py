@@ -149,10 +149,14 @@ def run(
     out.print(summary_table(res))
     sm = res.summary
     out.print(
-        f"trials: {sm.trials} ({sm.valid} valid, {sm.unknown} unknown, {sm.hung} hung, {sm.errored} errored); "
+        f"trials: {sm.trials} ({sm.valid} valid, {sm.unknown} unknown, {sm.hung} hung, {sm.errored} errored, "
+        f"{sm.environment} environment faults ({sm.retried} repeats), {sm.app_error} app errors); "
         f"kills confirmed {sm.kills_confirmed}/{sm.kills_confirmed + sm.kills_unconfirmed}",
         highlight=False,
     )
+    for c in res.cells:  # the user's code raised: say where, with the traceback (never a framework verdict)
+        for e in c.app_errors[:1]:
+            out.print(f"cell {c.cell_id}: {e}", highlight=False, soft_wrap=True, markup=False)
     out.print(
         f"run folder: {outcome.run_dir}  (report.html, report.md, results.json, junit.xml, journal.jsonl)",
         highlight=False,
@@ -286,11 +290,13 @@ def analyze(run_dir: Path = typer.Argument(..., help="a run folder, or a nightly
 
 
 @app.command()
-def clean() -> None:
-    """Reap what dead runs left behind: racers, containers, work folders (runs still alive are untouched)."""
+def clean(
+    pg: str | None = typer.Option(None, "--pg", help="Postgres DSN whose schemas of dead runs to drop (default: CHAOS_PG_DSN)"),
+) -> None:
+    """Reap what dead runs left behind: racers, containers, work folders, Postgres schemas (runs still alive are untouched)."""
     from chaos.running.registry import reap_stale
 
-    reaped = reap_stale()
+    reaped = reap_stale(pg)
     for r in reaped:
         out.print(r.describe(), highlight=False, soft_wrap=True, markup=False)
     out.print(f"cleaned {len(reaped)} dead run(s)" if reaped else "nothing to clean: no dead run left anything behind", highlight=False)

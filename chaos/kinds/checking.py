@@ -81,6 +81,7 @@ class Tally:
 
     def __init__(self, records: Iterable[TrialRecord] = ()):
         self.trials = self.valid = self.unknown = self.errored = 0
+        self.app_errors: list[str] = []  # the first distinct app errors (reason, then traceback)
         self._versions: dict[str, set] = defaultdict(set)
         for r in records:
             self.add(r)
@@ -90,6 +91,9 @@ class Tally:
         self.valid += r.valid
         self.unknown += not r.valid
         self.errored += bool(r.errors)
+        for o in r.racers:
+            if o.blame == "app" and len(self.app_errors) < 3 and not any(e.startswith(o.blame_reason or "") for e in self.app_errors):
+                self.app_errors.append(f"{o.blame_reason}\n{o.blame_traceback or ''}".rstrip())
         for o in r.racers:
             for dist, v in ((o.result or {}).get("versions") or {}).items():
                 self._versions[dist].add(v)
@@ -120,6 +124,7 @@ def base_fields(cell: Cell, records: Iterable[TrialRecord] | Tally) -> dict:
         valid_trials=t.valid,
         unknown_trials=t.unknown,
         errored_trials=t.errored,
+        app_errors=list(t.app_errors),
         racer_errors=0,
     )
 
@@ -182,11 +187,16 @@ def exit_code(cells: list[CellResult]) -> int:
 
 
 def trial_class(rec: TrialRecord) -> str:
-    """valid | hung | errored | unknown: the one bucket a trial counts in for the run summary."""
+    """valid | hung | environment | app_error | errored | unknown: the one bucket a trial counts in
+    for the run summary (its ``fault``, blamed by ``chaos.running.blame``, decides the middle three)."""
     if rec.valid:
         return "valid"
     if any(o.status == "timeout" for o in rec.racers):
         return "hung"
+    if rec.fault == "environment":
+        return "environment"
+    if rec.fault == "app":
+        return "app_error"
     if rec.errors or any(o.status in ("harness_error", "crashed") for o in rec.racers):
         return "errored"
     return "unknown"
@@ -196,6 +206,8 @@ def count_trial(s: TrialSummary, r: TrialRecord) -> None:
     """Count one trial into ``s`` by its trust class and the injector's evidence that its fault fired."""
     s.trials += 1
     setattr(s, trial_class(r), getattr(s, trial_class(r)) + 1)
+    if r.retry_of is not None:
+        s.retried += 1
     if r.fault_fired is True:
         s.fault_fired += 1
     elif r.fault_fired is False:

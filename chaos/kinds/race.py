@@ -80,7 +80,7 @@ def race_trial(run: TrialRun) -> TrialRecord:
     gated = (park.result or {}).get("gated_task")
 
     # 2. k racers, all stopped at the gate, then released at once
-    value = s.resume_value
+    value = s.first_answer  # the answer plan's first value, else resume's command value
     specs = []
     for i in range(k):
         v = f"{value}#r{i}" if s.distinct_values else value
@@ -97,7 +97,7 @@ def race_trial(run: TrialRun) -> TrialRecord:
     hung = run.wait_exit(handles) if len(ready) == k else []
     for h in handles:
         if len(ready) != k and h.state() != "exited":
-            h.kill()
+            run.kill(h)
     results = []
     for i, h in enumerate(handles):
         out = run.collect(h, "resume", "resume", specs[i]["actions"][0]["value"], hung=h in hung)
@@ -194,7 +194,7 @@ def check_race(cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
     if not fires:
         why = "; ".join(f"{n}x {w}" for w, n in invalid_reasons.most_common(3)) or "no trial ran"
         verdicts.append(verdict("CO", "unknown", f"no valid trial (all {k} racers past the gate): {why}"))
-        verdicts.append(verdict("LIVENESS", "unknown", "no valid trial"))
+        verdicts.append(verdict("LIVENESS", "unknown", f"no valid trial: {why}"))
     else:
         if dup_ids:
             verdicts.append(

@@ -38,8 +38,8 @@ from chaos.kinds.checking import base_fields, combine, times, verdict
 from chaos.racer.barrier import HOLD
 from chaos.racer.protocol import ActionSpec
 from chaos.records import CellResult, PointResult, TrialRecord, Verdict
-from chaos.running.trial import RunContext, TrialRun
-from chaos.scenario.model import Cell
+from chaos.running.trial import RunContext, TrialRun, attempts, retry_id
+from chaos.scenario.model import Cell, Scenario
 
 BASE_PROPERTIES = ("EO", "PC", "LIVENESS")
 
@@ -78,46 +78,64 @@ class Sweep:
         return explain_kill(rec)
 
 
+def _answer(s: Scenario) -> ActionSpec:
+    """Answer the pending interrupt: with the scenario's answer plan (every interrupt in turn, until
+    the run completes) when it has one, else once with resume's command value."""
+    if s.answers is not None:
+        return {"op": "resume", "form": "command", "value": s.first_answer, "answers": s.answers}
+    return {"op": "resume", "form": "command", "value": s.resume_value}
+
+
 def _actions(cell: Cell) -> list[ActionSpec]:
-    """The workload's whole life: run, and answer its interrupt when the resume form is a command."""
+    """The workload's whole life: run, and answer its interrupts when the resume form is a command."""
     s = cell.scenario
     acts: list[ActionSpec] = [{"op": "run"}]
     if s.resume_form == "command":
-        acts.append({"op": "resume", "form": "command", "value": s.resume_value, "if": "interrupted"})
+        acts.append({**_answer(s), "if": "interrupted"})
     return acts
 
 
 def _resume_action(cell: Cell) -> ActionSpec:
     s = cell.scenario
+    if s.resume_form == "command":
+        return _answer(s)
+    if s.resume_form == "app":  # the team's recovery procedure, called in the fresh process
+        return {"op": "resume", "form": "app", "recover": s.recover_ref or ""}
     return {"op": "resume", "form": s.resume_form, "value": s.resume_value}
 
 
 def dry_run(ctx: RunContext, cell: Cell) -> TrialRecord:
     run = TrialRun(ctx, cell, f"c{cell.index:03d}-dry")
     try:
-        (h,) = run.start([run.spec("dry", actions=_actions(cell))])
-        hung = run.wait_exit([h])
-        out = run.collect(h, "dry", "run", hung=bool(hung))
-        trace = [t["barrier"] for t in (out.result or {}).get("trace", [])]
-        run.observations["boundaries"] = trace
-        run.observations["outcomes"] = (out.result or {}).get("outcomes")
-        ok = out.status == "ok" and bool(trace)
-        reason = None if ok else f"dry run found no boundaries ({out.status}: {run.history[-1].detail})"
-        lost = [e for o in (out.result or {}).get("outcomes") or [] for e in o.get("persistence_errors") or []]
-        run.observations["persistence_errors"] = lost
-        if ok and lost:
-            # the framework swallowed failed writes into a log line (e.g. CrewAI's SQLite checkpoint
-            # provider on SQLite < 3.45): a sweep over a run that persisted nothing measures nothing
-            ok, e = False, lost[0]
-            reason = (
-                f"the framework's persistence failed silently in the dry run ({len(lost)} failed writes; first at "
-                f"{e.get('boundary') or e.get('where')}: {e.get('type')}: {e.get('message')}"
-                + (f"; SQLite {e['sqlite_version']}" if e.get("sqlite_version") else "")
-                + ")"
-            )
-        return run.record(valid=ok, invalid_reason=reason, fault_fired=None)
+        return dry_trial(run)
     finally:
         run.cleanup()
+
+
+def dry_trial(run: TrialRun) -> TrialRecord:
+    """One dry run: the racer runs the workload unarmed and records the boundaries it passes."""
+    cell = run.cell
+    (h,) = run.start([run.spec("dry", actions=_actions(cell))])
+    hung = run.wait_exit([h])
+    out = run.collect(h, "dry", "run", hung=bool(hung))
+    trace = [t["barrier"] for t in (out.result or {}).get("trace", [])]
+    run.observations["boundaries"] = trace
+    run.observations["outcomes"] = (out.result or {}).get("outcomes")
+    ok = out.status == "ok" and bool(trace)
+    reason = None if ok else f"dry run found no boundaries ({out.status}: {run.history[-1].detail})"
+    lost = [e for o in (out.result or {}).get("outcomes") or [] for e in o.get("persistence_errors") or []]
+    run.observations["persistence_errors"] = lost
+    if ok and lost:
+        # the framework swallowed failed writes into a log line (e.g. CrewAI's SQLite checkpoint
+        # provider on SQLite < 3.45): a sweep over a run that persisted nothing measures nothing
+        ok, e = False, lost[0]
+        reason = (
+            f"the framework's persistence failed silently in the dry run ({len(lost)} failed writes; first at "
+            f"{e.get('boundary') or e.get('where')}: {e.get('type')}: {e.get('message')}"
+            + (f"; SQLite {e['sqlite_version']}" if e.get("sqlite_version") else "")
+            + ")"
+        )
+    return run.record(valid=ok, invalid_reason=reason, fault_fired=None)
 
 
 def points_of(cell: Cell, boundaries: list[str], narrow: Callable[[list[str]], list[str]] = every_boundary) -> list[str]:
@@ -130,23 +148,25 @@ def points_of(cell: Cell, boundaries: list[str], narrow: Callable[[list[str]], l
 
 def run_sweep(ctx: RunContext, cell: Cell, skip: set[str], sweep: Sweep) -> Iterator[TrialRecord]:
     dry_id = f"c{cell.index:03d}-dry"
-    dry = ctx.prior.get(dry_id)  # a resumed run reuses the boundaries it already discovered
-    if dry is None:
-        dry = dry_run(ctx, cell)
-        yield dry
-    if not dry.valid:
+    dry = None
+    for attempt in range(cell.scenario.env_retries + 1):  # an environment fault repeats the dry run
+        dry = ctx.prior.get(retry_id(dry_id, attempt))  # a resumed run reuses the boundaries it already discovered
+        if dry is None:
+            run = TrialRun(ctx, cell, retry_id(dry_id, attempt), retry_of=dry_id if attempt else None)
+            try:
+                dry = dry_trial(run)
+            finally:
+                run.cleanup()
+            yield dry
+        if dry.fault != "environment":
+            break
+    if dry is None or not dry.valid:
         return
     points = points_of(cell, dry.observations["boundaries"], sweep.narrow)
     for p_index, point in enumerate(points):
         for rep in range(cell.scenario.trials):
             trial_id = f"c{cell.index:03d}-p{p_index:03d}-r{rep:03d}"
-            if not ctx.wants(trial_id, skip):
-                continue
-            run = TrialRun(ctx, cell, trial_id, point=point, rep=rep)
-            try:
-                yield kill_trial(run, point)
-            finally:
-                run.cleanup()
+            yield from attempts(ctx, cell, trial_id, skip, lambda run, point=point: kill_trial(run, point), point=point, rep=rep)  # type: ignore[misc]
 
 
 def kill_trial(run: TrialRun, point: str) -> TrialRecord:
@@ -277,7 +297,8 @@ def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep) -> list[V
 
 
 def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellResult:
-    dry = next((r for r in records if r.trial_id.endswith("-dry")), None)
+    dries = [r for r in records if r.trial_id.endswith("-dry")]  # the last one counts (earlier ones an environment fault spoiled)
+    dry = dries[-1] if dries else None
     trials = [r for r in records if not r.trial_id.endswith("-dry")]
     result = CellResult(**base_fields(cell, trials))
     result.racer_errors = sum(1 for r in trials for o in r.racers if o.status in ("harness_error", "crashed", "timeout"))

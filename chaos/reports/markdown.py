@@ -107,7 +107,8 @@ def render_markdown(results: RunResults, meta: dict) -> str:
     )
     sm = results.summary
     add(
-        f"- trials: {sm.trials} ({sm.valid} valid, {sm.unknown} unknown, {sm.hung} hung, {sm.errored} errored); "
+        f"- trials: {sm.trials} ({sm.valid} valid, {sm.unknown} unknown, {sm.hung} hung, {sm.errored} errored, "
+        f"{sm.environment} environment faults ({sm.retried} repeats), {sm.app_error} app errors); "
         f"fault fired in {sm.fault_fired}, did not fire in {sm.fault_not_fired}; "
         f"kills confirmed by exit status {sm.kills_confirmed}, unconfirmed {sm.kills_unconfirmed}"
     )
@@ -123,6 +124,19 @@ def render_markdown(results: RunResults, meta: dict) -> str:
         add("- **the run was interrupted**: the tables cover the trials journaled before it stopped")
     add("")
     lines.extend(contract_matrix(results))
+    app = [(c, e) for c in results.cells for e in c.app_errors]
+    if app:
+        add("## App errors (the workload's own code raised: those trials are unknown, never a framework verdict)")
+        add("")
+        for c, e in app:
+            reason, _, tb = e.partition("\n")
+            add(f"- cell {_esc(c.cell_id)}: {_esc(reason)}")
+            if tb:
+                add("")
+                add("  ```")
+                lines.extend("  " + line.replace("```", "` ` `") for line in tb.splitlines())
+                add("  ```")
+        add("")
     races = [c for c in results.cells if get_kind(c.kind).section == "saturation"]
     sweeps = [c for c in results.cells if get_kind(c.kind).section == "sweep"]
     contract = [c for c in results.cells if get_kind(c.kind).section == "contract"]

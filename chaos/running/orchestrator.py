@@ -304,6 +304,8 @@ def execute(folder: RunFolder, scenario: Scenario, cells: list[Cell], opts: RunO
         work_dir.mkdir(exist_ok=True)
         storage = RunStorage(cells, run_id, run_dir)  # SQLite, or Postgres for the postgres backend / other hosts
         meta.storage = storage.describe()
+        if storage.schema:
+            active.note(pg_schema=storage.schema)  # a reaper of this run must drop it (chaos/running/registry.py)
         folder.save()
         repair(run_dir / "journal.jsonl")  # appends must start on a fresh line
         prior = StoredTrials(run_dir / "journal.jsonl")
@@ -378,9 +380,10 @@ def _execute(
                     if opts.on_trial:
                         opts.on_trial(rec)
                     valid_seen = valid_seen or rec.valid
-                    if rec.errors and not valid_seen:
+                    if rec.errors and not valid_seen and rec.fault != "environment":
                         # the harness itself cannot run this cell (e.g. a workload that raises
-                        # while being built): say so once instead of failing every trial
+                        # while being built): say so once instead of failing every trial; an
+                        # environment fault (a lost database) is transient: the trial is repeated
                         failures[cell.index] = f"racers could not run the workload: {rec.errors[0]}"
                         break
             except ChaosError as exc:

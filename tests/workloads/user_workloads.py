@@ -8,6 +8,10 @@ root as ``tests.workloads.user_workloads:hang_forever``.
 ``broken_at_build``: a factory that raises, so its cell fails once with the reason.
 ``hang_forever``: a -> b where ``a`` fires its effect and then blocks forever, so a racer never
 exits on its own: the harness must kill it after ``timeout_s`` and record the trial as hung.
+``approval_reads_amount``: a gate whose node reads ``value["amount"]`` from the resume value: a
+plain string answer raises ``TypeError`` in the user's node (an app error, never the framework's).
+``approval_dies_on_r1``: a gate whose node, resumed with a value ending in ``#r1``, is SIGKILLed
+from inside before it fires, as the OOM killer would do it (a signal chaos did not send).
 A module whose import fails lives apart (``tests.workloads.broken_import``): it cannot share a
 module with factories that must import.
 """
@@ -70,3 +74,51 @@ def hang_forever(ctx):
     g.add_edge("a", "b")
     g.add_edge("b", END)
     return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []})
+
+
+def _gate_graph(ctx, gate):
+    from langgraph.graph import END, START, StateGraph
+
+    from chaos.workloads.langgraph import GateState, LangGraphWorkload
+
+    def pre(state):
+        ctx.effect("pre")
+        return {"log": ["pre"]}
+
+    g = StateGraph(GateState)
+    g.add_node("pre", pre)
+    g.add_node("gate", gate)
+    g.add_edge(START, "pre")
+    g.add_edge("pre", "gate")
+    g.add_edge("gate", END)
+    return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []}, gated_task="gate")
+
+
+def approval_reads_amount(ctx):
+    """The user's node expects a mapping as the answer; a plain string makes it raise TypeError."""
+    from langgraph.types import interrupt
+
+    def gate(state):
+        answer = interrupt({"question": "approve the payment?"})
+        amount = answer["amount"]  # TypeError on a str answer: the user's bug, not the framework's
+        ctx.effect("gate", amount)
+        return {"log": ["gate"], "approved": amount}
+
+    return _gate_graph(ctx, gate)
+
+
+def approval_dies_on_r1(ctx):
+    """The racer answering with a value ending in ``#r1`` is SIGKILLed while its node runs."""
+    import os
+    import signal
+
+    from langgraph.types import interrupt
+
+    def gate(state):
+        answer = interrupt({"question": "approve?"})
+        if str(answer).endswith("#r1"):
+            os.kill(os.getpid(), signal.SIGKILL)  # what the OOM killer does: nothing chaos sent
+        ctx.effect("gate", answer)
+        return {"log": ["gate"], "approved": answer}
+
+    return _gate_graph(ctx, gate)
