@@ -205,7 +205,7 @@ def fake_model(text: str) -> Any:
 def _graph(ctx: WorkloadContext, shared: Shared, body: Any) -> Any:
     from langgraph.graph import END, START, StateGraph
 
-    from chaos.workloads.langgraph import LangGraphWorkload
+    from chaos.workloads.langgraph import PINNED, LangGraphWorkload
 
     def agent(state: AgentState) -> dict:
         shared.begin()
@@ -219,7 +219,7 @@ def _graph(ctx: WorkloadContext, shared: Shared, body: Any) -> Any:
     g.add_node("agent", agent)
     g.add_edge(START, "agent")
     g.add_edge("agent", END)
-    return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer, store=shared.store), input={"log": []})
+    return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer, store=shared.store), input={"log": []}, max_concurrency=PINNED)
 
 
 def lost_update(ctx: WorkloadContext, guard: str = "none") -> Any:
