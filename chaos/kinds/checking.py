@@ -36,6 +36,11 @@ PROPERTY_NAMES = {
     "FI": "fork intent",
     "LIVENESS": "liveness",
     "FCL": "first checkpoint survives a crash",
+    "LU": "no lost update",
+    "SG": "no stale generation (A1)",
+    "PT": "no phantom tool call (A2)",
+    "CC": "no causal cascade (A3)",
+    "TR": "no tool effect reordering (A6)",
 }
 
 

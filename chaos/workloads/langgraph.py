@@ -269,3 +269,8 @@ BUILTIN = {
     "functional_gate": functional_gate,
     "functional_three_step": functional_three_step,
 }
+
+# agents sharing state (the shared_state kind): their own module, registered here as built-ins
+from chaos.workloads.shared_langgraph import SHARED  # noqa: E402
+
+BUILTIN.update(SHARED)
