@@ -5,6 +5,10 @@ user would: copied beside a scenario and named ``user_workloads:two_step``, or f
 root as ``tests.workloads.user_workloads:hang_forever``.
 
 ``two_step``: charge -> email, one effect per node, compiled with ``ctx.checkpointer``.
+``commit_before_execute``: a -> pay -> c, where ``pay`` marks its step done in the team's own store
+and then performs its effects (``reserve``, then ``charge``): killed between the two, the re-run
+sees "done" and skips the charge, so the charge is lost.
+``workflow_duplicate``: a -> b where ``b`` notifies twice in every run, crash or none.
 ``broken_at_build``: a factory that raises, so its cell fails once with the reason.
 ``hang_forever``: a -> b where ``a`` fires its effect and then blocks forever, so a racer never
 exits on its own: the harness must kill it after ``timeout_s`` and record the trial as hung.
@@ -41,6 +45,72 @@ def two_step(ctx):
     g.add_edge(START, "charge")
     g.add_edge("charge", "email")
     g.add_edge("email", END)
+    return g.compile(checkpointer=ctx.checkpointer)
+
+
+def _steps_done(ctx):
+    """The team's own "steps done" table, in a file beside the trial's checkpoint database (one per trial)."""
+    import sqlite3
+    from pathlib import Path
+
+    (_, _, checkpoints), *_ = ctx.checkpointer.conn.execute("PRAGMA database_list").fetchall()
+    conn = sqlite3.connect(str(Path(checkpoints).with_name("steps_done.sqlite")), check_same_thread=False, isolation_level=None)
+    conn.execute("CREATE TABLE IF NOT EXISTS done (step TEXT PRIMARY KEY)")
+    return conn
+
+
+def commit_before_execute(ctx):
+    """The commit-before-execute bug: ``pay`` records its step done, then performs the effects.
+    Compiled with ctx.checkpointer (SQLite backend: the store lives beside its file)."""
+    from langgraph.graph import END, START, StateGraph
+
+    done = _steps_done(ctx)
+
+    def a(state):
+        ctx.effect("a")
+        return {"log": ["a"]}
+
+    def pay(state):
+        if done.execute("SELECT 1 FROM done WHERE step = 'pay'").fetchone() is None:
+            done.execute("INSERT INTO done VALUES ('pay')")  # committed first ...
+            ctx.effect("reserve")
+            ctx.effect("charge")  # ... executed after: a crash in between loses the charge
+        return {"log": ["pay"]}
+
+    def c(state):
+        ctx.effect("c")
+        return {"log": ["c"]}
+
+    g = StateGraph(S)
+    g.add_node("a", a)
+    g.add_node("pay", pay)
+    g.add_node("c", c)
+    g.add_edge(START, "a")
+    g.add_edge("a", "pay")
+    g.add_edge("pay", "c")
+    g.add_edge("c", END)
+    return g.compile(checkpointer=ctx.checkpointer)
+
+
+def workflow_duplicate(ctx):
+    """A graph that fires one effect twice in every run: a duplicate no crash is needed for."""
+    from langgraph.graph import END, START, StateGraph
+
+    def a(state):
+        ctx.effect("a")
+        return {"log": ["a"]}
+
+    def b(state):
+        ctx.effect("notify")
+        ctx.effect("notify")  # e.g. a retry around a call that had succeeded
+        return {"log": ["b"]}
+
+    g = StateGraph(S)
+    g.add_node("a", a)
+    g.add_node("b", b)
+    g.add_edge(START, "a")
+    g.add_edge("a", "b")
+    g.add_edge("b", END)
     return g.compile(checkpointer=ctx.checkpointer)
 
 
