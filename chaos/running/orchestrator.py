@@ -47,6 +47,7 @@ from chaos.records import CellResult, CellVersions, RerunOf, RunCell, RunLoad, R
 from chaos.running import registry
 from chaos.running.journal import Journal, repair
 from chaos.running.pgstore import RunStorage
+from chaos.running.preflight import preflight_run
 from chaos.running.runfolder import RunFolder, load_average, load_run, now_iso, write_atomic
 from chaos.running.stored import StoredTrials
 from chaos.running.trial import RunContext
@@ -269,7 +270,10 @@ def preflight(cell: Cell, scenario_file: str | None, python: str) -> None:
 
     ref = cell.scenario.workload
     info = TARGETS.get(cell.scenario.target.framework)
-    if info is None or ref in info.workloads or (python, ref) in _preflight_ok:
+    if info is None or ref in info.workloads:
+        return
+    if (python, ref) in _preflight_ok:
+        preflight_run(cell, scenario_file, python, workload_paths(scenario_file))
         return
     import subprocess
 
@@ -287,6 +291,7 @@ def preflight(cell: Cell, scenario_file: str | None, python: str) -> None:
             hint="check the module path and that it is importable from the scenario's folder",
         )
     _preflight_ok.add((python, ref))
+    preflight_run(cell, scenario_file, python, workload_paths(scenario_file))
 
 
 def execute(

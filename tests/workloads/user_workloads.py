@@ -140,3 +140,59 @@ def hang_forever(ctx):
     g.add_edge("a", "b")
     g.add_edge("b", END)
     return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []})
+
+
+# -- wiring mistakes a preflight must catch (each builds and would run, but cannot be measured) --
+
+
+def _approval(ctx, *, checkpointer, gated_task="send_payment", parse=None):
+    """prepare -> approve (interrupt(), then the payment) -> done, compiled with ``checkpointer``."""
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import interrupt
+
+    from chaos.workloads.langgraph import LangGraphWorkload
+
+    def prepare(state):
+        return {"log": ["prepare"]}
+
+    def approve(state):
+        answer = interrupt({"action": "send_payment", "args": {"amount": 10}})
+        if parse is not None:
+            answer = parse(answer)
+        ctx.effect("send_payment", answer)
+        return {"log": ["approve"]}
+
+    g = StateGraph(S)
+    g.add_node("prepare", prepare)
+    g.add_node("approve", approve)
+    g.add_edge(START, "prepare")
+    g.add_edge("prepare", "approve")
+    g.add_edge("approve", END)
+    return LangGraphWorkload(graph=g.compile(checkpointer=checkpointer), input={"log": []}, gated_task=gated_task)
+
+
+def approval(ctx):
+    """Wired right: compiled with ctx.checkpointer, the gated effect named by its label."""
+    return _approval(ctx, checkpointer=ctx.checkpointer)
+
+
+def approval_own_saver(ctx):
+    """Compiled with its own InMemorySaver: chaos sees no checkpoint, crashes lose nothing it can see."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    return _approval(ctx, checkpointer=InMemorySaver())
+
+
+def approval_no_checkpointer(ctx):
+    """Compiled without a checkpointer: nothing is durable, an interrupt cannot even be resumed."""
+    return _approval(ctx, checkpointer=None)
+
+
+def approval_gated_by_node(ctx):
+    """``gated_task`` names the node (``approve``) instead of the effect label (``send_payment``)."""
+    return _approval(ctx, checkpointer=ctx.checkpointer, gated_task="approve")
+
+
+def approval_wants_a_dict(ctx):
+    """The node reads the answer as a dict (Agent Inbox style): a plain value makes it raise."""
+    return _approval(ctx, checkpointer=ctx.checkpointer, parse=lambda answer: answer["type"])
