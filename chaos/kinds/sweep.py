@@ -30,10 +30,11 @@ point).
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from chaos.kinds.baseline import baseline_of, effect_counts
 from chaos.kinds.checking import base_fields, combine, times, verdict
 from chaos.racer.barrier import HOLD
 from chaos.racer.protocol import ActionSpec
@@ -196,14 +197,13 @@ def kill_trial(run: TrialRun, point: str) -> TrialRecord:
 
 def _counts(rec: TrialRecord) -> dict[str, int]:
     """Rows per effect key (the task, or ``task:value`` for a gated effect) in one trial."""
-    return dict(Counter(row["effect_key"] for row in rec.ledger))
+    return effect_counts(rec.ledger)
 
 
-def baseline_of(dry: TrialRecord) -> Baseline:
-    """The crash-free run's effects: what an uninterrupted run fires, and which of them it fires
-    more than once by itself (the workflow's own duplicates, which need no crash)."""
-    effects = _counts(dry)
-    return Baseline(trial_id=dry.trial_id, effects=effects, workflow_duplicates={k: n for k, n in effects.items() if n > 1})
+def dry_baseline(dry: TrialRecord) -> Baseline:
+    """The dry run is the sweep's crash-free baseline: what an uninterrupted run fires, and which
+    of them it fires more than once by itself (the workflow's own duplicates, which need no crash)."""
+    return baseline_of(dry.trial_id, _counts(dry))
 
 
 def crash_duplicates(rec: TrialRecord, base: Baseline) -> dict[str, int]:
@@ -336,7 +336,7 @@ def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellRes
         result.failure = why
         result.verdicts = [verdict(p, "unknown", why) for p in sweep.properties]
         return result
-    base = result.baseline = baseline_of(dry)
+    base = result.baseline = dry_baseline(dry)
     by_point: dict[str, list[TrialRecord]] = defaultdict(list)
     for r in trials:
         by_point[r.point or "?"].append(r)

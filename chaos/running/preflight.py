@@ -32,23 +32,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from chaos.kinds.baseline import baseline_actions
 from chaos.racer.errors import TargetError
-from chaos.racer.protocol import ActionSpec, RacerSpec
+from chaos.racer.protocol import RacerSpec
 from chaos.scenario.model import Cell
 
-MAX_ANSWERS = 8  # interrupts answered in the baseline run (an approval loop stops at this many)
-
 _checked: set[str] = set()
-
-
-def baseline_actions(cell: Cell) -> list[ActionSpec]:
-    """The workload's whole uninterrupted life: run, and answer each interrupt when the scenario
-    resumes with a command (the same answer each time)."""
-    s = cell.scenario
-    acts: list[ActionSpec] = [{"op": "run"}]
-    if s.resume_form == "command":
-        acts += [{"op": "resume", "form": "command", "value": s.resume_value, "if": "interrupted"} for _ in range(MAX_ANSWERS)]
-    return acts
 
 
 def _fired_label(key: str, gated: str) -> bool:
@@ -95,8 +84,6 @@ def wiring_problem(cell: Cell, result: dict[str, Any]) -> str | None:
                 f"(effects fired: {', '.join(fired_all) or 'none'}): set gated_task to the label the gated node "
                 "passes to ctx.effect (an effect label, not a node name)"
             )
-    if outcomes and outcomes[-1].get("status") == "interrupted" and s.resume_form == "command" and len(answered) >= MAX_ANSWERS:
-        return f"still stopped at an interrupt after {MAX_ANSWERS} answers: the answer never lets the run finish"
     return None
 
 

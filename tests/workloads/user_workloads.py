@@ -9,6 +9,9 @@ root as ``tests.workloads.user_workloads:hang_forever``.
 and then performs its effects (``reserve``, then ``charge``): killed between the two, the re-run
 sees "done" and skips the charge, so the charge is lost.
 ``workflow_duplicate``: a -> b where ``b`` notifies twice in every run, crash or none.
+``approval`` and its miswired variants (own saver, no checkpointer, ``gated_task`` naming the node,
+an answer the node cannot parse, a payment made twice per answer): prepare -> approve
+(``interrupt()``, then ``send_payment``).
 ``broken_at_build``: a factory that raises, so its cell fails once with the reason.
 ``hang_forever``: a -> b where ``a`` fires its effect and then blocks forever, so a racer never
 exits on its own: the harness must kill it after ``timeout_s`` and record the trial as hung.
@@ -145,7 +148,7 @@ def hang_forever(ctx):
 # -- wiring mistakes a preflight must catch (each builds and would run, but cannot be measured) --
 
 
-def _approval(ctx, *, checkpointer, gated_task="send_payment", parse=None):
+def _approval(ctx, *, checkpointer, gated_task="send_payment", parse=None, pays=1):
     """prepare -> approve (interrupt(), then the payment) -> done, compiled with ``checkpointer``."""
     from langgraph.graph import END, START, StateGraph
     from langgraph.types import interrupt
@@ -159,7 +162,8 @@ def _approval(ctx, *, checkpointer, gated_task="send_payment", parse=None):
         answer = interrupt({"action": "send_payment", "args": {"amount": 10}})
         if parse is not None:
             answer = parse(answer)
-        ctx.effect("send_payment", answer)
+        for _ in range(pays):
+            ctx.effect("send_payment", answer)
         return {"log": ["approve"]}
 
     g = StateGraph(S)
@@ -196,3 +200,9 @@ def approval_gated_by_node(ctx):
 def approval_wants_a_dict(ctx):
     """The node reads the answer as a dict (Agent Inbox style): a plain value makes it raise."""
     return _approval(ctx, checkpointer=ctx.checkpointer, parse=lambda answer: answer["type"])
+
+
+def approval_pays_twice(ctx):
+    """The approved node pays twice per answer (a retry around a call that had succeeded): a
+    duplicate in every uninterrupted run, no race needed."""
+    return _approval(ctx, checkpointer=ctx.checkpointer, pays=2)
