@@ -65,6 +65,8 @@ def test_a_step_marked_done_before_its_effect_loses_the_effect_and_eo_says_so(lo
     assert points["effect(task=charge):after#1"].lost == []
     cell_eo = next(v for v in cell.verdicts if v.property == "EO")
     assert cell_eo.status == "violated" and "effect(task=reserve):after#1" in cell_eo.evidence.points
+    # the two halves apart: a and c (plain effects) are re-run when killed before their writes are durable
+    assert cell_eo.reason.startswith("lost charge at 1 kill point(s); duplicated a, c at 4 kill point(s) | ")
     assert lost_run.results.exit_code == 1
 
 

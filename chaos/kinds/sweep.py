@@ -370,6 +370,16 @@ def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellRes
             )
         )
     result.verdicts = [combine(p, all_verdicts[p]) for p in sweep.properties]
+    lost_at = [p for p in result.points if p.lost]
+    dup_at = [p for p in result.points if p.duplicates]
+    if lost_at or dup_at:  # the two halves of exactly-once, each in one line before the points' detail
+        eo = result.verdicts[0]
+        halves = []
+        if lost_at:
+            halves.append(f"lost {', '.join(sorted({k for p in lost_at for k in p.lost}))} at {len(lost_at)} kill point(s)")
+        if dup_at:
+            halves.append(f"duplicated {', '.join(sorted({k for p in dup_at for k in p.duplicates}))} at {len(dup_at)} kill point(s)")
+        eo.reason = "; ".join(halves) + " | " + eo.reason
     if base.workflow_duplicates:
         result.verdicts[0] = _workflow_eo(base, dry, result.verdicts[0])
     return result
