@@ -121,6 +121,15 @@ def test_a_fixed_workflow_exits_0_and_counts_its_vacuous_kill_points(tmp_path):
     )
 
 
+def test_a_workflow_that_fires_nothing_is_vacuous_with_a_hint_where_effects_belong(tmp_path):
+    run = _sweep(tmp_path, "quiet")
+    (cell,) = run.results.cells
+    assert cell.baseline is not None and cell.baseline.effects == {}
+    eo = next(v for v in cell.verdicts if v.property == "EO")
+    assert eo.status == "unknown" and eo.vacuous
+    assert "the uninterrupted run fired none either: call ctx.effect inside the node" in eo.reason
+
+
 def test_over_kill_points_vacuous_is_counted_not_unknown_unless_every_point_is_vacuous():
     from chaos.kinds.checking import combine, verdict
 

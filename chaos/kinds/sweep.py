@@ -382,6 +382,11 @@ def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellRes
         eo.reason = "; ".join(halves) + " | " + eo.reason
     if base.workflow_duplicates:
         result.verdicts[0] = _workflow_eo(base, dry, result.verdicts[0])
+    if result.verdicts[0].vacuous and not base.effects:
+        result.verdicts[0].reason += (
+            "; the uninterrupted run fired none either: call ctx.effect inside the node that performs the effect, "
+            "before it returns (an effect fired from a background thread after its node returned may never be recorded)"
+        )
     return result
 
 

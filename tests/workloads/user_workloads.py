@@ -117,6 +117,19 @@ def workflow_duplicate(ctx):
     return g.compile(checkpointer=ctx.checkpointer)
 
 
+def quiet(ctx):
+    """a -> b whose nodes never call ctx.effect: nothing an exactly-once check could count."""
+    from langgraph.graph import END, START, StateGraph
+
+    g = StateGraph(S)
+    g.add_node("a", lambda state: {"log": ["a"]})
+    g.add_node("b", lambda state: {"log": ["b"]})
+    g.add_edge(START, "a")
+    g.add_edge("a", "b")
+    g.add_edge("b", END)
+    return g.compile(checkpointer=ctx.checkpointer)
+
+
 def broken_at_build(ctx):
     raise RuntimeError("this workload cannot be built")
 
