@@ -54,3 +54,23 @@ def test_a_graph_wired_right_passes_the_preflight_and_is_measured(tmp_path):
     out = _run(tmp_path, "approval")
     assert out.returncode == 1, out.stdout + out.stderr  # LangGraph re-runs the node whose writes were lost: EO violated
     assert "run folder:" in out.stdout
+
+
+def test_a_kind_that_measures_an_error_is_not_refused_for_it(tmp_path):
+    """invalid_state's workloads raise by design: the preflight does not call that miswiring."""
+    from chaos.running.preflight import wiring_problem
+    from chaos.scenario.model import Scenario, expand
+
+    raised = {
+        "status": "ok",
+        "trace": [{"barrier": "put(step=-1,source=input):before#1"}],
+        "outcomes": [
+            {"status": "error", "error": {"type": "ValidationError", "message": "count", "where": "app.py:3"}, "action": {"op": "run"}}
+        ],
+    }
+    base = {"name": "p", "target": {"framework": "langgraph", "backend": "sqlite"}, "workload": "invalid_type"}
+    (invalid,) = expand(Scenario.model_validate({**base, "kind": "invalid_state"}))
+    (sweep,) = expand(Scenario.model_validate({**base, "kind": "kill_sweep", "resume": "none"}))
+    assert wiring_problem(invalid, raised) is None
+    said = wiring_problem(sweep, raised)
+    assert said is not None and said.startswith("raised in an uninterrupted run (no fault injected): ValidationError: count (app.py:3)")

@@ -10,7 +10,8 @@ scenario resumes with a command, the answer to each interrupt it stops at. What 
 * the factory builds (else: its exception, the traceback's last line);
 * the graph persists through ``ctx.checkpointer`` (LangGraph: a checkpoint write passed the
   instrumented saver; not its own saver, not no checkpointer);
-* the uninterrupted run and the answers are accepted (no exception in the user's code);
+* the uninterrupted run and the answers are accepted (no exception in the user's code), unless
+  the kind's workloads raise by design (``Kind.clean_run``: ``invalid_state``);
 * the gated effect is one the parked run reaches: when the workload names a ``gated_task`` and the
   scenario answers the interrupt, an effect with that label fires after the answer (a
   ``gated_task`` naming a node instead of an effect label never does).
@@ -32,6 +33,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from chaos.kinds import get_kind
 from chaos.kinds.baseline import baseline_actions
 from chaos.racer.errors import TargetError
 from chaos.racer.protocol import RacerSpec
@@ -60,7 +62,7 @@ def wiring_problem(cell: Cell, result: dict[str, Any]) -> str | None:
             "wrote no checkpoint through ctx.checkpointer" + seen + ": compile the graph with checkpointer=ctx.checkpointer "
             "(not its own saver such as InMemorySaver, and not without a checkpointer), so chaos sees what is durable"
         )
-    for o in outcomes:
+    for o in outcomes if get_kind(s.kind).clean_run else []:
         if o.get("status") == "error":
             err = o.get("error") or {}
             action = o.get("action") or {}
