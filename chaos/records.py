@@ -138,6 +138,7 @@ class Verdict(Record):
     status: Status
     reason: str
     evidence: Evidence = Field(default_factory=Evidence)
+    vacuous: bool = False  # unknown only because nothing it speaks of happened (no effect fired at the point)
 
 
 class PointResult(Record):
@@ -149,8 +150,17 @@ class PointResult(Record):
     effect_counts: dict[str, list[int]] = Field(default_factory=dict)
     durable_checkpoints: list[int | None] = Field(default_factory=list)
     resume_outcomes: list[str] = Field(default_factory=list)
-    duplicates: list[str] = Field(default_factory=list)
+    duplicates: list[str] = Field(default_factory=list)  # effect keys fired more often than in the baseline (at most once)
+    lost: list[str] = Field(default_factory=list)  # effect keys of the baseline a completed recovery never fired (at least once)
     verdicts: list[Verdict] = Field(default_factory=list)
+
+
+class Baseline(Record):
+    """What one uninterrupted run of the workload fired (a sweep's dry run): the expected effects."""
+
+    trial_id: str
+    effects: dict[str, int] = Field(default_factory=dict)  # effect key -> rows in the run
+    workflow_duplicates: dict[str, int] = Field(default_factory=dict)  # keys fired more than once with no crash at all
 
 
 class CellResult(Record):
@@ -178,6 +188,7 @@ class CellResult(Record):
     racer_errors: int = 0
     release_spread_ms: dict[str, float] | None = None
     points: list[PointResult] = Field(default_factory=list)
+    baseline: Baseline | None = None  # sweeps: the crash-free run the crash verdicts are judged against
     summary: dict[str, Any] = Field(default_factory=dict)  # kind-specific tallies (fork, stray, ...)
     app_errors: list[str] = Field(default_factory=list)  # the first distinct app errors: reason, then traceback
     verdicts: list[Verdict] = Field(default_factory=list)

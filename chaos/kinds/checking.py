@@ -15,7 +15,8 @@ that grows with k) folds them in one pass.
   run concludes from its cells and trials.
 
 A property with no valid trial behind it is ``unknown`` with the reason, never ``holds``; a
-property that holds only because nothing ever ran (no fire at all) is ``unknown`` too.
+property that holds only because nothing ever ran (no fire at all) is ``unknown`` too, and marked
+vacuous: over a sweep's points it holds where it was exercised, the vacuous points counted.
 """
 
 from __future__ import annotations
@@ -44,12 +45,17 @@ PROPERTY_NAMES = {
 }
 
 
-def verdict(prop: str, status: Status, reason: str, **ev) -> Verdict:
-    return Verdict(property=prop, status=status, reason=reason, evidence=Evidence(**ev))
+def verdict(prop: str, status: Status, reason: str, *, vacuous: bool = False, **ev) -> Verdict:
+    return Verdict(property=prop, status=status, reason=reason, evidence=Evidence(**ev), vacuous=vacuous)
 
 
 def combine(prop: str, parts: list[Verdict]) -> Verdict:
-    """One verdict from many (points of a sweep): violated beats unknown beats holds."""
+    """One verdict from many (points of a sweep): violated beats unknown beats holds.
+
+    A *vacuous* part (``Verdict.vacuous``: nothing the property speaks of happened there) is no
+    unknown: the property holds over the points that exercised it, and the reason says how many
+    were vacuous ("holds at 30 of 39 kill points; 9 vacuous: no effect fired"). When every part is
+    vacuous the property is ``unknown`` and vacuous itself."""
     if not parts:
         return verdict(prop, "unknown", "no kill point was measured")
     bad = [v for v in parts if v.status == "violated"]
@@ -63,7 +69,8 @@ def combine(prop: str, parts: list[Verdict]) -> Verdict:
         shown = "; ".join(v.reason for v in bad[:3]) + (" ..." if len(bad) > 3 else "")
         reason = f"violated at {len(bad)}/{len(parts)} kill points: {shown}"
         return Verdict(property=prop, status="violated", reason=reason, evidence=ev)
-    unknown = [v for v in parts if v.status == "unknown"]
+    vacuous = [v for v in parts if v.status == "unknown" and v.vacuous]
+    unknown = [v for v in parts if v.status == "unknown" and not v.vacuous]
     if unknown:
         return Verdict(
             property=prop,
@@ -71,9 +78,32 @@ def combine(prop: str, parts: list[Verdict]) -> Verdict:
             reason=f"unknown at {len(unknown)}/{len(parts)} kill points: " + "; ".join(v.reason for v in unknown[:3]),
             evidence=Evidence(points=[p for v in unknown for p in v.evidence.points]),
         )
+    if len(vacuous) == len(parts):
+        return Verdict(
+            property=prop,
+            status="unknown",
+            reason=f"vacuous at all {len(parts)} kill points: nothing exercised it ({vacuous[0].reason})",
+            evidence=Evidence(points=[p for v in vacuous for p in v.evidence.points]),
+            vacuous=True,
+        )
+    exercised = [v for v in parts if v.status == "holds"]
+    trial_ids = sorted({t for v in exercised for t in v.evidence.trial_ids})
+    if not vacuous:
+        return verdict(prop, "holds", f"holds at all {len(parts)} kill points", trial_ids=trial_ids)
+    why = _after_colon(vacuous[0].reason)
     return verdict(
-        prop, "holds", f"holds at all {len(parts)} kill points", trial_ids=sorted({t for v in parts for t in v.evidence.trial_ids})
+        prop,
+        "holds",
+        f"holds at {len(exercised)} of {len(parts)} kill points; {len(vacuous)} vacuous: {why}",
+        trial_ids=trial_ids,
+        note="vacuous points: " + ", ".join(p for v in vacuous for p in v.evidence.points)[:1900],
     )
+
+
+def _after_colon(reason: str) -> str:
+    """``"<point>: vacuous, no effect fired at all"`` -> ``"no effect fired at all"``: the shared why of a vacuous part."""
+    why = reason.rsplit(": ", 1)[-1]
+    return why.removeprefix("vacuous, ").removeprefix("vacuous: ")
 
 
 class Tally:

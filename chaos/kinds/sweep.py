@@ -30,16 +30,17 @@ point).
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from chaos.kinds.baseline import answer_action, baseline_of, effect_counts
 from chaos.kinds.checking import base_fields, combine, times, verdict
 from chaos.racer.barrier import HOLD
 from chaos.racer.protocol import ActionSpec
-from chaos.records import CellResult, PointResult, TrialRecord, Verdict
+from chaos.records import Baseline, CellResult, PointResult, TrialRecord, Verdict
 from chaos.running.trial import RunContext, TrialRun, attempts, retry_id
-from chaos.scenario.model import Cell, Scenario
+from chaos.scenario.model import Cell
 
 BASE_PROPERTIES = ("EO", "PC", "LIVENESS")
 
@@ -78,27 +79,19 @@ class Sweep:
         return explain_kill(rec)
 
 
-def _answer(s: Scenario) -> ActionSpec:
-    """Answer the pending interrupt: with the scenario's answer plan (every interrupt in turn, until
-    the run completes) when it has one, else once with resume's command value."""
-    if s.answers is not None:
-        return {"op": "resume", "form": "command", "value": s.first_answer, "answers": s.answers}
-    return {"op": "resume", "form": "command", "value": s.resume_value}
-
-
 def _actions(cell: Cell) -> list[ActionSpec]:
     """The workload's whole life: run, and answer its interrupts when the resume form is a command."""
     s = cell.scenario
     acts: list[ActionSpec] = [{"op": "run"}]
     if s.resume_form == "command":
-        acts.append({**_answer(s), "if": "interrupted"})
+        acts.append({**answer_action(s), "if": "interrupted"})
     return acts
 
 
 def _resume_action(cell: Cell) -> ActionSpec:
     s = cell.scenario
     if s.resume_form == "command":
-        return _answer(s)
+        return answer_action(s)
     if s.resume_form == "app":  # the team's recovery procedure, called in the fresh process
         return {"op": "resume", "form": "app", "recover": s.recover_ref or ""}
     return {"op": "resume", "form": s.resume_form, "value": s.resume_value}
@@ -166,7 +159,18 @@ def run_sweep(ctx: RunContext, cell: Cell, skip: set[str], sweep: Sweep) -> Iter
     for p_index, point in enumerate(points):
         for rep in range(cell.scenario.trials):
             trial_id = f"c{cell.index:03d}-p{p_index:03d}-r{rep:03d}"
-            yield from attempts(ctx, cell, trial_id, skip, lambda run, point=point: kill_trial(run, point), point=point, rep=rep)  # type: ignore[misc]
+            yield from attempts(ctx, cell, trial_id, skip, _against(dry, point), point=point, rep=rep)
+
+
+def _against(dry: TrialRecord, point: str) -> Callable[[TrialRun], TrialRecord]:
+    """A kill trial at ``point`` that carries the uninterrupted run's effects, so it explains itself
+    against the baseline."""
+
+    def body(run: TrialRun) -> TrialRecord:
+        run.observations["baseline_effects"] = _counts(dry)
+        return kill_trial(run, point)
+
+    return body
 
 
 def kill_trial(run: TrialRun, point: str) -> TrialRecord:
@@ -214,33 +218,81 @@ def kill_trial(run: TrialRun, point: str) -> TrialRecord:
 
 
 def _counts(rec: TrialRecord) -> dict[str, int]:
-    return dict(Counter(row["task"] for row in rec.ledger))
+    """Rows per effect key (the task, or ``task:value`` for a gated effect) in one trial."""
+    return effect_counts(rec.ledger)
 
 
-def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep) -> list[Verdict]:
+def dry_baseline(dry: TrialRecord) -> Baseline:
+    """The dry run is the sweep's crash-free baseline: what an uninterrupted run fires, and which
+    of them it fires more than once by itself (the workflow's own duplicates, which need no crash)."""
+    return baseline_of(dry.trial_id, _counts(dry))
+
+
+def crash_duplicates(rec: TrialRecord, base: Baseline) -> dict[str, int]:
+    """Effect keys the trial fired more often than the uninterrupted run did (at least twice):
+    a duplicate the baseline also shows is the workflow's own, not the crash's."""
+    return {k: n for k, n in _counts(rec).items() if n > max(base.effects.get(k, 1), 1)}
+
+
+def lost_effects(rec: TrialRecord, base: Baseline) -> list[str]:
+    """Effect keys of the uninterrupted run that never fired although the recovery completed
+    (the resume returned ``done``): exactly-once's other half, at least once. A recovery that did
+    not complete loses nothing yet (liveness judges it)."""
+    if (rec.observations.get("resume_outcome") or {}).get("status") != "done":
+        return []
+    fired = _counts(rec)
+    return sorted(k for k in base.effects if not fired.get(k))
+
+
+def _fired_summary(rec: TrialRecord) -> str:
+    counts = _counts(rec)
+    return ", ".join(f"{k} x{n}" for k, n in sorted(counts.items())) or "nothing"
+
+
+def _point_eo(point: str, valid: list[TrialRecord], base: Baseline) -> Verdict:
+    """EO at one kill point: every expected effect at least once after a completed recovery, and
+    none more often than in the uninterrupted run. Lost and duplicated are named separately."""
+    dups = [(r, k, n) for r in valid for k, n in crash_duplicates(r, base).items()]
+    lost = [(r, k) for r in valid for k in lost_effects(r, base)]
+    if dups or lost:
+        parts = []
+        if lost:
+            r0, _ = lost[0]
+            keys = sorted({k for _, k in lost})
+            parts.append(
+                f"lost {', '.join(repr(k) for k in keys)}: the recovery completed but never fired it "
+                f"(trial {r0.trial_id} recorded instead: {_fired_summary(r0)})"
+            )
+        if dups:
+            r0, k0, n0 = dups[0]
+            more = f", {n0 - base.effects.get(k0, 1)} more than the uninterrupted run" if base.effects.get(k0, 1) > 1 else ""
+            parts.append(f"duplicated {k0!r}: fired {n0}x{more} (trial {r0.trial_id})")
+        dup_keys = {(r.trial_id, k) for r, k, _ in dups}
+        return verdict(
+            "EO",
+            "violated",
+            f"{point}: " + "; ".join(parts),
+            points=[point],
+            trial_ids=sorted({r.trial_id for r, _, _ in dups} | {r.trial_id for r, _ in lost}),
+            ledger_seqs=[row["seq"] for r in valid for row in r.ledger if (r.trial_id, row["effect_key"]) in dup_keys],
+        )
+    if not any(r.ledger for r in valid):
+        return verdict("EO", "unknown", f"{point}: vacuous, no effect fired at all", points=[point], vacuous=True)
+    return verdict(
+        "EO",
+        "holds",
+        f"{point}: every effect at most once" + (", and every expected one at least once" if base.effects else ""),
+        points=[point],
+        trial_ids=[r.trial_id for r in valid],
+    )
+
+
+def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep, base: Baseline) -> list[Verdict]:
     valid = [r for r in recs if r.valid]
     if not valid:
         why = recs[0].invalid_reason if recs else "no trial"
         return [verdict(p, "unknown", f"{point}: {why}", points=[point], trial_ids=[r.trial_id for r in recs]) for p in sweep.properties]
-    out = []
-    # EO: no task's effect more than once across kill + resume
-    dups = [(r, t, n) for r in valid for t, n in _counts(r).items() if n > 1]
-    if dups:
-        r0, t0, n0 = dups[0]
-        out.append(
-            verdict(
-                "EO",
-                "violated",
-                f"{point}: effect {t0!r} fired {n0}x (trial {r0.trial_id})",
-                points=[point],
-                trial_ids=sorted({r.trial_id for r, _, _ in dups}),
-                ledger_seqs=[row["seq"] for r, t, _ in dups for row in r.ledger if row["task"] == t],
-            )
-        )
-    elif not any(r.ledger for r in valid):
-        out.append(verdict("EO", "unknown", f"{point}: vacuous, no effect fired at all", points=[point]))
-    else:
-        out.append(verdict("EO", "holds", f"{point}: every effect at most once", points=[point], trial_ids=[r.trial_id for r in valid]))
+    out = [_point_eo(point, valid, base)]
     # PC: nothing recorded complete at the kill runs again
     pc_bad, pc_unknown = [], []
     for r in valid:
@@ -307,6 +359,7 @@ def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellRes
         result.failure = why
         result.verdicts = [verdict(p, "unknown", why) for p in sweep.properties]
         return result
+    base = result.baseline = dry_baseline(dry)
     by_point: dict[str, list[TrialRecord]] = defaultdict(list)
     for r in trials:
         by_point[r.point or "?"].append(r)
@@ -315,8 +368,8 @@ def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellRes
     for point in points:
         recs = by_point.get(point, [])
         valid = [r for r in recs if r.valid]
-        tasks = sorted({t for r in valid for t in _counts(r)})
-        pv = _point_verdicts(point, recs, sweep)
+        keys = sorted({k for r in valid for k in _counts(r)} | set(base.effects))
+        pv = _point_verdicts(point, recs, sweep, base)
         for v in pv:
             all_verdicts[v.property].append(v)
         outcomes: list[str] = []
@@ -331,22 +384,69 @@ def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellRes
                 point=point,
                 trials=len(recs),
                 reached=len(valid),
-                effect_counts={t: [_counts(r).get(t, 0) for r in valid] for t in tasks},
+                effect_counts={k: [_counts(r).get(k, 0) for r in valid] for k in keys} if valid else {},
                 durable_checkpoints=[(r.observations.get("at_kill") or {}).get("checkpoints") for r in valid],
                 resume_outcomes=outcomes,
-                duplicates=sorted({t for r in valid for t, n in _counts(r).items() if n > 1}),
+                duplicates=sorted({k for r in valid for k in crash_duplicates(r, base)}),
+                lost=sorted({k for r in valid for k in lost_effects(r, base)}),
                 verdicts=pv,
             )
         )
     result.verdicts = [combine(p, all_verdicts[p]) for p in sweep.properties]
+    lost_at = [p for p in result.points if p.lost]
+    dup_at = [p for p in result.points if p.duplicates]
+    if lost_at or dup_at:  # the two halves of exactly-once, each in one line before the points' detail
+        eo = result.verdicts[0]
+        halves = []
+        if lost_at:
+            halves.append(f"lost {', '.join(sorted({k for p in lost_at for k in p.lost}))} at {len(lost_at)} kill point(s)")
+        if dup_at:
+            halves.append(f"duplicated {', '.join(sorted({k for p in dup_at for k in p.duplicates}))} at {len(dup_at)} kill point(s)")
+        eo.reason = "; ".join(halves) + " | " + eo.reason
+    if base.workflow_duplicates:
+        result.verdicts[0] = _workflow_eo(base, dry, result.verdicts[0])
+    if result.verdicts[0].vacuous and not base.effects:
+        result.verdicts[0].reason += (
+            "; the uninterrupted run fired none either: call ctx.effect inside the node that performs the effect, "
+            "before it returns (an effect fired from a background thread after its node returned may never be recorded)"
+        )
     return result
+
+
+def _workflow_eo(base: Baseline, dry: TrialRecord, crash_eo: Verdict) -> Verdict:
+    """EO when the uninterrupted run itself fires an effect more than once: violated by the
+    workflow (no crash needed), reported apart from what the crashes did beyond it."""
+    dup = ", ".join(f"{k!r} fired {times(n)}" for k, n in sorted(base.workflow_duplicates.items()))
+    return verdict(
+        "EO",
+        "violated",
+        f"in an uninterrupted run (the dry run {dry.trial_id}) {dup}: a duplicate that needs no crash; "
+        f"judged against that run, the crashes: {crash_eo.status}: {crash_eo.reason}",
+        trial_ids=sorted({dry.trial_id, *(crash_eo.evidence.trial_ids if crash_eo.status == "violated" else [])}),
+        points=crash_eo.evidence.points if crash_eo.status == "violated" else [],
+        ledger_seqs=sorted(
+            {row["seq"] for row in dry.ledger if row["effect_key"] in base.workflow_duplicates}
+            | set(crash_eo.evidence.ledger_seqs if crash_eo.status == "violated" else [])
+        ),
+    )
 
 
 # ---------------------------------------------------------------------------------- explain
 
 
 def explain_kill(rec: TrialRecord) -> list[str]:
-    counts = Counter(r["task"] for r in rec.ledger)
+    """Plain words for a sweep trial: each effect it lost, each it duplicated, and why. Judged
+    against the uninterrupted run the trial carries (``baseline_effects``): a duplicate that run
+    shows too is the workflow's own and needs no crash; the dry run itself explains its own."""
+    counts = _counts(rec)
+    if rec.trial_id.endswith("-dry"):
+        return [
+            f"effect {k} fired {times(n)} in an uninterrupted run (ledger seqs "
+            f"{', '.join(str(r['seq']) for r in rec.ledger if r['effect_key'] == k)}): a duplicate that needs no crash"
+            for k, n in sorted(counts.items())
+            if n > 1
+        ]
+    base: dict[str, int] | None = rec.observations.get("baseline_effects")
     at_kill = rec.observations.get("at_kill") or {}
     outcome = rec.observations.get("resume_outcome") or {}
     kill = rec.observations.get("kill") or {}
@@ -355,10 +455,18 @@ def explain_kill(rec: TrialRecord) -> list[str]:
     ck = at_kill.get("checkpoints")
     form = ((outcome.get("action") or {}).get("form")) or "?"
     out = []
-    for task, n in counts.items():
+    for key, n in counts.items():
+        expected = (base or {}).get(key, 1)
         if n < 2:
             continue
-        rows = sorted((r for r in rec.ledger if r["task"] == task), key=lambda r: r["seq"])
+        rows = sorted((r for r in rec.ledger if r["effect_key"] == key), key=lambda r: r["seq"])
+        task = rows[0]["task"]
+        if expected > 1 and n <= expected:
+            out.append(
+                f"effect {key} fired {times(n)} (ledger seqs {', '.join(str(r['seq']) for r in rows)}), as it does in an "
+                f"uninterrupted run: a duplicate that needs no crash (the workflow's own, not the kill's at {point})"
+            )
+            continue
         first, again = rows[0], rows[1:]
         by = ", ".join(f"racer {r['racer_id']} (seq {r['seq']})" for r in again)
         if task in durable:
@@ -372,8 +480,19 @@ def explain_kill(rec: TrialRecord) -> list[str]:
                 f"completed: {', '.join(sorted(durable)) or 'none'}) did not record it, so the resume ran it again: "
                 "the effect happened before its checkpoint was written"
             )
+        if expected > 1:
+            why += f" (an uninterrupted run fires it {times(expected)} already; the kill added {n - expected})"
         out.append(
             f"racer {first['racer_id']} fired {first['effect_key']} (ledger seq {first['seq']}) and was SIGKILLed at "
-            f"{point}; resuming with '{form}', {by} fired {task} again: effect {task} happened {times(n)}; {why}"
+            f"{point}; resuming with '{form}', {by} fired {task} again: effect {key} happened {times(n)}; {why}"
         )
+    if base is not None and outcome.get("status") == "done":
+        for key in sorted(k for k in base if not counts.get(k)):
+            fired = ", ".join(f"{k} x{m}" for k, m in sorted(counts.items())) or "nothing"
+            out.append(
+                f"effect {key} was lost: an uninterrupted run fires it, but killed at {point} and recovered with "
+                f"'{form}', the run completed without it (recorded instead: {fired}; durable at the kill: "
+                f"{ck if ck is not None else '?'} checkpoint(s), completed: {', '.join(sorted(durable)) or 'none'}): "
+                "the recovery skipped it (typically a step recorded as done before its effect was performed)"
+            )
     return out

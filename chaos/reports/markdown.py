@@ -18,7 +18,7 @@ MARK = {"holds": "holds", "violated": "**VIOLATED**", "unknown": "unknown"}
 def _v(cell_or_point, prop: str) -> str:
     for v in cell_or_point.verdicts:
         if v.property == prop:
-            return MARK[v.status]
+            return "vacuous" if v.vacuous else MARK[v.status]
     return "-"
 
 
@@ -177,29 +177,44 @@ def render_markdown(results: RunResults, meta: dict) -> str:
         if c.failure:
             add(f"Cell failed: {c.failure}")
             add("")
+        if c.baseline is not None:
+            fired = ", ".join(f"{k} x{n}" for k, n in c.baseline.effects.items()) or "nothing"
+            add(f"Uninterrupted run ({c.baseline.trial_id}, the baseline every kill point is judged against): {fired}.")
+            if c.baseline.workflow_duplicates:
+                dup = ", ".join(f"{k} ({n}x)" for k, n in c.baseline.workflow_duplicates.items())
+                add(f"The workflow's own duplicates (fired more than once with no crash at all): {dup}.")
+            add("")
         props = [v.property for v in c.verdicts]
         add(
-            "| # | kill point | reached | effect counts per task | durable checkpoints at kill | resume outcome | "
+            "| # | kill point | reached | effect counts per key | durable checkpoints at kill | resume outcome | "
             + " | ".join(props)
-            + " | duplicated |"
+            + " | duplicated | lost |"
         )
-        add("|---|---|---|---|---|---|" + "---|" * len(props) + "---|")
+        add("|---|---|---|---|---|---|" + "---|" * len(props) + "---|---|")
         for i, p in enumerate(c.points):
             counts = "; ".join(f"{t}={','.join(map(str, n))}" for t, n in p.effect_counts.items()) or "-"
             ckpts = ",".join("?" if x is None else str(x) for x in p.durable_checkpoints) or "-"
             outs = ", ".join(sorted(set(p.resume_outcomes))) or "-"
             dup = ", ".join(p.duplicates) or "-"
+            lost = ", ".join(p.lost) or "-"
             add(
                 f"| {i} | `{p.point}` | {p.reached}/{p.trials} | {counts} | {ckpts} | {outs} | "
                 + " | ".join(_v(p, prop) for prop in props)
-                + f" | {dup} |"
+                + f" | {dup} | {lost} |"
             )
         dups = [p.point for p in c.points if p.duplicates]
+        losses = [p.point for p in c.points if p.lost]
         add("")
         if dups:
             add(f"Boundaries where a kill duplicated an effect ({len(dups)}/{len(c.points)}): " + ", ".join(f"`{d}`" for d in dups))
         else:
             add(f"No kill point duplicated an effect ({len(c.points)} points).")
+        if losses:
+            add("")
+            add(
+                f"Boundaries where a completed recovery lost an effect ({len(losses)}/{len(c.points)}): "
+                + ", ".join(f"`{d}`" for d in losses)
+            )
         add("")
     add("## Verdicts")
     add("")

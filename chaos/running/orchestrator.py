@@ -47,6 +47,7 @@ from chaos.records import CellResult, CellVersions, RerunOf, RunCell, RunLoad, R
 from chaos.running import registry
 from chaos.running.journal import Journal, repair
 from chaos.running.pgstore import RunStorage
+from chaos.running.preflight import preflight_run
 from chaos.running.runfolder import RunFolder, load_average, load_run, now_iso, write_atomic
 from chaos.running.stored import StoredTrials
 from chaos.running.trial import RunContext
@@ -269,7 +270,10 @@ def preflight(cell: Cell, scenario_file: str | None, python: str) -> None:
 
     ref = cell.scenario.workload
     info = TARGETS.get(cell.scenario.target.framework)
-    if info is None or ref in info.workloads or (python, ref) in _preflight_ok:
+    if info is None or ref in info.workloads:
+        return
+    if (python, ref) in _preflight_ok:
+        preflight_run(cell, scenario_file, python, workload_paths(scenario_file))
         return
     import subprocess
 
@@ -287,13 +291,17 @@ def preflight(cell: Cell, scenario_file: str | None, python: str) -> None:
             hint="check the module path and that it is importable from the scenario's folder",
         )
     _preflight_ok.add((python, ref))
+    preflight_run(cell, scenario_file, python, workload_paths(scenario_file))
 
 
-def execute(folder: RunFolder, scenario: Scenario, cells: list[Cell], opts: RunOptions, only: set[str] | None = None) -> RunOutcome:
+def execute(
+    folder: RunFolder, scenario: Scenario, cells: list[Cell], opts: RunOptions, only: set[str] | None = None, *, move_latest: bool = True
+) -> RunOutcome:
     """Run every trial not yet in the run's journal (one an earlier, interrupted execution
     journaled, or a rerun's reused dry runs; with ``only``, just those trial ids), journal each,
     then analyse the journal into the reports. No record is kept in memory: the journal is the
-    truth, read back one cell at a time (``chaos.running.stored``)."""
+    truth, read back one cell at a time (``chaos.running.stored``). ``latest`` is pointed at the
+    run unless ``move_latest`` is false (a rerun of a few trials is not the scenario's latest run)."""
     run_dir, meta = folder.path, folder.meta
     run_id = meta.run_id
     work_dir = work_folder(run_dir, run_id, opts.work_in)
@@ -311,7 +319,10 @@ def execute(folder: RunFolder, scenario: Scenario, cells: list[Cell], opts: RunO
         prior = StoredTrials(run_dir / "journal.jsonl")
         journal = Journal(run_dir / "journal.jsonl")
         signals.armed = not signals.received
-        return _execute(folder, scenario, cells, opts, prior, run_id, work_dir, storage, journal, active, signals, only)
+        outcome = _execute(folder, scenario, cells, opts, prior, run_id, work_dir, storage, journal, active, signals, only)
+    if move_latest:
+        folder.link_latest()
+    return outcome
 
 
 def _execute(
@@ -416,7 +427,6 @@ def _execute(
         cell_versions={c.cell_id: CellVersions(asked=c.version, ran=c.versions) for c in results.cells},
     )
     write_results(run_dir, results, folder.meta, records)
-    folder.link_latest()
     return RunOutcome(run_dir=run_dir, results=results, interrupted=interrupted, cells=cells)
 
 
@@ -462,7 +472,7 @@ def rerun(run_dir: Path, trial_ids: list[str], opts: RunOptions | None = None) -
     for t in dry:
         journal.append(records.raw(t))
     journal.close()
-    outcome = execute(folder, scenario, cells, opts, only=set(trial_ids))
+    outcome = execute(folder, scenario, cells, opts, only=set(trial_ids), move_latest=False)
     before = analyse_stored(Path(run_dir))
     now = {c.cell_index: c for c in outcome.results.cells}
     comparison = []

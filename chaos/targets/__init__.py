@@ -61,6 +61,7 @@ TARGETS: dict[str, TargetInfo] = {
         backends=("sqlite", "memory", "postgres"),
         workloads={
             "gate_after_interrupt": "pre -> gate (interrupt(), effect keyed by the resume value) -> end",
+            "approval_idempotent": "pre (no effect) -> gate (interrupt(), idempotent effect) -> end (idempotent): the fixed approval flow",
             "three_step": "a -> b -> c, one effect each",
             "three_step_idempotent": "three_step with idempotency-keyed effects (self-test: never duplicates)",
             "two_gates": "pre -> gate (interrupt) -> gate2 (interrupt) -> end: a thread consumed but not complete",

@@ -2,6 +2,9 @@
 
 * ``gate_after_interrupt``: pre -> gate -> end. ``gate`` calls ``interrupt()`` and, once resumed,
   fires its effect keyed by the resume value (``gate:True``): the effect a human approval guards.
+* ``approval_idempotent``: the same shape, fixed: ``pre`` fires nothing, the approved action and
+  ``end`` fire idempotently (``ctx.effect_once``). A sweep over it must come out clean, the kill
+  points before the human's answer vacuous (nothing has fired there).
 * ``three_step``: a -> b -> c, each firing one effect: the simplest workflow whose completed steps
   must not run again after a crash.
 * ``three_step_idempotent``: the same with idempotent effects (``ctx.effect_once``): the harness's
@@ -77,21 +80,24 @@ class StepState(TypedDict, total=False):
     log: Annotated[list, operator.add]
 
 
-def gate_after_interrupt(ctx: WorkloadContext) -> LangGraphWorkload:
+def gate_after_interrupt(ctx: WorkloadContext, *, idempotent: bool = False, pre_effect: bool = True) -> LangGraphWorkload:
     from langgraph.graph import END, START, StateGraph
     from langgraph.types import interrupt
 
+    fire = ctx.effect_once if idempotent else ctx.effect
+
     def pre(state: GateState) -> dict:
-        ctx.effect("pre")
+        if pre_effect:
+            fire("pre")
         return {"log": ["pre"]}
 
     def gate(state: GateState) -> dict:
         value = interrupt({"question": "approve?"})
-        ctx.effect("gate", value)
+        fire("gate", value)
         return {"log": ["gate"], "approved": value}
 
     def end(state: GateState) -> dict:
-        ctx.effect("end")
+        fire("end")
         return {"log": ["end"]}
 
     g = StateGraph(GateState)
@@ -103,6 +109,12 @@ def gate_after_interrupt(ctx: WorkloadContext) -> LangGraphWorkload:
     g.add_edge("gate", "end")
     g.add_edge("end", END)
     return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []}, gated_task="gate", max_concurrency=PINNED)
+
+
+def approval_idempotent(ctx: WorkloadContext) -> LangGraphWorkload:
+    """The fixed approval workflow: pre only prepares (no effect), gate's approved action and end's
+    effect carry idempotency keys. A crash before the human answers leaves nothing fired."""
+    return gate_after_interrupt(ctx, idempotent=True, pre_effect=False)
 
 
 def three_step(ctx: WorkloadContext, *, idempotent: bool = False) -> LangGraphWorkload:
@@ -261,6 +273,7 @@ def functional_three_step(ctx: WorkloadContext) -> LangGraphWorkload:
 
 BUILTIN = {
     "gate_after_interrupt": gate_after_interrupt,
+    "approval_idempotent": approval_idempotent,
     "three_step": three_step,
     "three_step_idempotent": three_step_idempotent,
     "two_gates": two_gates,
