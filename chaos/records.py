@@ -460,4 +460,9 @@ class NightSummary(FileRecord):
     shards: list[ShardNote] = Field(default_factory=list)  # a merged night: how each shard came in
 
     def to_json(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
+        """summary.json; an unsharded night's has the keys it always had (no ``shard``/``shards``)."""
+        data = self.model_dump(mode="json")
+        for key in ("shard", "shards"):
+            if not data[key]:
+                del data[key]
+        return data
