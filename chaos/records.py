@@ -357,6 +357,8 @@ class RunMeta(FileRecord):
     comparison: list[dict[str, Any]] | None = None  # a rerun: the stored verdicts its trials changed (or not)
     resumes: list[ResumeNote] = Field(default_factory=list)
     reaped: str | None = None  # when a later chaos command reaped what the dead run left
+    shard: str | None = None  # "I/N": the run ran only the cells listed (``chaos.running.shard``)
+    merged_from: list[str] = Field(default_factory=list)  # ``chaos merge``: the shard run folders it joined
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object run.json holds: the keys that were set (and unknown keys read from it)."""
@@ -440,6 +442,16 @@ class Trend(FileRecord):
     saturation: list[SaturationMove] = Field(default_factory=list)
 
 
+class ShardNote(FileRecord):
+    """One shard as ``chaos merge`` found it: ok, failed (it did not finish) or missing."""
+
+    shard: str
+    status: Literal["ok", "failed", "missing"]
+    folder: str | None = None
+    reason: str = ""
+    cells: int = 0  # cells the plan gave it
+
+
 class NightSummary(FileRecord):
     """summary.json of a nightly folder: the suite, every run's verdicts, the trend, the exit code."""
 
@@ -455,6 +467,13 @@ class NightSummary(FileRecord):
     verdict_counts: dict[str, int] = Field(default_factory=dict)
     trend: Trend = Field(default_factory=Trend)
     exit_code: int = 0
+    shard: str | None = None  # "I/N": this folder is one shard of a night (its shard.json has the plan)
+    shards: list[ShardNote] = Field(default_factory=list)  # a merged night: how each shard came in
 
     def to_json(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
+        """summary.json; an unsharded night's has the keys it always had (no ``shard``/``shards``)."""
+        data = self.model_dump(mode="json")
+        for key in ("shard", "shards"):
+            if not data[key]:
+                del data[key]
+        return data

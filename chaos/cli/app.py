@@ -90,6 +90,9 @@ def run(
     racers: str | None = typer.Option(
         None, "--racers", help="how racers start: warm (forked from a pre-imported parent; the default) or cold (a fresh Python each)"
     ),
+    shard: str | None = typer.Option(
+        None, "--shard", metavar="I/N", help="run only shard I of N of the cells (split by stable cell id, balanced by estimated cost)"
+    ),
 ) -> None:
     """Run a scenario: every cell, every trial; write the run folder and print the summary."""
     from chaos.running.orchestrator import RunOptions, run_scenario
@@ -102,6 +105,15 @@ def run(
         _fail(ChaosError(f"--racers {racers!r}: expected warm or cold"))
     if work_in is not None and not work_in.is_dir():
         _fail(ChaosError(f"--work-in {work_in}: no such folder", hint="name an existing folder, e.g. /dev/shm (tmpfs)"))
+    if shard is not None:
+        from chaos.running.shard import parse_shard
+
+        if resume is not None:
+            _fail(ChaosError("--resume continues a run with its recorded cells; drop --shard"))
+        try:
+            shard = str(parse_shard(shard))
+        except ChaosError as exc:
+            _fail(exc)
     _reap_stale_quietly()
     progress = Progress(
         TextColumn("{task.description}"),
@@ -131,6 +143,7 @@ def run(
         on_trial=on_trial,
         on_cell_start=on_cell,
         only=set(only) if only else None,
+        shard=shard,
     )
     try:
         if resume is not None:
@@ -191,10 +204,24 @@ def nightly(
     out_dir: Path = typer.Option(Path("reports/nightly"), "--out", help="folder that receives <date>/"),
     date: str | None = typer.Option(None, help="the night's date, YYYY-MM-DD (default: today, UTC)"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
+    shard: str | None = typer.Option(
+        None, "--shard", metavar="I/N", help="run only shard I of N of the suite's cells; join the shards with `chaos merge`"
+    ),
+    timings: Path | None = typer.Option(
+        None,
+        "--timings",
+        metavar="PATH",
+        help="a night folder (or folder of nights) whose timings.json balances the shards (default: --out)",
+    ),
 ) -> None:
     """Run a suite into <out>/<date>/ and compare with the previous night (exit 4: a verdict regressed)."""
     from chaos.running.nightly import NightlyOptions, run_nightly
+    from chaos.running.shard import parse_shard
 
+    try:
+        shard_spec = parse_shard(shard) if shard is not None else None
+    except ChaosError as exc:
+        _fail(exc)
     progress = _progress(quiet)
     task = progress.add_task("suite", total=None)
     try:
@@ -206,10 +233,33 @@ def nightly(
                     date=date,
                     on_scenario=lambda i, n, name: progress.update(task, description=f"scenario {i + 1}/{n} {name}"),
                     on_trial=lambda rec: progress.advance(task),
+                    shard=shard_spec,
+                    timings=timings,
                 ),
             )
     except ChaosError as exc:
         _fail(exc)
+    _print_night(outcome.summary, outcome.night_dir)
+    raise typer.Exit(outcome.exit_code)
+
+
+@app.command()
+def merge(
+    shard_dirs: list[Path] = typer.Argument(..., help="the shard night folders (`chaos nightly --shard I/N` wrote each)"),
+    out_dir: Path = typer.Option(Path("reports/nightly"), "--out", help="folder that receives the merged <date>/"),
+) -> None:
+    """Join shard night folders into one night: summary.json, index.html, junit.xml and trend as an unsharded night.
+
+    A missing or failed shard is named, and its cells are unknown (exit 3)."""
+    from chaos.running.merge import merge_nights
+
+    try:
+        outcome = merge_nights(shard_dirs, out_dir)
+    except ChaosError as exc:
+        _fail(exc)
+    for note in outcome.night.shards:
+        if note.status != "ok":
+            console.print(f"[yellow]shard {note.shard} {note.status}: {escape(note.reason)}[/]", highlight=False, soft_wrap=True)
     _print_night(outcome.summary, outcome.night_dir)
     raise typer.Exit(outcome.exit_code)
 

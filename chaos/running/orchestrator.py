@@ -69,6 +69,8 @@ class RunOptions:
     on_trial: Callable[[TrialRecord], None] | None = None
     on_cell_start: Callable[[Cell, int], None] | None = None
     only: set[str] | None = None  # run just these trial ids (``chaos run --only``)
+    cells: set[int] | None = None  # run just these cells (by index in the full expansion): a shard's part
+    shard: str | None = None  # "I/N": recorded in run.json so analysis reads just those cells
 
 
 @dataclass
@@ -224,6 +226,13 @@ def run_loaded(scenario: Scenario, path: str | os.PathLike, opts: RunOptions | N
             data["matrix"].pop("start", None)  # the command line wins over a start axis too
         scenario = Scenario.model_validate(data)
     cells = expand(scenario, path=str(path))
+    wanted = opts.cells
+    if wanted is None and opts.shard:  # ``chaos run --shard``: this scenario's cells split by estimated cost
+        from chaos.running.shard import parse_shard, plan_cells
+
+        wanted = plan_cells(scenario, parse_shard(opts.shard))
+    if wanted is not None:  # a shard: the others run the rest; indices (and so seeds) stay the full run's
+        cells = [c for c in cells if c.index in wanted]
     for cell in cells:
         preflight(cell, str(path), python_for(cell.scenario.target.framework, cell.scenario.target.version))
     RunStorage.preflight(cells)  # Postgres needed but not configured: refused before any folder is written
@@ -244,6 +253,7 @@ def run_loaded(scenario: Scenario, path: str | os.PathLike, opts: RunOptions | N
             started=now_iso(),
             finished=None,
             interrupted=False,
+            **({"shard": opts.shard} if opts.shard else {}),
         ),
     )
     return execute(folder, scenario, cells, opts)
