@@ -15,8 +15,8 @@ an answer the node cannot parse, a payment made twice per answer): prepare -> ap
 ``broken_at_build``: a factory that raises, so its cell fails once with the reason.
 ``hang_forever``: a -> b where ``a`` fires its effect and then blocks forever, so a racer never
 exits on its own: the harness must kill it after ``timeout_s`` and record the trial as hung.
-``approval_reads_amount``: a gate whose node reads ``value["amount"]`` from the resume value: a
-plain string answer raises ``TypeError`` in the user's node (an app error, never the framework's).
+``approval_reads_amount``: a gate whose node reads a referenced answer (``approve#r1``) as a mapping:
+``TypeError`` in the user's node (an app error, never the framework's); a plain answer passes.
 ``approval_dies_on_r1``: a gate whose node, resumed with a value ending in ``#r1``, is SIGKILLed
 from inside before it fires, as the OOM killer would do it (a signal chaos did not send).
 A module whose import fails lives apart (``tests.workloads.broken_import``): it cannot share a
@@ -181,12 +181,14 @@ def _gate_graph(ctx, gate):
 
 
 def approval_reads_amount(ctx):
-    """The user's node expects a mapping as the answer; a plain string makes it raise TypeError."""
+    """The user's node takes a plain approval, but reads a referenced one (``approve#r1``, as each
+    racer of a race with ``distinct_values`` answers) as a mapping: TypeError. The plain answer of
+    the preflight passes; the racers' answers raise in the user's code."""
     from langgraph.types import interrupt
 
     def gate(state):
         answer = interrupt({"question": "approve the payment?"})
-        amount = answer["amount"]  # TypeError on a str answer: the user's bug, not the framework's
+        amount = answer["amount"] if "#" in answer else 10  # TypeError on a str: the user's bug, not the framework's
         ctx.effect("gate", amount)
         return {"log": ["gate"], "approved": amount}
 
