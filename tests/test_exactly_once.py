@@ -117,7 +117,7 @@ def test_a_fixed_workflow_exits_0_and_counts_its_vacuous_kill_points(tmp_path):
     n = len(approval.points)
     assert (
         eo.status == "holds"
-        and eo.reason == f"holds at {n - len(vacuous)} of {n} kill points; {len(vacuous)} vacuous: no effect fired at all"
+        and eo.reason == f"holds at {n - len(vacuous)} of {n} kill points; {len(vacuous)} vacuous (no effect fired at all)"
     )
 
 
@@ -137,7 +137,7 @@ def test_over_kill_points_vacuous_is_counted_not_unknown_unless_every_point_is_v
     empty = verdict("EO", "unknown", "p0: vacuous, no effect fired at all", points=["p0"], vacuous=True)
     blind = verdict("EO", "unknown", "p2: barrier p2 was never reached", points=["p2"])
     both = combine("EO", [empty, held])
-    assert (both.status, both.reason) == ("holds", "holds at 1 of 2 kill points; 1 vacuous: no effect fired at all")
+    assert (both.status, both.reason) == ("holds", "holds at 1 of 2 kill points; 1 vacuous (no effect fired at all)")
     assert both.evidence.trial_ids == ["t1"] and "p0" in both.evidence.note
     only_empty = combine("EO", [empty, empty])
     assert only_empty.status == "unknown" and only_empty.vacuous and "vacuous at all 2 kill points" in only_empty.reason

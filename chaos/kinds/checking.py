@@ -90,11 +90,12 @@ def combine(prop: str, parts: list[Verdict]) -> Verdict:
     trial_ids = sorted({t for v in exercised for t in v.evidence.trial_ids})
     if not vacuous:
         return verdict(prop, "holds", f"holds at all {len(parts)} kill points", trial_ids=trial_ids)
-    why = _after_colon(vacuous[0].reason)
+    whys = Counter(_after_colon(v.reason) for v in vacuous)
+    why = "; ".join(w if len(whys) == 1 else f"{n}: {w}" for w, n in whys.most_common())
     return verdict(
         prop,
         "holds",
-        f"holds at {len(exercised)} of {len(parts)} kill points; {len(vacuous)} vacuous: {why}",
+        f"holds at {len(exercised)} of {len(parts)} kill points; {len(vacuous)} vacuous ({why})",
         trial_ids=trial_ids,
         note="vacuous points: " + ", ".join(p for v in vacuous for p in v.evidence.points)[:1900],
     )
@@ -102,7 +103,7 @@ def combine(prop: str, parts: list[Verdict]) -> Verdict:
 
 def _after_colon(reason: str) -> str:
     """``"<point>: vacuous, no effect fired at all"`` -> ``"no effect fired at all"``: the shared why of a vacuous part."""
-    why = reason.rsplit(": ", 1)[-1]
+    why = reason.split(": ", 1)[-1]  # a point's name has no ": " in it
     return why.removeprefix("vacuous, ").removeprefix("vacuous: ")
 
 

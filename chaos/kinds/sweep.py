@@ -90,8 +90,8 @@ def _actions(cell: Cell) -> list[ActionSpec]:
 
 def _resume_action(cell: Cell) -> ActionSpec:
     s = cell.scenario
-    if s.resume_form == "command":
-        return answer_action(s)
+    if s.resume_form == "command":  # answered only where the interrupt was durably asked
+        return {**answer_action(s), "only_if_durable": True}
     if s.resume_form == "app":  # the team's recovery procedure, called in the fresh process
         return {"op": "resume", "form": "app", "recover": s.recover_ref or ""}
     return {"op": "resume", "form": s.resume_form, "value": s.resume_value}
@@ -207,6 +207,7 @@ def kill_trial(run: TrialRun, point: str) -> TrialRecord:
         at_kill=res.get("inspect_before"),
         after_resume=res.get("inspect_after"),
         resume_outcome=outcomes[-1] if outcomes else None,
+        resume_action=action,
         resume_fired=[f["effect_key"] for f in res.get("fired", [])],
     )
     if out.status != "ok":
@@ -287,11 +288,34 @@ def _point_eo(point: str, valid: list[TrialRecord], base: Baseline) -> Verdict:
     )
 
 
+def unanswerable(rec: TrialRecord) -> bool:
+    """Was nothing durable at the kill, so the resume racer had no interrupt to answer (and sent
+    nothing)? A crash before the first checkpoint: the run is lost, which FCL judges."""
+    at_kill = rec.observations.get("at_kill") or {}
+    action = rec.observations.get("resume_action") or {}
+    return (
+        bool(action.get("only_if_durable"))
+        and rec.observations.get("resume_outcome") is None
+        and not at_kill.get("error")
+        and not at_kill.get("checkpoints")
+        and not at_kill.get("durable_checkpoints")
+    )
+
+
 def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep, base: Baseline) -> list[Verdict]:
     valid = [r for r in recs if r.valid]
     if not valid:
         why = recs[0].invalid_reason if recs else "no trial"
         return [verdict(p, "unknown", f"{point}: {why}", points=[point], trial_ids=[r.trial_id for r in recs]) for p in sweep.properties]
+    if all(unanswerable(r) for r in valid):
+        # EO, PC and liveness speak of a resume; none was possible. The sweep's own checks (a lost
+        # run, say) still judge the point.
+        why = (
+            f"{point}: vacuous, nothing was durable at the kill, so there was no interrupt a human could answer "
+            "(a crash before the first checkpoint loses the run, which FCL judges)"
+        )
+        base_verdicts = [verdict(p, "unknown", why, points=[point], vacuous=True) for p in BASE_PROPERTIES]
+        return base_verdicts + [c.judge(point, valid) for c in sweep.extra]
     out = [_point_eo(point, valid, base)]
     # PC: nothing recorded complete at the kill runs again
     pc_bad, pc_unknown = [], []
@@ -377,8 +401,11 @@ def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellRes
             if not r.valid:
                 outcomes.append(f"unknown: {r.invalid_reason}")
                 continue
-            o = r.observations.get("resume_outcome") or {}
-            outcomes.append(o["status"] if o.get("status") != "error" else f"error: {o.get('error', {}).get('type')}")
+            o = r.observations.get("resume_outcome")
+            if o is None:
+                outcomes.append("nothing to answer" if unanswerable(r) else "not performed")
+            else:
+                outcomes.append(o["status"] if o.get("status") != "error" else f"error: {o.get('error', {}).get('type')}")
         result.points.append(
             PointResult(
                 point=point,

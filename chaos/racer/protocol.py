@@ -106,6 +106,9 @@ class Action(TypedDict, total=False):
     via: ForkVia
     keep_going: bool
     label: str  # the name a kind reads this action's outcome by (not read by the racer)
+    # perform only if the racer's ``inspect_before`` found something durable (a checkpoint): a human
+    # cannot answer an interrupt that was never durably asked; skipped otherwise (no outcome)
+    only_if_durable: bool
 
 
 # ``if`` is a Python keyword: the functional form is the only way to declare it.
