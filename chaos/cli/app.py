@@ -90,9 +90,24 @@ def run(
     racers: str | None = typer.Option(
         None, "--racers", help="how racers start: warm (forked from a pre-imported parent; the default) or cold (a fresh Python each)"
     ),
+    baseline: Path | None = typer.Option(
+        None,
+        "--baseline",
+        metavar="FILE",
+        help="accepted violations (YAML): those are reported as accepted and exit as if they held; a new one still exits 1",
+    ),
 ) -> None:
     """Run a scenario: every cell, every trial; write the run folder and print the summary."""
     from chaos.running.orchestrator import RunOptions, run_scenario
+
+    accepted = None
+    if baseline is not None:
+        from chaos.baseline import load_baseline
+
+        try:
+            accepted = load_baseline(baseline)  # refused before any racer runs
+        except ChaosError as exc:
+            _fail(exc)
 
     if (scenario is None) == (resume is None):
         _fail(ChaosError("give a scenario file to run, or --resume RUN_DIR to continue a run (not both)"))
@@ -170,7 +185,23 @@ def run(
             highlight=False,
             soft_wrap=True,
         )
-    raise typer.Exit(res.exit_code)
+    code = res.exit_code
+    if accepted is not None:
+        from chaos.baseline import accept
+
+        res._run_dir = outcome.run_dir
+        verdict = accept(res, accepted)
+        for line in verdict.lines():
+            out.print(f"baseline: {line}", highlight=False, soft_wrap=True, markup=False)
+        out.print(
+            f"baseline {baseline}: {len(verdict.accepted)} accepted, {len(verdict.new)} new, {len(verdict.stale)} stale, "
+            f"{len(verdict.expired)} expired (baseline.json)",
+            highlight=False,
+            soft_wrap=True,
+            markup=False,
+        )
+        code = verdict.exit_code
+    raise typer.Exit(code)
 
 
 def _progress(quiet: bool) -> Progress:
