@@ -386,6 +386,29 @@ def rerun(
 
 
 @app.command()
+def repro(
+    run_dir: Path = typer.Argument(..., help="a stored run folder (reports/<scenario>/<timestamp>)"),
+    trial_id: str = typer.Argument(..., help="a trial named in a violated EO (kill sweep) or FD (fork) verdict's evidence"),
+    out_dir: Path | None = typer.Option(None, "--out", help="folder for repro_<trial>.py and .md (default: the run folder)"),
+) -> None:
+    """Write a standalone script (LangGraph and its saver only, no chaos) that reproduces a trial's violation."""
+    from chaos.repro import write_repro
+
+    try:
+        made = write_repro(run_dir, trial_id, out_dir)
+    except ChaosError as exc:
+        _fail(exc)
+    out.print(f"{made.property}: {made.summary}", highlight=False, soft_wrap=True, markup=False)
+    out.print(
+        f"script: {made.script}  (python {made.script.name}: exit 1 and REPRODUCED when it shows the bug)",
+        highlight=False,
+        soft_wrap=True,
+        markup=False,
+    )
+    out.print(f"report: {made.markdown}", highlight=False, soft_wrap=True, markup=False)
+
+
+@app.command()
 def validate(scenario: Path = typer.Argument(..., help="scenario YAML file")) -> None:
     """Check a scenario file and show the cells it expands into."""
     from chaos.scenario.model import expand, load_scenario
