@@ -237,6 +237,8 @@ class RunResults(Record):
     cells: list[CellResult]
     summary: TrialSummary = Field(default_factory=TrialSummary)
     _run_dir: Path | None = PrivateAttr(default=None)
+    # (cell id, property) -> reason, for violations a baseline accepts (chaos.baseline); never in the JSON
+    _accepted: dict[tuple[str, str], str] = PrivateAttr(default_factory=dict)
 
     @property
     def run_dir(self) -> Path | None:
@@ -255,11 +257,15 @@ class RunResults(Record):
         """The verdicts that are ``unknown``: what the run could not judge, each with its reason."""
         return [cv for cv in self.verdicts(prop) if cv.verdict.status == "unknown"]
 
+    def accepted(self, prop: str | None = None) -> list[CellVerdict]:
+        """The violations a baseline accepts (empty unless one was applied, e.g. by the pytest plugin)."""
+        return [cv for cv in self.violations(prop) if (cv.cell_id, cv.verdict.property) in self._accepted]
+
     def assert_holds(self, prop: str | None = None) -> None:
         """Raise ``AssertionError`` unless ``prop`` (every property, if None) holds in every cell
-        that judges it. ``unknown`` is not ``holds``, and a property no cell judged does not hold.
-        The message names the property, each failing cell with its status, reason and trial ids,
-        and the run folder."""
+        that judges it. ``unknown`` is not ``holds``, and a property no cell judged does not hold;
+        a violation an applied baseline accepts counts as holding. The message names the property,
+        each failing cell with its status, reason and trial ids, and the run folder."""
         what = prop or "every property"
         where = f"run {self.run_id} ({self.run_dir or 'run folder not known'})"
         judged = self.verdicts(prop)
@@ -268,7 +274,7 @@ class RunResults(Record):
                 f"{what}: no cell judged it in {where}; properties judged: "
                 f"{', '.join(sorted({cv.verdict.property for cv in self.verdicts()})) or 'none'}"
             )
-        failing = [cv for cv in judged if cv.verdict.status != "holds"]
+        failing = [cv for cv in judged if cv.verdict.status != "holds" and cv not in self.accepted()]
         if failing:
             lines = [
                 f"  cell {cv.cell_id}: {cv.verdict.property} {cv.verdict.status}: {cv.verdict.reason}"

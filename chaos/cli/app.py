@@ -93,9 +93,24 @@ def run(
     shard: str | None = typer.Option(
         None, "--shard", metavar="I/N", help="run only shard I of N of the cells (split by stable cell id, balanced by estimated cost)"
     ),
+    baseline: Path | None = typer.Option(
+        None,
+        "--baseline",
+        metavar="FILE",
+        help="accepted violations (YAML): those are reported as accepted and exit as if they held; a new one still exits 1",
+    ),
 ) -> None:
     """Run a scenario: every cell, every trial; write the run folder and print the summary."""
     from chaos.running.orchestrator import RunOptions, run_scenario
+
+    accepted = None
+    if baseline is not None:
+        from chaos.baseline import load_baseline
+
+        try:
+            accepted = load_baseline(baseline)  # refused before any racer runs
+        except ChaosError as exc:
+            _fail(exc)
 
     if (scenario is None) == (resume is None):
         _fail(ChaosError("give a scenario file to run, or --resume RUN_DIR to continue a run (not both)"))
@@ -183,7 +198,23 @@ def run(
             highlight=False,
             soft_wrap=True,
         )
-    raise typer.Exit(res.exit_code)
+    code = res.exit_code
+    if accepted is not None:
+        from chaos.baseline import accept
+
+        res._run_dir = outcome.run_dir
+        verdict = accept(res, accepted)
+        for line in verdict.lines():
+            out.print(f"baseline: {line}", highlight=False, soft_wrap=True, markup=False)
+        out.print(
+            f"baseline {baseline}: {len(verdict.accepted)} accepted, {len(verdict.new)} new, {len(verdict.stale)} stale, "
+            f"{len(verdict.expired)} expired (baseline.json)",
+            highlight=False,
+            soft_wrap=True,
+            markup=False,
+        )
+        code = verdict.exit_code
+    raise typer.Exit(code)
 
 
 def _progress(quiet: bool) -> Progress:
@@ -402,6 +433,29 @@ def rerun(
     out.print(t)
     out.print(f"run folder: {outcome.run_dir}")
     raise typer.Exit(outcome.results.exit_code)
+
+
+@app.command()
+def repro(
+    run_dir: Path = typer.Argument(..., help="a stored run folder (reports/<scenario>/<timestamp>)"),
+    trial_id: str = typer.Argument(..., help="a trial named in a violated EO (kill sweep) or FD (fork) verdict's evidence"),
+    out_dir: Path | None = typer.Option(None, "--out", help="folder for repro_<trial>.py and .md (default: the run folder)"),
+) -> None:
+    """Write a standalone script (LangGraph and its saver only, no chaos) that reproduces a trial's violation."""
+    from chaos.repro import write_repro
+
+    try:
+        made = write_repro(run_dir, trial_id, out_dir)
+    except ChaosError as exc:
+        _fail(exc)
+    out.print(f"{made.property}: {made.summary}", highlight=False, soft_wrap=True, markup=False)
+    out.print(
+        f"script: {made.script}  (python {made.script.name}: exit 1 and REPRODUCED when it shows the bug)",
+        highlight=False,
+        soft_wrap=True,
+        markup=False,
+    )
+    out.print(f"report: {made.markdown}", highlight=False, soft_wrap=True, markup=False)
 
 
 @app.command()

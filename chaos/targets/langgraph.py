@@ -1,15 +1,19 @@
 """LangGraph adapter (racer side): a workload over an instrumented checkpoint saver.
 
-The saver of the chosen backend (SqliteSaver, PostgresSaver, InMemorySaver) is given a subclass
-that calls the barrier hook before and after every ``put`` (a checkpoint) and ``put_writes`` (a
-task's pending writes). Boundaries are named by content: ``put(step=1,source=loop):before``,
+The saver of the chosen backend (SqliteSaver, PostgresSaver, InMemorySaver; AsyncSqliteSaver and
+AsyncPostgresSaver for ``sqlite_async`` / ``postgres_async``) is given a subclass that calls the
+barrier hook before and after every ``put`` / ``aput`` (a checkpoint) and ``put_writes`` /
+``aput_writes`` (a task's pending writes). Boundaries are named by content: ``put(step=1,source=loop):before``,
 ``put_writes(node=b,channels=b+branch:to:c):after``. ``:before`` means nothing of this call is
 durable yet; ``:after`` means its transaction committed.
 
 Resume forms map to LangGraph calls: ``none`` -> ``invoke(None)`` (continue from the last
 checkpoint), ``input`` -> ``invoke(input)`` (a new run on the thread), ``command`` ->
 ``invoke(Command(resume=value))`` (answer the pending interrupt; with ``answers``, every pending
-interrupt in turn, each by its id), ``app`` -> the team's ``recover(ctx, thread)``.
+interrupt in turn, each by its id), ``app`` -> the team's ``recover(ctx, thread)``. On an async
+backend the same calls are ``ainvoke`` (and ``aupdate_state``), awaited on an event loop that runs
+on its own thread (``AsyncBridge``), where the saver's connection lives, as in LangGraph's server;
+reads (``get_state``, history) use the async saver's sync bridge.
 
 Every effect row names the node and (sub)graph namespace that fired it, read from LangGraph's
 runnable config (``where_fired``); ``inspect`` reports the durable frontier per namespace.
@@ -17,7 +21,10 @@ runnable config (``where_fired``); ``inspect`` reports the durable frontier per 
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
+import threading
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from chaos.racer.barrier import BarrierClient
@@ -107,6 +114,68 @@ def instrument(saver: Any, barrier: BarrierClient) -> Any:
     return saver
 
 
+ASYNC_BACKENDS = ("sqlite_async", "postgres_async")
+
+
+class AsyncBridge:
+    """An event loop on a thread of its own: an async saver's connection is opened there and every
+    ``ainvoke`` is awaited there, while the racer's main thread waits for the result."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="chaos-async-saver", daemon=True)
+        self.thread.start()
+
+    def run(self, coro: Coroutine[Any, Any, Any]) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=10)
+
+
+def make_async_saver(backend: str, store: StoreSpec, bridge: AsyncBridge) -> tuple[Any, Callable[[], None]]:
+    """AsyncSqliteSaver / AsyncPostgresSaver, opened on the bridge's loop, with the same connection
+    settings as their sync siblings (so only the API differs), and a closer."""
+    if backend == "sqlite_async":
+        import aiosqlite
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        async def open_sqlite() -> tuple[Any, Any]:
+            conn = await aiosqlite.connect(store["path"], check_same_thread=False, timeout=60)
+            await conn.execute("PRAGMA busy_timeout=60000")
+            saver = AsyncSqliteSaver(conn)
+            await saver.setup()
+            return saver, conn
+
+        saver, conn = bridge.run(open_sqlite())
+    elif backend == "postgres_async":
+        import psycopg
+        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+        from psycopg.rows import dict_row
+
+        async def open_pg() -> tuple[Any, Any]:
+            conn = await psycopg.AsyncConnection.connect(store["dsn"], autocommit=True, prepare_threshold=0, row_factory=dict_row)
+            if store.get("schema"):
+                await conn.execute(f'SET search_path TO "{store["schema"]}"')
+            saver = AsyncPostgresSaver(conn)
+            if store.get("setup", True):
+                await saver.setup()
+            return saver, conn
+
+        saver, conn = bridge.run(open_pg())
+    else:
+        raise ValueError(f"unknown async langgraph backend {backend!r}")
+
+    def close() -> None:
+        try:
+            bridge.run(conn.close())
+        finally:
+            bridge.close()
+
+    return saver, close
+
+
 def make_saver(backend: str, store: StoreSpec) -> tuple[Any, Any]:
     """The backend's saver and a closer for its connection."""
     if backend == "memory":
@@ -147,7 +216,11 @@ class LangGraphSession:
         # "default": pass no durability, so LangGraph's own default (or the graph's) applies
         durability = target.get("durability", "sync")
         self.invoke_opts: dict[str, Any] = {} if durability == "default" else {"durability": durability}
-        self.saver, self._close = make_saver(target["backend"], spec.get("store", {}))
+        self._bridge = AsyncBridge() if target["backend"] in ASYNC_BACKENDS else None
+        if self._bridge is not None:
+            self.saver, self._close = make_async_saver(target["backend"], spec.get("store", {}), self._bridge)
+        else:
+            self.saver, self._close = make_saver(target["backend"], spec.get("store", {}))
         instrument(self.saver, barrier)
         self.fired: list[dict] = []
         self.facts: list[dict] = []
@@ -238,7 +311,7 @@ class LangGraphSession:
             graph=self.graph,
             input=self.workload.input,
             checkpoints=durable,
-            invoke=lambda payload: self.graph.invoke(payload, self.config, **self.invoke_opts),
+            invoke=lambda payload: self._run_graph(payload, self.config),
         )
         try:
             out = recover(self.ctx, thread)
@@ -383,9 +456,15 @@ class LangGraphSession:
             raise Unsupported(f"thread {self.thread_id} never had a pending interrupt to address")
         return ids[0]
 
+    def _run_graph(self, payload: Any, config: dict) -> Any:
+        """``invoke``, or on an async backend ``ainvoke`` awaited on the bridge's loop."""
+        if self._bridge is not None:
+            return self._bridge.run(self.graph.ainvoke(payload, config, **self.invoke_opts))
+        return self.graph.invoke(payload, config, **self.invoke_opts)
+
     def _invoke(self, payload: Any, config: dict, **extra: Any) -> ActionOutcome:
         try:
-            out = self.graph.invoke(payload, config, **self.invoke_opts)
+            out = self._run_graph(payload, config)
         except Exception as exc:  # the framework's answer, recorded as data
             return outcome("error", error=error_of(exc), observed=self.observed, **self._head(), **extra)
         interrupts = _interrupts_of(out)
@@ -419,7 +498,8 @@ class LangGraphSession:
         if via == "explicit":
             # LangGraph's explicit fork: a new checkpoint branching off ``cid`` (no state change).
             try:
-                cfg = {**self.config, "configurable": {**self.config["configurable"], **self.graph.update_state(cfg, None)["configurable"]}}
+                forked = self._bridge.run(self.graph.aupdate_state(cfg, None)) if self._bridge else self.graph.update_state(cfg, None)
+                cfg = {**self.config, "configurable": {**self.config["configurable"], **forked["configurable"]}}
             except Exception as exc:
                 return outcome("error", error=error_of(exc), forked_from=cid, via=via)
         elif via != "checkpoint":
