@@ -9,8 +9,7 @@ What it promises::
     def my_graph(ctx): ...            # a workload factory, as in `workload: package.module:my_graph`
 
     def test_charge_survives_a_crash(chaos_run):
-        results = chaos_run({"name": "mine", "kind": "kill_sweep", "resume": "none", "trials": 1},
-                            workload=my_graph)
+        results = chaos_run("tests/chaos/sweep.yaml", workload=my_graph)   # or a dict, built in the test
         results.assert_holds("EO")    # the message names the cells, reasons, trials and run folder
 
 * ``chaos_run(scenario, *, workload=None, baseline=None, **overrides)`` runs a scenario (a YAML

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from chaos.kinds import get_kind
 from chaos.racer.errors import ChaosError
 
 __all__ = ["ReproError", "write_repro"]
@@ -103,13 +104,13 @@ def write_repro(run_dir: str | Path, trial_id: str, out: str | Path | None = Non
         "RUN": str(folder),
     }
     if verdict["property"] == "EO":
-        if cell["kind"] not in ("kill_sweep", "first_checkpoint", "recovery_determinism") or not trial.get("point"):
+        if get_kind(cell["kind"]).section != "sweep" or not trial.get("point"):
             raise ReproError(f"{where}: EO repro needs a kill-sweep trial with a kill point")
         params["KILL_AT"] = trial["point"]
         body = _EO
         summary = f"LangGraph fires an effect twice after a crash at {trial['point']} and a resume ({resume})"
     else:
-        if cell["kind"] != "fork" or cell["workload"] != "gate_after_interrupt":
+        if "FD" not in get_kind(cell["kind"]).properties or cell["workload"] != "gate_after_interrupt":
             raise ReproError(f"{where}: FD repro writes a fork of gate_after_interrupt only")
         fork_via = (cell.get("axes") or {}).get("fork_via") or (cell.get("summary") or {}).get("fork_via") or "checkpoint"
         if fork_via != "checkpoint":

@@ -31,9 +31,11 @@ point).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import ClassVar
 
+from chaos.kinds.base import Kind
 from chaos.kinds.baseline import answer_action, baseline_of, effect_counts
 from chaos.kinds.checking import base_fields, combine, times, verdict
 from chaos.racer.barrier import HOLD
@@ -77,6 +79,24 @@ class Sweep:
 
     def explain(self, rec: TrialRecord) -> list[str]:
         return explain_kill(rec)
+
+
+class SweepKind(Kind):
+    """A kind that is a sweep: its trials, verdicts and explanations are its ``sweep``'s; a subclass
+    names it, says what it is about and which properties it reports."""
+
+    sweep: ClassVar[Sweep] = Sweep()
+    fields = ("resume", "kill_points", "trials")
+    section = "sweep"
+
+    def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
+        return self.sweep.run_cell(ctx, cell, skip)
+
+    def check(self, cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
+        return self.sweep.check(cell, list(records))
+
+    def explain(self, rec: TrialRecord) -> list[str]:
+        return self.sweep.explain(rec)
 
 
 def _actions(cell: Cell) -> list[ActionSpec]:
