@@ -112,13 +112,13 @@ def test_a_fixed_workflow_exits_0_and_counts_its_vacuous_kill_points(tmp_path):
     assert {v.property: v.status for v in steps.verdicts} == {"EO": "holds", "PC": "holds", "LIVENESS": "holds"}
     eo = next(v for v in approval.verdicts if v.property == "EO")
     vacuous = [p for p in approval.points if next(v for v in p.verdicts if v.property == "EO").vacuous]
-    # every kill before the human's answer left nothing fired, and the recovery waited at the interrupt again
-    assert vacuous and all(set(p.resume_outcomes) == {"interrupted"} for p in vacuous)
+    # every kill before the human's answer left nothing fired: the recovery waited at the interrupt
+    # again, or (before the first checkpoint) there was no durable interrupt to answer at all
+    assert vacuous and all(set(p.resume_outcomes) <= {"interrupted", "nothing to answer"} for p in vacuous)
     n = len(approval.points)
-    assert (
-        eo.status == "holds"
-        and eo.reason == f"holds at {n - len(vacuous)} of {n} kill points; {len(vacuous)} vacuous (no effect fired at all)"
-    )
+    assert eo.status == "holds"
+    assert eo.reason.startswith(f"holds at {n - len(vacuous)} of {n} kill points; {len(vacuous)} vacuous (")
+    assert "no effect fired at all" in eo.reason
 
 
 def test_a_workflow_that_fires_nothing_is_vacuous_with_a_hint_where_effects_belong(tmp_path):

@@ -167,15 +167,13 @@ def test_a_stray_repeat_addressed_to_the_consumed_approval_is_inert_on_the_fixed
     assert _verdict(_cell(fixed, "stray-by-id"), "CO").status == "holds"
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 12.6: EO is unknown where nothing had fired yet (vacuous points), so a fixed graph cannot hold"
-)
 def test_eo_holds_on_the_fixed_assistant_over_the_points_that_exercised_it(fixed):
+    """EO holds over the points that exercised it; points where nothing had fired yet are vacuous (issue 12.6)."""
     assert _verdict(_cell(fixed, "sweep"), "EO").status == "holds"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12: the fixed assistant must exit 0 (today: false LIVENESS and CO violations, vacuous EO)")
 def test_the_fixed_run_exits_0(fixed):
+    """The fixed assistant passes: exit 0 (issue 12)."""
     assert fixed.exit_code == 0
 
 

@@ -91,13 +91,16 @@ def wiring_problem(cell: Cell, result: dict[str, Any]) -> str | None:
 
 def preflight_spec(cell: Cell, folder: Path) -> RacerSpec:
     """One racer's spec for the baseline run, every file in ``folder`` (a Postgres backend is run
-    on SQLite here: the wiring does not depend on it and no database is needed yet)."""
+    on SQLite here, sync or async as asked: the wiring does not depend on it and no database is
+    needed yet)."""
     s = cell.scenario
     from chaos.targets import get_target
 
     target: dict[str, Any] = s.target.model_dump()
     if target.get("backend") == "postgres":
         target["backend"] = "sqlite"
+    elif target.get("backend") == "postgres_async":
+        target["backend"] = "sqlite_async"
     store = {} if target.get("backend") == "memory" else {"path": str(folder / "checkpoints.sqlite")}
     (folder / "barriers").mkdir()
     return {  # type: ignore[typeddict-item]
