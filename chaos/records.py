@@ -333,6 +333,7 @@ class RunMeta(FileRecord):
     comparison: list[dict[str, Any]] | None = None  # a rerun: the stored verdicts its trials changed (or not)
     resumes: list[ResumeNote] = Field(default_factory=list)
     reaped: str | None = None  # when a later chaos command reaped what the dead run left
+    failed: str | None = None  # the run itself failed (disk, database, a bug): the one-line reason
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object run.json holds: the keys that were set (and unknown keys read from it)."""

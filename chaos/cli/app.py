@@ -20,9 +20,20 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from chaos.cli.failures import ChaosGroup, set_debug
+from chaos.cli.failures import report as report_failure
 from chaos.racer.errors import ChaosError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Crash-injection and race harness: does resume really mean resume?")
+app = typer.Typer(
+    cls=ChaosGroup, add_completion=False, no_args_is_help=True, help="Crash-injection and race harness: does resume really mean resume?"
+)
+
+
+@app.callback()
+def _options(
+    debug: bool = typer.Option(False, "--debug", help="print the traceback of a failing command too (CHAOS_DEBUG=1 does the same)"),
+) -> None:
+    set_debug(debug)
 
 
 def _console(stderr: bool = False) -> Console:
@@ -39,9 +50,22 @@ STATUS_STYLE = {"holds": "green", "violated": "bold red", "unknown": "yellow"}
 
 
 def _fail(exc: ChaosError) -> NoReturn:
-    # escape: a message quoting user input ("[cell k=2]", a YAML list) must not be read as markup
-    console.print(f"[bold red]chaos: error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+    # escaped and redacted (chaos.cli.failures): a message quoting user input ("[cell k=2]", a
+    # YAML list) must not be read as markup, nor print a password it quotes
+    report_failure(exc, console)
     raise typer.Exit(exc.exit_code)
+
+
+MAX_TRIALS = 100_000
+MAX_SEED = 2**63 - 1
+
+
+def _check_overrides(seed: int | None, trials: int | None) -> None:
+    """--seed and --trials are refused here, with their limits, before anything is written."""
+    if trials is not None and not 1 <= trials <= MAX_TRIALS:
+        _fail(ChaosError(f"--trials {trials}: trials per cell must be between 1 and {MAX_TRIALS}"))
+    if seed is not None and not 0 <= seed <= MAX_SEED:
+        _fail(ChaosError(f"--seed {seed}: the root seed must be between 0 and {MAX_SEED}"))
 
 
 def summary_table(results) -> Table:
@@ -100,8 +124,14 @@ def run(
         _fail(ChaosError("--resume continues a run with its recorded seed, trials and racers; drop --seed/--trials/--racers"))
     if racers not in (None, "warm", "cold"):
         _fail(ChaosError(f"--racers {racers!r}: expected warm or cold"))
-    if work_in is not None and not work_in.is_dir():
-        _fail(ChaosError(f"--work-in {work_in}: no such folder", hint="name an existing folder, e.g. /dev/shm (tmpfs)"))
+    _check_overrides(seed, trials)
+    if work_in is not None:
+        from chaos.running.workdir import check_work_in
+
+        try:
+            check_work_in(work_in)
+        except ChaosError as exc:
+            _fail(exc)
     _reap_stale_quietly()
     progress = Progress(
         TextColumn("{task.description}"),
@@ -305,6 +335,7 @@ def selftest(
     """Check the injector itself: an idempotent workload must come out clean, a known duplicate must be caught."""
     from chaos.running.selftest import run_selftest
 
+    _check_overrides(None, trials)
     _reap_stale_quietly()
     try:
         report = run_selftest(scenario, out=out_dir, trials=trials)
@@ -438,8 +469,8 @@ app.add_typer(hosts_app, name="hosts")
 def main() -> None:
     try:
         app()
-    except ChaosError as exc:  # anything not caught per command
-        console.print(f"[bold red]chaos: error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+    except ChaosError as exc:  # anything not caught per command (ChaosGroup catches the rest)
+        report_failure(exc, console)
         sys.exit(exc.exit_code)
 
 

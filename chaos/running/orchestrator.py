@@ -34,17 +34,20 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
+
+from pydantic import ValidationError
 
 import chaos
 from chaos.envs import python_for
 from chaos.kinds import runner_for
 from chaos.kinds.checking import analyze_cell, count_trial, exit_code, verdict_counts
 from chaos.launchers import Launcher, make_launcher
-from chaos.racer.errors import ChaosError
+from chaos.racer.errors import ChaosError, ScenarioError
 from chaos.racer.redact import redact, redact_obj
 from chaos.records import CellResult, CellVersions, RerunOf, RunCell, RunLoad, RunMeta, RunResults, TrialRecord, TrialSummary
 from chaos.running import registry
+from chaos.running.failure import describe
 from chaos.running.journal import Journal, repair
 from chaos.running.pgstore import RunStorage
 from chaos.running.runfolder import RunFolder, load_average, load_run, now_iso, write_atomic
@@ -221,7 +224,13 @@ def run_loaded(scenario: Scenario, path: str | os.PathLike, opts: RunOptions | N
         if opts.racers is not None:
             data["racers"]["start"] = opts.racers
             data["matrix"].pop("start", None)  # the command line wins over a start axis too
-        scenario = Scenario.model_validate(data)
+        try:
+            scenario = Scenario.model_validate(data)
+        except ValidationError as exc:
+            e = exc.errors()[0]
+            field_name = ".".join(map(str, e["loc"]))
+            flag = {"seed": "--seed", "trials": "--trials"}.get(field_name, field_name)
+            raise ScenarioError(f"{flag} {e.get('input')!r}: {e['msg']}") from None
     cells = expand(scenario, path=str(path))
     for cell in cells:
         preflight(cell, str(path), python_for(cell.scenario.target.framework, cell.scenario.target.version))
@@ -245,7 +254,7 @@ def run_loaded(scenario: Scenario, path: str | os.PathLike, opts: RunOptions | N
             interrupted=False,
         ),
     )
-    return execute(folder, scenario, cells, opts)
+    return execute(folder, scenario, cells, opts, fresh=True)
 
 
 def _run_cells(cells: list[Cell]) -> list[RunCell]:
@@ -289,11 +298,46 @@ def preflight(cell: Cell, scenario_file: str | None, python: str) -> None:
     _preflight_ok.add((python, ref))
 
 
-def execute(folder: RunFolder, scenario: Scenario, cells: list[Cell], opts: RunOptions, only: set[str] | None = None) -> RunOutcome:
+class RunFailed(ChaosError):
+    """The run stopped on a fault outside the framework (disk, database, a bug in chaos); the
+    message names it, what the run folder kept, and how to continue."""
+
+
+def execute(
+    folder: RunFolder, scenario: Scenario, cells: list[Cell], opts: RunOptions, only: set[str] | None = None, *, fresh: bool = False
+) -> RunOutcome:
     """Run every trial not yet in the run's journal (one an earlier, interrupted execution
     journaled, or a rerun's reused dry runs; with ``only``, just those trial ids), journal each,
     then analyse the journal into the reports. No record is kept in memory: the journal is the
-    truth, read back one cell at a time (``chaos.running.stored``)."""
+    truth, read back one cell at a time (``chaos.running.stored``).
+
+    A fault that stops the run (``RunFailed``): if the folder is ``fresh`` (made for this run)
+    and no trial was journaled, the folder is removed; otherwise run.json says ``failed`` with the
+    reason and results.json and the reports are still written from the journal."""
+    journaled_before = _journaled(folder.path)
+    try:
+        return _execute_in_folder(folder, scenario, cells, opts, only)
+    except RunFailed:
+        raise
+    except Exception as exc:  # before the first trial (storage, work folder) or a bug: nothing new measured
+        reason = describe(exc)
+        if fresh and _journaled(folder.path) <= journaled_before:
+            folder.discard()
+            raise RunFailed(f"{reason}; no trial ran and no run folder was kept") from exc
+        with contextlib.suppress(Exception):
+            folder.mark_failed(reason)
+        raise RunFailed(f"{reason}; {folder.path} keeps what was measured; continue with `chaos run --resume {folder.path}`") from exc
+
+
+def _journaled(run_dir: Path) -> int:
+    """How many complete trial records the run's journal holds (0 if it has none)."""
+    try:
+        return len(StoredTrials(run_dir / "journal.jsonl"))
+    except (ChaosError, OSError):
+        return 0
+
+
+def _execute_in_folder(folder: RunFolder, scenario: Scenario, cells: list[Cell], opts: RunOptions, only: set[str] | None) -> RunOutcome:
     run_dir, meta = folder.path, folder.meta
     run_id = meta.run_id
     work_dir = work_folder(run_dir, run_id, opts.work_in)
@@ -359,6 +403,9 @@ def _execute(
     )
     failures: dict[int, str] = {}
     interrupted = False
+    run_failure: Exception | None = None
+    finished_cells: set[int] = set()
+    journaled_before = len(prior)
     try:
         for cell in cells:
             if signals.received:
@@ -387,21 +434,29 @@ def _execute(
                 failures[cell.index] = exc.message
                 if ctx.launcher is not None:
                     ctx.launcher.reap()
+            finished_cells.add(cell.index)
     except (Interrupted, KeyboardInterrupt):
         interrupted = True
+    except Exception as exc:  # the disk, the database or chaos itself failed: the run stops here
+        run_failure = exc
     finally:
         signals.armed = False
-        for launcher in launchers.values():
-            launcher.reap()
+        cleanup = [launcher.reap for launcher in launchers.values()]
         # the net under the net: any racer of this run still alive (e.g. started in the instant a
         # signal arrived, before its launcher knew of it) is found by its label and killed
-        registry._kill_and_wait([pid for pid, _, _ in registry.racer_processes(run_id)])
-        journal.close()
-        storage.close(keep_schema=opts.keep_work)
+        cleanup.append(lambda: registry._kill_and_wait([pid for pid, _, _ in registry.racer_processes(run_id)]))
+        cleanup += [journal.close, lambda: storage.close(keep_schema=opts.keep_work)]
+        for step in cleanup:
+            try:
+                step()
+            except Exception as exc:  # one failed step (a database gone) must not skip the others
+                run_failure = run_failure or exc
         if not opts.keep_work:
             shutil.rmtree(work_dir, ignore_errors=True)
     interrupted = interrupted or bool(signals.received)
     records = StoredTrials(run_dir / "journal.jsonl")  # the truth (``chaos analyze`` re-scores it the same way)
+    if run_failure is not None:
+        return _failed(folder, cells, records, failures, finished_cells, run_failure, journaled_before, signals)
     results = analyse_run(cells, records, failures, run_id=run_id, scenario=scenario, seed=scenario.seed)
     if interrupted:
         results.exit_code = EXIT_RUN_FAILED
@@ -415,6 +470,62 @@ def _execute(
     write_results(run_dir, results, folder.meta, records)
     folder.link_latest()
     return RunOutcome(run_dir=run_dir, results=results, interrupted=interrupted, cells=cells)
+
+
+def _failed(
+    folder: RunFolder,
+    cells: list[Cell],
+    records: StoredTrials,
+    failures: dict[int, str],
+    finished_cells: set[int],
+    exc: Exception,
+    journaled_before: int,
+    signals: SignalState,
+) -> NoReturn:
+    """The run stopped on ``exc``: keep what it measured, say so, raise ``RunFailed``.
+
+    Nothing journaled by this execution: ``execute`` removes a fresh folder. Otherwise every cell
+    that did not finish is failed with the reason (a verdict from part of a cell is never
+    ``holds``), run.json says ``failed``, and results.json and the reports are written from the
+    journal; each write that cannot be made (the disk is full) is named in the message instead."""
+    reason = describe(exc)
+    if len(records) <= journaled_before:
+        raise exc
+    for c in cells:
+        if c.index not in finished_cells:
+            failures.setdefault(c.index, f"the run failed: {reason}")
+    lost: list[str] = []
+    try:
+        results = analyse_run(
+            cells,
+            records,
+            failures,
+            run_id=folder.meta.run_id,
+            scenario=Scenario.model_validate(folder.meta.scenario),
+            seed=folder.meta.seed or 0,
+        )
+        results.exit_code = EXIT_RUN_FAILED
+        folder.meta.failed = reason
+        folder.mark_ended(
+            interrupted=False,
+            signals=signals.received,
+            failures=failures,
+            cell_versions={c.cell_id: CellVersions(asked=c.version, ran=c.versions) for c in results.cells},
+        )
+    except Exception:
+        lost.append("run.json")
+        results = None
+    if results is not None:
+        try:
+            write_results(folder.path, results, folder.meta, records)
+        except Exception:
+            lost.append("results.json and the reports")
+    with contextlib.suppress(OSError):
+        folder.link_latest()
+    kept = f"{folder.path} keeps the {len(records)} journaled trial(s)"
+    if lost:
+        kept += f" (could not write {' or '.join(lost)}: `chaos analyze {folder.path}` writes them once fixed)"
+    raise RunFailed(f"{reason}; {kept}; continue with `chaos run --resume {folder.path}`") from exc
 
 
 def rerun(run_dir: Path, trial_ids: list[str], opts: RunOptions | None = None) -> tuple[RunOutcome, list[dict]]:
@@ -459,7 +570,7 @@ def rerun(run_dir: Path, trial_ids: list[str], opts: RunOptions | None = None) -
     for t in dry:
         journal.append(records.raw(t))
     journal.close()
-    outcome = execute(folder, scenario, cells, opts, only=set(trial_ids))
+    outcome = execute(folder, scenario, cells, opts, only=set(trial_ids), fresh=True)
     before = analyse_stored(Path(run_dir))
     now = {c.cell_index: c for c in outcome.results.cells}
     comparison = []

@@ -22,6 +22,7 @@ import contextlib
 import datetime as _dt
 import json
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -66,24 +67,39 @@ def new_folder(out: Path, name: str) -> Path:
 
     ``out`` itself is made only if its parent exists: a mistyped ``--out`` is refused, not created."""
     out = Path(out)
-    if not out.exists():
-        if not out.parent.exists():
-            raise EnvironmentProblem(
-                f"output folder {out}: its parent {out.parent} does not exist", hint="create it or pass --out to an existing folder"
-            )
-        out.mkdir()
-    folder = out / name
-    n = 1
-    while folder.exists():
-        n += 1
-        folder = out / f"{name}-{n}"
-    folder.mkdir(parents=True)
+    if out.exists() and not out.is_dir():
+        raise EnvironmentProblem(f"output folder {out}: it is a file, not a folder", hint="pass --out a folder")
+    try:
+        if not out.exists():
+            if not out.parent.exists():
+                raise EnvironmentProblem(
+                    f"output folder {out}: its parent {out.parent} does not exist", hint="create it or pass --out to an existing folder"
+                )
+            out.mkdir()
+        folder = out / name
+        n = 1
+        while folder.exists():
+            n += 1
+            folder = out / f"{name}-{n}"
+        folder.mkdir(parents=True)
+    except OSError as exc:
+        raise EnvironmentProblem(
+            f"output folder {out}: cannot make the run folder: {exc.strerror or exc}", hint="pass --out a writable folder"
+        ) from None
     return folder
 
 
 def create_run_dir(out: Path, name: str, at: str) -> Path:
     """A new, empty run folder ``<out>/<scenario name>/<at>`` (``-2``, ``-3``, ... if taken)."""
     return new_folder(Path(out), f"{name}/{at}")
+
+
+def discard(run_dir: Path) -> None:
+    """Remove a run folder that holds nothing measured, and its scenario folder if now empty."""
+    run_dir = Path(run_dir)
+    shutil.rmtree(run_dir, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        run_dir.parent.rmdir()  # only if empty: other runs of the scenario stay
 
 
 def write_meta(run_dir: Path, meta: RunMeta | dict[str, Any]) -> None:
@@ -114,9 +130,23 @@ class RunFolder:
         """Make the folder, build its metadata (``meta_for(run_dir) -> RunMeta``: the run id names
         the folder) and write run.json at once, so a folder never stands without one for long."""
         path = create_run_dir(Path(out), name, stamp() + suffix)
-        folder = cls(path=path, meta=meta_for(path))
-        folder.save()
+        try:
+            folder = cls(path=path, meta=meta_for(path))
+            folder.save()
+        except BaseException:  # no run.json, no folder: nothing half-written stays behind
+            discard(path)
+            raise
         return folder
+
+    def discard(self) -> None:
+        """Remove the folder of a run that failed before its first trial (nothing was measured)."""
+        discard(self.path)
+
+    def mark_failed(self, reason: str) -> None:
+        """Record that the run failed (one line, secrets masked on save) and when; then save."""
+        self.meta.failed = reason
+        self.meta.stopped = now_iso()
+        self.save()
 
     def save(self) -> None:
         write_meta(self.path, self.meta)
