@@ -395,9 +395,12 @@ def validate(scenario: Path = typer.Argument(..., help="scenario YAML file")) ->
             n = len(expand(it.scenario, check=False))
             out.print(f"  {it.scenario.name} ({it.file.name}): {it.scenario.kind}, {n} cell(s), {it.scenario.trials} trial(s) each")
         return
+    from chaos.running.pgstore import RunStorage
+
     try:
         s = load_scenario(scenario)
         cells = expand(s, path=str(scenario))
+        RunStorage.preflight(cells, connect=True)  # what `validate` accepts must run: the database too
     except ChaosError as exc:
         _fail(exc)
     out.print(
@@ -432,7 +435,7 @@ def list_cmd(scenarios_dir: Path = typer.Option(Path("scenarios"), "--scenarios"
             info.boundaries,
         )
     out.print(t)
-    s = Table(title=f"scenarios in {scenarios_dir}")
+    s = Table(title=f"scenarios in {escape(str(scenarios_dir))}")
     for col in ("file", "kind", "target", "about"):
         s.add_column(col)
     from chaos.scenario.suite import is_suite_file, load_suite
@@ -441,15 +444,16 @@ def list_cmd(scenarios_dir: Path = typer.Option(Path("scenarios"), "--scenarios"
         if is_suite_file(f):
             try:
                 su = load_suite(f)
-                s.add_row(f.name, "suite", f"{len(su.items)} scenarios", su.suite.about)
+                s.add_row(escape(f.name), "suite", f"{len(su.items)} scenarios", escape(su.suite.about))
             except ChaosError as exc:
-                s.add_row(f.name, "[red]invalid suite[/]", "", str(exc))
+                s.add_row(escape(f.name), "[red]invalid suite[/]", "", escape(str(exc)))
             continue
         try:
             sc = load_scenario(f)
-            s.add_row(f.name, sc.kind, f"{sc.target.framework}/{sc.target.backend}", sc.about)
+            # escaped: an about is the user's text, not console markup ("[/]" crashed rich)
+            s.add_row(escape(f.name), sc.kind, escape(f"{sc.target.framework}/{sc.target.backend}"), escape(sc.about))
         except ChaosError as exc:
-            s.add_row(f.name, "[red]invalid[/]", "", escape(str(exc)))
+            s.add_row(escape(f.name), "[red]invalid[/]", "", escape(str(exc)))
     out.print(s)
 
 

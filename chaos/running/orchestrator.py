@@ -234,7 +234,7 @@ def run_loaded(scenario: Scenario, path: str | os.PathLike, opts: RunOptions | N
     cells = expand(scenario, path=str(path))
     for cell in cells:
         preflight(cell, str(path), python_for(cell.scenario.target.framework, cell.scenario.target.version))
-    RunStorage.preflight(cells)  # Postgres needed but not configured: refused before any folder is written
+    RunStorage.preflight(cells, connect=True)  # Postgres needed but missing or refusing: refused before any folder is written
     folder = RunFolder.create(
         Path(opts.out),
         scenario.name,
@@ -545,7 +545,7 @@ def rerun(run_dir: Path, trial_ids: list[str], opts: RunOptions | None = None) -
     wanted_cells = sorted({records.cell_of(t) for t in trial_ids})
     cells = [c for c in cells if c.index in wanted_cells]
     dry = sorted(t for t in records.ids() if t.endswith("-dry") and records.cell_of(t) in wanted_cells)
-    RunStorage.preflight(cells)  # a Postgres cell needs its database now as it did then
+    RunStorage.preflight(cells, connect=True)  # a Postgres cell needs its database now as it did then
     folder = RunFolder.create(
         Path(opts.out),
         scenario.name,
