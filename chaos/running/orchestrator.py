@@ -605,7 +605,7 @@ def analyse_loaded(meta: RunMeta, scenario: Scenario, cells: list[Cell], records
     """What the run concluded, recomputed from its stored records (same rules as ``execute``)."""
     failures = {int(k): v for k, v in meta.failures.items()}
     results = analyse_run(cells, records, failures, run_id=meta.run_id, scenario=scenario, seed=scenario.seed)
-    if meta.interrupted:
+    if meta.interrupted or meta.failed:
         results.exit_code = EXIT_RUN_FAILED
     return results
 
