@@ -89,6 +89,28 @@ SCENARIOS = [
         ["unknown workload '[bold]x[/bold]'"],
     ),
     ("bad_resume_form", GOOD.replace("resume: none", "resume: maybe"), "validate", ["resume must be 'none', 'input' or 'command:<value>'"]),
+    # caps and strict types: what validate accepts must run (issue 13)
+    ("seed_a_boolean", GOOD + "seed: true\n", "validate", [":7:", "seed: Input should be a valid integer"]),
+    ("seed_a_string", GOOD + 'seed: "123"\n', "validate", [":7:", "seed: Input should be a valid integer"]),
+    ("timeout_infinite", GOOD + "timeout_s: .inf\n", "validate", [":7:", "timeout_s: Input should be a finite number"]),
+    ("params_infinite", GOOD + "workload_params: {x: .nan}\n", "validate", [":7:", "workload_params.x: nan is not a finite number"]),
+    ("name_300_characters", GOOD.replace("name: ok", "name: " + "n" * 300), "validate", [":1:", "name: String should have at most 100"]),
+    ("name_300_characters_run", GOOD.replace("name: ok", "name: " + "n" * 300), "run", [":1:", "name: String should have at most 100"]),
+    ("about_too_long", GOOD + "about: " + "a" * 20_000 + "\n", "validate", [":7:", "about: String should have at most 10000"]),
+    (
+        "matrix_too_large",
+        GOOD + "matrix: {jitter_ms: [" + ",".join(map(str, range(1000))) + "], trials: [" + ",".join(map(str, range(1, 1001))) + "]}\n",
+        "validate",
+        [":7:", "the matrix expands to 1000000 cells; the limit is 10000"],
+    ),
+    (
+        "command_malformed_json",
+        GOOD.replace("kind: kill_sweep", "kind: race").replace("three_step", "gate_after_interrupt").replace(
+            "resume: none", "resume: 'command:{\"ok\": 1'"
+        ),
+        "validate",
+        ["resume: the value after 'command:' must be JSON"],
+    ),
 ]
 
 
@@ -124,6 +146,12 @@ def test_bad_scenario(case, text, command, fragments, runner, tmp_path):
 
 def test_missing_scenario_file(runner, tmp_path):
     _expect_one_line_error(runner.invoke(app, ["run", str(tmp_path / "nope.yaml")]), ["no such scenario file"], tmp_path / "nope.yaml")
+
+
+def test_scenario_file_too_large(runner, tmp_path):
+    path = tmp_path / "huge.yaml"
+    path.write_text(GOOD + "about: " + "a" * 2_000_000 + "\n")
+    _expect_one_line_error(runner.invoke(app, ["validate", str(path)]), ["bytes; a scenario file is at most 1000000 bytes"], path)
 
 
 def test_scenario_that_is_not_utf8(runner, tmp_path):

@@ -51,7 +51,9 @@ def command_value(text: str) -> Any:
         raise ValueError(f"{name} is not a finite JSON value")
 
     try:
-        return json.loads(text, parse_constant=no_constant)
+        value = json.loads(text, parse_constant=no_constant)
+        _finite(value, "the value")  # 1e999 parses as infinity
+        return value
     except ValueError as exc:
         if BARE_WORD.match(text):
             return text
