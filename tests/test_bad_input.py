@@ -105,9 +105,9 @@ SCENARIOS = [
     ),
     (
         "command_malformed_json",
-        GOOD.replace("kind: kill_sweep", "kind: race").replace("three_step", "gate_after_interrupt").replace(
-            "resume: none", "resume: 'command:{\"ok\": 1'"
-        ),
+        GOOD.replace("kind: kill_sweep", "kind: race")
+        .replace("three_step", "gate_after_interrupt")
+        .replace("resume: none", "resume: 'command:{\"ok\": 1'"),
         "validate",
         ["resume: the value after 'command:' must be JSON"],
     ),

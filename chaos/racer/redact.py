@@ -56,15 +56,24 @@ def redact_config(obj):
 
 
 _URL_USERINFO = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@'\"]*:)([^\s@/'\"]+)(@)")
-_KV_SECRET = re.compile(
-    r"(?i)(\b(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|secret[_-]?key|auth)\b[\"']?\s*[=:]\s*[\"']?)"
-    r"([^\s'\",;&}]+)"
+# a setting's name that says it holds a secret: PGPASSWORD, db_pass, pw, MY_API_TOKEN, auth, ...
+_SECRET_NAME = (
+    r"(?:[A-Za-z0-9_-]*(?:password|passwd|pwd|secret|token(?!s)|api[_-]?key|access[_-]?key|private[_-]?key|credential)[A-Za-z0-9_-]*"
+    r"|(?:[A-Za-z0-9]+[_-])*(?:pass|pw|auth))"
 )
+# name, optional closing quote, = or :, then the value: a quoted string whole ('two words'), or a bare run
+_KV_SECRET = re.compile(r"(?i)(\b" + _SECRET_NAME + r"\b[\"']?\s*[=:]\s*)(\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|[^\s'\",;&}]+)")
 _PEM = re.compile(r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----.*?(-----END \1PRIVATE KEY-----|\Z)", re.DOTALL)
 _TOKENS = re.compile(
     r"\b(sk-[A-Za-z0-9_-]{16,}|ghp_[A-Za-z0-9]{20,}|gh[ousr]_[A-Za-z0-9]{20,}|xox[baprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16})\b"
 )
-_SECRET_KEY_NAME = re.compile(r"(?i)(password|passwd|secret|token|api[_-]?key|private[_-]?key|access[_-]?key)")
+_SECRET_KEY_NAME = re.compile(r"(?i)^" + _SECRET_NAME + r"$")
+
+
+def _mask_value(m: re.Match[str]) -> str:
+    value = m.group(2)
+    quote = value[0] if value[:1] in ("'", '"') else ""
+    return f"{m.group(1)}{quote}***{quote}"
 
 
 def redact(text: str) -> str:
@@ -73,7 +82,7 @@ def redact(text: str) -> str:
         return text
     text = _PEM.sub(lambda m: f"-----BEGIN {m.group(1)}PRIVATE KEY----- *** -----END {m.group(1)}PRIVATE KEY-----", text)
     text = _URL_USERINFO.sub(r"\1***\3", text)
-    text = _KV_SECRET.sub(r"\1***", text)
+    text = _KV_SECRET.sub(_mask_value, text)
     text = _TOKENS.sub("***", text)
     return text
 
@@ -85,10 +94,11 @@ def redact_obj(obj):
     if isinstance(obj, dict):
         out = {}
         for k, v in obj.items():
+            key = redact(k) if isinstance(k, str) else k  # a secret can be a key too (a DSN, a token)
             if isinstance(k, str) and _SECRET_KEY_NAME.search(k) and isinstance(v, (str, int, float)) and v not in ("", None):
-                out[k] = "***"
+                out[key] = "***"
             else:
-                out[k] = redact_obj(v)
+                out[key] = redact_obj(v)
         return out
     if isinstance(obj, (list, tuple)):
         return [redact_obj(v) for v in obj]
