@@ -240,3 +240,24 @@ def test_a_full_disk_mid_run_keeps_the_journal_and_says_how_to_recover(runner, t
     assert (run_dir / "results.json").exists() and (run_dir / "report.md").exists()
     assert appended[0] in (run_dir / "journal.jsonl").read_text()  # what was measured is kept
     assert os.listdir(work) == []  # the work folder went with the run
+
+
+def test_a_resumed_work_in_run_keeps_its_work_where_run_json_says(tmp_path, monkeypatch):
+    """Resuming a run made with --work-in ran the remaining trials on disk (run_dir/work) while
+    run.json named the --work-in folder; now they run where run.json says."""
+    from chaos.running.orchestrator import RunOptions, run_scenario
+    from chaos.running.resume import resume_run
+
+    monkeypatch.setenv("CHAOS_STATE_DIR", str(tmp_path / "state"))
+    work_in = tmp_path / "fast"
+    work_in.mkdir()
+    first = run_scenario(scenario(tmp_path), RunOptions(out=tmp_path / "out", work_in=work_in, keep_work=True))
+    journal = first.run_dir / "journal.jsonl"
+    lines = journal.read_text().splitlines(keepends=True)
+    assert len(lines) > 2
+    journal.write_text("".join(lines[:2]))  # as if the run had died after two records
+    recorded = json.loads((first.run_dir / "run.json").read_text())["work_dir"]
+    resume_run(first.run_dir, RunOptions(keep_work=True))
+    assert json.loads((first.run_dir / "run.json").read_text())["work_dir"] == recorded
+    assert not (first.run_dir / "work").exists()
+    assert Path(recorded).is_dir() and any(Path(recorded).iterdir())
