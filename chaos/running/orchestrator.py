@@ -441,7 +441,7 @@ def _execute(
         run_failure = exc
     finally:
         signals.armed = False
-        cleanup = [launcher.reap for launcher in launchers.values()]
+        cleanup: list[Callable[[], object]] = [launcher.reap for launcher in launchers.values()]
         # the net under the net: any racer of this run still alive (e.g. started in the instant a
         # signal arrived, before its launcher knew of it) is found by its label and killed
         cleanup.append(lambda: registry._kill_and_wait([pid for pid, _, _ in registry.racer_processes(run_id)]))
