@@ -230,6 +230,20 @@ RUNS = [
         "journal.jsonl",
     ),
     (
+        "journal_forged_extra_trial",
+        json.dumps(RUN_META),
+        json.dumps(RECORD).encode() + b"\n" + json.dumps({**RECORD, "trial_id": "c000-t0010"}).encode() + b"\n",
+        [":2: trial 'c000-t0010' is not one the scenario expands to (cell 0 has 10 trial(s))"],
+        "journal.jsonl",
+    ),
+    (
+        "journal_record_of_a_cell_the_scenario_lacks",
+        json.dumps(RUN_META),
+        json.dumps({**RECORD, "cell_index": 5, "trial_id": "c005-t0001"}).encode() + b"\n",
+        [":1: trial 'c005-t0001' names cell 5; the scenario has cells 0-0"],
+        "journal.jsonl",
+    ),
+    (
         "journal_not_utf8",
         json.dumps(RUN_META),
         b"\xff\xfe\n" + json.dumps(RECORD).encode() + b"\n",

@@ -132,6 +132,13 @@ def run(
             check_work_in(work_in)
         except ChaosError as exc:
             _fail(exc)
+    if scenario is not None:  # bad input is refused before anything else happens (no reaping, no folder)
+        from chaos.scenario.model import load_scenario
+
+        try:
+            load_scenario(scenario)
+        except ChaosError as exc:
+            _fail(exc)
     _reap_stale_quietly()
     progress = Progress(
         TextColumn("{task.description}"),

@@ -22,6 +22,7 @@ import contextlib
 import datetime as _dt
 import json
 import os
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -229,7 +230,37 @@ def load_run(run_dir: Path) -> StoredRun:
     except ValidationError as exc:
         raise _field_error(run_dir / META, "scenario.", exc) from None
     records = StoredTrials(run_dir / "journal.jsonl")  # every line validated; read back on demand
+    check_trial_ids(cells, records)
     return StoredRun(meta, scenario, cells, records, records.torn)
+
+
+# the trial ids the kinds make: c<cell>-dry, c<cell>-t<trial>, c<cell>-p<point>-r<repeat>
+_TRIAL_ID = re.compile(r"^c(\d{3,})-(?:dry|t(\d{4,})|p\d{3,}-r(\d{3,}))$")
+
+
+def check_trial_ids(cells: list[Cell], records: StoredTrials) -> None:
+    """Refuse a journaled record that is not one of the run's trials: a cell the scenario does not
+    expand to, a record whose id names another cell, or a trial / repeat number past the cell's
+    ``trials`` (a forged 64th record of a 63-trial cell was counted). Ids of another shape pass."""
+    by_index = {c.index: c for c in cells}
+    for trial_id in sorted(records.ids()):
+        index = records.cell_of(trial_id)
+        where = f"{records.path}:{records.line_of(trial_id)}"
+        hint = "the journal does not match its run.json; move the line away"
+        cell = by_index.get(index)
+        if cell is None:
+            raise ChaosError(f"{where}: trial {trial_id!r} names cell {index}; the scenario has cells 0-{len(cells) - 1}", hint=hint)
+        m = _TRIAL_ID.match(trial_id)
+        if m is None:
+            continue
+        if int(m.group(1)) != index:
+            raise ChaosError(f"{where}: trial {trial_id!r} is recorded for cell {index}", hint=hint)
+        n = m.group(2) or m.group(3)
+        if n is not None and int(n) >= cell.scenario.trials:
+            raise ChaosError(
+                f"{where}: trial {trial_id!r} is not one the scenario expands to (cell {index} has {cell.scenario.trials} trial(s))",
+                hint=hint,
+            )
 
 
 def mark_reaped(run_dir: Path | str) -> None:
