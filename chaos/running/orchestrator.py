@@ -54,7 +54,7 @@ from chaos.running.pgstore import RunStorage
 from chaos.running.runfolder import RunFolder, load_average, load_run, now_iso, write_atomic
 from chaos.running.stored import StoredTrials
 from chaos.running.trial import RunContext
-from chaos.running.workdir import work_folder
+from chaos.running.workdir import scrub, work_folder
 from chaos.scenario.model import Cell, Scenario, expand, load_scenario
 from chaos.targets import get_target
 
@@ -477,6 +477,8 @@ def _execute(
                 run_failure = run_failure or exc
         if not opts.keep_work:
             shutil.rmtree(work_dir, ignore_errors=True)
+        else:
+            scrub(work_dir)  # kept racer specs and logs hold the DSN: masked once every racer is dead
     interrupted = interrupted or bool(signals.received)
     records = StoredTrials(run_dir / "journal.jsonl")  # the truth (``chaos analyze`` re-scores it the same way)
     if run_failure is not None:

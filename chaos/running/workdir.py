@@ -28,6 +28,7 @@ import tempfile
 from pathlib import Path
 
 from chaos.racer.errors import ChaosError
+from chaos.racer.redact import redact
 
 
 def check_work_in(work_in: Path | str) -> Path:
@@ -52,3 +53,26 @@ def work_folder(run_dir: Path, run_id: str, work_in: Path | str | None) -> Path:
     if work_in is None:
         return Path(run_dir) / "work"
     return check_work_in(work_in) / f"chaos-work-{run_id}"
+
+
+SCRUBBED = (".json", ".log", ".txt")
+
+
+def scrub(work_dir: Path) -> int:
+    """Mask secrets in the text files a kept work folder holds (racer specs carry the DSN; logs
+    and results may quote it); returns how many files changed. Run after every racer is dead, so
+    no racer reads a masked spec. Databases (checkpoints.sqlite) are the framework's own state and
+    are left as they are."""
+    changed = 0
+    for f in Path(work_dir).rglob("*"):
+        if f.suffix not in SCRUBBED or not f.is_file() or f.is_symlink():
+            continue
+        try:
+            text = f.read_text(errors="surrogateescape")
+            clean = redact(text)
+            if clean != text:
+                f.write_text(clean, errors="surrogateescape")
+                changed += 1
+        except OSError:
+            continue  # a file that vanished or cannot be rewritten: the others still are
+    return changed
