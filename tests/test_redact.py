@@ -89,3 +89,20 @@ def test_a_secret_as_a_dictionary_key_is_masked_and_counts_stay():
     out = redact_obj({"postgresql://u:hunter2@h/db": 1, "sk-abcdefghijklmnopqrstuv": 2, "pw": "hunter2", "total_tokens": 7, "passed": 3})
     assert "hunter2" not in repr(out) and "sk-abcdefghij" not in repr(out)
     assert out["total_tokens"] == 7 and out["passed"] == 3
+
+
+def test_the_ledger_masks_a_secret_in_an_effect_value_and_keeps_distinct_values_distinct(tmp_path):
+    """An effect value that carries a secret (an answer such as {"password": ...}) was stored
+    as is in ledger.sqlite. Now it is masked, and two different secrets stay two effect keys."""
+    from chaos.racer.ledger import SqliteLedger
+
+    ledger = SqliteLedger(str(tmp_path / "ledger.sqlite"), {"run_id": "r", "trial_id": "t"})
+    ledger.append(task="gate", value="{'password': 'hunter2'}", thread_id="th")
+    ledger.append(task="gate", value="{'password': 'swordfish'}", thread_id="th")
+    _, inserted = ledger.append_once(task="gate", value="{'password': 'hunter2'}", thread_id="th")
+    rows = ledger.rows(run_id="r")
+    ledger.close()
+    assert not inserted  # the same answer is the same effect, masked or not
+    assert len({r["effect_key"] for r in rows}) == 2
+    raw = b"".join(f.read_bytes() for f in tmp_path.iterdir())
+    assert b"hunter2" not in raw and b"swordfish" not in raw

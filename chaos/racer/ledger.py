@@ -33,6 +33,7 @@ import time
 from typing import Protocol
 
 from chaos.racer.protocol import LedgerSpec
+from chaos.racer.redact import redact, stable_mask
 
 COLUMNS = (
     "seq",
@@ -81,8 +82,15 @@ def effect_key(task: str, value: str | None) -> str:
     return task if value is None else f"{task}:{value}"
 
 
+def stored_value(context: dict, value: str | None) -> str | None:
+    """An effect's value as the ledger stores it: any secret in it masked (``chaos.racer.redact``),
+    distinct secrets kept distinct, so effect keys compare as the values did."""
+    return None if value is None else redact(value, stable_mask(str(context.get("run_id", ""))))
+
+
 def row_values(context: dict, task: str, value: str | None, thread_id: str) -> tuple:
     """The values of one effect row, in ``COLUMNS`` order without ``seq``: who fired it, where, when."""
+    value = stored_value(context, value)
     return (
         context.get("run_id", ""),
         context.get("cell_id", ""),
@@ -131,7 +139,7 @@ class SqliteLedger:
         so two racers cannot both find the key absent: check and insert are one transaction.
         """
         c = self.context
-        key = effect_key(task, value)
+        key = effect_key(task, stored_value(c, value))
         self._conn.execute("BEGIN IMMEDIATE")
         try:
             row = self._conn.execute(

@@ -13,7 +13,9 @@ of a JSON-like value (keys whose name says "password", "secret", "token" or "key
 
 from __future__ import annotations
 
+import hashlib
 import re
+from collections.abc import Callable
 from urllib.parse import urlsplit, urlunsplit
 
 _KW_PASSWORD = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
@@ -70,20 +72,39 @@ _TOKENS = re.compile(
 _SECRET_KEY_NAME = re.compile(r"(?i)^" + _SECRET_NAME + r"$")
 
 
-def _mask_value(m: re.Match[str]) -> str:
-    value = m.group(2)
-    quote = value[0] if value[:1] in ("'", '"') else ""
-    return f"{m.group(1)}{quote}***{quote}"
+def _plain(secret: str) -> str:
+    return "***"
 
 
-def redact(text: str) -> str:
-    """``text`` with passwords in URLs/DSNs, secret settings, private keys and API tokens masked."""
+def stable_mask(salt: str) -> Callable[[str], str]:
+    """A mask that keeps distinct secrets distinct: ``***`` and 12 hex digits of a salted SHA-256.
+
+    For the effect ledger, where a value is also an identity (two racers' answers must stay two
+    effects, one answer repeated must stay one). It hides the secret from a reader; like any hash
+    of a short password, it does not stop someone who guesses the password from confirming it."""
+
+    def mask(secret: str) -> str:
+        return "***" + hashlib.sha256(f"{salt}\0{secret}".encode()).hexdigest()[:12]
+
+    return mask
+
+
+def redact(text: str, mask: Callable[[str], str] = _plain) -> str:
+    """``text`` with passwords in URLs/DSNs, secret settings, private keys and API tokens masked
+    (each secret replaced by ``mask(secret)``: ``***`` unless told otherwise)."""
     if not text:
         return text
-    text = _PEM.sub(lambda m: f"-----BEGIN {m.group(1)}PRIVATE KEY----- *** -----END {m.group(1)}PRIVATE KEY-----", text)
-    text = _URL_USERINFO.sub(r"\1***\3", text)
-    text = _KV_SECRET.sub(_mask_value, text)
-    text = _TOKENS.sub("***", text)
+
+    def kv(m: re.Match[str]) -> str:
+        value = m.group(2)
+        quote = value[0] if value[:1] in ("'", '"') else ""
+        inner = value[1:-1] if quote and len(value) > 1 else value
+        return f"{m.group(1)}{quote}{mask(inner)}{quote}"
+
+    text = _PEM.sub(lambda m: f"-----BEGIN {m.group(1)}PRIVATE KEY----- {mask(m.group(0))} -----END {m.group(1)}PRIVATE KEY-----", text)
+    text = _URL_USERINFO.sub(lambda m: f"{m.group(1)}{mask(m.group(2))}{m.group(3)}", text)
+    text = _KV_SECRET.sub(kv, text)
+    text = _TOKENS.sub(lambda m: mask(m.group(0)), text)
     return text
 
 
