@@ -54,7 +54,10 @@ def expect_failed(result, *fragments: str) -> str:
     """Exit 3, no traceback, one line starting 'chaos: error:' holding every fragment."""
     assert result.exit_code == 3, f"exit {result.exit_code}: {result.output}"
     assert "Traceback" not in result.output
-    line = one_line(result.stderr)
+    # `chaos run` first reaps racers that dead runs left on this machine (possibly another
+    # session's) and says so: those notes are not the error, which must be exactly one line
+    notes = ("chaos: cleaned up after a dead run", "chaos: could not check for dead runs")
+    line = one_line("\n".join(ln for ln in result.stderr.splitlines() if not ln.startswith(notes)))
     assert line.startswith("chaos: error: "), line
     for f in fragments:
         assert f in line, f"{f!r} not in: {line}"
@@ -209,19 +212,30 @@ def test_a_full_disk_before_the_first_trial_leaves_no_folder(runner, tmp_path, t
     assert run_folders(out) == [] and list(out.iterdir()) == []
 
 
-def test_a_full_disk_mid_run_keeps_the_journal_and_says_how_to_recover(runner, tmp_path, tiny_tmpfs, monkeypatch):
-    """The disk fills after the first journaled trial: exit 3, one line naming the full disk and
-    the journaled trials; once space is freed, `chaos analyze` writes results from the journal."""
+@pytest.mark.parametrize("moment", ["after-the-first-trial", "as-the-run-ends"])
+def test_a_full_disk_mid_run_keeps_the_journal_and_says_how_to_recover(moment, runner, tmp_path, tiny_tmpfs, monkeypatch):
+    """The disk fills after the first journaled trial, or as run.json is written at the end: exit
+    3, one line naming the full disk and the journaled trials; once space is freed, `chaos
+    analyze` writes results from the journal."""
+    from chaos.running.runfolder import RunFolder
+
     real_append = journal_mod.Journal.append
+    real_mark_ended = RunFolder.mark_ended
     appended = []
 
     def append_then_fill(self, record):
         real_append(self, record)
         appended.append(record["trial_id"])
-        if len(appended) == 1:
+        if len(appended) == 1 and moment == "after-the-first-trial":
             fill(tiny_tmpfs)
 
+    def fill_then_mark_ended(self, **kw):
+        fill(tiny_tmpfs)
+        real_mark_ended(self, **kw)
+
     monkeypatch.setattr(journal_mod.Journal, "append", append_then_fill)
+    if moment == "as-the-run-ends":
+        monkeypatch.setattr(RunFolder, "mark_ended", fill_then_mark_ended)
     out = tiny_tmpfs / "reports"
     work = tmp_path / "work"
     work.mkdir()
@@ -235,6 +249,7 @@ def test_a_full_disk_mid_run_keeps_the_journal_and_says_how_to_recover(runner, t
     assert str(run_dir) in line
     (tiny_tmpfs / "filler").unlink()
     monkeypatch.setattr(journal_mod.Journal, "append", real_append)
+    monkeypatch.setattr(RunFolder, "mark_ended", real_mark_ended)
     r = runner.invoke(app, ["analyze", str(run_dir)])
     assert r.exit_code in (0, 1, 2), r.output  # scored from the journal: a verdict code once the disk has room
     assert (run_dir / "results.json").exists() and (run_dir / "report.md").exists()

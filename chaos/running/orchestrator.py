@@ -486,15 +486,18 @@ def _execute(
     results = analyse_run(cells, records, failures, run_id=run_id, scenario=scenario, seed=scenario.seed)
     if interrupted:
         results.exit_code = EXIT_RUN_FAILED
-    # what each cell's racers actually ran (a version axis asks; this records the answer)
-    folder.mark_ended(
-        interrupted=interrupted,
-        signals=signals.received,
-        failures=failures,
-        cell_versions={c.cell_id: CellVersions(asked=c.version, ran=c.versions) for c in results.cells},
-    )
-    write_results(run_dir, results, folder.meta, records)
-    folder.link_latest()
+    try:
+        # what each cell's racers actually ran (a version axis asks; this records the answer)
+        folder.mark_ended(
+            interrupted=interrupted,
+            signals=signals.received,
+            failures=failures,
+            cell_versions={c.cell_id: CellVersions(asked=c.version, ran=c.versions) for c in results.cells},
+        )
+        write_results(run_dir, results, folder.meta, records)
+        folder.link_latest()
+    except Exception as exc:  # the disk filled as the run ended: the journal has every trial
+        _failed(folder, cells, records, failures, {c.index for c in cells}, exc, journaled_before, signals)
     return RunOutcome(run_dir=run_dir, results=results, interrupted=interrupted, cells=cells)
 
 
