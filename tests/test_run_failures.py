@@ -170,7 +170,14 @@ def test_postgres_down_mid_run_keeps_results_and_the_report(runner, tmp_path, mo
     results = json.loads((run_dir / "results.json").read_text())
     assert results["exit_code"] == 3
     assert all(v["status"] != "holds" for c in results["cells"] for v in c["verdicts"])  # part of a cell proves nothing
-    assert (run_dir / "report.md").exists()
+    assert "the run failed" in (run_dir / "report.md").read_text()
+
+    # the database is back: the run resumes from its journal and ends as a run that never failed
+    monkeypatch.setenv("CHAOS_PG_DSN", pg_dsn)
+    monkeypatch.setattr(journal_mod.Journal, "append", real_append)
+    r = runner.invoke(app, ["run", "--resume", str(run_dir), "-q"])
+    assert r.exit_code in (0, 1, 2), r.output
+    assert not json.loads(meta_path.read_text()).get("failed")
 
 
 # ------------------------------------------------------------------------------- full disks

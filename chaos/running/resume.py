@@ -86,6 +86,8 @@ def resume_run(run_dir: str | Path, opts=None):
         ),
     ]
     meta.interrupted = False
+    if meta.failed:  # the fault that stopped it (a full disk, a lost database) is being retried
+        meta.failed = None
     return execute(RunFolder(path=run_dir, meta=meta), scenario, cells, opts)
 
 
