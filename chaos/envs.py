@@ -93,6 +93,24 @@ def _installed(dist: str) -> str | None:
         return None
 
 
+def missing_env(framework: str, version: str | None = None) -> str | None:
+    """Why racers of ``framework`` (at ``version``) cannot start here without building an
+    environment first (pip, minutes), or None when ``python_for`` would return at once."""
+    from chaos.targets import get_target
+
+    info = get_target(framework)
+    if info.import_name and importlib.util.find_spec(info.import_name) is not None:
+        if version is None or _installed(info.distributions[0] if info.distributions else info.import_name) == version:
+            return None
+    path = env_path(framework, version, info.requirements(version))
+    if (path / ".chaos-ready").exists():
+        return None
+    return (
+        f"the {framework} {version or info.default_version or ''} environment is not built ({path}): "
+        f"run `bash .ci/envs.sh`, or one `chaos run` of a {framework} scenario, or pass --chaos-build-envs"
+    ).replace("  ", " ")
+
+
 def python_for(framework: str, version: str | None = None) -> str:
     """The interpreter racers of ``framework`` (at ``version``) run with."""
     from chaos.targets import get_target

@@ -53,6 +53,10 @@ class RacerOutcome(Record):
     status: Literal["ok", "harness_error", "killed", "timeout", "crashed", "not_started"]
     kill_confirmed: bool | None = None
     result: dict[str, Any] | None = None  # the racer's result file (``RacerResult``), None if it wrote none
+    # whose fault its failure was (``chaos.running.blame``): None if it did not fail or chaos killed it
+    blame: Literal["framework", "app", "environment", "harness"] | None = None
+    blame_reason: str | None = None
+    blame_traceback: str | None = None  # an app error's traceback (for the console and the report)
 
     # typed readers of ``result`` (a killed or crashed racer has none: empty answers, never a KeyError)
 
@@ -108,6 +112,9 @@ class TrialRecord(Record):
     thread_id: str
     valid: bool
     invalid_reason: str | None = None
+    # a failure that was not the framework's (``chaos.running.blame``): it makes the trial invalid
+    fault: Literal["app", "environment", "harness"] | None = None
+    retry_of: str | None = None  # the trial an environment fault made this one repeat
     fault_fired: bool | None = None
     history: list[Op] = Field(default_factory=list)
     barriers: list[BarrierEvent] = Field(default_factory=list)
@@ -131,6 +138,7 @@ class Verdict(Record):
     status: Status
     reason: str
     evidence: Evidence = Field(default_factory=Evidence)
+    vacuous: bool = False  # unknown only because nothing it speaks of happened (no effect fired at the point)
 
 
 class PointResult(Record):
@@ -142,8 +150,17 @@ class PointResult(Record):
     effect_counts: dict[str, list[int]] = Field(default_factory=dict)
     durable_checkpoints: list[int | None] = Field(default_factory=list)
     resume_outcomes: list[str] = Field(default_factory=list)
-    duplicates: list[str] = Field(default_factory=list)
+    duplicates: list[str] = Field(default_factory=list)  # effect keys fired more often than in the baseline (at most once)
+    lost: list[str] = Field(default_factory=list)  # effect keys of the baseline a completed recovery never fired (at least once)
     verdicts: list[Verdict] = Field(default_factory=list)
+
+
+class Baseline(Record):
+    """What one uninterrupted run of the workload fired (a sweep's dry run): the expected effects."""
+
+    trial_id: str
+    effects: dict[str, int] = Field(default_factory=dict)  # effect key -> rows in the run
+    workflow_duplicates: dict[str, int] = Field(default_factory=dict)  # keys fired more than once with no crash at all
 
 
 class CellResult(Record):
@@ -171,7 +188,9 @@ class CellResult(Record):
     racer_errors: int = 0
     release_spread_ms: dict[str, float] | None = None
     points: list[PointResult] = Field(default_factory=list)
+    baseline: Baseline | None = None  # sweeps: the crash-free run the crash verdicts are judged against
     summary: dict[str, Any] = Field(default_factory=dict)  # kind-specific tallies (fork, stray, ...)
+    app_errors: list[str] = Field(default_factory=list)  # the first distinct app errors: reason, then traceback
     verdicts: list[Verdict] = Field(default_factory=list)
     failure: str | None = None
 
@@ -179,14 +198,19 @@ class CellResult(Record):
 class TrialSummary(Record):
     """How far the run's trials can be trusted: each trial (dry runs included) is counted once as
     valid, hung (a racer exceeded timeout_s and was killed), errored (a harness error or a racer
-    that crashed) or unknown (invalid for another reason, e.g. a barrier never reached). The
-    injector's own evidence: trials whose fault fired, and kills confirmed by the exit status."""
+    that crashed), environment (a lost database, a full disk, no memory, a racer killed by a signal
+    chaos did not send: retried within ``env_retries``; ``retried`` counts the repeats), app_error
+    (the user's code raised) or unknown (invalid for another reason, e.g. a barrier never reached).
+    The injector's own evidence: trials whose fault fired, and kills confirmed by the exit status."""
 
     trials: int = 0
     valid: int = 0
     unknown: int = 0
     hung: int = 0
     errored: int = 0
+    environment: int = 0
+    app_error: int = 0
+    retried: int = 0
     fault_fired: int = 0
     fault_not_fired: int = 0
     kills_confirmed: int = 0
@@ -213,6 +237,8 @@ class RunResults(Record):
     cells: list[CellResult]
     summary: TrialSummary = Field(default_factory=TrialSummary)
     _run_dir: Path | None = PrivateAttr(default=None)
+    # (cell id, property) -> reason, for violations a baseline accepts (chaos.baseline); never in the JSON
+    _accepted: dict[tuple[str, str], str] = PrivateAttr(default_factory=dict)
 
     @property
     def run_dir(self) -> Path | None:
@@ -231,11 +257,15 @@ class RunResults(Record):
         """The verdicts that are ``unknown``: what the run could not judge, each with its reason."""
         return [cv for cv in self.verdicts(prop) if cv.verdict.status == "unknown"]
 
+    def accepted(self, prop: str | None = None) -> list[CellVerdict]:
+        """The violations a baseline accepts (empty unless one was applied, e.g. by the pytest plugin)."""
+        return [cv for cv in self.violations(prop) if (cv.cell_id, cv.verdict.property) in self._accepted]
+
     def assert_holds(self, prop: str | None = None) -> None:
         """Raise ``AssertionError`` unless ``prop`` (every property, if None) holds in every cell
-        that judges it. ``unknown`` is not ``holds``, and a property no cell judged does not hold.
-        The message names the property, each failing cell with its status, reason and trial ids,
-        and the run folder."""
+        that judges it. ``unknown`` is not ``holds``, and a property no cell judged does not hold;
+        a violation an applied baseline accepts counts as holding. The message names the property,
+        each failing cell with its status, reason and trial ids, and the run folder."""
         what = prop or "every property"
         where = f"run {self.run_id} ({self.run_dir or 'run folder not known'})"
         judged = self.verdicts(prop)
@@ -244,7 +274,7 @@ class RunResults(Record):
                 f"{what}: no cell judged it in {where}; properties judged: "
                 f"{', '.join(sorted({cv.verdict.property for cv in self.verdicts()})) or 'none'}"
             )
-        failing = [cv for cv in judged if cv.verdict.status != "holds"]
+        failing = [cv for cv in judged if cv.verdict.status != "holds" and cv not in self.accepted()]
         if failing:
             lines = [
                 f"  cell {cv.cell_id}: {cv.verdict.property} {cv.verdict.status}: {cv.verdict.reason}"
@@ -334,6 +364,8 @@ class RunMeta(FileRecord):
     resumes: list[ResumeNote] = Field(default_factory=list)
     reaped: str | None = None  # when a later chaos command reaped what the dead run left
     failed: str | None = None  # the run itself failed (disk, database, a bug): the one-line reason
+    shard: str | None = None  # "I/N": the run ran only the cells listed (``chaos.running.shard``)
+    merged_from: list[str] = Field(default_factory=list)  # ``chaos merge``: the shard run folders it joined
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object run.json holds: the keys that were set (and unknown keys read from it)."""
@@ -417,6 +449,16 @@ class Trend(FileRecord):
     saturation: list[SaturationMove] = Field(default_factory=list)
 
 
+class ShardNote(FileRecord):
+    """One shard as ``chaos merge`` found it: ok, failed (it did not finish) or missing."""
+
+    shard: str
+    status: Literal["ok", "failed", "missing"]
+    folder: str | None = None
+    reason: str = ""
+    cells: int = 0  # cells the plan gave it
+
+
 class NightSummary(FileRecord):
     """summary.json of a nightly folder: the suite, every run's verdicts, the trend, the exit code."""
 
@@ -432,6 +474,13 @@ class NightSummary(FileRecord):
     verdict_counts: dict[str, int] = Field(default_factory=dict)
     trend: Trend = Field(default_factory=Trend)
     exit_code: int = 0
+    shard: str | None = None  # "I/N": this folder is one shard of a night (its shard.json has the plan)
+    shards: list[ShardNote] = Field(default_factory=list)  # a merged night: how each shard came in
 
     def to_json(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
+        """summary.json; an unsharded night's has the keys it always had (no ``shard``/``shards``)."""
+        data = self.model_dump(mode="json")
+        for key in ("shard", "shards"):
+            if not data[key]:
+                del data[key]
+        return data

@@ -122,3 +122,14 @@ def test_rerun_of_one_violating_trial_violates_again(stray_results, tmp_path):
     assert cell == "case=waiting" and v.evidence.trial_ids == ["c001-t0001"]
     meta = json.loads((folder / "run.json").read_text())
     assert [(c["property"], c["was"], c["now"]) for c in meta["comparison"]] == [("CO", "violated", "violated")]
+
+
+def test_a_rerun_beside_its_run_leaves_latest_on_the_run(stray_results):
+    """``latest`` names the scenario's last full run: re-running one trial into the same folder
+    writes a ``-rerun`` run beside it and leaves ``latest`` where it was."""
+    out = stray_results.run_dir.parent.parent
+    latest = stray_results.run_dir.parent / "latest"
+    assert latest.resolve() == stray_results.run_dir.resolve()
+    again = chaos.rerun(stray_results.run_dir, "c001-t0001", chaos.RunOptions(out=out))
+    assert again.run_dir is not None and again.run_dir.parent == stray_results.run_dir.parent
+    assert latest.resolve() == stray_results.run_dir.resolve()

@@ -88,7 +88,12 @@ SCENARIOS = [
         "validate",
         ["unknown workload '[bold]x[/bold]'"],
     ),
-    ("bad_resume_form", GOOD.replace("resume: none", "resume: maybe"), "validate", ["resume must be 'none', 'input' or 'command:<value>'"]),
+    (
+        "bad_resume_form",
+        GOOD.replace("resume: none", "resume: maybe"),
+        "validate",
+        ["resume must be 'none', 'input', 'command:<value>' or 'app:<package.module:recover>'"],
+    ),
     # caps and strict types: what validate accepts must run (issue 13)
     ("seed_a_boolean", GOOD + "seed: true\n", "validate", [":7:", "seed: Input should be a valid integer"]),
     ("seed_a_string", GOOD + 'seed: "123"\n', "validate", [":7:", "seed: Input should be a valid integer"]),

@@ -49,20 +49,21 @@ def test_a_factory_that_does_not_exist_is_refused_before_anything_runs(tmp_path)
     assert not (tmp_path / "reports").exists()
 
 
-def test_a_factory_that_raises_fails_its_cell_once_with_the_reason(tmp_path):
+def test_a_factory_that_raises_is_refused_before_any_trial_with_its_last_traceback_line(tmp_path):
     shutil.copy(WORKLOADS / "user_workloads.py", tmp_path / "user_workloads.py")
-    out = run_text(
-        tmp_path,
-        """\
-        name: mine
-        kind: race
-        workload: user_workloads:broken_at_build
-        resume: "command:1"
-        trials: 20
-    """,
-    )
-    (cell,) = out.results.cells
-    assert "this workload cannot be built" in cell.failure
-    assert cell.trials == 1  # stopped after the first trial said why
-    assert all(v.status == "unknown" for v in cell.verdicts)
-    assert out.results.exit_code == 2
+    with pytest.raises(ChaosError) as raised:
+        run_text(
+            tmp_path,
+            """\
+            name: mine
+            kind: race
+            workload: user_workloads:broken_at_build
+            resume: "command:1"
+            trials: 20
+        """,
+        )
+    said = raised.value.message
+    assert "scenario.yaml: workload 'user_workloads:broken_at_build'" in said
+    assert "RuntimeError: this workload cannot be built" in said and "user_workloads.py:" in said
+    assert raised.value.exit_code == 3
+    assert not (tmp_path / "reports").exists()  # nothing was run, nothing counted

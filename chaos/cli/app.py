@@ -114,9 +114,27 @@ def run(
     racers: str | None = typer.Option(
         None, "--racers", help="how racers start: warm (forked from a pre-imported parent; the default) or cold (a fresh Python each)"
     ),
+    shard: str | None = typer.Option(
+        None, "--shard", metavar="I/N", help="run only shard I of N of the cells (split by stable cell id, balanced by estimated cost)"
+    ),
+    baseline: Path | None = typer.Option(
+        None,
+        "--baseline",
+        metavar="FILE",
+        help="accepted violations (YAML): those are reported as accepted and exit as if they held; a new one still exits 1",
+    ),
 ) -> None:
     """Run a scenario: every cell, every trial; write the run folder and print the summary."""
     from chaos.running.orchestrator import RunOptions, run_scenario
+
+    accepted = None
+    if baseline is not None:
+        from chaos.baseline import load_baseline
+
+        try:
+            accepted = load_baseline(baseline)  # refused before any racer runs
+        except ChaosError as exc:
+            _fail(exc)
 
     if (scenario is None) == (resume is None):
         _fail(ChaosError("give a scenario file to run, or --resume RUN_DIR to continue a run (not both)"))
@@ -130,6 +148,15 @@ def run(
 
         try:
             check_work_in(work_in)
+        except ChaosError as exc:
+            _fail(exc)
+    if shard is not None:
+        from chaos.running.shard import parse_shard
+
+        if resume is not None:
+            _fail(ChaosError("--resume continues a run with its recorded cells; drop --shard"))
+        try:
+            shard = str(parse_shard(shard))
         except ChaosError as exc:
             _fail(exc)
     if scenario is not None:  # bad input is refused before anything else happens (no reaping, no folder)
@@ -168,6 +195,7 @@ def run(
         on_trial=on_trial,
         on_cell_start=on_cell,
         only=set(only) if only else None,
+        shard=shard,
     )
     try:
         if resume is not None:
@@ -186,10 +214,14 @@ def run(
     out.print(summary_table(res))
     sm = res.summary
     out.print(
-        f"trials: {sm.trials} ({sm.valid} valid, {sm.unknown} unknown, {sm.hung} hung, {sm.errored} errored); "
+        f"trials: {sm.trials} ({sm.valid} valid, {sm.unknown} unknown, {sm.hung} hung, {sm.errored} errored, "
+        f"{sm.environment} environment faults ({sm.retried} repeats), {sm.app_error} app errors); "
         f"kills confirmed {sm.kills_confirmed}/{sm.kills_confirmed + sm.kills_unconfirmed}",
         highlight=False,
     )
+    for c in res.cells:  # the user's code raised: say where, with the traceback (never a framework verdict)
+        for e in c.app_errors[:1]:
+            out.print(f"cell {c.cell_id}: {e}", highlight=False, soft_wrap=True, markup=False)
     out.print(
         f"run folder: {outcome.run_dir}  (report.html, report.md, results.json, junit.xml, journal.jsonl)",
         highlight=False,
@@ -203,7 +235,23 @@ def run(
             highlight=False,
             soft_wrap=True,
         )
-    raise typer.Exit(res.exit_code)
+    code = res.exit_code
+    if accepted is not None:
+        from chaos.baseline import accept
+
+        res._run_dir = outcome.run_dir
+        verdict = accept(res, accepted)
+        for line in verdict.lines():
+            out.print(f"baseline: {line}", highlight=False, soft_wrap=True, markup=False)
+        out.print(
+            f"baseline {baseline}: {len(verdict.accepted)} accepted, {len(verdict.new)} new, {len(verdict.stale)} stale, "
+            f"{len(verdict.expired)} expired (baseline.json)",
+            highlight=False,
+            soft_wrap=True,
+            markup=False,
+        )
+        code = verdict.exit_code
+    raise typer.Exit(code)
 
 
 def _progress(quiet: bool) -> Progress:
@@ -224,10 +272,24 @@ def nightly(
     out_dir: Path = typer.Option(Path("reports/nightly"), "--out", help="folder that receives <date>/"),
     date: str | None = typer.Option(None, help="the night's date, YYYY-MM-DD (default: today, UTC)"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
+    shard: str | None = typer.Option(
+        None, "--shard", metavar="I/N", help="run only shard I of N of the suite's cells; join the shards with `chaos merge`"
+    ),
+    timings: Path | None = typer.Option(
+        None,
+        "--timings",
+        metavar="PATH",
+        help="a night folder (or folder of nights) whose timings.json balances the shards (default: --out)",
+    ),
 ) -> None:
     """Run a suite into <out>/<date>/ and compare with the previous night (exit 4: a verdict regressed)."""
     from chaos.running.nightly import NightlyOptions, run_nightly
+    from chaos.running.shard import parse_shard
 
+    try:
+        shard_spec = parse_shard(shard) if shard is not None else None
+    except ChaosError as exc:
+        _fail(exc)
     progress = _progress(quiet)
     task = progress.add_task("suite", total=None)
     try:
@@ -239,10 +301,33 @@ def nightly(
                     date=date,
                     on_scenario=lambda i, n, name: progress.update(task, description=f"scenario {i + 1}/{n} {name}"),
                     on_trial=lambda rec: progress.advance(task),
+                    shard=shard_spec,
+                    timings=timings,
                 ),
             )
     except ChaosError as exc:
         _fail(exc)
+    _print_night(outcome.summary, outcome.night_dir)
+    raise typer.Exit(outcome.exit_code)
+
+
+@app.command()
+def merge(
+    shard_dirs: list[Path] = typer.Argument(..., help="the shard night folders (`chaos nightly --shard I/N` wrote each)"),
+    out_dir: Path = typer.Option(Path("reports/nightly"), "--out", help="folder that receives the merged <date>/"),
+) -> None:
+    """Join shard night folders into one night: summary.json, index.html, junit.xml and trend as an unsharded night.
+
+    A missing or failed shard is named, and its cells are unknown (exit 3)."""
+    from chaos.running.merge import merge_nights
+
+    try:
+        outcome = merge_nights(shard_dirs, out_dir)
+    except ChaosError as exc:
+        _fail(exc)
+    for note in outcome.night.shards:
+        if note.status != "ok":
+            console.print(f"[yellow]shard {note.shard} {note.status}: {escape(note.reason)}[/]", highlight=False, soft_wrap=True)
     _print_night(outcome.summary, outcome.night_dir)
     raise typer.Exit(outcome.exit_code)
 
@@ -323,11 +408,13 @@ def analyze(run_dir: Path = typer.Argument(..., help="a run folder, or a nightly
 
 
 @app.command()
-def clean() -> None:
-    """Reap what dead runs left behind: racers, containers, work folders (runs still alive are untouched)."""
+def clean(
+    pg: str | None = typer.Option(None, "--pg", help="Postgres DSN whose schemas of dead runs to drop (default: CHAOS_PG_DSN)"),
+) -> None:
+    """Reap what dead runs left behind: racers, containers, work folders, Postgres schemas (runs still alive are untouched)."""
     from chaos.running.registry import reap_stale
 
-    reaped = reap_stale()
+    reaped = reap_stale(pg)
     for r in reaped:
         out.print(r.describe(), highlight=False, soft_wrap=True, markup=False)
     out.print(f"cleaned {len(reaped)} dead run(s)" if reaped else "nothing to clean: no dead run left anything behind", highlight=False)
@@ -384,6 +471,29 @@ def rerun(
     out.print(t)
     out.print(f"run folder: {outcome.run_dir}")
     raise typer.Exit(outcome.results.exit_code)
+
+
+@app.command()
+def repro(
+    run_dir: Path = typer.Argument(..., help="a stored run folder (reports/<scenario>/<timestamp>)"),
+    trial_id: str = typer.Argument(..., help="a trial named in a violated EO (kill sweep) or FD (fork) verdict's evidence"),
+    out_dir: Path | None = typer.Option(None, "--out", help="folder for repro_<trial>.py and .md (default: the run folder)"),
+) -> None:
+    """Write a standalone script (LangGraph and its saver only, no chaos) that reproduces a trial's violation."""
+    from chaos.repro import write_repro
+
+    try:
+        made = write_repro(run_dir, trial_id, out_dir)
+    except ChaosError as exc:
+        _fail(exc)
+    out.print(f"{made.property}: {made.summary}", highlight=False, soft_wrap=True, markup=False)
+    out.print(
+        f"script: {made.script}  (python {made.script.name}: exit 1 and REPRODUCED when it shows the bug)",
+        highlight=False,
+        soft_wrap=True,
+        markup=False,
+    )
+    out.print(f"report: {made.markdown}", highlight=False, soft_wrap=True, markup=False)
 
 
 @app.command()

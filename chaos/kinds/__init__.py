@@ -33,6 +33,7 @@ KINDS: dict[str, str] = {
     "invalid_state": "chaos.kinds.invalid_state",
     "stray_resume": "chaos.kinds.stray_resume",
     "recovery_determinism": "chaos.kinds.recovery_determinism",
+    "shared_state": "chaos.kinds.shared_state",
 }
 
 

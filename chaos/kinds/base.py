@@ -6,6 +6,8 @@ class says:
 
 * ``name``, ``about`` (one line), ``properties`` (the property codes its checker judges, in the
   order its verdicts come) and ``fields`` (the scenario fields it reads beyond the common ones);
+* ``clean_run``: False when its workloads raise by design (``invalid_state``), so the preflight
+  does not refuse a user's workload for the error the kind measures;
 * ``section`` and ``title``: where report.md puts its cells (``saturation`` table, one ``sweep``
   table per cell, or the ``contract`` table) and what it calls them;
 * ``validate(scenario)``: rules a scenario of this kind must follow; raise ``ValueError`` (the
@@ -42,6 +44,7 @@ class Kind(Protocol):
     about: ClassVar[str]
     properties: ClassVar[tuple[str, ...]]
     fields: ClassVar[tuple[str, ...]] = ()
+    clean_run: ClassVar[bool] = True  # its workload's uninterrupted run ends without an error (the preflight checks it)
     section: ClassVar[Section]
     title: ClassVar[str]
 

@@ -15,7 +15,8 @@ that grows with k) folds them in one pass.
   run concludes from its cells and trials.
 
 A property with no valid trial behind it is ``unknown`` with the reason, never ``holds``; a
-property that holds only because nothing ever ran (no fire at all) is ``unknown`` too.
+property that holds only because nothing ever ran (no fire at all) is ``unknown`` too, and marked
+vacuous: over a sweep's points it holds where it was exercised, the vacuous points counted.
 """
 
 from __future__ import annotations
@@ -36,15 +37,25 @@ PROPERTY_NAMES = {
     "FI": "fork intent",
     "LIVENESS": "liveness",
     "FCL": "first checkpoint survives a crash",
+    "LU": "no lost update",
+    "SG": "no stale generation (A1)",
+    "PT": "no phantom tool call (A2)",
+    "CC": "no causal cascade (A3)",
+    "TR": "no tool effect reordering (A6)",
 }
 
 
-def verdict(prop: str, status: Status, reason: str, **ev) -> Verdict:
-    return Verdict(property=prop, status=status, reason=reason, evidence=Evidence(**ev))
+def verdict(prop: str, status: Status, reason: str, *, vacuous: bool = False, **ev) -> Verdict:
+    return Verdict(property=prop, status=status, reason=reason, evidence=Evidence(**ev), vacuous=vacuous)
 
 
 def combine(prop: str, parts: list[Verdict]) -> Verdict:
-    """One verdict from many (points of a sweep): violated beats unknown beats holds."""
+    """One verdict from many (points of a sweep): violated beats unknown beats holds.
+
+    A *vacuous* part (``Verdict.vacuous``: nothing the property speaks of happened there) is no
+    unknown: the property holds over the points that exercised it, and the reason says how many
+    were vacuous ("holds at 30 of 39 kill points; 9 vacuous: no effect fired"). When every part is
+    vacuous the property is ``unknown`` and vacuous itself."""
     if not parts:
         return verdict(prop, "unknown", "no kill point was measured")
     bad = [v for v in parts if v.status == "violated"]
@@ -58,7 +69,8 @@ def combine(prop: str, parts: list[Verdict]) -> Verdict:
         shown = "; ".join(v.reason for v in bad[:3]) + (" ..." if len(bad) > 3 else "")
         reason = f"violated at {len(bad)}/{len(parts)} kill points: {shown}"
         return Verdict(property=prop, status="violated", reason=reason, evidence=ev)
-    unknown = [v for v in parts if v.status == "unknown"]
+    vacuous = [v for v in parts if v.status == "unknown" and v.vacuous]
+    unknown = [v for v in parts if v.status == "unknown" and not v.vacuous]
     if unknown:
         return Verdict(
             property=prop,
@@ -66,9 +78,33 @@ def combine(prop: str, parts: list[Verdict]) -> Verdict:
             reason=f"unknown at {len(unknown)}/{len(parts)} kill points: " + "; ".join(v.reason for v in unknown[:3]),
             evidence=Evidence(points=[p for v in unknown for p in v.evidence.points]),
         )
+    if len(vacuous) == len(parts):
+        return Verdict(
+            property=prop,
+            status="unknown",
+            reason=f"vacuous at all {len(parts)} kill points: nothing exercised it ({vacuous[0].reason})",
+            evidence=Evidence(points=[p for v in vacuous for p in v.evidence.points]),
+            vacuous=True,
+        )
+    exercised = [v for v in parts if v.status == "holds"]
+    trial_ids = sorted({t for v in exercised for t in v.evidence.trial_ids})
+    if not vacuous:
+        return verdict(prop, "holds", f"holds at all {len(parts)} kill points", trial_ids=trial_ids)
+    whys = Counter(_after_colon(v.reason) for v in vacuous)
+    why = "; ".join(w if len(whys) == 1 else f"{n}: {w}" for w, n in whys.most_common())
     return verdict(
-        prop, "holds", f"holds at all {len(parts)} kill points", trial_ids=sorted({t for v in parts for t in v.evidence.trial_ids})
+        prop,
+        "holds",
+        f"holds at {len(exercised)} of {len(parts)} kill points; {len(vacuous)} vacuous ({why})",
+        trial_ids=trial_ids,
+        note="vacuous points: " + ", ".join(p for v in vacuous for p in v.evidence.points)[:1900],
     )
+
+
+def _after_colon(reason: str) -> str:
+    """``"<point>: vacuous, no effect fired at all"`` -> ``"no effect fired at all"``: the shared why of a vacuous part."""
+    why = reason.split(": ", 1)[-1]  # a point's name has no ": " in it
+    return why.removeprefix("vacuous, ").removeprefix("vacuous: ")
 
 
 class Tally:
@@ -76,6 +112,7 @@ class Tally:
 
     def __init__(self, records: Iterable[TrialRecord] = ()):
         self.trials = self.valid = self.unknown = self.errored = 0
+        self.app_errors: list[str] = []  # the first distinct app errors (reason, then traceback)
         self._versions: dict[str, set] = defaultdict(set)
         for r in records:
             self.add(r)
@@ -85,6 +122,9 @@ class Tally:
         self.valid += r.valid
         self.unknown += not r.valid
         self.errored += bool(r.errors)
+        for o in r.racers:
+            if o.blame == "app" and len(self.app_errors) < 3 and not any(e.startswith(o.blame_reason or "") for e in self.app_errors):
+                self.app_errors.append(f"{o.blame_reason}\n{o.blame_traceback or ''}".rstrip())
         for o in r.racers:
             for dist, v in ((o.result or {}).get("versions") or {}).items():
                 self._versions[dist].add(v)
@@ -115,6 +155,7 @@ def base_fields(cell: Cell, records: Iterable[TrialRecord] | Tally) -> dict:
         valid_trials=t.valid,
         unknown_trials=t.unknown,
         errored_trials=t.errored,
+        app_errors=list(t.app_errors),
         racer_errors=0,
     )
 
@@ -177,11 +218,16 @@ def exit_code(cells: list[CellResult]) -> int:
 
 
 def trial_class(rec: TrialRecord) -> str:
-    """valid | hung | errored | unknown: the one bucket a trial counts in for the run summary."""
+    """valid | hung | environment | app_error | errored | unknown: the one bucket a trial counts in
+    for the run summary (its ``fault``, blamed by ``chaos.running.blame``, decides the middle three)."""
     if rec.valid:
         return "valid"
     if any(o.status == "timeout" for o in rec.racers):
         return "hung"
+    if rec.fault == "environment":
+        return "environment"
+    if rec.fault == "app":
+        return "app_error"
     if rec.errors or any(o.status in ("harness_error", "crashed") for o in rec.racers):
         return "errored"
     return "unknown"
@@ -191,6 +237,8 @@ def count_trial(s: TrialSummary, r: TrialRecord) -> None:
     """Count one trial into ``s`` by its trust class and the injector's evidence that its fault fired."""
     s.trials += 1
     setattr(s, trial_class(r), getattr(s, trial_class(r)) + 1)
+    if r.retry_of is not None:
+        s.retried += 1
     if r.fault_fired is True:
         s.fault_fired += 1
     elif r.fault_fired is False:

@@ -15,14 +15,9 @@ in ``inspect``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-
-from chaos.kinds.base import Kind
 from chaos.kinds.checking import verdict
-from chaos.kinds.sweep import PointCheck, Sweep
-from chaos.records import CellResult, TrialRecord, Verdict
-from chaos.running.trial import RunContext
-from chaos.scenario.model import Cell
+from chaos.kinds.sweep import PointCheck, Sweep, SweepKind
+from chaos.records import TrialRecord, Verdict
 
 
 def before_first_checkpoint(boundaries: list[str]) -> list[str]:
@@ -61,22 +56,12 @@ def point_fcl(point: str, valid: list[TrialRecord]) -> Verdict:
 SWEEP = Sweep(narrow=before_first_checkpoint, extra=(PointCheck("FCL", point_fcl),))
 
 
-class FirstCheckpoint(Kind):
+class FirstCheckpoint(SweepKind):
+    sweep = SWEEP
     name = "first_checkpoint"
     about = "crash before the first checkpoint is durable: is the accepted run still known anywhere?"
     properties = SWEEP.properties
-    fields = ("resume", "kill_points", "trials")
-    section = "sweep"
     title = "Crash before the first checkpoint"
-
-    def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
-        return SWEEP.run_cell(ctx, cell, skip)
-
-    def check(self, cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
-        return SWEEP.check(cell, list(records))
-
-    def explain(self, rec: TrialRecord) -> list[str]:
-        return SWEEP.explain(rec)
 
 
 KIND = FirstCheckpoint()

@@ -39,7 +39,7 @@ class Fork(Kind):
     name = "fork"
     about = "answer an interrupt, then resume its checkpoint with another value: does the fork yield the new outcome?"
     properties = ("FD", "FI")
-    fields = ("fork_via",)
+    fields = ("fork_via", "fork_value")
     section = "contract"
     title = "Fork"
 
@@ -70,8 +70,8 @@ def fork_value(v1: Any) -> str:
 
 def fork_trial(run: TrialRun) -> TrialRecord:
     s = run.cell.scenario
-    v1 = s.resume_value
-    v2 = fork_value(v1)
+    v1 = s.first_answer  # the answer plan's first value, else resume's command value
+    v2 = s.fork_value if s.fork_value is not None else fork_value(v1)
     labelled, racers = run_phases(
         run,
         [

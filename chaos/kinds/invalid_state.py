@@ -43,6 +43,7 @@ class InvalidState(Kind):
     name = "invalid_state"
     about = "a node writes a value that breaks the state schema: is it refused loudly, never persisted?"
     properties = ("CV",)
+    clean_run = False  # its workload writes a value the schema forbids: the error is what it measures
     section = "contract"
     title = "Invalid state"
 

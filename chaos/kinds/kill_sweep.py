@@ -13,33 +13,17 @@ declares this kind lists EO, PC and LIVENESS in its ``properties``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-
-from chaos.kinds.base import Kind
-from chaos.kinds.sweep import Sweep
-from chaos.records import CellResult, TrialRecord
-from chaos.running.trial import RunContext
-from chaos.scenario.model import Cell
+from chaos.kinds.sweep import Sweep, SweepKind
 
 SWEEP = Sweep()
 
 
-class KillSweep(Kind):
+class KillSweep(SweepKind):
+    sweep = SWEEP
     name = "kill_sweep"
     about = "crash at every persistence boundary, resume in a fresh process: does every effect fire once?"
     properties = SWEEP.properties
-    fields = ("resume", "kill_points", "trials")
-    section = "sweep"
     title = "Kill-point sweep"
-
-    def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
-        return SWEEP.run_cell(ctx, cell, skip)
-
-    def check(self, cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
-        return SWEEP.check(cell, list(records))
-
-    def explain(self, rec: TrialRecord) -> list[str]:
-        return SWEEP.explain(rec)
 
 
 KIND = KillSweep()

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 
 from chaos.racer.protocol import ActionSpec
 from chaos.records import RacerOutcome, TrialRecord
-from chaos.running.trial import RunContext, TrialRun
+from chaos.running.trial import RunContext, TrialRun, attempts
 from chaos.scenario.model import Cell
 from chaos.targets import get_target
 
@@ -27,14 +27,7 @@ def in_process(cell: Cell) -> bool:
 def each_trial(ctx: RunContext, cell: Cell, skip: set[str], trial: Callable[[TrialRun], TrialRecord]) -> Iterator[TrialRecord]:
     """The ``run_cell`` of a kind whose trials are independent repeats: ``trial`` once per repeat."""
     for t in range(cell.scenario.trials):
-        trial_id = f"c{cell.index:03d}-t{t:04d}"
-        if not ctx.wants(trial_id, skip):
-            continue
-        run = TrialRun(ctx, cell, trial_id, rep=t)
-        try:
-            yield trial(run)
-        finally:
-            run.cleanup()
+        yield from attempts(ctx, cell, f"c{cell.index:03d}-t{t:04d}", skip, trial, rep=t)
 
 
 def run_phases(run: TrialRun, phases: list[tuple[str, list[ActionSpec]]]) -> tuple[dict[str, dict], list[RacerOutcome]]:

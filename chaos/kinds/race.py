@@ -24,6 +24,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 
 from chaos.kinds.base import Kind, needs_command_resume
+from chaos.kinds.baseline import baseline_of, with_baseline
 from chaos.kinds.checking import Tally, base_fields, times, verdict
 from chaos.kinds.phases import each_trial
 from chaos.records import CellResult, TrialRecord
@@ -43,7 +44,7 @@ class Race(Kind):
         needs_command_resume(self.name, scenario)
 
     def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
-        return each_trial(ctx, cell, skip, race_trial)
+        return with_baseline(ctx, cell, each_trial(ctx, cell, skip, race_trial))
 
     def check(self, cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
         return check_race(cell, records)
@@ -80,7 +81,7 @@ def race_trial(run: TrialRun) -> TrialRecord:
     gated = (park.result or {}).get("gated_task")
 
     # 2. k racers, all stopped at the gate, then released at once
-    value = s.resume_value
+    value = s.first_answer  # the answer plan's first value, else resume's command value
     specs = []
     for i in range(k):
         v = f"{value}#r{i}" if s.distinct_values else value
@@ -97,7 +98,7 @@ def race_trial(run: TrialRun) -> TrialRecord:
     hung = run.wait_exit(handles) if len(ready) == k else []
     for h in handles:
         if len(ready) != k and h.state() != "exited":
-            h.kill()
+            run.kill(h)
     results = []
     for i, h in enumerate(handles):
         out = run.collect(h, "resume", "resume", specs[i]["actions"][0]["value"], hung=h in hung)
@@ -140,6 +141,11 @@ def race_trial(run: TrialRun) -> TrialRecord:
     return run.record(valid=True, fault_fired=True)
 
 
+def _gated_fires(effects: dict[str, int], gated: str | None) -> int:
+    """Rows of the gated effect (``gate`` or ``gate:<value>``) among a run's effect counts."""
+    return sum(n for key, n in effects.items() if gated and (key == gated or key.startswith(f"{gated}:")))
+
+
 def _spread(ts: list) -> float | None:
     ts = [t for t in ts if t]
     return (max(ts) - min(ts)) / 1e6 if len(ts) > 1 else None
@@ -161,8 +167,14 @@ def check_race(cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
     valid_ids: list[str] = []
     none_fired: list[str] = []
     racer_errors = 0
+    base_effects: dict[str, int] | None = None  # the crash-free run's effects (chaos.kinds.baseline)
+    base_trial = "?"
+    own = 1  # fires of the gated effect in the uninterrupted run: more than one needs no race
     for r in records:
         tally.add(r)
+        if base_effects is None and r.valid and r.observations.get("baseline_effects") is not None:
+            base_effects, base_trial = r.observations["baseline_effects"], r.observations.get("baseline_trial") or "?"
+            own = max(1, _gated_fires(base_effects, r.observations.get("gated_task")))
         racer_errors += sum(1 for op in r.history if op.type in ("fail", "info"))
         if not r.valid:
             fires_per_trial.append(None)
@@ -175,7 +187,7 @@ def check_race(cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
         spread = r.observations.get("release_spread_ms")
         if spread is not None:
             spreads.append(spread)
-        if n > 1:
+        if n > own:
             dup_ids.append(r.trial_id)
             dup_seqs += [row["seq"] for row in r.ledger if row["task"] == r.observations.get("gated_task")]
         elif n == 0:
@@ -190,13 +202,31 @@ def check_race(cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
         release_spread_ms=({"median": statistics.median(spreads), "max": max(spreads)} if spreads else None),
     )
     result.racer_errors = racer_errors
+    if base_effects is not None:
+        result.baseline = baseline_of(base_trial, base_effects)
     verdicts = []
     if not fires:
         why = "; ".join(f"{n}x {w}" for w, n in invalid_reasons.most_common(3)) or "no trial ran"
         verdicts.append(verdict("CO", "unknown", f"no valid trial (all {k} racers past the gate): {why}"))
-        verdicts.append(verdict("LIVENESS", "unknown", "no valid trial"))
+        verdicts.append(verdict("LIVENESS", "unknown", f"no valid trial: {why}"))
     else:
-        if dup_ids:
+        if own > 1:
+            race_part = (
+                f"beyond that, the race fired it more often in {len(dup_ids)}/{len(fires)} valid trials (max {max(fires)} of k={k})"
+                if dup_ids
+                else "the race added no fire beyond that"
+            )
+            verdicts.append(
+                verdict(
+                    "CO",
+                    "violated",
+                    f"the gated effect fired {times(own)} in an uninterrupted run ({base_trial}): a duplicate that needs no race; "
+                    + race_part,
+                    trial_ids=[base_trial, *dup_ids],
+                    ledger_seqs=dup_seqs,
+                )
+            )
+        elif dup_ids:
             verdicts.append(
                 verdict(
                     "CO",
@@ -238,6 +268,13 @@ def explain_race(rec: TrialRecord) -> list[str]:
     rows = sorted((r for r in rec.ledger if gated and r["task"] == gated), key=lambda r: r["seq"])
     if len(rows) < 2:
         return []
+    own = _gated_fires(obs.get("baseline_effects") or {}, gated)
+    if own > 1 and len(rows) <= own:
+        seqs = ", ".join(str(r["seq"]) for r in rows)
+        return [
+            f"the gated effect {gated} fired {times(len(rows))} (ledger seqs {seqs}), as it does in an uninterrupted run "
+            f"({obs.get('baseline_trial') or 'the baseline'}): a duplicate that needs no race"
+        ]
     park = (obs.get("park") or {}).get("inspect") or {}
     step = park.get("head_step")
     where = f"checkpoint step {step}" if step is not None else "the parked checkpoint"

@@ -15,34 +15,25 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
-from chaos.kinds.base import Kind
 from chaos.kinds.checking import combine, verdict
-from chaos.kinds.sweep import Sweep
+from chaos.kinds.sweep import Sweep, SweepKind
 from chaos.records import CellResult, TrialRecord, Verdict
-from chaos.running.trial import RunContext
 from chaos.scenario.model import Cell
 
 SWEEP = Sweep()
 
 
-class RecoveryDeterminism(Kind):
+class RecoveryDeterminism(SweepKind):
+    sweep = SWEEP
     name = "recovery_determinism"
     about = "crash at one point again and again: does the recovery decide the same way each time?"
     properties = ("RD",) + SWEEP.properties
-    fields = ("resume", "kill_points", "trials")
-    section = "sweep"
     title = "Recovery determinism (repeated crashes at one point)"
-
-    def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
-        return SWEEP.run_cell(ctx, cell, skip)
 
     def check(self, cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
         return check_recovery(cell, list(records))
-
-    def explain(self, rec: TrialRecord) -> list[str]:
-        return SWEEP.explain(rec)
 
 
 KIND = RecoveryDeterminism()

@@ -64,7 +64,7 @@ KIND = StrayResume()
 
 def stray_trial(run: TrialRun) -> TrialRecord:
     s = run.cell.scenario
-    v = s.resume_value
+    v = s.first_answer  # the answer plan's first value, else resume's command value
     answer: ActionSpec = {"op": "resume", "form": "command", "value": v}
     if s.resume_by == "interrupt":
         answer["interrupt"] = "first"  # the same request, addressed to the interrupt it answered

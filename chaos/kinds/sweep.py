@@ -30,15 +30,18 @@ point).
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import ClassVar
 
+from chaos.kinds.base import Kind
+from chaos.kinds.baseline import answer_action, baseline_of, effect_counts
 from chaos.kinds.checking import base_fields, combine, times, verdict
 from chaos.racer.barrier import HOLD
 from chaos.racer.protocol import ActionSpec
-from chaos.records import CellResult, PointResult, TrialRecord, Verdict
-from chaos.running.trial import RunContext, TrialRun
+from chaos.records import Baseline, CellResult, PointResult, TrialRecord, Verdict
+from chaos.running.trial import RunContext, TrialRun, attempts, retry_id
 from chaos.scenario.model import Cell
 
 BASE_PROPERTIES = ("EO", "PC", "LIVENESS")
@@ -78,46 +81,74 @@ class Sweep:
         return explain_kill(rec)
 
 
+class SweepKind(Kind):
+    """A kind that is a sweep: its trials, verdicts and explanations are its ``sweep``'s; a subclass
+    names it, says what it is about and which properties it reports."""
+
+    sweep: ClassVar[Sweep] = Sweep()
+    fields = ("resume", "kill_points", "trials")
+    section = "sweep"
+
+    def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
+        return self.sweep.run_cell(ctx, cell, skip)
+
+    def check(self, cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
+        return self.sweep.check(cell, list(records))
+
+    def explain(self, rec: TrialRecord) -> list[str]:
+        return self.sweep.explain(rec)
+
+
 def _actions(cell: Cell) -> list[ActionSpec]:
-    """The workload's whole life: run, and answer its interrupt when the resume form is a command."""
+    """The workload's whole life: run, and answer its interrupts when the resume form is a command."""
     s = cell.scenario
     acts: list[ActionSpec] = [{"op": "run"}]
     if s.resume_form == "command":
-        acts.append({"op": "resume", "form": "command", "value": s.resume_value, "if": "interrupted"})
+        acts.append({**answer_action(s), "if": "interrupted"})
     return acts
 
 
 def _resume_action(cell: Cell) -> ActionSpec:
     s = cell.scenario
+    if s.resume_form == "command":  # answered only where the interrupt was durably asked
+        return {**answer_action(s), "only_if_durable": True}
+    if s.resume_form == "app":  # the team's recovery procedure, called in the fresh process
+        return {"op": "resume", "form": "app", "recover": s.recover_ref or ""}
     return {"op": "resume", "form": s.resume_form, "value": s.resume_value}
 
 
 def dry_run(ctx: RunContext, cell: Cell) -> TrialRecord:
     run = TrialRun(ctx, cell, f"c{cell.index:03d}-dry")
     try:
-        (h,) = run.start([run.spec("dry", actions=_actions(cell))])
-        hung = run.wait_exit([h])
-        out = run.collect(h, "dry", "run", hung=bool(hung))
-        trace = [t["barrier"] for t in (out.result or {}).get("trace", [])]
-        run.observations["boundaries"] = trace
-        run.observations["outcomes"] = (out.result or {}).get("outcomes")
-        ok = out.status == "ok" and bool(trace)
-        reason = None if ok else f"dry run found no boundaries ({out.status}: {run.history[-1].detail})"
-        lost = [e for o in (out.result or {}).get("outcomes") or [] for e in o.get("persistence_errors") or []]
-        run.observations["persistence_errors"] = lost
-        if ok and lost:
-            # the framework swallowed failed writes into a log line (e.g. CrewAI's SQLite checkpoint
-            # provider on SQLite < 3.45): a sweep over a run that persisted nothing measures nothing
-            ok, e = False, lost[0]
-            reason = (
-                f"the framework's persistence failed silently in the dry run ({len(lost)} failed writes; first at "
-                f"{e.get('boundary') or e.get('where')}: {e.get('type')}: {e.get('message')}"
-                + (f"; SQLite {e['sqlite_version']}" if e.get("sqlite_version") else "")
-                + ")"
-            )
-        return run.record(valid=ok, invalid_reason=reason, fault_fired=None)
+        return dry_trial(run)
     finally:
         run.cleanup()
+
+
+def dry_trial(run: TrialRun) -> TrialRecord:
+    """One dry run: the racer runs the workload unarmed and records the boundaries it passes."""
+    cell = run.cell
+    (h,) = run.start([run.spec("dry", actions=_actions(cell))])
+    hung = run.wait_exit([h])
+    out = run.collect(h, "dry", "run", hung=bool(hung))
+    trace = [t["barrier"] for t in (out.result or {}).get("trace", [])]
+    run.observations["boundaries"] = trace
+    run.observations["outcomes"] = (out.result or {}).get("outcomes")
+    ok = out.status == "ok" and bool(trace)
+    reason = None if ok else f"dry run found no boundaries ({out.status}: {run.history[-1].detail})"
+    lost = [e for o in (out.result or {}).get("outcomes") or [] for e in o.get("persistence_errors") or []]
+    run.observations["persistence_errors"] = lost
+    if ok and lost:
+        # the framework swallowed failed writes into a log line (e.g. CrewAI's SQLite checkpoint
+        # provider on SQLite < 3.45): a sweep over a run that persisted nothing measures nothing
+        ok, e = False, lost[0]
+        reason = (
+            f"the framework's persistence failed silently in the dry run ({len(lost)} failed writes; first at "
+            f"{e.get('boundary') or e.get('where')}: {e.get('type')}: {e.get('message')}"
+            + (f"; SQLite {e['sqlite_version']}" if e.get("sqlite_version") else "")
+            + ")"
+        )
+    return run.record(valid=ok, invalid_reason=reason, fault_fired=None)
 
 
 def points_of(cell: Cell, boundaries: list[str], narrow: Callable[[list[str]], list[str]] = every_boundary) -> list[str]:
@@ -130,23 +161,36 @@ def points_of(cell: Cell, boundaries: list[str], narrow: Callable[[list[str]], l
 
 def run_sweep(ctx: RunContext, cell: Cell, skip: set[str], sweep: Sweep) -> Iterator[TrialRecord]:
     dry_id = f"c{cell.index:03d}-dry"
-    dry = ctx.prior.get(dry_id)  # a resumed run reuses the boundaries it already discovered
-    if dry is None:
-        dry = dry_run(ctx, cell)
-        yield dry
-    if not dry.valid:
+    dry = None
+    for attempt in range(cell.scenario.env_retries + 1):  # an environment fault repeats the dry run
+        dry = ctx.prior.get(retry_id(dry_id, attempt))  # a resumed run reuses the boundaries it already discovered
+        if dry is None:
+            run = TrialRun(ctx, cell, retry_id(dry_id, attempt), retry_of=dry_id if attempt else None)
+            try:
+                dry = dry_trial(run)
+            finally:
+                run.cleanup()
+            yield dry
+        if dry.fault != "environment":
+            break
+    if dry is None or not dry.valid:
         return
     points = points_of(cell, dry.observations["boundaries"], sweep.narrow)
     for p_index, point in enumerate(points):
         for rep in range(cell.scenario.trials):
             trial_id = f"c{cell.index:03d}-p{p_index:03d}-r{rep:03d}"
-            if not ctx.wants(trial_id, skip):
-                continue
-            run = TrialRun(ctx, cell, trial_id, point=point, rep=rep)
-            try:
-                yield kill_trial(run, point)
-            finally:
-                run.cleanup()
+            yield from attempts(ctx, cell, trial_id, skip, _against(dry, point), point=point, rep=rep)
+
+
+def _against(dry: TrialRecord, point: str) -> Callable[[TrialRun], TrialRecord]:
+    """A kill trial at ``point`` that carries the uninterrupted run's effects, so it explains itself
+    against the baseline."""
+
+    def body(run: TrialRun) -> TrialRecord:
+        run.observations["baseline_effects"] = _counts(dry)
+        return kill_trial(run, point)
+
+    return body
 
 
 def kill_trial(run: TrialRun, point: str) -> TrialRecord:
@@ -183,6 +227,7 @@ def kill_trial(run: TrialRun, point: str) -> TrialRecord:
         at_kill=res.get("inspect_before"),
         after_resume=res.get("inspect_after"),
         resume_outcome=outcomes[-1] if outcomes else None,
+        resume_action=action,
         resume_fired=[f["effect_key"] for f in res.get("fired", [])],
     )
     if out.status != "ok":
@@ -194,33 +239,104 @@ def kill_trial(run: TrialRun, point: str) -> TrialRecord:
 
 
 def _counts(rec: TrialRecord) -> dict[str, int]:
-    return dict(Counter(row["task"] for row in rec.ledger))
+    """Rows per effect key (the task, or ``task:value`` for a gated effect) in one trial."""
+    return effect_counts(rec.ledger)
 
 
-def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep) -> list[Verdict]:
+def dry_baseline(dry: TrialRecord) -> Baseline:
+    """The dry run is the sweep's crash-free baseline: what an uninterrupted run fires, and which
+    of them it fires more than once by itself (the workflow's own duplicates, which need no crash)."""
+    return baseline_of(dry.trial_id, _counts(dry))
+
+
+def crash_duplicates(rec: TrialRecord, base: Baseline) -> dict[str, int]:
+    """Effect keys the trial fired more often than the uninterrupted run did (at least twice):
+    a duplicate the baseline also shows is the workflow's own, not the crash's."""
+    return {k: n for k, n in _counts(rec).items() if n > max(base.effects.get(k, 1), 1)}
+
+
+def lost_effects(rec: TrialRecord, base: Baseline) -> list[str]:
+    """Effect keys of the uninterrupted run that never fired although the recovery completed
+    (the resume returned ``done``): exactly-once's other half, at least once. A recovery that did
+    not complete loses nothing yet (liveness judges it)."""
+    if (rec.observations.get("resume_outcome") or {}).get("status") != "done":
+        return []
+    fired = _counts(rec)
+    return sorted(k for k in base.effects if not fired.get(k))
+
+
+def _fired_summary(rec: TrialRecord) -> str:
+    counts = _counts(rec)
+    return ", ".join(f"{k} x{n}" for k, n in sorted(counts.items())) or "nothing"
+
+
+def _point_eo(point: str, valid: list[TrialRecord], base: Baseline) -> Verdict:
+    """EO at one kill point: every expected effect at least once after a completed recovery, and
+    none more often than in the uninterrupted run. Lost and duplicated are named separately."""
+    dups = [(r, k, n) for r in valid for k, n in crash_duplicates(r, base).items()]
+    lost = [(r, k) for r in valid for k in lost_effects(r, base)]
+    if dups or lost:
+        parts = []
+        if lost:
+            r0, _ = lost[0]
+            keys = sorted({k for _, k in lost})
+            parts.append(
+                f"lost {', '.join(repr(k) for k in keys)}: the recovery completed but never fired it "
+                f"(trial {r0.trial_id} recorded instead: {_fired_summary(r0)})"
+            )
+        if dups:
+            r0, k0, n0 = dups[0]
+            more = f", {n0 - base.effects.get(k0, 1)} more than the uninterrupted run" if base.effects.get(k0, 1) > 1 else ""
+            parts.append(f"duplicated {k0!r}: fired {n0}x{more} (trial {r0.trial_id})")
+        dup_keys = {(r.trial_id, k) for r, k, _ in dups}
+        return verdict(
+            "EO",
+            "violated",
+            f"{point}: " + "; ".join(parts),
+            points=[point],
+            trial_ids=sorted({r.trial_id for r, _, _ in dups} | {r.trial_id for r, _ in lost}),
+            ledger_seqs=[row["seq"] for r in valid for row in r.ledger if (r.trial_id, row["effect_key"]) in dup_keys],
+        )
+    if not any(r.ledger for r in valid):
+        return verdict("EO", "unknown", f"{point}: vacuous, no effect fired at all", points=[point], vacuous=True)
+    return verdict(
+        "EO",
+        "holds",
+        f"{point}: every effect at most once" + (", and every expected one at least once" if base.effects else ""),
+        points=[point],
+        trial_ids=[r.trial_id for r in valid],
+    )
+
+
+def unanswerable(rec: TrialRecord) -> bool:
+    """Was nothing durable at the kill, so the resume racer had no interrupt to answer (and sent
+    nothing)? A crash before the first checkpoint: the run is lost, which FCL judges."""
+    at_kill = rec.observations.get("at_kill") or {}
+    action = rec.observations.get("resume_action") or {}
+    return (
+        bool(action.get("only_if_durable"))
+        and rec.observations.get("resume_outcome") is None
+        and not at_kill.get("error")
+        and not at_kill.get("checkpoints")
+        and not at_kill.get("durable_checkpoints")
+    )
+
+
+def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep, base: Baseline) -> list[Verdict]:
     valid = [r for r in recs if r.valid]
     if not valid:
         why = recs[0].invalid_reason if recs else "no trial"
         return [verdict(p, "unknown", f"{point}: {why}", points=[point], trial_ids=[r.trial_id for r in recs]) for p in sweep.properties]
-    out = []
-    # EO: no task's effect more than once across kill + resume
-    dups = [(r, t, n) for r in valid for t, n in _counts(r).items() if n > 1]
-    if dups:
-        r0, t0, n0 = dups[0]
-        out.append(
-            verdict(
-                "EO",
-                "violated",
-                f"{point}: effect {t0!r} fired {n0}x (trial {r0.trial_id})",
-                points=[point],
-                trial_ids=sorted({r.trial_id for r, _, _ in dups}),
-                ledger_seqs=[row["seq"] for r, t, _ in dups for row in r.ledger if row["task"] == t],
-            )
+    if all(unanswerable(r) for r in valid):
+        # EO, PC and liveness speak of a resume; none was possible. The sweep's own checks (a lost
+        # run, say) still judge the point.
+        why = (
+            f"{point}: vacuous, nothing was durable at the kill, so there was no interrupt a human could answer "
+            "(a crash before the first checkpoint loses the run, which FCL judges)"
         )
-    elif not any(r.ledger for r in valid):
-        out.append(verdict("EO", "unknown", f"{point}: vacuous, no effect fired at all", points=[point]))
-    else:
-        out.append(verdict("EO", "holds", f"{point}: every effect at most once", points=[point], trial_ids=[r.trial_id for r in valid]))
+        base_verdicts = [verdict(p, "unknown", why, points=[point], vacuous=True) for p in BASE_PROPERTIES]
+        return base_verdicts + [c.judge(point, valid) for c in sweep.extra]
+    out = [_point_eo(point, valid, base)]
     # PC: nothing recorded complete at the kill runs again
     pc_bad, pc_unknown = [], []
     for r in valid:
@@ -277,7 +393,8 @@ def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep) -> list[V
 
 
 def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellResult:
-    dry = next((r for r in records if r.trial_id.endswith("-dry")), None)
+    dries = [r for r in records if r.trial_id.endswith("-dry")]  # the last one counts (earlier ones an environment fault spoiled)
+    dry = dries[-1] if dries else None
     trials = [r for r in records if not r.trial_id.endswith("-dry")]
     result = CellResult(**base_fields(cell, trials))
     result.racer_errors = sum(1 for r in trials for o in r.racers if o.status in ("harness_error", "crashed", "timeout"))
@@ -286,6 +403,7 @@ def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellRes
         result.failure = why
         result.verdicts = [verdict(p, "unknown", why) for p in sweep.properties]
         return result
+    base = result.baseline = dry_baseline(dry)
     by_point: dict[str, list[TrialRecord]] = defaultdict(list)
     for r in trials:
         by_point[r.point or "?"].append(r)
@@ -294,8 +412,8 @@ def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellRes
     for point in points:
         recs = by_point.get(point, [])
         valid = [r for r in recs if r.valid]
-        tasks = sorted({t for r in valid for t in _counts(r)})
-        pv = _point_verdicts(point, recs, sweep)
+        keys = sorted({k for r in valid for k in _counts(r)} | set(base.effects))
+        pv = _point_verdicts(point, recs, sweep, base)
         for v in pv:
             all_verdicts[v.property].append(v)
         outcomes: list[str] = []
@@ -303,29 +421,79 @@ def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellRes
             if not r.valid:
                 outcomes.append(f"unknown: {r.invalid_reason}")
                 continue
-            o = r.observations.get("resume_outcome") or {}
-            outcomes.append(o["status"] if o.get("status") != "error" else f"error: {o.get('error', {}).get('type')}")
+            o = r.observations.get("resume_outcome")
+            if o is None:
+                outcomes.append("nothing to answer" if unanswerable(r) else "not performed")
+            else:
+                outcomes.append(o["status"] if o.get("status") != "error" else f"error: {o.get('error', {}).get('type')}")
         result.points.append(
             PointResult(
                 point=point,
                 trials=len(recs),
                 reached=len(valid),
-                effect_counts={t: [_counts(r).get(t, 0) for r in valid] for t in tasks},
+                effect_counts={k: [_counts(r).get(k, 0) for r in valid] for k in keys} if valid else {},
                 durable_checkpoints=[(r.observations.get("at_kill") or {}).get("checkpoints") for r in valid],
                 resume_outcomes=outcomes,
-                duplicates=sorted({t for r in valid for t, n in _counts(r).items() if n > 1}),
+                duplicates=sorted({k for r in valid for k in crash_duplicates(r, base)}),
+                lost=sorted({k for r in valid for k in lost_effects(r, base)}),
                 verdicts=pv,
             )
         )
     result.verdicts = [combine(p, all_verdicts[p]) for p in sweep.properties]
+    lost_at = [p for p in result.points if p.lost]
+    dup_at = [p for p in result.points if p.duplicates]
+    if lost_at or dup_at:  # the two halves of exactly-once, each in one line before the points' detail
+        eo = result.verdicts[0]
+        halves = []
+        if lost_at:
+            halves.append(f"lost {', '.join(sorted({k for p in lost_at for k in p.lost}))} at {len(lost_at)} kill point(s)")
+        if dup_at:
+            halves.append(f"duplicated {', '.join(sorted({k for p in dup_at for k in p.duplicates}))} at {len(dup_at)} kill point(s)")
+        eo.reason = "; ".join(halves) + " | " + eo.reason
+    if base.workflow_duplicates:
+        result.verdicts[0] = _workflow_eo(base, dry, result.verdicts[0])
+    if result.verdicts[0].vacuous and not base.effects:
+        result.verdicts[0].reason += (
+            "; the uninterrupted run fired none either: call ctx.effect inside the node that performs the effect, "
+            "before it returns (an effect fired from a background thread after its node returned may never be recorded)"
+        )
     return result
+
+
+def _workflow_eo(base: Baseline, dry: TrialRecord, crash_eo: Verdict) -> Verdict:
+    """EO when the uninterrupted run itself fires an effect more than once: violated by the
+    workflow (no crash needed), reported apart from what the crashes did beyond it."""
+    dup = ", ".join(f"{k!r} fired {times(n)}" for k, n in sorted(base.workflow_duplicates.items()))
+    return verdict(
+        "EO",
+        "violated",
+        f"in an uninterrupted run (the dry run {dry.trial_id}) {dup}: a duplicate that needs no crash; "
+        f"judged against that run, the crashes: {crash_eo.status}: {crash_eo.reason}",
+        trial_ids=sorted({dry.trial_id, *(crash_eo.evidence.trial_ids if crash_eo.status == "violated" else [])}),
+        points=crash_eo.evidence.points if crash_eo.status == "violated" else [],
+        ledger_seqs=sorted(
+            {row["seq"] for row in dry.ledger if row["effect_key"] in base.workflow_duplicates}
+            | set(crash_eo.evidence.ledger_seqs if crash_eo.status == "violated" else [])
+        ),
+    )
 
 
 # ---------------------------------------------------------------------------------- explain
 
 
 def explain_kill(rec: TrialRecord) -> list[str]:
-    counts = Counter(r["task"] for r in rec.ledger)
+    """Plain words for a sweep trial: each effect it lost, each it duplicated, and why. Judged
+    against the uninterrupted run the trial carries (``baseline_effects``): a duplicate that run
+    shows too is the workflow's own and needs no crash; the dry run itself explains its own."""
+    counts = _counts(rec)
+    if rec.trial_id.endswith("-dry"):
+        return [
+            f"effect {k} fired {times(n)} in an uninterrupted run (ledger seqs "
+            f"{', '.join(str(r['seq']) for r in rec.ledger if r['effect_key'] == k)}): a duplicate that needs no crash"
+            for k, n in sorted(counts.items())
+            if n > 1
+        ]
+    base: dict[str, int] | None = rec.observations.get("baseline_effects")
     at_kill = rec.observations.get("at_kill") or {}
     outcome = rec.observations.get("resume_outcome") or {}
     kill = rec.observations.get("kill") or {}
@@ -334,10 +502,18 @@ def explain_kill(rec: TrialRecord) -> list[str]:
     ck = at_kill.get("checkpoints")
     form = ((outcome.get("action") or {}).get("form")) or "?"
     out = []
-    for task, n in counts.items():
+    for key, n in counts.items():
+        expected = (base or {}).get(key, 1)
         if n < 2:
             continue
-        rows = sorted((r for r in rec.ledger if r["task"] == task), key=lambda r: r["seq"])
+        rows = sorted((r for r in rec.ledger if r["effect_key"] == key), key=lambda r: r["seq"])
+        task = rows[0]["task"]
+        if expected > 1 and n <= expected:
+            out.append(
+                f"effect {key} fired {times(n)} (ledger seqs {', '.join(str(r['seq']) for r in rows)}), as it does in an "
+                f"uninterrupted run: a duplicate that needs no crash (the workflow's own, not the kill's at {point})"
+            )
+            continue
         first, again = rows[0], rows[1:]
         by = ", ".join(f"racer {r['racer_id']} (seq {r['seq']})" for r in again)
         if task in durable:
@@ -351,8 +527,19 @@ def explain_kill(rec: TrialRecord) -> list[str]:
                 f"completed: {', '.join(sorted(durable)) or 'none'}) did not record it, so the resume ran it again: "
                 "the effect happened before its checkpoint was written"
             )
+        if expected > 1:
+            why += f" (an uninterrupted run fires it {times(expected)} already; the kill added {n - expected})"
         out.append(
             f"racer {first['racer_id']} fired {first['effect_key']} (ledger seq {first['seq']}) and was SIGKILLed at "
-            f"{point}; resuming with '{form}', {by} fired {task} again: effect {task} happened {times(n)}; {why}"
+            f"{point}; resuming with '{form}', {by} fired {task} again: effect {key} happened {times(n)}; {why}"
         )
+    if base is not None and outcome.get("status") == "done":
+        for key in sorted(k for k in base if not counts.get(k)):
+            fired = ", ".join(f"{k} x{m}" for k, m in sorted(counts.items())) or "nothing"
+            out.append(
+                f"effect {key} was lost: an uninterrupted run fires it, but killed at {point} and recovered with "
+                f"'{form}', the run completed without it (recorded instead: {fired}; durable at the kill: "
+                f"{ck if ck is not None else '?'} checkpoint(s), completed: {', '.join(sorted(durable)) or 'none'}): "
+                "the recovery skipped it (typically a step recorded as done before its effect was performed)"
+            )
     return out

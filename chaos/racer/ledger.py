@@ -30,7 +30,7 @@ import socket
 import sqlite3
 import threading
 import time
-from typing import Protocol
+from typing import Protocol, TypedDict
 
 from chaos.racer.protocol import LedgerSpec
 from chaos.racer.redact import redact, stable_mask
@@ -49,7 +49,19 @@ COLUMNS = (
     "pid",
     "t_wall",
     "t_mono_ns",
+    "node",
+    "namespace",
+    "task_id",
+    "outside_task",
 )
+
+# Where an effect was fired, added after the first release: a ledger written before has no such
+# columns and gets them (NULL) when it is opened (``ensure_columns``). ``node``: the framework task
+# or node that was running; ``namespace``: the (sub)graph it ran in, without task ids (``""``: the
+# root graph); ``task_id``: the framework's id of that task; ``outside_task``: 1 when the effect was
+# fired with no task running (e.g. from a thread the node started), 0 inside one, NULL when the
+# adapter does not attribute effects.
+ATTRIBUTION = {"node": "TEXT", "namespace": "TEXT", "task_id": "TEXT", "outside_task": "INTEGER"}
 
 _SQLITE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS effects (
@@ -65,14 +77,27 @@ CREATE TABLE IF NOT EXISTS effects (
     host TEXT NOT NULL,
     pid INTEGER NOT NULL,
     t_wall REAL NOT NULL,
-    t_mono_ns INTEGER NOT NULL
+    t_mono_ns INTEGER NOT NULL,
+    node TEXT,
+    namespace TEXT,
+    task_id TEXT,
+    outside_task INTEGER
 );
 CREATE INDEX IF NOT EXISTS effects_trial ON effects(run_id, trial_id);
 """
 
 
+class Where(TypedDict, total=False):
+    """Where an effect was fired (see ``ATTRIBUTION``); an adapter that cannot tell passes none."""
+
+    node: str | None
+    namespace: str | None
+    task_id: str | None
+    outside_task: bool
+
+
 class Ledger(Protocol):
-    def append(self, *, task: str, value: str | None, thread_id: str) -> int: ...
+    def append(self, *, task: str, value: str | None, thread_id: str, where: Where | None = None) -> int: ...
     def rows(self, *, run_id: str, trial_id: str | None = None) -> list[dict]: ...
     def close(self) -> None: ...
 
@@ -88,9 +113,21 @@ def stored_value(context: dict, value: str | None) -> str | None:
     return None if value is None else redact(value, stable_mask(str(context.get("run_id", ""))))
 
 
-def row_values(context: dict, task: str, value: str | None, thread_id: str) -> tuple:
+def ensure_columns(conn: sqlite3.Connection, table: str = "effects") -> None:
+    """Add the attribution columns to a ledger table written before they existed (old rows: NULL)."""
+    have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+    if not have:
+        return
+    for name, sql_type in ATTRIBUTION.items():
+        if name not in have:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {sql_type}")
+
+
+def row_values(context: dict, task: str, value: str | None, thread_id: str, where: Where | None = None) -> tuple:
     """The values of one effect row, in ``COLUMNS`` order without ``seq``: who fired it, where, when."""
     value = stored_value(context, value)
+    w = where or {}
+    outside = w.get("outside_task")
     return (
         context.get("run_id", ""),
         context.get("cell_id", ""),
@@ -104,6 +141,10 @@ def row_values(context: dict, task: str, value: str | None, thread_id: str) -> t
         os.getpid(),
         time.time(),
         time.monotonic_ns(),
+        w.get("node"),
+        w.get("namespace"),
+        w.get("task_id"),
+        None if outside is None else int(bool(outside)),
     )
 
 
@@ -121,18 +162,18 @@ class SqliteLedger:
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")  # see the module docstring: a process kill loses nothing
         self._conn.executescript(_SQLITE_SCHEMA)
+        ensure_columns(self._conn)
 
-    def append(self, *, task: str, value: str | None, thread_id: str) -> int:
+    def append(self, *, task: str, value: str | None, thread_id: str, where: Where | None = None) -> int:
         with self._lock:
             cur = self._conn.execute(
-                "INSERT INTO effects (run_id, cell_id, trial_id, thread_id, effect_key, task, value,"
-                " racer_id, host, pid, t_wall, t_mono_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                row_values(self.context, task, value, thread_id),
+                f"INSERT INTO effects ({', '.join(COLUMNS[1:])}) VALUES ({','.join('?' * (len(COLUMNS) - 1))})",
+                row_values(self.context, task, value, thread_id, where),
             )
             assert cur.lastrowid is not None  # set by every successful INSERT
             return cur.lastrowid
 
-    def append_once(self, *, task: str, value: str | None, thread_id: str) -> tuple[int, bool]:
+    def append_once(self, *, task: str, value: str | None, thread_id: str, where: Where | None = None) -> tuple[int, bool]:
         """Append unless a row with the same idempotency key (trial, thread, effect key) exists.
 
         Returns (seq, inserted). ``BEGIN IMMEDIATE`` takes SQLite's write lock before the check,
@@ -149,7 +190,7 @@ class SqliteLedger:
             if row is not None:
                 self._conn.execute("COMMIT")
                 return int(row[0]), False
-            seq = self.append(task=task, value=value, thread_id=thread_id)
+            seq = self.append(task=task, value=value, thread_id=thread_id, where=where)
             self._conn.execute("COMMIT")
             return seq, True
         except BaseException:

@@ -13,7 +13,7 @@ import re
 import psycopg
 from psycopg import sql
 
-from chaos.racer.ledger import COLUMNS, row_values
+from chaos.racer.ledger import ATTRIBUTION, COLUMNS, Where, row_values
 from chaos.racer.redact import redact_dsn, redact_text
 
 _TABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$")
@@ -51,19 +51,28 @@ class PostgresLedger:
                     " run_id TEXT NOT NULL, cell_id TEXT NOT NULL, trial_id TEXT NOT NULL,"
                     " thread_id TEXT NOT NULL, effect_key TEXT NOT NULL, task TEXT NOT NULL, value TEXT,"
                     " racer_id TEXT NOT NULL, host TEXT NOT NULL, pid INTEGER NOT NULL,"
-                    " t_wall DOUBLE PRECISION NOT NULL, t_mono_ns BIGINT NOT NULL)"
+                    " t_wall DOUBLE PRECISION NOT NULL, t_mono_ns BIGINT NOT NULL,"
+                    " node TEXT, namespace TEXT, task_id TEXT, outside_task INTEGER)"
                 ).format(self._t)
             )
             self._conn.execute(sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} (run_id, trial_id)").format(index, self._t))
+            # a table made before attribution gets its columns; ALTER only when one is missing (it
+            # takes a lock that would stall the other racers' inserts)
+            have = {c.name for c in self._conn.execute(sql.SQL("SELECT * FROM {} LIMIT 0").format(self._t)).description or ()}
+            for name, sql_type in ATTRIBUTION.items():
+                if name not in have:
+                    self._conn.execute(
+                        sql.SQL("ALTER TABLE {} ADD COLUMN IF NOT EXISTS {} {}").format(self._t, sql.Identifier(name), sql.SQL(sql_type))
+                    )
 
-    def append(self, *, task: str, value: str | None, thread_id: str) -> int:
+    def append(self, *, task: str, value: str | None, thread_id: str, where: Where | None = None) -> int:
         row = self._conn.execute(
-            sql.SQL(
-                "INSERT INTO {} (run_id, cell_id, trial_id, thread_id, effect_key, task, value,"
-                " racer_id, host, pid, t_wall, t_mono_ns) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)"
-                " RETURNING seq"
-            ).format(self._t),
-            row_values(self.context, task, value, thread_id),
+            sql.SQL("INSERT INTO {} ({}) VALUES ({}) RETURNING seq").format(
+                self._t,
+                sql.SQL(", ").join(sql.Identifier(c) for c in COLUMNS[1:]),
+                sql.SQL(", ").join(sql.Placeholder() for _ in COLUMNS[1:]),
+            ),
+            row_values(self.context, task, value, thread_id, where),
         ).fetchone()
         assert row is not None  # INSERT ... RETURNING yields the new row
         return int(row[0])

@@ -28,7 +28,7 @@ import time
 
 from chaos.racer.barrier import BarrierClient, write_atomic
 from chaos.racer.ledger import open_ledger
-from chaos.racer.protocol import ActionOutcome, RacerResult, RacerSpec
+from chaos.racer.protocol import ActionOutcome, InspectResult, RacerResult, RacerSpec
 
 HARNESS_ERROR_EXIT = 4
 
@@ -124,6 +124,8 @@ def run_spec(spec: RacerSpec) -> tuple[RacerResult, int]:
             previous = outcomes[-1]["status"] if outcomes else None
             if action.get("if") and action["if"] != previous:
                 continue  # e.g. answer an interrupt only if the run stopped at one
+            if action.get("only_if_durable") and nothing_durable(result.get("inspect_before")):
+                continue  # nothing was durably asked: there is no interrupt a human could answer
             if not result.get("t_invoke_mono_ns"):
                 result["t_invoke_mono_ns"] = time.monotonic_ns()
             before = len(getattr(session, "fired", []))
@@ -162,6 +164,13 @@ def run_spec(spec: RacerSpec) -> tuple[RacerResult, int]:
     result["trace"] = barrier.trace
     result["t_end_mono_ns"] = time.monotonic_ns()
     return result, code
+
+
+def nothing_durable(state: InspectResult | None) -> bool:
+    """Did the racer find the thread with nothing durable (no checkpoint, the store readable)?"""
+    if state is None or state.get("error"):
+        return False  # unknown is not empty: the action runs and its outcome says what happened
+    return not state.get("checkpoints") and not state.get("durable_checkpoints")
 
 
 def serve(spec: RacerSpec) -> int:

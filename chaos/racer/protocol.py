@@ -33,19 +33,36 @@ ResultStatus = Literal["ok", "harness_error"]
 """``ok``: the racer performed its actions (each action's own status is in its outcome);
 ``harness_error``: the racer itself could not run (e.g. the workload raised while being built)."""
 
-ResumeForm = Literal["none", "input", "command"]
+ResumeForm = Literal["none", "input", "command", "app"]
 ForkVia = Literal["checkpoint", "explicit"]
+
+
+class FrameInfo(TypedDict):
+    """One frame of an exception's traceback: the module (``__name__`` of its globals), file, line, function."""
+
+    module: str
+    file: str
+    line: int
+    func: str
 
 
 class ErrorInfo(TypedDict):
     """A JSON-safe exception (``chaos.targets.base.error_of``): class name, its module, message
     (at most 2000 characters) and ``file:line`` of the innermost frame (``""`` if unknown).
+
+    What the orchestrator blames it by (``chaos.running.blame``): ``frames`` (innermost last),
+    ``chain`` (``module.Type`` of the exception and those it was raised from or during),
+    ``errno`` (of an ``OSError`` in the chain) and ``traceback`` (formatted, for the reports).
     Adapters may add detail (CrewAI's persistence errors add ``boundary`` and ``sqlite_version``)."""
 
     type: str
     module: str
     message: str
     where: str
+    frames: NotRequired[list[FrameInfo]]
+    chain: NotRequired[list[str]]
+    errno: NotRequired[int]
+    traceback: NotRequired[str]
 
 
 class Action(TypedDict, total=False):
@@ -53,7 +70,12 @@ class Action(TypedDict, total=False):
 
     * ``run``: start the workload with its input.
     * ``resume``: ``form`` ``none`` continues from the last checkpoint, ``input`` runs again with
-      the input, ``command`` answers the pending interrupt with ``value``. ``interrupt``
+      the input, ``command`` answers the pending interrupt with ``value``. ``answers`` (a list, or
+      ``"workload"`` for the workload's ``answer(interrupt)``) is an answer plan: answer every
+      pending interrupt in turn until the run completes or the plan is used up (LangGraph: the
+      n-th value answers the n-th interrupt the thread consumes, counted from its durable state).
+      ``app`` runs the team's own recovery: ``recover`` names ``package.module:recover``, called
+      as ``recover(ctx, thread)`` (LangGraph: ``chaos.workloads.langgraph.Thread``). ``interrupt``
       (``"first"`` or an id) addresses the answer to one interrupt by its id, as a client
       replaying its request would (``first``: the thread's first interrupt); an adapter whose
       framework has no interrupt ids raises ``Unsupported``.
@@ -77,11 +99,16 @@ class Action(TypedDict, total=False):
     op: Op
     form: ResumeForm
     value: Any
+    answers: list[Any] | Literal["workload"]
+    recover: str  # form ``app``: the team's ``package.module:recover``, called as ``recover(ctx, thread)``
     interrupt: str
     checkpoint: str
     via: ForkVia
     keep_going: bool
     label: str  # the name a kind reads this action's outcome by (not read by the racer)
+    # perform only if the racer's ``inspect_before`` found something durable (a checkpoint): a human
+    # cannot answer an interrupt that was never durably asked; skipped otherwise (no outcome)
+    only_if_durable: bool
 
 
 # ``if`` is a Python keyword: the functional form is the only way to declare it.
@@ -115,7 +142,11 @@ class ForkIntent(TypedDict):
 class InspectResult(TypedDict, total=False):
     """The durable state of the thread as the framework reports it (``Session.inspect``).
 
-    ``completed_tasks`` is the durable frontier (tasks recorded complete); ``values`` the durable
+    ``completed_tasks`` is the durable frontier of the root graph (tasks recorded complete);
+    ``completed_by_namespace`` the frontier per (sub)graph namespace, task ids left out (``""``:
+    the root, ``response_agent``: a subgraph run by the root's ``response_agent`` node), to compare
+    with the ``node`` and ``namespace`` of effect rows; ``durable_checkpoints`` counts every durable
+    checkpoint of the thread, subgraphs' included (``checkpoints``: the root's); ``values`` the durable
     state values (JSON-safe); ``checkpoint`` the head checkpoint id. When the framework cannot read
     its own thread, ``error`` says how it failed and ``checkpoints`` is ``None``; an adapter should
     then still report what the store holds, read below the framework: ``values`` with
@@ -129,6 +160,8 @@ class InspectResult(TypedDict, total=False):
     head_step: int | None
     next: list[str]
     completed_tasks: list[str]
+    completed_by_namespace: dict[str, list[str]]
+    durable_checkpoints: int
     pending_interrupts: int
     values: Any
     checkpoint: str | None
@@ -159,6 +192,10 @@ class ActionOutcome(TypedDict, total=False):
     values: Any
     checkpoint: str | None
     interrupt_ids: list[str | None]
+    facts: list[dict[str, Any]]  # ctx.observe(name, value) during this call: name, value, node, namespace, ...
+    answered: list[list[Any]]  # an answer plan's answers: [[interrupt_id, value], ...]
+    recovered_by: str  # form ``app``: the recovery that ran
+    addressed: str  # the interrupt id a resume with ``interrupt`` was addressed to
     # per op
     checkpoints: list[CheckpointInfo]
     intent: ForkIntent

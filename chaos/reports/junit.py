@@ -1,7 +1,8 @@
 """JUnit XML for CI systems: one test case per cell and property.
 
 A violated property is a ``<failure>`` (its reason as the message, the evidence as the text), an
-unknown one is ``<skipped>`` with its reason, a holding one passes. A cell that failed outright
+unknown one is ``<skipped>`` with its reason, a holding one passes; a violation a baseline accepts
+(``chaos.baseline``) is ``<skipped>`` with the baseline's reason. A cell that failed outright
 adds an ``<error>`` case. One ``<testsuite>`` per run; a nightly writes all its runs in one file.
 ElementTree does the escaping, so any string from a run is safe in the XML.
 """
@@ -15,7 +16,7 @@ from chaos.kinds.checking import PROPERTY_NAMES
 from chaos.records import RunResults
 
 
-def _suite(results: RunResults, prefix: str = "") -> ET.Element:
+def _suite(results: RunResults, prefix: str = "", accepted: dict[tuple[str, str], str] | None = None) -> ET.Element:
     suite = ET.Element("testsuite", name=f"{prefix}{results.scenario}")
     tests = failures = skipped = errors = 0
     for c in results.cells:
@@ -25,7 +26,11 @@ def _suite(results: RunResults, prefix: str = "") -> ET.Element:
             case = ET.SubElement(
                 suite, "testcase", classname=classname, name=f"{v.property} ({PROPERTY_NAMES.get(v.property, v.property)})", time="0"
             )
-            if v.status == "violated":
+            why = (accepted or {}).get((c.cell_id, v.property))
+            if v.status == "violated" and why is not None:
+                skipped += 1
+                ET.SubElement(case, "skipped", message=f"accepted by the baseline: {why} (violated: {v.reason})")
+            elif v.status == "violated":
                 failures += 1
                 f = ET.SubElement(case, "failure", message=v.reason, type="violated")
                 ev = v.evidence
@@ -48,15 +53,16 @@ def _suite(results: RunResults, prefix: str = "") -> ET.Element:
     return suite
 
 
-def junit_xml(runs: list[RunResults], name: str = "chaos") -> str:
+def junit_xml(runs: list[RunResults], name: str = "chaos", accepted: dict[tuple[str, str], str] | None = None) -> str:
+    """``accepted``: (cell id, property) -> the baseline's reason, for a single run's file."""
     root = ET.Element("testsuites", name=name)
     for r in runs:
-        root.append(_suite(r))
+        root.append(_suite(r, accepted=accepted))
     for key in ("tests", "failures", "skipped", "errors"):
         root.set(key, str(sum(int(s.get(key, "0")) for s in root)))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def write_junit(path: Path, runs: list[RunResults], name: str = "chaos") -> None:
-    Path(path).write_text(junit_xml(runs, name))
+def write_junit(path: Path, runs: list[RunResults], name: str = "chaos", accepted: dict[tuple[str, str], str] | None = None) -> None:
+    Path(path).write_text(junit_xml(runs, name, accepted))

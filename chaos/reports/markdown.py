@@ -20,7 +20,7 @@ MARK = {"holds": "holds", "violated": "**VIOLATED**", "unknown": "unknown"}
 def _v(cell_or_point, prop: str) -> str:
     for v in cell_or_point.verdicts:
         if v.property == prop:
-            return MARK[v.status]
+            return "vacuous" if v.vacuous else MARK[v.status]
     return "-"
 
 
@@ -111,7 +111,8 @@ def render_markdown(results: RunResults, meta: dict) -> str:
     )
     sm = results.summary
     add(
-        f"- trials: {sm.trials} ({sm.valid} valid, {sm.unknown} unknown, {sm.hung} hung, {sm.errored} errored); "
+        f"- trials: {sm.trials} ({sm.valid} valid, {sm.unknown} unknown, {sm.hung} hung, {sm.errored} errored, "
+        f"{sm.environment} environment faults ({sm.retried} repeats), {sm.app_error} app errors); "
         f"fault fired in {sm.fault_fired}, did not fire in {sm.fault_not_fired}; "
         f"kills confirmed by exit status {sm.kills_confirmed}, unconfirmed {sm.kills_unconfirmed}"
     )
@@ -129,6 +130,19 @@ def render_markdown(results: RunResults, meta: dict) -> str:
         add(f"- **the run failed**: {_esc(meta['failed'])}; the tables cover the trials journaled before it stopped")
     add("")
     lines.extend(contract_matrix(results))
+    app = [(c, e) for c in results.cells for e in c.app_errors]
+    if app:
+        add("## App errors (the workload's own code raised: those trials are unknown, never a framework verdict)")
+        add("")
+        for c, e in app:
+            reason, _, tb = e.partition("\n")
+            add(f"- cell {_esc(c.cell_id)}: {_esc(reason)}")
+            if tb:
+                add("")
+                add("  ```")
+                lines.extend("  " + line.replace("```", "` ` `") for line in tb.splitlines())
+                add("  ```")
+        add("")
     races = [c for c in results.cells if get_kind(c.kind).section == "saturation"]
     sweeps = [c for c in results.cells if get_kind(c.kind).section == "sweep"]
     contract = [c for c in results.cells if get_kind(c.kind).section == "contract"]
@@ -171,29 +185,44 @@ def render_markdown(results: RunResults, meta: dict) -> str:
         if c.failure:
             add(f"Cell failed: {_esc(c.failure)}")
             add("")
+        if c.baseline is not None:
+            fired = ", ".join(f"{k} x{n}" for k, n in c.baseline.effects.items()) or "nothing"
+            add(f"Uninterrupted run ({c.baseline.trial_id}, the baseline every kill point is judged against): {fired}.")
+            if c.baseline.workflow_duplicates:
+                dup = ", ".join(f"{k} ({n}x)" for k, n in c.baseline.workflow_duplicates.items())
+                add(f"The workflow's own duplicates (fired more than once with no crash at all): {dup}.")
+            add("")
         props = [v.property for v in c.verdicts]
         add(
-            "| # | kill point | reached | effect counts per task | durable checkpoints at kill | resume outcome | "
+            "| # | kill point | reached | effect counts per key | durable checkpoints at kill | resume outcome | "
             + " | ".join(props)
-            + " | duplicated |"
+            + " | duplicated | lost |"
         )
-        add("|---|---|---|---|---|---|" + "---|" * len(props) + "---|")
+        add("|---|---|---|---|---|---|" + "---|" * len(props) + "---|---|")
         for i, p in enumerate(c.points):
             counts = "; ".join(f"{t}={','.join(map(str, n))}" for t, n in p.effect_counts.items()) or "-"
             ckpts = ",".join("?" if x is None else str(x) for x in p.durable_checkpoints) or "-"
             outs = ", ".join(sorted(set(p.resume_outcomes))) or "-"
             dup = ", ".join(p.duplicates) or "-"
+            lost = ", ".join(p.lost) or "-"
             add(
                 f"| {i} | `{p.point}` | {p.reached}/{p.trials} | {counts} | {ckpts} | {outs} | "
                 + " | ".join(_v(p, prop) for prop in props)
-                + f" | {dup} |"
+                + f" | {dup} | {lost} |"
             )
         dups = [p.point for p in c.points if p.duplicates]
+        losses = [p.point for p in c.points if p.lost]
         add("")
         if dups:
             add(f"Boundaries where a kill duplicated an effect ({len(dups)}/{len(c.points)}): " + ", ".join(f"`{d}`" for d in dups))
         else:
             add(f"No kill point duplicated an effect ({len(c.points)} points).")
+        if losses:
+            add("")
+            add(
+                f"Boundaries where a completed recovery lost an effect ({len(losses)}/{len(c.points)}): "
+                + ", ".join(f"`{d}`" for d in losses)
+            )
         add("")
     add("## Verdicts")
     add("")

@@ -30,6 +30,7 @@ from pydantic import ValidationError
 from chaos.racer.errors import ChaosError
 from chaos.records import CellRef, NightCell, NightRun, NightSummary, RunResults, SaturationMove, Trend, VerdictChange
 from chaos.running.runfolder import new_folder, now_iso, read_meta, write_atomic
+from chaos.running.shard import PLAN, TIMINGS, Shard, ShardPlan, measured_timings, plan_suite
 from chaos.scenario.suite import LoadedSuite, load_suite
 
 EXIT_REGRESSION = 4
@@ -45,6 +46,8 @@ class NightlyOptions:
     on_scenario: Callable[[int, int, str], None] | None = None
     on_trial: Callable[[Any], None] | None = None
     on_cell_start: Callable[[Any, int], None] | None = None
+    shard: Shard | None = None  # run one shard's cells (``chaos.running.shard``); ``chaos merge`` joins them
+    timings: Path | None = None  # where earlier timings are (default: ``out``): a shard plan balances by them
 
 
 @dataclass
@@ -88,10 +91,13 @@ def _order(name: str) -> tuple[str, int]:
 
 
 def nights(out: Path) -> list[Path]:
-    """Night folders under ``out`` that hold a summary, oldest first."""
+    """Night folders under ``out`` that hold a summary, oldest first (a shard's folder is part of a
+    night, not one: it is never the previous night)."""
     if not Path(out).is_dir():
         return []
-    found = [d for d in Path(out).iterdir() if d.is_dir() and _night_key(d.name) and (d / "summary.json").exists()]
+    found = [
+        d for d in Path(out).iterdir() if d.is_dir() and _night_key(d.name) and (d / "summary.json").exists() and not (d / PLAN).exists()
+    ]
     return sorted(found, key=lambda d: _order(d.name))
 
 
@@ -269,6 +275,9 @@ def write_night(night_dir: Path, summary: NightSummary, entries: list[RunEntry])
     from chaos.reports.junit import write_junit
 
     write_atomic(night_dir / "summary.json", json.dumps(summary.to_json(), indent=2, default=str))
+    # what each cell took tonight: the next sharded night balances its shards by it
+    timings = measured_timings([(e.scenario, e.run_dir) for e in entries])
+    write_atomic(night_dir / TIMINGS, json.dumps(timings, indent=2, sort_keys=True))
     write_junit(night_dir / "junit.xml", [e.results for e in entries if e.results], name=f"chaos nightly {summary.date}")
     write_nightly_html(night_dir, summary.to_json(), entries, history(night_dir, summary))
 
@@ -278,20 +287,38 @@ def run_nightly(suite_path: str | Path, opts: NightlyOptions | None = None) -> N
 
     opts = opts or NightlyOptions()
     loaded: LoadedSuite = load_suite(suite_path)  # every entry checked before anything runs
-    night_dir = prepare_night_dir(Path(opts.out), opts.date)
-    head = {"suite": loaded.suite.name, "about": loaded.suite.about, "suite_file": str(suite_path), "started": now_iso()}
+    plan: ShardPlan | None = None
+    if opts.shard is not None:  # planned before the folder exists: bad timings leave nothing behind
+        date = opts.date or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d")
+        plan = plan_suite(loaded, opts.shard, date, opts.timings if opts.timings is not None else Path(opts.out))
+    night_dir = prepare_night_dir(Path(opts.out), plan.date if plan else opts.date)
+    head: dict[str, Any] = {"suite": loaded.suite.name, "about": loaded.suite.about, "suite_file": str(suite_path), "started": now_iso()}
+    if plan is not None:
+        head["shard"] = str(plan.shard)
+        write_atomic(night_dir / PLAN, json.dumps(plan.model_dump(mode="json"), indent=2))  # first: a merge knows a dead shard
     entries: list[RunEntry] = []
     interrupted = False
     try:
         with _stop_on_signals():  # between runs; each run handles the signals that land inside it
             for n, item in enumerate(loaded.items):
+                mine = plan.cells_of(plan.shard.index, item.scenario.name) if plan else None
+                if mine is not None and not mine:
+                    continue  # every cell of this entry runs on another shard
                 e = RunEntry(scenario=item.scenario.name, file=str(item.file), overrides=item.overrides)
                 entries.append(e)
                 if opts.on_scenario:
                     opts.on_scenario(n, len(loaded.items), item.scenario.name)
                 try:
                     outcome = run_loaded(
-                        item.scenario, item.file, RunOptions(out=night_dir, on_trial=opts.on_trial, on_cell_start=opts.on_cell_start)
+                        item.scenario,
+                        item.file,
+                        RunOptions(
+                            out=night_dir,
+                            on_trial=opts.on_trial,
+                            on_cell_start=opts.on_cell_start,
+                            cells=mine,
+                            shard=str(plan.shard) if plan else None,
+                        ),
                     )
                 except ChaosError as exc:
                     e.error = exc.message
@@ -326,7 +353,7 @@ def rerender_night(night_dir: Path, *, rescore: bool = False) -> NightlyOutcome:
             e.results = analyse_loaded(meta, scenario, cells, records)
             (write_results if rescore else write_reports)(e.run_dir, e.results, meta, records)
         entries.append(e)
-    head = {k: getattr(old, k) for k in ("suite", "about", "suite_file", "started", "finished")}
+    head = {k: getattr(old, k) for k in ("suite", "about", "suite_file", "started", "finished", "shard", "shards")}
     summary = build_summary(night_dir, head, entries, bool(old.interrupted))
     write_night(night_dir, summary, entries)
     return NightlyOutcome(night_dir=night_dir, night=summary, entries=entries)

@@ -51,6 +51,7 @@ from chaos.running import registry
 from chaos.running.failure import describe
 from chaos.running.journal import Journal, repair
 from chaos.running.pgstore import RunStorage
+from chaos.running.preflight import preflight_run
 from chaos.running.runfolder import RunFolder, load_average, load_run, now_iso, write_atomic
 from chaos.running.stored import StoredTrials
 from chaos.running.trial import RunContext
@@ -72,6 +73,8 @@ class RunOptions:
     on_trial: Callable[[TrialRecord], None] | None = None
     on_cell_start: Callable[[Cell, int], None] | None = None
     only: set[str] | None = None  # run just these trial ids (``chaos run --only``)
+    cells: set[int] | None = None  # run just these cells (by index in the full expansion): a shard's part
+    shard: str | None = None  # "I/N": recorded in run.json so analysis reads just those cells
 
 
 @dataclass
@@ -233,6 +236,13 @@ def run_loaded(scenario: Scenario, path: str | os.PathLike, opts: RunOptions | N
             flag = {"seed": "--seed", "trials": "--trials"}.get(field_name, field_name)
             raise ScenarioError(f"{flag} {e.get('input')!r}: {e['msg']}") from None
     cells = expand(scenario, path=str(path))
+    wanted = opts.cells
+    if wanted is None and opts.shard:  # ``chaos run --shard``: this scenario's cells split by estimated cost
+        from chaos.running.shard import parse_shard, plan_cells
+
+        wanted = plan_cells(scenario, parse_shard(opts.shard))
+    if wanted is not None:  # a shard: the others run the rest; indices (and so seeds) stay the full run's
+        cells = [c for c in cells if c.index in wanted]
     for cell in cells:
         preflight(cell, str(path), python_for(cell.scenario.target.framework, cell.scenario.target.version))
     RunStorage.preflight(cells, connect=True)  # Postgres needed but missing or refusing: refused before any folder is written
@@ -253,6 +263,7 @@ def run_loaded(scenario: Scenario, path: str | os.PathLike, opts: RunOptions | N
             started=now_iso(),
             finished=None,
             interrupted=False,
+            **({"shard": opts.shard} if opts.shard else {}),
         ),
     )
     return execute(folder, scenario, cells, opts, fresh=True)
@@ -297,7 +308,10 @@ def preflight(cell: Cell, scenario_file: str | None, python: str) -> None:
 
     ref = cell.scenario.workload
     info = TARGETS.get(cell.scenario.target.framework)
-    if info is None or ref in info.workloads or (python, ref) in _preflight_ok:
+    if info is None or ref in info.workloads:
+        return
+    if (python, ref) in _preflight_ok:
+        preflight_run(cell, scenario_file, python, workload_paths(scenario_file))
         return
     import subprocess
 
@@ -315,6 +329,7 @@ def preflight(cell: Cell, scenario_file: str | None, python: str) -> None:
             hint="check the module path and that it is importable from the scenario's folder",
         )
     _preflight_ok.add((python, ref))
+    preflight_run(cell, scenario_file, python, workload_paths(scenario_file))
 
 
 class RunFailed(ChaosError):
@@ -323,19 +338,27 @@ class RunFailed(ChaosError):
 
 
 def execute(
-    folder: RunFolder, scenario: Scenario, cells: list[Cell], opts: RunOptions, only: set[str] | None = None, *, fresh: bool = False
+    folder: RunFolder,
+    scenario: Scenario,
+    cells: list[Cell],
+    opts: RunOptions,
+    only: set[str] | None = None,
+    *,
+    fresh: bool = False,
+    move_latest: bool = True,
 ) -> RunOutcome:
     """Run every trial not yet in the run's journal (one an earlier, interrupted execution
     journaled, or a rerun's reused dry runs; with ``only``, just those trial ids), journal each,
     then analyse the journal into the reports. No record is kept in memory: the journal is the
-    truth, read back one cell at a time (``chaos.running.stored``).
+    truth, read back one cell at a time (``chaos.running.stored``). ``latest`` is pointed at the
+    run unless ``move_latest`` is false (a rerun of a few trials is not the scenario's latest run).
 
     A fault that stops the run (``RunFailed``): if the folder is ``fresh`` (made for this run)
     and no trial was journaled, the folder is removed; otherwise run.json says ``failed`` with the
     reason and results.json and the reports are still written from the journal."""
     journaled_before = _journaled(folder.path)
     try:
-        return _execute_in_folder(folder, scenario, cells, opts, only)
+        return _execute_in_folder(folder, scenario, cells, opts, only, move_latest)
     except RunFailed:
         raise
     except Exception as exc:  # before the first trial (storage, work folder) or a bug: nothing new measured
@@ -356,7 +379,9 @@ def _journaled(run_dir: Path) -> int:
         return 0
 
 
-def _execute_in_folder(folder: RunFolder, scenario: Scenario, cells: list[Cell], opts: RunOptions, only: set[str] | None) -> RunOutcome:
+def _execute_in_folder(
+    folder: RunFolder, scenario: Scenario, cells: list[Cell], opts: RunOptions, only: set[str] | None, move_latest: bool
+) -> RunOutcome:
     run_dir, meta = folder.path, folder.meta
     run_id = meta.run_id
     work_dir = work_folder(run_dir, run_id, opts.work_in)
@@ -367,12 +392,17 @@ def _execute_in_folder(folder: RunFolder, scenario: Scenario, cells: list[Cell],
         work_dir.mkdir(exist_ok=True)
         storage = RunStorage(cells, run_id, run_dir)  # SQLite, or Postgres for the postgres backend / other hosts
         meta.storage = storage.describe()
+        if storage.schema:
+            active.note(pg_schema=storage.schema)  # a reaper of this run must drop it (chaos/running/registry.py)
         folder.save()
         repair(run_dir / "journal.jsonl")  # appends must start on a fresh line
         prior = StoredTrials(run_dir / "journal.jsonl")
         journal = Journal(run_dir / "journal.jsonl")
         signals.armed = not signals.received
-        return _execute(folder, scenario, cells, opts, prior, run_id, work_dir, storage, journal, active, signals, only)
+        outcome = _execute(folder, scenario, cells, opts, prior, run_id, work_dir, storage, journal, active, signals, only)
+    if move_latest:
+        folder.link_latest()
+    return outcome
 
 
 def _execute(
@@ -448,9 +478,10 @@ def _execute(
                     if opts.on_trial:
                         opts.on_trial(rec)
                     valid_seen = valid_seen or rec.valid
-                    if rec.errors and not valid_seen:
+                    if rec.errors and not valid_seen and rec.fault != "environment":
                         # the harness itself cannot run this cell (e.g. a workload that raises
-                        # while being built): say so once instead of failing every trial
+                        # while being built): say so once instead of failing every trial; an
+                        # environment fault (a lost database) is transient: the trial is repeated
                         failures[cell.index] = f"racers could not run the workload: {rec.errors[0]}"
                         break
             except ChaosError as exc:
@@ -495,7 +526,6 @@ def _execute(
             cell_versions={c.cell_id: CellVersions(asked=c.version, ran=c.versions) for c in results.cells},
         )
         write_results(run_dir, results, folder.meta, records)
-        folder.link_latest()
     except Exception as exc:  # the disk filled as the run ended: the journal has every trial
         _failed(folder, cells, records, failures, {c.index for c in cells}, exc, journaled_before, signals)
     return RunOutcome(run_dir=run_dir, results=results, interrupted=interrupted, cells=cells)
@@ -599,7 +629,7 @@ def rerun(run_dir: Path, trial_ids: list[str], opts: RunOptions | None = None) -
     for t in dry:
         journal.append(records.raw(t))
     journal.close()
-    outcome = execute(folder, scenario, cells, opts, only=set(trial_ids), fresh=True)
+    outcome = execute(folder, scenario, cells, opts, only=set(trial_ids), fresh=True, move_latest=False)
     before = analyse_stored(Path(run_dir))
     now = {c.cell_index: c for c in outcome.results.cells}
     comparison = []

@@ -105,7 +105,7 @@ class RunStorage:
     @staticmethod
     def needs(cells: list) -> tuple[bool, bool]:
         """(some cell uses the postgres backend, some cell runs racers on other hosts)."""
-        pg_backend = any(c.scenario.target.backend == "postgres" for c in cells)
+        pg_backend = any(c.scenario.target.backend in ("postgres", "postgres_async") for c in cells)
         remote = any(not isinstance(c.scenario.racers.placement, str) for c in cells)
         return pg_backend, remote
 
@@ -119,7 +119,7 @@ class RunStorage:
 
         pg_backend, remote = cls.needs(cells)
         for c in cells:
-            if not isinstance(c.scenario.racers.placement, str) and c.scenario.target.backend == "sqlite":
+            if not isinstance(c.scenario.racers.placement, str) and c.scenario.target.backend in ("sqlite", "sqlite_async"):
                 raise EnvironmentProblem(
                     f"cell {c.id}: racers on other hosts cannot share a SQLite checkpoint file: use target.backend postgres"
                 )
@@ -158,7 +158,7 @@ class RunStorage:
             raise
 
     def store_for(self, cell, trial_id: str, trial_dir: Path) -> dict:
-        if cell.scenario.target.backend == "postgres":
+        if cell.scenario.target.backend in ("postgres", "postgres_async"):
             return {"dsn": self.dsn, "schema": self.schema, "setup": False}
         return {"path": str((Path(trial_dir) / "checkpoints.sqlite").resolve())}
 

@@ -9,15 +9,22 @@ What it promises:
   exclusive ``flock`` on it (``<state>`` is ``$CHAOS_STATE_DIR``, default ``~/.cache/chaos``).
   The kernel drops the lock the instant the orchestrator dies, however it dies, so "lock free"
   means "orchestrator dead" without trusting pids (which are reused).
-* Every local racer of the run carries ``CHAOS_RUN_ID=<run_id>`` and
-  ``CHAOS_RUN_REGISTRY=<that file>`` in its environment, so a stray racer is found through
-  ``/proc/*/environ`` even when its registry file is gone. Docker racers carry the label
-  ``chaos.run=<run_id>``.
+* Every local racer of the run carries ``CHAOS_RUN_ID=<run_id>``, ``CHAOS_RUN_REGISTRY=<that
+  file>`` and ``CHAOS_RUN_LOCK=<device:inode of that file>`` in its environment, so a stray racer
+  is found through ``/proc/*/environ`` even when its registry file is gone. Docker racers carry
+  the label ``chaos.run=<run_id>``.
+* Liveness is the lock itself, never the file's presence: a registry file deleted by a tmp or
+  cache cleaner is still locked by the live orchestrator's open descriptor, and the kernel lists
+  that lock (``/proc/locks``, by device and inode). A racer is a stray only when no process holds
+  the lock of its run's registry entry.
 * ``reap_stale()`` (run by ``chaos clean`` and at the start of ``chaos run``) takes every registry
   entry whose lock is free, kills its racers (and any racer whose registry is gone or unlocked),
   removes its containers, its Postgres run schema (with ``CHAOS_PG_DSN``) and its work folder, marks
   its run.json as interrupted, removes the entry, and returns a list of what it removed. A run
   whose orchestrator is alive is never touched.
+* A run that made a Postgres schema says so in its entry (``pg_schema``). Its entry stays, with
+  the reason (``pending``), until the schema is really dropped: without a DSN, or with the server
+  down, nothing is forgotten; ``chaos clean --pg DSN`` drops it later and only then removes the entry.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ from chaos.racer.procfs import proc_state
 
 ENV_RUN_ID = "CHAOS_RUN_ID"
 ENV_REGISTRY = "CHAOS_RUN_REGISTRY"
+ENV_LOCK = "CHAOS_RUN_LOCK"
 DOCKER_LABEL = "chaos.run"
 
 
@@ -87,11 +95,19 @@ class ActiveRun:
         os.write(fd, json.dumps(self.info, indent=2).encode())
         os.fsync(fd)
         self._fd = fd
+        self.lock_id = lock_id_of(os.fstat(fd))
         return self
+
+    def note(self, **info: object) -> None:
+        """Add facts to the entry (e.g. ``pg_schema``: what a reaper must remove), rewritten under the lock."""
+        self.info.update(info)
+        os.ftruncate(self._fd, 0)
+        os.pwrite(self._fd, json.dumps(self.info, indent=2).encode(), 0)
+        os.fsync(self._fd)
 
     def env(self) -> dict[str, str]:
         """The labels every racer of this run carries in its environment."""
-        return {ENV_RUN_ID: self.run_id, ENV_REGISTRY: str(self.path.resolve())}
+        return {ENV_RUN_ID: self.run_id, ENV_REGISTRY: str(self.path.resolve()), ENV_LOCK: self.lock_id}
 
     def __exit__(self, *exc) -> None:
         self.close()
@@ -129,7 +145,7 @@ def _environ(pid: int) -> dict[str, str] | None:
     out = {}
     for item in raw.split(b"\0"):
         k, sep, v = item.partition(b"=")
-        if sep and k in (ENV_RUN_ID.encode(), ENV_REGISTRY.encode()):
+        if sep and k in (ENV_RUN_ID.encode(), ENV_REGISTRY.encode(), ENV_LOCK.encode()):
             out[k.decode()] = v.decode(errors="replace")
     return out
 
@@ -163,6 +179,39 @@ def _is_locked(path: str | Path) -> bool:
     finally:
         os.close(fd)
     return False
+
+
+def lock_id_of(st: os.stat_result) -> str:
+    """The id ``/proc/locks`` gives a file's locks: ``major:minor:inode`` (device numbers in hex)."""
+    return f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+
+
+def _lock_listed(lock_id: str) -> bool:
+    """True while the kernel lists an flock on the file ``lock_id`` (whether or not its name still exists)."""
+    try:
+        with open("/proc/locks") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return True  # cannot tell: alive is the safe answer
+    for line in lines:
+        parts = line.split()
+        if "->" in parts:  # a waiter, not a holder
+            continue
+        if len(parts) >= 6 and parts[1] == "FLOCK" and parts[5] == lock_id:
+            return True
+    return False
+
+
+def registry_alive(path: str | Path, lock_id: str | None) -> bool:
+    """Is the run whose registry entry is ``path`` (lock ``lock_id``, if known) alive? By its lock:
+    the file's lock if the file is still that one, else the kernel's list of locks by inode."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        st = None
+    if st is not None and (lock_id is None or lock_id_of(st) == lock_id):
+        return _is_locked(path)
+    return _lock_listed(lock_id) if lock_id else False
 
 
 def run_is_alive(run_id: str) -> bool:
@@ -210,22 +259,26 @@ def _docker_reap(run_id: str) -> list[str]:
     return removed
 
 
-def _pg_reap(run_id: str) -> list[str]:
-    """Drop the run's Postgres schema (``chaos_run_<run id>``) when ``CHAOS_PG_DSN`` names the
-    server; nothing otherwise."""
+def _pg_reap(run_id: str, dsn: str | None = None, *, expected: bool = False) -> tuple[list[str], str | None]:
+    """Drop the run's Postgres schema (``chaos_run_<run id>``) on the server ``dsn`` (default
+    ``CHAOS_PG_DSN``). Returns (schemas dropped, why it could not be dropped): the reason is None
+    when the schema is gone; a run that made a schema (``expected``) without a DSN to reach it
+    keeps it, with that reason."""
     from chaos.running import pgstore
 
-    dsn = os.environ.get("CHAOS_PG_DSN")
+    dsn = dsn or os.environ.get("CHAOS_PG_DSN")
+    name = pgstore.schema_name(run_id)
     if not dsn:
-        return []
+        return [], (f"Postgres schema {name} not dropped: no DSN (run `chaos clean --pg DSN`)" if expected else None)
     try:
-        name = pgstore.schema_name(run_id)
         if name not in pgstore.list_run_schemas(dsn):
-            return []
+            return [], None
         pgstore.drop_run_schema(dsn, run_id)
-        return [name]
-    except Exception:  # server down: the schema stays for the next clean
-        return []
+        return [name], None
+    except Exception as exc:  # server down: the schema stays, and so does the entry that names it
+        from chaos.racer.redact import redact_text
+
+        return [], f"Postgres schema {name} not dropped: {type(exc).__name__}: {redact_text(str(exc))[:200]}"
 
 
 # ------------------------------------------------------------------------------------ reaping
@@ -241,6 +294,7 @@ class Reaped:
     containers: list[str] = field(default_factory=list)
     schemas: list[str] = field(default_factory=list)
     folders: list[str] = field(default_factory=list)
+    pending: str | None = None  # what could not be removed yet (its entry stays until it is)
 
     def describe(self) -> str:
         parts = []
@@ -253,6 +307,8 @@ class Reaped:
         if self.folders:
             parts.append("folder(s) " + ", ".join(self.folders))
         what = "; ".join(parts) or "its registry entry"
+        if self.pending:
+            return f"run {self.run_id}: removed {'; '.join(parts) or 'nothing'}; kept its registry entry: {self.pending}"
         return f"run {self.run_id}: removed {what}"
 
 
@@ -262,14 +318,15 @@ def _mark_interrupted(run_dir: str) -> None:
     mark_reaped(run_dir)
 
 
-def reap_run(run_id: str, info: dict | None = None) -> Reaped:
-    """Remove what the (dead) run ``run_id`` left: racers, containers, its work folder."""
+def reap_run(run_id: str, info: dict | None = None, dsn: str | None = None) -> Reaped:
+    """Remove what the (dead) run ``run_id`` left: racers, containers, its Postgres schema, its work
+    folder. What could not be removed is ``pending`` (the caller then keeps the entry)."""
     info = info or {}
     rep = Reaped(run_id=run_id, run_dir=info.get("run_dir"))
     pids = [pid for pid, _, _ in racer_processes(run_id)]
     rep.racers = _kill_and_wait(pids)
     rep.containers = _docker_reap(run_id)
-    rep.schemas = _pg_reap(run_id)
+    rep.schemas, rep.pending = _pg_reap(run_id, dsn, expected=bool(info.get("pg_schema")))
     work = info.get("work_dir")
     if work and not info.get("keep_work") and Path(work).exists():
         shutil.rmtree(work, ignore_errors=True)
@@ -279,8 +336,10 @@ def reap_run(run_id: str, info: dict | None = None) -> Reaped:
     return rep
 
 
-def reap_stale() -> list[Reaped]:
-    """Reap every run whose orchestrator is dead, and every racer whose run is not alive."""
+def reap_stale(dsn: str | None = None) -> list[Reaped]:
+    """Reap every run whose orchestrator is dead, and every racer whose run is not alive (by its
+    lock, never by its file's presence). ``dsn``: the Postgres server of dead runs' schemas
+    (default ``CHAOS_PG_DSN``)."""
     out: list[Reaped] = []
     d = active_dir()
     entries = sorted(d.glob("*.json")) if d.exists() else []
@@ -296,7 +355,14 @@ def reap_stale() -> list[Reaped]:
             except ValueError:
                 info = {}
             run_id = info.get("run_id") or path.stem
-            out.append(reap_run(run_id, info))
+            rep = reap_run(run_id, info, dsn)
+            out.append(rep)
+            if rep.pending:  # the entry names what is left: it stays until that is removed too
+                info["pending"] = rep.pending
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, json.dumps(info, indent=2).encode(), 0)
+                os.fsync(fd)
+                continue
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
         finally:
@@ -304,7 +370,7 @@ def reap_stale() -> list[Reaped]:
     # racers whose registry entry is gone or unlocked (e.g. the entry was deleted by hand)
     strays: dict[str, list[int]] = {}
     for pid, run_id, reg in racer_processes():
-        if reg and not _is_locked(reg):
+        if reg and not registry_alive(reg, (_environ(pid) or {}).get(ENV_LOCK)):
             strays.setdefault(run_id, []).append(pid)
     for run_id, pids in strays.items():
         gone = _kill_and_wait(pids)

@@ -20,6 +20,7 @@ import sqlite3
 from pathlib import Path
 
 from chaos.racer.errors import ChaosError
+from chaos.racer.ledger import ensure_columns
 from chaos.records import ResumeNote, RunResults
 from chaos.running import registry
 from chaos.running.journal import repair
@@ -36,6 +37,8 @@ def set_aside_unjournaled(ledger_path: Path, run_id: str, journaled: set[str]) -
         if not has:
             return 0
         conn.execute("BEGIN IMMEDIATE")
+        ensure_columns(conn, "effects")  # a ledger from before the attribution columns: same shape in both tables
+        ensure_columns(conn, "effects_aborted")
         conn.execute("CREATE TABLE IF NOT EXISTS effects_aborted AS SELECT * FROM effects WHERE 0")
         stale = [r[0] for r in conn.execute("SELECT DISTINCT trial_id FROM effects WHERE run_id = ?", (run_id,)) if r[0] not in journaled]
         n = 0

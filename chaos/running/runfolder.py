@@ -229,6 +229,9 @@ def load_run(run_dir: Path) -> StoredRun:
         cells = expand(scenario, path=str(run_dir / META), check=False)
     except ValidationError as exc:
         raise _field_error(run_dir / META, "scenario.", exc) from None
+    if meta.shard:  # a shard's run analyses as it ran: just its cells
+        ran = {c.index for c in meta.cells}
+        cells = [c for c in cells if c.index in ran]
     records = StoredTrials(run_dir / "journal.jsonl")  # every line validated; read back on demand
     check_trial_ids(cells, records)
     return StoredRun(meta, scenario, cells, records, records.torn)

@@ -5,13 +5,19 @@ them through the launcher, waits (observing, never sleeping as synchronisation) 
 arrivals and exits, kills and confirms kills, and turns what happened into a ``TrialRecord``
 with a Jepsen-style history. Every wait is capped by the scenario's ``timeout_s``; a racer that
 exceeds it is killed and its call recorded as ``info``.
+
+Every racer that failed is blamed as it is collected (``chaos.running.blame``): chaos remembers
+which racers it killed itself, so a racer that died of anyone else's signal is an environment
+fault. A trial with a fault that is not the framework's (environment, harness, app) is recorded
+invalid with that fault as its reason, whatever its kind concluded: a verdict rests only on trials
+where every failure was the framework's and every kill chaos's own.
 """
 
 from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -19,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from chaos.launchers import ExitStatus, Launcher, RacerHandle
 from chaos.racer.protocol import ActionSpec, ErrorInfo, LedgerSpec, RacerResult, RacerSpec, StoreSpec, TargetSpec
 from chaos.records import BarrierEvent, Op, RacerOutcome, TrialRecord
+from chaos.running.blame import Blame, blame_build, blame_error, blame_signal, worst
 from chaos.scenario.model import Cell
 from chaos.scenario.seeds import derive
 from chaos.targets import get_target
@@ -30,6 +37,15 @@ if TYPE_CHECKING:
 def _error_text(err: ErrorInfo | None) -> str:
     """``type: message`` of an error as the history records it (``None: None`` if there is none)."""
     return f"{err.get('type')}: {err.get('message')}" if err else "None: None"
+
+
+def _traceback_of(result: RacerResult | None) -> str | None:
+    """The traceback of the racer's error (its build error, else its last failed action's), at most 4000 characters."""
+    if not result:
+        return None
+    errs = [result.get("error")] + [o.get("error") for o in reversed(result.get("outcomes") or []) if o.get("status") == "error"]
+    tb = next((e.get("traceback") for e in errs if e and e.get("traceback")), None)
+    return tb[-4000:] if tb else None
 
 
 @dataclass
@@ -83,9 +99,12 @@ class TrialRun:
     errors: list[str] = field(default_factory=list)
     observations: dict[str, Any] = field(default_factory=dict)
     handles: list[RacerHandle] = field(default_factory=list)
+    killed: set[str] = field(default_factory=set)  # racer ids chaos itself killed
+    retry_of: str | None = None  # the trial an environment fault made this one repeat
+    seed_id: str | None = None  # the id the trial's seed derives from (a retry keeps its original's)
 
     def __post_init__(self) -> None:
-        self.seed = derive(self.ctx.root_seed, self.cell.id, self.trial_id)
+        self.seed = derive(self.ctx.root_seed, self.cell.id, self.seed_id or self.trial_id)
         self.thread_id = f"{self.ctx.run_id}-{self.trial_id}"
         self.dir = self.ctx.work_dir / self.trial_id.replace("/", "_")
         self.barrier_dir = self.dir / "barriers"
@@ -167,6 +186,8 @@ class TrialRun:
         self.barriers.append(BarrierEvent(racer_id=h.racer_id, barrier=barrier, action="released", t_mono_ns=time.monotonic_ns()))
 
     def kill(self, h: RacerHandle, barrier: str | None = None) -> ExitStatus | None:
+        """SIGKILL ``h`` (a signal chaos sends: never blamed on the environment)."""
+        self.killed.add(h.racer_id)
         status = h.kill()
         if barrier is not None:
             self.barriers.append(BarrierEvent(racer_id=h.racer_id, barrier=barrier, action="killed", t_mono_ns=time.monotonic_ns()))
@@ -177,6 +198,7 @@ class TrialRun:
         self.wait_until(lambda: all(h.state() == "exited" for h in handles))
         hung = [h for h in handles if h.state() != "exited"]
         for h in hung:
+            self.killed.add(h.racer_id)
             h.kill()
         return hung
 
@@ -192,6 +214,8 @@ class TrialRun:
         self.history.append(
             Op(racer_id=h.racer_id, type="invoke", f=f, value=value, t_mono_ns=result.get("t_invoke_mono_ns") if result else None)
         )
+        blame: Blame | None = None
+        s = self.cell.scenario
         if hung:
             st, op, detail = "timeout", "info", f"no exit within {self.timeout}s: killed"
         elif killed_on_purpose:
@@ -199,10 +223,16 @@ class TrialRun:
             st, op, detail = "killed", "info", "SIGKILLed at its barrier" + ("" if confirmed else " (kill NOT confirmed)")
         elif result is None or (status is not None and status.signal is not None):
             st, op, detail = "crashed", "info", f"exit {status}, no result; log: {h.log_tail()[-300:]}"
+            if status is not None and status.signal is not None and h.racer_id not in self.killed:
+                blame = blame_signal(status.signal)
+            elif h.racer_id not in self.killed:
+                blame = Blame("harness", f"harness error: racer {h.racer_id} exited ({status}) without a result")
         elif result.get("status") == "harness_error":
             st, op = "harness_error", "info"
             detail = _error_text(result.get("error"))
-            self.errors.append(f"racer {h.racer_id}: {detail}")
+            err = result.get("error")
+            blame = blame_build(err, s.target.framework, s.workload) if err else Blame("harness", f"harness error: {detail}")
+            self.errors.append(f"racer {h.racer_id}: {blame.reason if blame.party == 'app' else detail}")
         else:
             outs = result.get("outcomes") or []
             last = outs[-1] if outs else None
@@ -210,6 +240,9 @@ class TrialRun:
                 st, op, detail = "ok", "fail", _error_text(last.get("error"))
             else:
                 st, op, detail = "ok", "ok", last.get("status") if last is not None else None
+            errs = [e for o in outs if o.get("status") == "error" and (e := o.get("error"))]
+            blames = [blame_error(e, s.target.framework, s.workload) for e in errs]
+            blame = worst(blames) or (blames[-1] if blames else None)
         self.history.append(
             Op(racer_id=h.racer_id, type=op, f=f, value=value, detail=detail, t_mono_ns=result.get("t_return_mono_ns") if result else None)
         )
@@ -223,13 +256,27 @@ class TrialRun:
             status=st,
             kill_confirmed=(bool(status and status.killed) if killed_on_purpose else None),
             result=cast("dict[str, Any] | None", result),
+            blame=blame.party if blame else None,
+            blame_reason=blame.reason if blame else None,
+            blame_traceback=_traceback_of(result) if blame is not None and blame.party == "app" else None,
         )
         self.outcomes.append(out)
         return out
 
     # ------------------------------------------------------------------ record
 
+    def fault(self) -> Blame | None:
+        """The fault, not the framework's, that makes this trial invalid (None if there is none)."""
+        return worst(Blame(o.blame, o.blame_reason or o.blame) for o in self.outcomes if o.blame)
+
     def record(self, *, valid: bool, invalid_reason: str | None = None, fault_fired: bool | None = None) -> TrialRecord:
+        """The trial's record. A fault that is not the framework's overrides ``valid``: the trial
+        is invalid with the racer and the fault as its reason (the kind's own reason follows)."""
+        fault = self.fault()
+        if fault is not None:
+            who = next(o.racer_id for o in self.outcomes if o.blame_reason == fault.reason or o.blame == fault.party)
+            invalid_reason = f"racer {who}: {fault.reason}" + (f" (then: {invalid_reason})" if invalid_reason else "")
+            valid = False
         ledger = self.ctx.read_ledger(self.trial_id)
         self.observations.setdefault("launcher", getattr(self.ctx.launcher, "name", None))
         rec = TrialRecord(
@@ -244,6 +291,8 @@ class TrialRun:
             thread_id=self.thread_id,
             valid=valid,
             invalid_reason=invalid_reason,
+            fault=fault.fault if fault is not None else None,
+            retry_of=self.retry_of,
             fault_fired=fault_fired,
             history=self.history,
             barriers=self.barriers,
@@ -259,9 +308,46 @@ class TrialRun:
     def cleanup(self) -> None:
         for h in self.handles:
             if h.state() != "exited":
+                self.killed.add(h.racer_id)
                 h.kill()
         forget = getattr(self.ctx.launcher, "forget", None)
         if forget is not None:
             forget(self.handles)  # a long run keeps no handle of a finished trial
         if not self.ctx.keep_work:
             shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def retry_id(trial_id: str, attempt: int) -> str:
+    """The id of the ``attempt``-th repeat of a trial an environment fault spoiled (0: the trial itself).
+    A dry run's repeat still ends in ``-dry`` (``c000-e1-dry``), so every reader still finds it."""
+    if attempt == 0:
+        return trial_id
+    if trial_id.endswith("-dry"):
+        return f"{trial_id[: -len('-dry')]}-e{attempt}-dry"
+    return f"{trial_id}-e{attempt}"
+
+
+def attempts(
+    ctx: RunContext, cell: Cell, trial_id: str, skip: set[str], body: Callable[[TrialRun], TrialRecord], **run: Any
+) -> Iterator[TrialRecord]:
+    """Run one trial, and repeat it while an environment fault spoils it, at most ``env_retries``
+    times: a transient fault (a terminated database backend, a racer the OOM killer took) costs a
+    repeat, never the trial. Every attempt is yielded (and journaled): a spoiled one counts as an
+    environment trial. A resumed run continues the repeats of a spoiled trial it finds journaled."""
+    for attempt in range(cell.scenario.env_retries + 1):
+        tid = retry_id(trial_id, attempt)
+        if tid in skip:
+            done = ctx.prior.get(tid)
+            if done is not None and done.fault == "environment":
+                continue  # journaled already, and spoiled: its repeat may still be due
+            return
+        if attempt == 0 and not ctx.wants(tid, skip):
+            return
+        trial = TrialRun(ctx, cell, tid, retry_of=trial_id if attempt else None, seed_id=trial_id, **run)
+        try:
+            rec = body(trial)
+        finally:
+            trial.cleanup()
+        yield rec
+        if rec.fault != "environment":
+            return

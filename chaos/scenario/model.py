@@ -30,7 +30,7 @@ from chaos.kinds import get_kind, kind_names
 from chaos.racer.errors import ScenarioError
 from chaos.targets import TARGETS
 
-RESUME_RE = re.compile(r"^(none|input|command:.+)$", re.DOTALL)
+RESUME_RE = re.compile(r"^(none|input|command:.+|app:[A-Za-z_][\w.]*:[A-Za-z_][\w.]*)$", re.DOTALL)
 BARE_WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 
 # caps: a scenario is a short file; past these, loading would take minutes and copy the excess
@@ -82,7 +82,11 @@ class Strict(BaseModel):
 class TargetSpec(Strict):
     framework: str = "langgraph"
     backend: str = "sqlite"
-    durability: Literal["sync", "async", "exit"] = "sync"
+    durability: Literal["sync", "async", "exit", "default"] = Field(
+        "sync",
+        description="LangGraph's durability mode; 'default': chaos passes none, so the graph runs as in production "
+        "(LangGraph's default, or what the user's graph was built with)",
+    )
     version: str | None = Field(None, description="framework release to run racers with (default: installed)")
 
 
@@ -115,7 +119,12 @@ class Scenario(Strict):
     jitter_ms: float = Field(0, ge=0, le=60_000, allow_inf_nan=False)
     trials: int = Field(10, ge=1, le=100_000, strict=True)
     seed: int = Field(0, ge=0, le=MAX_SEED, strict=True)
-    resume: str = Field("none", max_length=MAX_TEXT, description="none | input | command:<value> (value: JSON, or a bare word)")
+    resume: str = Field(
+        "none",
+        max_length=MAX_TEXT,
+        description="none | input | command:<value> (value: JSON, or a bare word) | app:<package.module:recover> (the team's own "
+        "recovery, recover(ctx, thread), called in the fresh process)",
+    )
     # fields only some kinds read (each kind's ``fields`` names them; its module says how)
     distinct_values: bool = Field(False, description="racers at one interrupt: each resumes with its own value")
     fork_via: Literal["checkpoint", "explicit"] = Field(
@@ -124,10 +133,25 @@ class Scenario(Strict):
     resume_by: Literal["thread", "interrupt"] = Field(
         "thread", description="a repeated answer: to whatever interrupt is pending, or to the first one by its id"
     )
+    answers: list[Any] | Literal["workload"] | None = Field(
+        None,
+        description="an answer plan for several interrupts: values in order (the n-th answers the n-th interrupt), "
+        "or 'workload' for the workload's answer(interrupt) callable; the first answer replaces resume's command value",
+    )
+    fork_value: Any = Field(
+        None, description="fork: the second value to resume the first interrupt's checkpoint with (default '<v1>#fork')"
+    )
     kill_points: list[str] = Field(
         default_factory=list, description="sweeps: only kill points whose boundary name contains one of these (empty: all)"
     )
     timeout_s: float = Field(120, gt=0, le=7 * 86_400, allow_inf_nan=False, description="cap on any single wait for a racer")
+    env_retries: int = Field(
+        2,
+        ge=0,
+        le=20,
+        description="repeats of a trial that an environment fault spoiled (database lost, disk full, racer killed by "
+        "someone else); the spoiled attempts count as environment trials, never as valid",
+    )
     matrix: dict[str, list[Any]] = Field(default_factory=dict)
 
     @field_validator("kind")
@@ -142,7 +166,7 @@ class Scenario(Strict):
     @classmethod
     def _resume_form(cls, v: str) -> str:
         if not RESUME_RE.match(v):
-            raise ValueError("resume must be 'none', 'input' or 'command:<value>'")
+            raise ValueError("resume must be 'none', 'input', 'command:<value>' or 'app:<package.module:recover>'")
         if v.startswith("command:"):
             command_value(v.split(":", 1)[1])  # malformed JSON is refused now, not when a racer resumes
         return v
@@ -191,11 +215,23 @@ class Scenario(Strict):
         return self
 
     @property
-    def resume_form(self) -> Literal["none", "input", "command"]:
+    def resume_form(self) -> Literal["none", "input", "command", "app"]:
         form = self.resume.split(":", 1)[0]
-        if form not in ("none", "input", "command"):  # the resume validator admits no other
+        if form not in ("none", "input", "command", "app"):  # the resume validator admits no other
             raise AssertionError(f"resume form {form!r}")
-        return cast(Literal["none", "input", "command"], form)
+        return cast(Literal["none", "input", "command", "app"], form)
+
+    @property
+    def recover_ref(self) -> str | None:
+        """``package.module:recover`` of an ``app:`` resume, else None."""
+        return self.resume.split(":", 1)[1] if self.resume.startswith("app:") else None
+
+    @property
+    def first_answer(self) -> Any:
+        """The value of the first answer: the plan's first value, else resume's command value."""
+        if isinstance(self.answers, list) and self.answers:
+            return self.answers[0]
+        return self.resume_value
 
     @property
     def resume_value(self) -> Any:
@@ -223,6 +259,8 @@ AXES: dict[str, tuple[str, ...]] = {
     "resume_by": ("resume_by",),
     "kill_points": ("kill_points",),
     "workload": ("workload",),
+    "workload_params": ("workload_params",),
+    "answers": ("answers",),
     "trials": ("trials",),
 }
 
@@ -460,6 +498,10 @@ def check_semantics(scenario: Scenario, path: str = "<scenario>", node: yaml.Nod
             fail(("target", "backend"), f"{info.framework} has no backend {s.target.backend!r}; known: {', '.join(info.backends)}")
         # a kind the target does not support is not an input error: its cell reports every property
         # unknown with the adapter's reason (so one matrix can span frameworks)
+        if s.recover_ref:
+            reason = _workload_importable(s.recover_ref, [os.getcwd(), str(Path(path).parent)])
+            if reason:
+                fail(("resume",), f"the recovery {s.recover_ref!r} cannot be found: {reason}")
         if s.workload not in info.workloads:
             reason = _workload_importable(s.workload, [os.getcwd(), str(Path(path).parent)])
             if reason:

@@ -58,9 +58,10 @@ TARGETS: dict[str, TargetInfo] = {
         framework="langgraph",
         module="chaos.targets.langgraph",
         about="LangGraph StateGraph over a checkpoint saver (durability sync/async/exit)",
-        backends=("sqlite", "memory", "postgres"),
+        backends=("sqlite", "memory", "postgres", "sqlite_async", "postgres_async"),
         workloads={
             "gate_after_interrupt": "pre -> gate (interrupt(), effect keyed by the resume value) -> end",
+            "approval_idempotent": "pre (no effect) -> gate (interrupt(), idempotent effect) -> end (idempotent): the fixed approval flow",
             "three_step": "a -> b -> c, one effect each",
             "three_step_idempotent": "three_step with idempotency-keyed effects (self-test: never duplicates)",
             "two_gates": "pre -> gate (interrupt) -> gate2 (interrupt) -> end: a thread consumed but not complete",
@@ -68,9 +69,18 @@ TARGETS: dict[str, TargetInfo] = {
             "invalid_reducer": "a -> bad -> c, pydantic state; bad writes an int into a list-reduced channel",
             "functional_gate": "functional API: @entrypoint calling @task pre, interrupt(), @task gate(value), @task end",
             "functional_three_step": "functional API: @entrypoint calling @task a, b, c, one effect each",
+            # agents sharing a SqliteStore (chaos.workloads.shared_langgraph); _cas / _lock: the guarded twins
+            **{
+                f"shared_{a}{g}": f"shared_state agents: {a.replace('_', ' ')}"
+                + {"": "", "_cas": ", validated at commit", "_lock": ", pessimistic lock"}[g]
+                for a in ("lost_update", "stale_generation", "phantom_tool", "causal_cascade")
+                for g in ("", "_cas", "_lock")
+            },
+            "shared_tool_reorder": "shared_state agents: a model plans two tool calls, ToolNode runs them in parallel",
+            "shared_tool_reorder_seq": "shared_state agents: the same, effects committed in plan order (a sequencer)",
         },
-        kinds=("race", "kill_sweep", "first_checkpoint", "fork", "invalid_state", "stray_resume", "recovery_determinism"),
-        properties=("EO", "PC", "FD", "CV", "CO", "RD", "FI", "LIVENESS", "FCL"),
+        kinds=("race", "kill_sweep", "first_checkpoint", "fork", "invalid_state", "stray_resume", "recovery_determinism", "shared_state"),
+        properties=("EO", "PC", "FD", "CV", "CO", "RD", "FI", "LIVENESS", "FCL", "LU", "SG", "PT", "CC", "TR"),
         distributions=(
             "langgraph",
             "langgraph-checkpoint",
@@ -108,6 +118,7 @@ TARGETS: dict[str, TargetInfo] = {
             "FI": "not measured yet (Flow.fork vs from_checkpoint would be the discriminator)",
             "FD": "needs fork",
             "invalid_state": "no invalid_update workload for CrewAI yet",
+            "shared_state": "no shared-state agent workloads for CrewAI yet",
             "CV": "needs invalid_state",
             "first_checkpoint": "@persist saves only after a method finishes and kickoff by id restarts from the first method; there is no accepted-run record to lose",
             "durability": "no durability modes: every save is a synchronous write",
@@ -136,6 +147,7 @@ TARGETS: dict[str, TargetInfo] = {
             "FI": "Context.from_dict has no notion of retry vs fork: every restore is a new run of the saved dict",
             "FD": "needs fork",
             "invalid_state": "no invalid_update workload for LlamaIndex yet",
+            "shared_state": "no shared-state agent workloads for LlamaIndex yet",
             "CV": "needs invalid_state",
             "first_checkpoint": "the framework persists nothing itself; the first save is the application's, after the first step",
             "durability": "no durability modes: the application chooses when to save the context",
@@ -163,6 +175,7 @@ TARGETS: dict[str, TargetInfo] = {
             "FI": "no API distinguishes retry from fork: iter_from_persistence takes no snapshot id",
             "FD": "needs fork",
             "invalid_state": "no invalid_update workload for pydantic-graph yet",
+            "shared_state": "no shared-state agent workloads for pydantic-graph yet",
             "CV": "needs invalid_state",
             "first_checkpoint": "the start node's snapshot is the first write of a run; there is no accepted-but-unrecorded window to sweep",
             "durability": "FileStatePersistence rewrites its file synchronously; there is no durability mode to vary",
@@ -190,6 +203,7 @@ TARGETS: dict[str, TargetInfo] = {
             "FI": "load_state has no notion of retry vs fork",
             "FD": "needs fork",
             "invalid_state": "no invalid_update workload for AutoGen yet",
+            "shared_state": "no shared-state agent workloads for AutoGen yet",
             "CV": "needs invalid_state",
             "first_checkpoint": "AgentChat persists nothing itself; the first save is the application's, after the first turn",
             "durability": "no durability modes: the application chooses when to save the team state",

@@ -43,7 +43,7 @@ from __future__ import annotations
 import traceback
 from typing import Any, Protocol
 
-from chaos.racer.protocol import OPS, Action, ActionOutcome, ErrorInfo, Fired, InspectResult, OutcomeStatus
+from chaos.racer.protocol import OPS, Action, ActionOutcome, ErrorInfo, Fired, FrameInfo, InspectResult, OutcomeStatus
 
 __all__ = [
     "OPS",
@@ -106,10 +106,45 @@ def unsupported_outcome(reason: str) -> ActionOutcome:
 
 
 def error_of(exc: BaseException) -> ErrorInfo:
-    """A JSON-safe description of an exception."""
+    """A JSON-safe description of an exception, with what the orchestrator needs to blame it.
+
+    Besides type, module, message and the innermost ``file:line``: ``frames`` (module, file, line
+    and function of each frame, innermost last, at most the last 40), ``chain`` (``module.Type`` of
+    each exception it was raised from or during, innermost first), ``errno`` for an ``OSError`` in
+    the chain, and ``traceback`` (the formatted traceback, at most 8000 characters).
+    ``chaos.running.blame`` reads these to tell the framework's refusal from the user's error, an
+    environment fault or chaos's own; nothing is classified here."""
     tb = traceback.extract_tb(exc.__traceback__)
     where = f"{tb[-1].filename}:{tb[-1].lineno}" if tb else ""
-    return {"type": type(exc).__name__, "module": type(exc).__module__, "message": str(exc)[:2000], "where": where}
+    info: ErrorInfo = {"type": type(exc).__name__, "module": type(exc).__module__, "message": str(exc)[:2000], "where": where}
+    try:
+        frames: list[FrameInfo] = [
+            {
+                "module": str(f.f_globals.get("__name__") or ""),
+                "file": f.f_code.co_filename,
+                "line": int(line or 0),
+                "func": f.f_code.co_name,
+            }
+            for f, line in traceback.walk_tb(exc.__traceback__)
+        ]
+        info["frames"] = frames[-40:]
+        chain: list[str] = []
+        code = None
+        seen: set[int] = set()
+        e: BaseException | None = exc
+        while e is not None and id(e) not in seen and len(chain) < 8:
+            seen.add(id(e))
+            chain.append(f"{type(e).__module__}.{type(e).__qualname__}")
+            if code is None and isinstance(e, OSError) and e.errno is not None:
+                code = e.errno
+            e = e.__cause__ or e.__context__
+        info["chain"] = chain
+        if code is not None:
+            info["errno"] = code
+        info["traceback"] = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-8000:]
+    except Exception:  # describing an error must never raise
+        pass
+    return info
 
 
 def jsonable(value: Any) -> Any:

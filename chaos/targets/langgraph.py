@@ -1,26 +1,64 @@
 """LangGraph adapter (racer side): a workload over an instrumented checkpoint saver.
 
-The saver of the chosen backend (SqliteSaver, PostgresSaver, InMemorySaver) is given a subclass
-that calls the barrier hook before and after every ``put`` (a checkpoint) and ``put_writes`` (a
-task's pending writes). Boundaries are named by content: ``put(step=1,source=loop):before``,
+The saver of the chosen backend (SqliteSaver, PostgresSaver, InMemorySaver; AsyncSqliteSaver and
+AsyncPostgresSaver for ``sqlite_async`` / ``postgres_async``) is given a subclass that calls the
+barrier hook before and after every ``put`` / ``aput`` (a checkpoint) and ``put_writes`` /
+``aput_writes`` (a task's pending writes). Boundaries are named by content: ``put(step=1,source=loop):before``,
 ``put_writes(node=b,channels=b+branch:to:c):after``. ``:before`` means nothing of this call is
 durable yet; ``:after`` means its transaction committed.
 
 Resume forms map to LangGraph calls: ``none`` -> ``invoke(None)`` (continue from the last
 checkpoint), ``input`` -> ``invoke(input)`` (a new run on the thread), ``command`` ->
-``invoke(Command(resume=value))`` (answer the pending interrupt).
+``invoke(Command(resume=value))`` (answer the pending interrupt; with ``answers``, every pending
+interrupt in turn, each by its id), ``app`` -> the team's ``recover(ctx, thread)``. On an async
+backend the same calls are ``ainvoke`` (and ``aupdate_state``), awaited on an event loop that runs
+on its own thread (``AsyncBridge``), where the saver's connection lives, as in LangGraph's server;
+reads (``get_state``, history) use the async saver's sync bridge.
+
+Every effect row names the node and (sub)graph namespace that fired it, read from LangGraph's
+runnable config (``where_fired``); ``inspect`` reports the durable frontier per namespace.
 """
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
+import threading
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from chaos.racer.barrier import BarrierClient
-from chaos.racer.ledger import Ledger, effect_key
+from chaos.racer.ledger import Ledger, Where, effect_key
 from chaos.racer.protocol import Action, ActionOutcome, InspectResult, RacerSpec, StoreSpec
 from chaos.targets.base import OPS, Unsupported, error_of, jsonable, outcome
-from chaos.workloads import WorkloadContext, import_factory
+from chaos.workloads import WorkloadContext, import_factory, scratch_dir
+
+
+def graph_namespace(checkpoint_ns: str | None) -> str:
+    """A (sub)graph's namespace without task ids: ``sub:1f..|inner:2a..`` -> ``sub|inner``; ``""`` is the root."""
+    return "|".join(part.split(":", 1)[0] for part in (checkpoint_ns or "").split("|") if part)
+
+
+def where_fired() -> Where:
+    """The task running on this thread, read from LangGraph's runnable config: its node, the
+    namespace of the (sub)graph it runs in, its task id. Outside a running task (a thread the node
+    started, code after the graph returned) LangGraph has no config: ``outside_task`` is then true."""
+    from langgraph.config import get_config
+
+    try:
+        config = get_config()
+    except RuntimeError:
+        return {"node": None, "namespace": None, "task_id": None, "outside_task": True}
+    md, conf = config.get("metadata") or {}, config.get("configurable") or {}
+    node = md.get("langgraph_node")
+    if node is None:
+        return {"node": None, "namespace": None, "task_id": None, "outside_task": True}
+    return {
+        "node": str(node),
+        "namespace": graph_namespace(md.get("checkpoint_ns")),
+        "task_id": conf.get("__pregel_task_id"),
+        "outside_task": False,
+    }
 
 
 def _node_of(task_path: Any) -> str:
@@ -76,6 +114,68 @@ def instrument(saver: Any, barrier: BarrierClient) -> Any:
     return saver
 
 
+ASYNC_BACKENDS = ("sqlite_async", "postgres_async")
+
+
+class AsyncBridge:
+    """An event loop on a thread of its own: an async saver's connection is opened there and every
+    ``ainvoke`` is awaited there, while the racer's main thread waits for the result."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="chaos-async-saver", daemon=True)
+        self.thread.start()
+
+    def run(self, coro: Coroutine[Any, Any, Any]) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=10)
+
+
+def make_async_saver(backend: str, store: StoreSpec, bridge: AsyncBridge) -> tuple[Any, Callable[[], None]]:
+    """AsyncSqliteSaver / AsyncPostgresSaver, opened on the bridge's loop, with the same connection
+    settings as their sync siblings (so only the API differs), and a closer."""
+    if backend == "sqlite_async":
+        import aiosqlite
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        async def open_sqlite() -> tuple[Any, Any]:
+            conn = await aiosqlite.connect(store["path"], check_same_thread=False, timeout=60)
+            await conn.execute("PRAGMA busy_timeout=60000")
+            saver = AsyncSqliteSaver(conn)
+            await saver.setup()
+            return saver, conn
+
+        saver, conn = bridge.run(open_sqlite())
+    elif backend == "postgres_async":
+        import psycopg
+        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+        from psycopg.rows import dict_row
+
+        async def open_pg() -> tuple[Any, Any]:
+            conn = await psycopg.AsyncConnection.connect(store["dsn"], autocommit=True, prepare_threshold=0, row_factory=dict_row)
+            if store.get("schema"):
+                await conn.execute(f'SET search_path TO "{store["schema"]}"')
+            saver = AsyncPostgresSaver(conn)
+            if store.get("setup", True):
+                await saver.setup()
+            return saver, conn
+
+        saver, conn = bridge.run(open_pg())
+    else:
+        raise ValueError(f"unknown async langgraph backend {backend!r}")
+
+    def close() -> None:
+        try:
+            bridge.run(conn.close())
+        finally:
+            bridge.close()
+
+    return saver, close
+
+
 def make_saver(backend: str, store: StoreSpec) -> tuple[Any, Any]:
     """The backend's saver and a closer for its connection."""
     if backend == "memory":
@@ -113,10 +213,17 @@ class LangGraphSession:
         self.barrier = barrier
         self.ledger = ledger
         self.thread_id = spec["thread_id"]
-        self.durability = target.get("durability", "sync")
-        self.saver, self._close = make_saver(target["backend"], spec.get("store", {}))
+        # "default": pass no durability, so LangGraph's own default (or the graph's) applies
+        durability = target.get("durability", "sync")
+        self.invoke_opts: dict[str, Any] = {} if durability == "default" else {"durability": durability}
+        self._bridge = AsyncBridge() if target["backend"] in ASYNC_BACKENDS else None
+        if self._bridge is not None:
+            self.saver, self._close = make_async_saver(target["backend"], spec.get("store", {}), self._bridge)
+        else:
+            self.saver, self._close = make_saver(target["backend"], spec.get("store", {}))
         instrument(self.saver, barrier)
         self.fired: list[dict] = []
+        self.facts: list[dict] = []
         self.observed: dict[str, Any] = {}
         ctx = WorkloadContext(
             checkpointer=self.saver,
@@ -124,30 +231,39 @@ class LangGraphSession:
             seed=int(spec.get("seed", 0)),
             racer_id=spec["racer_id"],
             params=dict(spec.get("workload_params") or {}),
+            trial_id=spec.get("trial_id", ""),
+            thread_id=self.thread_id,
+            scratch=scratch_dir(spec),
+            observe_hook=self._observe,
         )
+        self.ctx = ctx
         name = spec["workload"]
         factory = BUILTIN.get(name) or import_factory(name)
         built = factory(ctx)
         self.workload = built if isinstance(built, LangGraphWorkload) else LangGraphWorkload(graph=built)
         self.graph = self.workload.graph
         self.config: dict = {"configurable": {"thread_id": self.thread_id}}
-        if self.workload.max_concurrency:
+        if self.workload.max_concurrency:  # the workload's own choice; chaos forces none
             self.config["max_concurrency"] = self.workload.max_concurrency
 
     def _effect(self, task: str, value: Any, once: bool = False) -> None:
         v = None if value is None else str(value)
+        where = where_fired()
         if once:
             append_once = getattr(self.ledger, "append_once", None)
             if append_once is None:
                 raise NotImplementedError(f"{type(self.ledger).__name__} has no idempotent append (effect_once)")
-            seq, inserted = append_once(task=task, value=v, thread_id=self.thread_id)
+            seq, inserted = append_once(task=task, value=v, thread_id=self.thread_id, where=where)
         else:
-            seq, inserted = self.ledger.append(task=task, value=v, thread_id=self.thread_id), True
+            seq, inserted = self.ledger.append(task=task, value=v, thread_id=self.thread_id, where=where), True
         if inserted:
             self.fired.append({"seq": seq, "effect_key": effect_key(task, v)})
         if value is not None:
             self.observed[task] = jsonable(value)
         self.barrier.hit(f"effect(task={task}):after")
+
+    def _observe(self, name: str, value: Any) -> None:
+        self.facts.append({"name": name, "value": jsonable(value), **where_fired()})
 
     @property
     def gated_task(self) -> str | None:
@@ -158,10 +274,23 @@ class LangGraphSession:
         return dict(self.workload.meta)
 
     def perform(self, action: Action) -> ActionOutcome:
+        before = len(self.facts)
+        out = self._perform(action)
+        if len(self.facts) > before:
+            out["facts"] = self.facts[before:]
+        return out
+
+    def _perform(self, action: Action) -> ActionOutcome:
         op = action.get("op", "run")
         self.observed = {}  # what the nodes see during this call only
+        if op == "resume" and "answers" in action:
+            return self._answer_plan(action)
+        if op == "resume" and action.get("form") == "app":
+            return self._recover(action.get("recover") or "")
         if op in ("run", "resume"):
-            return self._invoke(self._payload(action), self.config)
+            payload = self._payload(action)
+            extra = {"addressed": next(iter(payload.resume))} if action.get("interrupt") else {}
+            return self._invoke(payload, self.config, **extra)
         if op == "fork":
             return self._fork(action)
         if op == "checkpoints":
@@ -169,6 +298,136 @@ class LangGraphSession:
         if op == "intent":
             return outcome("done", intent=fork_intent())
         raise Unsupported(f"unknown op {op!r}; known: {', '.join(OPS)}")
+
+    def _recover(self, ref: str) -> ActionOutcome:
+        """The team's own recovery: ``recover(ctx, thread)`` from ``package.module:recover``."""
+        from chaos.workloads.langgraph import Thread
+
+        recover = import_factory(ref)
+        durable = sum(1 for _ in self.saver.list({"configurable": {"thread_id": self.thread_id}}))
+        thread = Thread(
+            thread_id=self.thread_id,
+            config=self.config,
+            graph=self.graph,
+            input=self.workload.input,
+            checkpoints=durable,
+            invoke=lambda payload: self._run_graph(payload, self.config),
+        )
+        try:
+            out = recover(self.ctx, thread)
+        except Exception as exc:  # the procedure's own failure, or the framework's refusal inside it
+            return outcome("error", error=error_of(exc), observed=self.observed, recovered_by=ref, **self._head())
+        interrupts = _interrupts_of(out)
+        return outcome(
+            "interrupted" if interrupts else "done",
+            interrupts=[jsonable(getattr(i, "value", i)) for i in interrupts],
+            interrupt_ids=[getattr(i, "id", None) for i in interrupts],
+            observed=self.observed,
+            recovered_by=ref,
+            **self._head(),
+        )
+
+    def _answer_plan(self, action: Action) -> ActionOutcome:
+        """Answer pending interrupts until the run completes or the plan says nothing more.
+
+        The value for an interrupt is the workload's ``answer(interrupt)`` when ``answers`` is
+        ``"workload"``, else ``answers[n]`` where ``n`` is the interrupt's place among those the
+        thread raised, read from its durable state (so a fresh process after a crash picks up the
+        plan where the thread is).
+        Each answer is addressed to the interrupt by its id. Outcome: the last call's, with
+        ``answered`` (``[[interrupt_id, value], ...]``) and the effects of every call."""
+        from langgraph.types import Command
+
+        plan = action.get("answers")
+        answered: list[list[Any]] = []
+        observed: dict[str, Any] = {}
+        out: ActionOutcome | None = None
+        for _ in range(MAX_ANSWERS):
+            pending = self._pending_interrupts()
+            if not pending:
+                if out is None:  # nothing waits for an answer: continue the thread as it is
+                    out = self._invoke(None, self.config)
+                break
+            intr = pending[0]
+            if plan == "workload":
+                if self.workload.answer is None:
+                    raise Unsupported("answers: workload, but the workload defines no answer(interrupt) callable")
+                value = self.workload.answer(intr)
+            else:
+                n = self._plan_index(intr.id)
+                if not isinstance(plan, list) or n >= len(plan):
+                    break  # the plan is used up: leave the thread waiting
+                value = plan[n]
+            answered.append([intr.id, jsonable(value)])
+            self.observed = {}
+            out = self._invoke(Command(resume={intr.id: value}), self.config)
+            observed.update(self.observed)
+            if out["status"] != "interrupted":
+                break
+        if out is None:
+            out = outcome("interrupted", interrupts=[], observed={}, **self._head())
+        out["observed"] = observed or out.get("observed") or {}
+        out["answered"] = answered
+        return out
+
+    def _pending_interrupts(self) -> list:
+        """The interrupts the thread waits on now, subgraphs included (oldest task first)."""
+        snap = self.graph.get_state(self.config, subgraphs=True)
+
+        def walk(s: Any) -> list:
+            found = []
+            for t in s.tasks:
+                sub = getattr(t, "state", None)
+                if sub is not None and hasattr(sub, "tasks"):
+                    found += walk(sub)
+                elif t.interrupts:
+                    found += list(t.interrupts)
+            return found
+
+        out = walk(snap)
+        if not out:  # a subgraph's state may not be expanded: fall back to what the root lists
+            out = [i for t in snap.tasks for i in t.interrupts]
+        return out
+
+    def _writes(self) -> list[tuple[str, str, str, str, Any]]:
+        """Every durable pending write of the thread, all namespaces: (checkpoint_id, ns, task_id, channel, value)."""
+        rows = []
+        for tup in self.saver.list({"configurable": {"thread_id": self.thread_id}}):
+            conf = tup.config["configurable"]
+            for task_id, channel, value in tup.pending_writes or []:
+                rows.append((conf.get("checkpoint_id") or "", conf.get("checkpoint_ns") or "", str(task_id), str(channel), value))
+        return rows
+
+    def _raised(self) -> list[tuple[str, str, str, list]]:
+        """The durable ``__interrupt__`` writes of the tasks that raised them, oldest checkpoint first:
+        (checkpoint_id, ns, task_id, interrupts). A subgraph's interrupt also shows in its parent's
+        checkpoint, under the parent's task that runs the subgraph, and there it is replaced by the
+        subgraph's *current* interrupt: writes of a task that runs a subgraph are left out."""
+        writes = self._writes()
+        subgraph_tasks = {part.split(":", 1)[1] for _c, ns, _t, _ch, _v in writes for part in ns.split("|") if ":" in part}
+        return sorted(
+            (cid, ns, task_id, list(value) if isinstance(value, (list, tuple)) else [value])
+            for cid, ns, task_id, channel, value in writes
+            if channel == "__interrupt__" and task_id not in subgraph_tasks
+        )
+
+    def _plan_index(self, interrupt_id: str) -> int:
+        """Which answer of a plan the pending interrupt ``interrupt_id`` is: the number of distinct
+        interrupts the thread raised before it, plus the answers its own task already got (a node
+        that calls ``interrupt()`` twice raises both under one id)."""
+        raised = self._raised()
+        order: list[str] = []
+        for _c, _ns, _t, intrs in raised:
+            for i in intrs:
+                if getattr(i, "id", None) and i.id not in order:
+                    order.append(i.id)
+        base = order.index(interrupt_id) if interrupt_id in order else len(order)
+        latest = [(c, ns, t) for c, ns, t, intrs in raised if any(getattr(i, "id", None) == interrupt_id for i in intrs)]
+        if not latest:
+            return base
+        cid, ns, task_id = latest[-1]
+        got = [v for c, n, t, ch, v in self._writes() if (c, n, t, ch) == (cid, ns, task_id, "__resume__")]
+        return base + (len(got[0]) if got and isinstance(got[0], list) else 0)
 
     def _payload(self, action: Action) -> Any:
         from langgraph.types import Command
@@ -185,17 +444,27 @@ class LangGraphSession:
         raise ValueError(f"unknown resume form {form!r}")
 
     def _interrupt_id(self, which: str) -> str:
+        """``first``: the id of the thread's first interrupt, the one its first answer consumed.
+
+        Read from the durable ``__interrupt__`` writes of every namespace, oldest checkpoint first,
+        of the tasks that raised them (``_raised``): not the parent's record of a subgraph's
+        interrupt, which LangGraph replaces by the subgraph's current one."""
         if which != "first":
             return which
-        history = self._history()  # newest first: the oldest checkpoint with a pending interrupt
-        parked = [h for h in history if any(t.interrupts for t in h.tasks)]
-        if not parked:
+        ids = [i.id for _c, _ns, _t, intrs in self._raised() for i in intrs if getattr(i, "id", None)]
+        if not ids:
             raise Unsupported(f"thread {self.thread_id} never had a pending interrupt to address")
-        return next(i.id for t in parked[-1].tasks for i in t.interrupts)
+        return ids[0]
+
+    def _run_graph(self, payload: Any, config: dict) -> Any:
+        """``invoke``, or on an async backend ``ainvoke`` awaited on the bridge's loop."""
+        if self._bridge is not None:
+            return self._bridge.run(self.graph.ainvoke(payload, config, **self.invoke_opts))
+        return self.graph.invoke(payload, config, **self.invoke_opts)
 
     def _invoke(self, payload: Any, config: dict, **extra: Any) -> ActionOutcome:
         try:
-            out = self.graph.invoke(payload, config, durability=self.durability)
+            out = self._run_graph(payload, config)
         except Exception as exc:  # the framework's answer, recorded as data
             return outcome("error", error=error_of(exc), observed=self.observed, **self._head(), **extra)
         interrupts = _interrupts_of(out)
@@ -229,7 +498,8 @@ class LangGraphSession:
         if via == "explicit":
             # LangGraph's explicit fork: a new checkpoint branching off ``cid`` (no state change).
             try:
-                cfg = {**self.config, "configurable": {**self.config["configurable"], **self.graph.update_state(cfg, None)["configurable"]}}
+                forked = self._bridge.run(self.graph.aupdate_state(cfg, None)) if self._bridge else self.graph.update_state(cfg, None)
+                cfg = {**self.config, "configurable": {**self.config["configurable"], **forked["configurable"]}}
             except Exception as exc:
                 return outcome("error", error=error_of(exc), forked_from=cid, via=via)
         elif via != "checkpoint":
@@ -274,16 +544,9 @@ class LangGraphSession:
         except Exception as exc:
             # the framework cannot read its own thread: say how, and what the store holds
             return {"checkpoints": None, "error": error_of(exc), **self._raw()}
-        completed: list[str] = []
-        for i, h in enumerate(history):
-            for t in h.tasks:
-                if t.name.startswith("__"):
-                    continue
-                # Tasks of older checkpoints finished (a later checkpoint exists); in the head,
-                # a task is recorded complete only if its writes are pending there.
-                if i > 0 or getattr(t, "result", None) is not None:
-                    completed.append(t.name)
+        completed = _completed(history)
         md = snap.metadata or {}
+        frontier, durable = self._frontier(completed)
         return {
             "values": jsonable(snap.values),
             "checkpoint": (snap.config or {}).get("configurable", {}).get("checkpoint_id"),
@@ -291,9 +554,30 @@ class LangGraphSession:
             "head_step": md.get("step"),
             "next": list(snap.next),
             "completed_tasks": sorted(set(completed)),
+            "completed_by_namespace": frontier,
+            "durable_checkpoints": durable,
             "pending_interrupts": sum(len(t.interrupts) for t in snap.tasks),
             "error": None,
         }
+
+    def _frontier(self, root_completed: list[str]) -> tuple[dict[str, list[str]], int]:
+        """Completed nodes per (sub)graph namespace (``""``: the root; ``sub|inner`` without task ids)
+        and the number of durable checkpoints of the thread, subgraphs' included."""
+        frontier: dict[str, set[str]] = {"": set(root_completed)}
+        by_ns: dict[str, int] = {}
+        for tup in self.saver.list({"configurable": {"thread_id": self.thread_id}}):
+            ns = tup.config["configurable"].get("checkpoint_ns") or ""
+            by_ns[ns] = by_ns.get(ns, 0) + 1
+        for ns in by_ns:
+            if not ns:
+                continue
+            cfg = {"configurable": {"thread_id": self.thread_id, "checkpoint_ns": ns}}
+            try:
+                history = list(self.graph.get_state_history(cfg))
+            except Exception:  # a namespace the graph cannot map back to a subgraph: count its checkpoints only
+                continue
+            frontier.setdefault(graph_namespace(ns), set()).update(_completed(history))
+        return {k: sorted(v) for k, v in sorted(frontier.items())}, sum(by_ns.values())
 
     def _raw(self) -> dict:
         """The head checkpoint's channel values and pending writes, read from the saver directly."""
@@ -316,6 +600,23 @@ class LangGraphSession:
             self._close()
         except Exception:
             pass
+
+
+MAX_ANSWERS = 100
+
+
+def _completed(history: list) -> list[str]:
+    """Nodes recorded complete in one namespace's history (newest first): every task of an older
+    checkpoint finished (a later checkpoint exists); in the head, a task is complete only if its
+    writes are pending there."""
+    done: list[str] = []
+    for i, h in enumerate(history):
+        for t in h.tasks:
+            if t.name.startswith("__"):
+                continue
+            if i > 0 or getattr(t, "result", None) is not None:
+                done.append(t.name)
+    return done  # a plan answers at most this many interrupts in one call (a graph that always asks again)
 
 
 def _interrupts_of(out: Any) -> list:
@@ -407,4 +708,10 @@ def prewarm(only: str | None = None) -> None:
     prewarm_versions("langgraph")
     for factory in prewarm_factories(BUILTIN, only):
         ctx = WorkloadContext(checkpointer=InMemorySaver(), effect_hook=lambda task, value: None)
-        factory(ctx)
+        try:
+            factory(ctx)
+        except ImportError:
+            # a built-in that needs what this release lacks (langgraph.prebuilt's ToolNode on an
+            # older langgraph) is no reason to refuse every other workload: a racer that builds it
+            # for real reports the ImportError itself
+            continue

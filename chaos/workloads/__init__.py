@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -22,13 +23,23 @@ if TYPE_CHECKING:
 
 @dataclass
 class WorkloadContext:
-    """What a workload factory gets: the saver to compile with and the effect hook."""
+    """What a workload factory gets: the saver to compile with, the effect hook, and where it runs.
+
+    ``trial_id`` / ``thread_id``: the trial and the framework thread this racer works on;
+    ``scratch``: a folder of this trial shared by all its racers (created by the racer, empty at
+    the trial's start), where a workload keeps its own stores (a dedupe table, an outbox, an
+    acceptance ledger) so they survive a kill like the framework's store does. ``None`` where a
+    workload is built outside a trial (prewarming)."""
 
     checkpointer: Any
     effect_hook: Callable[..., None]
     seed: int = 0
     racer_id: str = ""
     params: dict = field(default_factory=dict)
+    trial_id: str = ""
+    thread_id: str = ""
+    scratch: Path | None = None
+    observe_hook: Callable[[str, Any], None] | None = None
 
     def effect(self, task: str, value: Any = None) -> None:
         """Perform the irreversible effect of ``task`` (for a gated effect, with the resume value)."""
@@ -39,6 +50,22 @@ class WorkloadContext:
         second attempt with the same key is a no-op, as an ``INSERT ... ON CONFLICT DO NOTHING``
         on a unique key would be. The ``effect(task=...):after`` barrier is passed either way."""
         self.effect_hook(task, value, once=True)
+
+    def observe(self, name: str, value: Any = None) -> None:
+        """Record a fact (e.g. "the task body ran") without counting it as an effect: it goes into
+        the action's outcome (``facts``), never into the effect ledger, and passes no barrier."""
+        if self.observe_hook is not None:
+            self.observe_hook(name, value)
+
+
+def scratch_dir(spec: RacerSpec) -> Path | None:
+    """The trial's scratch folder (next to its racers' result files), created if missing; None for
+    a spec without a result path (written by hand)."""
+    if not spec.get("result_path"):
+        return None
+    path = Path(spec["result_path"]).parent / "scratch"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def import_factory(ref: str) -> Callable:
@@ -70,6 +97,9 @@ def build_workload(
         seed=int(spec.get("seed", 0)),
         racer_id=spec["racer_id"],
         params=dict(spec.get("workload_params") or {}),
+        trial_id=spec.get("trial_id", ""),
+        thread_id=spec["thread_id"],
+        scratch=scratch_dir(spec),
     )
     name = spec["workload"]
     built = (builtin.get(name) or import_factory(name))(ctx)

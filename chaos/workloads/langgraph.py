@@ -2,6 +2,9 @@
 
 * ``gate_after_interrupt``: pre -> gate -> end. ``gate`` calls ``interrupt()`` and, once resumed,
   fires its effect keyed by the resume value (``gate:True``): the effect a human approval guards.
+* ``approval_idempotent``: the same shape, fixed: ``pre`` fires nothing, the approved action and
+  ``end`` fire idempotently (``ctx.effect_once``). A sweep over it must come out clean, the kill
+  points before the human's answer vacuous (nothing has fired there).
 * ``three_step``: a -> b -> c, each firing one effect: the simplest workflow whose completed steps
   must not run again after a crash.
 * ``three_step_idempotent``: the same with idempotent effects (``ctx.effect_once``): the harness's
@@ -21,6 +24,7 @@ Each node fires its effect before it returns, through ``ctx.effect``.
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, TypedDict
 
@@ -29,15 +33,42 @@ from chaos.workloads import WorkloadContext
 
 @dataclass
 class LangGraphWorkload:
-    """A compiled graph, the input that starts it, and which task's effect an interrupt gates."""
+    """A compiled graph, the input that starts it, and which task's effect an interrupt gates.
+
+    ``max_concurrency``: the graph's own limit, passed to ``invoke``; ``None`` (the default) is
+    LangGraph's default, as in production: parallel branches and parallel tool calls run in
+    parallel. ``answer``: ``answer(interrupt) -> value``, what a human answers to an interrupt
+    (``interrupt.value`` is its payload, ``interrupt.id`` its id); used with ``answers: workload``."""
 
     graph: Any
     input: Any = field(default_factory=dict)
     gated_task: str | None = None
     meta: dict = field(default_factory=dict)
-    # one task at a time keeps persistence order stable; the functional API's entrypoint is itself a
-    # task that waits on its @tasks, so it needs two slots or it deadlocks
-    max_concurrency: int | None = 1
+    max_concurrency: int | None = None
+    answer: Callable[[Any], Any] | None = None
+
+
+@dataclass
+class Thread:
+    """What a team's recovery gets (``resume: app:package.module:recover`` calls ``recover(ctx,
+    thread)`` in the fresh process): the thread's id, its config, the compiled graph, the input
+    that starts it, and how many durable checkpoints it has (0: nothing of the run survived).
+    ``invoke(payload)`` runs the graph on the thread as chaos runs it (its durability, its config);
+    ``recover`` returns what the last ``invoke`` returned."""
+
+    thread_id: str
+    config: dict
+    graph: Any
+    input: Any
+    checkpoints: int
+    invoke: Callable[[Any], Any]
+
+
+# The built-in StateGraph workloads pin one task at a time, as they always ran: with it LangGraph's
+# background writes (put_writes through the loop's executor) are serialised too, so a sweep's
+# persistence order, and the shipped scenarios' and tests' per-boundary results, stay exactly
+# reproducible. A user's graph gets LangGraph's default (``max_concurrency=None``), as in production.
+PINNED = 1
 
 
 class GateState(TypedDict, total=False):
@@ -49,21 +80,24 @@ class StepState(TypedDict, total=False):
     log: Annotated[list, operator.add]
 
 
-def gate_after_interrupt(ctx: WorkloadContext) -> LangGraphWorkload:
+def gate_after_interrupt(ctx: WorkloadContext, *, idempotent: bool = False, pre_effect: bool = True) -> LangGraphWorkload:
     from langgraph.graph import END, START, StateGraph
     from langgraph.types import interrupt
 
+    fire = ctx.effect_once if idempotent else ctx.effect
+
     def pre(state: GateState) -> dict:
-        ctx.effect("pre")
+        if pre_effect:
+            fire("pre")
         return {"log": ["pre"]}
 
     def gate(state: GateState) -> dict:
         value = interrupt({"question": "approve?"})
-        ctx.effect("gate", value)
+        fire("gate", value)
         return {"log": ["gate"], "approved": value}
 
     def end(state: GateState) -> dict:
-        ctx.effect("end")
+        fire("end")
         return {"log": ["end"]}
 
     g = StateGraph(GateState)
@@ -74,7 +108,13 @@ def gate_after_interrupt(ctx: WorkloadContext) -> LangGraphWorkload:
     g.add_edge("pre", "gate")
     g.add_edge("gate", "end")
     g.add_edge("end", END)
-    return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []}, gated_task="gate")
+    return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []}, gated_task="gate", max_concurrency=PINNED)
+
+
+def approval_idempotent(ctx: WorkloadContext) -> LangGraphWorkload:
+    """The fixed approval workflow: pre only prepares (no effect), gate's approved action and end's
+    effect carry idempotency keys. A crash before the human answers leaves nothing fired."""
+    return gate_after_interrupt(ctx, idempotent=True, pre_effect=False)
 
 
 def three_step(ctx: WorkloadContext, *, idempotent: bool = False) -> LangGraphWorkload:
@@ -96,7 +136,7 @@ def three_step(ctx: WorkloadContext, *, idempotent: bool = False) -> LangGraphWo
     g.add_edge("a", "b")
     g.add_edge("b", "c")
     g.add_edge("c", END)
-    return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []})
+    return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []}, max_concurrency=PINNED)
 
 
 def three_step_idempotent(ctx: WorkloadContext) -> LangGraphWorkload:
@@ -135,7 +175,7 @@ def two_gates(ctx: WorkloadContext) -> LangGraphWorkload:
     g.add_edge("gate", "gate2")
     g.add_edge("gate2", "end")
     g.add_edge("end", END)
-    return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []}, gated_task="gate")
+    return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []}, gated_task="gate", max_concurrency=PINNED)
 
 
 def _invalid(ctx: WorkloadContext, bad_update: dict, field_name: str) -> LangGraphWorkload:
@@ -169,6 +209,7 @@ def _invalid(ctx: WorkloadContext, bad_update: dict, field_name: str) -> LangGra
         graph=g.compile(checkpointer=ctx.checkpointer),
         input={"log": []},
         meta={"invalid": {"task": "bad", "field": field_name, "value": bad_update[field_name]}},
+        max_concurrency=PINNED,
     )
 
 
@@ -207,7 +248,7 @@ def functional_gate(ctx: WorkloadContext) -> LangGraphWorkload:
         log.append(end().result())
         return {"log": log, "approved": value}
 
-    return LangGraphWorkload(graph=approval, input={"log": []}, gated_task="gate", max_concurrency=None)
+    return LangGraphWorkload(graph=approval, input={"log": []}, gated_task="gate")
 
 
 def functional_three_step(ctx: WorkloadContext) -> LangGraphWorkload:
@@ -227,11 +268,12 @@ def functional_three_step(ctx: WorkloadContext) -> LangGraphWorkload:
     def steps(inp: dict) -> dict:
         return {"log": [a().result(), b().result(), c().result()]}
 
-    return LangGraphWorkload(graph=steps, input={"log": []}, max_concurrency=None)
+    return LangGraphWorkload(graph=steps, input={"log": []})
 
 
 BUILTIN = {
     "gate_after_interrupt": gate_after_interrupt,
+    "approval_idempotent": approval_idempotent,
     "three_step": three_step,
     "three_step_idempotent": three_step_idempotent,
     "two_gates": two_gates,
@@ -240,3 +282,8 @@ BUILTIN = {
     "functional_gate": functional_gate,
     "functional_three_step": functional_three_step,
 }
+
+# agents sharing state (the shared_state kind): their own module, registered here as built-ins
+from chaos.workloads.shared_langgraph import SHARED  # noqa: E402
+
+BUILTIN.update(SHARED)

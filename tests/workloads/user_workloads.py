@@ -5,9 +5,20 @@ user would: copied beside a scenario and named ``user_workloads:two_step``, or f
 root as ``tests.workloads.user_workloads:hang_forever``.
 
 ``two_step``: charge -> email, one effect per node, compiled with ``ctx.checkpointer``.
+``commit_before_execute``: a -> pay -> c, where ``pay`` marks its step done in the team's own store
+and then performs its effects (``reserve``, then ``charge``): killed between the two, the re-run
+sees "done" and skips the charge, so the charge is lost.
+``workflow_duplicate``: a -> b where ``b`` notifies twice in every run, crash or none.
+``approval`` and its miswired variants (own saver, no checkpointer, ``gated_task`` naming the node,
+an answer the node cannot parse, a payment made twice per answer): prepare -> approve
+(``interrupt()``, then ``send_payment``).
 ``broken_at_build``: a factory that raises, so its cell fails once with the reason.
 ``hang_forever``: a -> b where ``a`` fires its effect and then blocks forever, so a racer never
 exits on its own: the harness must kill it after ``timeout_s`` and record the trial as hung.
+``approval_reads_amount``: a gate whose node reads a referenced answer (``approve#r1``) as a mapping:
+``TypeError`` in the user's node (an app error, never the framework's); a plain answer passes.
+``approval_dies_on_r1``: a gate whose node, resumed with a value ending in ``#r1``, is SIGKILLed
+from inside before it fires, as the OOM killer would do it (a signal chaos did not send).
 A module whose import fails lives apart (``tests.workloads.broken_import``): it cannot share a
 module with factories that must import.
 """
@@ -44,6 +55,85 @@ def two_step(ctx):
     return g.compile(checkpointer=ctx.checkpointer)
 
 
+def _steps_done(ctx):
+    """The team's own "steps done" table, in a file beside the trial's checkpoint database (one per trial)."""
+    import sqlite3
+    from pathlib import Path
+
+    (_, _, checkpoints), *_ = ctx.checkpointer.conn.execute("PRAGMA database_list").fetchall()
+    conn = sqlite3.connect(str(Path(checkpoints).with_name("steps_done.sqlite")), check_same_thread=False, isolation_level=None)
+    conn.execute("CREATE TABLE IF NOT EXISTS done (step TEXT PRIMARY KEY)")
+    return conn
+
+
+def commit_before_execute(ctx):
+    """The commit-before-execute bug: ``pay`` records its step done, then performs the effects.
+    Compiled with ctx.checkpointer (SQLite backend: the store lives beside its file)."""
+    from langgraph.graph import END, START, StateGraph
+
+    done = _steps_done(ctx)
+
+    def a(state):
+        ctx.effect("a")
+        return {"log": ["a"]}
+
+    def pay(state):
+        if done.execute("SELECT 1 FROM done WHERE step = 'pay'").fetchone() is None:
+            done.execute("INSERT INTO done VALUES ('pay')")  # committed first ...
+            ctx.effect("reserve")
+            ctx.effect("charge")  # ... executed after: a crash in between loses the charge
+        return {"log": ["pay"]}
+
+    def c(state):
+        ctx.effect("c")
+        return {"log": ["c"]}
+
+    g = StateGraph(S)
+    g.add_node("a", a)
+    g.add_node("pay", pay)
+    g.add_node("c", c)
+    g.add_edge(START, "a")
+    g.add_edge("a", "pay")
+    g.add_edge("pay", "c")
+    g.add_edge("c", END)
+    return g.compile(checkpointer=ctx.checkpointer)
+
+
+def workflow_duplicate(ctx):
+    """A graph that fires one effect twice in every run: a duplicate no crash is needed for."""
+    from langgraph.graph import END, START, StateGraph
+
+    def a(state):
+        ctx.effect("a")
+        return {"log": ["a"]}
+
+    def b(state):
+        ctx.effect("notify")
+        ctx.effect("notify")  # e.g. a retry around a call that had succeeded
+        return {"log": ["b"]}
+
+    g = StateGraph(S)
+    g.add_node("a", a)
+    g.add_node("b", b)
+    g.add_edge(START, "a")
+    g.add_edge("a", "b")
+    g.add_edge("b", END)
+    return g.compile(checkpointer=ctx.checkpointer)
+
+
+def quiet(ctx):
+    """a -> b whose nodes never call ctx.effect: nothing an exactly-once check could count."""
+    from langgraph.graph import END, START, StateGraph
+
+    g = StateGraph(S)
+    g.add_node("a", lambda state: {"log": ["a"]})
+    g.add_node("b", lambda state: {"log": ["b"]})
+    g.add_edge(START, "a")
+    g.add_edge("a", "b")
+    g.add_edge("b", END)
+    return g.compile(checkpointer=ctx.checkpointer)
+
+
 def broken_at_build(ctx):
     raise RuntimeError("this workload cannot be built")
 
@@ -70,3 +160,116 @@ def hang_forever(ctx):
     g.add_edge("a", "b")
     g.add_edge("b", END)
     return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []})
+
+
+def _gate_graph(ctx, gate):
+    from langgraph.graph import END, START, StateGraph
+
+    from chaos.workloads.langgraph import GateState, LangGraphWorkload
+
+    def pre(state):
+        ctx.effect("pre")
+        return {"log": ["pre"]}
+
+    g = StateGraph(GateState)
+    g.add_node("pre", pre)
+    g.add_node("gate", gate)
+    g.add_edge(START, "pre")
+    g.add_edge("pre", "gate")
+    g.add_edge("gate", END)
+    return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []}, gated_task="gate")
+
+
+def approval_reads_amount(ctx):
+    """The user's node takes a plain approval, but reads a referenced one (``approve#r1``, as each
+    racer of a race with ``distinct_values`` answers) as a mapping: TypeError. The plain answer of
+    the preflight passes; the racers' answers raise in the user's code."""
+    from langgraph.types import interrupt
+
+    def gate(state):
+        answer = interrupt({"question": "approve the payment?"})
+        amount = answer["amount"] if "#" in answer else 10  # TypeError on a str: the user's bug, not the framework's
+        ctx.effect("gate", amount)
+        return {"log": ["gate"], "approved": amount}
+
+    return _gate_graph(ctx, gate)
+
+
+def approval_dies_on_r1(ctx):
+    """The racer answering with a value ending in ``#r1`` is SIGKILLed while its node runs."""
+    import os
+    import signal
+
+    from langgraph.types import interrupt
+
+    def gate(state):
+        answer = interrupt({"question": "approve?"})
+        if str(answer).endswith("#r1"):
+            os.kill(os.getpid(), signal.SIGKILL)  # what the OOM killer does: nothing chaos sent
+        ctx.effect("gate", answer)
+        return {"log": ["gate"], "approved": answer}
+
+    return _gate_graph(ctx, gate)
+
+
+# -- wiring mistakes a preflight must catch (each builds and would run, but cannot be measured) --
+
+
+def _approval(ctx, *, checkpointer, gated_task="send_payment", parse=None, pays=1):
+    """prepare -> approve (interrupt(), then the payment) -> done, compiled with ``checkpointer``."""
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import interrupt
+
+    from chaos.workloads.langgraph import LangGraphWorkload
+
+    def prepare(state):
+        return {"log": ["prepare"]}
+
+    def approve(state):
+        answer = interrupt({"action": "send_payment", "args": {"amount": 10}})
+        if parse is not None:
+            answer = parse(answer)
+        for _ in range(pays):
+            ctx.effect("send_payment", answer)
+        return {"log": ["approve"]}
+
+    g = StateGraph(S)
+    g.add_node("prepare", prepare)
+    g.add_node("approve", approve)
+    g.add_edge(START, "prepare")
+    g.add_edge("prepare", "approve")
+    g.add_edge("approve", END)
+    return LangGraphWorkload(graph=g.compile(checkpointer=checkpointer), input={"log": []}, gated_task=gated_task)
+
+
+def approval(ctx):
+    """Wired right: compiled with ctx.checkpointer, the gated effect named by its label."""
+    return _approval(ctx, checkpointer=ctx.checkpointer)
+
+
+def approval_own_saver(ctx):
+    """Compiled with its own InMemorySaver: chaos sees no checkpoint, crashes lose nothing it can see."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    return _approval(ctx, checkpointer=InMemorySaver())
+
+
+def approval_no_checkpointer(ctx):
+    """Compiled without a checkpointer: nothing is durable, an interrupt cannot even be resumed."""
+    return _approval(ctx, checkpointer=None)
+
+
+def approval_gated_by_node(ctx):
+    """``gated_task`` names the node (``approve``) instead of the effect label (``send_payment``)."""
+    return _approval(ctx, checkpointer=ctx.checkpointer, gated_task="approve")
+
+
+def approval_wants_a_dict(ctx):
+    """The node reads the answer as a dict (Agent Inbox style): a plain value makes it raise."""
+    return _approval(ctx, checkpointer=ctx.checkpointer, parse=lambda answer: answer["type"])
+
+
+def approval_pays_twice(ctx):
+    """The approved node pays twice per answer (a retry around a call that had succeeded): a
+    duplicate in every uninterrupted run, no race needed."""
+    return _approval(ctx, checkpointer=ctx.checkpointer, pays=2)

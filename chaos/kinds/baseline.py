@@ -1,0 +1,115 @@
+"""The crash-free baseline of a cell: what the workload fires when nothing goes wrong.
+
+Why: a verdict about a crash or a race must be judged against what the workflow does without one.
+An effect an uninterrupted run already fires twice (parallel tool calls whose second
+``interrupt()`` re-runs the node from its top, say) is the workflow's own duplicate: it needs no
+crash and no race, and blaming it on one misleads the team that reads the report.
+
+What it promises:
+
+* ``baseline_actions(cell)``: the workload's whole uninterrupted life: run, and answer each
+  interrupt when the scenario resumes with a command (the preflight run uses the same).
+* ``Baseline`` values (``baseline_of``): the effect keys of an uninterrupted run, with how many
+  rows each, and the keys it fires more than once by itself (``workflow_duplicates``).
+* ``with_baseline(ctx, cell, trials)``: for kinds whose trials are repeats (``race``), one racer
+  runs the workload uninterrupted (no fault, its own thread) once the first trial has run, and
+  every trial record carries its effect counts in ``observations["baseline_effects"]`` (or
+  ``baseline_error`` when that run did not finish), so a checker, a pure function of the records,
+  reads the baseline from any trial. A sweep's dry run is its baseline (``chaos.kinds.sweep``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from chaos.racer.protocol import ActionSpec
+from chaos.records import Baseline, TrialRecord
+from chaos.running.trial import RunContext, TrialRun
+from chaos.scenario.model import Cell, Scenario
+
+MAX_ANSWERS = 8  # interrupts answered in a baseline run (an approval loop stops at this many)
+
+
+def answer_action(s: Scenario) -> ActionSpec:
+    """Answer the pending interrupt: with the scenario's answer plan (every interrupt in turn, until
+    the run completes) when it has one, else once with resume's command value."""
+    if s.answers is not None:
+        return {"op": "resume", "form": "command", "value": s.first_answer, "answers": s.answers}
+    return {"op": "resume", "form": "command", "value": s.resume_value}
+
+
+def baseline_actions(cell: Cell) -> list[ActionSpec]:
+    """Run, then answer its interrupts when the scenario resumes with a command: the answer plan
+    answers each in turn until the run completes; one command value answers each (up to
+    ``MAX_ANSWERS``)."""
+    s = cell.scenario
+    acts: list[ActionSpec] = [{"op": "run"}]
+    if s.resume_form == "command":
+        if s.answers is not None:
+            acts.append({**answer_action(s), "if": "interrupted"})
+        else:
+            acts += [{**answer_action(s), "if": "interrupted"} for _ in range(MAX_ANSWERS)]
+    return acts
+
+
+def effect_counts(rows: Iterable[dict[str, Any]]) -> dict[str, int]:
+    """Rows per effect key (the task, or ``task:value`` for a gated effect)."""
+    return dict(Counter(row["effect_key"] for row in rows))
+
+
+def baseline_of(trial_id: str, effects: dict[str, int]) -> Baseline:
+    return Baseline(trial_id=trial_id, effects=effects, workflow_duplicates={k: n for k, n in effects.items() if n > 1})
+
+
+def run_baseline(ctx: RunContext, cell: Cell) -> dict[str, Any]:
+    """One uninterrupted run of the cell's workload: ``{"trial_id", "effects"}`` or ``{"trial_id", "error"}``."""
+    trial_id = f"c{cell.index:03d}-base"
+    run = TrialRun(ctx, cell, trial_id)
+    try:
+        (h,) = run.start([run.spec("base", actions=baseline_actions(cell))])
+        hung = run.wait_exit([h])
+        out = run.collect(h, "base", "run", hung=bool(hung))
+        outcomes = (out.result or {}).get("outcomes") or []
+        err = next((o.get("error") for o in outcomes if o.get("status") == "error"), None)
+        if out.status != "ok" or err:
+            why = f"{err.get('type')}: {err.get('message')}" if err else f"{out.status}: {run.history[-1].detail}"
+            return {"trial_id": trial_id, "error": why[:500]}
+        return {"trial_id": trial_id, "effects": effect_counts(ctx.read_ledger(trial_id))}
+    finally:
+        run.cleanup()
+
+
+def with_baseline(ctx: RunContext, cell: Cell, trials: Iterator[TrialRecord]) -> Iterator[TrialRecord]:
+    """``trials``, each carrying the cell's baseline (run once, when the first trial has run)."""
+    base: dict[str, Any] | None = None
+    while True:
+        if base is None:
+            # pull the next trial lazily: a resumed run whose trials are all journaled runs no baseline
+            try:
+                first = next(trials)
+            except StopIteration:
+                return
+            base = run_baseline(ctx, cell)
+            rec = first
+        else:
+            try:
+                rec = next(trials)
+            except StopIteration:
+                return
+        if "effects" in base:
+            rec.observations["baseline_effects"] = base["effects"]
+        else:
+            rec.observations["baseline_error"] = base["error"]
+        rec.observations["baseline_trial"] = base["trial_id"]
+        yield rec
+
+
+def baseline_in(records: Iterable[TrialRecord]) -> Baseline | None:
+    """The baseline the records carry (the first that has one), or None."""
+    for r in records:
+        effects = r.observations.get("baseline_effects")
+        if effects is not None:
+            return baseline_of(r.observations.get("baseline_trial") or "?", effects)
+    return None

@@ -1,0 +1,395 @@
+"""``chaos repro RUN_DIR TRIAL_ID``: a violation as a standalone script an upstream maintainer can run.
+
+Why: a violation found by chaos cannot be filed upstream if reproducing it needs chaos. This
+module turns one violating trial of a stored run into ``repro_<trial>.py``, which needs only the
+framework and its saver, plus ``repro_<trial>.md`` (versions, what it shows, how to run it), in
+the style of a minimal bug report.
+
+What it promises:
+
+* Scope: LangGraph's built-in workloads ``three_step`` and ``gate_after_interrupt`` on SQLite. An
+  EO violation of a kill sweep becomes: a forked child runs the graph with a saver subclass that
+  SIGKILLs its own process at the trial's boundary (named as chaos names it, with its occurrence),
+  the parent confirms the kill from the exit status, resumes in a fresh saver on the same file
+  with the scenario's resume form, and counts the effects (one fsynced line each). An FD
+  violation of a fork (LangGraph issue 6663) becomes: answer the interrupt with v1, resume from
+  the interrupt's checkpoint with v2, and see which value the gate fired with.
+* The script exits 1 and prints ``REPRODUCED`` when it sees the violation, 0 when it does not.
+* A trial that violated nothing, a trial id the run does not have, or a workload, backend or kind
+  it cannot express is a ``ChaosError`` naming the trial (exit 3); nothing is written then.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from chaos.kinds import get_kind
+from chaos.racer.errors import ChaosError
+
+__all__ = ["ReproError", "write_repro"]
+
+WORKLOADS = ("three_step", "gate_after_interrupt")
+
+
+class ReproError(ChaosError):
+    """A repro that cannot be written: names the run folder and trial."""
+
+
+@dataclass
+class Repro:
+    script: Path
+    markdown: Path
+    property: str
+    summary: str
+
+
+def _trial(run_dir: Path, trial_id: str) -> dict[str, Any]:
+    journal = run_dir / "journal.jsonl"
+    if not journal.is_file():
+        raise ReproError(f"{run_dir}: not a run folder (no journal.jsonl)", hint="name a folder `chaos run` wrote")
+    found = None
+    for line in journal.read_text().splitlines():
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a torn last line
+        if rec.get("trial_id") == trial_id:
+            found = rec
+    if found is None:
+        raise ReproError(f"{run_dir}: no trial {trial_id!r} in its journal", hint="take a trial id from a verdict's evidence")
+    return found
+
+
+def _violation(run_dir: Path, trial_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The cell (results.json) and the violated verdict whose evidence names the trial."""
+    results = json.loads((run_dir / "results.json").read_text())
+    for cell in results["cells"]:
+        for v in cell["verdicts"]:
+            if v["status"] == "violated" and trial_id in v["evidence"]["trial_ids"] and v["property"] in ("EO", "FD"):
+                return cell, v
+    raise ReproError(
+        f"{run_dir}: trial {trial_id} violated nothing a repro can show (EO of a kill sweep, FD of a fork)",
+        hint="take a trial id from the evidence of a violated EO or FD verdict",
+    )
+
+
+def _versions(run_dir: Path) -> dict[str, str | None]:
+    meta = json.loads((run_dir / "run.json").read_text())
+    return dict(meta.get("versions") or {})
+
+
+def write_repro(run_dir: str | Path, trial_id: str, out: str | Path | None = None) -> Repro:
+    """Write ``repro_<trial>.py`` and ``.md`` into ``out`` (default: the run folder)."""
+    folder = Path(run_dir)
+    if not (folder / "results.json").is_file():
+        raise ReproError(f"{folder}: no results.json (not a finished run folder)", hint="name a folder `chaos run` wrote")
+    trial = _trial(folder, trial_id)
+    cell, verdict = _violation(folder, trial_id)
+    where = f"{folder}: trial {trial_id}"
+    if cell["framework"] != "langgraph" or cell["workload"] not in WORKLOADS:
+        raise ReproError(f"{where}: repro writes LangGraph's {' and '.join(WORKLOADS)} only, not {cell['framework']} {cell['workload']}")
+    if cell["backend"] != "sqlite":
+        raise ReproError(f"{where}: repro writes the SQLite saver only, not {cell['backend']}")
+    resume = str(cell["resume"])
+    if resume.startswith("app:"):
+        raise ReproError(f"{where}: a team's recovery (resume: app:...) cannot be written without chaos")
+    params = {
+        "WORKLOAD": cell["workload"],
+        "DURABILITY": cell["durability"],
+        "RESUME": resume,
+        "TRIAL": trial_id,
+        "RUN": str(folder),
+    }
+    if verdict["property"] == "EO":
+        if get_kind(cell["kind"]).section != "sweep" or not trial.get("point"):
+            raise ReproError(f"{where}: EO repro needs a kill-sweep trial with a kill point")
+        params["KILL_AT"] = trial["point"]
+        body = _EO
+        summary = f"LangGraph fires an effect twice after a crash at {trial['point']} and a resume ({resume})"
+    else:
+        if "FD" not in get_kind(cell["kind"]).properties or cell["workload"] != "gate_after_interrupt":
+            raise ReproError(f"{where}: FD repro writes a fork of gate_after_interrupt only")
+        fork_via = (cell.get("axes") or {}).get("fork_via") or (cell.get("summary") or {}).get("fork_via") or "checkpoint"
+        if fork_via != "checkpoint":
+            raise ReproError(f"{where}: FD repro writes a fork via the plain checkpoint address only, not {fork_via}")
+        body = _FD
+        summary = "LangGraph replays the first answer when a thread is resumed from the interrupt's checkpoint with another (issue 6663)"
+    versions = _versions(folder)
+    text = _HEADER.format(summary=summary, trial=trial_id, run=folder, versions=_version_line(versions)) + body
+    for key, value in params.items():
+        text = text.replace(f"@{key}@", repr(value))
+    target = Path(out) if out is not None else folder
+    target.mkdir(parents=True, exist_ok=True)
+    script = target / f"repro_{trial_id}.py"
+    script.write_text(text)
+    md = target / f"repro_{trial_id}.md"
+    md.write_text(_markdown(summary, verdict, cell, trial, versions, script.name))
+    return Repro(script=script, markdown=md, property=verdict["property"], summary=summary)
+
+
+def _version_line(versions: dict[str, str | None]) -> str:
+    keep = ("python", "langgraph", "langgraph-checkpoint", "langgraph-checkpoint-sqlite")
+    return ", ".join(f"{k} {versions[k]}" for k in keep if versions.get(k))
+
+
+def _markdown(summary: str, verdict: dict[str, Any], cell: dict[str, Any], trial: dict[str, Any], versions: dict, name: str) -> str:
+    pins = " ".join(f"{k}=={versions[k]}" for k in ("langgraph", "langgraph-checkpoint", "langgraph-checkpoint-sqlite") if versions.get(k))
+    point = (
+        f"\n- kill point: `{trial['point']}` (occurrence of the saver call or effect, as the script names it)" if trial.get("point") else ""
+    )
+    return f"""# {summary}
+
+Versions: {_version_line(versions) or "see run.json"}.
+
+```sh
+python -m venv venv && venv/bin/pip install {pins or "langgraph langgraph-checkpoint-sqlite"}
+venv/bin/python {name}     # exit 1 and REPRODUCED: the bug; exit 0: not reproduced
+```
+
+What it shows ({verdict["property"]}): {verdict["reason"]}
+
+- workload: `{cell["workload"]}` (a StateGraph whose nodes each append one line to an effects file,
+  fsynced, standing for an irreversible effect: a payment, an e-mail)
+- saver: `SqliteSaver` on a file; durability `{cell["durability"]}`; resume `{cell["resume"]}`{point}
+- expected: every effect once (a step recorded complete is not run again; a fork runs with the new answer)
+
+Written by `chaos repro` from trial `{trial["trial_id"]}`; the script needs no chaos.
+"""
+
+
+_HEADER = '''"""Reproduction: {summary}.
+
+Found by chaos (trial {trial} of {run}); this script needs only LangGraph and its SQLite saver.
+Versions it was found with: {versions}.
+Exit status 1 and "REPRODUCED": the bug; 0: not reproduced.
+"""
+'''
+
+_COMMON = '''
+import operator
+import os
+import signal
+import sqlite3
+import sys
+import tempfile
+from collections import Counter
+from typing import Annotated, Any, TypedDict
+
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import Command, interrupt
+
+WORKLOAD = @WORKLOAD@
+DURABILITY = @DURABILITY@
+RESUME = @RESUME@  # none: invoke(None); input: invoke(the input again); command:<v>: Command(resume=v)
+WORKDIR = tempfile.mkdtemp(prefix="langgraph-repro-")
+DB = os.path.join(WORKDIR, "checkpoints.sqlite")
+EFFECTS = os.path.join(WORKDIR, "effects.log")  # one line per irreversible effect, fsynced
+CONFIG: dict[str, Any] = {"configurable": {"thread_id": "t1"}, "max_concurrency": 1}
+INVOKE = {} if DURABILITY == "default" else {"durability": DURABILITY}
+
+# @BOUNDARY@
+
+
+def effect(task: str, value: Any = None) -> None:
+    """An irreversible effect (a payment, an e-mail): recorded durably before the node returns."""
+    with open(EFFECTS, "a") as f:
+        f.write(f"{task}\\t{value!r}\\n")
+        f.flush()
+        os.fsync(f.fileno())
+    boundary(f"effect(task={task}):after")
+
+
+class StepState(TypedDict, total=False):
+    log: Annotated[list, operator.add]
+
+
+class GateState(TypedDict, total=False):
+    log: Annotated[list, operator.add]
+    approved: Any
+
+
+def build(saver):
+    if WORKLOAD == "three_step":
+        g = StateGraph(StepState)
+
+        def make(name):
+            def node(state):
+                effect(name)
+                return {"log": [name]}
+
+            return node
+
+        for name in ("a", "b", "c"):
+            g.add_node(name, make(name))
+        g.add_edge(START, "a")
+        g.add_edge("a", "b")
+        g.add_edge("b", "c")
+        g.add_edge("c", END)
+        return g.compile(checkpointer=saver)
+    g = StateGraph(GateState)
+
+    def pre(state):
+        effect("pre")
+        return {"log": ["pre"]}
+
+    def gate(state):
+        value = interrupt({"question": "approve?"})
+        effect("gate", value)
+        return {"log": ["gate"], "approved": value}
+
+    def end(state):
+        effect("end")
+        return {"log": ["end"]}
+
+    g.add_node("pre", pre)
+    g.add_node("gate", gate)
+    g.add_node("end", end)
+    g.add_edge(START, "pre")
+    g.add_edge("pre", "gate")
+    g.add_edge("gate", "end")
+    g.add_edge("end", END)
+    return g.compile(checkpointer=saver)
+
+
+def open_saver(cls=SqliteSaver):
+    conn = sqlite3.connect(DB, check_same_thread=False, timeout=60)
+    saver = cls(conn)
+    saver.setup()
+    return saver
+
+
+def effects() -> list[str]:
+    if not os.path.exists(EFFECTS):
+        return []
+    with open(EFFECTS) as f:
+        return [line.split("\\t")[0] for line in f.read().splitlines()]
+'''
+
+_EO = (
+    _COMMON.replace(
+        "# @BOUNDARY@\n",
+        '''KILL_AT = @KILL_AT@  # the boundary the first process dies at (#n: its n-th occurrence)
+ARMED = True
+SEEN: Counter = Counter()
+
+
+def boundary(label: str) -> None:
+    """Each saver call and effect passes here; at KILL_AT the process is SIGKILLed (a crash)."""
+    SEEN[label] += 1
+    if ARMED and f"{label}#{SEEN[label]}" == KILL_AT:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def node_of(task_path: Any) -> str:
+    text = str(task_path or "")
+    return (text.split(", ")[-1].strip("()'\\" ") or "-") if text else "-"
+
+
+class CrashingSaver(SqliteSaver):
+    def put(self, config, checkpoint, metadata, new_versions):
+        name = f"put(step={(metadata or {}).get('step')},source={(metadata or {}).get('source')})"
+        boundary(name + ":before")
+        out = super().put(config, checkpoint, metadata, new_versions)
+        boundary(name + ":after")
+        return out
+
+    def put_writes(self, config, writes, task_id, task_path=""):
+        name = f"put_writes(node={node_of(task_path)},channels={'+'.join(str(w[0]) for w in writes)})"
+        boundary(name + ":before")
+        out = super().put_writes(config, writes, task_id, task_path)
+        boundary(name + ":after")
+        return out
+
+
+def resume_payload():
+    form, _, value = RESUME.partition(":")
+    if form == "command":
+        return Command(resume={"true": True, "false": False}.get(value, value))
+    return {"log": []} if form == "input" else None
+''',
+    )
+    + '''
+
+def first_process() -> None:
+    """The run that crashes: start the graph (answer its interrupt, if the resume form is a command)."""
+    graph = build(open_saver(CrashingSaver))
+    out = graph.invoke({"log": []}, CONFIG, **INVOKE)
+    if RESUME.startswith("command:") and "__interrupt__" in out:
+        graph.invoke(resume_payload(), CONFIG, **INVOKE)
+    os._exit(0)  # never reached when KILL_AT is on the run's path
+
+
+def main() -> int:
+    global ARMED
+    pid = os.fork()
+    if pid == 0:
+        try:
+            first_process()
+        finally:
+            os._exit(3)
+    _, status = os.waitpid(pid, 0)
+    if not (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL):
+        print(f"the first process was not killed at {KILL_AT} (status {status}): not reproduced")
+        return 0
+    before = Counter(effects())
+    print(f"crashed at {KILL_AT}; effects before the crash: {dict(before)}")
+    ARMED = False
+    graph = build(open_saver())  # a fresh process would do the same: new connection, same file
+    graph.invoke(resume_payload(), CONFIG, **INVOKE)
+    after = Counter(effects())
+    print(f"effects after the resume ({RESUME}): {dict(after)}")
+    twice = {task: n for task, n in after.items() if n > 1}
+    if twice:
+        print(f"REPRODUCED: effect(s) fired more than once across the crash and the resume: {twice}")
+        return 1
+    print("not reproduced: every effect fired at most once")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''
+)
+
+_FD = (
+    _COMMON.replace(
+        "# @BOUNDARY@\n",
+        '''V1, V2 = "v1", "v2"
+
+
+def boundary(label: str) -> None:
+    """No crash in this reproduction."""
+''',
+    )
+    + """
+
+def gate_values() -> list[str]:
+    with open(EFFECTS) as f:
+        return [line.split("\\t")[1] for line in f.read().splitlines() if line.startswith("gate\\t")]
+
+
+def main() -> int:
+    graph = build(open_saver())
+    graph.invoke({"log": []}, CONFIG, **INVOKE)  # stops at the gate's interrupt()
+    at_interrupt = next(s for s in graph.get_state_history(CONFIG) if s.next == ("gate",) and s.tasks and s.tasks[0].interrupts)
+    graph.invoke(Command(resume=V1), CONFIG, **INVOKE)  # the human answers v1; the gate fires with v1
+    print(f"answered {V1!r}: gate fired with {gate_values()}")
+    # fork: resume from the interrupt's checkpoint with another answer
+    graph.invoke(Command(resume=V2), at_interrupt.config, **INVOKE)
+    values = gate_values()
+    print(f"forked from checkpoint {at_interrupt.config['configurable']['checkpoint_id']} with {V2!r}: gate fired with {values}")
+    if len(values) >= 2 and values[-1] != repr(V2):
+        print(f"REPRODUCED: the fork answered {V2!r} but the gate fired with {values[-1]} (the first answer replayed)")
+        return 1
+    print("not reproduced: the fork ran with its own answer")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+"""
+)

@@ -1,0 +1,182 @@
+"""Blame: whose fault a racer's failure is, so only the framework's can become a verdict.
+
+Why: a racer that ends in an error is not evidence against the framework by itself. A verdict
+(LIVENESS violated, a trial counted valid) may rest only on what the framework did. This module is
+the one place that decides, from data the racer recorded (``ErrorInfo``: exception type, chain,
+errno, the module of each traceback frame) and from the racer's exit status, which of four parties
+a failure belongs to:
+
+* ``framework``: the framework refused or raised its own error. A verdict: the trial stays valid.
+* ``app``: an exception raised in the user's code (a node, a tool, the factory). The innermost
+  traceback frame outside the standard library, neutral third-party libraries, the framework's
+  packages and chaos's machinery is the user's; a framework's own exception class is still the
+  framework's. The trial is ``unknown`` ("app error: TypeError in mygraph.py:42 (node): ...").
+* ``environment``: the database connection was lost or terminated (psycopg ``OperationalError``,
+  ``AdminShutdown``), SQLite's disk errors, ``ENOSPC``/``EDQUOT``/``EIO``/``ENOMEM``,
+  ``MemoryError``, or a racer killed by a signal chaos did not send (the OOM killer, an operator).
+  The trial is ``unknown`` and is retried within the scenario's ``env_retries``.
+* ``harness``: a fault of chaos itself (its adapter or racer code raised). The trial is errored.
+
+What it promises: pure functions of recorded data (``chaos analyze`` re-blames a stored journal the
+same way); a record without frames (an older journal) is blamed on the framework, as it was before.
+"""
+
+from __future__ import annotations
+
+import errno as errno_codes
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from chaos.racer.protocol import ErrorInfo, FrameInfo
+
+Party = Literal["framework", "app", "environment", "harness"]
+Fault = Literal["app", "environment", "harness"]
+"""A party whose failure makes a trial invalid (everything but the framework)."""
+
+FRAMEWORK_PACKAGES: dict[str, tuple[str, ...]] = {
+    "langgraph": ("langgraph", "langchain_core", "langchain", "langsmith"),
+    "crewai": ("crewai",),
+    "llamaindex": ("llama_index", "workflows"),
+    "pydantic_graph": ("pydantic_graph", "pydantic_ai"),
+    "autogen": ("autogen_core", "autogen_agentchat", "autogen_ext"),
+}
+
+_DB_MODULES = ("psycopg", "psycopg2", "psycopg_pool", "asyncpg")
+_DB_ENV_TYPES = {
+    "OperationalError",
+    "AdminShutdown",
+    "CrashShutdown",
+    "CannotConnectNow",
+    "ConnectionTimeout",
+    "PoolTimeout",
+    "DiskFull",
+    "OutOfMemory",
+    "InsufficientResources",
+    "TooManyConnections",
+}
+_SQLITE_ENV_MESSAGES = ("disk i/o error", "database or disk is full", "out of memory")
+_ENV_ERRNOS = {errno_codes.ENOSPC, errno_codes.EDQUOT, errno_codes.EIO, errno_codes.ENOMEM}
+_CHAOS_MACHINERY = ("chaos.racer", "chaos.targets", "chaos.forkserver")
+
+
+@dataclass(frozen=True)
+class Blame:
+    """Who failed (``party``) and one line saying how, for the journal, the console and the report."""
+
+    party: Party
+    reason: str
+
+    @property
+    def fault(self) -> Fault | None:
+        """The fault that makes the trial invalid, or None when the failure is the framework's (a verdict)."""
+        return None if self.party == "framework" else self.party
+
+
+def _top(module: str) -> str:
+    return module.split(".", 1)[0]
+
+
+def environment_cause(err: ErrorInfo) -> str | None:
+    """Why ``err`` is an environment fault (lost database, full disk, no memory), or None."""
+    types = list(err.get("chain") or [f"{err.get('module', '')}.{err.get('type', '')}"])
+    for qual in types:
+        module, _, name = qual.rpartition(".")
+        if _top(module) in _DB_MODULES and name in _DB_ENV_TYPES:
+            return f"database connection lost ({name})"
+        if name == "MemoryError" and module == "builtins":
+            return "out of memory (MemoryError)"
+    message = (err.get("message") or "").lower()
+    if err.get("type") in ("OperationalError", "DatabaseError") and err.get("module") == "sqlite3":
+        hit = next((m for m in _SQLITE_ENV_MESSAGES if m in message), None)
+        if hit:
+            return f"SQLite: {hit}"
+    code = err.get("errno")
+    if code in _ENV_ERRNOS:
+        return f"{errno_codes.errorcode.get(code or 0, code)} ({err.get('type')})"
+    return None
+
+
+def _is_neutral(frame: FrameInfo, framework: tuple[str, ...], user_tops: set[str]) -> bool:
+    """A frame that blames no one: the standard library, or a third-party library that is neither
+    the framework nor the user's (requests, pydantic, a database driver)."""
+    module = frame.get("module") or ""
+    top = _top(module)
+    if not module or top in sys.stdlib_module_names or top == "builtins":
+        return True
+    if top in framework or top == "chaos" or top in user_tops:
+        return False
+    path = frame.get("file") or ""
+    return "site-packages" in path or "dist-packages" in path or path.startswith("<")
+
+
+def _side(frame: FrameInfo, framework: tuple[str, ...]) -> Literal["framework", "chaos", "context", "user"]:
+    module = frame.get("module") or ""
+    if _top(module) in framework:
+        return "framework"
+    if module.startswith(_CHAOS_MACHINERY) or module in ("chaos", "chaos.workloads", "__main__"):
+        return "context" if module == "chaos.workloads" else "chaos"
+    return "user"  # the user's modules, and chaos's built-in workloads (chaos.workloads.<framework>)
+
+
+def _where(frame: FrameInfo) -> str:
+    path = frame.get("file") or "?"
+    short = path.rsplit("/", 1)[-1]
+    return f"{short}:{frame.get('line')} ({frame.get('func')})"
+
+
+def blame_error(err: ErrorInfo, framework: str, workload: str = "") -> Blame:
+    """Whose fault a raised error is (see the module's docstring for the rules)."""
+    text = f"{err.get('type')}: {(err.get('message') or '')[:300]}"
+    cause = environment_cause(err)
+    if cause is not None:
+        return Blame("environment", f"environment fault: {cause}: {text}")
+    frames = err.get("frames")
+    if not frames:
+        return Blame("framework", text)
+    fw = FRAMEWORK_PACKAGES.get(framework, (framework,))
+    user_tops = {_top(workload.split(":", 1)[0])} if ":" in workload else set()
+    sides = [(f, _side(f, fw)) for f in reversed(frames) if not _is_neutral(f, fw, user_tops)]  # innermost first
+    if not sides:
+        return Blame("framework", text)
+    inner, side = sides[0]
+    user = next((f for f, s in sides if s == "user"), None)
+    if side == "user":
+        return Blame("app", f"app error: {err.get('type')} in {_where(inner)}: {(err.get('message') or '')[:300]}")
+    if side == "framework":
+        own = _top(err.get("module") or "") in fw
+        if user is not None and not own:
+            return Blame("app", f"app error: {err.get('type')} in {_where(user)}: {(err.get('message') or '')[:300]}")
+        return Blame("framework", text)
+    if side == "context" and user is not None:  # the user called ctx.* wrongly
+        return Blame("app", f"app error: {err.get('type')} in {_where(user)}: {(err.get('message') or '')[:300]}")
+    return Blame("harness", f"harness error: {text} at {_where(inner)}")
+
+
+def blame_build(err: ErrorInfo, framework: str, workload: str = "") -> Blame:
+    """Whose fault it is that a racer could not build its workload (``status: harness_error``):
+    the environment's, chaos's, or otherwise the app's (the factory, or the graph it built)."""
+    b = blame_error(err, framework, workload)
+    if b.party == "framework":
+        return Blame("app", f"app error: the workload could not be built: {err.get('type')}: {(err.get('message') or '')[:300]}")
+    return b
+
+
+def blame_signal(signal: int) -> Blame:
+    """A racer that died of a signal chaos did not send: the OOM killer, an operator, a cleaner."""
+    return Blame("environment", f"environment fault: killed by signal {signal}, not by chaos")
+
+
+FAULT_ORDER: tuple[Fault, ...] = ("environment", "harness", "app")
+
+
+def worst(blames: Iterable[Blame]) -> Blame | None:
+    """The fault that decides a trial's validity: an environment fault first (what followed it may be
+    its consequence), then a harness fault, then an app error; None if every failure was the framework's."""
+    faults = [b for b in blames if b.fault is not None]
+    for party in FAULT_ORDER:
+        hit = next((b for b in faults if b.party == party), None)
+        if hit is not None:
+            return hit
+    return None

@@ -1,0 +1,230 @@
+"""``chaos merge``: join the night folders of a sharded nightly into one night.
+
+Why: each shard (``chaos nightly --shard I/N``) ran part of the cells on its own machine; the team
+wants one night: one summary.json, index.html, junit.xml and trend, as if one machine had run it.
+
+What it promises:
+
+* Every shard folder holds shard.json (``chaos.running.shard.ShardPlan``), written before its first
+  trial: which shard it is and the whole plan. Folders whose plans differ (another suite, other
+  timings) are refused with a one-line error naming the folder; so are two folders of one shard.
+* For each suite entry the merge writes one whole run folder in the merged night: run.json for
+  every planned cell, the shard journals joined, results and reports analysed from them by the
+  same rules as ``chaos analyze``. Cells keep their index and trial ids, so the verdicts are the
+  ones an unsharded night would compute from the same trials.
+* A shard that is *missing* (no folder given) or *failed* (no summary.json: it died; or its run of
+  the entry was interrupted or refused) is named: each of its cells is a failed cell whose verdicts
+  are unknown (a violation its trials did find stays violated), never absent; the entry carries
+  the reason as its error, so the night exits 3. Nothing a shard recorded is dropped.
+* The merged night is compared with the previous night in ``--out`` exactly as an unsharded one
+  (``chaos.running.nightly.build_summary``); summary.json lists the shards (``ShardNote``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from chaos.racer.errors import ChaosError
+from chaos.records import CellVersions, NightSummary, RunCell, RunMeta, ShardNote
+from chaos.running.nightly import NightlyOutcome, RunEntry, build_summary, prepare_night_dir, read_summary, write_night
+from chaos.running.runfolder import RunFolder, now_iso, read_meta
+from chaos.running.shard import PLAN, PlannedRun, ShardPlan
+from chaos.scenario.model import Scenario, expand
+
+
+def read_plan(folder: Path) -> ShardPlan:
+    path = Path(folder) / PLAN
+    try:
+        return ShardPlan.model_validate(json.loads(path.read_text()))
+    except FileNotFoundError:
+        raise ChaosError(
+            f"{folder}: not a shard folder (no {PLAN})", hint="give the night folders `chaos nightly --shard I/N` wrote"
+        ) from None
+    except ValidationError as exc:
+        e = exc.errors()[0]
+        raise ChaosError(f"{path}: {'.'.join(map(str, e['loc']))}: {e['msg']}") from None
+    except (OSError, ValueError) as exc:
+        raise ChaosError(f"{path}: not readable JSON ({type(exc).__name__})") from None
+
+
+class _Shard:
+    """One shard as found: its plan, its summary (None: it did not finish), its run folders."""
+
+    def __init__(self, folder: Path, plan: ShardPlan):
+        self.folder, self.plan = folder, plan
+        self.summary: NightSummary | None = None
+        self.failed: str | None = None
+        if not (folder / "summary.json").exists():
+            self.failed = f"it did not finish (no summary.json in {folder})"
+        else:
+            self.summary = read_summary(folder)
+            if self.summary.interrupted:
+                self.failed = f"it was interrupted ({folder})"
+
+    def run_dir(self, scenario: str) -> Path | None:
+        """The shard's run folder of ``scenario`` (for a shard that died: the newest one it began)."""
+        if self.summary is not None:
+            run = next((r for r in self.summary.runs if r.scenario == scenario), None)
+            return self.folder / run.run_dir if run and run.run_dir else None
+        begun = sorted(p.parent for p in (self.folder / scenario).glob("*/run.json")) if (self.folder / scenario).is_dir() else []
+        return begun[-1] if begun else None
+
+    def run_error(self, scenario: str) -> str | None:
+        if self.summary is None:
+            return None
+        run = next((r for r in self.summary.runs if r.scenario == scenario), None)
+        if run is None:
+            return None
+        if run.error:
+            return run.error
+        return "its run was interrupted" if run.interrupted else None
+
+
+def merge_nights(folders: list[Path], out: Path) -> NightlyOutcome:
+    if not folders:
+        raise ChaosError("chaos merge: give the shard night folders to merge")
+    shards: dict[int, _Shard] = {}
+    first: ShardPlan | None = None
+    for folder in map(Path, folders):
+        if not folder.is_dir():
+            raise ChaosError(
+                f"{folder}: no such shard folder", hint="a shard that never ran is simply left out: its cells come out unknown"
+            )
+        plan = read_plan(folder)
+        if first is None:
+            first = plan
+        elif plan.digest != first.digest or plan.shard.of != first.shard.of:
+            raise ChaosError(
+                f"{folder}: shard {plan.shard} was planned differently from {folders[0]} (plan {plan.digest} vs {first.digest})",
+                hint="run every shard of a night from the same suite with the same --timings",
+            )
+        if plan.shard.index in shards:
+            raise ChaosError(f"{folder}: shard {plan.shard} is given twice (also {shards[plan.shard.index].folder})")
+        shards[plan.shard.index] = _Shard(folder, plan)
+    assert first is not None
+    n = first.shard.of
+
+    notes: list[ShardNote] = []
+    for i in range(1, n + 1):
+        planned = sum(1 for r in first.runs for c in r.cells if c.shard == i)
+        s = shards.get(i)
+        if s is None:
+            notes.append(ShardNote(shard=f"{i}/{n}", status="missing", reason="no folder was given for it", cells=planned))
+        else:
+            notes.append(
+                ShardNote(
+                    shard=f"{i}/{n}", status="failed" if s.failed else "ok", folder=str(s.folder), reason=s.failed or "", cells=planned
+                )
+            )
+
+    night_dir = prepare_night_dir(Path(out), first.date)
+    entries = [_merge_run(run, shards, n, night_dir) for run in first.runs]
+    started = [s.summary.started for s in shards.values() if s.summary and s.summary.started]
+    head = {
+        "suite": first.suite,
+        "about": first.about,
+        "suite_file": first.suite_file,
+        "started": min(started) if started else None,
+        "finished": now_iso(),
+        "shards": notes,
+    }
+    interrupted = any(s.summary is not None and s.summary.interrupted for s in shards.values())
+    summary = build_summary(night_dir, head, entries, interrupted)
+    write_night(night_dir, summary, entries)
+    return NightlyOutcome(night_dir=night_dir, night=summary, entries=entries)
+
+
+def _merge_run(run: PlannedRun, shards: dict[int, _Shard], n: int, night_dir: Path) -> RunEntry:
+    """One suite entry: its shards' run folders joined into one run folder of the merged night."""
+    from chaos.running.orchestrator import analyse_loaded, write_results
+    from chaos.running.stored import StoredTrials
+
+    entry = RunEntry(scenario=run.scenario, file=run.file, overrides=run.overrides)
+    failures: dict[int, str] = {}
+    errors: list[str] = []
+    sources: list[tuple[int, Path]] = []
+    absent = False  # a shard that should have run cells of this entry never reported on them
+    for i in sorted({c.shard for c in run.cells}):
+        s = shards.get(i)
+        why: str | None
+        if s is None:
+            why, absent = f"shard {i}/{n} is missing (no folder was given for it)", True
+        else:
+            why = f"shard {i}/{n}: {s.failed}" if s.failed else None
+            absent = absent or bool(s.failed)
+            err = s.run_error(run.scenario)
+            if err and not why:
+                why = f"shard {i}/{n}: {err}"
+            rd = s.run_dir(run.scenario)
+            if rd is not None:
+                sources.append((i, rd))
+        if why:
+            errors.append(why)
+            for c in run.cells:
+                if c.shard == i:
+                    failures[c.index] = why
+    if errors:
+        entry.error = "; ".join(dict.fromkeys(errors))
+    if not sources and not absent:
+        return entry  # every shard refused this entry before running it: as an unsharded night reports it
+
+    scenario = Scenario.model_validate(run.spec)
+    cells = expand(scenario, check=False)
+    metas = []
+    for _, rd in sources:
+        try:
+            metas.append(read_meta(rd))
+        except ChaosError as exc:
+            entry.error = "; ".join(filter(None, [entry.error, exc.message]))
+    for m in metas:
+        failures.update({int(k): v for k, v in m.failures.items() if int(k) not in failures})
+
+    def meta_for(run_dir: Path) -> RunMeta:
+        return RunMeta(
+            run_id=f"{scenario.name}-{run_dir.name}-{secrets.token_hex(3)}",
+            scenario_file=run.file,
+            scenario=run.spec,
+            cells=[RunCell(index=c.index, id=c.id, axes=c.axes) for c in cells],
+            seed=scenario.seed,
+            versions=metas[0].versions if metas else {},
+            host=metas[0].host if metas else None,
+            platform=metas[0].platform if metas else None,
+            load=metas[0].load if metas else None,
+            argv=[],
+            started=min((m.started for m in metas if m.started), default=None),
+            finished=None,
+            interrupted=False,
+            merged_from=[str(rd) for _, rd in sources],
+        )
+
+    folder = RunFolder.create(night_dir, scenario.name, meta_for)
+    with open(folder.path / "journal.jsonl", "wb") as joined:
+        for _, rd in sources:
+            part = rd / "journal.jsonl"
+            if part.exists():
+                joined.write(_complete_lines(part))
+        joined.flush()
+        os.fsync(joined.fileno())
+    cell_versions: dict[str, CellVersions] = {}
+    for m in metas:
+        cell_versions.update(m.cell_versions)
+    interrupted = any(m.interrupted for m in metas)
+    folder.mark_ended(interrupted=interrupted, signals=[], failures=failures, cell_versions=cell_versions)
+    records = StoredTrials(folder.path / "journal.jsonl")
+    results = analyse_loaded(folder.meta, scenario, cells, records)
+    write_results(folder.path, results, folder.meta, records)
+    folder.link_latest()
+    entry.run_dir, entry.results, entry.interrupted = folder.path, results, interrupted
+    return entry
+
+
+def _complete_lines(path: Path) -> bytes:
+    """A shard's journal without a torn last line (a shard killed mid-write leaves one): every
+    complete record is kept; the torn one was never counted by the shard either."""
+    data = path.read_bytes()
+    return data if not data or data.endswith(b"\n") else data[: data.rfind(b"\n") + 1]

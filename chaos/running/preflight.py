@@ -1,0 +1,154 @@
+"""Preflight: a user's workload is built and run once, without faults, before any trial.
+
+Why: a graph that is wired wrong cannot be measured, and measuring it anyway blames the framework
+for the user's mistake (a graph compiled with its own ``InMemorySaver`` gave LIVENESS VIOLATED; one
+without a checkpointer died inside chaos; a factory that raised printed "1 errored" with the reason
+only in report.md). So before the run folder is written, one racer in the racers' Python builds the
+workload from the scenario's ``package.module:factory`` and runs it whole: ``run``, then, when the
+scenario resumes with a command, the answer to each interrupt it stops at. What it did is checked:
+
+* the factory builds (else: its exception, the traceback's last line);
+* the graph persists through ``ctx.checkpointer`` (LangGraph: a checkpoint write passed the
+  instrumented saver; not its own saver, not no checkpointer);
+* the uninterrupted run and the answers are accepted (no exception in the user's code), unless
+  the kind's workloads raise by design (``Kind.clean_run``: ``invalid_state``);
+* the gated effect is one the parked run reaches: when the workload names a ``gated_task`` and the
+  scenario answers the interrupt, an effect with that label fires after the answer (a
+  ``gated_task`` naming a node instead of an effect label never does).
+
+Not checked yet: that effects fire inside a running task (needs the adapter's attribution of an
+effect to its task; until then a background-thread effect is not caught here).
+
+A run that does not end within ``timeout_s`` checks nothing (a hang is measured by the trials,
+which record it as hung). A failure raises ``TargetError`` (exit 3) naming the scenario file, the factory and what to
+change; nothing is written and no trial counts. Built-in workloads are wired by chaos and skip
+this. ``wiring_problem`` is the pure check of one racer result, ``preflight_run`` runs the racer.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from chaos.kinds import get_kind
+from chaos.kinds.baseline import baseline_actions
+from chaos.racer.errors import TargetError
+from chaos.racer.protocol import RacerSpec
+from chaos.scenario.model import Cell
+
+_checked: set[str] = set()
+
+
+def _fired_label(key: str, gated: str) -> bool:
+    return key == gated or key.startswith(f"{gated}:")
+
+
+def wiring_problem(cell: Cell, result: dict[str, Any]) -> str | None:
+    """What is wrong with the workload's wiring, as one sentence saying what to change; None when
+    the baseline run shows none. A pure function of the racer's result."""
+    s = cell.scenario
+    if result.get("status") != "ok":
+        err = result.get("error") or {}
+        return f"raised while being built or opened: {err.get('type')}: {err.get('message')} ({err.get('where') or '?'})"
+    outcomes: list[dict] = result.get("outcomes") or []
+    trace = [t.get("barrier", "") for t in result.get("trace") or []]
+    if s.target.framework == "langgraph" and not any(b.startswith("put(") for b in trace):
+        err = next((o.get("error") for o in outcomes if o.get("error")), None)
+        seen = f" (the run ended with {err.get('type')}: {err.get('message', '')[:200]})" if err else ""
+        return (
+            "wrote no checkpoint through ctx.checkpointer" + seen + ": compile the graph with checkpointer=ctx.checkpointer "
+            "(not its own saver such as InMemorySaver, and not without a checkpointer), so chaos sees what is durable"
+        )
+    for o in outcomes if get_kind(s.kind).clean_run else []:
+        if o.get("status") == "error":
+            err = o.get("error") or {}
+            action = o.get("action") or {}
+            what = (
+                f"did not accept the answer {action.get('value')!r}"
+                if action.get("op") == "resume"
+                else "raised in an uninterrupted run (no fault injected)"
+            )
+            return (
+                f"{what}: {err.get('type')}: {err.get('message', '')[:300]} ({err.get('where') or '?'}): "
+                "fix the workload or the scenario's resume value"
+            )
+    gated = result.get("gated_task")
+    answered = [o for o in outcomes if (o.get("action") or {}).get("op") == "resume"]
+    if gated and answered:
+        fired_after = [k for o in answered for k in o.get("fired") or []]
+        if not any(_fired_label(k, gated) for k in fired_after):
+            fired_all = sorted({k.partition(":")[0] for o in outcomes for k in o.get("fired") or []})
+            return (
+                f"gated_task {gated!r} never fired as an effect after the interrupt was answered "
+                f"(effects fired: {', '.join(fired_all) or 'none'}): set gated_task to the label the gated node "
+                "passes to ctx.effect (an effect label, not a node name)"
+            )
+    return None
+
+
+def preflight_spec(cell: Cell, folder: Path) -> RacerSpec:
+    """One racer's spec for the baseline run, every file in ``folder`` (a Postgres backend is run
+    on SQLite here: the wiring does not depend on it and no database is needed yet)."""
+    s = cell.scenario
+    from chaos.targets import get_target
+
+    target: dict[str, Any] = s.target.model_dump()
+    if target.get("backend") == "postgres":
+        target["backend"] = "sqlite"
+    store = {} if target.get("backend") == "memory" else {"path": str(folder / "checkpoints.sqlite")}
+    (folder / "barriers").mkdir()
+    return {  # type: ignore[typeddict-item]
+        "run_id": "preflight",
+        "cell_id": cell.id,
+        "trial_id": "preflight",
+        "racer_id": "preflight",
+        "target": target,
+        "distributions": list(get_target(s.target.framework).distributions),
+        "workload": s.workload,
+        "workload_params": s.workload_params,
+        "thread_id": "preflight",
+        "store": store,
+        "ledger": {"kind": "sqlite", "path": str(folder / "ledger.sqlite")},
+        "barrier": {"dir": str(folder / "barriers"), "armed": []},
+        "actions": baseline_actions(cell),
+        "result_path": str(folder / "result-preflight.json"),
+    }
+
+
+def preflight_run(cell: Cell, scenario_file: str | None, python: str, paths: list[str]) -> None:
+    """Build and run ``cell``'s user workload once in the racers' Python; raise ``TargetError``
+    naming the file, the factory and what to change when its wiring is wrong. Once per distinct
+    workload configuration in a process."""
+    s = cell.scenario
+    key = json.dumps([python, s.workload, s.workload_params, s.target.framework, s.target.backend, s.resume], sort_keys=True, default=str)
+    if key in _checked:
+        return
+    from chaos.envs import racer_env
+
+    where = f"{scenario_file or 'scenario'}: workload {s.workload!r}"
+    with tempfile.TemporaryDirectory(prefix="chaos-preflight-") as tmp:
+        folder = Path(tmp)
+        spec = preflight_spec(cell, folder)
+        (folder / "spec.json").write_text(json.dumps(spec))
+        try:
+            proc = subprocess.run(
+                [python, "-m", "chaos.racer.main", str(folder / "spec.json")],
+                capture_output=True,
+                text=True,
+                env=racer_env(python, paths),
+                timeout=s.timeout_s,
+            )
+        except subprocess.TimeoutExpired:
+            return  # a run that hangs shows nothing about its wiring: the trials record it as hung
+        result_path = folder / "result-preflight.json"
+        if not result_path.exists():
+            last = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+            raise TargetError(f"{where}: the preflight racer wrote no result: {last}")
+        result = json.loads(result_path.read_text())
+    problem = wiring_problem(cell, result)
+    if problem is not None:
+        raise TargetError(f"{where} {problem}", hint="the preflight runs it once without faults before any trial; nothing was counted")
+    _checked.add(key)

@@ -1,0 +1,1 @@
+"""Worked examples: real applications tested with chaos (``examples.<name>.app:<factory>``)."""

@@ -1,0 +1,138 @@
+"""A database that loses its connections is the environment's fault, never the framework's.
+
+A background thread terminates the run's Postgres backends (``pg_terminate_backend``, in a bounded
+loop) while a real LangGraph race and a real kill sweep run on the postgres backend. The trials the
+lost connections spoiled are counted as environment faults, repeated within ``env_retries``, and
+the verdicts are those of the same scenario without the fault. The run's racers connect with their
+own ``application_name`` and the thread terminates only backends whose client is one of this
+machine's racers (by TCP port), so the orchestrator's own connections and other runs are left alone.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import psutil
+import psycopg
+import pytest
+from kits.runs import run_text
+
+from chaos.running import registry
+
+APP = "chaos_env_fault_test"
+
+
+def _with_app_name(dsn: str) -> str:
+    return dsn + ("&" if "?" in dsn else "?") + f"application_name={APP}"
+
+
+def _racer_ports() -> list[int]:
+    """The local TCP ports of every racer's connections: only racers lose their database here (the
+    orchestrator's own connections are another issue's fault)."""
+    ports = []
+    for pid, _, _ in registry.racer_processes():
+        try:
+            ports += [c.laddr.port for c in psutil.Process(pid).net_connections(kind="tcp") if c.raddr]
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return ports
+
+
+@contextmanager
+def terminating_backends(dsn: str, enough: threading.Event, max_rounds: int = 600) -> Iterator[list[int]]:
+    """Terminate every backend of the run, round after round, until ``enough`` is set (the run saw
+    spoiled trials) or ``max_rounds`` passed; yields the list of terminated backend pids."""
+    killed: list[int] = []
+    stop = threading.Event()
+
+    def loop() -> None:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            for _ in range(max_rounds):
+                if stop.is_set() or enough.is_set():
+                    return
+                ports = _racer_ports()
+                if ports:
+                    rows = conn.execute(
+                        "SELECT pid, pg_terminate_backend(pid) FROM pg_stat_activity "
+                        "WHERE application_name = %s AND client_port = ANY(%s) AND pid <> pg_backend_pid()",
+                        (APP, ports),
+                    ).fetchall()
+                    killed.extend(pid for pid, ok in rows if ok)
+                stop.wait(0.02)  # the fault's pace, not synchronisation: the run never waits for it
+
+    t = threading.Thread(target=loop, daemon=True)
+    t.start()
+    try:
+        yield killed
+    finally:
+        stop.set()
+        t.join(timeout=30)
+
+
+def _statuses(results) -> dict[str, str]:
+    return {f"{c.cell_id}/{v.property}": v.status for c in results.cells for v in c.verdicts}
+
+
+def _point_statuses(results) -> dict[str, str]:
+    return {f"{p.point}/{v.property}": v.status for c in results.cells for p in c.points for v in p.verdicts}
+
+
+def _run(tmp_path, name: str, text: str, enough: threading.Event | None = None):
+    seen: list[str] = []
+
+    def on_trial(rec) -> None:
+        if rec.fault == "environment":
+            seen.append(rec.trial_id)
+            if enough is not None and len(seen) >= 4:
+                enough.set()  # enough faults seen: the rest of the run goes unfaulted
+
+    d = tmp_path / name
+    d.mkdir()
+    return run_text(d, text, on_trial=on_trial), seen
+
+
+RACE = """\
+    name: pg_race
+    kind: race
+    target: {framework: langgraph, backend: postgres}
+    workload: gate_after_interrupt
+    resume: "command:true"
+    racers: {k: 2, placement: local}
+    trials: 4
+    env_retries: 6
+    seed: 11
+"""
+
+SWEEP = """\
+    name: pg_sweep
+    kind: kill_sweep
+    target: {framework: langgraph, backend: postgres, durability: sync}
+    workload: three_step
+    resume: none
+    trials: 1
+    env_retries: 6
+    seed: 11
+"""
+
+
+@pytest.mark.parametrize("scenario", [RACE, SWEEP], ids=["race", "sweep"])
+def test_terminated_backends_are_environment_faults_and_change_no_verdict(scenario, pg_dsn, tmp_path, monkeypatch):
+    monkeypatch.setenv("CHAOS_PG_DSN", _with_app_name(pg_dsn))
+    calm, calm_faults = _run(tmp_path, "calm", scenario)
+    assert calm_faults == [] and calm.results.summary.environment == 0
+
+    enough = threading.Event()
+    with terminating_backends(pg_dsn, enough) as killed:
+        faulted, faults = _run(tmp_path, "faulted", scenario, enough)
+    assert killed, "no backend of the run was terminated"
+    res = faulted.results
+    # the spoiled trials are counted, never valid, and repeated
+    assert len(faults) >= 4 and res.summary.environment == len(faults)
+    assert res.summary.retried == len(faults)  # each spoiled attempt was repeated once, within the budget
+    # the verdicts are those of the calm run: a lost connection is no evidence against the framework
+    assert _statuses(res) == _statuses(calm.results)
+    assert _point_statuses(res) == _point_statuses(calm.results)
+    assert res.exit_code == calm.results.exit_code
+    assert not res.cells[0].failure  # a fault in a cell's first trial no longer abandons the cell

@@ -1,0 +1,196 @@
+"""The worked example (examples/email_assistant) through chaos, as a team would put it in CI.
+
+The stock assistant has real bugs, and chaos must keep finding them: a payment fired twice when a
+worker dies right after paying, a payment per worker when four resume one approval, and a stray
+repeat of the payment approval that approves the e-mail. The fixed assistant must come out clean.
+
+What chaos gets wrong on this app today (issue 12) is written down here as strict xfails: each
+says what the right verdict is, and flips to a failure the day it holds, so it is noticed and the
+xfail removed. The runs are cut down (a few kill points, few trials) to stay under a minute each.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+import chaos
+
+REPO = Path(__file__).resolve().parent.parent
+SCENARIOS = REPO / "examples" / "email_assistant" / "scenarios"
+
+# the kill points that tell the story: before anything is durable (nothing fired yet), right after
+# the payment, and once the e-mail approval is durable (answering it re-runs the node)
+KILL_POINTS = ["put(step=-1,source=input):before", "effect(task=send_payment)", "channels=__interrupt__+__resume__):after"]
+
+
+def _run(name: str, out: Path) -> chaos.RunResults:
+    data = yaml.safe_load((SCENARIOS / f"{name}.yaml").read_text())
+    data["kill_points"] = KILL_POINTS
+    for case in data["matrix"]["case"]:
+        case["trials"] = min(case.get("trials", 1), 3 if case["kind"] == "race" else 1)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(REPO)  # the scenarios name the app as examples.email_assistant.app:<variant>
+        return chaos.run(data, out=out)
+
+
+def _cell(results: chaos.RunResults, case: str):
+    (cell,) = [c for c in results.cells if c.axes["case"]["name"] == case]
+    return cell
+
+
+def _verdict(cell, prop: str):
+    (v,) = [v for v in cell.verdicts if v.property == prop]
+    return v
+
+
+def _point(cell, fragment: str):
+    (p,) = [p for p in cell.points if fragment in p.point]
+    return p
+
+
+def _fires(point, task: str) -> list[int]:
+    """Per valid trial, how often ``task``'s effect fired (its keys carry the value: ``task:value``)."""
+    keys = [k for k in point.effect_counts if k == task or k.startswith(task + ":")]
+    return [sum(point.effect_counts[k][i] for k in keys) for i in range(point.reached)]
+
+
+@pytest.fixture(scope="module")
+def stock(tmp_path_factory) -> chaos.RunResults:
+    return _run("stock", tmp_path_factory.mktemp("stock"))
+
+
+@pytest.fixture(scope="module")
+def fixed(tmp_path_factory) -> chaos.RunResults:
+    return _run("fixed", tmp_path_factory.mktemp("fixed"))
+
+
+# ------------------------------------------------------------------ stock: the real bugs, found
+
+
+def test_a_worker_killed_right_after_paying_pays_again_on_resume(stock):
+    sweep = _cell(stock, "sweep")
+    point = _point(sweep, "effect(task=send_payment):after")
+    assert point.reached == 1
+    assert _fires(point, "send_payment") == [2]
+    assert [key.split(":", 1)[0] for key in point.duplicates] == ["send_payment"]
+    eo = _verdict(sweep, "EO")
+    assert eo.status == "violated"
+    assert "effect(task=send_payment):after#1" in eo.evidence.points
+    assert len(eo.evidence.ledger_seqs) >= 2
+
+
+def test_four_workers_resuming_the_payment_approval_pay_more_than_once(stock):
+    race = _cell(stock, "race-k4")
+    assert race.valid_trials == 3
+    assert race.max_fires is not None and race.max_fires >= 2
+    assert _verdict(race, "CO").status == "violated"
+
+
+def test_a_stray_repeat_of_the_payment_approval_approves_the_email(stock):
+    v = _verdict(_cell(stock, "stray"), "CO")
+    assert v.status == "violated"
+    assert "send_email:reply-msg-7781" in v.reason
+
+
+def test_the_stock_run_exits_1(stock):
+    assert stock.exit_code == 1
+
+
+# --------------------------------------------------------------------- fixed: the fixes, seen
+
+
+def test_the_fixed_assistant_pays_once_however_the_worker_dies(fixed):
+    sweep = _cell(fixed, "sweep")
+    point = _point(sweep, "effect(task=send_payment):after")
+    assert _fires(point, "send_payment") == [1]
+    assert all(p.duplicates == [] for p in sweep.points)
+    assert "violated" not in {v.status for p in sweep.points for v in p.verdicts if v.property == "EO"}
+
+
+def test_the_fixed_assistant_pays_once_when_four_workers_resume(fixed):
+    race = _cell(fixed, "race-k4")
+    assert race.valid_trials == 3
+    assert race.fires == {"1": 3}
+    assert _verdict(race, "CO").status == "holds"
+
+
+# ------------------------------------- the reference: a repeated answer addressed by id, by hand
+
+
+def _answer_twice_by_id(variant: str) -> tuple[list[tuple[str, object]], bool]:
+    """Approve the payment by its interrupt id, then send the same addressed answer again (one
+    process, in-memory saver): the effects fired, and whether the stray answer moved the thread."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    from examples.email_assistant import app
+
+    fired: list[tuple[str, object]] = []
+    ctx = chaos.WorkloadContext(checkpointer=InMemorySaver(), effect_hook=lambda task, value, once=False: fired.append((task, value)))
+    workload = getattr(app, variant)(ctx)
+    graph, config = workload.graph, {"configurable": {"thread_id": "by-hand"}}
+    payment = graph.invoke(workload.input, config)["__interrupt__"][0].id
+    graph.invoke(Command(resume={payment: "accept"}), config)
+    before = graph.get_state(config).config
+    fired.clear()
+    graph.invoke(Command(resume={payment: "accept"}), config)
+    return fired, graph.get_state(config).config != before
+
+
+def test_by_hand_a_repeat_addressed_to_the_payment_approval_is_inert_on_fixed_but_not_on_stock():
+    # the truth the stray-by-id verdicts are judged against (LangGraph 1.2: an answer addressed to a
+    # task's first interrupt id goes to that task's next interrupt, and stock asks both in one task)
+    fired, moved = _answer_twice_by_id("fixed")
+    assert (fired, moved) == ([], False)
+    fired, moved = _answer_twice_by_id("stock")
+    assert ("send_email", "reply-msg-7781") in fired and moved
+
+
+# ------------------------------------------- what chaos gets wrong today (issue 12), strict xfails
+
+
+def test_no_liveness_violation_is_an_app_error(stock, fixed):
+    """A KeyError in the app's triage_router (Command(resume) on a thread with nothing durable) is
+    an app error: the trial is unknown, never LIVENESS violated (issue 12.3)."""
+    for results in (stock, fixed):
+        live = _verdict(_cell(results, "sweep"), "LIVENESS")
+        assert not (live.status == "violated" and "KeyError" in live.reason), live.reason
+
+
+def test_a_stray_repeat_addressed_to_the_consumed_approval_is_inert_on_the_fixed_assistant(fixed):
+    """resume_by: interrupt addresses the consumed payment approval (issue 12.1), not the live e-mail
+    interrupt; as sent by hand to that id, the fixed graph stays put."""
+    assert _verdict(_cell(fixed, "stray-by-id"), "CO").status == "holds"
+
+
+@pytest.mark.xfail(
+    strict=True, reason="issue 12.6: EO is unknown where nothing had fired yet (vacuous points), so a fixed graph cannot hold"
+)
+def test_eo_holds_on_the_fixed_assistant_over_the_points_that_exercised_it(fixed):
+    assert _verdict(_cell(fixed, "sweep"), "EO").status == "holds"
+
+
+@pytest.mark.xfail(strict=True, reason="issue 12: the fixed assistant must exit 0 (today: false LIVENESS and CO violations, vacuous EO)")
+def test_the_fixed_run_exits_0(fixed):
+    assert fixed.exit_code == 0
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 12.8: the payment fired again because answering the second interrupt re-runs the node, a duplicate that needs no crash, explained as a crash duplicate",
+)
+def test_the_node_rerun_duplicate_is_explained_as_needing_no_crash(stock):
+    report = (stock.run_dir / "report.md").read_text()
+    assert re.search(r"(needs? no crash|without (a|any) crash|no crash needed|in the baseline)", report, re.IGNORECASE)
+
+
+def test_stock_violations_are_exactly_the_real_ones(stock):
+    """Stock exits 1 with only its real violations: EO, CO of the race, of the plain stray repeat and
+    of the by-id repeat (real on stock: LangGraph hands an answer addressed to a task's first
+    interrupt to its next one); LIVENESS (an app error) is not among them."""
+    violated = {(c.axes["case"]["name"], v.property) for c in stock.cells for v in c.verdicts if v.status == "violated"}
+    assert violated == {("sweep", "EO"), ("race-k4", "CO"), ("stray", "CO"), ("stray-by-id", "CO")}

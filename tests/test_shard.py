@@ -1,0 +1,225 @@
+"""Story: the nightly outgrew one machine, so the team splits it over two (`--shard 1/2`, `--shard 2/2`)
+and joins the halves with `chaos merge`. The merged night must say what one machine would have said:
+the same cells, verdicts, trial seeds and exit code. When a shard never reports, the merged night
+names it and its cells are unknown, never absent; a shard that died mid-night loses none of what it
+recorded. Real LangGraph racers, real SIGKILLs: a kill sweep under sync durability and a stray
+resume, cut down to eight trials in all (~30 s here).
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from chaos.racer.errors import ChaosError
+from chaos.running.shard import ShardPlan, assign, parse_shard, plan_runs
+from chaos.scenario.model import Scenario
+
+ROOT = Path(__file__).resolve().parents[1]
+DATE = "2026-01-02"
+
+SWEEP = """name: tiny_sweep
+kind: kill_sweep
+target: {framework: langgraph, backend: sqlite, durability: sync}
+workload: three_step
+trials: 1
+seed: 5
+kill_points: ["effect(task=b)", "effect(task=c)"]
+matrix:
+  resume: [none, "command:true"]
+"""
+STRAY = """name: tiny_stray
+kind: stray_resume
+target: {framework: langgraph, backend: sqlite, durability: sync}
+workload: gate_after_interrupt
+resume: "command:approve"
+trials: 1
+seed: 6
+matrix:
+  workload: [gate_after_interrupt, two_gates]
+"""
+
+
+def env():
+    return {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+def chaos(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "chaos", *map(str, args)], cwd=ROOT, env=env(), capture_output=True, text=True, timeout=600
+    )
+
+
+def summary(night: Path) -> dict:
+    return json.loads((night / "summary.json").read_text())
+
+
+def verdicts(s: dict) -> list:
+    """What a night concluded: each run's exit code, and each cell's verdicts and trial counts."""
+    return [
+        (r["scenario"], r["exit_code"], [(c["cell_id"], c["verdicts"], c["valid_trials"], c["trials"]) for c in r["cells"]])
+        for r in s["runs"]
+    ]
+
+
+def seeds(night: Path) -> dict:
+    out = {}
+    for journal in night.glob("*/*/journal.jsonl"):
+        for line in journal.read_text().splitlines():
+            rec = json.loads(line)
+            out[(journal.parent.parent.name, rec["trial_id"])] = rec["seed"]
+    return out
+
+
+@pytest.fixture(scope="module")
+def nights(tmp_path_factory):
+    d = tmp_path_factory.mktemp("shard")
+    (d / "sweep.yaml").write_text(SWEEP)
+    (d / "stray.yaml").write_text(STRAY)
+    (d / "suite.yaml").write_text("name: tiny\nscenarios:\n  - file: sweep.yaml\n  - file: stray.yaml\n")
+    full = chaos("nightly", d / "suite.yaml", "--out", d / "full", "--date", DATE, "-q")
+    shards = [
+        subprocess.Popen(
+            [sys.executable, "-m", "chaos", "nightly", d / "suite.yaml", "--out", d / f"s{i}", "--date", DATE, "-q", "--shard", f"{i}/2"],
+            cwd=ROOT,
+            env=env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for i in (1, 2)
+    ]
+    logs = [p.communicate(timeout=600)[0] for p in shards]
+    codes = [p.returncode for p in shards]
+    merged = chaos("merge", d / "s1" / DATE, d / "s2" / DATE, "--out", d / "merged")
+    return {"d": d, "full": full, "codes": codes, "logs": logs, "merged": merged}
+
+
+def test_two_shards_merged_say_what_one_machine_says(nights):
+    d, full, merged = nights["d"], nights["full"], nights["merged"]
+    assert full.returncode in (0, 1, 2), full.stdout[-2000:] + full.stderr[-2000:]
+    assert all(c in (0, 1, 2) for c in nights["codes"]), nights["logs"]
+    assert merged.returncode == full.returncode, merged.stdout[-2000:] + merged.stderr[-2000:]
+    one, joined = summary(d / "full" / DATE), summary(d / "merged" / DATE)
+    assert verdicts(joined) == verdicts(one)
+    assert len([c for r in joined["runs"] for c in r["cells"]]) == 4
+    assert joined["exit_code"] == one["exit_code"] and joined["verdict_counts"] == one["verdict_counts"]
+    assert [s["status"] for s in joined["shards"]] == ["ok", "ok"]
+    # every trial ran once, on one shard or the other, with the seed it has on one machine
+    assert seeds(d / "merged" / DATE) == seeds(d / "full" / DATE) != {}
+    # each shard ran only its part of the plan, and the parts cover the plan
+    plans = [ShardPlan.model_validate_json((d / f"s{i}" / DATE / "shard.json").read_text()) for i in (1, 2)]
+    assert plans[0].digest == plans[1].digest
+    ran = [seeds(d / f"s{i}" / DATE) for i in (1, 2)]
+    assert ran[0] and ran[1] and not set(ran[0]) & set(ran[1])
+    for page in ("index.html", "junit.xml", "timings.json"):
+        assert (d / "merged" / DATE / page).stat().st_size > 0
+    # the merged night's run folders are whole runs: `chaos analyze` gives the same results again
+    run_dir = d / "merged" / DATE / joined["runs"][0]["run_dir"]
+    before = (run_dir / "results.json").read_text()
+    assert chaos("analyze", run_dir).returncode == joined["runs"][0]["exit_code"]
+    assert (run_dir / "results.json").read_text() == before
+
+
+def test_a_missing_shard_is_named_and_its_cells_are_unknown(nights):
+    d = nights["d"]
+    p = chaos("merge", d / "s1" / DATE, "--out", d / "half")
+    assert p.returncode == 3, p.stdout[-2000:] + p.stderr[-2000:]
+    assert "shard 2/2 missing" in p.stderr
+    s = summary(d / "half" / DATE)
+    plan = ShardPlan.model_validate_json((d / "s1" / DATE / "shard.json").read_text())
+    assert [(n["shard"], n["status"]) for n in s["shards"]] == [("1/2", "ok"), ("2/2", "missing")]
+    cells = {(r["scenario"], c["cell_id"]): c for r in s["runs"] for c in r["cells"]}
+    assert len(cells) == 4  # never absent
+    for run in plan.runs:
+        for c in run.cells:
+            cell = cells[(run.scenario, c.cell_id)]
+            if c.shard == 2:
+                assert cell["failure"] and "shard 2/2 is missing" in cell["failure"]
+                assert set(cell["verdicts"].values()) == {"unknown"}, cell
+                assert cell["trials"] == 0
+            else:
+                assert cell["failure"] is None and cell["trials"] > 0
+
+
+def test_a_shard_that_died_keeps_what_it_recorded(nights):
+    d = nights["d"]
+    dead = d / "dead" / DATE
+    shutil.copytree(d / "s2" / DATE, dead)
+    (dead / "summary.json").unlink()  # as if SIGKILLed before the night ended
+    p = chaos("merge", d / "s1" / DATE, dead, "--out", d / "died")
+    assert p.returncode == 3, p.stdout[-2000:] + p.stderr[-2000:]
+    assert "shard 2/2 failed" in p.stderr
+    s, full = summary(d / "died" / DATE), summary(d / "full" / DATE)
+    want = {(r["scenario"], c["cell_id"]): c for r in full["runs"] for c in r["cells"]}
+    plan = ShardPlan.model_validate_json((dead / "shard.json").read_text())
+    on2 = {(r.scenario, c.cell_id) for r in plan.runs for c in r.cells if c.shard == 2}
+    for r in s["runs"]:
+        for c in r["cells"]:
+            key = (r["scenario"], c["cell_id"])
+            assert c["trials"] == want[key]["trials"]  # its trials are all there
+            if key in on2:  # but the shard did not finish: nothing it ran can hold; a violation stays
+                assert "did not finish" in c["failure"]
+                assert {p: ("unknown" if v == "holds" else v) for p, v in want[key]["verdicts"].items()} == c["verdicts"]
+
+
+def test_shards_that_were_planned_differently_are_refused(nights, tmp_path):
+    d = nights["d"]
+    other = tmp_path / DATE
+    shutil.copytree(d / "s2" / DATE, other)
+    plan = json.loads((other / "shard.json").read_text())
+    plan["digest"] = "0" * 16
+    (other / "shard.json").write_text(json.dumps(plan))
+    p = chaos("merge", d / "s1" / DATE, other, "--out", tmp_path / "out")
+    assert p.returncode == 3 and "planned differently" in p.stderr and len(p.stderr.strip().splitlines()) <= 2
+    assert not (tmp_path / "out").exists()
+    p = chaos("merge", d / "full" / DATE, "--out", tmp_path / "out")
+    assert p.returncode == 3 and "not a shard folder" in p.stderr
+
+
+@pytest.mark.parametrize("bad", ["0/2", "3/2", "x", "1/0", "-1/2"])
+def test_a_bad_shard_value_is_one_line_and_exit_3(bad):
+    with pytest.raises(ChaosError) as err:
+        parse_shard(bad)
+    assert bad in str(err.value) and "\n" not in str(err.value)
+
+
+def test_bad_shard_on_the_command_line_exits_3_before_anything_runs(tmp_path):
+    (tmp_path / "sweep.yaml").write_text(SWEEP)
+    for cmd in (["nightly", ROOT / "scenarios" / "nightly.yaml"], ["run", tmp_path / "sweep.yaml"]):
+        p = chaos(*cmd, "--shard", "3/2", "--out", tmp_path / "out")
+        assert p.returncode == 3 and "--shard '3/2'" in p.stderr, p.stderr
+        assert not (tmp_path / "out").exists()
+
+
+def test_every_cell_lands_on_exactly_one_shard_whatever_n():
+    s = Scenario.model_validate(
+        {
+            "name": "m",
+            "kind": "race",
+            "workload": "gate_after_interrupt",
+            "resume": "command:true",
+            "matrix": {"k": [1, 2, 4, 8], "jitter_ms": [0, 5, 10]},
+        }
+    )
+    for n in (1, 2, 3, 5, 16):
+        (run,) = plan_runs([(s, "m.yaml", {})], n, {})
+        assert sorted(c.index for c in run.cells) == list(range(12))
+        assert {c.shard for c in run.cells} <= set(range(1, n + 1))
+        assert plan_runs([(s, "m.yaml", {})], n, {}) == [run]  # the same plan every time
+
+
+def test_recorded_timings_balance_the_shards():
+    # one long cell and three short ones: the long one alone on a shard, the short ones together
+    assert assign([("a", 1.0), ("b", 1.0), ("c", 30.0), ("d", 1.0)], 2) == {"c": 1, "a": 2, "b": 2, "d": 2}
+    s = Scenario.model_validate(
+        {"name": "m", "kind": "race", "workload": "gate_after_interrupt", "resume": "command:true", "matrix": {"k": [1, 2, 3]}}
+    )
+    (est,) = plan_runs([(s, "m.yaml", {})], 2, {})
+    (rec,) = plan_runs([(s, "m.yaml", {})], 2, {"m": {"k=1": 100.0, "k=2": 1.0, "k=3": 1.0}})
+    assert all(not c.recorded for c in est.cells) and all(c.recorded for c in rec.cells)
+    assert [c.shard for c in rec.cells] == [1, 2, 2]
