@@ -363,6 +363,7 @@ class RunMeta(FileRecord):
     comparison: list[dict[str, Any]] | None = None  # a rerun: the stored verdicts its trials changed (or not)
     resumes: list[ResumeNote] = Field(default_factory=list)
     reaped: str | None = None  # when a later chaos command reaped what the dead run left
+    failed: str | None = None  # the run itself failed (disk, database, a bug): the one-line reason
     shard: str | None = None  # "I/N": the run ran only the cells listed (``chaos.running.shard``)
     merged_from: list[str] = Field(default_factory=list)  # ``chaos merge``: the shard run folders it joined
 

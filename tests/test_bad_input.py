@@ -94,6 +94,28 @@ SCENARIOS = [
         "validate",
         ["resume must be 'none', 'input', 'command:<value>' or 'app:<package.module:recover>'"],
     ),
+    # caps and strict types: what validate accepts must run (issue 13)
+    ("seed_a_boolean", GOOD + "seed: true\n", "validate", [":7:", "seed: Input should be a valid integer"]),
+    ("seed_a_string", GOOD + 'seed: "123"\n', "validate", [":7:", "seed: Input should be a valid integer"]),
+    ("timeout_infinite", GOOD + "timeout_s: .inf\n", "validate", [":7:", "timeout_s: Input should be a finite number"]),
+    ("params_infinite", GOOD + "workload_params: {x: .nan}\n", "validate", [":7:", "workload_params.x: nan is not a finite number"]),
+    ("name_300_characters", GOOD.replace("name: ok", "name: " + "n" * 300), "validate", [":1:", "name: String should have at most 100"]),
+    ("name_300_characters_run", GOOD.replace("name: ok", "name: " + "n" * 300), "run", [":1:", "name: String should have at most 100"]),
+    ("about_too_long", GOOD + "about: " + "a" * 20_000 + "\n", "validate", [":7:", "about: String should have at most 10000"]),
+    (
+        "matrix_too_large",
+        GOOD + "matrix: {jitter_ms: [" + ",".join(map(str, range(1000))) + "], trials: [" + ",".join(map(str, range(1, 1001))) + "]}\n",
+        "validate",
+        [":7:", "the matrix expands to 1000000 cells; the limit is 10000"],
+    ),
+    (
+        "command_malformed_json",
+        GOOD.replace("kind: kill_sweep", "kind: race")
+        .replace("three_step", "gate_after_interrupt")
+        .replace("resume: none", "resume: 'command:{\"ok\": 1'"),
+        "validate",
+        ["resume: the value after 'command:' must be JSON"],
+    ),
 ]
 
 
@@ -129,6 +151,12 @@ def test_bad_scenario(case, text, command, fragments, runner, tmp_path):
 
 def test_missing_scenario_file(runner, tmp_path):
     _expect_one_line_error(runner.invoke(app, ["run", str(tmp_path / "nope.yaml")]), ["no such scenario file"], tmp_path / "nope.yaml")
+
+
+def test_scenario_file_too_large(runner, tmp_path):
+    path = tmp_path / "huge.yaml"
+    path.write_text(GOOD + "about: " + "a" * 2_000_000 + "\n")
+    _expect_one_line_error(runner.invoke(app, ["validate", str(path)]), ["bytes; a scenario file is at most 1000000 bytes"], path)
 
 
 def test_scenario_that_is_not_utf8(runner, tmp_path):
@@ -204,6 +232,20 @@ RUNS = [
         json.dumps(RUN_META),
         json.dumps({k: v for k, v in RECORD.items() if k != "seed"}).encode() + b"\n",
         [":1: not a trial record: seed: Field required"],
+        "journal.jsonl",
+    ),
+    (
+        "journal_forged_extra_trial",
+        json.dumps(RUN_META),
+        json.dumps(RECORD).encode() + b"\n" + json.dumps({**RECORD, "trial_id": "c000-t0010"}).encode() + b"\n",
+        [":2: trial 'c000-t0010' is not one the scenario expands to (cell 0 has 10 trial(s))"],
+        "journal.jsonl",
+    ),
+    (
+        "journal_record_of_a_cell_the_scenario_lacks",
+        json.dumps(RUN_META),
+        json.dumps({**RECORD, "cell_index": 5, "trial_id": "c005-t0001"}).encode() + b"\n",
+        [":1: trial 'c005-t0001' names cell 5; the scenario has cells 0-0"],
         "journal.jsonl",
     ),
     (

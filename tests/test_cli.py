@@ -85,3 +85,13 @@ def test_sigterm_mid_run_reaps_racers_and_keeps_finished_trials(tmp_path):
     assert meta["interrupted"] is True
     results = json.loads((run_dir / "results.json").read_text())
     assert results["cells"][0]["trials"] == len(records)
+
+
+def test_list_prints_an_about_as_text_not_console_markup(tmp_path):
+    """An about holding "[/]" crashed `chaos list`; "[bold]" was rendered. Both are printed as written."""
+    (tmp_path / "odd.yaml").write_text(
+        "name: odd\nkind: kill_sweep\nworkload: three_step\nabout: 'closes [/] and opens [bold]loud[/bold]'\n"
+    )
+    r = chaos("list", "--scenarios", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "[/]" in r.stdout and "[bold]loud[/bold]" in r.stdout

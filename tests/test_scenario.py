@@ -77,3 +77,20 @@ def test_every_shipped_scenario_is_valid(repo):
             continue
         cells = expand(load_scenario(f), path=str(f))
         assert cells
+
+
+RACE = "name: x\nkind: race\nworkload: gate_after_interrupt\nresume: '{}'\n"
+
+
+@pytest.mark.parametrize(
+    "value,expected",
+    [("true", True), ("1", 1), ('{"ok": 1}', {"ok": 1}), ('"two words"', "two words"), ("approve", "approve"), ("yes", "yes")],
+)
+def test_a_command_value_is_json_or_a_bare_word(value, expected):
+    assert parse_scenario(RACE.format(f"command:{value}")).resume_value == expected
+
+
+@pytest.mark.parametrize("value", ['{"ok": 1', "two words", "1e999", "[1,"])
+def test_a_command_value_that_is_neither_is_refused_at_load(value):
+    with pytest.raises(ScenarioError, match="the value after 'command:' must be JSON"):
+        parse_scenario(RACE.format(f"command:{value}"))

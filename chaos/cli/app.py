@@ -20,9 +20,20 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from chaos.cli.failures import ChaosGroup, set_debug
+from chaos.cli.failures import report as report_failure
 from chaos.racer.errors import ChaosError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Crash-injection and race harness: does resume really mean resume?")
+app = typer.Typer(
+    cls=ChaosGroup, add_completion=False, no_args_is_help=True, help="Crash-injection and race harness: does resume really mean resume?"
+)
+
+
+@app.callback()
+def _options(
+    debug: bool = typer.Option(False, "--debug", help="print the traceback of a failing command too (CHAOS_DEBUG=1 does the same)"),
+) -> None:
+    set_debug(debug)
 
 
 def _console(stderr: bool = False) -> Console:
@@ -39,9 +50,22 @@ STATUS_STYLE = {"holds": "green", "violated": "bold red", "unknown": "yellow"}
 
 
 def _fail(exc: ChaosError) -> NoReturn:
-    # escape: a message quoting user input ("[cell k=2]", a YAML list) must not be read as markup
-    console.print(f"[bold red]chaos: error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+    # escaped and redacted (chaos.cli.failures): a message quoting user input ("[cell k=2]", a
+    # YAML list) must not be read as markup, nor print a password it quotes
+    report_failure(exc, console)
     raise typer.Exit(exc.exit_code)
+
+
+MAX_TRIALS = 100_000
+MAX_SEED = 2**63 - 1
+
+
+def _check_overrides(seed: int | None, trials: int | None) -> None:
+    """--seed and --trials are refused here, with their limits, before anything is written."""
+    if trials is not None and not 1 <= trials <= MAX_TRIALS:
+        _fail(ChaosError(f"--trials {trials}: trials per cell must be between 1 and {MAX_TRIALS}"))
+    if seed is not None and not 0 <= seed <= MAX_SEED:
+        _fail(ChaosError(f"--seed {seed}: the root seed must be between 0 and {MAX_SEED}"))
 
 
 def summary_table(results) -> Table:
@@ -118,8 +142,14 @@ def run(
         _fail(ChaosError("--resume continues a run with its recorded seed, trials and racers; drop --seed/--trials/--racers"))
     if racers not in (None, "warm", "cold"):
         _fail(ChaosError(f"--racers {racers!r}: expected warm or cold"))
-    if work_in is not None and not work_in.is_dir():
-        _fail(ChaosError(f"--work-in {work_in}: no such folder", hint="name an existing folder, e.g. /dev/shm (tmpfs)"))
+    _check_overrides(seed, trials)
+    if work_in is not None:
+        from chaos.running.workdir import check_work_in
+
+        try:
+            check_work_in(work_in)
+        except ChaosError as exc:
+            _fail(exc)
     if shard is not None:
         from chaos.running.shard import parse_shard
 
@@ -127,6 +157,13 @@ def run(
             _fail(ChaosError("--resume continues a run with its recorded cells; drop --shard"))
         try:
             shard = str(parse_shard(shard))
+        except ChaosError as exc:
+            _fail(exc)
+    if scenario is not None:  # bad input is refused before anything else happens (no reaping, no folder)
+        from chaos.scenario.model import load_scenario
+
+        try:
+            load_scenario(scenario)
         except ChaosError as exc:
             _fail(exc)
     _reap_stale_quietly()
@@ -392,6 +429,7 @@ def selftest(
     """Check the injector itself: an idempotent workload must come out clean, a known duplicate must be caught."""
     from chaos.running.selftest import run_selftest
 
+    _check_overrides(None, trials)
     _reap_stale_quietly()
     try:
         report = run_selftest(scenario, out=out_dir, trials=trials)
@@ -474,9 +512,12 @@ def validate(scenario: Path = typer.Argument(..., help="scenario YAML file")) ->
             n = len(expand(it.scenario, check=False))
             out.print(f"  {it.scenario.name} ({it.file.name}): {it.scenario.kind}, {n} cell(s), {it.scenario.trials} trial(s) each")
         return
+    from chaos.running.pgstore import RunStorage
+
     try:
         s = load_scenario(scenario)
         cells = expand(s, path=str(scenario))
+        RunStorage.preflight(cells, connect=True)  # what `validate` accepts must run: the database too
     except ChaosError as exc:
         _fail(exc)
     out.print(
@@ -511,7 +552,7 @@ def list_cmd(scenarios_dir: Path = typer.Option(Path("scenarios"), "--scenarios"
             info.boundaries,
         )
     out.print(t)
-    s = Table(title=f"scenarios in {scenarios_dir}")
+    s = Table(title=f"scenarios in {escape(str(scenarios_dir))}")
     for col in ("file", "kind", "target", "about"):
         s.add_column(col)
     from chaos.scenario.suite import is_suite_file, load_suite
@@ -520,15 +561,16 @@ def list_cmd(scenarios_dir: Path = typer.Option(Path("scenarios"), "--scenarios"
         if is_suite_file(f):
             try:
                 su = load_suite(f)
-                s.add_row(f.name, "suite", f"{len(su.items)} scenarios", su.suite.about)
+                s.add_row(escape(f.name), "suite", f"{len(su.items)} scenarios", escape(su.suite.about))
             except ChaosError as exc:
-                s.add_row(f.name, "[red]invalid suite[/]", "", str(exc))
+                s.add_row(escape(f.name), "[red]invalid suite[/]", "", escape(str(exc)))
             continue
         try:
             sc = load_scenario(f)
-            s.add_row(f.name, sc.kind, f"{sc.target.framework}/{sc.target.backend}", sc.about)
+            # escaped: an about is the user's text, not console markup ("[/]" crashed rich)
+            s.add_row(escape(f.name), sc.kind, escape(f"{sc.target.framework}/{sc.target.backend}"), escape(sc.about))
         except ChaosError as exc:
-            s.add_row(f.name, "[red]invalid[/]", "", escape(str(exc)))
+            s.add_row(escape(f.name), "[red]invalid[/]", "", escape(str(exc)))
     out.print(s)
 
 
@@ -548,8 +590,8 @@ app.add_typer(hosts_app, name="hosts")
 def main() -> None:
     try:
         app()
-    except ChaosError as exc:  # anything not caught per command
-        console.print(f"[bold red]chaos: error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+    except ChaosError as exc:  # anything not caught per command (ChaosGroup catches the rest)
+        report_failure(exc, console)
         sys.exit(exc.exit_code)
 
 

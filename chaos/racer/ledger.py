@@ -33,6 +33,7 @@ import time
 from typing import Protocol, TypedDict
 
 from chaos.racer.protocol import LedgerSpec
+from chaos.racer.redact import redact, stable_mask
 
 COLUMNS = (
     "seq",
@@ -106,6 +107,12 @@ def effect_key(task: str, value: str | None) -> str:
     return task if value is None else f"{task}:{value}"
 
 
+def stored_value(context: dict, value: str | None) -> str | None:
+    """An effect's value as the ledger stores it: any secret in it masked (``chaos.racer.redact``),
+    distinct secrets kept distinct, so effect keys compare as the values did."""
+    return None if value is None else redact(value, stable_mask(str(context.get("run_id", ""))))
+
+
 def ensure_columns(conn: sqlite3.Connection, table: str = "effects") -> None:
     """Add the attribution columns to a ledger table written before they existed (old rows: NULL)."""
     have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
@@ -118,6 +125,7 @@ def ensure_columns(conn: sqlite3.Connection, table: str = "effects") -> None:
 
 def row_values(context: dict, task: str, value: str | None, thread_id: str, where: Where | None = None) -> tuple:
     """The values of one effect row, in ``COLUMNS`` order without ``seq``: who fired it, where, when."""
+    value = stored_value(context, value)
     w = where or {}
     outside = w.get("outside_task")
     return (
@@ -172,7 +180,7 @@ class SqliteLedger:
         so two racers cannot both find the key absent: check and insert are one transaction.
         """
         c = self.context
-        key = effect_key(task, value)
+        key = effect_key(task, stored_value(c, value))
         self._conn.execute("BEGIN IMMEDIATE")
         try:
             row = self._conn.execute(

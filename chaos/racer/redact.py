@@ -13,7 +13,9 @@ of a JSON-like value (keys whose name says "password", "secret", "token" or "key
 
 from __future__ import annotations
 
+import hashlib
 import re
+from collections.abc import Callable
 from urllib.parse import urlsplit, urlunsplit
 
 _KW_PASSWORD = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
@@ -56,25 +58,53 @@ def redact_config(obj):
 
 
 _URL_USERINFO = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@'\"]*:)([^\s@/'\"]+)(@)")
-_KV_SECRET = re.compile(
-    r"(?i)(\b(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|secret[_-]?key|auth)\b[\"']?\s*[=:]\s*[\"']?)"
-    r"([^\s'\",;&}]+)"
+# a setting's name that says it holds a secret: PGPASSWORD, db_pass, pw, MY_API_TOKEN, auth, ...
+_SECRET_NAME = (
+    r"(?:[A-Za-z0-9_-]*(?:password|passwd|pwd|secret|token(?!s)|api[_-]?key|access[_-]?key|private[_-]?key|credential)[A-Za-z0-9_-]*"
+    r"|(?:[A-Za-z0-9]+[_-])*(?:pass|pw|auth))"
 )
+# name, optional closing quote, = or :, then the value: a quoted string whole ('two words'), or a bare run
+_KV_SECRET = re.compile(r"(?i)(\b" + _SECRET_NAME + r"\b[\"']?\s*[=:]\s*)(\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|[^\s'\",;&}]+)")
 _PEM = re.compile(r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----.*?(-----END \1PRIVATE KEY-----|\Z)", re.DOTALL)
 _TOKENS = re.compile(
     r"\b(sk-[A-Za-z0-9_-]{16,}|ghp_[A-Za-z0-9]{20,}|gh[ousr]_[A-Za-z0-9]{20,}|xox[baprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16})\b"
 )
-_SECRET_KEY_NAME = re.compile(r"(?i)(password|passwd|secret|token|api[_-]?key|private[_-]?key|access[_-]?key)")
+_SECRET_KEY_NAME = re.compile(r"(?i)^" + _SECRET_NAME + r"$")
 
 
-def redact(text: str) -> str:
-    """``text`` with passwords in URLs/DSNs, secret settings, private keys and API tokens masked."""
+def _plain(secret: str) -> str:
+    return "***"
+
+
+def stable_mask(salt: str) -> Callable[[str], str]:
+    """A mask that keeps distinct secrets distinct: ``***`` and 12 hex digits of a salted SHA-256.
+
+    For the effect ledger, where a value is also an identity (two racers' answers must stay two
+    effects, one answer repeated must stay one). It hides the secret from a reader; like any hash
+    of a short password, it does not stop someone who guesses the password from confirming it."""
+
+    def mask(secret: str) -> str:
+        return "***" + hashlib.sha256(f"{salt}\0{secret}".encode()).hexdigest()[:12]
+
+    return mask
+
+
+def redact(text: str, mask: Callable[[str], str] = _plain) -> str:
+    """``text`` with passwords in URLs/DSNs, secret settings, private keys and API tokens masked
+    (each secret replaced by ``mask(secret)``: ``***`` unless told otherwise)."""
     if not text:
         return text
-    text = _PEM.sub(lambda m: f"-----BEGIN {m.group(1)}PRIVATE KEY----- *** -----END {m.group(1)}PRIVATE KEY-----", text)
-    text = _URL_USERINFO.sub(r"\1***\3", text)
-    text = _KV_SECRET.sub(r"\1***", text)
-    text = _TOKENS.sub("***", text)
+
+    def kv(m: re.Match[str]) -> str:
+        value = m.group(2)
+        quote = value[0] if value[:1] in ("'", '"') else ""
+        inner = value[1:-1] if quote and len(value) > 1 else value
+        return f"{m.group(1)}{quote}{mask(inner)}{quote}"
+
+    text = _PEM.sub(lambda m: f"-----BEGIN {m.group(1)}PRIVATE KEY----- {mask(m.group(0))} -----END {m.group(1)}PRIVATE KEY-----", text)
+    text = _URL_USERINFO.sub(lambda m: f"{m.group(1)}{mask(m.group(2))}{m.group(3)}", text)
+    text = _KV_SECRET.sub(kv, text)
+    text = _TOKENS.sub(lambda m: mask(m.group(0)), text)
     return text
 
 
@@ -85,10 +115,11 @@ def redact_obj(obj):
     if isinstance(obj, dict):
         out = {}
         for k, v in obj.items():
+            key = redact(k) if isinstance(k, str) else k  # a secret can be a key too (a DSN, a token)
             if isinstance(k, str) and _SECRET_KEY_NAME.search(k) and isinstance(v, (str, int, float)) and v not in ("", None):
-                out[k] = "***"
+                out[key] = "***"
             else:
-                out[k] = redact_obj(v)
+                out[key] = redact_obj(v)
         return out
     if isinstance(obj, (list, tuple)):
         return [redact_obj(v) for v in obj]

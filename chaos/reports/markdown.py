@@ -8,6 +8,8 @@ boundaries where an effect was duplicated.
 
 from __future__ import annotations
 
+import html
+
 from chaos.kinds import all_kinds, get_kind
 from chaos.kinds.checking import PROPERTY_NAMES
 from chaos.records import CellResult, RunResults
@@ -36,8 +38,10 @@ def _tally(v) -> str:
     return str(v)
 
 
-def _esc(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+def _esc(text: object) -> str:
+    """Text copied from a run (an about, a reason, a cell id), made inert: HTML (``<script>``) as
+    text, no table cell broken by ``|``, one line."""
+    return html.escape(str(text), quote=False).replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
 
 def _versions(c: CellResult) -> str:
@@ -92,11 +96,11 @@ def contract_matrix(results: RunResults) -> list[str]:
 def render_markdown(results: RunResults, meta: dict) -> str:
     lines: list[str] = []
     add = lines.append
-    add(f"# chaos report: {results.scenario}")
+    add(f"# chaos report: {_esc(results.scenario)}")
     add("")
     about = (meta.get("scenario") or {}).get("about")
     if about:
-        add(f"> {about}")
+        add(f"> {_esc(about)}")
         add("")
     vers = ", ".join(f"{k} {v}" for k, v in (meta.get("versions") or {}).items() if v)
     add(f"- run: `{results.run_id}`  seed: `{results.seed}`")
@@ -122,6 +126,8 @@ def render_markdown(results: RunResults, meta: dict) -> str:
         add(f"- resumed {len(meta['resumes'])} time(s) from its journal")
     if meta.get("interrupted"):
         add("- **the run was interrupted**: the tables cover the trials journaled before it stopped")
+    if meta.get("failed"):
+        add(f"- **the run failed**: {_esc(meta['failed'])}; the tables cover the trials journaled before it stopped")
     add("")
     lines.extend(contract_matrix(results))
     app = [(c, e) for c in results.cells for e in c.app_errors]
@@ -153,7 +159,7 @@ def render_markdown(results: RunResults, meta: dict) -> str:
         for c in races:
             spread = "-" if not c.release_spread_ms else f"{c.release_spread_ms['median']:.2f}/{c.release_spread_ms['max']:.2f}"
             add(
-                f"| {c.cell_id} | {c.backend} | {c.k} | {c.jitter_ms:g} | {c.valid_trials}/{c.trials} | {_sat(c)} | {_fires(c)} | "
+                f"| {_esc(c.cell_id)} | {c.backend} | {c.k} | {c.jitter_ms:g} | {c.valid_trials}/{c.trials} | {_sat(c)} | {_fires(c)} | "
                 f"{c.max_fires if c.max_fires is not None else '-'} | {c.racer_errors} | {spread} | {_v(c, 'CO')} | {_v(c, 'LIVENESS')} |"
             )
         add("")
@@ -166,16 +172,18 @@ def render_markdown(results: RunResults, meta: dict) -> str:
             seen = "; ".join(f"{k}: {_tally(v)}" for k, v in c.summary.items() if v) or (c.failure or "-")
             verdicts = ", ".join(f"{v.property} {MARK[v.status]}" for v in c.verdicts)
             add(
-                f"| {c.cell_id} | {c.kind} | {c.workload} | {c.backend} | {c.durability} | {c.valid_trials}/{c.trials} | "
+                f"| {_esc(c.cell_id)} | {c.kind} | {_esc(c.workload)} | {c.backend} | {c.durability} | {c.valid_trials}/{c.trials} | "
                 f"{_esc(seen)} | {verdicts} |"
             )
         add("")
     for c in sweeps:
         title = get_kind(c.kind).title
-        add(f"## {title}: {c.workload}, resume `{c.resume}`, durability {c.durability}, backend {c.backend} ({c.cell_id})")
+        add(
+            f"## {title}: {_esc(c.workload)}, resume `{_esc(c.resume)}`, durability {c.durability}, backend {c.backend} ({_esc(c.cell_id)})"
+        )
         add("")
         if c.failure:
-            add(f"Cell failed: {c.failure}")
+            add(f"Cell failed: {_esc(c.failure)}")
             add("")
         if c.baseline is not None:
             fired = ", ".join(f"{k} x{n}" for k, n in c.baseline.effects.items()) or "nothing"
@@ -224,7 +232,7 @@ def render_markdown(results: RunResults, meta: dict) -> str:
         for v in c.verdicts:
             ev = ", ".join(v.evidence.trial_ids[:6]) + (" ..." if len(v.evidence.trial_ids) > 6 else "")
             add(
-                f'| <a id="{_anchor(c, v.property)}"></a>{c.cell_id} | {v.property} ({PROPERTY_NAMES.get(v.property, "")}) '
+                f'| <a id="{_anchor(c, v.property)}"></a>{_esc(c.cell_id)} | {v.property} ({PROPERTY_NAMES.get(v.property, "")}) '
                 f"| {MARK[v.status]} | {_esc(v.reason)} | {ev or '-'} |"
             )
     add("")
@@ -235,6 +243,6 @@ def render_markdown(results: RunResults, meta: dict) -> str:
     add("| cell | asked for | ran |")
     add("|---|---|---|")
     for c in results.cells:
-        add(f"| {c.cell_id} | {c.version or 'installed'} | {_versions(c)} |")
+        add(f"| {_esc(c.cell_id)} | {_esc(c.version or 'installed')} | {_esc(_versions(c))} |")
     add("")
     return "\n".join(lines)

@@ -28,30 +28,34 @@ import secrets
 import shutil
 import signal
 import socket
+import sqlite3
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
+
+from pydantic import ValidationError
 
 import chaos
 from chaos.envs import python_for
 from chaos.kinds import runner_for
 from chaos.kinds.checking import analyze_cell, count_trial, exit_code, verdict_counts
 from chaos.launchers import Launcher, make_launcher
-from chaos.racer.errors import ChaosError
+from chaos.racer.errors import ChaosError, ScenarioError
 from chaos.racer.redact import redact, redact_obj
 from chaos.records import CellResult, CellVersions, RerunOf, RunCell, RunLoad, RunMeta, RunResults, TrialRecord, TrialSummary
 from chaos.running import registry
+from chaos.running.failure import describe
 from chaos.running.journal import Journal, repair
 from chaos.running.pgstore import RunStorage
 from chaos.running.preflight import preflight_run
 from chaos.running.runfolder import RunFolder, load_average, load_run, now_iso, write_atomic
 from chaos.running.stored import StoredTrials
 from chaos.running.trial import RunContext
-from chaos.running.workdir import work_folder
+from chaos.running.workdir import scrub, work_folder
 from chaos.scenario.model import Cell, Scenario, expand, load_scenario
 from chaos.targets import get_target
 
@@ -224,7 +228,13 @@ def run_loaded(scenario: Scenario, path: str | os.PathLike, opts: RunOptions | N
         if opts.racers is not None:
             data["racers"]["start"] = opts.racers
             data["matrix"].pop("start", None)  # the command line wins over a start axis too
-        scenario = Scenario.model_validate(data)
+        try:
+            scenario = Scenario.model_validate(data)
+        except ValidationError as exc:
+            e = exc.errors()[0]
+            field_name = ".".join(map(str, e["loc"]))
+            flag = {"seed": "--seed", "trials": "--trials"}.get(field_name, field_name)
+            raise ScenarioError(f"{flag} {e.get('input')!r}: {e['msg']}") from None
     cells = expand(scenario, path=str(path))
     wanted = opts.cells
     if wanted is None and opts.shard:  # ``chaos run --shard``: this scenario's cells split by estimated cost
@@ -235,7 +245,7 @@ def run_loaded(scenario: Scenario, path: str | os.PathLike, opts: RunOptions | N
         cells = [c for c in cells if c.index in wanted]
     for cell in cells:
         preflight(cell, str(path), python_for(cell.scenario.target.framework, cell.scenario.target.version))
-    RunStorage.preflight(cells)  # Postgres needed but not configured: refused before any folder is written
+    RunStorage.preflight(cells, connect=True)  # Postgres needed but missing or refusing: refused before any folder is written
     folder = RunFolder.create(
         Path(opts.out),
         scenario.name,
@@ -256,7 +266,25 @@ def run_loaded(scenario: Scenario, path: str | os.PathLike, opts: RunOptions | N
             **({"shard": opts.shard} if opts.shard else {}),
         ),
     )
-    return execute(folder, scenario, cells, opts)
+    return execute(folder, scenario, cells, opts, fresh=True)
+
+
+CHECKPOINT_EVERY = 8  # trials between checkpoints of the ledger's WAL (and after every cell)
+
+
+def checkpoint_ledger(config: Any) -> None:
+    """Fold the SQLite ledger's write-ahead log into the database and truncate it.
+
+    Why: racers and the orchestrator keep connections open for the whole run, so SQLite's own
+    checkpoints never shrink the WAL (3.1 MB after 66 sweep trials). Between trials no racer
+    writes; a checkpoint that finds one writing (a busy ledger) is simply skipped until the next."""
+    if config.get("kind") != "sqlite":
+        return
+    path = Path(config["path"])
+    if not path.exists():
+        return
+    with contextlib.suppress(sqlite3.Error), contextlib.closing(sqlite3.connect(str(path), timeout=1, isolation_level=None)) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 def _run_cells(cells: list[Cell]) -> list[RunCell]:
@@ -304,14 +332,56 @@ def preflight(cell: Cell, scenario_file: str | None, python: str) -> None:
     preflight_run(cell, scenario_file, python, workload_paths(scenario_file))
 
 
+class RunFailed(ChaosError):
+    """The run stopped on a fault outside the framework (disk, database, a bug in chaos); the
+    message names it, what the run folder kept, and how to continue."""
+
+
 def execute(
-    folder: RunFolder, scenario: Scenario, cells: list[Cell], opts: RunOptions, only: set[str] | None = None, *, move_latest: bool = True
+    folder: RunFolder,
+    scenario: Scenario,
+    cells: list[Cell],
+    opts: RunOptions,
+    only: set[str] | None = None,
+    *,
+    fresh: bool = False,
+    move_latest: bool = True,
 ) -> RunOutcome:
     """Run every trial not yet in the run's journal (one an earlier, interrupted execution
     journaled, or a rerun's reused dry runs; with ``only``, just those trial ids), journal each,
     then analyse the journal into the reports. No record is kept in memory: the journal is the
     truth, read back one cell at a time (``chaos.running.stored``). ``latest`` is pointed at the
-    run unless ``move_latest`` is false (a rerun of a few trials is not the scenario's latest run)."""
+    run unless ``move_latest`` is false (a rerun of a few trials is not the scenario's latest run).
+
+    A fault that stops the run (``RunFailed``): if the folder is ``fresh`` (made for this run)
+    and no trial was journaled, the folder is removed; otherwise run.json says ``failed`` with the
+    reason and results.json and the reports are still written from the journal."""
+    journaled_before = _journaled(folder.path)
+    try:
+        return _execute_in_folder(folder, scenario, cells, opts, only, move_latest)
+    except RunFailed:
+        raise
+    except Exception as exc:  # before the first trial (storage, work folder) or a bug: nothing new measured
+        reason = describe(exc)
+        if fresh and _journaled(folder.path) <= journaled_before:
+            folder.discard()
+            raise RunFailed(f"{reason}; no trial ran and no run folder was kept") from exc
+        with contextlib.suppress(Exception):
+            folder.mark_failed(reason)
+        raise RunFailed(f"{reason}; {folder.path} keeps what was measured; continue with `chaos run --resume {folder.path}`") from exc
+
+
+def _journaled(run_dir: Path) -> int:
+    """How many complete trial records the run's journal holds (0 if it has none)."""
+    try:
+        return len(StoredTrials(run_dir / "journal.jsonl"))
+    except (ChaosError, OSError):
+        return 0
+
+
+def _execute_in_folder(
+    folder: RunFolder, scenario: Scenario, cells: list[Cell], opts: RunOptions, only: set[str] | None, move_latest: bool
+) -> RunOutcome:
     run_dir, meta = folder.path, folder.meta
     run_id = meta.run_id
     work_dir = work_folder(run_dir, run_id, opts.work_in)
@@ -382,6 +452,10 @@ def _execute(
     )
     failures: dict[int, str] = {}
     interrupted = False
+    run_failure: Exception | None = None
+    finished_cells: set[int] = set()
+    journaled_before = len(prior)
+    journaled_now = 0
     try:
         for cell in cells:
             if signals.received:
@@ -398,6 +472,9 @@ def _execute(
                     if signals.received:
                         raise Interrupted(signals.received[0])
                     signals.armed = True
+                    journaled_now += 1
+                    if journaled_now % CHECKPOINT_EVERY == 0:
+                        checkpoint_ledger(storage.ledger_config)
                     if opts.on_trial:
                         opts.on_trial(rec)
                     valid_seen = valid_seen or rec.valid
@@ -411,33 +488,103 @@ def _execute(
                 failures[cell.index] = exc.message
                 if ctx.launcher is not None:
                     ctx.launcher.reap()
+            finished_cells.add(cell.index)
+            checkpoint_ledger(storage.ledger_config)
     except (Interrupted, KeyboardInterrupt):
         interrupted = True
+    except Exception as exc:  # the disk, the database or chaos itself failed: the run stops here
+        run_failure = exc
     finally:
         signals.armed = False
-        for launcher in launchers.values():
-            launcher.reap()
+        cleanup: list[Callable[[], object]] = [launcher.reap for launcher in launchers.values()]
         # the net under the net: any racer of this run still alive (e.g. started in the instant a
         # signal arrived, before its launcher knew of it) is found by its label and killed
-        registry._kill_and_wait([pid for pid, _, _ in registry.racer_processes(run_id)])
-        journal.close()
-        storage.close(keep_schema=opts.keep_work)
+        cleanup.append(lambda: registry._kill_and_wait([pid for pid, _, _ in registry.racer_processes(run_id)]))
+        cleanup += [journal.close, lambda: storage.close(keep_schema=opts.keep_work)]
+        for step in cleanup:
+            try:
+                step()
+            except Exception as exc:  # one failed step (a database gone) must not skip the others
+                run_failure = run_failure or exc
         if not opts.keep_work:
             shutil.rmtree(work_dir, ignore_errors=True)
+        else:
+            scrub(work_dir)  # kept racer specs and logs hold the DSN: masked once every racer is dead
     interrupted = interrupted or bool(signals.received)
     records = StoredTrials(run_dir / "journal.jsonl")  # the truth (``chaos analyze`` re-scores it the same way)
+    if run_failure is not None:
+        return _failed(folder, cells, records, failures, finished_cells, run_failure, journaled_before, signals)
     results = analyse_run(cells, records, failures, run_id=run_id, scenario=scenario, seed=scenario.seed)
     if interrupted:
         results.exit_code = EXIT_RUN_FAILED
-    # what each cell's racers actually ran (a version axis asks; this records the answer)
-    folder.mark_ended(
-        interrupted=interrupted,
-        signals=signals.received,
-        failures=failures,
-        cell_versions={c.cell_id: CellVersions(asked=c.version, ran=c.versions) for c in results.cells},
-    )
-    write_results(run_dir, results, folder.meta, records)
+    try:
+        # what each cell's racers actually ran (a version axis asks; this records the answer)
+        folder.mark_ended(
+            interrupted=interrupted,
+            signals=signals.received,
+            failures=failures,
+            cell_versions={c.cell_id: CellVersions(asked=c.version, ran=c.versions) for c in results.cells},
+        )
+        write_results(run_dir, results, folder.meta, records)
+    except Exception as exc:  # the disk filled as the run ended: the journal has every trial
+        _failed(folder, cells, records, failures, {c.index for c in cells}, exc, journaled_before, signals)
     return RunOutcome(run_dir=run_dir, results=results, interrupted=interrupted, cells=cells)
+
+
+def _failed(
+    folder: RunFolder,
+    cells: list[Cell],
+    records: StoredTrials,
+    failures: dict[int, str],
+    finished_cells: set[int],
+    exc: Exception,
+    journaled_before: int,
+    signals: SignalState,
+) -> NoReturn:
+    """The run stopped on ``exc``: keep what it measured, say so, raise ``RunFailed``.
+
+    Nothing journaled by this execution: ``execute`` removes a fresh folder. Otherwise every cell
+    that did not finish is failed with the reason (a verdict from part of a cell is never
+    ``holds``), run.json says ``failed``, and results.json and the reports are written from the
+    journal; each write that cannot be made (the disk is full) is named in the message instead."""
+    reason = describe(exc)
+    if len(records) <= journaled_before:
+        raise exc
+    for c in cells:
+        if c.index not in finished_cells:
+            failures.setdefault(c.index, f"the run failed: {reason}")
+    lost: list[str] = []
+    try:
+        results = analyse_run(
+            cells,
+            records,
+            failures,
+            run_id=folder.meta.run_id,
+            scenario=Scenario.model_validate(folder.meta.scenario),
+            seed=folder.meta.seed or 0,
+        )
+        results.exit_code = EXIT_RUN_FAILED
+        folder.meta.failed = reason
+        folder.mark_ended(
+            interrupted=False,
+            signals=signals.received,
+            failures=failures,
+            cell_versions={c.cell_id: CellVersions(asked=c.version, ran=c.versions) for c in results.cells},
+        )
+    except Exception:
+        lost.append("run.json")
+        results = None
+    if results is not None:
+        try:
+            write_results(folder.path, results, folder.meta, records)
+        except Exception:
+            lost.append("results.json and the reports")
+    with contextlib.suppress(OSError):
+        folder.link_latest()
+    kept = f"{folder.path} keeps the {len(records)} journaled trial(s)"
+    if lost:
+        kept += f" (could not write {' or '.join(lost)}: `chaos analyze {folder.path}` writes them once fixed)"
+    raise RunFailed(f"{reason}; {kept}; continue with `chaos run --resume {folder.path}`") from exc
 
 
 def rerun(run_dir: Path, trial_ids: list[str], opts: RunOptions | None = None) -> tuple[RunOutcome, list[dict]]:
@@ -457,7 +604,7 @@ def rerun(run_dir: Path, trial_ids: list[str], opts: RunOptions | None = None) -
     wanted_cells = sorted({records.cell_of(t) for t in trial_ids})
     cells = [c for c in cells if c.index in wanted_cells]
     dry = sorted(t for t in records.ids() if t.endswith("-dry") and records.cell_of(t) in wanted_cells)
-    RunStorage.preflight(cells)  # a Postgres cell needs its database now as it did then
+    RunStorage.preflight(cells, connect=True)  # a Postgres cell needs its database now as it did then
     folder = RunFolder.create(
         Path(opts.out),
         scenario.name,
@@ -482,7 +629,7 @@ def rerun(run_dir: Path, trial_ids: list[str], opts: RunOptions | None = None) -
     for t in dry:
         journal.append(records.raw(t))
     journal.close()
-    outcome = execute(folder, scenario, cells, opts, only=set(trial_ids), move_latest=False)
+    outcome = execute(folder, scenario, cells, opts, only=set(trial_ids), fresh=True, move_latest=False)
     before = analyse_stored(Path(run_dir))
     now = {c.cell_index: c for c in outcome.results.cells}
     comparison = []
@@ -517,7 +664,7 @@ def analyse_loaded(meta: RunMeta, scenario: Scenario, cells: list[Cell], records
     """What the run concluded, recomputed from its stored records (same rules as ``execute``)."""
     failures = {int(k): v for k, v in meta.failures.items()}
     results = analyse_run(cells, records, failures, run_id=meta.run_id, scenario=scenario, seed=scenario.seed)
-    if meta.interrupted:
+    if meta.interrupted or meta.failed:
         results.exit_code = EXIT_RUN_FAILED
     return results
 

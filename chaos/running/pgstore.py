@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chaos.racer.protocol import LedgerSpec
-from chaos.racer.redact import redact_dsn
+from chaos.racer.redact import redact_dsn, redact_text
 
 if TYPE_CHECKING:
     from chaos.racer.ledger import Ledger
@@ -32,9 +32,22 @@ def _connect(dsn: str):
 
     try:
         return psycopg.connect(dsn, autocommit=True, connect_timeout=10)
-    except psycopg.OperationalError as exc:
-        msg = " ".join(str(exc).split())
+    except psycopg.Error as exc:  # OperationalError (host, port, password, database), ProgrammingError (not a DSN)
+        msg = redact_text(" ".join(str(exc).split()))
         raise ConnectionError(f"postgres backend: cannot connect to {redact_dsn(dsn)}: {msg}") from None
+
+
+def check_dsn(dsn: str, source: str = "CHAOS_PG_DSN") -> None:
+    """Connect once to ``dsn`` (before any trial, before any run folder): a one-line
+    ``EnvironmentProblem`` naming ``source`` if it is not a DSN or the database refuses it."""
+    from chaos.racer.errors import EnvironmentProblem
+
+    try:
+        _connect(dsn).close()
+    except ConnectionError as exc:
+        raise EnvironmentProblem(
+            f"{source}: {exc}", hint="check the host, port, user, password and database (scripts/postgres.sh starts one and prints its DSN)"
+        ) from None
 
 
 def create_run_schema(dsn: str, run_id: str, *, setup: bool = True) -> str:
@@ -97,8 +110,9 @@ class RunStorage:
         return pg_backend, remote
 
     @classmethod
-    def preflight(cls, cells: list, dsn: str | None = None) -> str | None:
-        """The DSN the cells need (None if they need none); a one-line error if it is missing."""
+    def preflight(cls, cells: list, dsn: str | None = None, *, connect: bool = False) -> str | None:
+        """The DSN the cells need (None if they need none); a one-line error if it is missing
+        (or, with ``connect``, if it is not a DSN or the database refuses it: ``check_dsn``)."""
         import os
 
         from chaos.racer.errors import EnvironmentProblem
@@ -115,7 +129,12 @@ class RunStorage:
             raise EnvironmentProblem(
                 f"this scenario needs Postgres for {why}: set CHAOS_PG_DSN (scripts/postgres.sh starts one and prints it)"
             )
-        return dsn if (pg_backend or remote) else None
+        if not (pg_backend or remote):
+            return None
+        assert dsn is not None  # refused above
+        if connect:
+            check_dsn(dsn)
+        return dsn
 
     def __init__(self, cells: list, run_id: str, run_dir: Path, dsn: str | None = None):
         from chaos.racer.ledger import open_ledger

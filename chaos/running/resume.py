@@ -66,11 +66,16 @@ def resume_run(run_dir: str | Path, opts=None):
             f"{run_dir}: run {run_id} is still being executed by a live chaos process",
             hint="wait for it to end, or stop it (Ctrl-C / SIGTERM) and resume again",
         )
-    reaped = registry.reap_run(run_id, {"run_dir": str(run_dir), "work_dir": str(run_dir / "work")})
+    # a run made with --work-in resumes there too: its remaining trials run where its first ones
+    # did, and run.json keeps naming the folder that held them (unless --work-in names another)
+    old_work = Path(meta.work_dir) if meta.work_dir else run_dir / "work"
+    if opts.work_in is None and meta.work_dir:
+        opts.work_in = old_work.parent
+    reaped = registry.reap_run(run_id, {"run_dir": str(run_dir), "work_dir": str(old_work)})
     cut = repair(run_dir / "journal.jsonl")
     journaled = records.ids()
     aborted = set_aside_unjournaled(run_dir / "ledger.sqlite", run_id, journaled)
-    shutil.rmtree(run_dir / "work", ignore_errors=True)
+    shutil.rmtree(old_work, ignore_errors=True)
     meta.resumes = [
         *meta.resumes,
         ResumeNote(  # assigned, not appended: run.json writes the keys that were set
@@ -84,6 +89,8 @@ def resume_run(run_dir: str | Path, opts=None):
         ),
     ]
     meta.interrupted = False
+    if meta.failed:  # the fault that stopped it (a full disk, a lost database) is being retried
+        meta.failed = None
     return execute(RunFolder(path=run_dir, meta=meta), scenario, cells, opts)
 
 

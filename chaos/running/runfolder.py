@@ -22,6 +22,8 @@ import contextlib
 import datetime as _dt
 import json
 import os
+import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -66,24 +68,39 @@ def new_folder(out: Path, name: str) -> Path:
 
     ``out`` itself is made only if its parent exists: a mistyped ``--out`` is refused, not created."""
     out = Path(out)
-    if not out.exists():
-        if not out.parent.exists():
-            raise EnvironmentProblem(
-                f"output folder {out}: its parent {out.parent} does not exist", hint="create it or pass --out to an existing folder"
-            )
-        out.mkdir()
-    folder = out / name
-    n = 1
-    while folder.exists():
-        n += 1
-        folder = out / f"{name}-{n}"
-    folder.mkdir(parents=True)
+    if out.exists() and not out.is_dir():
+        raise EnvironmentProblem(f"output folder {out}: it is a file, not a folder", hint="pass --out a folder")
+    try:
+        if not out.exists():
+            if not out.parent.exists():
+                raise EnvironmentProblem(
+                    f"output folder {out}: its parent {out.parent} does not exist", hint="create it or pass --out to an existing folder"
+                )
+            out.mkdir()
+        folder = out / name
+        n = 1
+        while folder.exists():
+            n += 1
+            folder = out / f"{name}-{n}"
+        folder.mkdir(parents=True)
+    except OSError as exc:
+        raise EnvironmentProblem(
+            f"output folder {out}: cannot make the run folder: {exc.strerror or exc}", hint="pass --out a writable folder"
+        ) from None
     return folder
 
 
 def create_run_dir(out: Path, name: str, at: str) -> Path:
     """A new, empty run folder ``<out>/<scenario name>/<at>`` (``-2``, ``-3``, ... if taken)."""
     return new_folder(Path(out), f"{name}/{at}")
+
+
+def discard(run_dir: Path) -> None:
+    """Remove a run folder that holds nothing measured, and its scenario folder if now empty."""
+    run_dir = Path(run_dir)
+    shutil.rmtree(run_dir, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        run_dir.parent.rmdir()  # only if empty: other runs of the scenario stay
 
 
 def write_meta(run_dir: Path, meta: RunMeta | dict[str, Any]) -> None:
@@ -114,9 +131,23 @@ class RunFolder:
         """Make the folder, build its metadata (``meta_for(run_dir) -> RunMeta``: the run id names
         the folder) and write run.json at once, so a folder never stands without one for long."""
         path = create_run_dir(Path(out), name, stamp() + suffix)
-        folder = cls(path=path, meta=meta_for(path))
-        folder.save()
+        try:
+            folder = cls(path=path, meta=meta_for(path))
+            folder.save()
+        except BaseException:  # no run.json, no folder: nothing half-written stays behind
+            discard(path)
+            raise
         return folder
+
+    def discard(self) -> None:
+        """Remove the folder of a run that failed before its first trial (nothing was measured)."""
+        discard(self.path)
+
+    def mark_failed(self, reason: str) -> None:
+        """Record that the run failed (one line, secrets masked on save) and when; then save."""
+        self.meta.failed = reason
+        self.meta.stopped = now_iso()
+        self.save()
 
     def save(self) -> None:
         write_meta(self.path, self.meta)
@@ -202,7 +233,37 @@ def load_run(run_dir: Path) -> StoredRun:
         ran = {c.index for c in meta.cells}
         cells = [c for c in cells if c.index in ran]
     records = StoredTrials(run_dir / "journal.jsonl")  # every line validated; read back on demand
+    check_trial_ids(cells, records)
     return StoredRun(meta, scenario, cells, records, records.torn)
+
+
+# the trial ids the kinds make: c<cell>-dry, c<cell>-t<trial>, c<cell>-p<point>-r<repeat>
+_TRIAL_ID = re.compile(r"^c(\d{3,})-(?:dry|t(\d{4,})|p\d{3,}-r(\d{3,}))$")
+
+
+def check_trial_ids(cells: list[Cell], records: StoredTrials) -> None:
+    """Refuse a journaled record that is not one of the run's trials: a cell the scenario does not
+    expand to, a record whose id names another cell, or a trial / repeat number past the cell's
+    ``trials`` (a forged 64th record of a 63-trial cell was counted). Ids of another shape pass."""
+    by_index = {c.index: c for c in cells}
+    for trial_id in sorted(records.ids()):
+        index = records.cell_of(trial_id)
+        where = f"{records.path}:{records.line_of(trial_id)}"
+        hint = "the journal does not match its run.json; move the line away"
+        cell = by_index.get(index)
+        if cell is None:
+            raise ChaosError(f"{where}: trial {trial_id!r} names cell {index}; the scenario has cells 0-{len(cells) - 1}", hint=hint)
+        m = _TRIAL_ID.match(trial_id)
+        if m is None:
+            continue
+        if int(m.group(1)) != index:
+            raise ChaosError(f"{where}: trial {trial_id!r} is recorded for cell {index}", hint=hint)
+        n = m.group(2) or m.group(3)
+        if n is not None and int(n) >= cell.scenario.trials:
+            raise ChaosError(
+                f"{where}: trial {trial_id!r} is not one the scenario expands to (cell {index} has {cell.scenario.trials} trial(s))",
+                hint=hint,
+            )
 
 
 def mark_reaped(run_dir: Path | str) -> None:

@@ -147,6 +147,10 @@ class StoredTrials:
     def cell_of(self, trial_id: str) -> int:
         return self._places[trial_id].cell_index
 
+    def line_of(self, trial_id: str) -> int:
+        """The journal line that holds ``trial_id``'s record (1-based)."""
+        return self._places[trial_id].lineno
+
     def raw(self, trial_id: str) -> dict:
         """The record as journaled, unslimmed (to copy it into another journal)."""
         p = self._places[trial_id]

@@ -24,16 +24,55 @@ cells run the same way (run.json records ``work_dir``).
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 from chaos.racer.errors import ChaosError
+from chaos.racer.redact import redact
+
+
+def check_work_in(work_in: Path | str) -> Path:
+    """``work_in`` resolved, if chaos can make folders in it; else a one-line ChaosError.
+
+    Checked by making (and removing) a folder there, before any run folder exists: a folder that
+    exists but refuses new entries (``/proc``, a read-only mount) fails here, not mid-run."""
+    base = Path(work_in)
+    hint = "name an existing, writable folder, e.g. /dev/shm (tmpfs)"
+    if not base.is_dir():
+        raise ChaosError(f"--work-in {base}: no such folder", hint=hint)
+    try:
+        probe = tempfile.mkdtemp(prefix=".chaos-probe-", dir=base)
+        Path(probe).rmdir()
+    except OSError as exc:
+        raise ChaosError(f"--work-in {base}: cannot make folders there: {exc.strerror or exc}", hint=hint) from None
+    return base.resolve()
 
 
 def work_folder(run_dir: Path, run_id: str, work_in: Path | str | None) -> Path:
     """The run's work folder: ``<run_dir>/work``, or ``<work_in>/chaos-work-<run_id>``."""
     if work_in is None:
         return Path(run_dir) / "work"
-    base = Path(work_in)
-    if not base.is_dir():
-        raise ChaosError(f"--work-in {base}: no such folder", hint="name an existing folder, e.g. /dev/shm (tmpfs)")
-    return base.resolve() / f"chaos-work-{run_id}"
+    return check_work_in(work_in) / f"chaos-work-{run_id}"
+
+
+SCRUBBED = (".json", ".log", ".txt")
+
+
+def scrub(work_dir: Path) -> int:
+    """Mask secrets in the text files a kept work folder holds (racer specs carry the DSN; logs
+    and results may quote it); returns how many files changed. Run after every racer is dead, so
+    no racer reads a masked spec. Databases (checkpoints.sqlite) are the framework's own state and
+    are left as they are."""
+    changed = 0
+    for f in Path(work_dir).rglob("*"):
+        if f.suffix not in SCRUBBED or not f.is_file() or f.is_symlink():
+            continue
+        try:
+            text = f.read_text(errors="surrogateescape")
+            clean = redact(text)
+            if clean != text:
+                f.write_text(clean, errors="surrogateescape")
+                changed += 1
+        except OSError:
+            continue  # a file that vanished or cannot be rewritten: the others still are
+    return changed

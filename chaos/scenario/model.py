@@ -14,6 +14,8 @@ from __future__ import annotations
 import ast
 import importlib.machinery
 import itertools
+import json
+import math
 import os
 import re
 import sys
@@ -28,7 +30,49 @@ from chaos.kinds import get_kind, kind_names
 from chaos.racer.errors import ScenarioError
 from chaos.targets import TARGETS
 
-RESUME_RE = re.compile(r"^(none|input|command:.+|app:[A-Za-z_][\w.]*:[A-Za-z_][\w.]*)$")
+RESUME_RE = re.compile(r"^(none|input|command:.+|app:[A-Za-z_][\w.]*:[A-Za-z_][\w.]*)$", re.DOTALL)
+BARE_WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
+
+# caps: a scenario is a short file; past these, loading would take minutes and copy the excess
+# into run.json and every report (each message says the limit)
+MAX_FILE_BYTES = 1_000_000
+MAX_CELLS = 10_000
+MAX_NAME = 100
+MAX_TEXT = 10_000
+MAX_SEED = 2**63 - 1
+
+
+def command_value(text: str) -> Any:
+    """The value of ``resume: command:<value>``: JSON (``command:true``, ``command:{"ok": 1}``),
+    or a bare word that is not JSON (``command:approve``), which is that string. Anything else
+    (malformed JSON, NaN or Infinity) is a ValueError saying so."""
+
+    def no_constant(name: str) -> Any:
+        raise ValueError(f"{name} is not a finite JSON value")
+
+    try:
+        value = json.loads(text, parse_constant=no_constant)
+        _finite(value, "the value")  # 1e999 parses as infinity
+        return value
+    except ValueError as exc:
+        if BARE_WORD.match(text):
+            return text
+        raise ValueError(
+            f"the value after 'command:' must be JSON (e.g. command:true, command:{{\"ok\": 1}}) or a bare word "
+            f"(letters, digits, _ . -): {exc}"
+        ) from None
+
+
+def _finite(v: Any, where: str) -> None:
+    """Refuse NaN and infinities anywhere in ``v`` (JSON has no such numbers)."""
+    if isinstance(v, float) and not math.isfinite(v):
+        raise ValueError(f"{where}: {v} is not a finite number")
+    if isinstance(v, dict):
+        for k, x in v.items():
+            _finite(x, f"{where}.{k}")
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            _finite(x, f"{where}[{i}]")
 
 
 class Strict(BaseModel):
@@ -55,7 +99,7 @@ Placement = Literal["local", "docker"] | HostsPlacement
 
 
 class Racers(Strict):
-    k: int = Field(1, ge=1, le=256)
+    k: int = Field(1, ge=1, le=256, strict=True)
     placement: Placement = "local"
     start: Literal["warm", "cold"] | None = Field(
         None,
@@ -65,20 +109,21 @@ class Racers(Strict):
 
 
 class Scenario(Strict):
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-    about: str = ""
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=MAX_NAME)
+    about: str = Field("", max_length=MAX_TEXT)
     kind: str = Field(json_schema_extra={"enum": list(kind_names())}, description="what to measure (chaos.kinds)")
     target: TargetSpec = TargetSpec()
-    workload: str
+    workload: str = Field(max_length=MAX_NAME * 3)
     workload_params: dict[str, Any] = Field(default_factory=dict)
     racers: Racers = Racers()
-    jitter_ms: float = Field(0, ge=0, le=60_000)
-    trials: int = Field(10, ge=1, le=100_000)
-    seed: int = Field(0, ge=0)
+    jitter_ms: float = Field(0, ge=0, le=60_000, allow_inf_nan=False)
+    trials: int = Field(10, ge=1, le=100_000, strict=True)
+    seed: int = Field(0, ge=0, le=MAX_SEED, strict=True)
     resume: str = Field(
         "none",
-        description="none | input | command:<value> | app:<package.module:recover> (the team's own recovery, "
-        "recover(ctx, thread), called in the fresh process)",
+        max_length=MAX_TEXT,
+        description="none | input | command:<value> (value: JSON, or a bare word) | app:<package.module:recover> (the team's own "
+        "recovery, recover(ctx, thread), called in the fresh process)",
     )
     # fields only some kinds read (each kind's ``fields`` names them; its module says how)
     distinct_values: bool = Field(False, description="racers at one interrupt: each resumes with its own value")
@@ -99,7 +144,7 @@ class Scenario(Strict):
     kill_points: list[str] = Field(
         default_factory=list, description="sweeps: only kill points whose boundary name contains one of these (empty: all)"
     )
-    timeout_s: float = Field(120, gt=0, description="cap on any single wait for a racer")
+    timeout_s: float = Field(120, gt=0, le=7 * 86_400, allow_inf_nan=False, description="cap on any single wait for a racer")
     env_retries: int = Field(
         2,
         ge=0,
@@ -122,12 +167,29 @@ class Scenario(Strict):
     def _resume_form(cls, v: str) -> str:
         if not RESUME_RE.match(v):
             raise ValueError("resume must be 'none', 'input', 'command:<value>' or 'app:<package.module:recover>'")
+        if v.startswith("command:"):
+            command_value(v.split(":", 1)[1])  # malformed JSON is refused now, not when a racer resumes
+        return v
+
+    @field_validator("workload_params")
+    @classmethod
+    def _params_finite(cls, v: dict[str, Any]) -> dict[str, Any]:
+        _finite(v, "workload_params")
+        return v
+
+    @field_validator("kill_points")
+    @classmethod
+    def _kill_points_short(cls, v: list[str]) -> list[str]:
+        if any(len(p) > MAX_NAME * 3 for p in v):
+            raise ValueError(f"a kill point filter is at most {MAX_NAME * 3} characters")
         return v
 
     @field_validator("matrix")
     @classmethod
     def _matrix_axes(cls, m: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        cells = 1
         for axis, values in m.items():
+            cells *= max(len(values), 1)
             if axis not in AXES:
                 raise ValueError(f"unknown matrix axis {axis!r}; allowed axes: {', '.join(AXES)}")
             if len(values) == 0:
@@ -143,6 +205,8 @@ class Scenario(Strict):
                         raise ValueError(
                             f"matrix case key {bad[0]!r} is not an axis; allowed: name, " + ", ".join(a for a in AXES if a != "case")
                         )
+        if cells > MAX_CELLS:
+            raise ValueError(f"the matrix expands to {cells} cells; the limit is {MAX_CELLS}: split it into several scenarios")
         return m
 
     @model_validator(mode="after")
@@ -173,7 +237,7 @@ class Scenario(Strict):
     def resume_value(self) -> Any:
         if not self.resume.startswith("command:"):
             return None
-        return yaml.safe_load(self.resume.split(":", 1)[1])
+        return command_value(self.resume.split(":", 1)[1])
 
 
 # axis name -> path in the scenario mapping. ``case`` is special: each of its values is a mapping
@@ -342,6 +406,12 @@ def parse_scenario(text: str, path: str = "<scenario>") -> Scenario:
 def read_input_file(path: str | os.PathLike, what: str, hint: str) -> str:
     """The text of a user's input file (a scenario, a suite), or a ScenarioError naming it."""
     p = Path(path)
+    try:
+        size = p.stat().st_size
+    except OSError:
+        size = 0  # read_text below names what is wrong
+    if size > MAX_FILE_BYTES:
+        raise ScenarioError(f"{p}: {size} bytes; a {what} file is at most {MAX_FILE_BYTES} bytes", hint="write long text elsewhere")
     try:
         return p.read_text()
     except FileNotFoundError:
