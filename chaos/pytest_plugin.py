@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from chaos.baseline import BaselineReport
+    from chaos.accepted import BaselineReport
     from chaos.records import RunResults
 
 __all__ = ["assert_violated", "chaos_run"]
@@ -125,7 +125,7 @@ class ChaosRunner:
         config = self._request.config
         accepted = Path(baseline) if baseline is not None else _default_baseline(config)
         if accepted is not None:
-            from chaos.baseline import load_baseline
+            from chaos.accepted import load_baseline
 
             load_baseline(accepted)  # a broken baseline fails the test before any racer runs
         loaded, _path = _scenario(scenario)
@@ -136,7 +136,7 @@ class ChaosRunner:
         overrides.setdefault("out", self._out)
         results = chaos.run(scenario, **overrides)
         if accepted is not None:
-            from chaos.baseline import accept
+            from chaos.accepted import accept
 
             report = accept(results, accepted)
             self.reports.append(report)

@@ -237,7 +237,7 @@ class RunResults(Record):
     cells: list[CellResult]
     summary: TrialSummary = Field(default_factory=TrialSummary)
     _run_dir: Path | None = PrivateAttr(default=None)
-    # (cell id, property) -> reason, for violations a baseline accepts (chaos.baseline); never in the JSON
+    # (cell id, property) -> reason, for violations a baseline accepts (chaos.accepted); never in the JSON
     _accepted: dict[tuple[str, str], str] = PrivateAttr(default_factory=dict)
 
     @property

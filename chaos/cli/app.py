@@ -129,7 +129,7 @@ def run(
 
     accepted = None
     if baseline is not None:
-        from chaos.baseline import load_baseline
+        from chaos.accepted import load_baseline
 
         try:
             accepted = load_baseline(baseline)  # refused before any racer runs
@@ -237,7 +237,7 @@ def run(
         )
     code = res.exit_code
     if accepted is not None:
-        from chaos.baseline import accept
+        from chaos.accepted import accept
 
         res._run_dir = outcome.run_dir
         verdict = accept(res, accepted)

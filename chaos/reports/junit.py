@@ -2,7 +2,7 @@
 
 A violated property is a ``<failure>`` (its reason as the message, the evidence as the text), an
 unknown one is ``<skipped>`` with its reason, a holding one passes; a violation a baseline accepts
-(``chaos.baseline``) is ``<skipped>`` with the baseline's reason. A cell that failed outright
+(``chaos.accepted``) is ``<skipped>`` with the baseline's reason. A cell that failed outright
 adds an ``<error>`` case. One ``<testsuite>`` per run; a nightly writes all its runs in one file.
 ElementTree does the escaping, so any string from a run is safe in the XML.
 """

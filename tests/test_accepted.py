@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from chaos.baseline import BaselineError, apply_baseline, load_baseline
+from chaos.accepted import BaselineError, apply_baseline, load_baseline
 from chaos.records import CellResult, RunResults, Verdict
 from chaos.reports.junit import junit_xml
 
@@ -104,7 +104,7 @@ def test_junit_marks_an_accepted_violation_skipped_with_the_reason():
 
 
 def test_assert_holds_counts_an_accepted_violation_as_holding(tmp_path):
-    from chaos.baseline import accept
+    from chaos.accepted import accept
 
     res = _results(_cell("c", "langgraph", EO="violated"))
     with pytest.raises(AssertionError, match="EO does not hold"):
