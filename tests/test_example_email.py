@@ -4,9 +4,11 @@ The stock assistant has real bugs, and chaos must keep finding them: a payment f
 worker dies right after paying, a payment per worker when four resume one approval, and a stray
 repeat of the payment approval that approves the e-mail. The fixed assistant must come out clean.
 
-What chaos gets wrong on this app today (issue 12) is written down here as strict xfails: each
-says what the right verdict is, and flips to a failure the day it holds, so it is noticed and the
-xfail removed. The runs are cut down (a few kill points, few trials) to stay under a minute each.
+The verdicts chaos once got wrong on this app (issue 12: an app error blamed on the framework, a
+false CO violation by interrupt id, vacuous points making a fixed graph unknown, a duplicate that
+needs no crash explained as a crash's) are checked here, each with the right verdict. The sweep
+answers both approvals (``answers: [accept, accept]``). The runs are cut down (a few kill points,
+few trials) to stay under a minute each.
 """
 
 from __future__ import annotations
@@ -73,9 +75,12 @@ def fixed(tmp_path_factory) -> chaos.RunResults:
 
 def test_a_worker_killed_right_after_paying_pays_again_on_resume(stock):
     sweep = _cell(stock, "sweep")
-    point = _point(sweep, "effect(task=send_payment):after")
+    point = _point(sweep, "effect(task=send_payment):after#1")
     assert point.reached == 1
-    assert _fires(point, "send_payment") == [2]
+    # the uninterrupted run already pays twice (the second interrupt re-runs the node: no crash
+    # needed); killed right after paying, the resumed worker pays once more on top of that
+    assert sweep.baseline is not None and sweep.baseline.workflow_duplicates == {"send_payment:INV-1042": 2}
+    assert _fires(point, "send_payment") == [3]
     assert [key.split(":", 1)[0] for key in point.duplicates] == ["send_payment"]
     eo = _verdict(sweep, "EO")
     assert eo.status == "violated"
@@ -105,7 +110,7 @@ def test_the_stock_run_exits_1(stock):
 
 def test_the_fixed_assistant_pays_once_however_the_worker_dies(fixed):
     sweep = _cell(fixed, "sweep")
-    point = _point(sweep, "effect(task=send_payment):after")
+    point = _point(sweep, "effect(task=send_payment):after#1")
     assert _fires(point, "send_payment") == [1]
     assert all(p.duplicates == [] for p in sweep.points)
     assert "violated" not in {v.status for p in sweep.points for v in p.verdicts if v.property == "EO"}
@@ -150,7 +155,7 @@ def test_by_hand_a_repeat_addressed_to_the_payment_approval_is_inert_on_fixed_bu
     assert ("send_email", "reply-msg-7781") in fired and moved
 
 
-# ------------------------------------------- what chaos gets wrong today (issue 12), strict xfails
+# ------------------------------------------- what chaos once got wrong on this app (issue 12)
 
 
 def test_no_liveness_violation_is_an_app_error(stock, fixed):
@@ -177,11 +182,9 @@ def test_the_fixed_run_exits_0(fixed):
     assert fixed.exit_code == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 12.8: the payment fired again because answering the second interrupt re-runs the node, a duplicate that needs no crash, explained as a crash duplicate",
-)
 def test_the_node_rerun_duplicate_is_explained_as_needing_no_crash(stock):
+    """Answering the second approval re-runs the node and pays again: a duplicate of the
+    uninterrupted run, explained as needing no crash (issue 12.8)."""
     report = (stock.run_dir / "report.md").read_text()
     assert re.search(r"(needs? no crash|without (a|any) crash|no crash needed|in the baseline)", report, re.IGNORECASE)
 
