@@ -322,6 +322,66 @@ def unanswerable(rec: TrialRecord) -> bool:
     )
 
 
+def _attributed(row: dict) -> bool:
+    """Does the row say which node fired it (an adapter that attributes effects, inside a task)?"""
+    return row.get("node") is not None
+
+
+def _where(row: dict) -> str:
+    """A node as a report names it: ``confirm`` in the root graph, ``interrupt_handler (subgraph response_agent)``."""
+    if not _attributed(row):
+        return str(row["task"])
+    ns = row.get("namespace") or ""
+    return f"{row['node']} (subgraph {ns})" if ns else str(row["node"])
+
+
+def ran_again(rec: TrialRecord) -> list[dict] | None:
+    """The resume racer's effect rows fired by a node the durable state at the kill recorded
+    complete (PC's evidence); None when that state was unreadable.
+
+    A row that names its node and (sub)graph namespace is compared with the kill-time frontier of
+    that namespace (``completed_by_namespace``), so labels stay free-form and subgraph nodes count.
+    A row without attribution (an adapter that does not attribute, a journal written before) is
+    compared by its label with the root graph's completed tasks, as before. A row fired outside a
+    running task names no node: it is reported apart (``outside_task_rows``), never compared."""
+    at_kill = rec.observations.get("at_kill") or {}
+    if at_kill.get("error") or at_kill.get("completed_tasks") is None:
+        return None
+    frontier: dict[str, list[str]] | None = at_kill.get("completed_by_namespace")
+    root = set(at_kill.get("completed_tasks") or [])
+    again = []
+    for row in rec.ledger:
+        if row["racer_id"] != "resume" or row.get("outside_task"):
+            continue
+        if frontier is not None and _attributed(row):
+            hit = row["node"] in (frontier.get(row.get("namespace") or "") or [])
+        else:
+            hit = row["task"] in root
+        if hit:
+            again.append(row)
+    return again
+
+
+def durable_at_kill(rec: TrialRecord) -> int | None:
+    """Durable checkpoints at the kill: every (sub)graph's when the adapter counts them
+    (``durable_checkpoints``), else the root's (``checkpoints``)."""
+    at_kill = rec.observations.get("at_kill") or {}
+    n = at_kill.get("durable_checkpoints")
+    return n if n is not None else at_kill.get("checkpoints")
+
+
+def _pc_holds(valid: list[TrialRecord]) -> str:
+    """PC's reason when it holds: what the resume's effects were compared with."""
+    rows = [row for r in valid for row in r.ledger if row["racer_id"] == "resume" and not row.get("outside_task")]
+    by_node = [row for row in rows if _attributed(row)]
+    if by_node and any((r.observations.get("at_kill") or {}).get("completed_by_namespace") is not None for r in valid):
+        nodes = ", ".join(sorted({_where(row) for row in by_node}))
+        return (
+            f"no node recorded complete ran again ({len(by_node)} resume effect(s), fired by {nodes}, none by a node durable at the kill)"
+        )
+    return "no task recorded complete ran again"
+
+
 def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep, base: Baseline) -> list[Verdict]:
     valid = [r for r in recs if r.valid]
     if not valid:
@@ -340,33 +400,30 @@ def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep, base: Bas
     # PC: nothing recorded complete at the kill runs again
     pc_bad, pc_unknown = [], []
     for r in valid:
-        at_kill = r.observations.get("at_kill") or {}
-        if at_kill.get("error") or at_kill.get("completed_tasks") is None:
+        again_rows = ran_again(r)
+        if again_rows is None:
             pc_unknown.append(r)
-            continue
-        durable = set(at_kill.get("completed_tasks") or [])
-        again = {row["task"] for row in r.ledger if row["racer_id"] == "resume"} & durable
-        if again:
-            pc_bad.append((r, sorted(again)))
+        elif again_rows:
+            pc_bad.append((r, again_rows))
     if pc_bad:
-        r0, again_tasks = pc_bad[0]
+        r0, rows0 = pc_bad[0]
+        names = sorted({_where(row) for row in rows0})
         out.append(
             verdict(
                 "PC",
                 "violated",
-                f"{point}: {', '.join(again_tasks)} recorded complete at the kill, ran again on resume",
+                f"{point}: {', '.join(names)} recorded complete at the kill, ran again on resume "
+                f"(effect {', '.join(sorted({row['effect_key'] for row in rows0}))})",
                 points=[point],
                 trial_ids=[r.trial_id for r, _ in pc_bad],
-                ledger_seqs=[row["seq"] for r, a in pc_bad for row in r.ledger if row["task"] in a and row["racer_id"] == "resume"],
+                ledger_seqs=[row["seq"] for _, rows in pc_bad for row in rows],
             )
         )
     elif len(pc_unknown) == len(valid):
         err = (valid[0].observations.get("at_kill") or {}).get("error") or {}
         out.append(verdict("PC", "unknown", f"{point}: durable state unreadable ({err.get('type')})", points=[point]))
     else:
-        out.append(
-            verdict("PC", "holds", f"{point}: no task recorded complete ran again", points=[point], trial_ids=[r.trial_id for r in valid])
-        )
+        out.append(verdict("PC", "holds", f"{point}: {_pc_holds(valid)}", points=[point], trial_ids=[r.trial_id for r in valid]))
     # liveness: the resume finishes the run or leaves it waiting for a human
     dead = []
     for r in valid:
@@ -432,7 +489,7 @@ def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellRes
                 trials=len(recs),
                 reached=len(valid),
                 effect_counts={k: [_counts(r).get(k, 0) for r in valid] for k in keys} if valid else {},
-                durable_checkpoints=[(r.observations.get("at_kill") or {}).get("checkpoints") for r in valid],
+                durable_checkpoints=[durable_at_kill(r) for r in valid],
                 resume_outcomes=outcomes,
                 duplicates=sorted({k for r in valid for k in crash_duplicates(r, base)}),
                 lost=sorted({k for r in valid for k in lost_effects(r, base)}),
@@ -499,7 +556,10 @@ def explain_kill(rec: TrialRecord) -> list[str]:
     kill = rec.observations.get("kill") or {}
     point = kill.get("point") or rec.point or "?"
     durable = set(at_kill.get("completed_tasks") or [])
-    ck = at_kill.get("checkpoints")
+    for ns, nodes in sorted((at_kill.get("completed_by_namespace") or {}).items()):
+        durable |= {f"{n} (subgraph {ns})" for n in nodes} if ns else set(nodes)
+    again_seqs = {row["seq"] for row in ran_again(rec) or []}
+    ck = durable_at_kill(rec)
     form = ((outcome.get("action") or {}).get("form")) or "?"
     out = []
     for key, n in counts.items():
@@ -516,7 +576,8 @@ def explain_kill(rec: TrialRecord) -> list[str]:
             continue
         first, again = rows[0], rows[1:]
         by = ", ".join(f"racer {r['racer_id']} (seq {r['seq']})" for r in again)
-        if task in durable:
+        if any(r["seq"] in again_seqs for r in rows):
+            task = _where(next(r for r in rows if r["seq"] in again_seqs))
             why = (
                 f"the durable state at the kill already recorded {task} complete, yet the resume ran it again: "
                 "the checkpoint was not honoured"

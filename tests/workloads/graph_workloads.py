@@ -7,6 +7,9 @@ with the answer, and whose ``confirm`` asks a second approval and fires ``send_e
 ``triage`` also notes a fact (``ctx.observe``), writes a file into ``ctx.scratch``, and fires
 ``audit`` from a thread it starts: an effect outside any running task. Its ``answer`` callable
 approves a payment with ``"pay"`` and an e-mail with ``"mail"``.
+
+``payment_approvals``: the same graph with every effect fired inside its node (no ``audit`` from a
+thread): a graph wired as chaos asks, which a preflight accepts and a sweep can judge.
 """
 
 from __future__ import annotations
@@ -21,6 +24,14 @@ class S(TypedDict, total=False):
 
 
 def approvals(ctx):
+    return _approvals(ctx, audit_from_thread=True)
+
+
+def payment_approvals(ctx):
+    return _approvals(ctx, audit_from_thread=False)
+
+
+def _approvals(ctx, audit_from_thread: bool):
     from langgraph.graph import END, START, StateGraph
     from langgraph.types import Command, interrupt
 
@@ -48,9 +59,10 @@ def approvals(ctx):
         ctx.observe("triage ran", ctx.thread_id)
         if ctx.scratch is not None:
             (ctx.scratch / "triage.txt").write_text(ctx.trial_id)
-        t = threading.Thread(target=ctx.effect, args=("audit",))
-        t.start()
-        t.join()  # the effect fired on a thread LangGraph knows nothing of
+        if audit_from_thread:
+            t = threading.Thread(target=ctx.effect, args=("audit",))
+            t.start()
+            t.join()  # the effect fired on a thread LangGraph knows nothing of
         return Command(goto="response_agent", update={"log": ["triage"]})
 
     g = StateGraph(S)
