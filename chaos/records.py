@@ -191,6 +191,7 @@ class CellResult(Record):
     baseline: Baseline | None = None  # sweeps: the crash-free run the crash verdicts are judged against
     summary: dict[str, Any] = Field(default_factory=dict)  # kind-specific tallies (fork, stray, ...)
     app_errors: list[str] = Field(default_factory=list)  # the first distinct app errors: reason, then traceback
+    notes: list[str] = Field(default_factory=list)  # what the verdicts rest on that the user should know (effects outside a task)
     verdicts: list[Verdict] = Field(default_factory=list)
     failure: str | None = None
 

@@ -22,7 +22,7 @@ def test_a_sweep_with_an_answer_plan_resumes_through_every_approval(tmp_path):
         name: plan_sweep
         kind: kill_sweep
         target: {framework: langgraph, backend: sqlite, durability: sync}
-        workload: graph_workloads:approvals
+        workload: graph_workloads:payment_approvals  # approvals fires audit from a thread, which the preflight refuses
         resume: "command:ok"
         answers: [ok, send]
         kill_points: ["effect(task=send_payment)"]

@@ -38,6 +38,7 @@ def _run(tmp_path, factory: str):
         ("approval_no_checkpointer", "AttributeError"),
         ("approval_gated_by_node", "gated_task 'approve' never fired as an effect after the interrupt was answered"),
         ("approval_wants_a_dict", "did not accept the answer True: TypeError"),
+        ("approval_audit_after_return", "fired 1 effect(s) outside a running task (audit)"),
     ],
 )
 def test_a_miswired_graph_is_refused_with_exit_3_and_the_fix_on_the_console(tmp_path, factory, said):

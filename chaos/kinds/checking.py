@@ -174,7 +174,8 @@ def analyze_cell(cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
         result.verdicts = [verdict(p, "unknown", f"unsupported: {why}") for p in kind.properties]
         return result
     seen = Tally()
-    passing = _tallied(records, seen)
+    outside: list[int] = []
+    passing = _outside_rows(_tallied(records, seen), outside)
     try:
         result = kind.check(cell, passing)
     except Exception as exc:  # check-safe: a checker's bug is an unknown verdict, not a lost run
@@ -188,7 +189,29 @@ def analyze_cell(cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
         reason = info.supports(v.property)
         if reason is not None:
             v.status, v.reason = "unknown", f"unsupported: {reason}"
+    if outside:
+        note = outside_task_note(len(outside))
+        result.notes.append(note)
+        for v in result.verdicts:
+            v.reason += f" (note: {note})"
     return result
+
+
+def outside_task_note(n: int) -> str:
+    """What a cell says when effects fired with no framework task running: they are counted but
+    not attributed, so no verdict can say which step fired them."""
+    return (
+        f"{n} effect(s) fired outside a running task (from a thread the node started?): chaos cannot "
+        "attribute them to a step; move ctx.effect into the node"
+    )
+
+
+def _outside_rows(records: Iterable[TrialRecord], seqs: list[int]) -> Iterator[TrialRecord]:
+    """Pass ``records`` through, noting the ledger seqs of rows fired outside a running task
+    (``outside_task``: the adapter attributes effects and found no task running)."""
+    for rec in records:
+        seqs.extend(row["seq"] for row in rec.ledger if row.get("outside_task"))
+        yield rec
 
 
 def _tallied(records: Iterable[TrialRecord], tally: Tally) -> Iterator[TrialRecord]:

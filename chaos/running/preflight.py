@@ -16,8 +16,9 @@ scenario resumes with a command, the answer to each interrupt it stops at. What 
   scenario answers the interrupt, an effect with that label fires after the answer (a
   ``gated_task`` naming a node instead of an effect label never does).
 
-Not checked yet: that effects fire inside a running task (needs the adapter's attribution of an
-effect to its task; until then a background-thread effect is not caught here).
+* effects fire inside a running task: no ledger row of the run is marked ``outside_task`` (an
+  effect fired from a thread the node started, or after the graph returned, cannot be attributed
+  to a step, so no verdict could say which step fired it).
 
 A run that does not end within ``timeout_s`` checks nothing (a hang is measured by the trials,
 which record it as hung). A failure raises ``TargetError`` (exit 3) naming the scenario file, the factory and what to
@@ -36,6 +37,7 @@ from typing import Any
 from chaos.kinds import get_kind
 from chaos.kinds.baseline import baseline_actions
 from chaos.racer.errors import TargetError
+from chaos.racer.ledger import SqliteLedger
 from chaos.racer.protocol import RacerSpec
 from chaos.scenario.model import Cell
 
@@ -46,9 +48,9 @@ def _fired_label(key: str, gated: str) -> bool:
     return key == gated or key.startswith(f"{gated}:")
 
 
-def wiring_problem(cell: Cell, result: dict[str, Any]) -> str | None:
+def wiring_problem(cell: Cell, result: dict[str, Any], rows: list[dict] | None = None) -> str | None:
     """What is wrong with the workload's wiring, as one sentence saying what to change; None when
-    the baseline run shows none. A pure function of the racer's result."""
+    the baseline run shows none. A pure function of the racer's result and its ledger ``rows``."""
     s = cell.scenario
     if result.get("status") != "ok":
         err = result.get("error") or {}
@@ -75,6 +77,14 @@ def wiring_problem(cell: Cell, result: dict[str, Any]) -> str | None:
                 f"{what}: {err.get('type')}: {err.get('message', '')[:300]} ({err.get('where') or '?'}): "
                 "fix the workload or the scenario's resume value"
             )
+    outside = [r for r in rows or [] if r.get("outside_task")]
+    if outside:
+        keys = ", ".join(sorted({str(r["effect_key"]) for r in outside}))
+        return (
+            f"fired {len(outside)} effect(s) outside a running task ({keys}): an effect fired from a thread the node "
+            "started (or after the graph returned) cannot be attributed to a step: call ctx.effect in the node itself, "
+            "before it returns"
+        )
     gated = result.get("gated_task")
     answered = [o for o in outcomes if (o.get("action") or {}).get("op") == "resume"]
     if gated and answered:
@@ -87,6 +97,17 @@ def wiring_problem(cell: Cell, result: dict[str, Any]) -> str | None:
                 "passes to ctx.effect (an effect label, not a node name)"
             )
     return None
+
+
+def _ledger_rows(path: Path) -> list[dict]:
+    """The preflight run's effect rows (none when it fired nothing and wrote no ledger)."""
+    if not path.exists():
+        return []
+    ledger = SqliteLedger(str(path))
+    try:
+        return ledger.rows(run_id="preflight")
+    finally:
+        ledger.close()
 
 
 def preflight_spec(cell: Cell, folder: Path) -> RacerSpec:
@@ -151,7 +172,8 @@ def preflight_run(cell: Cell, scenario_file: str | None, python: str, paths: lis
             last = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
             raise TargetError(f"{where}: the preflight racer wrote no result: {last}")
         result = json.loads(result_path.read_text())
-    problem = wiring_problem(cell, result)
+        rows = _ledger_rows(folder / "ledger.sqlite")
+    problem = wiring_problem(cell, result, rows)
     if problem is not None:
         raise TargetError(f"{where} {problem}", hint="the preflight runs it once without faults before any trial; nothing was counted")
     _checked.add(key)

@@ -19,6 +19,8 @@ exits on its own: the harness must kill it after ``timeout_s`` and record the tr
 ``TypeError`` in the user's node (an app error, never the framework's); a plain answer passes.
 ``approval_dies_on_r1``: a gate whose node, resumed with a value ending in ``#r1``, is SIGKILLed
 from inside before it fires, as the OOM killer would do it (a signal chaos did not send).
+``approval_audit_after_return``: ``prepare`` starts a thread that fires ``audit`` once ``prepare``
+has returned (``approve`` lets it go and waits for it): an effect fired outside any running task.
 A module whose import fails lives apart (``tests.workloads.broken_import``): it cannot share a
 module with factories that must import.
 """
@@ -273,3 +275,42 @@ def approval_pays_twice(ctx):
     """The approved node pays twice per answer (a retry around a call that had succeeded): a
     duplicate in every uninterrupted run, no race needed."""
     return _approval(ctx, checkpointer=ctx.checkpointer, pays=2)
+
+
+def approval_audit_after_return(ctx):
+    """``prepare`` starts a thread that fires ``audit`` after ``prepare`` returned (``approve``
+    releases it and waits for it, so the order is fixed): LangGraph runs no task on that thread."""
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import interrupt
+
+    from chaos.workloads.langgraph import LangGraphWorkload
+
+    go = threading.Event()
+    started: list[threading.Thread] = []
+
+    def audit():
+        go.wait()
+        ctx.effect("audit")
+
+    def prepare(state):
+        t = threading.Thread(target=audit, daemon=True)
+        t.start()
+        started.append(t)
+        return {"log": ["prepare"]}
+
+    def approve(state):
+        for t in started:  # prepare has returned: let its thread fire, and wait for it
+            go.set()
+            t.join()
+        started.clear()
+        answer = interrupt({"action": "send_payment", "args": {"amount": 10}})
+        ctx.effect("send_payment", answer)
+        return {"log": ["approve"]}
+
+    g = StateGraph(S)
+    g.add_node("prepare", prepare)
+    g.add_node("approve", approve)
+    g.add_edge(START, "prepare")
+    g.add_edge("prepare", "approve")
+    g.add_edge("approve", END)
+    return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []}, gated_task="send_payment")
