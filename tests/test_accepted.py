@@ -144,7 +144,8 @@ def _chaos(cwd, *args: str):
 
 
 REPO = __import__("pathlib").Path(__file__).resolve().parent.parent
-SWEEP = "name: mine\nkind: kill_sweep\nworkload: user_workloads:two_step\nresume: none\ntrials: 1\nseed: 5\n"
+# pinned to sync: a user's workload runs with LangGraph's default durability unless the scenario says otherwise
+SWEEP = "name: mine\nkind: kill_sweep\ntarget: {durability: sync}\nworkload: user_workloads:two_step\nresume: none\ntrials: 1\nseed: 5\n"
 
 
 def test_chaos_run_with_a_baseline_exits_as_if_the_accepted_violations_held(tmp_path):

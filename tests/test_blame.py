@@ -31,6 +31,7 @@ def test_a_typeerror_in_the_users_node_is_an_app_error_not_a_liveness_violation(
         """\
         name: mine
         kind: race
+        target: {durability: sync}  # a user's workload runs with LangGraph's default durability unless pinned: these assertions were made under sync
         workload: user_workloads:approval_reads_amount
         resume: "command:approve"
         distinct_values: true
@@ -73,6 +74,7 @@ def test_a_racer_killed_by_someone_else_after_the_gate_makes_its_trial_unknown(t
         """\
         name: mine
         kind: race
+        target: {durability: sync}  # a user's workload runs with LangGraph's default durability unless pinned: these assertions were made under sync
         workload: user_workloads:approval_dies_on_r1
         resume: "command:yes"
         distinct_values: true

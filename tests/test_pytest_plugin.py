@@ -53,7 +53,8 @@ def two_step(ctx):
 USER_TEST = """
 from my_graph import two_step
 
-SCENARIO = {"name": "mine", "kind": "kill_sweep", "resume": "none", "trials": 1, "seed": 5}
+# pinned to sync: a user's workload runs with LangGraph's default durability unless the scenario says otherwise
+SCENARIO = {"name": "mine", "kind": "kill_sweep", "target": {"durability": "sync"}, "resume": "none", "trials": 1, "seed": 5}
 
 
 def test_a_crash_never_charges_twice(chaos_run):

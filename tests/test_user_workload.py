@@ -20,6 +20,7 @@ def test_a_users_graph_is_swept_like_a_builtin(tmp_path):
         """\
         name: mine
         kind: kill_sweep
+        target: {durability: sync}  # a user's workload runs with LangGraph's default durability unless pinned: these assertions were made under sync
         workload: user_workloads:two_step
         resume: none
         trials: 1

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from chaos.kinds import get_kind, kind_names
 from chaos.racer.errors import ScenarioError
@@ -85,7 +85,9 @@ class TargetSpec(Strict):
     durability: Literal["sync", "async", "exit", "default"] = Field(
         "sync",
         description="LangGraph's durability mode; 'default': chaos passes none, so the graph runs as in production "
-        "(LangGraph's default, or what the user's graph was built with)",
+        "(LangGraph's default, or what the user's graph was built with). Left out: 'default' for a user's workload "
+        "(package.module:factory), so a team measures its graph as it ships; 'sync' for a built-in workload, the "
+        "measurement instruments, whose kill points rely on every step being durable before the next one starts",
     )
     version: str | None = Field(None, description="framework release to run racers with (default: installed)")
 
@@ -108,7 +110,13 @@ class Racers(Strict):
     )
 
 
+def is_user_workload(ref: str) -> bool:
+    """A team's own workload (``package.module:factory``), not a built-in name."""
+    return ":" in ref
+
+
 class Scenario(Strict):
+    _implicit_durability: bool = PrivateAttr(default=False)
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=MAX_NAME)
     about: str = Field("", max_length=MAX_TEXT)
     kind: str = Field(json_schema_extra={"enum": list(kind_names())}, description="what to measure (chaos.kinds)")
@@ -208,6 +216,16 @@ class Scenario(Strict):
         if cells > MAX_CELLS:
             raise ValueError(f"the matrix expands to {cells} cells; the limit is {MAX_CELLS}: split it into several scenarios")
         return m
+
+    @model_validator(mode="after")
+    def _user_durability(self) -> Scenario:
+        """A scenario that leaves ``durability`` out runs a user's workload with LangGraph's own
+        default and a built-in one with ``sync`` (see ``TargetSpec.durability``)."""
+        if "durability" not in self.target.model_fields_set:
+            self._implicit_durability = True
+            if self.target.framework == "langgraph" and is_user_workload(self.workload):
+                object.__setattr__(self, "target", self.target.model_copy(update={"durability": "default"}))
+        return self
 
     @model_validator(mode="after")
     def _kind_rules(self) -> Scenario:
@@ -526,6 +544,8 @@ def expand(scenario: Scenario, *, path: str = "<scenario>", node: yaml.Node | No
     """Every cell of the scenario's matrix, in a stable order (axes in file order)."""
     axes = list(scenario.matrix.items())
     base = scenario.model_dump(exclude={"matrix"})
+    if scenario._implicit_durability:  # each cell picks its own by its workload (a case may name another)
+        base["target"].pop("durability", None)
     cells = []
     combos = itertools.product(*[vals for _, vals in axes]) if axes else [()]
     for i, combo in enumerate(combos):
