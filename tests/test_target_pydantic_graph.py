@@ -46,8 +46,10 @@ kill_points: ["effect(task=b)", "save(node=C,status=created):after"]
     eo = look.verdict(c, "EO")
     assert eo.status == "holds", eo.reason
     # killed right after b's effect: b's snapshot says "running"; nothing is "created", so no resume
+    # (c, which the uninterrupted run fires, is counted as never fired: the run is stuck, not lost)
     mid = look.point(c, "effect(task=b)")
-    assert mid.effect_counts == {"a": [1], "b": [1]}
+    assert mid.effect_counts == {"a": [1], "b": [1], "c": [0]}
+    assert mid.lost == []
     assert mid.resume_outcomes == ["error: GraphRuntimeError"]
     assert look.point_verdict(c, "effect(task=b)", "LIVENESS").status == "violated"
     # killed once C's snapshot is durable: the resume runs C once and ends
