@@ -25,8 +25,14 @@ REPO = Path(__file__).resolve().parent.parent
 SCENARIOS = REPO / "examples" / "email_assistant" / "scenarios"
 
 # the kill points that tell the story: before anything is durable (nothing fired yet), right after
-# the payment, and once the e-mail approval is durable (answering it re-runs the node)
-KILL_POINTS = ["put(step=-1,source=input):before", "effect(task=send_payment)", "channels=__interrupt__+__resume__):after"]
+# the payment, once the e-mail approval is durable (answering it re-runs the node), and between two
+# passes of the approval node (a node that runs again in a loop is a new task, not a re-run: PC)
+KILL_POINTS = [
+    "put(step=-1,source=input):before",
+    "effect(task=send_payment)",
+    "channels=__interrupt__+__resume__):after",
+    "put(step=2,source=loop):before",
+]
 
 
 def _run(name: str, out: Path) -> chaos.RunResults:

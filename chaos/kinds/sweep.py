@@ -339,8 +339,11 @@ def ran_again(rec: TrialRecord) -> list[dict] | None:
     """The resume racer's effect rows fired by a node the durable state at the kill recorded
     complete (PC's evidence); None when that state was unreadable.
 
-    A row that names its node and (sub)graph namespace is compared with the kill-time frontier of
-    that namespace (``completed_by_namespace``), so labels stay free-form and subgraph nodes count.
+    A row that names its task is compared with the ids of the tasks complete at the kill
+    (``completed_task_ids``, subgraphs' included): a node that runs again in a loop is a new task,
+    the same task re-executed after the crash is the violation. A row that names only its node and
+    (sub)graph namespace is compared with the kill-time frontier of that namespace
+    (``completed_by_namespace``), so labels stay free-form and subgraph nodes count.
     A row without attribution (an adapter that does not attribute, a journal written before) is
     compared by its label with the root graph's completed tasks, as before. A row fired outside a
     running task names no node: it is reported apart (``outside_task_rows``), never compared."""
@@ -348,12 +351,17 @@ def ran_again(rec: TrialRecord) -> list[dict] | None:
     if at_kill.get("error") or at_kill.get("completed_tasks") is None:
         return None
     frontier: dict[str, list[str]] | None = at_kill.get("completed_by_namespace")
+    task_ids = at_kill.get("completed_task_ids")
+    done_ids = set(task_ids) if task_ids is not None else None
     root = set(at_kill.get("completed_tasks") or [])
     again = []
     for row in rec.ledger:
         if row["racer_id"] != "resume" or row.get("outside_task"):
             continue
-        if frontier is not None and _attributed(row):
+        if done_ids is not None and row.get("task_id"):
+            # the very task the kill found complete ran again (a node in a loop runs as new tasks)
+            hit = row["task_id"] in done_ids
+        elif frontier is not None and _attributed(row):
             hit = row["node"] in (frontier.get(row.get("namespace") or "") or [])
         else:
             hit = row["task"] in root

@@ -161,6 +161,7 @@ class InspectResult(TypedDict, total=False):
     next: list[str]
     completed_tasks: list[str]
     completed_by_namespace: dict[str, list[str]]
+    completed_task_ids: list[str]  # ids of every completed task, subgraphs' included (LangGraph)
     durable_checkpoints: int
     pending_interrupts: int
     values: Any

@@ -546,7 +546,7 @@ class LangGraphSession:
             return {"checkpoints": None, "error": error_of(exc), **self._raw()}
         completed = _completed(history)
         md = snap.metadata or {}
-        frontier, durable = self._frontier(completed)
+        frontier, durable, task_ids = self._frontier(completed, _completed_ids(history))
         return {
             "values": jsonable(snap.values),
             "checkpoint": (snap.config or {}).get("configurable", {}).get("checkpoint_id"),
@@ -555,15 +555,19 @@ class LangGraphSession:
             "next": list(snap.next),
             "completed_tasks": sorted(set(completed)),
             "completed_by_namespace": frontier,
+            "completed_task_ids": task_ids,
             "durable_checkpoints": durable,
             "pending_interrupts": sum(len(t.interrupts) for t in snap.tasks),
             "error": None,
         }
 
-    def _frontier(self, root_completed: list[str]) -> tuple[dict[str, list[str]], int]:
-        """Completed nodes per (sub)graph namespace (``""``: the root; ``sub|inner`` without task ids)
-        and the number of durable checkpoints of the thread, subgraphs' included."""
+    def _frontier(self, root_completed: list[str], root_ids: list[str]) -> tuple[dict[str, list[str]], int, list[str]]:
+        """Completed nodes per (sub)graph namespace (``""``: the root; ``sub|inner`` without task ids),
+        the number of durable checkpoints of the thread, subgraphs' included, and the ids of every
+        completed task (a node that runs again in a loop is a new task with a new id; the same task
+        re-executed after a crash keeps its id)."""
         frontier: dict[str, set[str]] = {"": set(root_completed)}
+        ids: set[str] = set(root_ids)
         by_ns: dict[str, int] = {}
         for tup in self.saver.list({"configurable": {"thread_id": self.thread_id}}):
             ns = tup.config["configurable"].get("checkpoint_ns") or ""
@@ -577,7 +581,8 @@ class LangGraphSession:
             except Exception:  # a namespace the graph cannot map back to a subgraph: count its checkpoints only
                 continue
             frontier.setdefault(graph_namespace(ns), set()).update(_completed(history))
-        return {k: sorted(v) for k, v in sorted(frontier.items())}, sum(by_ns.values())
+            ids.update(_completed_ids(history))
+        return {k: sorted(v) for k, v in sorted(frontier.items())}, sum(by_ns.values()), sorted(ids)
 
     def _raw(self) -> dict:
         """The head checkpoint's channel values and pending writes, read from the saver directly."""
@@ -617,6 +622,17 @@ def _completed(history: list) -> list[str]:
             if i > 0 or getattr(t, "result", None) is not None:
                 done.append(t.name)
     return done  # a plan answers at most this many interrupts in one call (a graph that always asks again)
+
+
+def _completed_ids(history: list) -> list[str]:
+    """The ids of the tasks ``_completed`` counts (same rule: finished in an older checkpoint, or
+    with pending writes in the head)."""
+    return [
+        str(t.id)
+        for i, h in enumerate(history)
+        for t in h.tasks
+        if not t.name.startswith("__") and (i > 0 or getattr(t, "result", None) is not None)
+    ]
 
 
 def _interrupts_of(out: Any) -> list:
