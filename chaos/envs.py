@@ -93,16 +93,16 @@ def _installed(dist: str) -> str | None:
         return None
 
 
-def missing_env(framework: str, version: str | None = None) -> str | None:
-    """Why racers of ``framework`` (at ``version``) cannot start here without building an
-    environment first (pip, minutes), or None when ``python_for`` would return at once."""
+def missing_env(framework: str, version: str | None = None, extra: list[str] | tuple[str, ...] = ()) -> str | None:
+    """Why racers of ``framework`` (at ``version``, with ``extra`` requirements) cannot start here
+    without building an environment first (pip, minutes), or None when ``python_for`` would return at once."""
     from chaos.targets import get_target
 
     info = get_target(framework)
-    if info.import_name and importlib.util.find_spec(info.import_name) is not None:
+    if not extra and info.import_name and importlib.util.find_spec(info.import_name) is not None:
         if version is None or _installed(info.distributions[0] if info.distributions else info.import_name) == version:
             return None
-    path = env_path(framework, version, info.requirements(version))
+    path = env_path(framework, version, [*info.requirements(version), *extra])
     if (path / ".chaos-ready").exists():
         return None
     return (
@@ -111,12 +111,14 @@ def missing_env(framework: str, version: str | None = None) -> str | None:
     ).replace("  ", " ")
 
 
-def python_for(framework: str, version: str | None = None) -> str:
-    """The interpreter racers of ``framework`` (at ``version``) run with."""
+def python_for(framework: str, version: str | None = None, extra: list[str] | tuple[str, ...] = ()) -> str:
+    """The interpreter racers of ``framework`` (at ``version``) run with. ``extra`` requirements
+    (a scenario's ``target.requirements``, e.g. a third-party saver) always mean a venv of the
+    framework's pins plus them, so the main interpreter is never changed."""
     from chaos.targets import get_target
 
     info = get_target(framework)
-    if info.import_name and importlib.util.find_spec(info.import_name) is not None:
+    if not extra and info.import_name and importlib.util.find_spec(info.import_name) is not None:
         if version is None or _installed(info.distributions[0] if info.distributions else info.import_name) == version:
             return sys.executable  # the asked-for release is the one installed here
-    return ensure_env(framework, version, info.requirements(version))
+    return ensure_env(framework, version, [*info.requirements(version), *extra])

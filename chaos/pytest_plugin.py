@@ -86,7 +86,8 @@ def _missing_envs(scenario: Any) -> list[str]:
 
     reasons = []
     for cell in expand(scenario, check=False):
-        why = missing_env(cell.scenario.target.framework, cell.scenario.target.version)
+        t = cell.scenario.target
+        why = missing_env(t.framework, t.version, t.requirements)
         if why and why not in reasons:
             reasons.append(why)
     return reasons

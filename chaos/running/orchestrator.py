@@ -244,7 +244,8 @@ def run_loaded(scenario: Scenario, path: str | os.PathLike, opts: RunOptions | N
     if wanted is not None:  # a shard: the others run the rest; indices (and so seeds) stay the full run's
         cells = [c for c in cells if c.index in wanted]
     for cell in cells:
-        preflight(cell, str(path), python_for(cell.scenario.target.framework, cell.scenario.target.version))
+        t = cell.scenario.target
+        preflight(cell, str(path), python_for(t.framework, t.version, t.requirements))
     RunStorage.preflight(cells, connect=True)  # Postgres needed but missing or refusing: refused before any folder is written
     folder = RunFolder.create(
         Path(opts.out),
@@ -291,7 +292,7 @@ def _run_cells(cells: list[Cell]) -> list[RunCell]:
     return [RunCell(index=c.index, id=c.id, axes=c.axes) for c in cells]
 
 
-_preflight_ok: set[tuple[str, str]] = set()
+_preflight_ok: set[tuple[str, ...]] = set()
 
 
 def workload_paths(scenario_file: str | None) -> list[str]:
@@ -302,10 +303,33 @@ def workload_paths(scenario_file: str | None) -> list[str]:
     return paths
 
 
+def saver_preflight(ref: str, scenario_file: str | None, python: str) -> None:
+    """A scenario's saver factory must import and return a saver in the racers' Python: built
+    once over a temporary folder (``chaos.targets.custom_saver``), refused in one line naming the file."""
+    if (python, "saver", ref) in _preflight_ok:
+        return
+    import subprocess
+
+    from chaos.envs import racer_env
+    from chaos.racer.errors import TargetError
+
+    env = racer_env(python, workload_paths(scenario_file))
+    proc = subprocess.run([python, "-m", "chaos.targets.custom_saver", ref], capture_output=True, text=True, env=env, timeout=300)
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+        raise TargetError(
+            f"{scenario_file or 'scenario'}: {last}",
+            hint="target.saver names package.module:factory; the factory takes a SaverContext and returns a BaseCheckpointSaver",
+        )
+    _preflight_ok.add((python, "saver", ref))
+
+
 def preflight(cell: Cell, scenario_file: str | None, python: str) -> None:
     """A user's workload factory must import in the racers' interpreter: check once, clearly."""
     from chaos.targets import TARGETS
 
+    if cell.scenario.target.saver:
+        saver_preflight(cell.scenario.target.saver, scenario_file, python)
     ref = cell.scenario.workload
     info = TARGETS.get(cell.scenario.target.framework)
     if info is None or ref in info.workloads:
@@ -424,11 +448,11 @@ def _execute(
 
     def launcher_for(cell: Cell) -> Launcher:
         s = cell.scenario
-        key = repr((s.target.framework, s.target.version, s.racers.placement, s.racers.start))
+        key = repr((s.target.framework, s.target.version, s.target.requirements, s.racers.placement, s.racers.start))
         if key not in launchers:
             launcher = make_launcher(
                 s.racers.placement,
-                python_for(s.target.framework, s.target.version),
+                python_for(s.target.framework, s.target.version, s.target.requirements),
                 run_id,
                 extra_paths=workload_paths(folder.meta.scenario_file),
                 start=s.racers.start,

@@ -21,7 +21,7 @@ import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Annotated, Any, Literal, cast
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
@@ -90,6 +90,25 @@ class TargetSpec(Strict):
         "measurement instruments, whose kill points rely on every step being durable before the next one starts",
     )
     version: str | None = Field(None, description="framework release to run racers with (default: installed)")
+    saver: str | None = Field(
+        None,
+        max_length=MAX_NAME * 3,
+        description="LangGraph: package.module:factory returning a BaseCheckpointSaver given a SaverContext "
+        "(chaos.targets.custom_saver); chaos wraps it with its barriers. Sets backend to 'saver'",
+    )
+    requirements: list[Annotated[str, Field(max_length=MAX_NAME * 3)]] = Field(
+        default_factory=list,
+        max_length=32,
+        description="extra pip requirements for the racers' environment (e.g. the saver's package): "
+        "racers then run in a venv of the framework's pins plus these",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _saver_backend(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("saver") and "backend" not in data:
+            return {**data, "backend": "saver"}
+        return data
 
 
 class HostsPlacement(Strict):
@@ -268,6 +287,8 @@ AXES: dict[str, tuple[str, ...]] = {
     "backend": ("target", "backend"),
     "durability": ("target", "durability"),
     "version": ("target", "version"),
+    "saver": ("target", "saver"),
+    "requirements": ("target", "requirements"),
     "k": ("racers", "k"),
     "placement": ("racers", "placement"),
     "start": ("racers", "start"),
@@ -514,6 +535,14 @@ def check_semantics(scenario: Scenario, path: str = "<scenario>", node: yaml.Nod
         assert info is not None
         if s.target.backend not in info.backends:
             fail(("target", "backend"), f"{info.framework} has no backend {s.target.backend!r}; known: {', '.join(info.backends)}")
+        if s.target.saver and (s.target.framework != "langgraph" or s.target.backend != "saver"):
+            fail(("target", "saver"), "a saver factory is for framework langgraph and replaces backend: leave backend out")
+        if s.target.backend == "saver" and not s.target.saver:
+            fail(("target", "backend"), "backend 'saver' needs target.saver: package.module:factory")
+        if s.target.saver:
+            reason = _workload_importable(s.target.saver, [os.getcwd(), str(Path(path).parent)])
+            if reason:
+                fail(("target", "saver"), f"the saver factory {s.target.saver!r} cannot be found: {reason}")
         # a kind the target does not support is not an input error: its cell reports every property
         # unknown with the adapter's reason (so one matrix can span frameworks)
         if s.recover_ref:

@@ -217,11 +217,17 @@ class LangGraphSession:
         durability = target.get("durability", "sync")
         self.invoke_opts: dict[str, Any] = {} if durability == "default" else {"durability": durability}
         self._bridge = AsyncBridge() if target["backend"] in ASYNC_BACKENDS else None
-        if self._bridge is not None:
+        if target.get("saver"):  # a team's own saver (chaos.targets.custom_saver): wrapped, not subclassed
+            from chaos.targets.custom_saver import close_saver, load_saver, saver_context, wrap
+
+            inner = load_saver(target["saver"], saver_context(spec))
+            self.saver, self._close = wrap(inner, barrier), lambda: close_saver(inner)
+        elif self._bridge is not None:
             self.saver, self._close = make_async_saver(target["backend"], spec.get("store", {}), self._bridge)
+            instrument(self.saver, barrier)
         else:
             self.saver, self._close = make_saver(target["backend"], spec.get("store", {}))
-        instrument(self.saver, barrier)
+            instrument(self.saver, barrier)
         self.fired: list[dict] = []
         self.facts: list[dict] = []
         self.observed: dict[str, Any] = {}
