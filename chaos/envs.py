@@ -48,6 +48,14 @@ def racer_env(python: str, extra_paths: list[str] | None = None) -> dict:
     return env
 
 
+def requirement_names(requirements: list[str] | tuple[str, ...]) -> list[str]:
+    """The distribution names of pip requirements (``pkg[extra]==1.0`` -> ``pkg``): what racers
+    report the installed versions of."""
+    import re
+
+    return [m.group(0) for r in requirements if (m := re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", r.strip()))]
+
+
 def env_path(framework: str, version: str | None, requirements: list[str]) -> Path:
     digest = hashlib.sha256("\n".join(sorted(requirements)).encode()).hexdigest()[:10]
     return env_root() / f"{framework}-{version or 'default'}-{digest}"

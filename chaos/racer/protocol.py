@@ -235,6 +235,8 @@ class TargetSpec(TypedDict, total=False):
     backend: str
     version: str | None
     durability: str
+    saver: str | None  # LangGraph: package.module:factory of a team's own saver (chaos.targets.custom_saver)
+    requirements: list[str]  # extra pip requirements of the racers' environment
 
 
 class StoreSpec(TypedDict, total=False):

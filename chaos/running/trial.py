@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from chaos.envs import requirement_names
 from chaos.launchers import ExitStatus, Launcher, RacerHandle
 from chaos.racer.protocol import ActionSpec, ErrorInfo, LedgerSpec, RacerResult, RacerSpec, StoreSpec, TargetSpec
 from chaos.records import BarrierEvent, Op, RacerOutcome, TrialRecord
@@ -140,7 +141,7 @@ class TrialRun:
             "trial_id": self.trial_id,
             "racer_id": racer_id,
             "target": cast(TargetSpec, s.target.model_dump()),
-            "distributions": list(get_target(s.target.framework).distributions),
+            "distributions": [*get_target(s.target.framework).distributions, *requirement_names(s.target.requirements)],
             "workload": s.workload,
             "workload_params": s.workload_params,
             "thread_id": self.thread_id,

@@ -217,10 +217,11 @@ class LangGraphSession:
         durability = target.get("durability", "sync")
         self.invoke_opts: dict[str, Any] = {} if durability == "default" else {"durability": durability}
         self._bridge = AsyncBridge() if target["backend"] in ASYNC_BACKENDS else None
-        if target.get("saver"):  # a team's own saver (chaos.targets.custom_saver): wrapped, not subclassed
+        saver_ref = target.get("saver")
+        if saver_ref:  # a team's own saver (chaos.targets.custom_saver): wrapped, not subclassed
             from chaos.targets.custom_saver import close_saver, load_saver, saver_context, wrap
 
-            inner = load_saver(target["saver"], saver_context(spec))
+            inner = load_saver(saver_ref, saver_context(spec))
             self.saver, self._close = wrap(inner, barrier), lambda: close_saver(inner)
         elif self._bridge is not None:
             self.saver, self._close = make_async_saver(target["backend"], spec.get("store", {}), self._bridge)
