@@ -60,7 +60,9 @@ def test_a_factory_that_returns_no_saver_is_refused_in_one_line_before_any_trial
 def test_a_factory_that_raises_names_its_exception(tmp_path):
     from chaos.racer.errors import TargetError
 
-    with pytest.raises(TargetError, match=r"target.saver 'tests.kits.savers:raises' raised while building the saver: RuntimeError: no credentials"):
+    with pytest.raises(
+        TargetError, match=r"target.saver 'tests.kits.savers:raises' raised while building the saver: RuntimeError: no credentials"
+    ):
         run_text(tmp_path, SWEEP.format(target='saver: "tests.kits.savers:raises"'))
 
 

@@ -147,7 +147,9 @@ def preflight_run(cell: Cell, scenario_file: str | None, python: str, paths: lis
     naming the file, the factory and what to change when its wiring is wrong. Once per distinct
     workload configuration in a process."""
     s = cell.scenario
-    key = json.dumps([python, s.workload, s.workload_params, s.target.framework, s.target.backend, s.target.saver, s.resume], sort_keys=True, default=str)
+    key = json.dumps(
+        [python, s.workload, s.workload_params, s.target.framework, s.target.backend, s.target.saver, s.resume], sort_keys=True, default=str
+    )
     if key in _checked:
         return
     from chaos.envs import racer_env

@@ -45,7 +45,9 @@ def saver_context(spec: Any) -> SaverContext:
     base = Path(store["path"]).parent if store.get("path") else Path(tempfile.mkdtemp(prefix="chaos-saver-"))
     folder = base / "saver"
     folder.mkdir(parents=True, exist_ok=True)
-    return SaverContext(folder=folder, trial_id=spec.get("trial_id", ""), thread_id=spec.get("thread_id", ""), racer_id=spec.get("racer_id", ""))
+    return SaverContext(
+        folder=folder, trial_id=spec.get("trial_id", ""), thread_id=spec.get("thread_id", ""), racer_id=spec.get("racer_id", "")
+    )
 
 
 class SaverError(Exception):
