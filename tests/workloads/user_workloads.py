@@ -98,7 +98,11 @@ def commit_before_execute(ctx):
     g.add_edge("a", "pay")
     g.add_edge("pay", "c")
     g.add_edge("c", END)
-    return g.compile(checkpointer=ctx.checkpointer)
+    from chaos.workloads.langgraph import LangGraphWorkload
+
+    # One task at a time: LangGraph's background writes are then serialised too, so which kill
+    # points duplicate a or c is fixed (with its default executor one more point could, or not).
+    return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={}, max_concurrency=1)
 
 
 def workflow_duplicate(ctx):
