@@ -49,9 +49,23 @@ def test_kept_work_files_of_a_postgres_run_do_not_hold_the_password(tmp_path, pg
     path.write_text(SCENARIO.replace("backend: sqlite", "backend: postgres") + "racers: {start: cold}\n")
     monkeypatch.setenv("CHAOS_PG_DSN", pg_dsn)
     out = tmp_path / "out"
-    p = chaos(["run", str(path), "--out", str(out), "-q", "--keep-work"], tmp_path / "state")
+    try:
+        p = chaos(["run", str(path), "--out", str(out), "-q", "--keep-work"], tmp_path / "state")
+    finally:  # --keep-work keeps the run's Postgres schema too (for debugging): this test drops it
+        _drop_kept_schemas(out, pg_dsn)
     assert p.returncode in (0, 1, 2), p.stderr
     work = [f for f in out.rglob("*") if f.is_file() and "work" in f.relative_to(out).parts and f.suffix in (".json", ".log")]
     assert any(f.name.startswith("spec-") for f in work)
     leaks = [str(f.relative_to(out)) for f in work if f":{password}@" in f.read_text(errors="replace")]
     assert leaks == [], leaks
+
+
+def _drop_kept_schemas(out, dsn: str) -> None:
+    import json
+
+    from chaos.running import pgstore
+
+    for meta in out.rglob("run.json"):
+        run_id = json.loads(meta.read_text()).get("run_id")
+        if run_id and pgstore.schema_name(run_id) in pgstore.list_run_schemas(dsn):
+            pgstore.drop_run_schema(dsn, run_id)
