@@ -390,18 +390,19 @@ def _rerender(path: Path, rescore: bool) -> int:
 @app.command()
 def report(run_dir: Path = typer.Argument(..., help="a run folder, or a nightly folder")) -> None:
     """Render a stored run (or nightly) again from its journal: report.html, report.md, junit.xml, plots."""
-    try:
-        code = _rerender(run_dir, rescore=False)
-    except ChaosError as exc:
-        _fail(exc)
-    raise typer.Exit(code)
+    _rerender_and_exit(run_dir, rescore=False)
 
 
 @app.command()
 def analyze(run_dir: Path = typer.Argument(..., help="a run folder, or a nightly folder")) -> None:
     """Re-score stored journals with the current checkers (no racer runs); rewrites results.json and the reports."""
+    _rerender_and_exit(run_dir, rescore=True)
+
+
+def _rerender_and_exit(run_dir: Path, *, rescore: bool) -> None:
+    """``report`` and ``analyze``: render (and re-score) a stored folder, exit with its verdicts' code."""
     try:
-        code = _rerender(run_dir, rescore=True)
+        code = _rerender(run_dir, rescore=rescore)
     except ChaosError as exc:
         _fail(exc)
     raise typer.Exit(code)
