@@ -12,7 +12,9 @@ scenario kind needs).
 
 Capabilities are declared here, statically: ``kinds`` the adapter can run, ``properties`` it can
 judge, and ``unsupported`` maps every kind or property it cannot (or every framework feature it
-lacks, e.g. ``"fork:explicit"``) to the reason. A cell of an unsupported kind still runs nothing and
+lacks, e.g. ``"fork:explicit"``) to the reason. ``features`` names what some workloads need (``BRANCHES``:
+parallel tasks in one step); a scenario that runs such a workload on a target without it is refused
+when it loads. A cell of an unsupported kind still runs nothing and
 reports every property ``unknown`` with that reason; a property not in ``properties`` is ``unknown``.
 """
 
