@@ -153,6 +153,8 @@ class PointResult(Record):
     duplicates: list[str] = Field(default_factory=list)  # effect keys fired more often than in the baseline (at most once)
     lost: list[str] = Field(default_factory=list)  # effect keys of the baseline a completed recovery never fired (at least once)
     verdicts: list[Verdict] = Field(default_factory=list)
+    # repeats per outcome ("exactly once", "duplicated w1, w2", ...): with parallel branches one kill point ends several ways
+    distribution: dict[str, int] = Field(default_factory=dict)
 
 
 class Baseline(Record):

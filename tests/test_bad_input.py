@@ -109,6 +109,14 @@ SCENARIOS = [
         [":7:", "the matrix expands to 1000000 cells; the limit is 10000"],
     ),
     (
+        "send_workload_on_a_framework_without_branches",
+        GOOD.replace("framework: langgraph, backend: sqlite, durability: sync", "framework: pydantic_graph, backend: file").replace(
+            "three_step", "parallel_send"
+        ),
+        "run",
+        [":4:", "workload: 'parallel_send' runs parallel branches", "run it with target.framework: langgraph"],
+    ),
+    (
         "command_malformed_json",
         GOOD.replace("kind: kill_sweep", "kind: race")
         .replace("three_step", "gate_after_interrupt")

@@ -265,6 +265,36 @@ def lost_effects(rec: TrialRecord, base: Baseline) -> list[str]:
     return sorted(k for k in base.effects if not fired.get(k))
 
 
+def repeat_outcome(rec: TrialRecord, base: Baseline) -> str:
+    """What one repeat at a kill point came to, in words a distribution can count: ``exactly once``,
+    ``duplicated w1, w2``, ``lost c``, ``resume error: T``, ``nothing durable`` or ``invalid``. With
+    parallel branches the same kill point can end differently each time (which branch had saved
+    its writes when the kill came is the scheduler's choice), so a sweep with repeats counts them."""
+    if not rec.valid:
+        return "invalid"
+    if unanswerable(rec):
+        return "nothing durable"
+    o = rec.observations.get("resume_outcome") or {}
+    if o.get("status") == "error":
+        return f"resume error: {(o.get('error') or {}).get('type')}"
+    parts = []
+    if dups := sorted(crash_duplicates(rec, base)):
+        parts.append("duplicated " + ", ".join(dups))
+    if lost := lost_effects(rec, base):
+        parts.append("lost " + ", ".join(lost))
+    if not parts and not rec.ledger:
+        return "nothing fired"
+    return "; ".join(parts) or "exactly once"
+
+
+def distribution(recs: list[TrialRecord], base: Baseline) -> dict[str, int]:
+    """How many repeats of one kill point came to each outcome (``repeat_outcome``), most frequent first."""
+    counts: dict[str, int] = defaultdict(int)
+    for r in recs:
+        counts[repeat_outcome(r, base)] += 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
 def _fired_summary(rec: TrialRecord) -> str:
     counts = _counts(rec)
     return ", ".join(f"{k} x{n}" for k, n in sorted(counts.items())) or "nothing"
@@ -289,10 +319,12 @@ def _point_eo(point: str, valid: list[TrialRecord], base: Baseline) -> Verdict:
             more = f", {n0 - base.effects.get(k0, 1)} more than the uninterrupted run" if base.effects.get(k0, 1) > 1 else ""
             parts.append(f"duplicated {k0!r}: fired {n0}x{more} (trial {r0.trial_id})")
         dup_keys = {(r.trial_id, k) for r, k, _ in dups}
+        bad = {r.trial_id for r, _, _ in dups} | {r.trial_id for r, _ in lost}
+        repeats = f" (in {len(bad)} of {len(valid)} repeats)" if len(valid) > 1 else ""
         return verdict(
             "EO",
             "violated",
-            f"{point}: " + "; ".join(parts),
+            f"{point}{repeats}: " + "; ".join(parts),
             points=[point],
             trial_ids=sorted({r.trial_id for r, _, _ in dups} | {r.trial_id for r, _ in lost}),
             ledger_seqs=[row["seq"] for r in valid for row in r.ledger if (r.trial_id, row["effect_key"]) in dup_keys],
@@ -499,6 +531,7 @@ def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellRes
                 effect_counts={k: [_counts(r).get(k, 0) for r in valid] for k in keys} if valid else {},
                 durable_checkpoints=[durable_at_kill(r) for r in valid],
                 resume_outcomes=outcomes,
+                distribution=distribution(recs, base),
                 duplicates=sorted({k for r in valid for k in crash_duplicates(r, base)}),
                 lost=sorted({k for r in valid for k in lost_effects(r, base)}),
                 verdicts=pv,

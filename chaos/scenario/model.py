@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from chaos.kinds import get_kind, kind_names
 from chaos.racer.errors import ScenarioError
-from chaos.targets import TARGETS
+from chaos.targets import BRANCH_WORKLOADS, BRANCHES, TARGETS
 
 RESUME_RE = re.compile(r"^(none|input|command:.+|app:[A-Za-z_][\w.]*:[A-Za-z_][\w.]*)$", re.DOTALL)
 BARE_WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
@@ -549,6 +549,13 @@ def check_semantics(scenario: Scenario, path: str = "<scenario>", node: yaml.Nod
             reason = _workload_importable(s.recover_ref, [os.getcwd(), str(Path(path).parent)])
             if reason:
                 fail(("resume",), f"the recovery {s.recover_ref!r} cannot be found: {reason}")
+        if s.workload in BRANCH_WORKLOADS and (why := info.supports(BRANCHES)) is not None:
+            runs_it = ", ".join(sorted(t.framework for t in TARGETS.values() if s.workload in t.workloads))
+            fail(
+                ("workload",),
+                f"{s.workload!r} runs parallel branches (Send fan-out / parallel tool calls), which {info.framework} cannot: "
+                f"{why}; run it with target.framework: {runs_it}, or pick a workload of {info.framework}: {', '.join(info.workloads)}",
+            )
         if s.workload not in info.workloads:
             reason = _workload_importable(s.workload, [os.getcwd(), str(Path(path).parent)])
             if reason:

@@ -12,13 +12,20 @@ scenario kind needs).
 
 Capabilities are declared here, statically: ``kinds`` the adapter can run, ``properties`` it can
 judge, and ``unsupported`` maps every kind or property it cannot (or every framework feature it
-lacks, e.g. ``"fork:explicit"``) to the reason. A cell of an unsupported kind still runs nothing and
+lacks, e.g. ``"fork:explicit"``) to the reason. ``features`` names what some workloads need (``BRANCHES``:
+parallel tasks in one step); a scenario that runs such a workload on a target without it is refused
+when it loads. A cell of an unsupported kind still runs nothing and
 reports every property ``unknown`` with that reason; a property not in ``properties`` is ``unknown``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+# the feature a parallel-branch workload needs: several tasks of one step at once (LangGraph's Send
+# fan-out, parallel tool calls, branches from one node). ``BRANCH_WORKLOADS``: the built-ins that need it.
+BRANCHES = "branches"
+BRANCH_WORKLOADS = ("parallel_send", "parallel_send_idempotent", "parallel_tools", "parallel_gate")
 
 
 @dataclass(frozen=True)
@@ -41,10 +48,12 @@ class TargetInfo:
     default_version: str = ""
     # requirement templates; "{version}" is replaced by the asked-for framework version
     pins: tuple[str, ...] = ()
+    # framework features a workload may need (``BRANCHES``); one it lacks is in ``unsupported`` with the reason
+    features: tuple[str, ...] = ()
 
     def supports(self, what: str) -> str | None:
         """None if ``what`` (a kind or property) is supported; else the reason it is not."""
-        if what in self.kinds or what in self.properties:
+        if what in self.kinds or what in self.properties or what in self.features:
             return None
         return self.unsupported.get(what) or f"the {self.framework} adapter does not declare {what!r}"
 
@@ -78,6 +87,11 @@ TARGETS: dict[str, TargetInfo] = {
             },
             "shared_tool_reorder": "shared_state agents: a model plans two tool calls, ToolNode runs them in parallel",
             "shared_tool_reorder_seq": "shared_state agents: the same, effects committed in plan order (a sequencer)",
+            # parallel branches at LangGraph's default concurrency (chaos.workloads.parallel_langgraph)
+            "parallel_send": "plan -> Send(worker, i) for 3 workers (effect worker:<i> each) -> join",
+            "parallel_send_idempotent": "parallel_send with idempotency-keyed effects (control: never duplicates)",
+            "parallel_tools": "agent (fake chat model) plans 3 tool calls in one AIMessage -> ToolNode runs them at once -> agent",
+            "parallel_gate": "w0, w1, w2 and gate (interrupt()) in one step -> join: a step that stops with finished branches (issue 8115)",
         },
         kinds=("race", "kill_sweep", "first_checkpoint", "fork", "invalid_state", "stray_resume", "recovery_determinism", "shared_state"),
         properties=("EO", "PC", "FD", "CV", "CO", "RD", "FI", "LIVENESS", "FCL", "LU", "SG", "PT", "CC", "TR"),
@@ -88,6 +102,7 @@ TARGETS: dict[str, TargetInfo] = {
             "langgraph-checkpoint-postgres",
         ),
         boundaries="put(step,source):before/after, put_writes(node,channels):before/after, effect(task):after",
+        features=(BRANCHES,),
         import_name="langgraph",
         default_version="1.2.24",
         pins=(
@@ -114,6 +129,7 @@ TARGETS: dict[str, TargetInfo] = {
             "checkpoint(provider=json|sqlite,completed=a+b) (checkpoint_*), each :before/:after; effect(task):after"
         ),
         unsupported={
+            BRANCHES: "no parallel-branch workload for CrewAI yet: Flow listeners of one method may run concurrently, but the adapter's workloads and barriers are one method after another",
             "fork": "not wired yet: CrewAI has Flow.fork(CheckpointConfig) and restore_from_state_id, but the adapter does not drive them",
             "FI": "not measured yet (Flow.fork vs from_checkpoint would be the discriminator)",
             "FD": "needs fork",
@@ -143,6 +159,7 @@ TARGETS: dict[str, TargetInfo] = {
         distributions=("llama-index-workflows",),
         boundaries="save(after=<step>):before/after, save(input_required):before/after, effect(task):after",
         unsupported={
+            BRANCHES: "no parallel-branch workload for LlamaIndex yet: the adapter saves the Context after each step of a sequential workflow (no steps with num_workers > 1)",
             "fork": "the application keeps only the latest Context.to_dict; the framework has no checkpoint ids or fork operation",
             "FI": "Context.from_dict has no notion of retry vs fork: every restore is a new run of the saved dict",
             "FD": "needs fork",
@@ -171,6 +188,7 @@ TARGETS: dict[str, TargetInfo] = {
         distributions=("pydantic-graph",),
         boundaries="save(node=X,status=created|pending|running|success):before/after, save(end):before/after, effect(task):after",
         unsupported={
+            BRANCHES: "a pydantic-graph run is one node after another (each node returns the next): there are no parallel branches",
             "fork": "pydantic-graph resumes only the next 'created' snapshot (load_next); no API addresses a past snapshot, so a fork cannot be expressed",
             "FI": "no API distinguishes retry from fork: iter_from_persistence takes no snapshot id",
             "FD": "needs fork",
@@ -199,6 +217,7 @@ TARGETS: dict[str, TargetInfo] = {
         distributions=("autogen-agentchat", "autogen-core", "autogen-ext"),
         boundaries="save(turn=<agent>):before/after, effect(task):after",
         unsupported={
+            BRANCHES: "a round-robin team takes one turn at a time: there are no parallel branches (the adapter runs no parallel tool calls either)",
             "fork": "save_state returns the latest state only; AgentChat has no checkpoint ids or fork operation",
             "FI": "load_state has no notion of retry vs fork",
             "FD": "needs fork",

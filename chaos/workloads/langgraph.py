@@ -287,3 +287,8 @@ BUILTIN = {
 from chaos.workloads.shared_langgraph import SHARED  # noqa: E402
 
 BUILTIN.update(SHARED)
+
+# parallel branches (Send fan-out, parallel tool calls, a step that stops at an interrupt): their own module
+from chaos.workloads.parallel_langgraph import PARALLEL  # noqa: E402
+
+BUILTIN.update(PARALLEL)
