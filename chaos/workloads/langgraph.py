@@ -287,3 +287,8 @@ BUILTIN = {
 from chaos.workloads.shared_langgraph import SHARED  # noqa: E402
 
 BUILTIN.update(SHARED)
+
+# v1/v2 pairs of one approval workflow (a deploy between pause and resume): their own module too
+from chaos.workloads.upgrade_langgraph import UPGRADE_PAIRS  # noqa: E402
+
+BUILTIN.update(UPGRADE_PAIRS)
