@@ -337,7 +337,8 @@ def up_verdict(valid: list[TrialRecord], n: int) -> Verdict:
     if bad:
         return verdict("UP", "violated", f"{len(bad)}/{len(valid)} trials: {bad[0][1]}", trial_ids=[r.trial_id for r, _ in bad])
     outcomes = Counter(out for _, out, _ in per)
-    return verdict("UP", "holds", f"all {len(valid)} trials ({dict(outcomes)}): {per[0][2]}", trial_ids=[r.trial_id for r in valid])
+    counts = ", ".join(f"{out} {n}" for out, n in sorted(outcomes.items()))
+    return verdict("UP", "holds", f"all {len(valid)} trials ({counts}): {per[0][2]}", trial_ids=[r.trial_id for r in valid])
 
 
 def check_upgrade(cell: Cell, records: list[TrialRecord]) -> CellResult:
