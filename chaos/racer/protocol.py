@@ -277,6 +277,7 @@ class RacerSpec(TypedDict):
     distributions: list[str]
     workload: str
     workload_params: dict[str, Any]
+    workload_version: NotRequired[str]  # ``WorkloadContext.version``: "v1" unless a kind deploys "v2"
     thread_id: str
     store: StoreSpec
     ledger: LedgerSpec

@@ -32,7 +32,7 @@ import json
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from chaos.kinds import get_kind
 from chaos.kinds.baseline import baseline_actions
@@ -110,7 +110,7 @@ def _ledger_rows(path: Path) -> list[dict]:
         ledger.close()
 
 
-def preflight_spec(cell: Cell, folder: Path) -> RacerSpec:
+def preflight_spec(cell: Cell, folder: Path, version: str = "v1") -> RacerSpec:
     """One racer's spec for the baseline run, every file in ``folder`` (a Postgres backend is run
     on SQLite here, sync or async as asked: the wiring does not depend on it and no database is
     needed yet)."""
@@ -124,7 +124,7 @@ def preflight_spec(cell: Cell, folder: Path) -> RacerSpec:
         target["backend"] = "sqlite_async"
     store = {} if target.get("backend") == "memory" else {"path": str(folder / "checkpoints.sqlite")}
     (folder / "barriers").mkdir()
-    return {  # type: ignore[typeddict-item]
+    spec: dict[str, Any] = {
         "run_id": "preflight",
         "cell_id": cell.id,
         "trial_id": "preflight",
@@ -133,6 +133,7 @@ def preflight_spec(cell: Cell, folder: Path) -> RacerSpec:
         "distributions": list(get_target(s.target.framework).distributions),
         "workload": s.workload,
         "workload_params": s.workload_params,
+        "workload_version": version,
         "thread_id": "preflight",
         "store": store,
         "ledger": {"kind": "sqlite", "path": str(folder / "ledger.sqlite")},
@@ -140,24 +141,36 @@ def preflight_spec(cell: Cell, folder: Path) -> RacerSpec:
         "actions": baseline_actions(cell),
         "result_path": str(folder / "result-preflight.json"),
     }
+    return cast(RacerSpec, spec)
 
 
-def preflight_run(cell: Cell, scenario_file: str | None, python: str, paths: list[str]) -> None:
-    """Build and run ``cell``'s user workload once in the racers' Python; raise ``TargetError``
-    naming the file, the factory and what to change when its wiring is wrong. Once per distinct
-    workload configuration in a process."""
+def deployed_cell(cell: Cell) -> Cell:
+    """``cell`` with v2's workload and params in place of v1's (``Scenario.deployed``)."""
+    workload, params = cell.scenario.deployed
+    return cell.model_copy(update={"scenario": cell.scenario.model_copy(update={"workload": workload, "workload_params": params})})
+
+
+def preflight_run(cell: Cell, scenario_file: str | None, python: str, paths: list[str], version: str = "v1") -> None:
+    """Build and run ``cell``'s user workload once in the racers' Python (at ``version``: the
+    factory's ``ctx.version``); raise ``TargetError`` naming the file, the factory and what to
+    change when its wiring is wrong. Once per distinct workload configuration in a process."""
     s = cell.scenario
     key = json.dumps(
-        [python, s.workload, s.workload_params, s.target.framework, s.target.backend, s.target.saver, s.resume], sort_keys=True, default=str
+        [python, s.workload, s.workload_params, s.target.framework, s.target.backend, s.target.saver, s.resume, version],
+        sort_keys=True,
+        default=str,
     )
     if key in _checked:
         return
     from chaos.envs import racer_env
 
     where = f"{scenario_file or 'scenario'}: workload {s.workload!r}"
+    if version != "v1":
+        field = "upgrade_to.workload" if cell.scenario.upgrade_to.workload else "workload"
+        where = f"{scenario_file or 'scenario'}: {field} {s.workload!r} at ctx.version {version!r} (the deployed version)"
     with tempfile.TemporaryDirectory(prefix="chaos-preflight-") as tmp:
         folder = Path(tmp)
-        spec = preflight_spec(cell, folder)
+        spec = preflight_spec(cell, folder, version)
         (folder / "spec.json").write_text(json.dumps(spec))
         try:
             proc = subprocess.run(

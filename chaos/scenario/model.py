@@ -129,6 +129,23 @@ class Racers(Strict):
     )
 
 
+class NextVersion(Strict):
+    """The workload a resume runs after a deploy (built with ``ctx.version == "v2"``): by default the
+    scenario's own factory and params, so one factory that reads ``ctx.version`` is a pair."""
+
+    workload: str | None = Field(
+        None, max_length=MAX_NAME * 3, description="v2's factory: a built-in name or package.module:factory (default: workload)"
+    )
+    workload_params: dict[str, Any] | None = Field(None, description="v2's params (default: workload_params)")
+
+    @field_validator("workload_params")
+    @classmethod
+    def _params_finite(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
+        if v is not None:
+            _finite(v, "workload_params")
+        return v
+
+
 def is_user_workload(ref: str) -> bool:
     """A team's own workload (``package.module:factory``), not a built-in name."""
     return ":" in ref
@@ -169,7 +186,14 @@ class Scenario(Strict):
         None, description="fork: the second value to resume the first interrupt's checkpoint with (default '<v1>#fork')"
     )
     kill_points: list[str] = Field(
-        default_factory=list, description="sweeps: only kill points whose boundary name contains one of these (empty: all)"
+        default_factory=list,
+        description="sweeps: only kill points whose boundary name contains one of these (empty: all); a deploy between "
+        "pause and resume: kill v1 at each of these instead of parking it at the interrupt",
+    )
+    upgrade_to: NextVersion = Field(
+        default_factory=NextVersion,
+        description="a deploy between pause and resume: the workload the resuming process runs, built with ctx.version "
+        "'v2' (v1 is workload, built with ctx.version 'v1'); left out: the same factory and params at v2",
     )
     timeout_s: float = Field(120, gt=0, le=7 * 86_400, allow_inf_nan=False, description="cap on any single wait for a racer")
     env_retries: int = Field(
@@ -271,6 +295,13 @@ class Scenario(Strict):
         return self.resume_value
 
     @property
+    def deployed(self) -> tuple[str, dict[str, Any]]:
+        """The workload and params a resume after a deploy runs (``upgrade_to``, defaulting to v1's)."""
+        nxt = self.upgrade_to
+        params = self.workload_params if nxt.workload_params is None else nxt.workload_params
+        return nxt.workload or self.workload, dict(params)
+
+    @property
     def resume_value(self) -> Any:
         if not self.resume.startswith("command:"):
             return None
@@ -300,6 +331,7 @@ AXES: dict[str, tuple[str, ...]] = {
     "workload": ("workload",),
     "workload_params": ("workload_params",),
     "answers": ("answers",),
+    "upgrade_to": ("upgrade_to",),
     "trials": ("trials",),
 }
 
@@ -560,6 +592,11 @@ def check_semantics(scenario: Scenario, path: str = "<scenario>", node: yaml.Nod
             reason = _workload_importable(s.workload, [os.getcwd(), str(Path(path).parent)])
             if reason:
                 fail(("workload",), f"unknown workload {s.workload!r}: {reason}; built-in: {', '.join(info.workloads)}")
+        v2 = s.upgrade_to.workload
+        if v2 is not None and v2 not in info.workloads:
+            reason = _workload_importable(v2, [os.getcwd(), str(Path(path).parent)])
+            if reason:
+                fail(("upgrade_to", "workload"), f"unknown workload {v2!r}: {reason}; built-in: {', '.join(info.workloads)}")
 
 
 def _set(data: dict, path: tuple[str, ...], value: Any) -> None:

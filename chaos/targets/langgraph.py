@@ -242,6 +242,7 @@ class LangGraphSession:
             thread_id=self.thread_id,
             scratch=scratch_dir(spec),
             observe_hook=self._observe,
+            version=spec.get("workload_version") or "v1",
         )
         self.ctx = ctx
         name = spec["workload"]

@@ -40,6 +40,7 @@ class WorkloadContext:
     thread_id: str = ""
     scratch: Path | None = None
     observe_hook: Callable[[str, Any], None] | None = None
+    version: str = "v1"  # which version of the workload to build ("v2": the deploy a resume runs under)
 
     def effect(self, task: str, value: Any = None) -> None:
         """Perform the irreversible effect of ``task`` (for a gated effect, with the resume value)."""
@@ -100,6 +101,7 @@ def build_workload(
         trial_id=spec.get("trial_id", ""),
         thread_id=spec["thread_id"],
         scratch=scratch_dir(spec),
+        version=spec.get("workload_version") or "v1",
     )
     name = spec["workload"]
     built = (builtin.get(name) or import_factory(name))(ctx)

@@ -292,3 +292,7 @@ BUILTIN.update(SHARED)
 from chaos.workloads.parallel_langgraph import PARALLEL  # noqa: E402
 
 BUILTIN.update(PARALLEL)
+# v1/v2 pairs of one approval workflow (a deploy between pause and resume): their own module too
+from chaos.workloads.upgrade_langgraph import UPGRADE_PAIRS  # noqa: E402
+
+BUILTIN.update(UPGRADE_PAIRS)
