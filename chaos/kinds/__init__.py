@@ -34,6 +34,7 @@ KINDS: dict[str, str] = {
     "stray_resume": "chaos.kinds.stray_resume",
     "recovery_determinism": "chaos.kinds.recovery_determinism",
     "shared_state": "chaos.kinds.shared_state",
+    "failing_effect": "chaos.kinds.failing_effect",
 }
 
 

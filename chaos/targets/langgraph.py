@@ -242,6 +242,7 @@ class LangGraphSession:
             thread_id=self.thread_id,
             scratch=scratch_dir(spec),
             observe_hook=self._observe,
+            effect_fault=dict(spec["effect_fault"]) if spec.get("effect_fault") else None,
         )
         self.ctx = ctx
         name = spec["workload"]
