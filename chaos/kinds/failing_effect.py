@@ -9,13 +9,15 @@ Per trial: racer ``run`` runs the workload with the scenario's ``effect_fault`` 
 ``times`` firings of effect ``task`` in the trial commit their ledger row, pass their barrier and
 then raise ``chaos.workloads.EffectFault``. When that run did not complete (the fault propagated,
 or the run waits at an interrupt), a fresh racer ``resume`` continues the thread with the scenario's
-resume form (answering each interrupt in turn for ``command:``). The fault is counted per trial, so
+resume form: it answers each interrupt in turn (``command:``) and retries a call that failed, as a
+client retries a failed request (``continue_actions``, at most 8 calls). The fault is counted per trial, so
 the resume sees it as spent. A trial whose fault never fired is invalid ("the effect fault never
 fired"), never a holding one. The cell's baseline is the workload run once with no fault at all.
 
 - **EO**, per trial, against the fault-free baseline: violated when an effect key fired more often
-  than in the baseline (at least twice): the reason names the racer of each row, so a retry in the
-  same process ("fired again by the retry") reads apart from a resume that ran it again; or when
+  than in the baseline (at least twice): the reason names the call that fired each row, so the
+  framework running the node again within one call (a ``RetryPolicy``) reads apart from a later
+  call of the same process and from the resume in a fresh process; or when
   the trial completed and an effect of the baseline never fired (lost). Holds otherwise.
 - **LIVENESS**, per trial: violated when the trial ended with the framework's error (after the
   resume, if there was one), or stopped with next tasks and no pending interrupt; holds when it
@@ -69,13 +71,19 @@ class FailingEffect(Kind):
 KIND = FailingEffect()
 
 
-def _resume_actions(s: Scenario) -> list[ActionSpec]:
-    if s.resume_form == "command":
-        first = answer_action(s)
-        if s.answers is not None:
-            return [first]
-        return [first] + [{**first, "if": "interrupted"} for _ in range(MAX_ANSWERS - 1)]
-    return [{"op": "resume", "form": s.resume_form, "value": s.resume_value}]
+def continue_actions(s: Scenario, after: str | None) -> list[ActionSpec]:
+    """How the fresh process continues a run that did not complete (its last status ``after``):
+    answer a pending interrupt (``command:``, every interrupt in turn), and retry a call that
+    failed as a client retries a failed request (``resume: none`` or ``input``; ``none`` for a
+    ``command:`` scenario), each only when the previous call ended that way, at most 8 calls."""
+    retry: ActionSpec = {"op": "resume", "form": "input" if s.resume_form == "input" else "none", "keep_going": True}
+    if s.resume_form != "command":
+        return [retry] + [{**retry, "if": "error"} for _ in range(MAX_ANSWERS - 1)]
+    answer: ActionSpec = {**answer_action(s), "keep_going": True}
+    acts: list[ActionSpec] = [answer if after == "interrupted" else retry]
+    while len(acts) < MAX_ANSWERS:
+        acts += [{**answer, "if": "interrupted"}, {**retry, "if": "error"}]
+    return acts
 
 
 def _faults(outcomes: list[dict]) -> list[dict]:
@@ -100,7 +108,17 @@ def failing_trial(run: TrialRun) -> TrialRecord:
     resume_o = None
     resumed = first.status == "ok" and run_o is not None and run_o.get("status") != "done"
     if resumed:
-        (r,) = run.start([run.spec("resume", actions=_resume_actions(s), inspect_before=True, inspect_after=True, effect_fault=True)])
+        (r,) = run.start(
+            [
+                run.spec(
+                    "resume",
+                    actions=continue_actions(s, (run_o or {}).get("status")),
+                    inspect_before=True,
+                    inspect_after=True,
+                    effect_fault=True,
+                )
+            ]
+        )
         hung = run.wait_exit([r])
         second = run.collect(r, "resume", f"resume {s.resume}", hung=bool(hung))
         racers.append(second)
@@ -112,6 +130,12 @@ def failing_trial(run: TrialRun) -> TrialRecord:
         )
     fault = s.effect_fault
     fired = _faults(outs)
+    # what each call fired, in order (the racer's result is not kept whole in the journal)
+    run.observations["calls"] = [
+        [o.racer_id, _call_name(x.get("action") or {}), list(x.get("fired") or [])]
+        for o in racers
+        for x in (o.result or {}).get("outcomes") or []
+    ]
     run.observations.update(
         effect_fault={"task": fault.task, "times": fault.times} if fault else None,
         faults_fired=fired,
@@ -140,9 +164,40 @@ def _final(rec: TrialRecord) -> dict:
     return (o.get("resume") if o.get("resumed") else o.get("run")) or {}
 
 
-def _by_racer(rec: TrialRecord, key: str) -> str:
-    rows = [r for r in rec.ledger if r["effect_key"] == key]
-    return ", ".join(f"{r['racer_id']} (seq {r['seq']})" for r in rows)
+def _call_name(action: dict) -> str:
+    if action.get("op") == "run":
+        return "run"
+    if action.get("form") == "command":
+        return f"answer {action.get('value')!r}"
+    return f"retry (resume {action.get('form')})"
+
+
+def _calls(rec: TrialRecord, key: str) -> list[tuple[str, str, int]]:
+    """(racer, call, rows of ``key`` it fired) for every call that fired ``key``, in order."""
+    out = []
+    for racer, call, fired in rec.observations.get("calls") or []:
+        n = fired.count(key)
+        if n:
+            out.append((racer, call, n))
+    return out
+
+
+def _how(rec: TrialRecord, key: str) -> str:
+    """Where the extra rows of ``key`` came from: within one call (the framework ran the node again,
+    e.g. its RetryPolicy), a later call of the same process, or the resume in a fresh process."""
+    calls = _calls(rec, key)
+    seqs = ", ".join(f"{r['racer_id']} seq {r['seq']}" for r in rec.ledger if r["effect_key"] == key)
+    if not calls:
+        return f"({seqs})"
+    ways = []
+    if any(n > 1 for _, _, n in calls):
+        ways.append("again within one call (the framework ran the node again, e.g. a RetryPolicy)")
+    if len({(r, c) for r, c, _ in calls}) > 1 and len({r for r, _, _ in calls}) == 1:
+        ways.append("again by a later call in the same process")
+    if len({r for r, _, _ in calls}) > 1:
+        ways.append("again by the resume in a fresh process")
+    where = "; ".join(f"{r}: {c} x{n}" for r, c, n in calls)
+    return f"fired {' and '.join(ways) or 'again'} ({where}; {seqs})"
 
 
 def trial_eo(rec: TrialRecord) -> tuple[str, str]:
@@ -155,10 +210,8 @@ def trial_eo(rec: TrialRecord) -> tuple[str, str]:
     dups = {k: n for k, n in counts.items() if n > max(base.get(k, 1), 1)}
     parts = []
     for k, n in sorted(dups.items()):
-        racers = {r["racer_id"] for r in rec.ledger if r["effect_key"] == k}
-        how = "fired again in the same process (a retry)" if len(racers) == 1 else "fired again by the resume"
         extra = "" if k in base else f" (an uninterrupted run never fires it: {k} is the failure path's own effect)"
-        parts.append(f"{k!r} fired {times(n)}, {how}: {_by_racer(rec, k)}{extra}")
+        parts.append(f"{k!r} fired {times(n)}, {_how(rec, k)}{extra}")
     lost = sorted(k for k in base if not counts.get(k)) if _final(rec).get("status") == "done" else []
     if lost:
         parts.append(f"lost {', '.join(repr(k) for k in lost)}: the run completed without it")
