@@ -43,6 +43,7 @@ from chaos.racer.protocol import ActionSpec
 from chaos.records import CellResult, TrialRecord, Verdict
 from chaos.running.trial import RunContext, TrialRun
 from chaos.scenario.model import Cell, Scenario
+from chaos.targets import TARGETS
 
 
 class FailingEffect(Kind):
@@ -57,6 +58,12 @@ class FailingEffect(Kind):
     def validate(self, scenario: Scenario) -> None:
         if scenario.effect_fault is None:
             raise ValueError(f"a {self.name} trial injects a fault on an effect: set effect_fault: {{task: <the effect's label>}}")
+        info = TARGETS.get(scenario.target.framework)
+        if info is not None and scenario.target.backend in info.in_process_backends:
+            raise ValueError(
+                f"a {self.name} trial resumes in a fresh process, and backend {scenario.target.backend!r} keeps nothing "
+                "across processes: use a durable backend (e.g. sqlite)"
+            )
 
     def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
         return with_baseline(ctx, cell, each_trial(ctx, cell, skip, failing_trial))

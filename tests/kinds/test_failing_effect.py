@@ -15,6 +15,7 @@ from chaos.kinds.failing_effect import trial_eo, trial_liveness
 from chaos.racer.errors import ChaosError
 from chaos.records import TrialRecord
 from chaos.running.blame import blame_error
+from chaos.scenario.model import parse_scenario
 
 EFFECTS = """\
 name: effect_faults_small
@@ -112,3 +113,9 @@ def test_the_injected_fault_is_the_trials_premise_not_a_fault():
     err = {"type": "EffectFault", "module": "chaos.workloads", "message": "effect 'b' was performed, then failed", "frames": []}
     blame = blame_error(err, "langgraph", "three_step")
     assert blame.party == "injected" and blame.fault is None
+
+
+def test_a_backend_that_keeps_nothing_across_processes_is_refused():
+    text = EFFECTS.split("matrix:")[0].replace("backend: sqlite", "backend: memory")
+    with pytest.raises(ChaosError, match=r"scenario.yaml:1: \(top level\): a failing_effect trial resumes in a fresh process"):
+        parse_scenario(text, "scenario.yaml")

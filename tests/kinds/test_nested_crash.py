@@ -10,9 +10,11 @@ from __future__ import annotations
 import pytest
 from kits.runs import run_text
 
+from chaos.kinds import get_kind
 from chaos.racer.errors import ScenarioError
+from chaos.records import TrialRecord
 from chaos.running.orchestrator import RunOptions, rerun
-from chaos.scenario.model import parse_scenario
+from chaos.scenario.model import expand, parse_scenario
 
 NESTED = """\
 name: nested_small
@@ -71,3 +73,23 @@ def test_a_depth_below_one_is_refused_with_file_line_and_field(line, expected):
 def test_a_depth_on_a_kind_that_does_not_crash_twice_is_refused():
     with pytest.raises(ScenarioError, match=r"t.yaml:4: crash_depth: kind race does not read it; kinds that do: kill_sweep"):
         parse_scenario("name: t\nkind: race\nworkload: gate_after_interrupt\ncrash_depth: 2\nresume: command:true\n", "t.yaml")
+
+
+def _rec(trial_id: str, *, valid: bool, point: str | None = None, reason: str | None = None, **obs) -> TrialRecord:
+    return TrialRecord(
+        run_id="r", cell_index=0, cell_id="default", trial_id=trial_id, point=point, seed=1, kind="kill_sweep", thread_id="t",
+        valid=valid, invalid_reason=reason, observations=obs, t_start_wall=0.0, wall_s=0.0,
+    )  # fmt: skip
+
+
+def test_a_recovery_whose_boundaries_could_not_be_found_is_unknown_with_the_reason():
+    (cell,) = expand(parse_scenario(NESTED, "nested.yaml"), check=False)
+    records = [
+        _rec("c000-dry", valid=True, boundaries=["effect(task=b):after#1"]),
+        _rec("c000-p000-dry", valid=False, point="effect(task=b):after#1", reason="resume racer never reached its hold (timeout)"),
+    ]
+    result = get_kind("kill_sweep").check(cell, records)
+    (point,) = result.points
+    assert point.point == "effect(task=b):after#1 >> (recovery)"
+    assert all(v.status == "unknown" for v in result.verdicts)
+    assert "resume racer never reached its hold (timeout)" in result.verdicts[0].reason
