@@ -54,7 +54,7 @@ class RacerOutcome(Record):
     kill_confirmed: bool | None = None
     result: dict[str, Any] | None = None  # the racer's result file (``RacerResult``), None if it wrote none
     # whose fault its failure was (``chaos.running.blame``): None if it did not fail or chaos killed it
-    blame: Literal["framework", "app", "environment", "harness"] | None = None
+    blame: Literal["framework", "app", "environment", "harness", "injected"] | None = None
     blame_reason: str | None = None
     blame_traceback: str | None = None  # an app error's traceback (for the console and the report)
 

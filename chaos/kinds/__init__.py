@@ -35,6 +35,7 @@ KINDS: dict[str, str] = {
     "recovery_determinism": "chaos.kinds.recovery_determinism",
     "shared_state": "chaos.kinds.shared_state",
     "upgrade": "chaos.kinds.upgrade",
+    "failing_effect": "chaos.kinds.failing_effect",
 }
 
 

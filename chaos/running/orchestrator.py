@@ -343,6 +343,8 @@ def _preflight_workload(cell: Cell, scenario_file: str | None, python: str, fiel
     ref = cell.scenario.workload
     info = TARGETS.get(cell.scenario.target.framework)
     if info is None or ref in info.workloads:
+        if info is not None and cell.scenario.effect_fault is not None:  # the faulted effect must be one the workload fires
+            preflight_run(cell, scenario_file, python, workload_paths(scenario_file))
         return
     if (python, ref) in _preflight_ok:
         preflight_run(cell, scenario_file, python, workload_paths(scenario_file), version)

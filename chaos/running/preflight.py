@@ -19,11 +19,13 @@ scenario resumes with a command, the answer to each interrupt it stops at. What 
 * effects fire inside a running task: no ledger row of the run is marked ``outside_task`` (an
   effect fired from a thread the node started, or after the graph returned, cannot be attributed
   to a step, so no verdict could say which step fired it).
+* an ``effect_fault`` names an effect the run fires (a fault on an effect that never fires would
+  leave every trial invalid).
 
 A run that does not end within ``timeout_s`` checks nothing (a hang is measured by the trials,
 which record it as hung). A failure raises ``TargetError`` (exit 3) naming the scenario file, the factory and what to
 change; nothing is written and no trial counts. Built-in workloads are wired by chaos and skip
-this. ``wiring_problem`` is the pure check of one racer result, ``preflight_run`` runs the racer.
+this, unless the scenario injects an ``effect_fault`` (its effect must be one the workload fires). ``wiring_problem`` is the pure check of one racer result, ``preflight_run`` runs the racer.
 """
 
 from __future__ import annotations
@@ -85,6 +87,13 @@ def wiring_problem(cell: Cell, result: dict[str, Any], rows: list[dict] | None =
             "started (or after the graph returned) cannot be attributed to a step: call ctx.effect in the node itself, "
             "before it returns"
         )
+    if s.effect_fault is not None:
+        labels = sorted({k.partition(":")[0] for o in outcomes for k in o.get("fired") or []})
+        if s.effect_fault.task not in labels:
+            return (
+                f"fires no effect {s.effect_fault.task!r} in an uninterrupted run, so effect_fault.task can never fire "
+                f"(effects fired: {', '.join(labels) or 'none'}): name one of them, or a workload that calls ctx.effect"
+            )
     gated = result.get("gated_task")
     answered = [o for o in outcomes if (o.get("action") or {}).get("op") == "resume"]
     if gated and answered:
@@ -156,7 +165,7 @@ def preflight_run(cell: Cell, scenario_file: str | None, python: str, paths: lis
     change when its wiring is wrong. Once per distinct workload configuration in a process."""
     s = cell.scenario
     key = json.dumps(
-        [python, s.workload, s.workload_params, s.target.framework, s.target.backend, s.target.saver, s.resume, version],
+        [python, s.workload, s.workload_params, s.target.framework, s.target.backend, s.target.saver, s.resume, version, s.effect_fault],
         sort_keys=True,
         default=str,
     )

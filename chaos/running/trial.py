@@ -135,10 +135,12 @@ class TrialRun:
         inspect_before: bool = False,
         inspect_after: bool = False,
         hold: bool = False,
+        effect_fault: bool = False,
     ) -> RacerSpec:
-        """The spec of one racer of this trial (``chaos.racer.protocol.RacerSpec``)."""
+        """The spec of one racer of this trial (``chaos.racer.protocol.RacerSpec``); with
+        ``effect_fault``, the scenario's effect fault is armed in it."""
         s = self.cell.scenario
-        return {
+        spec: RacerSpec = {
             "run_id": self.ctx.run_id,
             "cell_id": self.cell.id,
             "trial_id": self.trial_id,
@@ -160,6 +162,9 @@ class TrialRun:
             "inspect_after": inspect_after,
             "result_path": str(self.dir / f"result-{racer_id}.json"),
         }
+        if effect_fault and s.effect_fault is not None:
+            spec["effect_fault"] = {"task": s.effect_fault.task, "times": s.effect_fault.times}
+        return spec
 
     # ------------------------------------------------------------------ racers
 

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, cast
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, ValidationInfo, field_validator, model_validator
 
-from chaos.kinds import get_kind, kind_names
+from chaos.kinds import all_kinds, get_kind, kind_names
 from chaos.racer.errors import ScenarioError
 from chaos.targets import BRANCH_WORKLOADS, BRANCHES, TARGETS
 
@@ -146,6 +146,14 @@ class NextVersion(Strict):
         return v
 
 
+class EffectFault(Strict):
+    """An effect that fails after doing its work: the trial's first ``times`` firings of effect
+    ``task`` commit their ledger row, pass their barrier, then raise (``chaos.workloads.EffectFault``)."""
+
+    task: str = Field(min_length=1, max_length=MAX_NAME, description="the effect label the workload passes to ctx.effect")
+    times: int = Field(1, ge=1, le=100, strict=True, description="how many of its first firings in a trial fail")
+
+
 def is_user_workload(ref: str) -> bool:
     """A team's own workload (``package.module:factory``), not a built-in name."""
     return ":" in ref
@@ -195,6 +203,21 @@ class Scenario(Strict):
         description="a deploy between pause and resume: the workload the resuming process runs, built with ctx.version "
         "'v2' (v1 is workload, built with ctx.version 'v1'); left out: the same factory and params at v2",
     )
+    effect_fault: EffectFault | None = Field(
+        None,
+        description="an effect that fails after doing its work ({task, times}): its first `times` firings in a trial "
+        "are performed and committed, then raise, as a provider that charges the card and then times out",
+    )
+    crash_depth: int = Field(
+        1,
+        strict=True,
+        description="sweeps: crashes per trial. 1: kill once, resume; 2: kill, then kill the resume at each of its own "
+        "boundaries, resume again; n: n kills, each in the recovery of the one before",
+    )
+    recovery_kill_points: list[str] = Field(
+        default_factory=list,
+        description="sweeps with crash_depth >= 2: only kill a recovery at boundaries whose name contains one of these (empty: all)",
+    )
     timeout_s: float = Field(120, gt=0, le=7 * 86_400, allow_inf_nan=False, description="cap on any single wait for a racer")
     env_retries: int = Field(
         2,
@@ -228,7 +251,27 @@ class Scenario(Strict):
         _finite(v, "workload_params")
         return v
 
-    @field_validator("kill_points")
+    @field_validator("effect_fault", "crash_depth", "recovery_kill_points")
+    @classmethod
+    def _read_by_the_kind(cls, v: Any, info: ValidationInfo) -> Any:
+        """A field only some kinds read is refused on a kind that would silently ignore it."""
+        kind = info.data.get("kind")
+        default = cls.model_fields[str(info.field_name)].get_default(call_default_factory=True)
+        if kind in kind_names() and v != default and info.field_name not in get_kind(kind).fields:
+            readers = [k.name for k in all_kinds() if info.field_name in k.fields]
+            raise ValueError(f"kind {kind} does not read it; kinds that do: {', '.join(readers) or 'none'}")
+        return v
+
+    @field_validator("crash_depth")
+    @classmethod
+    def _depth_at_least_one(cls, v: int) -> int:
+        if v < 1:
+            raise ValueError("crash_depth must be at least 1 (1: one kill and a resume; 2: the resume is killed too)")
+        if v > 4:
+            raise ValueError("crash_depth is at most 4 (points multiply with every level): narrow with recovery_kill_points")
+        return v
+
+    @field_validator("kill_points", "recovery_kill_points")
     @classmethod
     def _kill_points_short(cls, v: list[str]) -> list[str]:
         if any(len(p) > MAX_NAME * 3 for p in v):
@@ -328,6 +371,9 @@ AXES: dict[str, tuple[str, ...]] = {
     "fork_via": ("fork_via",),
     "resume_by": ("resume_by",),
     "kill_points": ("kill_points",),
+    "effect_fault": ("effect_fault",),
+    "crash_depth": ("crash_depth",),
+    "recovery_kill_points": ("recovery_kill_points",),
     "workload": ("workload",),
     "workload_params": ("workload_params",),
     "answers": ("answers",),
