@@ -96,7 +96,11 @@ class SessionBase:
 
     recorder: EffectRecorder
     workload: Any
-    meta: dict[str, Any] = {}
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """The workload's facts the kinds need (every built-in workload type has ``meta``)."""
+        return dict(self.workload.meta)
 
     @property
     def fired(self) -> list[Fired]:
