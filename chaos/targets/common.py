@@ -71,6 +71,8 @@ class JsonFileStore:
             return json.loads(self.path.read_bytes())
         except FileNotFoundError:
             return None
+        finally:
+            self.barrier.mark("read")  # a timestamp, no boundary (the race window opens at a resume's first read)
 
     def save(self, what: str, doc: dict) -> None:
         name = f"save({what})"

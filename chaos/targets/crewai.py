@@ -99,6 +99,11 @@ def instrument_flow_persistence(persistence: Any, barrier: BarrierClient) -> Any
             barrier.hit(name + ":after")
             return out
 
+        def load_pending_feedback(self, flow_uuid):
+            out = super().load_pending_feedback(flow_uuid)
+            barrier.mark("read")  # a timestamp, no boundary (the race window opens at a resume's first read)
+            return out
+
         def clear_pending_feedback(self, flow_uuid):
             barrier.hit("clear_pending:before")
             out = super().clear_pending_feedback(flow_uuid)

@@ -56,6 +56,11 @@ def instrument(persistence: Any, barrier: BarrierClient) -> Any:
     base = type(persistence)
 
     class Instrumented(base):  # type: ignore[misc, valid-type]
+        def _load_sync(self):
+            out = super()._load_sync()
+            barrier.mark("read")  # a timestamp, no boundary (the race window opens at a resume's first read)
+            return out
+
         def _save_sync(self, snapshots):
             name = f"save({describe_change(self._load_sync(), snapshots)})"
             barrier.hit(name + ":before")
