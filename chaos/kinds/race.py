@@ -163,7 +163,10 @@ def window_of(result: Any, gated: str | None) -> dict[str, Any]:
     jitter left out (how long a racer takes to reach the store); ``window_ms``: from that read to
     its first checkpoint commit after it (``None`` when it fired nothing or committed nothing);
     ``read_source``: ``read`` (the adapter's mark) or ``invoke`` (no mark: the resume's start, so
-    the window is an upper bound). Times are the racer's own monotonic clock."""
+    the window is an upper bound); ``commit_source``: ``checkpoint``, or ``writes`` when its resume
+    wrote no checkpoint (the resumed node stopped at a later interrupt: the first write after its
+    gated effect, its task's pending writes, ends the window). Times are the racer's own monotonic
+    clock."""
     if not result or not result.get("t_invoke_mono_ns") or not result.get("t_released_mono_ns"):
         return {}
     t_invoke, t_released = int(result["t_invoke_mono_ns"]), int(result["t_released_mono_ns"])
@@ -171,20 +174,24 @@ def window_of(result: Any, gated: str | None) -> dict[str, Any]:
     t_read, source = (reads[0], "read") if reads else (t_invoke, "invoke")
     trace = result.get("trace") or []
     fired = bool(gated) and any(f["effect_key"] == gated or f["effect_key"].startswith(f"{gated}:") for f in result.get("fired") or [])
-    commits = [
-        int(e["t_mono_ns"])
-        for e in trace
-        if int(e["t_mono_ns"]) >= t_read and e["barrier"].split("#", 1)[0].endswith(":after") and e["barrier"].startswith(COMMIT_PREFIXES)
-    ]
+    after = [(int(e["t_mono_ns"]), e["barrier"].split("#", 1)[0]) for e in trace if int(e["t_mono_ns"]) >= t_read]
+    after = [(t, name) for t, name in after if name.endswith(":after")]
+    commits = [t for t, name in after if name.startswith(COMMIT_PREFIXES)]
     out: dict[str, Any] = {
         "t_read_mono_ns": t_read,
         "read_source": source,
         "read_offset_ms": (t_read - t_released) / 1e6 - float(result.get("jitter_s") or 0) * 1000,
         "window_ms": None,
     }
-    if fired and gated and commits:
-        out["t_commit_mono_ns"] = commits[0]
-        out["window_ms"] = (commits[0] - t_read) / 1e6
+    if not (fired and gated):
+        return out
+    commit_source = "checkpoint"
+    if not commits:  # the resumed node stopped at a later interrupt: its task's writes are what commits
+        effect = next((t for t, name in after if name == f"effect(task={gated}):after"), None)
+        commits = [t for t, name in after if effect is not None and t >= effect and not name.startswith("effect(")]
+        commit_source = "writes"
+    if commits:
+        out.update(t_commit_mono_ns=commits[0], commit_source=commit_source, window_ms=(commits[0] - t_read) / 1e6)
     return out
 
 

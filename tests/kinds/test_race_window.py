@@ -68,3 +68,17 @@ def test_an_adapter_without_a_read_mark_measures_from_the_resume_start_an_upper_
 def test_a_racer_that_fired_nothing_has_no_window():
     w = window_of(_result(marks=[4_000_000], trace=[("put(step=2,source=loop):after#1", 8_000_000)], fired=()), "gate")
     assert w["window_ms"] is None and w["read_offset_ms"] == pytest.approx(1.0)
+
+
+def test_a_resume_that_stops_at_a_later_interrupt_ends_its_window_at_its_tasks_writes():
+    # the resumed node fired, then asked again: no checkpoint, only the task's pending writes
+    res = _result(
+        marks=[4_000_000],
+        trace=[
+            ("put_writes(node=-,channels=__resume__):after#1", 5_000_000),
+            ("effect(task=gate):after#1", 6_000_000),
+            ("put_writes(node=handler,channels=__interrupt__+__resume__):after#1", 9_000_000),
+        ],
+    )
+    w = window_of(res, "gate")
+    assert w["commit_source"] == "writes" and w["window_ms"] == pytest.approx(5.0)
