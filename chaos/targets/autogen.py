@@ -96,7 +96,10 @@ class AutoGenSession(AsyncSession):
             return await self._turns(self.workload.task)
         doc = self.store.load()
         if doc is None:
-            raise NoSavedState(f"no team state was saved at {self.store.path.name}")
+            raise NoSavedState(
+                "nothing to continue: the kill came before the first save, and AgentChat persists nothing itself "
+                f"(the application saves team.save_state() after a turn; none at {self.store.path.name})"
+            )
         self.seq, self.completed = doc["seq"], list(doc["completed"])
         if form == "none" and doc.get("awaiting_input"):
             return outcome("interrupted", self.recorder.observed, interrupts=["awaiting human"])

@@ -93,7 +93,10 @@ class LlamaIndexSession(AsyncSession):
             return await self._drive(wf.run())
         doc = self.store.load()
         if doc is None:
-            raise NoSavedContext(f"no context was saved at {self.store.path.name}")
+            raise NoSavedContext(
+                "nothing to continue: the kill came before the first save, and LlamaIndex Workflows persists nothing "
+                f"itself (the application saves Context.to_dict after a step; none at {self.store.path.name})"
+            )
         self.seq, self.completed = doc["seq"], list(doc["completed"])
         if form == "none" and doc.get("awaiting_input"):
             return outcome("interrupted", self.recorder.observed, interrupts=["input_required"])
