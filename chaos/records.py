@@ -165,6 +165,24 @@ class Baseline(Record):
     workflow_duplicates: dict[str, int] = Field(default_factory=dict)  # keys fired more than once with no crash at all
 
 
+class RaceWindow(Record):
+    """The race window of a cell (kind ``race``, docs/contract.md): per racer that fired, from its
+    first read of the pending interrupt to the commit of its resumed checkpoint; and the saturation
+    it predicts at a jitter, beside which the report puts the measured one."""
+
+    n: int  # windows measured (firing racers of valid trials)
+    median_ms: float
+    p10_ms: float
+    p90_ms: float
+    min_ms: float
+    max_ms: float
+    read_offset_median_ms: float | None = None  # gate opening -> first read, jitter left out
+    read_offset_p90_ms: float | None = None
+    read_source: str = ""  # "read" (the adapter's mark) or "invoke" (the resume's start: an upper bound)
+    predicted_saturation: float | None = None  # at the cell's jitter
+    predicted_by_jitter_ms: dict[str, float | None] = Field(default_factory=dict)
+
+
 class CellResult(Record):
     cell_index: int
     cell_id: str
@@ -189,6 +207,7 @@ class CellResult(Record):
     max_fires: int | None = None
     racer_errors: int = 0
     release_spread_ms: dict[str, float] | None = None
+    window: RaceWindow | None = None  # kind race: the vulnerable window and the saturation it predicts
     points: list[PointResult] = Field(default_factory=list)
     baseline: Baseline | None = None  # sweeps: the crash-free run the crash verdicts are judged against
     summary: dict[str, Any] = Field(default_factory=dict)  # kind-specific tallies (fork, stray, ...)

@@ -89,6 +89,31 @@ def test_report_and_run_metadata_are_written(race_run):
     assert (race_run.run_dir.parent / "latest").resolve() == race_run.run_dir.resolve()
 
 
+def test_each_firing_racer_says_how_long_the_interrupt_stayed_pending_for_others(race_run):
+    records, _ = read_journal(race_run.run_dir / "journal.jsonl")
+    windows = []
+    for r in records:
+        for p in r["observations"]["per_racer"]:
+            # every racer read the thread after the gate (the saver's get_tuple), jitter left out
+            assert p["read_source"] == "read" and p["read_offset_ms"] >= 0
+            if p["fired"]:
+                # its resumed checkpoint committed after its read: the window is that span
+                assert p["t_commit_mono_ns"] > p["t_read_mono_ns"]
+                assert p["window_ms"] == pytest.approx((p["t_commit_mono_ns"] - p["t_read_mono_ns"]) / 1e6)
+                windows.append(p["window_ms"])
+            else:
+                assert p["window_ms"] is None
+    (cell,) = race_run.results.cells
+    w = cell.window
+    assert w is not None and w.n == len(windows) == sum(r["observations"]["fires"] for r in records)
+    assert w.min_ms <= w.p10_ms <= w.median_ms <= w.p90_ms <= w.max_ms
+    # the prediction is a saturation (1/k .. 1), for the cell's jitter and the usual ones
+    assert 1 / 3 <= w.predicted_saturation <= 1 and set(w.predicted_by_jitter_ms) == {"0", "5", "25"}
+    report = (race_run.run_dir / "report.md").read_text()
+    assert "| predicted | window ms |" in report and f"n={w.n}" in report
+    assert "race window" in (race_run.run_dir / "report.html").read_text()
+
+
 def test_no_racer_survives_the_run_and_work_folders_are_gone(race_run):
     assert racers_alive(str(race_run.run_dir)) == []
     assert not (race_run.run_dir / "work").exists()

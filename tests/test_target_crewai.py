@@ -71,3 +71,36 @@ matrix:
     else:  # a new enough SQLite: the provider works and the point is measured
         assert checkpointed.failure is None and checkpointed.points
     assert results.exit_code == 1
+
+
+@pytest.mark.slow
+def test_a_fork_of_the_paused_flow_takes_the_new_answer_and_a_bad_state_value_is_saved_silently(tmp_path, crewai_python):
+    results = run_text(
+        tmp_path,
+        """
+name: crew_contract
+kind: fork
+target: {framework: crewai, backend: sqlite}
+workload: gate_after_interrupt
+resume: "command:approve"
+trials: 1
+seed: 5
+timeout_s: 120
+matrix:
+  case:
+    - {name: fork, kind: fork, fork_via: explicit, workload_params: {checkpoints: json}}
+    - {name: invalid, kind: invalid_state, workload: invalid_type, resume: none}
+""",
+    ).results
+    fork, invalid = results.cells
+    # Flow.fork restores the checkpoint taken before the pause; the pause is asked again and answered with v2
+    fd = look.verdict(fork, "FD")
+    assert fd.status == "holds", fd.reason
+    assert "the fork saw 'approve#fork' and fired gate:approve#fork" in fd.reason
+    fi = look.verdict(fork, "FI")
+    assert fi.status == "holds" and "Flow.fork" in fi.reason
+    # a pydantic state validates construction, not assignment: @persist saves the str, the restore refuses it
+    cv = look.verdict(invalid, "CV")
+    assert cv.status == "violated", cv.reason
+    assert "persisted silently: the checkpoint holds count='not-a-number'" in cv.reason
+    assert "continuing it: error (ValidationError)" in cv.reason

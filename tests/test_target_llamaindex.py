@@ -63,3 +63,25 @@ def test_a_stray_second_answer_to_a_completed_run_runs_it_again(tmp_path):
     results = run_text(tmp_path, look.pause_answers("llamaindex", "stray_resume", seed=6, trials=1)).results
     co = look.verdict(look.cell(results), "CO")
     assert co.status == "violated" and "gate:True" in co.reason
+
+
+def test_a_string_in_a_typed_state_int_is_saved_silently_and_breaks_the_restore(tmp_path):
+    results = run_text(
+        tmp_path,
+        """
+name: li_invalid
+kind: invalid_state
+target: {framework: llamaindex, backend: file}
+workload: invalid_type
+resume: none
+trials: 1
+seed: 3
+timeout_s: 60
+""",
+    ).results
+    c = look.cell(results)
+    cv = look.verdict(c, "CV")
+    # edit_state does not validate the assignment and Context.to_dict saves it; from_dict refuses it later
+    assert cv.status == "violated", cv.reason
+    assert "persisted silently: the checkpoint holds count='not-a-number' and the run raised nothing" in cv.reason
+    assert "continuing it: error (ValidationError)" in cv.reason

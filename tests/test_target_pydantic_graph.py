@@ -72,8 +72,36 @@ kill_points: ["save(node=C,status=created):after"]
     (p,) = c.points
     assert p.resume_outcomes == ["error: TimeoutError"], p.resume_outcomes
     live = look.verdict(c, "LIVENESS")
-    assert live.status == "violated" and "TimeoutError" in live.reason
+    # the framework's error keeps its type; the reason says in words why it came (anyio's is empty)
+    assert live.status == "violated" and "TimeoutError: stale lock: the killed process held the persistence lock file" in live.reason
     assert look.verdict(c, "EO").status == "holds"
+
+
+def test_a_crash_inside_a_node_says_which_snapshot_nothing_can_resume(tmp_path):
+    results = run_text(tmp_path, SWEEP + 'kill_points: ["effect(task=b)"]\n').results
+    live = look.verdict(look.cell(results), "LIVENESS")
+    assert live.status == "violated"
+    assert "GraphRuntimeError: nothing 'created' to resume: B(running) left by the killed process" in live.reason
+
+
+def test_a_string_in_an_int_field_is_saved_and_refused_only_when_the_next_step_loads_it(tmp_path):
+    results = run_text(
+        tmp_path,
+        """
+name: pg_invalid
+kind: invalid_state
+target: {framework: pydantic_graph, backend: file}
+workload: invalid_type
+resume: none
+trials: 1
+seed: 3
+timeout_s: 60
+""",
+    ).results
+    cv = look.verdict(look.cell(results), "CV")
+    assert cv.status == "violated", cv.reason
+    assert "persisted, refused too late: the checkpoint holds count='not-a-number'; ValidationError" in cv.reason
+    assert cv.evidence.trial_ids
 
 
 def test_three_racers_answering_one_pause_fire_the_gate_at_most_once(tmp_path):

@@ -16,6 +16,13 @@ trial, from the durable state a fresh process read after the write:
   carries it is named);
 * the run raised nothing and the state does not hold it: the write vanished silently (violated).
 
+A framework with no application state a node writes (AutoGen AgentChat: a team's state is the
+framework's own models) gets the value **below** it instead: the workload's store writes it into the
+saved state (``meta["invalid"]["via"] == "tamper"``, ``field`` a dotted path), as a tampered or
+corrupted store would hold it. Nothing can refuse that write, so CV asks the read: it holds when
+the fresh process's load refused the state loudly (the framework's error), and is violated when it
+continued from it silently. A tamper the store does not hold is ``unknown`` (nothing was measured).
+
 The reason also says whether the thread stayed readable and what continuing it did. No effect is
 duplicated by design, so the kind has no explanation beyond CV's reason.
 
@@ -107,9 +114,51 @@ def _holds_value(state_value: Any, value: Any) -> bool:
     return state_value == value or (isinstance(state_value, list) and not isinstance(value, list) and value in state_value)
 
 
+_MISSING = object()
+
+
+def at_path(values: Any, path: str) -> Any:
+    """The value at a dotted ``path`` (list items by index) of a JSON document, else ``_MISSING``."""
+    for part in str(path).split("."):
+        if isinstance(values, dict) and part in values:
+            values = values[part]
+        elif isinstance(values, list) and part.isdigit() and int(part) < len(values):
+            values = values[int(part)]
+        else:
+            return _MISSING
+    return values
+
+
+def tamper_cv(rec: TrialRecord) -> tuple[str, str]:
+    """CV of a value written below the framework: judged by what a fresh process's load did."""
+    o = rec.observations
+    inv = o.get("invalid") or {}
+    field, value = inv.get("field"), inv.get("value")
+    durable = o.get("durable") or {}
+    shown = f"{field}={value!r}"
+    if at_path(durable.get("values"), str(field)) != value:
+        return "unknown", f"the store does not hold the tampered value {shown}: nothing was measured"
+    resumed = o.get("resume") or {}
+    read_err = durable.get("error") or {}
+    err = (resumed.get("error") or {}) if resumed.get("status") == "error" else read_err
+    if err:
+        cause = (err.get("chain") or [])[1:2]
+        by = f" (raised from {cause[0].rsplit('.', 1)[-1]})" if cause else ""
+        return "holds", (
+            f"refused loudly when a fresh process loaded the state: {err.get('type')}{by}: "
+            f"{str(err.get('message'))[:100]}; the store held {shown}, written below the framework"
+        )
+    return "violated", (
+        f"loaded silently: the store held {shown}, written below the framework, and a fresh process "
+        f"continued from it (status {resumed.get('status')}) without an error"
+    )
+
+
 def trial_cv(rec: TrialRecord) -> tuple[str, str]:
     o = rec.observations
     inv = o.get("invalid") or {}
+    if inv.get("via") == "tamper":
+        return tamper_cv(rec)
     field, value = inv.get("field"), inv.get("value")
     durable = o.get("durable") or {}
     write = o.get("write") or {}
@@ -146,6 +195,9 @@ def cv_verdict(valid: list[TrialRecord], n: int) -> Verdict:
     bad = [(r, why) for r, st, why in per if st == "violated"]
     if bad:
         return verdict("CV", "violated", f"{len(bad)}/{len(valid)} trials: {bad[0][1]}", trial_ids=[r.trial_id for r, _ in bad])
+    unknown = [(r, why) for r, st, why in per if st == "unknown"]
+    if unknown:
+        return verdict("CV", "unknown", f"{len(unknown)}/{len(valid)} trials: {unknown[0][1]}", trial_ids=[r.trial_id for r, _ in unknown])
     return verdict("CV", "holds", f"all {len(valid)} trials: {per[0][2]}", trial_ids=[r.trial_id for r in valid])
 
 

@@ -12,6 +12,14 @@ mean(fires over valid trials) / k, the {fires: trials} distribution, max fires, 
 release spread; CO is violated by a trial where the gated effect fired more than once, liveness
 by one where it never fired.
 
+The race window (``chaos.kinds.race.window_of``): per racer that fired, the time from its resume's
+first read of the thread (the adapter's ``read`` mark, else the start of its resume action) to the
+commit of its resumed checkpoint (its first checkpoint write after the read: ``put(...)`` in
+LangGraph, the first save of other adapters); a racer reading inside another's window sees the
+interrupt still pending. The cell reports the window's median and spread, and the saturation it
+predicts for a jitter (``predict_saturation``) beside the measured one: saturation at a jitter
+depends on the harness (how fast racers start), the window does not.
+
 What it needs from an adapter: ``run``, ``resume`` with ``form: command``; ``gated_task`` (the
 task whose effect the interrupt gates). Scenario fields: ``k`` (racers), ``jitter_ms``,
 ``distinct_values``; ``resume`` must be ``command:<value>``.
@@ -19,15 +27,17 @@ task whose effect the interrupt gates). Scenario fields: ``k`` (racers), ``jitte
 
 from __future__ import annotations
 
+import random
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 from chaos.kinds.base import Kind, needs_command_resume
 from chaos.kinds.baseline import baseline_of, with_baseline
 from chaos.kinds.checking import Tally, base_fields, times, verdict
 from chaos.kinds.phases import each_trial
-from chaos.records import CellResult, TrialRecord
+from chaos.records import CellResult, RaceWindow, TrialRecord
 from chaos.running.trial import RunContext, TrialRun
 from chaos.scenario.model import Cell, Scenario
 
@@ -123,6 +133,7 @@ def race_trial(run: TrialRun) -> TrialRecord:
                 ),
                 "status": r.status,
                 "outcome": (((r.result or {}).get("outcomes") or [{}])[-1]).get("status"),
+                **window_of(r.result, gated),
             }
             for i, r in enumerate(results)
         ],
@@ -139,6 +150,93 @@ def race_trial(run: TrialRun) -> TrialRecord:
     if hung:
         return run.record(valid=False, invalid_reason=f"{len(hung)} racer(s) hung after the gate and were killed", fault_fired=True)
     return run.record(valid=True, fault_fired=True)
+
+
+# the boundaries that commit a checkpoint: LangGraph's put (not put_writes), every other adapter's save
+COMMIT_PREFIXES = ("put(", "save", "checkpoint(", "clear_pending")
+
+
+def window_of(result: Any, gated: str | None) -> dict[str, Any]:
+    """When one racer read the pending interrupt and when its resumed checkpoint committed.
+
+    ``read_offset_ms``: from the gate opening to its first read after it invoked the resume, its
+    jitter left out (how long a racer takes to reach the store); ``window_ms``: from that read to
+    its first checkpoint commit after it (``None`` when it fired nothing or committed nothing);
+    ``read_source``: ``read`` (the adapter's mark) or ``invoke`` (no mark: the resume's start, so
+    the window is an upper bound); ``commit_source``: ``checkpoint``, or ``writes`` when its resume
+    wrote no checkpoint (the resumed node stopped at a later interrupt: the first write after its
+    gated effect, its task's pending writes, ends the window). Times are the racer's own monotonic
+    clock."""
+    if not result or not result.get("t_invoke_mono_ns") or not result.get("t_released_mono_ns"):
+        return {}
+    t_invoke, t_released = int(result["t_invoke_mono_ns"]), int(result["t_released_mono_ns"])
+    reads = [int(m["t_mono_ns"]) for m in result.get("marks") or [] if m.get("mark") == "read" and int(m["t_mono_ns"]) >= t_invoke]
+    t_read, source = (reads[0], "read") if reads else (t_invoke, "invoke")
+    trace = result.get("trace") or []
+    fired = bool(gated) and any(f["effect_key"] == gated or f["effect_key"].startswith(f"{gated}:") for f in result.get("fired") or [])
+    after = [(int(e["t_mono_ns"]), e["barrier"].split("#", 1)[0]) for e in trace if int(e["t_mono_ns"]) >= t_read]
+    after = [(t, name) for t, name in after if name.endswith(":after")]
+    commits = [t for t, name in after if name.startswith(COMMIT_PREFIXES)]
+    out: dict[str, Any] = {
+        "t_read_mono_ns": t_read,
+        "read_source": source,
+        "read_offset_ms": (t_read - t_released) / 1e6 - float(result.get("jitter_s") or 0) * 1000,
+        "window_ms": None,
+    }
+    if not (fired and gated):
+        return out
+    commit_source = "checkpoint"
+    if not commits:  # the resumed node stopped at a later interrupt: its task's writes are what commits
+        effect = next((t for t, name in after if name == f"effect(task={gated}):after"), None)
+        commits = [t for t, name in after if effect is not None and t >= effect and not name.startswith("effect(")]
+        commit_source = "writes"
+    if commits:
+        out.update(t_commit_mono_ns=commits[0], commit_source=commit_source, window_ms=(commits[0] - t_read) / 1e6)
+    return out
+
+
+PREDICT_JITTERS_MS = (0.0, 5.0, 25.0)
+PREDICT_TRIALS = 2000
+
+
+def predict_saturation(offsets: list[float], windows: list[float], k: int, jitter_ms: float, seed: int = 0) -> float | None:
+    """The saturation the measured window predicts at ``jitter_ms``, by simulation (seeded, so a
+    pure function of its inputs): per simulated trial each of k racers reads at an offset drawn from
+    the measured ``offsets`` plus a uniform jitter in [0, jitter_ms], and commits a window drawn from
+    ``windows`` later; every racer that reads before the first commit fires."""
+    if not offsets or not windows or k < 1:
+        return None
+    rng = random.Random(seed)
+    total = 0
+    for _ in range(PREDICT_TRIALS):
+        reads = [rng.choice(offsets) + rng.uniform(0.0, jitter_ms) for _ in range(k)]
+        first_commit = min(r + rng.choice(windows) for r in reads)
+        total += sum(1 for r in reads if r <= first_commit)
+    return total / PREDICT_TRIALS / k
+
+
+def _pct(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, max(0, round(q * (len(xs) - 1))))]
+
+
+def race_window(offsets: list[float], windows: list[float], sources: Counter, k: int, jitter_ms: float) -> RaceWindow | None:
+    if not windows:
+        return None
+    jitters = sorted({*PREDICT_JITTERS_MS, float(jitter_ms)})
+    return RaceWindow(
+        n=len(windows),
+        median_ms=statistics.median(windows),
+        p10_ms=_pct(windows, 0.1),
+        p90_ms=_pct(windows, 0.9),
+        min_ms=min(windows),
+        max_ms=max(windows),
+        read_offset_median_ms=statistics.median(offsets) if offsets else None,
+        read_offset_p90_ms=_pct(offsets, 0.9) if offsets else None,
+        read_source=",".join(sorted(sources)),
+        predicted_saturation=predict_saturation(offsets, windows, k, float(jitter_ms)),
+        predicted_by_jitter_ms={f"{j:g}": predict_saturation(offsets, windows, k, j) for j in jitters},
+    )
 
 
 def _gated_fires(effects: dict[str, int], gated: str | None) -> int:
@@ -167,6 +265,9 @@ def check_race(cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
     valid_ids: list[str] = []
     none_fired: list[str] = []
     racer_errors = 0
+    offsets: list[float] = []  # every racer's read offset (valid trials)
+    windows: list[float] = []  # every firing racer's window (valid trials)
+    sources: Counter = Counter()
     base_effects: dict[str, int] | None = None  # the crash-free run's effects (chaos.kinds.baseline)
     base_trial = "?"
     own = 1  # fires of the gated effect in the uninterrupted run: more than one needs no race
@@ -187,6 +288,12 @@ def check_race(cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
         spread = r.observations.get("release_spread_ms")
         if spread is not None:
             spreads.append(spread)
+        for p in r.observations.get("per_racer") or []:
+            if p.get("read_offset_ms") is not None:
+                offsets.append(float(p["read_offset_ms"]))
+                sources[p.get("read_source") or "?"] += 1
+            if p.get("window_ms") is not None:
+                windows.append(float(p["window_ms"]))
         if n > own:
             dup_ids.append(r.trial_id)
             dup_seqs += [row["seq"] for row in r.ledger if row["task"] == r.observations.get("gated_task")]
@@ -200,6 +307,7 @@ def check_race(cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
         fires_per_trial=fires_per_trial,
         max_fires=max(fires) if fires else None,
         release_spread_ms=({"median": statistics.median(spreads), "max": max(spreads)} if spreads else None),
+        window=race_window(offsets, windows, sources, k, cell.scenario.jitter_ms),
     )
     result.racer_errors = racer_errors
     if base_effects is not None:

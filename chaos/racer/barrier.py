@@ -20,6 +20,11 @@ it opens the framework's store; the orchestrator continues it once the victim's 
 Arrivals are serialised inside a racer (one lock), so two threads never stand at a barrier at the
 same time. Every boundary a racer passes is also recorded in its trace, armed or not: the dry run
 of a kill sweep is just a racer with nothing armed.
+
+A *mark* (``BarrierClient.mark``) is a timestamp that is no boundary: it is never armed, never in the
+trace and never a kill point, so adding one changes no sweep. Adapters mark what a measurement
+needs to time but a crash there would add nothing: ``read`` (the thread's state was read; the race
+window starts at the resume's first read).
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from chaos.racer.protocol import BarrierSpec, TraceEntry
+from chaos.racer.protocol import BarrierSpec, MarkEntry, TraceEntry
 
 GATE = "gate"
 HOLD = "hold"
@@ -70,6 +75,7 @@ class BarrierClient:
     armed: frozenset[str] = frozenset()
     echo: bool = False
     trace: list[TraceEntry] = field(default_factory=list)
+    marks: list[MarkEntry] = field(default_factory=list)
     _counts: dict[str, int] = field(default_factory=dict)
     _arrivals: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -93,6 +99,12 @@ class BarrierClient:
             if bid in self.armed:
                 self._arrive(bid)
         return bid
+
+    def mark(self, name: str) -> None:
+        """Record when ``name`` happened (monotonic and wall clock); never stops, never a boundary.
+        At most the first 64 marks are kept: a racer needs only its first reads."""
+        if len(self.marks) < 64:
+            self.marks.append({"mark": name, "t_mono_ns": time.monotonic_ns(), "t_wall_ns": time.time_ns()})
 
     def gate(self) -> None:
         """Wait at the start gate until the orchestrator opens it."""

@@ -162,6 +162,7 @@ def run_spec(spec: RacerSpec) -> tuple[RacerResult, int]:
             ledger.close()
         result["close_ms"] = (time.monotonic_ns() - t_close) / 1e6
     result["trace"] = barrier.trace
+    result["marks"] = barrier.marks
     result["t_end_mono_ns"] = time.monotonic_ns()
     return result, code
 

@@ -306,6 +306,16 @@ class RacerSpec(TypedDict):
     effect_fault: NotRequired[EffectFaultSpec]
 
 
+class MarkEntry(TypedDict):
+    """A timestamp that is no boundary (``BarrierClient.mark``): ``read`` = the thread's state was
+    read. ``t_mono_ns`` is CLOCK_MONOTONIC (comparable across racers of one host), ``t_wall_ns``
+    the realtime clock."""
+
+    mark: str
+    t_mono_ns: int
+    t_wall_ns: int
+
+
 class TraceEntry(TypedDict):
     """One boundary a racer passed, armed or not: ``name#occurrence``, its thread, when."""
 
@@ -341,6 +351,7 @@ class RacerResult(TypedDict, total=False):
     outcomes: list[ActionOutcome]
     fired: list[Fired]
     trace: list[TraceEntry]
+    marks: list[MarkEntry]
     close_ms: float
     t_start_mono_ns: int
     t_start_wall: float

@@ -32,6 +32,22 @@ def _sat(c: CellResult) -> str:
     return "-" if c.saturation is None else f"{c.saturation:.3f}"
 
 
+def _window(c: CellResult) -> str:
+    w = c.window
+    if w is None:
+        return "-"
+    bound = "" if w.read_source == "read" else " (upper bound)"
+    return f"{w.median_ms:.1f} [{w.p10_ms:.1f}-{w.p90_ms:.1f}] n={w.n}{bound}"
+
+
+def _predicted(c: CellResult) -> str:
+    w = c.window
+    if w is None or w.predicted_saturation is None:
+        return "-"
+    others = ", ".join(f"{j} ms: {v:.2f}" for j, v in w.predicted_by_jitter_ms.items() if v is not None and float(j) != c.jitter_ms)
+    return f"{w.predicted_saturation:.3f}" + (f" ({others})" if others else "")
+
+
 def _tally(v) -> str:
     if isinstance(v, dict):
         return ", ".join(f"{k} x{n}" if isinstance(n, int) else f"{k}={n}" for k, n in v.items())
@@ -150,16 +166,21 @@ def render_markdown(results: RunResults, meta: dict) -> str:
         add("## Saturation (k racers resume one pending interrupt)")
         add("")
         add("saturation = mean(gated-effect fires over valid trials) / k; consume-once demands 1/k.")
+        add(
+            "window = per firing racer, its first read of the pending interrupt to its resumed checkpoint's commit "
+            "(median [p10-p90] ms); predicted = the saturation that window predicts at the cell's jitter (and at 0, 5, 25 ms)."
+        )
         add("")
         add(
-            "| cell | backend | k | jitter ms | valid/trials | saturation | fires {n:trials} | max | racer errors "
+            "| cell | backend | k | jitter ms | valid/trials | saturation | predicted | window ms | fires {n:trials} | max | racer errors "
             "| release spread ms (median/max) | CO | liveness |"
         )
-        add("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        add("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for c in races:
             spread = "-" if not c.release_spread_ms else f"{c.release_spread_ms['median']:.2f}/{c.release_spread_ms['max']:.2f}"
             add(
-                f"| {_esc(c.cell_id)} | {c.backend} | {c.k} | {c.jitter_ms:g} | {c.valid_trials}/{c.trials} | {_sat(c)} | {_fires(c)} | "
+                f"| {_esc(c.cell_id)} | {c.backend} | {c.k} | {c.jitter_ms:g} | {c.valid_trials}/{c.trials} | {_sat(c)} | {_predicted(c)} | "
+                f"{_window(c)} | {_fires(c)} | "
                 f"{c.max_fires if c.max_fires is not None else '-'} | {c.racer_errors} | {spread} | {_v(c, 'CO')} | {_v(c, 'LIVENESS')} |"
             )
         add("")

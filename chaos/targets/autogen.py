@@ -8,6 +8,9 @@ saves the team's state after each turn into a JSON file replaced atomically. Bar
 then: the tasks whose turns finished (the durable frontier), whether the team waits for a human
 (the asking agent spoke), whether the run ended (the last agent spoke).
 
+A workload with ``tamper`` (``invalid_type``) has the store write a schema-breaking value into the
+saved team state from a given agent's turn on (``set_path``), below the framework.
+
 Resume forms: ``none`` -> ``load_state`` + ``run()`` with no task (AgentChat's "continue");
 ``input`` -> a new team run with the original task on a fresh team; ``command`` -> ``load_state`` +
 ``run(task=<the human's answer>)``.
@@ -32,6 +35,17 @@ UNSUPPORTED_OPS = "AgentChat has no checkpoint ids or fork operation (save_state
 
 class NoSavedState(LookupError):
     """Resume asked for, but no team state was ever saved for this run."""
+
+
+def set_path(doc: Any, path: str, value: Any) -> None:
+    """Set ``value`` at a dotted ``path`` (list items by index) of a JSON document, in place."""
+    *head, last = path.split(".")
+    for part in head:
+        doc = doc[int(part)] if isinstance(doc, list) else doc[part]
+    if isinstance(doc, list):
+        doc[int(last)] = value
+    else:
+        doc[last] = value
 
 
 class AutoGenSession(AsyncSession):
@@ -60,6 +74,8 @@ class AutoGenSession(AsyncSession):
             ended, awaiting = speaker == w.last, speaker == w.pause_after
             self.seq += 1
             state = await self.team.save_state()
+            if w.tamper and w.tamper[0] in self.completed:
+                set_path(state, w.tamper[1], w.tamper[2])
             self.store.save(
                 f"turn={speaker}",
                 {"seq": self.seq, "completed": list(self.completed), "awaiting_input": awaiting, "ended": ended, "team": state},
@@ -80,7 +96,10 @@ class AutoGenSession(AsyncSession):
             return await self._turns(self.workload.task)
         doc = self.store.load()
         if doc is None:
-            raise NoSavedState(f"no team state was saved at {self.store.path.name}")
+            raise NoSavedState(
+                "nothing to continue: the kill came before the first save, and AgentChat persists nothing itself "
+                f"(the application saves team.save_state() after a turn; none at {self.store.path.name})"
+            )
         self.seq, self.completed = doc["seq"], list(doc["completed"])
         if form == "none" and doc.get("awaiting_input"):
             return outcome("interrupted", self.recorder.observed, interrupts=["awaiting human"])
@@ -114,6 +133,7 @@ class AutoGenSession(AsyncSession):
             "completed_tasks": sorted(set(doc["completed"])),
             "pending_interrupts": 1 if awaiting else 0,
             "ended": bool(doc.get("ended")),
+            "values": doc.get("team"),
             "error": None,
         }
 

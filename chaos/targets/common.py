@@ -71,6 +71,8 @@ class JsonFileStore:
             return json.loads(self.path.read_bytes())
         except FileNotFoundError:
             return None
+        finally:
+            self.barrier.mark("read")  # a timestamp, no boundary (the race window opens at a resume's first read)
 
     def save(self, what: str, doc: dict) -> None:
         name = f"save({what})"
@@ -96,7 +98,11 @@ class SessionBase:
 
     recorder: EffectRecorder
     workload: Any
-    meta: dict[str, Any] = {}
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """The workload's facts the kinds need (every built-in workload type has ``meta``)."""
+        return dict(self.workload.meta)
 
     @property
     def fired(self) -> list[Fired]:

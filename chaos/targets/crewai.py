@@ -16,6 +16,13 @@ CrewAI swallows a failed checkpoint write into a log line (its SQLite provider n
 racer reports them as ``persistence_errors`` so a sweep marks the cell unknown with the reason
 instead of measuring a run that persisted nothing.
 
+Forks (kind ``fork``, backend ``sqlite`` with ``workload_params: {checkpoints: json}``): the flow
+also checkpoints with the JSON provider, so the checkpoint taken before the ``@human_feedback``
+pause can be restored: ``via: checkpoint`` -> ``Flow.from_checkpoint`` (the same flow id),
+``via: explicit`` -> ``Flow.fork`` (a new branch and state id). Either kickoff asks the human again
+(the pause is pending once more) and ``from_pending(id).resume(value)`` answers it. ``intent``
+reads that surface: ``Flow.fork(config, branch)`` beside ``Flow.from_checkpoint(config)``.
+
 Resume forms: ``none`` -> restore (by id, or from the latest checkpoint) and run on; ``input`` ->
 a new kickoff (a new flow id); ``command`` -> ``from_pending(id).resume(str(value))``.
 CrewAI runs with no LLM and no network: telemetry and tracing are switched off before import, and
@@ -52,7 +59,11 @@ from chaos.workloads import build_workload  # noqa: E402
 CHECKPOINT_BACKENDS = {"checkpoint_json": "json", "checkpoint_sqlite": "sqlite"}
 
 
-UNSUPPORTED_OPS = "the CrewAI adapter drives run and resume only (Flow.fork is not wired yet)"
+UNSUPPORTED_OPS = "the CrewAI adapter drives run, resume, checkpoints, fork and intent"
+NEEDS_CHECKPOINTS = (
+    "a fork restores a checkpoint taken before the pause, which only CrewAI's checkpointing writes: "
+    "use backend sqlite with workload_params {checkpoints: json}"
+)
 
 
 class NoCheckpoint(LookupError):
@@ -86,6 +97,11 @@ def instrument_flow_persistence(persistence: Any, barrier: BarrierClient) -> Any
             barrier.hit(name + ":before")
             out = super().save_pending_feedback(flow_uuid, context, state_data)
             barrier.hit(name + ":after")
+            return out
+
+        def load_pending_feedback(self, flow_uuid):
+            out = super().load_pending_feedback(flow_uuid)
+            barrier.mark("read")  # a timestamp, no boundary (the race window opens at a resume's first read)
             return out
 
         def clear_pending_feedback(self, flow_uuid):
@@ -149,6 +165,11 @@ class CrewAISession(SessionBase):
             self.db = str(base.with_name(f"{base.stem}-crewai-flows.sqlite"))
             self.persistence = instrument_flow_persistence(SQLiteFlowPersistence(self.db), barrier)
             self.flow_class = persist(self.persistence)(built.flow_class)
+            # the JSON checkpoints a fork restores (kind ``fork``): written beside @persist's rows
+            self.provider_kind = str((spec.get("workload_params") or {}).get("checkpoints") or "") or None
+            self.location = str(base.with_name(f"{base.stem}-crewai-checkpoints"))
+            if self.provider_kind not in (None, "json"):
+                raise ValueError(f"workload_params.checkpoints: {self.provider_kind!r} is not a provider; use json")
         elif self.backend in CHECKPOINT_BACKENDS:
             self.provider_kind = CHECKPOINT_BACKENDS[self.backend]
             self.location = str(base.with_name(f"{base.stem}-crewai-checkpoints" + (".sqlite" if self.provider_kind == "sqlite" else "")))
@@ -205,13 +226,56 @@ class CrewAISession(SessionBase):
             return outcome("interrupted", self.recorder.observed, interrupts=[str(result)[:200]])
         return outcome("done", self.recorder.observed, result=repr(result)[:200])
 
+    def _fork(self, action: Action) -> ActionOutcome:
+        """Restore the checkpoint taken before the pause, run to the pause again, answer it."""
+        from crewai.flow.async_feedback.types import HumanFeedbackPending
+
+        via = action.get("via", "checkpoint")
+        if self.backend != "sqlite" or not self.provider_kind:
+            raise Unsupported(NEEDS_CHECKPOINTS)
+        if via not in ("checkpoint", "explicit"):
+            raise Unsupported(f"fork via {via!r}: CrewAI forks via 'checkpoint' (from_checkpoint) or 'explicit' (Flow.fork)")
+        pause = self.workload.pause_method
+        before = [(loc, data) for loc, data in self._checkpoints() if pause not in _completed_of(data)]
+        if not before:
+            return outcome(
+                "error",
+                self.recorder.observed,
+                error={
+                    "type": "NoSuchCheckpoint",
+                    "module": "chaos",
+                    "where": "",
+                    "message": f"no checkpoint before {pause} at {self.location}",
+                },
+            )
+        loc = before[-1][0]
+        config = self._config(restore_from=loc)
+        flow = self.flow_class.fork(config) if via == "explicit" else self.flow_class.from_checkpoint(config)
+        first = self._kickoff(flow)
+        if first["status"] != "interrupted":
+            return {**first, "forked_from": loc, "via": via}
+        answered = self.flow_class.from_pending(flow.state.id, self.persistence)
+        out = self._result(answered.resume(str(action.get("value"))), HumanFeedbackPending)
+        out["forked_from"], out["via"] = loc, via
+        return out
+
     def _perform(self, action: Action) -> ActionOutcome:
         from crewai.flow.async_feedback.types import HumanFeedbackPending
 
         op, form = action.get("op", "run"), action.get("form", "input")
+        if op == "fork":
+            return self._fork(action)
+        if op == "checkpoints":
+            if self.backend == "sqlite" and not self.provider_kind:
+                raise Unsupported(NEEDS_CHECKPOINTS)
+            listed = [{"id": loc, "step": i, "next": [], "interrupts": 0} for i, (loc, _) in enumerate(self._checkpoints())]
+            return outcome("done", self.recorder.observed, checkpoints=list(reversed(listed)))  # newest first
+        if op == "intent":
+            return outcome("done", self.recorder.observed, intent=fork_intent())
         if self.backend == "sqlite":
             if op == "run":
-                return self._kickoff(self.flow_class(), inputs={"id": self.thread_id})
+                kw = {"checkpoint": self._config()} if self.provider_kind else {}
+                return self._kickoff(self.flow_class(**kw), inputs={"id": self.thread_id})
             if form == "input":
                 return self._kickoff(self.flow_class())
             pending = self.persistence.load_pending_feedback(self.thread_id)
@@ -234,7 +298,7 @@ class CrewAISession(SessionBase):
         return self._kickoff(flow)
 
     def perform(self, action: Action) -> ActionOutcome:
-        if action.get("op", "run") not in ("run", "resume"):
+        if action.get("op", "run") not in ("run", "resume", "fork", "checkpoints", "intent"):
             raise Unsupported(f"{action.get('op')!r}: " + UNSUPPORTED_OPS)
         self.recorder.begin_call()
         try:
@@ -268,6 +332,8 @@ class CrewAISession(SessionBase):
             nxt = [] if (last is None or last == final or pending) else [f"after {last}"]
             return {
                 "checkpoints": len(rows),
+                "values": self._saved_state(),
+                "values_source": "saver",
                 "head_step": len(rows) or None,
                 "next": nxt,
                 "completed_tasks": completed,
@@ -291,8 +357,43 @@ class CrewAISession(SessionBase):
             "error": None,
         }
 
+    def _saved_state(self) -> Any:
+        """The state @persist saved last for this flow, as stored (read below the framework)."""
+        if not Path(self.db).exists():
+            return None
+        with sqlite3.connect(self.db) as conn:
+            row = conn.execute(
+                "SELECT state_json FROM flow_states WHERE flow_uuid = ? ORDER BY id DESC LIMIT 1", (self.thread_id,)
+            ).fetchone()
+        try:
+            return json.loads(row[0]) if row else None
+        except ValueError:
+            return None
+
     def close(self) -> None:
         pass
+
+
+def fork_intent() -> dict:
+    """Can CrewAI's API tell a retry from a fork? Read from the API itself: ``Flow.fork`` (a new
+    branch and state id) beside ``Flow.from_checkpoint`` (the same run) and ``from_pending``."""
+    import inspect as _inspect
+
+    from crewai.flow.flow import Flow
+
+    surface: dict[str, Any] = {}
+    for name in ("fork", "from_checkpoint", "from_pending", "resume", "kickoff"):
+        fn = getattr(Flow, name, None)
+        if fn is not None:
+            surface[f"Flow.{name}"] = str(_inspect.signature(fn))
+    has_fork = "Flow.fork" in surface
+    return {
+        "discriminator": "Flow.fork (a new branch and state id) vs Flow.from_checkpoint (the same run)" if has_fork else None,
+        "surface": surface,
+        "note": "restoring a checkpoint to run it again and forking it are two calls"
+        if has_fork
+        else "this release has no Flow.fork: from_checkpoint is the only way back to a checkpoint",
+    }
 
 
 def open_session(spec: RacerSpec, barrier: BarrierClient, ledger: Ledger) -> CrewAISession:

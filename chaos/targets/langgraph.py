@@ -69,7 +69,8 @@ def _node_of(task_path: Any) -> str:
 
 
 def instrument(saver: Any, barrier: BarrierClient) -> Any:
-    """Give ``saver`` a subclass whose writes pass through barriers; returns the saver."""
+    """Give ``saver`` a subclass whose writes pass through barriers and whose reads are marked
+    (``read``: a timestamp, no boundary); returns the saver."""
     base = type(saver)
 
     def put_name(metadata: Any) -> str:
@@ -81,6 +82,17 @@ def instrument(saver: Any, barrier: BarrierClient) -> Any:
         return f"put_writes(node={_node_of(task_path)},channels={channels})"
 
     class Instrumented(base):  # type: ignore[misc, valid-type]
+        # reads are marked, not boundaries (no kill point): when the race window opens
+        def get_tuple(self, config):
+            out = super().get_tuple(config)
+            barrier.mark("read")
+            return out
+
+        async def aget_tuple(self, config):
+            out = await super().aget_tuple(config)
+            barrier.mark("read")
+            return out
+
         def put(self, config, checkpoint, metadata, new_versions):
             name = put_name(metadata)
             barrier.hit(name + ":before")

@@ -17,6 +17,7 @@ Resume forms: ``none`` -> ``from_dict`` + ``run(ctx=...)`` (continue what the sa
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from chaos.racer.barrier import BarrierClient
@@ -92,7 +93,10 @@ class LlamaIndexSession(AsyncSession):
             return await self._drive(wf.run())
         doc = self.store.load()
         if doc is None:
-            raise NoSavedContext(f"no context was saved at {self.store.path.name}")
+            raise NoSavedContext(
+                "nothing to continue: the kill came before the first save, and LlamaIndex Workflows persists nothing "
+                f"itself (the application saves Context.to_dict after a step; none at {self.store.path.name})"
+            )
         self.seq, self.completed = doc["seq"], list(doc["completed"])
         if form == "none" and doc.get("awaiting_input"):
             return outcome("interrupted", self.recorder.observed, interrupts=["input_required"])
@@ -125,8 +129,22 @@ class LlamaIndexSession(AsyncSession):
             "completed_tasks": sorted(set(doc["completed"])),
             "pending_interrupts": 1 if doc.get("awaiting_input") else 0,
             "ended": bool(doc.get("ended")),
+            "values": self._state_values(doc["ctx"]),
+            "values_source": "saver",
             "error": None,
         }
+
+    @staticmethod
+    def _state_values(ctx_doc: dict) -> Any:
+        """The saved state's values as the serializer wrote them (read below the framework:
+        ``Context.from_dict`` decodes the state only when a step reads it)."""
+        data = ((ctx_doc or {}).get("state") or {}).get("state_data") if isinstance(ctx_doc, dict) else None
+        if isinstance(data, (str, bytes)):
+            try:
+                data = json.loads(data)
+            except ValueError:
+                return None
+        return data.get("value") if isinstance(data, dict) and "value" in data else data
 
     def close(self) -> None:
         self.aio.close()

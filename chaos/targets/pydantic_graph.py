@@ -12,21 +12,27 @@ the graph to the end); ``input`` -> a new run from the start node on the same fi
 ``iter_from_persistence(..., deps=answer)``: the documented human-in-the-loop continuation, which
 runs the paused node with the human's answer.
 
-A racer killed inside a save leaves ``<file>.pydantic-graph-persistence-lock`` behind and every
-later resume times out on it. ``workload_params: {clear_stale_lock: true}`` plays the operator who
+A racer killed inside a save leaves ``<file>.pydantic-graph-persistence-lock`` behind (every save
+runs under that lock, and ``FileStatePersistence`` never breaks a lock whose holder died): every
+later resume waits one second for it and gets anyio's ``TimeoutError`` with an empty message. A
+racer killed while a node runs (at its effect) holds no lock, but leaves the node's snapshot
+``running``; ``iter_from_persistence`` resumes only a ``created`` one and raises
+``GraphRuntimeError: Unable to restore snapshot``. The error of either keeps the framework's type
+and chain; its message says which of the two happened (``explain_error``). ``workload_params: {clear_stale_lock: true}`` plays the operator who
 removes it before resuming (the outcome says ``cleared_stale_lock``), to measure what recovery does
 past the lock.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from chaos.racer.barrier import BarrierClient
 from chaos.racer.ledger import Ledger
 from chaos.racer.protocol import Action, ActionOutcome, InspectResult, RacerSpec
-from chaos.targets.base import Unsupported, error_of
+from chaos.targets.base import Unsupported, error_of, jsonable
 from chaos.targets.common import EffectRecorder, SessionBase, SessionLoop, outcome, store_file
 from chaos.workloads import build_workload
 
@@ -50,6 +56,11 @@ def instrument(persistence: Any, barrier: BarrierClient) -> Any:
     base = type(persistence)
 
     class Instrumented(base):  # type: ignore[misc, valid-type]
+        def _load_sync(self):
+            out = super()._load_sync()
+            barrier.mark("read")  # a timestamp, no boundary (the race window opens at a resume's first read)
+            return out
+
         def _save_sync(self, snapshots):
             name = f"save({describe_change(self._load_sync(), snapshots)})"
             barrier.hit(name + ":before")
@@ -59,6 +70,24 @@ def instrument(persistence: Any, barrier: BarrierClient) -> Any:
     Instrumented.__name__ = Instrumented.__qualname__ = f"Chaos{base.__name__}"
     persistence.__class__ = Instrumented
     return persistence
+
+
+def explain_error(exc: BaseException, path: Path, snapshots: list[dict] | None) -> str | None:
+    """The framework's error in words, or None to keep its own message: a stale lock (TimeoutError
+    while the lock file of a dead holder exists) or no ``created`` snapshot to resume."""
+    lock = path.parent / f"{path.name}.pydantic-graph-persistence-lock"
+    if isinstance(exc, TimeoutError) and lock.exists():
+        return (
+            "stale lock: the killed process held the persistence lock file, FileStatePersistence never breaks one "
+            f"and gave up after 1 s, as every later load or save of this run will ({lock.name})"
+        )
+    if type(exc).__name__ == "GraphRuntimeError" and "Unable to restore snapshot" in str(exc) and snapshots is not None:
+        stuck = [f"{s['node']}({s['status']})" for s in snapshots if s.get("status") in ("pending", "running")]
+        return (
+            f"nothing 'created' to resume: {', '.join(stuck) or 'no snapshot'} left by the killed process is never retried "
+            f"by iter_from_persistence ({exc})"
+        )
+    return None
 
 
 UNSUPPORTED_OPS = "pydantic-graph has no API that addresses a past snapshot (iter_from_persistence takes the next 'created' one)"
@@ -129,9 +158,7 @@ class PydanticGraphSession(SessionBase):
         raise ValueError(f"unknown resume form {form!r}")
 
     def _state(self) -> Any:
-        from chaos.workloads.pydantic_graph import State
-
-        return State()
+        return self.workload.state_type()
 
     def perform(self, action: Action) -> ActionOutcome:
         if action.get("op", "run") not in ("run", "resume"):
@@ -140,15 +167,43 @@ class PydanticGraphSession(SessionBase):
         try:
             out = self.aio.run(self._perform(action))
         except Exception as exc:  # the framework's answer, recorded as data
-            out = outcome("error", self.recorder.observed, error=error_of(exc))
+            err = error_of(exc)
+            words = explain_error(exc, self.path, self._raw_snapshots())
+            if words:
+                err["message"] = words
+            out = outcome("error", self.recorder.observed, error=err)
         out["cleared_stale_lock"] = self.cleared_lock
         return out
+
+    def _raw_snapshots(self) -> list[dict] | None:
+        """The snapshot list as the file holds it, read below the framework (no validation, no lock)."""
+        try:
+            raw = json.loads(self.path.read_bytes())
+        except FileNotFoundError:
+            return []
+        except ValueError:
+            return None
+        out = []
+        for s in raw if isinstance(raw, list) else []:
+            node = s.get("node") or {}
+            out.append(
+                {
+                    "node": "end" if s.get("kind") == "end" else str(node.get("node_id") or "?"),
+                    "status": s.get("status", "end"),
+                    "state": s.get("state"),
+                }
+            )
+        return out
+
+    def _values_below(self) -> Any:
+        raw = self._raw_snapshots()
+        return raw[-1].get("state") if raw else None
 
     def inspect(self) -> InspectResult:
         try:
             snaps = self.aio.run(self.persistence.load_all())
-        except Exception as exc:
-            return {"checkpoints": None, "error": error_of(exc)}
+        except Exception as exc:  # unreadable to the framework: what the file holds, read below it
+            return {"checkpoints": None, "error": error_of(exc), "values": self._values_below(), "values_source": "saver"}
         tasks = self.workload.tasks
         completed = [tasks.get(_node_id(s), _node_id(s)) for s in snaps if getattr(s, "status", None) == "success"]
         open_ = [s for s in snaps if getattr(s, "status", None) in ("created", "pending", "running")]
@@ -163,6 +218,7 @@ class PydanticGraphSession(SessionBase):
             "pending_interrupts": len(paused),
             "ended": ended,
             "snapshots": [{"node": _node_id(s), "status": getattr(s, "status", "end")} for s in snaps],
+            "values": jsonable(snaps[-1].state) if snaps else None,
             "error": None,
         }
 

@@ -8,6 +8,13 @@ which replays a fixed reply: a call of the agent's one tool, whose body fires th
 * ``gate_after_interrupt``: pre (tool effect) -> ask (replies "APPROVE?": the team stops, the
   AgentChat way to wait for a human) | the human's answer arrives as the next run's task -> gate
   (fires its effect keyed by the answer) -> end (tool effect). The run ends when end has spoken.
+* ``invalid_type``: agents a -> bad -> c (tool agents). AgentChat has no application state a node
+  writes: a team's state is the framework's own pydantic models (``TeamState``,
+  ``AssistantAgentState``, the model context's ``LLMMessage`` list). So the schema-breaking value is
+  written below the framework: from ``bad``'s turn on, the application's store saves the team
+  state with an int as the first message's ``content`` (a str or a list of parts), as a tampered
+  or corrupted store would hold it (``meta["invalid"]["via"] == "tamper"``). The invalid-state kind
+  asks whether ``load_state`` in a fresh process refuses it.
 """
 
 from collections.abc import Callable, Sequence
@@ -75,6 +82,10 @@ class AutoGenWorkload:
     gated_task: str | None = None
     task: str = "go"
     tasks: dict[str, str] = field(default_factory=dict)  # agent -> task whose effect its turn fires
+    meta: dict[str, Any] = field(default_factory=dict)
+    # a value the application's store writes into the saved team state from this agent's turn on:
+    # (agent, dotted path in the team state, value)
+    tamper: tuple[str, str, Any] | None = None
 
 
 def three_step(ctx) -> AutoGenWorkload:
@@ -90,4 +101,19 @@ def gate_after_interrupt(ctx) -> AutoGenWorkload:
     )
 
 
-BUILTIN = {"three_step": three_step, "gate_after_interrupt": gate_after_interrupt}
+TAMPER_PATH = "agent_states.bad.agent_state.llm_context.messages.0.content"
+TAMPER_VALUE = 12345
+
+
+def invalid_type(ctx) -> AutoGenWorkload:
+    agents = [tool_agent(t, ctx.effect_hook) for t in ("a", "bad", "c")]
+    return AutoGenWorkload(
+        participants=agents,
+        last="c",
+        tasks={"a": "a", "bad": "bad", "c": "c"},
+        meta={"invalid": {"task": "bad", "field": TAMPER_PATH, "value": TAMPER_VALUE, "via": "tamper"}},
+        tamper=("bad", TAMPER_PATH, TAMPER_VALUE),
+    )
+
+
+BUILTIN = {"three_step": three_step, "gate_after_interrupt": gate_after_interrupt, "invalid_type": invalid_type}

@@ -4,12 +4,15 @@
 * ``gate_after_interrupt``: pre -> ask (``@human_feedback`` whose provider raises
   ``HumanFeedbackPending``: CrewAI's async human-in-the-loop pause, persisted as pending feedback)
   | ``from_pending(id).resume(answer)`` -> gate (fires its effect keyed by the feedback) -> end.
+* ``invalid_type``: @start a -> @listen bad -> @listen c over ``Flow[CountState]`` (a pydantic
+  state with ``count: int``); ``bad`` assigns a string to ``self.state.count`` (a pydantic model
+  validates construction, not assignment). The invalid-state kind reads what ``@persist`` saves.
 
 Flow classes are made per racer (closures over the effect hook); the adapter adds persistence
 (``@persist`` or a ``CheckpointConfig``) according to the scenario's backend.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from crewai.flow.flow import Flow, FlowState, listen, start
@@ -25,6 +28,8 @@ class CrewWorkload:
     gated_task: str | None = None
     pausable: bool = False
     methods: tuple[str, ...] = ()
+    pause_method: str | None = None  # the @human_feedback method a run pauses in
+    meta: dict[str, Any] = field(default_factory=dict)
 
 
 def three_step(ctx) -> CrewWorkload:
@@ -81,7 +86,44 @@ def gate_after_interrupt(ctx) -> CrewWorkload:
             self.state.log.append("end")
             return list(self.state.log)
 
-    return CrewWorkload(flow_class=GateAfterInterrupt, gated_task="gate", pausable=True, methods=("pre", "ask", "gate", "end"))
+    return CrewWorkload(
+        flow_class=GateAfterInterrupt, gated_task="gate", pausable=True, methods=("pre", "ask", "gate", "end"), pause_method="ask"
+    )
 
 
-BUILTIN = {"three_step": three_step, "gate_after_interrupt": gate_after_interrupt}
+class CountState(FlowState):
+    log: list[str] = []
+    count: int = 0
+
+
+INVALID_COUNT = "not-a-number"
+
+
+def invalid_type(ctx) -> CrewWorkload:
+    class InvalidType(Flow[CountState]):
+        @start()
+        def a(self):
+            ctx.effect("a")
+            self.state.log.append("a")
+            self.state.count = 1
+
+        @listen(a)
+        def bad(self):
+            ctx.effect("bad")
+            self.state.log.append("bad")
+            self.state.count = INVALID_COUNT  # the schema-breaking write under test
+
+        @listen(bad)
+        def c(self):
+            ctx.effect("c")
+            self.state.log.append("c")
+            return list(self.state.log)
+
+    return CrewWorkload(
+        flow_class=InvalidType,
+        methods=("a", "bad", "c"),
+        meta={"invalid": {"task": "bad", "field": "count", "value": INVALID_COUNT}},
+    )
+
+
+BUILTIN = {"three_step": three_step, "gate_after_interrupt": gate_after_interrupt, "invalid_type": invalid_type}

@@ -5,14 +5,19 @@
   framework's human-in-the-loop pause); ``gate`` consumes the ``HumanResponseEvent`` and fires its
   effect keyed by the response (``gate:True``); ``end`` fires the last effect and stops.
 
+* ``invalid_type``: a -> bad -> c over a typed state (``Context[CountState]``, a pydantic model
+  with ``count: int``); ``bad`` assigns a string to ``count`` inside ``ctx.store.edit_state()``.
+  The invalid-state kind reads what ``Context.to_dict`` then saves and whether ``from_dict`` takes it.
+
 Steps reach the effect hook through the workflow instance (``self.effect``), so one racer's hook
 never leaks into another's workflow.
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import BaseModel
 from workflows import Context, Workflow, step
 from workflows.events import Event, HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent
 
@@ -69,10 +74,48 @@ class GateAfterInterrupt(_Effectful):
         return StopEvent(result=ev.answer)
 
 
+class CountState(BaseModel):
+    log: list[str] = []
+    count: int = 0
+
+
+INVALID_COUNT = "not-a-number"
+
+
+class BadEvent(Event):
+    pass
+
+
+class InvalidType(_Effectful):
+    @step
+    async def a(self, ctx: Context[CountState], ev: StartEvent) -> AEvent:
+        self.effect("a", None)
+        async with ctx.store.edit_state() as state:
+            state.log.append("a")
+            state.count = 1
+        return AEvent()
+
+    @step
+    async def bad(self, ctx: Context[CountState], ev: AEvent) -> BadEvent:
+        self.effect("bad", None)
+        async with ctx.store.edit_state() as state:
+            state.log.append("bad")
+            state.count = INVALID_COUNT  # the schema-breaking write under test
+        return BadEvent()
+
+    @step
+    async def c(self, ctx: Context[CountState], ev: BadEvent) -> StopEvent:
+        self.effect("c", None)
+        async with ctx.store.edit_state() as state:
+            state.log.append("c")
+        return StopEvent(result="done")
+
+
 @dataclass
 class LlamaWorkload:
     workflow: Workflow
     gated_task: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
 
 
 def _timeout(ctx) -> float:
@@ -88,4 +131,11 @@ def gate_after_interrupt(ctx) -> LlamaWorkload:
     return LlamaWorkload(workflow=GateAfterInterrupt(ctx.effect_hook, timeout=_timeout(ctx)), gated_task="gate")
 
 
-BUILTIN = {"three_step": three_step, "gate_after_interrupt": gate_after_interrupt}
+def invalid_type(ctx) -> LlamaWorkload:
+    return LlamaWorkload(
+        workflow=InvalidType(ctx.effect_hook, timeout=_timeout(ctx)),
+        meta={"invalid": {"task": "bad", "field": "count", "value": INVALID_COUNT}},
+    )
+
+
+BUILTIN = {"three_step": three_step, "gate_after_interrupt": gate_after_interrupt, "invalid_type": invalid_type}

@@ -1,6 +1,9 @@
 """Built-in pydantic-graph workloads (nodes at module level: pydantic-graph reads their hints).
 
 * ``three_step``: A -> B -> C -> End, each node firing one effect (tasks ``a``, ``b``, ``c``).
+* ``invalid_type``: IA -> Bad -> IC over ``CountState`` (``count: int``); ``Bad`` assigns a string
+  to ``count`` (a dataclass field: nothing checks the assignment). The invalid-state kind reads
+  what the file persistence then writes and whether a fresh process can load it.
 * ``gate_after_interrupt``: Pre -> Ask | Gate(answer) -> Finish -> End. pydantic-graph has no
   interrupt(): its documented human-in-the-loop pattern stops iterating when the next node needs
   a human (here ``Ask``: its snapshot is durable with status ``created``) and a later process
@@ -88,12 +91,49 @@ class Pre(BaseNode[State, Deps, list]):
 
 
 @dataclass
+class CountState:
+    log: list[str] = field(default_factory=list)
+    count: int = 0
+
+
+INVALID_COUNT = "not-a-number"
+
+
+@dataclass
+class IC(BaseNode[CountState, Deps, list]):
+    async def run(self, ctx: GraphRunContext[CountState, Deps]) -> End[list]:
+        ctx.deps.effect("c", None)
+        ctx.state.log.append("c")
+        return End(list(ctx.state.log))
+
+
+@dataclass
+class Bad(BaseNode[CountState, Deps, list]):
+    async def run(self, ctx: GraphRunContext[CountState, Deps]) -> IC:
+        ctx.deps.effect("bad", None)
+        ctx.state.log.append("bad")
+        ctx.state.count = INVALID_COUNT  # the schema-breaking write under test
+        return IC()
+
+
+@dataclass
+class IA(BaseNode[CountState, Deps, list]):
+    async def run(self, ctx: GraphRunContext[CountState, Deps]) -> Bad:
+        ctx.deps.effect("a", None)
+        ctx.state.log.append("a")
+        ctx.state.count = 1
+        return Bad()
+
+
+@dataclass
 class PGWorkload:
     graph: Graph
     start: Callable[[], BaseNode]
     pause: type | None = None
     gated_task: str | None = None
     tasks: dict[str, str] = field(default_factory=dict)  # node id -> task whose effect it fires
+    state_type: type = State
+    meta: dict[str, Any] = field(default_factory=dict)
 
 
 def three_step(ctx) -> PGWorkload:
@@ -110,4 +150,14 @@ def gate_after_interrupt(ctx) -> PGWorkload:
     )
 
 
-BUILTIN = {"three_step": three_step, "gate_after_interrupt": gate_after_interrupt}
+def invalid_type(ctx) -> PGWorkload:
+    return PGWorkload(
+        graph=Graph(nodes=[IA, Bad, IC], state_type=CountState, name="invalid_type"),
+        start=IA,
+        tasks={"IA": "a", "Bad": "bad", "IC": "c"},
+        state_type=CountState,
+        meta={"invalid": {"task": "bad", "field": "count", "value": INVALID_COUNT}},
+    )
+
+
+BUILTIN = {"three_step": three_step, "gate_after_interrupt": gate_after_interrupt, "invalid_type": invalid_type}
