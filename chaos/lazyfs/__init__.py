@@ -14,8 +14,8 @@ What it promises:
   unmounted (``fusermount3 -u``, lazily ``-uz`` if busy) and the process reaped, whatever happened.
   ``power_loss(prefix)`` and ``torn(prefix)`` return the filesystem's account of what was lost.
 * ``unmount_stale(alive)`` unmounts every lazy mount on this machine whose run is not alive (by
-  the run id in its fsname, ``chaos-lazyfs-<run_id>``), for ``chaos clean`` after a SIGKILLed
-  orchestrator.
+  the run id in its fsname, ``chaos-lazyfs-<run_id>``); without ``alive``, every mount whose
+  process died or lost its orchestrator. For ``chaos clean`` after a SIGKILLed orchestrator.
 """
 
 from __future__ import annotations
@@ -72,6 +72,7 @@ class LazyMount:
     def __init__(self, below: Path, mount: Path, *, run_id: str = "", log: Path | None = None, env: dict[str, str] | None = None):
         self.below, self.mount = Path(below), Path(mount)
         self.control = str(self.mount.parent / f".{self.mount.name}.ctl")
+        self.errors = str(self.mount.parent / f".{self.mount.name}.err")  # the process's stderr
         self.log = log
         self.name = fsname(run_id) if run_id else FSNAME
         self.env = env
@@ -94,8 +95,10 @@ class LazyMount:
         env = dict(self.env if self.env is not None else os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (chaos_root, env.get("PYTHONPATH", "")) if p)
         cmd = [sys.executable, "-m", "chaos.lazyfs.fs", str(self.below), str(self.mount), "--control", self.control, "--ready", str(w)]
-        cmd += ["--name", self.name] + (["--log", str(self.log)] if self.log else [])
-        self.proc = subprocess.Popen(cmd, pass_fds=(w,), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        cmd += ["--name", self.name, "--owner", str(os.getpid())] + (["--log", str(self.log)] if self.log else [])
+        # its own session: a Ctrl-C at the terminal reaches the orchestrator, which unmounts it in order
+        with open(self.errors, "wb") as err_file:
+            self.proc = subprocess.Popen(cmd, pass_fds=(w,), env=env, stdout=subprocess.DEVNULL, stderr=err_file, start_new_session=True)
         os.close(w)
         try:
             ready, _, _ = select.select([r], [], [], timeout)
@@ -103,10 +106,8 @@ class LazyMount:
         finally:
             os.close(r)
         if said.strip() != b"ready":
-            err = b""
-            if self.proc.poll() is not None and self.proc.stderr is not None:
-                err = self.proc.stderr.read()[-300:]
             self.stop()
+            err = Path(self.errors).read_bytes()[-300:] if os.path.exists(self.errors) else b""
             raise LazyMountError(
                 f"the lazy filesystem did not mount at {self.mount}: {err.decode(errors='replace').strip() or 'no ready signal'}"
             )
@@ -151,8 +152,6 @@ class LazyMount:
             p.wait()
         if is_mounted(str(self.mount)):  # the process died without unmounting (SIGKILL): the mount is dead
             _fusermount(str(self.mount), lazy=True)
-        if p.stderr is not None:
-            p.stderr.close()
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.control)
         self.proc = None
@@ -174,14 +173,19 @@ def is_mounted(mount: str) -> bool:
     return any(m == real or m == mount for _, m in lazy_mounts())
 
 
-def unmount_stale(alive: Callable[[str], bool]) -> list[str]:
-    """Unmount every lazy mount whose run (named in its fsname) is not ``alive``; kill its process."""
+def unmount_stale(alive: Callable[[str], bool] | None = None) -> list[str]:
+    """Unmount every lazy mount whose run (named in its fsname) is not ``alive``, and kill its
+    process. Without ``alive``: every mount whose process is gone or orphaned (its orchestrator,
+    the ``--owner`` it was started by, is no longer its parent), whichever state folder its run used."""
     gone = []
     for name, mount in lazy_mounts():
         run_id = name[len(FSNAME) + 1 :] if name.startswith(FSNAME + "-") else ""
-        if run_id and alive(run_id):
+        daemons = _daemons_of(mount)
+        if alive is not None and run_id and alive(run_id):
             continue
-        for pid in _daemons_of(mount):
+        if alive is None and daemons and not any(_orphaned(pid) for pid in daemons):
+            continue
+        for pid in daemons:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         if _fusermount(mount, lazy=True):
@@ -202,3 +206,14 @@ def _daemons_of(mount: str) -> list[int]:
         if b"chaos.lazyfs.fs" in argv and mount.encode() in argv:
             out.append(int(name))
     return out
+
+
+def _orphaned(pid: int) -> bool:
+    """Has the lazy filesystem process ``pid`` lost the orchestrator that started it?"""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        ppid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return True
+    owner = argv[argv.index(b"--owner") + 1].decode() if b"--owner" in argv else ""
+    return owner != str(ppid)

@@ -405,6 +405,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--log")
     p.add_argument("--ready", type=int, default=-1)
     p.add_argument("--name", default="chaos-lazyfs")
+    p.add_argument("--owner", default="", help="the orchestrator's pid (a reaper finds an orphaned filesystem by it)")
     a = p.parse_args(argv)
     ops = _Ready(a.below, a.log)
     ops.ready_fd = a.ready

@@ -80,7 +80,7 @@ TARGETS: dict[str, TargetInfo] = {
             "shared_tool_reorder_seq": "shared_state agents: the same, effects committed in plan order (a sequencer)",
         },
         kinds=("race", "kill_sweep", "first_checkpoint", "fork", "invalid_state", "stray_resume", "recovery_determinism", "shared_state"),
-        properties=("EO", "PC", "FD", "CV", "CO", "RD", "FI", "LIVENESS", "FCL", "LU", "SG", "PT", "CC", "TR"),
+        properties=("EO", "PC", "FD", "CV", "CO", "RD", "FI", "LIVENESS", "FCL", "LU", "SG", "PT", "CC", "TR", "DU"),
         distributions=(
             "langgraph",
             "langgraph-checkpoint",
@@ -107,7 +107,7 @@ TARGETS: dict[str, TargetInfo] = {
             "gate_after_interrupt": "pre -> ask (@human_feedback, paused as pending feedback) | resume(answer) -> gate (effect keyed by it) -> end",
         },
         kinds=("race", "kill_sweep", "stray_resume", "recovery_determinism"),
-        properties=("EO", "PC", "CO", "RD", "LIVENESS"),
+        properties=("EO", "PC", "CO", "RD", "LIVENESS", "DU", "CV"),
         distributions=("crewai",),
         boundaries=(
             "save_state(method=X), save_pending(method=X), clear_pending (sqlite); "
@@ -119,7 +119,6 @@ TARGETS: dict[str, TargetInfo] = {
             "FD": "needs fork",
             "invalid_state": "no invalid_update workload for CrewAI yet",
             "shared_state": "no shared-state agent workloads for CrewAI yet",
-            "CV": "needs invalid_state",
             "first_checkpoint": "@persist saves only after a method finishes and kickoff by id restarts from the first method; there is no accepted-run record to lose",
             "durability": "no durability modes: every save is a synchronous write",
             "gate_after_interrupt on checkpoint_*": "a @human_feedback pause is persisted through @persist only; checkpoint backends run three_step",
@@ -139,7 +138,7 @@ TARGETS: dict[str, TargetInfo] = {
             "gate_after_interrupt": "pre -> InputRequiredEvent (pause) | HumanResponseEvent -> gate (effect keyed by the response) -> end",
         },
         kinds=("race", "kill_sweep", "stray_resume", "recovery_determinism"),
-        properties=("EO", "PC", "CO", "RD", "LIVENESS"),
+        properties=("EO", "PC", "CO", "RD", "LIVENESS", "DU", "CV"),
         distributions=("llama-index-workflows",),
         boundaries="save(after=<step>):before/after, save(input_required):before/after, effect(task):after",
         unsupported={
@@ -148,7 +147,6 @@ TARGETS: dict[str, TargetInfo] = {
             "FD": "needs fork",
             "invalid_state": "no invalid_update workload for LlamaIndex yet",
             "shared_state": "no shared-state agent workloads for LlamaIndex yet",
-            "CV": "needs invalid_state",
             "first_checkpoint": "the framework persists nothing itself; the first save is the application's, after the first step",
             "durability": "no durability modes: the application chooses when to save the context",
             "backend": "core llama-index-workflows has no store; the server extra's SqliteWorkflowStore needs llama-agents-server (not pinned)",
@@ -167,7 +165,7 @@ TARGETS: dict[str, TargetInfo] = {
             "gate_after_interrupt": "Pre -> Ask (the run stops before it) | Gate(answer) effect keyed by the answer -> Finish",
         },
         kinds=("race", "kill_sweep", "stray_resume", "recovery_determinism"),
-        properties=("EO", "PC", "CO", "RD", "LIVENESS"),
+        properties=("EO", "PC", "CO", "RD", "LIVENESS", "DU", "CV"),
         distributions=("pydantic-graph",),
         boundaries="save(node=X,status=created|pending|running|success):before/after, save(end):before/after, effect(task):after",
         unsupported={
@@ -176,7 +174,6 @@ TARGETS: dict[str, TargetInfo] = {
             "FD": "needs fork",
             "invalid_state": "no invalid_update workload for pydantic-graph yet",
             "shared_state": "no shared-state agent workloads for pydantic-graph yet",
-            "CV": "needs invalid_state",
             "first_checkpoint": "the start node's snapshot is the first write of a run; there is no accepted-but-unrecorded window to sweep",
             "durability": "FileStatePersistence rewrites its file synchronously; there is no durability mode to vary",
         },
@@ -195,7 +192,7 @@ TARGETS: dict[str, TargetInfo] = {
             "gate_after_interrupt": "pre (tool) -> ask (the team stops for a human) | answer as the next task -> gate (effect keyed by it) -> end (tool)",
         },
         kinds=("race", "kill_sweep", "stray_resume", "recovery_determinism"),
-        properties=("EO", "PC", "CO", "RD", "LIVENESS"),
+        properties=("EO", "PC", "CO", "RD", "LIVENESS", "DU", "CV"),
         distributions=("autogen-agentchat", "autogen-core", "autogen-ext"),
         boundaries="save(turn=<agent>):before/after, effect(task):after",
         unsupported={
@@ -204,7 +201,6 @@ TARGETS: dict[str, TargetInfo] = {
             "FD": "needs fork",
             "invalid_state": "no invalid_update workload for AutoGen yet",
             "shared_state": "no shared-state agent workloads for AutoGen yet",
-            "CV": "needs invalid_state",
             "first_checkpoint": "AgentChat persists nothing itself; the first save is the application's, after the first turn",
             "durability": "no durability modes: the application chooses when to save the team state",
             "backend": "AgentChat has no store of its own; state is a dict the application keeps (here a JSON file)",
