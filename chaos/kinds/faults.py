@@ -10,8 +10,9 @@ What it judges, per kill point (docs/contract.md, "Power loss and torn writes"):
 
 * **DU** (durability of acknowledged state): a task the workflow went on from (the killed run fired
   an effect in a later task) must still be recorded complete after the fault; violated with the
-  tasks missing, the lost writes (files, count, bytes) and what the resume did. ``unknown``
-  (vacuous) when the fault lost nothing, or when the run had not yet gone on from any task.
+  tasks missing, the lost writes (files, count, bytes) and what the resume did; holds when all of
+  them are (also when the fault found nothing unsynced: every write was fsynced). ``unknown``
+  (vacuous) when the run had not yet gone on from any task.
 * **CV** (validity on load): the store as the fault left it is refused loudly (the inspection or the
   resume raised at once: holds) or loaded into a state the resume carries to the same end (holds);
   violated when it loaded silently and the resume then failed (refused too late) or completed
@@ -110,10 +111,6 @@ def _resume_words(rec: TrialRecord) -> str:
 
 
 def point_du(point: str, valid: list[TrialRecord]) -> Verdict:
-    if not any(_changed_disk(r) for r in valid):
-        return verdict(
-            "DU", "unknown", f"{point}: vacuous, nothing unsynced at the kill: the fault lost nothing", points=[point], vacuous=True
-        )
     if not any(acknowledged(r) for r in valid):
         return verdict(
             "DU", "unknown", f"{point}: vacuous, the run had not gone on from any task before the kill", points=[point], vacuous=True
@@ -136,6 +133,22 @@ def point_du(point: str, valid: list[TrialRecord]) -> Verdict:
             f"{point}: {why} ({_lost_words(r0)}); {_resume_words(r0)}",
             points=[point],
             trial_ids=[r.trial_id for r, _ in bad],
+        )
+    if not any(_changed_disk(r) for r in valid):
+        missing = sorted({t for r in valid for t in _missing(r) or []})
+        if missing:  # the fault took nothing: what is missing, a kill alone loses too (EO, PC judge it)
+            return verdict(
+                "DU",
+                "unknown",
+                f"{point}: the fault lost no state (all of it was fsynced); {', '.join(missing)} is missing after the kill alone",
+                points=[point],
+            )
+        return verdict(
+            "DU",
+            "holds",
+            f"{point}: every task the run went on from is still recorded complete (nothing was left unsynced to lose)",
+            points=[point],
+            trial_ids=[r.trial_id for r in valid],
         )
     r0 = next(r for r in valid if _changed_disk(r))
     return verdict(

@@ -24,6 +24,7 @@ import contextlib
 import importlib.util
 import json
 import os
+import secrets
 import select
 import shutil
 import signal
@@ -53,6 +54,11 @@ def missing() -> str | None:
     return None
 
 
+def abstract(name: str) -> str:
+    """The address of an abstract Unix socket written ``@name`` (Linux: a leading NUL byte)."""
+    return "\0" + name[1:] if name.startswith("@") else name
+
+
 def fsname(run_id: str) -> str:
     return f"{FSNAME}-{run_id}"
 
@@ -71,7 +77,8 @@ class LazyMount:
 
     def __init__(self, below: Path, mount: Path, *, run_id: str = "", log: Path | None = None, env: dict[str, str] | None = None):
         self.below, self.mount = Path(below), Path(mount)
-        self.control = str(self.mount.parent / f".{self.mount.name}.ctl")
+        # an abstract Unix socket (``@name``): no file to leave behind, no 108-byte path limit
+        self.control = f"@{FSNAME}-{secrets.token_hex(8)}"
         self.errors = str(self.mount.parent / f".{self.mount.name}.err")  # the process's stderr
         self.log = log
         self.name = fsname(run_id) if run_id else FSNAME
@@ -88,8 +95,6 @@ class LazyMount:
     def start(self, timeout: float = 30.0) -> None:
         self.below.mkdir(parents=True, exist_ok=True)
         self.mount.mkdir(parents=True, exist_ok=True)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.control)
         r, w = os.pipe()
         chaos_root = str(Path(__file__).resolve().parents[2])
         env = dict(self.env if self.env is not None else os.environ)
@@ -114,7 +119,7 @@ class LazyMount:
 
     def request(self, req: dict[str, Any]) -> dict[str, Any]:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.connect(self.control)
+            s.connect(abstract(self.control))
             s.sendall(json.dumps(req).encode() + b"\n")
             raw = b""
             while not raw.endswith(b"\n"):
@@ -152,8 +157,6 @@ class LazyMount:
             p.wait()
         if is_mounted(str(self.mount)):  # the process died without unmounting (SIGKILL): the mount is dead
             _fusermount(str(self.mount), lazy=True)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.control)
         self.proc = None
 
 

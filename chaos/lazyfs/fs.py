@@ -355,7 +355,7 @@ class LazyOps(fuse.Operations):
 def serve_control(ops: LazyOps, sock_path: str) -> threading.Thread:
     """Answer control requests on a Unix socket (a daemon thread of the filesystem process)."""
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    srv.bind(sock_path)
+    srv.bind("\0" + sock_path[1:] if sock_path.startswith("@") else sock_path)  # @name: an abstract socket
     srv.listen(4)
 
     def loop() -> None:

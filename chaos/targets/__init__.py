@@ -64,6 +64,8 @@ TARGETS: dict[str, TargetInfo] = {
             "approval_idempotent": "pre (no effect) -> gate (interrupt(), idempotent effect) -> end (idempotent): the fixed approval flow",
             "three_step": "a -> b -> c, one effect each",
             "three_step_idempotent": "three_step with idempotency-keyed effects (self-test: never duplicates)",
+            "three_step_fsync": "three_step, SQLite synchronous=FULL (power-loss self-test: every checkpoint durable)",
+            "three_step_nosync": "three_step, SQLite synchronous=OFF (power-loss self-test: checkpoints lost)",
             "two_gates": "pre -> gate (interrupt) -> gate2 (interrupt) -> end: a thread consumed but not complete",
             "invalid_type": "a -> bad -> c, pydantic state; bad writes a str into count: int",
             "invalid_reducer": "a -> bad -> c, pydantic state; bad writes an int into a list-reduced channel",
