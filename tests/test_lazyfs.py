@@ -124,3 +124,12 @@ def test_a_killed_filesystem_process_is_unmounted_by_the_reaper(tmp_path: Path):
     assert unmount_stale() == [str(tmp_path / "mnt")]  # its process is gone
     assert not is_mounted(str(tmp_path / "mnt"))
     m.proc = None
+
+
+def test_a_finished_trials_folder_leaves_the_cache_with_its_data_kept(lazy: LazyMount):
+    (lazy.mount / "done").mkdir()
+    (lazy.mount / "done" / "f").write_bytes(b"kept")
+    assert lazy.stats()["pending_ops"] == 2  # the truncate of open(O_TRUNC), then the write
+    assert lazy.forget("done") == {"forgotten": 1}
+    assert lazy.stats()["files"] == 0
+    assert (lazy.below / "done" / "f").read_bytes() == b"kept"

@@ -140,6 +140,10 @@ class LazyMount:
         """Drop every unsynced write under ``prefix`` but a prefix of the last one."""
         return self.request({"op": "torn", "prefix": prefix, "keep": keep})
 
+    def forget(self, prefix: str) -> dict[str, Any]:
+        """A finished trial's folder leaves the filesystem's cache (what it held is synced first)."""
+        return self.request({"op": "forget", "prefix": prefix})
+
     def stats(self) -> dict[str, Any]:
         return self.request({"op": "stats"})
 

@@ -22,7 +22,8 @@ What it promises (the model, stated once; docs/contract.md repeats it):
   a report can name the writes a fault took away.
 
 Control: a Unix socket (``--control``); one JSON request per connection, one JSON answer:
-``{"op": "power_loss" | "torn", "prefix": "c000-p001-r000", "keep": null}`` or ``{"op": "stats"}``.
+``{"op": "power_loss" | "torn", "prefix": "c000-p001-r000", "keep": null}``, ``{"op": "forget",
+"prefix": ...}`` (a finished trial: its files leave the cache, synced) or ``{"op": "stats"}``.
 Filesystem operations and control requests are serialised by one lock (the filesystem runs
 single-threaded), so a drop sees no half-done write.
 
@@ -347,6 +348,19 @@ class LazyOps(fuse.Operations):
         return report
 
     @_locked
+    def forget(self, prefix: str) -> dict[str, Any]:
+        """Sync, then drop from memory, the files under ``prefix`` (a finished trial's folder): a
+        long run's cache holds only its live trials."""
+        prefix = prefix.strip("/")
+        keys = [k for k in self.nodes if k == prefix or k.startswith(prefix + "/")]
+        for k in keys:
+            n = self.nodes.pop(k)
+            if os.path.exists(self._below(n.path)):
+                self._sync(n)
+            n.data = None
+        return {"forgotten": len(keys)}
+
+    @_locked
     def stats(self) -> dict[str, Any]:
         pending = sum(len(n.pending) for n in self.nodes.values())
         return {**self.counts, "pending_ops": pending, "files": len(self.nodes)}
@@ -372,6 +386,8 @@ def serve_control(ops: LazyOps, sock_path: str) -> threading.Thread:
                     req = json.loads(raw or b"{}")
                     if req.get("op") in ("power_loss", "torn"):
                         out: dict[str, Any] = ops.drop(req.get("prefix") or "", torn=req["op"] == "torn", keep=req.get("keep"))
+                    elif req.get("op") == "forget":
+                        out = ops.forget(req.get("prefix") or "")
                     elif req.get("op") == "stats":
                         out = ops.stats()
                     else:

@@ -15,6 +15,7 @@ where every failure was the framework's and every kill chaos's own.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -55,6 +56,8 @@ class FaultFs(Protocol):
     def power_loss(self, prefix: str = "") -> dict[str, Any]: ...
 
     def torn(self, prefix: str = "", keep: int | None = None) -> dict[str, Any]: ...
+
+    def forget(self, prefix: str) -> dict[str, Any]: ...
 
 
 @dataclass
@@ -324,6 +327,9 @@ class TrialRun:
         forget = getattr(self.ctx.launcher, "forget", None)
         if forget is not None:
             forget(self.handles)  # a long run keeps no handle of a finished trial
+        if self.ctx.lazy is not None and self.cell.scenario.fault != "kill":
+            with contextlib.suppress(Exception):  # the filesystem's cache keeps only live trials
+                self.ctx.lazy.forget(self.store_folder)
         if not self.ctx.keep_work:
             shutil.rmtree(self.dir, ignore_errors=True)
 
