@@ -53,6 +53,7 @@ def _verdict(cell: dict, prop: str) -> dict:
 
 
 @needs_fuse
+@pytest.mark.slow
 def test_the_fsyncing_saver_survives_a_power_loss_and_the_lazy_one_is_caught(tmp_path: Path):
     f = tmp_path / "s.yaml"
     f.write_text(SELFTEST.format(name="pl_selftest"))
@@ -98,6 +99,7 @@ def test_a_machine_without_fusermount3_gets_one_line_and_no_trial(tmp_path: Path
 
 
 @needs_fuse
+@pytest.mark.slow
 def test_chaos_clean_unmounts_the_filesystem_of_a_sigkilled_orchestrator(tmp_path: Path):
     f = tmp_path / "s.yaml"
     f.write_text(SELFTEST.format(name="pl_killed").replace("trials: 1", "trials: 20"))
