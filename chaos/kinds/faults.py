@@ -13,8 +13,8 @@ What it judges, per kill point (docs/contract.md, "Power loss and torn writes"):
   tasks missing, the lost writes (files, count, bytes) and what the resume did; holds when all of
   them are (also when the fault found nothing unsynced: every write was fsynced). ``unknown``
   (vacuous) when the run had not yet gone on from any task.
-* **CV** (validity on load): the store as the fault left it is refused loudly (the inspection or the
-  resume raised at once: holds) or loaded into a state the resume carries to the same end (holds);
+* **CV** (validity on load): the store as the fault left it is refused loudly (the inspection raised,
+  or the resume raised before it fired anything: holds) or loaded into a state the resume carries to the same end (holds);
   violated when it loaded silently and the resume then failed (refused too late) or completed
   while skipping an effect (partial or default state taken as progress). ``unknown`` (vacuous) when
   the fault changed nothing on disk.
@@ -172,6 +172,9 @@ def point_cv(point: str, valid: list[TrialRecord], lost_at: dict[str, list[str]]
             loud.append((r, f"{at['error'].get('type')}: {str(at['error'].get('message'))[:100]}"))
         elif not at.get("checkpoints") and not at.get("completed_tasks"):
             fine.append(r)  # nothing loaded: the run is lost (DU's matter), no state was misread
+        elif o.get("status") == "error" and not r.observations.get("resume_fired"):
+            # the resume raised before it did anything: it refused the store as it loaded it
+            loud.append((r, f"on resume: {(o.get('error') or {}).get('type')}: {str((o.get('error') or {}).get('message'))[:100]}"))
         elif o.get("status") == "error":
             late.append((r, f"{(o.get('error') or {}).get('type')}: {str((o.get('error') or {}).get('message'))[:100]}"))
         elif lost_at.get(r.trial_id):
