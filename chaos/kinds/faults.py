@@ -82,13 +82,38 @@ def _lost_words(rec: TrialRecord) -> str:
     return out
 
 
+def _task_key(row: dict[str, Any], by_id: bool) -> str:
+    """What names one task run: its id (a node that runs again in a loop is a new task), else its
+    node and (sub)graph namespace, else the label it gave its effect."""
+    if by_id and row.get("task_id"):
+        return str(row["task_id"])
+    if row.get("node"):
+        return f"{row['node']} (subgraph {row['namespace']})" if row.get("namespace") else str(row["node"])
+    return str(row["task"])
+
+
+def _by_id(rec: TrialRecord) -> bool:
+    return (rec.observations.get("at_kill") or {}).get("completed_task_ids") is not None
+
+
 def acknowledged(rec: TrialRecord) -> list[str]:
     """Tasks the killed run went on from: every task it fired an effect in, but the last one."""
+    by_id = _by_id(rec)
     order: list[str] = []
     for row in sorted((r for r in rec.ledger if r["racer_id"] == "victim"), key=lambda r: r["seq"]):
-        if row["task"] not in order:
-            order.append(row["task"])
+        key = _task_key(row, by_id)
+        if key not in order:
+            order.append(key)
     return order[:-1]
+
+
+def _names(rec: TrialRecord, keys: list[str]) -> list[str]:
+    """Readable names of task keys: a task id is shown as its node (or label) and id."""
+    out = []
+    for k in keys:
+        row = next((r for r in rec.ledger if r.get("task_id") == k), None)
+        out.append(f"{row.get('node') or row['task']} (task {k[:8]})" if row else k)
+    return out
 
 
 def _missing(rec: TrialRecord) -> list[str] | None:
@@ -96,10 +121,13 @@ def _missing(rec: TrialRecord) -> list[str] | None:
     at = rec.observations.get("at_kill") or {}
     if at.get("error") or at.get("completed_tasks") is None:
         return None
-    done = set(at.get("completed_tasks") or [])
-    for nodes in (at.get("completed_by_namespace") or {}).values():
-        done |= set(nodes)
-    return [t for t in acknowledged(rec) if t not in done]
+    if _by_id(rec):
+        done = set(at.get("completed_task_ids") or [])
+    else:
+        done = set(at.get("completed_tasks") or [])
+        for ns, nodes in (at.get("completed_by_namespace") or {}).items():
+            done |= {f"{n} (subgraph {ns})" for n in nodes} if ns else set(nodes)
+    return _names(rec, [t for t in acknowledged(rec) if t not in done])
 
 
 def _resume_words(rec: TrialRecord) -> str:
