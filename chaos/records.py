@@ -54,7 +54,7 @@ class RacerOutcome(Record):
     kill_confirmed: bool | None = None
     result: dict[str, Any] | None = None  # the racer's result file (``RacerResult``), None if it wrote none
     # whose fault its failure was (``chaos.running.blame``): None if it did not fail or chaos killed it
-    blame: Literal["framework", "app", "environment", "harness"] | None = None
+    blame: Literal["framework", "app", "environment", "harness", "injected"] | None = None
     blame_reason: str | None = None
     blame_traceback: str | None = None  # an app error's traceback (for the console and the report)
 
@@ -153,6 +153,8 @@ class PointResult(Record):
     duplicates: list[str] = Field(default_factory=list)  # effect keys fired more often than in the baseline (at most once)
     lost: list[str] = Field(default_factory=list)  # effect keys of the baseline a completed recovery never fired (at least once)
     verdicts: list[Verdict] = Field(default_factory=list)
+    # repeats per outcome ("exactly once", "duplicated w1, w2", ...): with parallel branches one kill point ends several ways
+    distribution: dict[str, int] = Field(default_factory=dict)
 
 
 class Baseline(Record):

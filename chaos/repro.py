@@ -106,6 +106,8 @@ def write_repro(run_dir: str | Path, trial_id: str, out: str | Path | None = Non
     if verdict["property"] == "EO":
         if get_kind(cell["kind"]).section != "sweep" or not trial.get("point"):
             raise ReproError(f"{where}: EO repro needs a kill-sweep trial with a kill point")
+        if " >> " in trial["point"]:
+            raise ReproError(f"{where}: a crash during recovery (crash_depth >= 2) cannot be written as a standalone script yet")
         params["KILL_AT"] = trial["point"]
         body = _EO
         summary = f"LangGraph fires an effect twice after a crash at {trial['point']} and a resume ({resume})"

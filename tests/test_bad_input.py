@@ -23,6 +23,15 @@ resume: none
 trials: 1
 """
 
+UPGRADE = """\
+name: deploy
+kind: upgrade
+target: {framework: langgraph, backend: sqlite, durability: sync}
+workload: tests.workloads.deploy_workloads:invoice_v1
+resume: "command:true"
+trials: 1
+"""
+
 # (case id, scenario text, command, fragments the one-line message must contain)
 SCENARIOS = [
     ("malformed_yaml", "name: x\nkind: [race\n", "validate", ["not valid YAML"]),
@@ -109,6 +118,14 @@ SCENARIOS = [
         [":7:", "the matrix expands to 1000000 cells; the limit is 10000"],
     ),
     (
+        "send_workload_on_a_framework_without_branches",
+        GOOD.replace("framework: langgraph, backend: sqlite, durability: sync", "framework: pydantic_graph, backend: file").replace(
+            "three_step", "parallel_send"
+        ),
+        "run",
+        [":4:", "workload: 'parallel_send' runs parallel branches", "run it with target.framework: langgraph"],
+    ),
+    (
         "command_malformed_json",
         GOOD.replace("kind: kill_sweep", "kind: race")
         .replace("three_step", "gate_after_interrupt")
@@ -116,6 +133,23 @@ SCENARIOS = [
         "validate",
         ["resume: the value after 'command:' must be JSON"],
     ),
+    # a deploy between pause and resume (issue 14): v2 must exist and build before any trial
+    (
+        "upgrade_v2_does_not_build",
+        UPGRADE + "upgrade_to: {workload: tests.workloads.deploy_workloads:invoice_v2_broken}\n",
+        "run",
+        [
+            "upgrade_to.workload 'tests.workloads.deploy_workloads:invoice_v2_broken' at ctx.version 'v2'",
+            "RuntimeError: v2 needs the BILLING_URL setting",
+        ],
+    ),
+    (
+        "upgrade_v2_unknown",
+        UPGRADE + "upgrade_to: {workload: invoice_v3}\n",
+        "validate",
+        [":7:", "upgrade_to.workload: unknown workload 'invoice_v3'"],
+    ),
+    ("upgrade_in_memory", UPGRADE.replace("backend: sqlite", "backend: memory"), "validate", ["a deploy resumes in a fresh process"]),
 ]
 
 

@@ -34,6 +34,8 @@ KINDS: dict[str, str] = {
     "stray_resume": "chaos.kinds.stray_resume",
     "recovery_determinism": "chaos.kinds.recovery_determinism",
     "shared_state": "chaos.kinds.shared_state",
+    "upgrade": "chaos.kinds.upgrade",
+    "failing_effect": "chaos.kinds.failing_effect",
 }
 
 

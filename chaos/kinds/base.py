@@ -8,6 +8,8 @@ class says:
   order its verdicts come) and ``fields`` (the scenario fields it reads beyond the common ones);
 * ``clean_run``: False when its workloads raise by design (``invalid_state``), so the preflight
   does not refuse a user's workload for the error the kind measures;
+* ``deploys``: True when its trials also build the workload at version v2 (``Scenario.deployed``),
+  so the preflight builds and runs v2 too before any trial;
 * ``section`` and ``title``: where report.md puts its cells (``saturation`` table, one ``sweep``
   table per cell, or the ``contract`` table) and what it calls them;
 * ``validate(scenario)``: rules a scenario of this kind must follow; raise ``ValueError`` (the
@@ -45,6 +47,7 @@ class Kind(Protocol):
     properties: ClassVar[tuple[str, ...]]
     fields: ClassVar[tuple[str, ...]] = ()
     clean_run: ClassVar[bool] = True  # its workload's uninterrupted run ends without an error (the preflight checks it)
+    deploys: ClassVar[bool] = False  # its racers also build v2 of the workload (the preflight checks v2 too)
     section: ClassVar[Section]
     title: ClassVar[str]
 

@@ -42,6 +42,7 @@ PROPERTY_NAMES = {
     "PT": "no phantom tool call (A2)",
     "CC": "no causal cascade (A3)",
     "TR": "no tool effect reordering (A6)",
+    "UP": "upgrade safety",
 }
 
 
@@ -122,7 +123,7 @@ class Tally:
         self.valid += r.valid
         self.unknown += not r.valid
         self.errored += bool(r.errors)
-        for o in r.racers:
+        for o in r.racers if not r.valid else []:  # a valid trial's app error is its kind's measurement (v2 code on v1 state)
             if o.blame == "app" and len(self.app_errors) < 3 and not any(e.startswith(o.blame_reason or "") for e in self.app_errors):
                 self.app_errors.append(f"{o.blame_reason}\n{o.blame_traceback or ''}".rstrip())
         for o in r.racers:

@@ -22,14 +22,28 @@ outcome; EO (no effect fired twice across kill and resume), PC (nothing recorded
 kill ran again), liveness (the resume finished the run or left it waiting for a human), and the
 sweep's ``extra`` checks; per cell, each property combined over the points (``combine``).
 
+Crashes during recovery (``crash_depth`` >= 2): the recovery is killed too, at each of its own
+boundaries. For a chain of kills ``P1 >> B2`` the victim is killed at ``P1``; a first recovery
+racer, armed at ``B2``, resumes and is killed there; a last recovery racer resumes and is judged
+(depth ``n``: ``n`` kills, each in the recovery of the one before). The recovery's boundaries are
+discovered per prefix of the chain by a *discovery* trial (``c000-p003-dry``: killed along the
+prefix, the last recovery unarmed, its boundaries recorded), as the dry run discovers the
+workload's; a ``-dry`` trial is never judged, and ``chaos rerun`` reuses it, so a nested trial id
+(``c000-p003-q002-r000``: first point 3, the recovery's boundary 2, repeat 0) names the same chain.
+``recovery_kill_points`` narrows the recoveries' boundaries as ``kill_points`` narrows the first.
+The checks are the same, on the chain as the point: EO over every row of the trial, PC and
+liveness of the last recovery against the durable state at the last kill.
+
 What a sweep needs from an adapter: ``run``, ``resume`` (none | input | command), ``inspect``
 (completed_tasks, checkpoints, next, pending_interrupts) and persistence barriers. Scenario
 fields: ``resume``, ``kill_points`` (only boundaries naming one of them), ``trials`` (repeats per
-point), ``fault`` (kill | power_loss | torn: what a kill point does; ``chaos.kinds.faults``).
+point), ``crash_depth`` (kills per trial, default 1), ``recovery_kill_points`` and ``fault`` (kill |
+power_loss | torn: what a kill point does; ``chaos.kinds.faults``).
 """
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -39,6 +53,7 @@ from chaos.kinds import faults
 from chaos.kinds.base import Kind
 from chaos.kinds.baseline import answer_action, baseline_of, effect_counts
 from chaos.kinds.checking import base_fields, combine, times, verdict
+from chaos.launchers import RacerHandle
 from chaos.racer.barrier import HOLD
 from chaos.racer.protocol import ActionSpec
 from chaos.records import Baseline, CellResult, PointResult, TrialRecord, Verdict
@@ -87,7 +102,7 @@ class SweepKind(Kind):
     names it, says what it is about and which properties it reports."""
 
     sweep: ClassVar[Sweep] = Sweep()
-    fields = ("resume", "kill_points", "trials", "fault")
+    fields = ("resume", "kill_points", "trials", "crash_depth", "recovery_kill_points", "fault")
     section = "sweep"
 
     def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
@@ -177,10 +192,152 @@ def run_sweep(ctx: RunContext, cell: Cell, skip: set[str], sweep: Sweep) -> Iter
     if dry is None or not dry.valid:
         return
     points = points_of(cell, dry.observations["boundaries"], sweep.narrow)
+    if cell.scenario.crash_depth > 1:
+        for p_index, point in enumerate(points):
+            yield from _nested(ctx, cell, skip, dry, [f"p{p_index:03d}"], [point])
+        return
     for p_index, point in enumerate(points):
         for rep in range(cell.scenario.trials):
             trial_id = f"c{cell.index:03d}-p{p_index:03d}-r{rep:03d}"
             yield from attempts(ctx, cell, trial_id, skip, _against(dry, point), point=point, rep=rep)
+
+
+# ------------------------------------------------------------------- crashes during recovery
+
+CHAIN = " >> "  # a chain of kills: the first kill point, then each recovery's
+
+
+def chain_name(chain: list[str]) -> str:
+    return CHAIN.join(chain)
+
+
+def recovery_points(cell: Cell, boundaries: list[str]) -> list[str]:
+    """A recovery's kill points: its boundaries, kept to those naming one of the scenario's
+    ``recovery_kill_points`` when it lists any."""
+    wanted = cell.scenario.recovery_kill_points
+    return [b for b in boundaries if any(w in b for w in wanted)] if wanted else list(boundaries)
+
+
+def _discovery_id(cell: Cell, ids: list[str]) -> str:
+    return f"c{cell.index:03d}-{'-'.join(ids)}-dry"
+
+
+def _nested(ctx: RunContext, cell: Cell, skip: set[str], dry: TrialRecord, ids: list[str], chain: list[str]) -> Iterator[TrialRecord]:
+    """The trials below one prefix of a chain of kills: discover the boundaries of the recovery after
+    the prefix, then for each, a deeper prefix or (at ``crash_depth``) the trials of the chain."""
+    disc_id = _discovery_id(cell, ids)
+    disc = None
+    for attempt in range(cell.scenario.env_retries + 1):
+        disc = ctx.prior.get(retry_id(disc_id, attempt))  # a rerun or a resumed run reuses what it discovered
+        if disc is None:
+            run = TrialRun(ctx, cell, retry_id(disc_id, attempt), point=chain_name(chain), retry_of=disc_id if attempt else None)
+            try:
+                disc = chain_trial(run, chain, discover=True)
+            finally:
+                run.cleanup()
+            yield disc
+        if disc.fault != "environment":
+            break
+    if disc is None or not disc.valid:
+        return
+    for q_index, b in enumerate(recovery_points(cell, disc.observations.get("resume_boundaries") or [])):
+        deeper, longer = [*ids, f"q{q_index:03d}"], [*chain, b]
+        if len(longer) < cell.scenario.crash_depth:
+            yield from _nested(ctx, cell, skip, dry, deeper, longer)
+            continue
+        for rep in range(cell.scenario.trials):
+            trial_id = f"c{cell.index:03d}-{'-'.join(deeper)}-r{rep:03d}"
+            yield from attempts(ctx, cell, trial_id, skip, _against_chain(dry, longer), point=chain_name(longer), rep=rep)
+
+
+def _against_chain(dry: TrialRecord, chain: list[str]) -> Callable[[TrialRun], TrialRecord]:
+    def body(run: TrialRun) -> TrialRecord:
+        run.observations["baseline_effects"] = _counts(dry)
+        return chain_trial(run, chain)
+
+    return body
+
+
+def chain_trial(run: TrialRun, chain: list[str], *, discover: bool = False) -> TrialRecord:
+    """Kill the victim at ``chain[0]``, then each recovery at the next boundary of the chain; the
+    last recovery (``resume``) runs unarmed and is judged. With ``discover`` the trial only records
+    the boundaries that last recovery passes (``resume_boundaries``), for the next level."""
+    cell = run.cell
+    action = _resume_action(cell)
+    kills: list[dict] = []
+    (victim,) = run.start([run.spec("victim", actions=_actions(cell), armed=(chain[0],))])
+
+    def recovery(level: int) -> RacerHandle:
+        last = level == len(chain)
+        racer_id = "resume" if last else f"recovery{level}"
+        armed = () if last else (chain[level],)
+        (h,) = run.start([run.spec(racer_id, actions=[action], armed=armed, inspect_before=True, inspect_after=last, hold=True)])
+        return h
+
+    current, at = victim, chain[0]
+    nxt = recovery(1)
+    for level in range(1, len(chain) + 1):
+        role = "victim" if level == 1 else f"recovery{level - 1}"
+        if level > 1:  # the recovery before stands held: let it resume, then kill it at its boundary
+            if not run.wait_arrival(current, HOLD):
+                hung = run.wait_exit([current])
+                out = run.collect(current, role, f"resume {cell.scenario.resume}", hung=bool(hung))
+                return run.record(valid=False, invalid_reason=f"{role} never reached its hold ({out.status})", fault_fired=bool(kills))
+            run.release(current, HOLD)
+        if not run.wait_arrival(current, at):
+            hung = run.wait_exit([current])
+            out = run.collect(current, role, "run" if level == 1 else f"resume {cell.scenario.resume}", hung=bool(hung))
+            where = "" if level == 1 else f" by the recovery after {chain_name(chain[: level - 1])}"
+            return run.record(
+                valid=False,
+                invalid_reason=f"barrier {at} was never reached{where} ({out.status}: {run.history[-1].detail})",
+                fault_fired=bool(kills),
+            )
+        status = run.kill(current, at)
+        killed = run.collect(current, role, "run" if level == 1 else f"resume {cell.scenario.resume}", killed_on_purpose=True)
+        kills.append(
+            {
+                "point": at,
+                "racer": current.racer_id,
+                "exit_signal": status.signal if status else None,
+                "confirmed": bool(killed.kill_confirmed),
+            }
+        )
+        if not killed.kill_confirmed:
+            return run.record(valid=False, invalid_reason=f"kill at {at} not confirmed (exit {status})", fault_fired=bool(kills))
+        if level == len(chain):
+            break
+        current, at = nxt, chain[level]
+        nxt = recovery(level + 1)
+    run.observations["kills"] = kills
+    run.observations["kill"] = {"point": chain_name(chain), "exit_signal": kills[-1]["exit_signal"], "confirmed": True}
+
+    rec = nxt
+    if not run.wait_arrival(rec, HOLD):
+        hung = run.wait_exit([rec])
+        out = run.collect(rec, "resume", f"resume {cell.scenario.resume}", action.get("value"), hung=bool(hung))
+        return run.record(
+            valid=False, invalid_reason=f"resume racer never reached its hold ({out.status}: {run.history[-1].detail})", fault_fired=True
+        )
+    run.release(rec, HOLD)
+    hung = run.wait_exit([rec])
+    out = run.collect(rec, "resume", f"resume {cell.scenario.resume}", action.get("value"), hung=bool(hung))
+    res = out.result or {}
+    outcomes = res.get("outcomes") or []
+    run.observations.update(
+        at_kill=res.get("inspect_before"),
+        after_resume=res.get("inspect_after"),
+        resume_outcome=outcomes[-1] if outcomes else None,
+        resume_action=action,
+        resume_fired=[f["effect_key"] for f in res.get("fired", [])],
+    )
+    if discover:
+        run.observations["resume_boundaries"] = [t["barrier"] for t in res.get("trace", [])]
+    if out.status != "ok":
+        return run.record(valid=False, invalid_reason=f"resume racer {out.status}: {run.history[-1].detail}", fault_fired=True)
+    if discover and not run.observations["resume_boundaries"]:
+        return run.record(valid=False, invalid_reason=f"the recovery after {chain_name(chain)} passed no boundary", fault_fired=True)
+    return run.record(valid=True, fault_fired=True)
 
 
 def _against(dry: TrialRecord, point: str) -> Callable[[TrialRun], TrialRecord]:
@@ -269,6 +426,36 @@ def lost_effects(rec: TrialRecord, base: Baseline) -> list[str]:
     return sorted(k for k in base.effects if not fired.get(k))
 
 
+def repeat_outcome(rec: TrialRecord, base: Baseline) -> str:
+    """What one repeat at a kill point came to, in words a distribution can count: ``exactly once``,
+    ``duplicated w1, w2``, ``lost c``, ``resume error: T``, ``nothing durable`` or ``invalid``. With
+    parallel branches the same kill point can end differently each time (which branch had saved
+    its writes when the kill came is the scheduler's choice), so a sweep with repeats counts them."""
+    if not rec.valid:
+        return "invalid"
+    if unanswerable(rec):
+        return "nothing durable"
+    o = rec.observations.get("resume_outcome") or {}
+    if o.get("status") == "error":
+        return f"resume error: {(o.get('error') or {}).get('type')}"
+    parts = []
+    if dups := sorted(crash_duplicates(rec, base)):
+        parts.append("duplicated " + ", ".join(dups))
+    if lost := lost_effects(rec, base):
+        parts.append("lost " + ", ".join(lost))
+    if not parts and not rec.ledger:
+        return "nothing fired"
+    return "; ".join(parts) or "exactly once"
+
+
+def distribution(recs: list[TrialRecord], base: Baseline) -> dict[str, int]:
+    """How many repeats of one kill point came to each outcome (``repeat_outcome``), most frequent first."""
+    counts: dict[str, int] = defaultdict(int)
+    for r in recs:
+        counts[repeat_outcome(r, base)] += 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
 def _fired_summary(rec: TrialRecord) -> str:
     counts = _counts(rec)
     return ", ".join(f"{k} x{n}" for k, n in sorted(counts.items())) or "nothing"
@@ -293,10 +480,12 @@ def _point_eo(point: str, valid: list[TrialRecord], base: Baseline) -> Verdict:
             more = f", {n0 - base.effects.get(k0, 1)} more than the uninterrupted run" if base.effects.get(k0, 1) > 1 else ""
             parts.append(f"duplicated {k0!r}: fired {n0}x{more} (trial {r0.trial_id})")
         dup_keys = {(r.trial_id, k) for r, k, _ in dups}
+        bad = {r.trial_id for r, _, _ in dups} | {r.trial_id for r, _ in lost}
+        repeats = f" (in {len(bad)} of {len(valid)} repeats)" if len(valid) > 1 else ""
         return verdict(
             "EO",
             "violated",
-            f"{point}: " + "; ".join(parts),
+            f"{point}{repeats}: " + "; ".join(parts),
             points=[point],
             trial_ids=sorted({r.trial_id for r, _, _ in dups} | {r.trial_id for r, _ in lost}),
             ledger_seqs=[row["seq"] for r in valid for row in r.ledger if (r.trial_id, row["effect_key"]) in dup_keys],
@@ -461,8 +650,39 @@ def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep, base: Bas
     return out
 
 
+CELL_DRY = re.compile(r"^c\d{3,}(?:-e\d+)?-dry$")  # the cell's own dry run (not a recovery's discovery)
+
+
+def chains_of(cell: Cell, boundaries: list[str], records: list[TrialRecord], sweep: Sweep) -> list[tuple[str, TrialRecord | None]]:
+    """The kill points of a cell with ``crash_depth`` >= 2, as the runner walked them: each chain
+    of kills by name, with None; or a prefix whose recovery could not be discovered, with that
+    discovery trial (its points are unknown for the discovery's reason)."""
+    found: dict[str, TrialRecord] = {}
+    for r in records:
+        if r.trial_id.endswith("-dry") and not CELL_DRY.match(r.trial_id):
+            base = re.sub(r"-e\d+-dry$", "-dry", r.trial_id)  # the last attempt counts
+            found[base] = r
+    out: list[tuple[str, TrialRecord | None]] = []
+
+    def walk(ids: list[str], chain: list[str]) -> None:
+        disc = found.get(_discovery_id(cell, ids))
+        if disc is None or not disc.valid:
+            if disc is not None:
+                out.append((chain_name([*chain, "(recovery)"]), disc))
+            return
+        for q, b in enumerate(recovery_points(cell, disc.observations.get("resume_boundaries") or [])):
+            if len(chain) + 1 < cell.scenario.crash_depth:
+                walk([*ids, f"q{q:03d}"], [*chain, b])
+            else:
+                out.append((chain_name([*chain, b]), None))
+
+    for i, p in enumerate(points_of(cell, boundaries, sweep.narrow)):
+        walk([f"p{i:03d}"], [p])
+    return out
+
+
 def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellResult:
-    dries = [r for r in records if r.trial_id.endswith("-dry")]  # the last one counts (earlier ones an environment fault spoiled)
+    dries = [r for r in records if CELL_DRY.match(r.trial_id)]  # the last one counts (earlier ones an environment fault spoiled)
     dry = dries[-1] if dries else None
     trials = [r for r in records if not r.trial_id.endswith("-dry")]
     result = CellResult(**base_fields(cell, trials))
@@ -476,7 +696,14 @@ def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellRes
     by_point: dict[str, list[TrialRecord]] = defaultdict(list)
     for r in trials:
         by_point[r.point or "?"].append(r)
-    points = points_of(cell, dry.observations.get("boundaries", []), sweep.narrow)
+    if cell.scenario.crash_depth > 1:
+        chains = chains_of(cell, dry.observations.get("boundaries", []), records, sweep)
+        points = [name for name, _ in chains]
+        for name, disc in chains:
+            if disc is not None:  # the discovery failed: its reason is the point's
+                by_point[name] = [disc]
+    else:
+        points = points_of(cell, dry.observations.get("boundaries", []), sweep.narrow)
     all_verdicts: dict[str, list[Verdict]] = defaultdict(list)
     for point in points:
         recs = by_point.get(point, [])
@@ -504,6 +731,7 @@ def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellRes
                 effect_counts={k: [_counts(r).get(k, 0) for r in valid] for k in keys} if valid else {},
                 durable_checkpoints=[durable_at_kill(r) for r in valid],
                 resume_outcomes=outcomes,
+                distribution=distribution(recs, base),
                 duplicates=sorted({k for r in valid for k in crash_duplicates(r, base)}),
                 lost=sorted({k for r in valid for k in lost_effects(r, base)}),
                 verdicts=pv,

@@ -154,10 +154,11 @@ class SqliteLedger:
     def __init__(self, path: str, context: dict | None = None):
         self.path = path
         self.context = dict(context or {})
-        # frameworks run nodes on worker threads (LangGraph's functional API does): one connection,
-        # shared across threads, one statement at a time
+        # frameworks run nodes on worker threads (LangGraph's functional API and parallel branches
+        # do): one connection, shared across threads, one statement (or append_once's transaction)
+        # at a time; reentrant, as append_once appends inside its own transaction
         self._conn = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._conn.execute("PRAGMA busy_timeout=60000")
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")  # see the module docstring: a process kill loses nothing
@@ -181,21 +182,25 @@ class SqliteLedger:
         """
         c = self.context
         key = effect_key(task, stored_value(c, value))
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
-            row = self._conn.execute(
-                "SELECT seq FROM effects WHERE run_id = ? AND trial_id = ? AND thread_id = ? AND effect_key = ?",
-                (c.get("run_id", ""), c.get("trial_id", ""), thread_id, key),
-            ).fetchone()
-            if row is not None:
+        # the connection is shared by the racer's threads: a second thread's BEGIN inside this
+        # transaction would fail ("cannot start a transaction within a transaction"), so parallel
+        # branches firing idempotent effects at once take turns for the whole transaction
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                row = self._conn.execute(
+                    "SELECT seq FROM effects WHERE run_id = ? AND trial_id = ? AND thread_id = ? AND effect_key = ?",
+                    (c.get("run_id", ""), c.get("trial_id", ""), thread_id, key),
+                ).fetchone()
+                if row is not None:
+                    self._conn.execute("COMMIT")
+                    return int(row[0]), False
+                seq = self.append(task=task, value=value, thread_id=thread_id, where=where)
                 self._conn.execute("COMMIT")
-                return int(row[0]), False
-            seq = self.append(task=task, value=value, thread_id=thread_id, where=where)
-            self._conn.execute("COMMIT")
-            return seq, True
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
+                return seq, True
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
 
     def rows(self, *, run_id: str, trial_id: str | None = None) -> list[dict]:
         sql = f"SELECT {', '.join(COLUMNS)} FROM effects WHERE run_id = ?"

@@ -258,6 +258,16 @@ class LedgerSpec(TypedDict, total=False):
     table: str
 
 
+class EffectFaultSpec(TypedDict):
+    """An injected fault on an effect: the first ``times`` firings of effect ``task`` in the trial
+    (counted across its racers) raise ``chaos.workloads.EffectFault`` after their ledger row is
+    committed and their ``effect(task=...):after`` barrier is passed: the work was done, the caller
+    was told it failed (a provider that charges the card, then times out)."""
+
+    task: str
+    times: int
+
+
 class RacerSpec(TypedDict):
     """A racer's spec file (plain JSON the orchestrator writes; ``python -m chaos.racer SPEC.json``).
 
@@ -265,7 +275,8 @@ class RacerSpec(TypedDict):
     seeded ``jitter_ms`` (``seed``); ``hold``: a racer started ahead of its turn prepares what it
     can touching no store, then stops at the ``hold`` barrier; ``inspect_before`` /
     ``inspect_after``: inspect the thread before / after the actions; ``distributions``: the
-    distributions whose versions the racer reports. Launchers may add ``host`` (the name to report)
+    distributions whose versions the racer reports; ``effect_fault``: an effect that fails after
+    doing its work (``EffectFaultSpec``). Launchers may add ``host`` (the name to report)
     and ``host_name`` (the SSH host to run on).
     """
 
@@ -277,6 +288,7 @@ class RacerSpec(TypedDict):
     distributions: list[str]
     workload: str
     workload_params: dict[str, Any]
+    workload_version: NotRequired[str]  # ``WorkloadContext.version``: "v1" unless a kind deploys "v2"
     thread_id: str
     store: StoreSpec
     ledger: LedgerSpec
@@ -291,6 +303,7 @@ class RacerSpec(TypedDict):
     result_path: str
     host: NotRequired[str]
     host_name: NotRequired[str]
+    effect_fault: NotRequired[EffectFaultSpec]
 
 
 class TraceEntry(TypedDict):

@@ -213,6 +213,13 @@ def render_markdown(results: RunResults, meta: dict) -> str:
         dups = [p.point for p in c.points if p.duplicates]
         losses = [p.point for p in c.points if p.lost]
         add("")
+        if any(p.trials > 1 for p in c.points):  # repeats: how often each outcome came at each point
+            add("Outcomes per kill point over its repeats:")
+            add("")
+            for i, p in enumerate(c.points):
+                shown = ", ".join(f"{n}x {_esc(o)}" for o, n in p.distribution.items()) or "-"
+                add(f"- {i} `{p.point}`: {shown}")
+            add("")
         if dups:
             add(f"Boundaries where a kill duplicated an effect ({len(dups)}/{len(c.points)}): " + ", ".join(f"`{d}`" for d in dups))
         else:

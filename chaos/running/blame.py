@@ -16,6 +16,9 @@ a failure belongs to:
   ``MemoryError``, or a racer killed by a signal chaos did not send (the OOM killer, an operator).
   The trial is ``unknown`` and is retried within the scenario's ``env_retries``.
 * ``harness``: a fault of chaos itself (its adapter or racer code raised). The trial is errored.
+* ``injected``: the fault chaos injected on purpose (``chaos.workloads.EffectFault``: an effect that
+  failed after doing its work), raised through the framework because nothing caught or retried it.
+  Like chaos's own SIGKILL it is the trial's premise, not a fault: the trial stays valid.
 
 What it promises: pure functions of recorded data (``chaos analyze`` re-blames a stored journal the
 same way); a record without frames (an older journal) is blamed on the framework, as it was before.
@@ -31,7 +34,7 @@ from typing import Literal
 
 from chaos.racer.protocol import ErrorInfo, FrameInfo
 
-Party = Literal["framework", "app", "environment", "harness"]
+Party = Literal["framework", "app", "environment", "harness", "injected"]
 Fault = Literal["app", "environment", "harness"]
 """A party whose failure makes a trial invalid (everything but the framework)."""
 
@@ -70,8 +73,11 @@ class Blame:
 
     @property
     def fault(self) -> Fault | None:
-        """The fault that makes the trial invalid, or None when the failure is the framework's (a verdict)."""
-        return None if self.party == "framework" else self.party
+        """The fault that makes the trial invalid, or None when the failure is the framework's (a verdict)
+        or the fault chaos injected on purpose (the trial's premise)."""
+        if self.party == "framework" or self.party == "injected":
+            return None
+        return self.party
 
 
 def _top(module: str) -> str:
@@ -126,9 +132,14 @@ def _where(frame: FrameInfo) -> str:
     return f"{short}:{frame.get('line')} ({frame.get('func')})"
 
 
+INJECTED = ("chaos.workloads.EffectFault",)
+
+
 def blame_error(err: ErrorInfo, framework: str, workload: str = "") -> Blame:
     """Whose fault a raised error is (see the module's docstring for the rules)."""
     text = f"{err.get('type')}: {(err.get('message') or '')[:300]}"
+    if f"{err.get('module')}.{err.get('type')}" in INJECTED:
+        return Blame("injected", f"the injected fault propagated: {text}")
     cause = environment_cause(err)
     if cause is not None:
         return Blame("environment", f"environment fault: {cause}: {text}")

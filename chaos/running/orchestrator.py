@@ -54,7 +54,7 @@ from chaos.running import registry
 from chaos.running.failure import describe
 from chaos.running.journal import Journal, repair
 from chaos.running.pgstore import RunStorage
-from chaos.running.preflight import preflight_run
+from chaos.running.preflight import deployed_cell, preflight_run
 from chaos.running.runfolder import RunFolder, load_average, load_run, now_iso, write_atomic
 from chaos.running.stored import StoredTrials
 from chaos.running.trial import RunContext
@@ -328,17 +328,29 @@ def saver_preflight(ref: str, scenario_file: str | None, python: str) -> None:
 
 
 def preflight(cell: Cell, scenario_file: str | None, python: str) -> None:
-    """A user's workload factory must import in the racers' interpreter: check once, clearly."""
-    from chaos.targets import TARGETS
+    """A user's workload factory must import in the racers' interpreter: check once, clearly. A
+    kind that deploys v2 of the workload (``Kind.deploys``) gets v2 checked the same way."""
+    from chaos.kinds import get_kind
 
     if cell.scenario.target.saver:
         saver_preflight(cell.scenario.target.saver, scenario_file, python)
+    _preflight_workload(cell, scenario_file, python, "workload", "v1")
+    if get_kind(cell.scenario.kind).deploys:
+        field = "upgrade_to.workload" if cell.scenario.upgrade_to.workload else "workload"
+        _preflight_workload(deployed_cell(cell), scenario_file, python, field, "v2")
+
+
+def _preflight_workload(cell: Cell, scenario_file: str | None, python: str, field: str, version: str) -> None:
+    from chaos.targets import TARGETS
+
     ref = cell.scenario.workload
     info = TARGETS.get(cell.scenario.target.framework)
     if info is None or ref in info.workloads:
+        if info is not None and cell.scenario.effect_fault is not None:  # the faulted effect must be one the workload fires
+            preflight_run(cell, scenario_file, python, workload_paths(scenario_file))
         return
     if (python, ref) in _preflight_ok:
-        preflight_run(cell, scenario_file, python, workload_paths(scenario_file))
+        preflight_run(cell, scenario_file, python, workload_paths(scenario_file), version)
         return
     import subprocess
 
@@ -352,11 +364,11 @@ def preflight(cell: Cell, scenario_file: str | None, python: str) -> None:
         from chaos.racer.errors import TargetError
 
         raise TargetError(
-            f"{scenario_file or 'scenario'}: workload: {ref!r} does not import in the racers' Python: {last}",
+            f"{scenario_file or 'scenario'}: {field}: {ref!r} does not import in the racers' Python: {last}",
             hint="check the module path and that it is importable from the scenario's folder",
         )
     _preflight_ok.add((python, ref))
-    preflight_run(cell, scenario_file, python, workload_paths(scenario_file))
+    preflight_run(cell, scenario_file, python, workload_paths(scenario_file), version)
 
 
 class RunFailed(ChaosError):

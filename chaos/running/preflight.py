@@ -19,11 +19,13 @@ scenario resumes with a command, the answer to each interrupt it stops at. What 
 * effects fire inside a running task: no ledger row of the run is marked ``outside_task`` (an
   effect fired from a thread the node started, or after the graph returned, cannot be attributed
   to a step, so no verdict could say which step fired it).
+* an ``effect_fault`` names an effect the run fires (a fault on an effect that never fires would
+  leave every trial invalid).
 
 A run that does not end within ``timeout_s`` checks nothing (a hang is measured by the trials,
 which record it as hung). A failure raises ``TargetError`` (exit 3) naming the scenario file, the factory and what to
 change; nothing is written and no trial counts. Built-in workloads are wired by chaos and skip
-this. ``wiring_problem`` is the pure check of one racer result, ``preflight_run`` runs the racer.
+this, unless the scenario injects an ``effect_fault`` (its effect must be one the workload fires). ``wiring_problem`` is the pure check of one racer result, ``preflight_run`` runs the racer.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ import json
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from chaos.kinds import get_kind
 from chaos.kinds.baseline import baseline_actions
@@ -85,6 +87,13 @@ def wiring_problem(cell: Cell, result: dict[str, Any], rows: list[dict] | None =
             "started (or after the graph returned) cannot be attributed to a step: call ctx.effect in the node itself, "
             "before it returns"
         )
+    if s.effect_fault is not None:
+        labels = sorted({k.partition(":")[0] for o in outcomes for k in o.get("fired") or []})
+        if s.effect_fault.task not in labels:
+            return (
+                f"fires no effect {s.effect_fault.task!r} in an uninterrupted run, so effect_fault.task can never fire "
+                f"(effects fired: {', '.join(labels) or 'none'}): name one of them, or a workload that calls ctx.effect"
+            )
     gated = result.get("gated_task")
     answered = [o for o in outcomes if (o.get("action") or {}).get("op") == "resume"]
     if gated and answered:
@@ -110,7 +119,7 @@ def _ledger_rows(path: Path) -> list[dict]:
         ledger.close()
 
 
-def preflight_spec(cell: Cell, folder: Path) -> RacerSpec:
+def preflight_spec(cell: Cell, folder: Path, version: str = "v1") -> RacerSpec:
     """One racer's spec for the baseline run, every file in ``folder`` (a Postgres backend is run
     on SQLite here, sync or async as asked: the wiring does not depend on it and no database is
     needed yet)."""
@@ -124,7 +133,7 @@ def preflight_spec(cell: Cell, folder: Path) -> RacerSpec:
         target["backend"] = "sqlite_async"
     store = {} if target.get("backend") == "memory" else {"path": str(folder / "checkpoints.sqlite")}
     (folder / "barriers").mkdir()
-    return {  # type: ignore[typeddict-item]
+    spec: dict[str, Any] = {
         "run_id": "preflight",
         "cell_id": cell.id,
         "trial_id": "preflight",
@@ -133,6 +142,7 @@ def preflight_spec(cell: Cell, folder: Path) -> RacerSpec:
         "distributions": list(get_target(s.target.framework).distributions),
         "workload": s.workload,
         "workload_params": s.workload_params,
+        "workload_version": version,
         "thread_id": "preflight",
         "store": store,
         "ledger": {"kind": "sqlite", "path": str(folder / "ledger.sqlite")},
@@ -140,24 +150,36 @@ def preflight_spec(cell: Cell, folder: Path) -> RacerSpec:
         "actions": baseline_actions(cell),
         "result_path": str(folder / "result-preflight.json"),
     }
+    return cast(RacerSpec, spec)
 
 
-def preflight_run(cell: Cell, scenario_file: str | None, python: str, paths: list[str]) -> None:
-    """Build and run ``cell``'s user workload once in the racers' Python; raise ``TargetError``
-    naming the file, the factory and what to change when its wiring is wrong. Once per distinct
-    workload configuration in a process."""
+def deployed_cell(cell: Cell) -> Cell:
+    """``cell`` with v2's workload and params in place of v1's (``Scenario.deployed``)."""
+    workload, params = cell.scenario.deployed
+    return cell.model_copy(update={"scenario": cell.scenario.model_copy(update={"workload": workload, "workload_params": params})})
+
+
+def preflight_run(cell: Cell, scenario_file: str | None, python: str, paths: list[str], version: str = "v1") -> None:
+    """Build and run ``cell``'s user workload once in the racers' Python (at ``version``: the
+    factory's ``ctx.version``); raise ``TargetError`` naming the file, the factory and what to
+    change when its wiring is wrong. Once per distinct workload configuration in a process."""
     s = cell.scenario
     key = json.dumps(
-        [python, s.workload, s.workload_params, s.target.framework, s.target.backend, s.target.saver, s.resume], sort_keys=True, default=str
+        [python, s.workload, s.workload_params, s.target.framework, s.target.backend, s.target.saver, s.resume, version, s.effect_fault],
+        sort_keys=True,
+        default=str,
     )
     if key in _checked:
         return
     from chaos.envs import racer_env
 
     where = f"{scenario_file or 'scenario'}: workload {s.workload!r}"
+    if version != "v1":
+        field = "upgrade_to.workload" if cell.scenario.upgrade_to.workload else "workload"
+        where = f"{scenario_file or 'scenario'}: {field} {s.workload!r} at ctx.version {version!r} (the deployed version)"
     with tempfile.TemporaryDirectory(prefix="chaos-preflight-") as tmp:
         folder = Path(tmp)
-        spec = preflight_spec(cell, folder)
+        spec = preflight_spec(cell, folder, version)
         (folder / "spec.json").write_text(json.dumps(spec))
         try:
             proc = subprocess.run(

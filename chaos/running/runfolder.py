@@ -237,8 +237,9 @@ def load_run(run_dir: Path) -> StoredRun:
     return StoredRun(meta, scenario, cells, records, records.torn)
 
 
-# the trial ids the kinds make: c<cell>-dry, c<cell>-t<trial>, c<cell>-p<point>-r<repeat>
-_TRIAL_ID = re.compile(r"^c(\d{3,})-(?:dry|t(\d{4,})|p\d{3,}-r(\d{3,}))$")
+# the trial ids the kinds make: c<cell>-dry, c<cell>-t<trial>, c<cell>-p<point>-r<repeat>; a crash
+# during recovery: c<cell>-p<point>-q<recovery point>...-r<repeat>, its discovery c<cell>-p<point>...-dry
+_TRIAL_ID = re.compile(r"^c(\d{3,})-(?:(?:p\d{3,}(?:-q\d{3,})*-)?dry|t(\d{4,})|p\d{3,}(?:-q\d{3,})*-r(\d{3,}))$")
 
 
 def check_trial_ids(cells: list[Cell], records: StoredTrials) -> None:

@@ -115,6 +115,9 @@ class TrialRun:
     killed: set[str] = field(default_factory=set)  # racer ids chaos itself killed
     retry_of: str | None = None  # the trial an environment fault made this one repeat
     seed_id: str | None = None  # the id the trial's seed derives from (a retry keeps its original's)
+    # racers whose app errors are what the kind measures (code of another version resuming this
+    # thread): recorded and blamed as usual, but they do not make the trial invalid
+    measures_app: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.seed = derive(self.ctx.root_seed, self.cell.id, self.seed_id or self.trial_id)
@@ -145,10 +148,12 @@ class TrialRun:
         inspect_before: bool = False,
         inspect_after: bool = False,
         hold: bool = False,
+        effect_fault: bool = False,
     ) -> RacerSpec:
-        """The spec of one racer of this trial (``chaos.racer.protocol.RacerSpec``)."""
+        """The spec of one racer of this trial (``chaos.racer.protocol.RacerSpec``); with
+        ``effect_fault``, the scenario's effect fault is armed in it."""
         s = self.cell.scenario
-        return {
+        spec: RacerSpec = {
             "run_id": self.ctx.run_id,
             "cell_id": self.cell.id,
             "trial_id": self.trial_id,
@@ -170,6 +175,9 @@ class TrialRun:
             "inspect_after": inspect_after,
             "result_path": str(self.dir / f"result-{racer_id}.json"),
         }
+        if effect_fault and s.effect_fault is not None:
+            spec["effect_fault"] = {"task": s.effect_fault.task, "times": s.effect_fault.times}
+        return spec
 
     # ------------------------------------------------------------------ racers
 
@@ -281,7 +289,11 @@ class TrialRun:
 
     def fault(self) -> Blame | None:
         """The fault, not the framework's, that makes this trial invalid (None if there is none)."""
-        return worst(Blame(o.blame, o.blame_reason or o.blame) for o in self.outcomes if o.blame)
+        return worst(
+            Blame(o.blame, o.blame_reason or o.blame)
+            for o in self.outcomes
+            if o.blame and not (o.blame == "app" and o.racer_id in self.measures_app)
+        )
 
     def record(self, *, valid: bool, invalid_reason: str | None = None, fault_fired: bool | None = None) -> TrialRecord:
         """The trial's record. A fault that is not the framework's overrides ``valid``: the trial

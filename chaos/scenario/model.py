@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, cast
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, ValidationInfo, field_validator, model_validator
 
-from chaos.kinds import get_kind, kind_names
+from chaos.kinds import all_kinds, get_kind, kind_names
 from chaos.racer.errors import ScenarioError
-from chaos.targets import TARGETS
+from chaos.targets import BRANCH_WORKLOADS, BRANCHES, TARGETS
 
 RESUME_RE = re.compile(r"^(none|input|command:.+|app:[A-Za-z_][\w.]*:[A-Za-z_][\w.]*)$", re.DOTALL)
 BARE_WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
@@ -129,6 +129,31 @@ class Racers(Strict):
     )
 
 
+class NextVersion(Strict):
+    """The workload a resume runs after a deploy (built with ``ctx.version == "v2"``): by default the
+    scenario's own factory and params, so one factory that reads ``ctx.version`` is a pair."""
+
+    workload: str | None = Field(
+        None, max_length=MAX_NAME * 3, description="v2's factory: a built-in name or package.module:factory (default: workload)"
+    )
+    workload_params: dict[str, Any] | None = Field(None, description="v2's params (default: workload_params)")
+
+    @field_validator("workload_params")
+    @classmethod
+    def _params_finite(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
+        if v is not None:
+            _finite(v, "workload_params")
+        return v
+
+
+class EffectFault(Strict):
+    """An effect that fails after doing its work: the trial's first ``times`` firings of effect
+    ``task`` commit their ledger row, pass their barrier, then raise (``chaos.workloads.EffectFault``)."""
+
+    task: str = Field(min_length=1, max_length=MAX_NAME, description="the effect label the workload passes to ctx.effect")
+    times: int = Field(1, ge=1, le=100, strict=True, description="how many of its first firings in a trial fail")
+
+
 def is_user_workload(ref: str) -> bool:
     """A team's own workload (``package.module:factory``), not a built-in name."""
     return ":" in ref
@@ -169,7 +194,29 @@ class Scenario(Strict):
         None, description="fork: the second value to resume the first interrupt's checkpoint with (default '<v1>#fork')"
     )
     kill_points: list[str] = Field(
-        default_factory=list, description="sweeps: only kill points whose boundary name contains one of these (empty: all)"
+        default_factory=list,
+        description="sweeps: only kill points whose boundary name contains one of these (empty: all); a deploy between "
+        "pause and resume: kill v1 at each of these instead of parking it at the interrupt",
+    )
+    upgrade_to: NextVersion = Field(
+        default_factory=NextVersion,
+        description="a deploy between pause and resume: the workload the resuming process runs, built with ctx.version "
+        "'v2' (v1 is workload, built with ctx.version 'v1'); left out: the same factory and params at v2",
+    )
+    effect_fault: EffectFault | None = Field(
+        None,
+        description="an effect that fails after doing its work ({task, times}): its first `times` firings in a trial "
+        "are performed and committed, then raise, as a provider that charges the card and then times out",
+    )
+    crash_depth: int = Field(
+        1,
+        strict=True,
+        description="sweeps: crashes per trial. 1: kill once, resume; 2: kill, then kill the resume at each of its own "
+        "boundaries, resume again; n: n kills, each in the recovery of the one before",
+    )
+    recovery_kill_points: list[str] = Field(
+        default_factory=list,
+        description="sweeps with crash_depth >= 2: only kill a recovery at boundaries whose name contains one of these (empty: all)",
     )
     fault: Literal["kill", "power_loss", "torn"] = Field(
         "kill",
@@ -210,7 +257,27 @@ class Scenario(Strict):
         _finite(v, "workload_params")
         return v
 
-    @field_validator("kill_points")
+    @field_validator("effect_fault", "crash_depth", "recovery_kill_points")
+    @classmethod
+    def _read_by_the_kind(cls, v: Any, info: ValidationInfo) -> Any:
+        """A field only some kinds read is refused on a kind that would silently ignore it."""
+        kind = info.data.get("kind")
+        default = cls.model_fields[str(info.field_name)].get_default(call_default_factory=True)
+        if kind in kind_names() and v != default and info.field_name not in get_kind(kind).fields:
+            readers = [k.name for k in all_kinds() if info.field_name in k.fields]
+            raise ValueError(f"kind {kind} does not read it; kinds that do: {', '.join(readers) or 'none'}")
+        return v
+
+    @field_validator("crash_depth")
+    @classmethod
+    def _depth_at_least_one(cls, v: int) -> int:
+        if v < 1:
+            raise ValueError("crash_depth must be at least 1 (1: one kill and a resume; 2: the resume is killed too)")
+        if v > 4:
+            raise ValueError("crash_depth is at most 4 (points multiply with every level): narrow with recovery_kill_points")
+        return v
+
+    @field_validator("kill_points", "recovery_kill_points")
     @classmethod
     def _kill_points_short(cls, v: list[str]) -> list[str]:
         if any(len(p) > MAX_NAME * 3 for p in v):
@@ -264,6 +331,8 @@ class Scenario(Strict):
                 f"fault {self.fault!r} needs the store on chaos's lazy filesystem on this machine: placement {where!r} is "
                 "not supported; use placement: local"
             )
+        if self.crash_depth > 1:
+            raise ValueError(f"fault {self.fault!r} is not supported with crash_depth {self.crash_depth} yet: use crash_depth: 1")
         if self.target.backend in ("postgres", "postgres_async"):
             raise ValueError(
                 f"fault {self.fault!r} loses a local folder's unsynced writes: backend {self.target.backend!r} keeps none there"
@@ -295,6 +364,13 @@ class Scenario(Strict):
         return self.resume_value
 
     @property
+    def deployed(self) -> tuple[str, dict[str, Any]]:
+        """The workload and params a resume after a deploy runs (``upgrade_to``, defaulting to v1's)."""
+        nxt = self.upgrade_to
+        params = self.workload_params if nxt.workload_params is None else nxt.workload_params
+        return nxt.workload or self.workload, dict(params)
+
+    @property
     def resume_value(self) -> Any:
         if not self.resume.startswith("command:"):
             return None
@@ -321,10 +397,14 @@ AXES: dict[str, tuple[str, ...]] = {
     "fork_via": ("fork_via",),
     "resume_by": ("resume_by",),
     "kill_points": ("kill_points",),
+    "effect_fault": ("effect_fault",),
+    "crash_depth": ("crash_depth",),
+    "recovery_kill_points": ("recovery_kill_points",),
     "fault": ("fault",),
     "workload": ("workload",),
     "workload_params": ("workload_params",),
     "answers": ("answers",),
+    "upgrade_to": ("upgrade_to",),
     "trials": ("trials",),
 }
 
@@ -574,10 +654,22 @@ def check_semantics(scenario: Scenario, path: str = "<scenario>", node: yaml.Nod
             reason = _workload_importable(s.recover_ref, [os.getcwd(), str(Path(path).parent)])
             if reason:
                 fail(("resume",), f"the recovery {s.recover_ref!r} cannot be found: {reason}")
+        if s.workload in BRANCH_WORKLOADS and (why := info.supports(BRANCHES)) is not None:
+            runs_it = ", ".join(sorted(t.framework for t in TARGETS.values() if s.workload in t.workloads))
+            fail(
+                ("workload",),
+                f"{s.workload!r} runs parallel branches (Send fan-out / parallel tool calls), which {info.framework} cannot: "
+                f"{why}; run it with target.framework: {runs_it}, or pick a workload of {info.framework}: {', '.join(info.workloads)}",
+            )
         if s.workload not in info.workloads:
             reason = _workload_importable(s.workload, [os.getcwd(), str(Path(path).parent)])
             if reason:
                 fail(("workload",), f"unknown workload {s.workload!r}: {reason}; built-in: {', '.join(info.workloads)}")
+        v2 = s.upgrade_to.workload
+        if v2 is not None and v2 not in info.workloads:
+            reason = _workload_importable(v2, [os.getcwd(), str(Path(path).parent)])
+            if reason:
+                fail(("upgrade_to", "workload"), f"unknown workload {v2!r}: {reason}; built-in: {', '.join(info.workloads)}")
 
 
 def _set(data: dict, path: tuple[str, ...], value: Any) -> None:

@@ -12,13 +12,20 @@ scenario kind needs).
 
 Capabilities are declared here, statically: ``kinds`` the adapter can run, ``properties`` it can
 judge, and ``unsupported`` maps every kind or property it cannot (or every framework feature it
-lacks, e.g. ``"fork:explicit"``) to the reason. A cell of an unsupported kind still runs nothing and
+lacks, e.g. ``"fork:explicit"``) to the reason. ``features`` names what some workloads need (``BRANCHES``:
+parallel tasks in one step); a scenario that runs such a workload on a target without it is refused
+when it loads. A cell of an unsupported kind still runs nothing and
 reports every property ``unknown`` with that reason; a property not in ``properties`` is ``unknown``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+# the feature a parallel-branch workload needs: several tasks of one step at once (LangGraph's Send
+# fan-out, parallel tool calls, branches from one node). ``BRANCH_WORKLOADS``: the built-ins that need it.
+BRANCHES = "branches"
+BRANCH_WORKLOADS = ("parallel_send", "parallel_send_idempotent", "parallel_tools", "parallel_gate")
 
 
 @dataclass(frozen=True)
@@ -41,10 +48,12 @@ class TargetInfo:
     default_version: str = ""
     # requirement templates; "{version}" is replaced by the asked-for framework version
     pins: tuple[str, ...] = ()
+    # framework features a workload may need (``BRANCHES``); one it lacks is in ``unsupported`` with the reason
+    features: tuple[str, ...] = ()
 
     def supports(self, what: str) -> str | None:
         """None if ``what`` (a kind or property) is supported; else the reason it is not."""
-        if what in self.kinds or what in self.properties:
+        if what in self.kinds or what in self.properties or what in self.features:
             return None
         return self.unsupported.get(what) or f"the {self.framework} adapter does not declare {what!r}"
 
@@ -67,6 +76,10 @@ TARGETS: dict[str, TargetInfo] = {
             "three_step_fsync": "three_step, SQLite synchronous=FULL (power-loss self-test: every checkpoint durable)",
             "three_step_nosync": "three_step, SQLite synchronous=OFF (power-loss self-test: checkpoints lost)",
             "two_gates": "pre -> gate (interrupt) -> gate2 (interrupt) -> end: a thread consumed but not complete",
+            "three_step_retry": "three_step with a RetryPolicy (3 attempts) on b",
+            "three_step_retry_idempotent": "three_step_retry with idempotency-keyed effects",
+            "charge_with_handler": "charge (error_handler: refund) beside approve (interrupt, then ship): LangGraph issue 9002",
+            "charge_with_handler_idempotent": "charge_with_handler with an idempotent refund",
             "invalid_type": "a -> bad -> c, pydantic state; bad writes a str into count: int",
             "invalid_reducer": "a -> bad -> c, pydantic state; bad writes an int into a list-reduced channel",
             "functional_gate": "functional API: @entrypoint calling @task pre, interrupt(), @task gate(value), @task end",
@@ -80,9 +93,38 @@ TARGETS: dict[str, TargetInfo] = {
             },
             "shared_tool_reorder": "shared_state agents: a model plans two tool calls, ToolNode runs them in parallel",
             "shared_tool_reorder_seq": "shared_state agents: the same, effects committed in plan order (a sequencer)",
+            # parallel branches at LangGraph's default concurrency (chaos.workloads.parallel_langgraph)
+            "parallel_send": "plan -> Send(worker, i) for 3 workers (effect worker:<i> each) -> join",
+            "parallel_send_idempotent": "parallel_send with idempotency-keyed effects (control: never duplicates)",
+            "parallel_tools": "agent (fake chat model) plans 3 tool calls in one AIMessage -> ToolNode runs them at once -> agent",
+            "parallel_gate": "w0, w1, w2 and gate (interrupt()) in one step -> join: a step that stops with finished branches (issue 8115)",
+            # pairs for the upgrade kind (chaos.workloads.upgrade_langgraph): v1 and v2 from ctx.version
+            "upgrade_field_added": "upgrade pair: v2 adds a state field that pre sets and end reads",
+            "upgrade_field_renamed": "upgrade pair: v2 renames the state field end reads (amount -> total)",
+            "upgrade_field_removed": "upgrade pair: v2 drops a state field v1 wrote before the pause",
+            "upgrade_field_type": "upgrade pair: v2 changes a field's type (str '3' -> int 3); end doubles it",
+            "upgrade_node_added": "upgrade pair: v2 adds a node before the paused gate",
+            "upgrade_node_renamed": "upgrade pair: v2 renames the paused node (gate -> approve)",
+            "upgrade_node_removed": "upgrade pair: v2 drops a node after the paused gate",
+            "upgrade_reducer_changed": "upgrade pair: v2 changes log's reducer (append -> last value)",
+            "upgrade_defer_single": "upgrade pair: v2 marks the paused single-predecessor node defer=True (LangGraph 8629)",
+            "upgrade_defer_single_dropped": "upgrade pair: v1 defers the paused node, v2 does not",
+            "upgrade_defer_fanin": "upgrade pair: v2 marks a half-seen fan-in node defer=True (LangGraph 8618)",
+            "upgrade_defer_fanin_dropped": "upgrade pair: v1 defers the half-seen fan-in node, v2 does not (LangGraph 8618)",
         },
-        kinds=("race", "kill_sweep", "first_checkpoint", "fork", "invalid_state", "stray_resume", "recovery_determinism", "shared_state"),
-        properties=("EO", "PC", "FD", "CV", "CO", "RD", "FI", "LIVENESS", "FCL", "LU", "SG", "PT", "CC", "TR", "DU"),
+        kinds=(
+            "race",
+            "kill_sweep",
+            "first_checkpoint",
+            "fork",
+            "invalid_state",
+            "stray_resume",
+            "recovery_determinism",
+            "shared_state",
+            "upgrade",
+            "failing_effect",
+        ),
+        properties=("EO", "PC", "FD", "CV", "CO", "RD", "FI", "LIVENESS", "FCL", "LU", "SG", "PT", "CC", "TR", "UP", "DU"),
         distributions=(
             "langgraph",
             "langgraph-checkpoint",
@@ -90,6 +132,7 @@ TARGETS: dict[str, TargetInfo] = {
             "langgraph-checkpoint-postgres",
         ),
         boundaries="put(step,source):before/after, put_writes(node,channels):before/after, effect(task):after",
+        features=(BRANCHES,),
         import_name="langgraph",
         default_version="1.2.24",
         pins=(
@@ -116,11 +159,15 @@ TARGETS: dict[str, TargetInfo] = {
             "checkpoint(provider=json|sqlite,completed=a+b) (checkpoint_*), each :before/:after; effect(task):after"
         ),
         unsupported={
+            BRANCHES: "no parallel-branch workload for CrewAI yet: Flow listeners of one method may run concurrently, but the adapter's workloads and barriers are one method after another",
             "fork": "not wired yet: CrewAI has Flow.fork(CheckpointConfig) and restore_from_state_id, but the adapter does not drive them",
             "FI": "not measured yet (Flow.fork vs from_checkpoint would be the discriminator)",
             "FD": "needs fork",
             "invalid_state": "no invalid_update workload for CrewAI yet",
             "shared_state": "no shared-state agent workloads for CrewAI yet",
+            "upgrade": "no v1/v2 workload pairs for CrewAI yet (its factories do not read ctx.version)",
+            "UP": "needs upgrade",
+            "failing_effect": "not measured yet: no CrewAI workload with a retry or an error handler around an effect",
             "first_checkpoint": "@persist saves only after a method finishes and kickoff by id restarts from the first method; there is no accepted-run record to lose",
             "durability": "no durability modes: every save is a synchronous write",
             "gate_after_interrupt on checkpoint_*": "a @human_feedback pause is persisted through @persist only; checkpoint backends run three_step",
@@ -144,11 +191,15 @@ TARGETS: dict[str, TargetInfo] = {
         distributions=("llama-index-workflows",),
         boundaries="save(after=<step>):before/after, save(input_required):before/after, effect(task):after",
         unsupported={
+            BRANCHES: "no parallel-branch workload for LlamaIndex yet: the adapter saves the Context after each step of a sequential workflow (no steps with num_workers > 1)",
             "fork": "the application keeps only the latest Context.to_dict; the framework has no checkpoint ids or fork operation",
             "FI": "Context.from_dict has no notion of retry vs fork: every restore is a new run of the saved dict",
             "FD": "needs fork",
             "invalid_state": "no invalid_update workload for LlamaIndex yet",
             "shared_state": "no shared-state agent workloads for LlamaIndex yet",
+            "upgrade": "no v1/v2 workload pairs for LlamaIndex yet (its factories do not read ctx.version)",
+            "UP": "needs upgrade",
+            "failing_effect": "not measured yet: no LlamaIndex workload with a retry or an error handler around an effect",
             "first_checkpoint": "the framework persists nothing itself; the first save is the application's, after the first step",
             "durability": "no durability modes: the application chooses when to save the context",
             "backend": "core llama-index-workflows has no store; the server extra's SqliteWorkflowStore needs llama-agents-server (not pinned)",
@@ -171,11 +222,15 @@ TARGETS: dict[str, TargetInfo] = {
         distributions=("pydantic-graph",),
         boundaries="save(node=X,status=created|pending|running|success):before/after, save(end):before/after, effect(task):after",
         unsupported={
+            BRANCHES: "a pydantic-graph run is one node after another (each node returns the next): there are no parallel branches",
             "fork": "pydantic-graph resumes only the next 'created' snapshot (load_next); no API addresses a past snapshot, so a fork cannot be expressed",
             "FI": "no API distinguishes retry from fork: iter_from_persistence takes no snapshot id",
             "FD": "needs fork",
             "invalid_state": "no invalid_update workload for pydantic-graph yet",
             "shared_state": "no shared-state agent workloads for pydantic-graph yet",
+            "upgrade": "no v1/v2 workload pairs for pydantic-graph yet (its factories do not read ctx.version)",
+            "UP": "needs upgrade",
+            "failing_effect": "not measured yet: no pydantic-graph workload with a retry or an error handler around an effect",
             "first_checkpoint": "the start node's snapshot is the first write of a run; there is no accepted-but-unrecorded window to sweep",
             "durability": "FileStatePersistence rewrites its file synchronously; there is no durability mode to vary",
         },
@@ -198,11 +253,15 @@ TARGETS: dict[str, TargetInfo] = {
         distributions=("autogen-agentchat", "autogen-core", "autogen-ext"),
         boundaries="save(turn=<agent>):before/after, effect(task):after",
         unsupported={
+            BRANCHES: "a round-robin team takes one turn at a time: there are no parallel branches (the adapter runs no parallel tool calls either)",
             "fork": "save_state returns the latest state only; AgentChat has no checkpoint ids or fork operation",
             "FI": "load_state has no notion of retry vs fork",
             "FD": "needs fork",
             "invalid_state": "no invalid_update workload for AutoGen yet",
             "shared_state": "no shared-state agent workloads for AutoGen yet",
+            "upgrade": "no v1/v2 workload pairs for AutoGen yet (its factories do not read ctx.version)",
+            "UP": "needs upgrade",
+            "failing_effect": "not measured yet: no AutoGen workload with a retry or an error handler around an effect",
             "first_checkpoint": "AgentChat persists nothing itself; the first save is the application's, after the first turn",
             "durability": "no durability modes: the application chooses when to save the team state",
             "backend": "AgentChat has no store of its own; state is a dict the application keeps (here a JSON file)",

@@ -242,6 +242,8 @@ class LangGraphSession:
             thread_id=self.thread_id,
             scratch=scratch_dir(spec),
             observe_hook=self._observe,
+            version=spec.get("workload_version") or "v1",
+            effect_fault=dict(spec["effect_fault"]) if spec.get("effect_fault") else None,
         )
         self.ctx = ctx
         name = spec["workload"]

@@ -8,10 +8,15 @@ live in ``chaos.workloads.<framework>``; a scenario may instead name a user's fa
 Every effect a workload performs goes through ``ctx.effect(task, value)``: it appends a row to the
 effect ledger, committed before the node returns, and then passes the ``effect(task=...):after``
 barrier so a sweep can crash a racer right after the effect and before the framework records it.
+A trial may inject a fault on an effect (``effect_fault``): the effect is performed and committed,
+its barrier passed, and then ``ctx.effect`` raises ``EffectFault``, as a provider that charged the
+card and then timed out would. Which firings fail is counted per trial, across its racers, in the
+trial's scratch folder, so a retry or a resume in a fresh process sees the fault as spent.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +24,35 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from chaos.racer.protocol import RacerSpec
+
+
+class EffectFault(Exception):
+    """Raised by ``ctx.effect`` after the effect was performed and committed: the work is done, the
+    caller was told it failed. Not an ``OSError``, so LangGraph's default ``RetryPolicy`` retries it
+    as it would a provider's timeout surfaced by a client library."""
+
+
+@dataclass
+class FaultCounter:
+    """How often each faulted effect has fired in the trial: one byte appended per firing to a file
+    of the trial's scratch folder (``O_APPEND``: racers of one trial never lose a count), or in
+    memory when there is no scratch folder."""
+
+    folder: Path | None
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def bump(self, task: str) -> int:
+        """Count one firing of ``task``; returns how many there have been in the trial, this one included."""
+        if self.folder is None:
+            self.counts[task] = self.counts.get(task, 0) + 1
+            return self.counts[task]
+        path = self.folder / f"effect-fault-{task.replace('/', '_')}.count"
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, b".")
+        finally:
+            os.close(fd)
+        return path.stat().st_size
 
 
 @dataclass
@@ -40,16 +74,34 @@ class WorkloadContext:
     thread_id: str = ""
     scratch: Path | None = None
     observe_hook: Callable[[str, Any], None] | None = None
+    version: str = "v1"  # which version of the workload to build ("v2": the deploy a resume runs under)
+    effect_fault: dict | None = None  # ``EffectFaultSpec``: which effect fails after doing its work
+    _faults: FaultCounter | None = field(default=None, repr=False)
 
     def effect(self, task: str, value: Any = None) -> None:
         """Perform the irreversible effect of ``task`` (for a gated effect, with the resume value)."""
         self.effect_hook(task, value)
+        self._inject(task)
 
     def effect_once(self, task: str, value: Any = None) -> None:
         """The idempotent form: the effect carries an idempotency key (thread, task, value), and a
         second attempt with the same key is a no-op, as an ``INSERT ... ON CONFLICT DO NOTHING``
         on a unique key would be. The ``effect(task=...):after`` barrier is passed either way."""
         self.effect_hook(task, value, once=True)
+        self._inject(task)
+
+    def _inject(self, task: str) -> None:
+        """The trial's effect fault: raise once the effect is done, for its first ``times`` firings."""
+        fault = self.effect_fault
+        if not fault or fault.get("task") != task:
+            return
+        if self._faults is None:
+            self._faults = FaultCounter(self.scratch)
+        n = self._faults.bump(task)
+        if n <= int(fault.get("times", 1)):
+            if self.observe_hook is not None:
+                self.observe_hook("effect_fault", {"task": task, "firing": n})
+            raise EffectFault(f"effect {task!r} was performed, then failed (injected fault, firing {n} of the trial)")
 
     def observe(self, name: str, value: Any = None) -> None:
         """Record a fact (e.g. "the task body ran") without counting it as an effect: it goes into
@@ -100,6 +152,8 @@ def build_workload(
         trial_id=spec.get("trial_id", ""),
         thread_id=spec["thread_id"],
         scratch=scratch_dir(spec),
+        version=spec.get("workload_version") or "v1",
+        effect_fault=dict(spec["effect_fault"]) if spec.get("effect_fault") else None,
     )
     name = spec["workload"]
     built = (builtin.get(name) or import_factory(name))(ctx)

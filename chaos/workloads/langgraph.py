@@ -16,6 +16,13 @@
   thread waits at the second, so a stray repeat of the first answer has a live interrupt to hit.
 * ``invalid_type``: a -> bad -> c over a pydantic state; ``bad`` writes a string into ``count: int``.
 * ``invalid_reducer``: the same, but ``bad`` writes an int into ``log`` whose reducer is list +.
+* ``three_step_retry``: three_step with a ``RetryPolicy`` on ``b`` (3 attempts): an effect of ``b``
+  that fails after doing its work (``effect_fault``) is performed again by the retry;
+  ``three_step_retry_idempotent``: the same with idempotent effects, where the retry is harmless.
+* ``charge_with_handler``: ``charge`` (its ``error_handler`` is ``refund``) runs beside ``approve``
+  (``interrupt()``, then ``ship``). When the charge fails after charging, ``refund`` fires and
+  commits its write while ``approve`` waits for the human; answering re-runs the handler that
+  already ran (LangGraph issue 9002). ``charge_with_handler_idempotent``: refund is idempotent.
 * ``functional_gate`` / ``functional_three_step``: the same shapes as ``gate_after_interrupt`` and
   ``three_step`` on the functional API (``@entrypoint`` calling ``@task``s); their boundaries are
   the same saver calls, so they are instrumented the same way.
@@ -169,6 +176,70 @@ def three_step_idempotent(ctx: WorkloadContext) -> LangGraphWorkload:
     return three_step(ctx, idempotent=True)
 
 
+def three_step_retry(ctx: WorkloadContext, *, idempotent: bool = False) -> LangGraphWorkload:
+    """three_step whose ``b`` retries a failure (``RetryPolicy``, 3 attempts, 10 ms apart)."""
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import RetryPolicy
+
+    fire = ctx.effect_once if idempotent else ctx.effect
+
+    def make(name: str):
+        def node(state: StepState) -> dict:
+            fire(name)
+            return {"log": [name]}
+
+        return node
+
+    g = StateGraph(StepState)
+    g.add_node("a", make("a"))
+    g.add_node("b", make("b"), retry_policy=RetryPolicy(max_attempts=3, initial_interval=0.01, jitter=False))
+    g.add_node("c", make("c"))
+    g.add_edge(START, "a")
+    g.add_edge("a", "b")
+    g.add_edge("b", "c")
+    g.add_edge("c", END)
+    return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []}, max_concurrency=PINNED)
+
+
+def three_step_retry_idempotent(ctx: WorkloadContext) -> LangGraphWorkload:
+    return three_step_retry(ctx, idempotent=True)
+
+
+def charge_with_handler(ctx: WorkloadContext, *, idempotent_refund: bool = False) -> LangGraphWorkload:
+    """START -> charge (error_handler: refund) and approve (interrupt, then ship), in one superstep.
+
+    LangGraph issue 9002: a node's error handler that ran and committed its write runs again when
+    the thread is resumed, because another task of its superstep was interrupted (or failed)."""
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import interrupt
+
+    def charge(state: GateState) -> dict:
+        ctx.effect("charge")
+        return {"log": ["charge"]}
+
+    def refund(state: GateState) -> dict:
+        (ctx.effect_once if idempotent_refund else ctx.effect)("refund")
+        return {"log": ["refund"]}
+
+    def approve(state: GateState) -> dict:
+        value = interrupt({"question": "ship the order?"})
+        ctx.effect("ship", value)
+        return {"log": ["ship"], "approved": value}
+
+    g = StateGraph(GateState)
+    g.add_node("charge", charge, error_handler=refund)
+    g.add_node("approve", approve)
+    g.add_edge(START, "charge")
+    g.add_edge(START, "approve")
+    g.add_edge("charge", END)
+    g.add_edge("approve", END)
+    return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []}, gated_task="ship", max_concurrency=PINNED)
+
+
+def charge_with_handler_idempotent(ctx: WorkloadContext) -> LangGraphWorkload:
+    return charge_with_handler(ctx, idempotent_refund=True)
+
+
 def two_gates(ctx: WorkloadContext) -> LangGraphWorkload:
     from langgraph.graph import END, START, StateGraph
     from langgraph.types import interrupt
@@ -303,6 +374,10 @@ BUILTIN = {
     "three_step_fsync": three_step_fsync,
     "three_step_nosync": three_step_nosync,
     "two_gates": two_gates,
+    "three_step_retry": three_step_retry,
+    "three_step_retry_idempotent": three_step_retry_idempotent,
+    "charge_with_handler": charge_with_handler,
+    "charge_with_handler_idempotent": charge_with_handler_idempotent,
     "invalid_type": invalid_type,
     "invalid_reducer": invalid_reducer,
     "functional_gate": functional_gate,
@@ -313,3 +388,12 @@ BUILTIN = {
 from chaos.workloads.shared_langgraph import SHARED  # noqa: E402
 
 BUILTIN.update(SHARED)
+
+# parallel branches (Send fan-out, parallel tool calls, a step that stops at an interrupt): their own module
+from chaos.workloads.parallel_langgraph import PARALLEL  # noqa: E402
+
+BUILTIN.update(PARALLEL)
+# v1/v2 pairs of one approval workflow (a deploy between pause and resume): their own module too
+from chaos.workloads.upgrade_langgraph import UPGRADE_PAIRS  # noqa: E402
+
+BUILTIN.update(UPGRADE_PAIRS)
