@@ -78,6 +78,10 @@ def test_a_fault_other_than_kill_is_refused_where_it_cannot_run(tmp_path: Path):
     p = chaos(["validate", str(docker)], tmp_path / "state")
     assert p.returncode == 3
     assert "d.yaml" in p.stderr and "fault 'torn'" in p.stderr and "placement: local" in p.stderr
+    deep = tmp_path / "c.yaml"
+    deep.write_text(SELFTEST.format(name="pl_deep").replace("fault: power_loss", "fault: power_loss\ncrash_depth: 2"))
+    p = chaos(["validate", str(deep)], tmp_path / "state")
+    assert p.returncode == 3 and "crash_depth 2" in p.stderr
     race = tmp_path / "r.yaml"
     race.write_text("name: r\nkind: race\nworkload: gate_after_interrupt\nresume: 'command:true'\nfault: power_loss\n")
     p = chaos(["validate", str(race)], tmp_path / "state")
