@@ -254,3 +254,19 @@ def point_verdicts(cell: Cell, point: str, recs: list[TrialRecord], lost_at: dic
         why = recs[0].invalid_reason if recs else "no trial"
         return [verdict(p, "unknown", f"{point}: {why}", points=[point], trial_ids=[r.trial_id for r in recs]) for p in props]
     return [point_du(point, valid), point_cv(point, valid, lost_at)]
+
+
+def explain(rec: TrialRecord) -> list[str]:
+    """Plain words for a faulted trial that lost acknowledged state (empty for any other trial)."""
+    if not rec.observations.get("fault") or not _changed_disk(rec) or not acknowledged(rec):
+        return []
+    miss = _missing(rec)
+    if miss == []:
+        return []
+    what = "the store no longer loads" if miss is None else f"{', '.join(miss)} is no longer recorded complete"
+    point = (rec.observations.get("kill") or {}).get("point") or rec.point or "?"
+    fault = "a power loss" if _report(rec).get("fault") == "power_loss" else "a torn write"
+    return [
+        f"killed at {point}, then {fault}: {_lost_words(rec)}; the run had gone on from {', '.join(_names(rec, acknowledged(rec)))}, "
+        f"yet {what}; {_resume_words(rec)}: the framework acknowledged state it had not fsynced"
+    ]

@@ -94,7 +94,7 @@ class Sweep:
         return check_sweep(cell, records, self)
 
     def explain(self, rec: TrialRecord) -> list[str]:
-        return explain_kill(rec)
+        return explain_kill(rec) + faults.explain(rec)
 
 
 class SweepKind(Kind):

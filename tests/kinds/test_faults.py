@@ -3,7 +3,7 @@ trial records, so each story is a record the way a faulted sweep journals it."""
 
 from __future__ import annotations
 
-from chaos.kinds.faults import point_cv, point_du
+from chaos.kinds.faults import explain, point_cv, point_du
 from chaos.records import TrialRecord
 
 POINT = "put(step=2,source=loop):after#1"
@@ -36,6 +36,8 @@ def test_a_checkpoint_the_run_went_on_from_and_lost_violates_du_with_the_lost_wr
     v = point_du(POINT, [r])
     assert v.status == "violated"
     assert "a had been checkpointed and the run went on" in v.reason and "5 unsynced write(s) (900 bytes)" in v.reason
+    (line,) = explain(r)
+    assert "then a power loss" in line and "a is no longer recorded complete" in line
 
 
 def test_du_holds_when_every_acknowledged_task_survived_and_is_vacuous_before_any():
