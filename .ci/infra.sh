@@ -10,6 +10,9 @@ need=()
 command -v sshd >/dev/null 2>&1 || [ -x /usr/sbin/sshd ] || need+=(openssh-server)
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
 command -v pg_lsclusters >/dev/null 2>&1 || need+=(postgresql)
+# the lazy filesystem (fault: power_loss | torn): fusermount3 and libfuse3 (loaded by mfusepy through ctypes)
+command -v fusermount3 >/dev/null 2>&1 || need+=(fuse3)
+ldconfig -p 2>/dev/null | grep -q 'libfuse3\.so' || need+=(libfuse3-3)
 if [ "${#need[@]}" -gt 0 ]; then
   echo "infra.sh: installing ${need[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
@@ -17,7 +20,7 @@ if [ "${#need[@]}" -gt 0 ]; then
   # no service is started by package scripts: sshd runs only inside the test lab's namespaces
   apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
 fi
-python -c "import psycopg, paramiko, docker" 2>/dev/null || {
+python -c "import psycopg, paramiko, docker, mfusepy" 2>/dev/null || {
   echo "infra.sh: installing the postgres/remote extras" >&2
   python -m pip install -q -e "$here[test]" >&2
 }

@@ -8,8 +8,8 @@ the registry costs nothing and the scenario model can ask it without an import c
 
 Shared machinery that is not a kind lives beside them and names no kind: ``checking`` (verdicts,
 tallies, exit codes, check-safe dispatch), ``sweep`` (crash at each persistence boundary, then
-resume), ``phases`` (a trial as labelled phases in fresh processes or one), ``base`` (the
-interface). docs/adding-a-kind.md shows how to add one.
+resume), ``faults`` (a sweep's power loss or torn write after the kill, and DU and CV), ``phases``
+(a trial as labelled phases in fresh processes or one), ``base`` (the interface). docs/adding-a-kind.md shows how to add one.
 """
 
 from __future__ import annotations

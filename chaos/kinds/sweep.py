@@ -37,7 +37,8 @@ liveness of the last recovery against the durable state at the last kill.
 What a sweep needs from an adapter: ``run``, ``resume`` (none | input | command), ``inspect``
 (completed_tasks, checkpoints, next, pending_interrupts) and persistence barriers. Scenario
 fields: ``resume``, ``kill_points`` (only boundaries naming one of them), ``trials`` (repeats per
-point), ``crash_depth`` (kills per trial, default 1) and ``recovery_kill_points``.
+point), ``crash_depth`` (kills per trial, default 1), ``recovery_kill_points`` and ``fault`` (kill |
+power_loss | torn: what a kill point does; ``chaos.kinds.faults``).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
+from chaos.kinds import faults
 from chaos.kinds.base import Kind
 from chaos.kinds.baseline import answer_action, baseline_of, effect_counts
 from chaos.kinds.checking import base_fields, combine, times, verdict
@@ -92,7 +94,7 @@ class Sweep:
         return check_sweep(cell, records, self)
 
     def explain(self, rec: TrialRecord) -> list[str]:
-        return explain_kill(rec)
+        return explain_kill(rec) + faults.explain(rec)
 
 
 class SweepKind(Kind):
@@ -100,7 +102,7 @@ class SweepKind(Kind):
     names it, says what it is about and which properties it reports."""
 
     sweep: ClassVar[Sweep] = Sweep()
-    fields = ("resume", "kill_points", "trials", "crash_depth", "recovery_kill_points")
+    fields = ("resume", "kill_points", "trials", "crash_depth", "recovery_kill_points", "fault")
     section = "sweep"
 
     def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
@@ -366,6 +368,9 @@ def kill_trial(run: TrialRun, point: str) -> TrialRecord:
     run.observations["kill"] = {"point": point, "exit_signal": status.signal if status else None, "confirmed": bool(killed.kill_confirmed)}
     if not killed.kill_confirmed:
         return run.record(valid=False, invalid_reason=f"kill at {point} not confirmed (exit {status})", fault_fired=False)
+    lost_power = faults.inject(run)  # fault: power_loss | torn drops the unsynced writes now (kill: nothing)
+    if lost_power is not None:
+        return run.record(valid=False, invalid_reason=lost_power, fault_fired=True)
 
     # 2. now the fresh racer may look at the durable state and resume
     if not run.wait_arrival(rec, HOLD):
@@ -685,7 +690,7 @@ def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellRes
     if dry is None or not dry.valid:
         why = (dry.invalid_reason or "?") if dry else "the dry run did not run"  # a failed dry run always says why
         result.failure = why
-        result.verdicts = [verdict(p, "unknown", why) for p in sweep.properties]
+        result.verdicts = [verdict(p, "unknown", why) for p in sweep.properties + faults.properties_of(cell)]
         return result
     base = result.baseline = dry_baseline(dry)
     by_point: dict[str, list[TrialRecord]] = defaultdict(list)
@@ -705,6 +710,7 @@ def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellRes
         valid = [r for r in recs if r.valid]
         keys = sorted({k for r in valid for k in _counts(r)} | set(base.effects))
         pv = _point_verdicts(point, recs, sweep, base)
+        pv += faults.point_verdicts(cell, point, recs, {r.trial_id: lost_effects(r, base) for r in valid})
         for v in pv:
             all_verdicts[v.property].append(v)
         outcomes: list[str] = []
@@ -731,7 +737,7 @@ def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellRes
                 verdicts=pv,
             )
         )
-    result.verdicts = [combine(p, all_verdicts[p]) for p in sweep.properties]
+    result.verdicts = [combine(p, all_verdicts[p]) for p in sweep.properties + faults.properties_of(cell)]
     lost_at = [p for p in result.points if p.lost]
     dup_at = [p for p in result.points if p.duplicates]
     if lost_at or dup_at:  # the two halves of exactly-once, each in one line before the points' detail

@@ -40,11 +40,14 @@ from typing import Any, NoReturn
 from pydantic import ValidationError
 
 import chaos
+from chaos import lazyfs
 from chaos.envs import python_for
 from chaos.kinds import runner_for
 from chaos.kinds.checking import analyze_cell, count_trial, exit_code, verdict_counts
 from chaos.launchers import Launcher, make_launcher
-from chaos.racer.errors import ChaosError, ScenarioError
+from chaos.lazyfs import LazyMount
+from chaos.racer.errors import ChaosError, EnvironmentProblem, ScenarioError
+from chaos.racer.protocol import StoreSpec
 from chaos.racer.redact import redact, redact_obj
 from chaos.records import CellResult, CellVersions, RerunOf, RunCell, RunLoad, RunMeta, RunResults, TrialRecord, TrialSummary
 from chaos.running import registry
@@ -435,10 +438,26 @@ def _execute_in_folder(
         prior = StoredTrials(run_dir / "journal.jsonl")
         journal = Journal(run_dir / "journal.jsonl")
         signals.armed = not signals.received
-        outcome = _execute(folder, scenario, cells, opts, prior, run_id, work_dir, storage, journal, active, signals, only)
+        lazy = _lazy_mount(cells, run_id, work_dir, active)  # stopped by _execute's clean-up, first
+        outcome = _execute(folder, scenario, cells, opts, prior, run_id, work_dir, storage, journal, active, signals, only, lazy)
     if move_latest:
         folder.link_latest()
     return outcome
+
+
+def _lazy_mount(cells: list[Cell], run_id: str, work_dir: Path, active: registry.ActiveRun) -> LazyMount | None:
+    """The run's lazy filesystem, mounted, when a cell's fault is power_loss or torn (else None).
+    Its mount is noted in the run's registry entry, so a reaper of a dead run unmounts it."""
+    faults = sorted({c.scenario.fault for c in cells} - {"kill"})
+    if not faults:
+        return None
+    why = lazyfs.missing()
+    if why is not None:
+        raise EnvironmentProblem(f"fault {'/'.join(faults)} needs a FUSE filesystem on this machine: {why}")
+    lazy = LazyMount(work_dir / "lazy.below", (work_dir / "lazy").resolve(), run_id=run_id, log=work_dir / "lazyfs-ops.jsonl")
+    active.note(lazyfs_mount=str(lazy.mount))
+    lazy.start()
+    return lazy
 
 
 def _execute(
@@ -454,8 +473,17 @@ def _execute(
     active,
     signals: SignalState,
     only: set[str] | None = None,
+    lazy: LazyMount | None = None,
 ) -> RunOutcome:
     run_dir = folder.path
+
+    def store_for(cell: Cell, trial_id: str, trial_dir: Path) -> StoreSpec:
+        if lazy is not None and cell.scenario.fault != "kill":  # the store lives on the lazy filesystem
+            d = lazy.mount / trial_id.replace("/", "_")
+            d.mkdir(exist_ok=True)
+            return {"path": str(d / "checkpoints.sqlite")}
+        return storage.store_for(cell, trial_id, trial_dir)
+
     launchers: dict[str, Launcher] = {}
 
     def launcher_for(cell: Cell) -> Launcher:
@@ -481,8 +509,9 @@ def _execute(
         launcher=None,  # type: ignore[arg-type]  # set per cell
         ledger_config=storage.ledger_config,
         read_ledger=storage.read_ledger,
-        store_for=storage.store_for,
+        store_for=store_for,
         keep_work=opts.keep_work,
+        lazy=lazy,
         prior=prior,
         only=only if only is not None else opts.only,
     )
@@ -533,6 +562,8 @@ def _execute(
     finally:
         signals.armed = False
         cleanup: list[Callable[[], object]] = [launcher.reap for launcher in launchers.values()]
+        if lazy is not None:  # unmounted once its racers are dead, before the work folder goes
+            cleanup.append(lazy.stop)
         # the net under the net: any racer of this run still alive (e.g. started in the instant a
         # signal arrived, before its launcher knew of it) is found by its label and killed
         cleanup.append(lambda: registry._kill_and_wait([pid for pid, _, _ in registry.racer_processes(run_id)]))

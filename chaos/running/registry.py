@@ -19,7 +19,8 @@ What it promises:
   the lock of its run's registry entry.
 * ``reap_stale()`` (run by ``chaos clean`` and at the start of ``chaos run``) takes every registry
   entry whose lock is free, kills its racers (and any racer whose registry is gone or unlocked),
-  removes its containers, its Postgres run schema (with ``CHAOS_PG_DSN``) and its work folder, marks
+  removes its containers, its Postgres run schema (with ``CHAOS_PG_DSN``), its lazy filesystem mount
+  (``fault: power_loss | torn``: found by the run id in its fsname) and its work folder, marks
   its run.json as interrupted, removes the entry, and returns a list of what it removed. A run
   whose orchestrator is alive is never touched.
 * A run that made a Postgres schema says so in its entry (``pg_schema``). Its entry stays, with
@@ -294,6 +295,7 @@ class Reaped:
     containers: list[str] = field(default_factory=list)
     schemas: list[str] = field(default_factory=list)
     folders: list[str] = field(default_factory=list)
+    mounts: list[str] = field(default_factory=list)  # lazy filesystems (fault: power_loss | torn) unmounted
     pending: str | None = None  # what could not be removed yet (its entry stays until it is)
 
     def describe(self) -> str:
@@ -304,6 +306,8 @@ class Reaped:
             parts.append(f"{len(self.containers)} container(s)")
         if self.schemas:
             parts.append("Postgres schema(s) " + ", ".join(self.schemas))
+        if self.mounts:
+            parts.append("lazy filesystem mount(s) " + ", ".join(self.mounts))
         if self.folders:
             parts.append("folder(s) " + ", ".join(self.folders))
         what = "; ".join(parts) or "its registry entry"
@@ -318,6 +322,15 @@ def _mark_interrupted(run_dir: str) -> None:
     mark_reaped(run_dir)
 
 
+def _lazyfs_reap(run_id: str | None = None) -> list[str]:
+    """Unmount the lazy filesystems of ``run_id`` (None: of every run not alive) and kill their processes."""
+    from chaos.lazyfs import unmount_stale
+
+    if run_id is None:  # by their processes: a run of another state folder is never touched
+        return unmount_stale()
+    return unmount_stale(alive=lambda rid: rid != run_id)
+
+
 def reap_run(run_id: str, info: dict | None = None, dsn: str | None = None) -> Reaped:
     """Remove what the (dead) run ``run_id`` left: racers, containers, its Postgres schema, its work
     folder. What could not be removed is ``pending`` (the caller then keeps the entry)."""
@@ -327,6 +340,7 @@ def reap_run(run_id: str, info: dict | None = None, dsn: str | None = None) -> R
     rep.racers = _kill_and_wait(pids)
     rep.containers = _docker_reap(run_id)
     rep.schemas, rep.pending = _pg_reap(run_id, dsn, expected=bool(info.get("pg_schema")))
+    rep.mounts = _lazyfs_reap(run_id)  # before the work folder: a dead mount cannot be removed
     work = info.get("work_dir")
     if work and not info.get("keep_work") and Path(work).exists():
         shutil.rmtree(work, ignore_errors=True)
@@ -379,4 +393,7 @@ def reap_stale(dsn: str | None = None) -> list[Reaped]:
             prev.racers.extend(gone)
         else:
             out.append(Reaped(run_id=run_id, racers=gone, containers=_docker_reap(run_id)))
+    # lazy filesystems whose run is not alive (its entry deleted by hand, or a mount left by a crash)
+    for mount in _lazyfs_reap():
+        out.append(Reaped(run_id="?", mounts=[mount]))
     return out

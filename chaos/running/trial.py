@@ -15,12 +15,13 @@ where every failure was the framework's and every kill chaos's own.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from chaos.envs import requirement_names
 from chaos.launchers import ExitStatus, Launcher, RacerHandle
@@ -49,6 +50,16 @@ def _traceback_of(result: RacerResult | None) -> str | None:
     return tb[-4000:] if tb else None
 
 
+class FaultFs(Protocol):
+    """A filesystem that can lose power under one trial's store folder (``chaos.lazyfs.LazyMount``)."""
+
+    def power_loss(self, prefix: str = "") -> dict[str, Any]: ...
+
+    def torn(self, prefix: str = "", keep: int | None = None) -> dict[str, Any]: ...
+
+    def forget(self, prefix: str) -> dict[str, Any]: ...
+
+
 @dataclass
 class RunContext:
     """What every trial of a run needs: ids, folders, the launcher and the ledger."""
@@ -64,6 +75,7 @@ class RunContext:
     keep_work: bool = False
     prior: Mapping[str, TrialRecord] | StoredTrials = field(default_factory=dict)  # journaled already: ``get(trial_id)``
     only: set[str] | None = None  # re-run just these trial ids (``chaos rerun``)
+    lazy: FaultFs | None = None  # the run's lazy filesystem, when a cell's fault is power_loss or torn
 
     def wants(self, trial_id: str, skip: set[str]) -> bool:
         """Should this trial run now: not journaled already, and asked for (if a subset is)?"""
@@ -113,6 +125,7 @@ class TrialRun:
         self.dir = self.ctx.work_dir / self.trial_id.replace("/", "_")
         self.barrier_dir = self.dir / "barriers"
         self.barrier_dir.mkdir(parents=True, exist_ok=True)
+        self.store_folder = self.trial_id.replace("/", "_")  # the store's folder on a lazy filesystem
         self.store = self.ctx.store_for(self.cell, self.trial_id, self.dir)
         self.t0 = time.time()
         self.m0 = time.monotonic()
@@ -326,6 +339,9 @@ class TrialRun:
         forget = getattr(self.ctx.launcher, "forget", None)
         if forget is not None:
             forget(self.handles)  # a long run keeps no handle of a finished trial
+        if self.ctx.lazy is not None and self.cell.scenario.fault != "kill":
+            with contextlib.suppress(Exception):  # the filesystem's cache keeps only live trials
+                self.ctx.lazy.forget(self.store_folder)
         if not self.ctx.keep_work:
             shutil.rmtree(self.dir, ignore_errors=True)
 

@@ -218,6 +218,12 @@ class Scenario(Strict):
         default_factory=list,
         description="sweeps with crash_depth >= 2: only kill a recovery at boundaries whose name contains one of these (empty: all)",
     )
+    fault: Literal["kill", "power_loss", "torn"] = Field(
+        "kill",
+        description="sweeps: what a kill point does. kill = SIGKILL (the page cache survives); power_loss = SIGKILL, then "
+        "every write never fsynced is lost (the store lives on chaos's lazy filesystem); torn = the same, but a prefix of "
+        "the last unsynced write persists",
+    )
     timeout_s: float = Field(120, gt=0, le=7 * 86_400, allow_inf_nan=False, description="cap on any single wait for a racer")
     env_retries: int = Field(
         2,
@@ -314,6 +320,26 @@ class Scenario(Strict):
         return self
 
     @model_validator(mode="after")
+    def _fault_rules(self) -> Scenario:
+        if self.fault == "kill":
+            return self
+        if "fault" not in get_kind(self.kind).fields:
+            raise ValueError(f"fault {self.fault!r} applies to sweeps (a kill point then loses power); kind {self.kind!r} has none")
+        if self.racers.placement != "local":
+            where = self.racers.placement if isinstance(self.racers.placement, str) else "hosts"
+            raise ValueError(
+                f"fault {self.fault!r} needs the store on chaos's lazy filesystem on this machine: placement {where!r} is "
+                "not supported; use placement: local"
+            )
+        if self.crash_depth > 1:
+            raise ValueError(f"fault {self.fault!r} is not supported with crash_depth {self.crash_depth} yet: use crash_depth: 1")
+        if self.target.backend in ("postgres", "postgres_async"):
+            raise ValueError(
+                f"fault {self.fault!r} loses a local folder's unsynced writes: backend {self.target.backend!r} keeps none there"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _kind_rules(self) -> Scenario:
         get_kind(self.kind).validate(self)  # raises ValueError: reported with the file and line
         return self
@@ -374,6 +400,7 @@ AXES: dict[str, tuple[str, ...]] = {
     "effect_fault": ("effect_fault",),
     "crash_depth": ("crash_depth",),
     "recovery_kill_points": ("recovery_kill_points",),
+    "fault": ("fault",),
     "workload": ("workload",),
     "workload_params": ("workload_params",),
     "answers": ("answers",),

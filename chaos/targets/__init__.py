@@ -73,6 +73,8 @@ TARGETS: dict[str, TargetInfo] = {
             "approval_idempotent": "pre (no effect) -> gate (interrupt(), idempotent effect) -> end (idempotent): the fixed approval flow",
             "three_step": "a -> b -> c, one effect each",
             "three_step_idempotent": "three_step with idempotency-keyed effects (self-test: never duplicates)",
+            "three_step_fsync": "three_step, SQLite synchronous=FULL (power-loss self-test: every checkpoint durable)",
+            "three_step_nosync": "three_step, SQLite synchronous=OFF (power-loss self-test: checkpoints lost)",
             "two_gates": "pre -> gate (interrupt) -> gate2 (interrupt) -> end: a thread consumed but not complete",
             "three_step_retry": "three_step with a RetryPolicy (3 attempts) on b",
             "three_step_retry_idempotent": "three_step_retry with idempotency-keyed effects",
@@ -122,7 +124,7 @@ TARGETS: dict[str, TargetInfo] = {
             "upgrade",
             "failing_effect",
         ),
-        properties=("EO", "PC", "FD", "CV", "CO", "RD", "FI", "LIVENESS", "FCL", "LU", "SG", "PT", "CC", "TR", "UP"),
+        properties=("EO", "PC", "FD", "CV", "CO", "RD", "FI", "LIVENESS", "FCL", "LU", "SG", "PT", "CC", "TR", "UP", "DU"),
         distributions=(
             "langgraph",
             "langgraph-checkpoint",
@@ -151,7 +153,7 @@ TARGETS: dict[str, TargetInfo] = {
             "invalid_type": "@start a -> bad -> c over Flow[CountState]; bad assigns a str to count: int",
         },
         kinds=("race", "kill_sweep", "stray_resume", "recovery_determinism", "fork", "invalid_state"),
-        properties=("EO", "PC", "CO", "RD", "LIVENESS", "FD", "FI", "CV"),
+        properties=("EO", "PC", "CO", "RD", "LIVENESS", "DU", "FD", "FI", "CV"),
         distributions=("crewai",),
         boundaries=(
             "save_state(method=X), save_pending(method=X), clear_pending (sqlite); "
@@ -184,7 +186,7 @@ TARGETS: dict[str, TargetInfo] = {
             "invalid_type": "a -> bad -> c over a typed state (Context[CountState]); bad assigns a str to count: int in edit_state",
         },
         kinds=("race", "kill_sweep", "stray_resume", "recovery_determinism", "invalid_state"),
-        properties=("EO", "PC", "CO", "RD", "LIVENESS", "CV"),
+        properties=("EO", "PC", "CO", "RD", "LIVENESS", "DU", "CV"),
         distributions=("llama-index-workflows",),
         boundaries="save(after=<step>):before/after, save(input_required):before/after, effect(task):after",
         unsupported={
@@ -215,7 +217,7 @@ TARGETS: dict[str, TargetInfo] = {
             "invalid_type": "IA -> Bad -> IC over a dataclass state; Bad assigns a str to count: int",
         },
         kinds=("race", "kill_sweep", "stray_resume", "recovery_determinism", "invalid_state"),
-        properties=("EO", "PC", "CO", "RD", "LIVENESS", "CV"),
+        properties=("EO", "PC", "CO", "RD", "LIVENESS", "DU", "CV"),
         distributions=("pydantic-graph",),
         boundaries="save(node=X,status=created|pending|running|success):before/after, save(end):before/after, effect(task):after",
         unsupported={
@@ -246,7 +248,7 @@ TARGETS: dict[str, TargetInfo] = {
             "invalid_type": "a -> bad -> c (tool agents); from bad's turn on the store saves a first message whose content is an int (tampered below the framework)",
         },
         kinds=("race", "kill_sweep", "stray_resume", "recovery_determinism", "invalid_state"),
-        properties=("EO", "PC", "CO", "RD", "LIVENESS", "CV"),
+        properties=("EO", "PC", "CO", "RD", "LIVENESS", "DU", "CV"),
         distributions=("autogen-agentchat", "autogen-core", "autogen-ext"),
         boundaries="save(turn=<agent>):before/after, effect(task):after",
         unsupported={

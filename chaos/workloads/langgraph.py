@@ -9,6 +9,8 @@
   must not run again after a crash.
 * ``three_step_idempotent``: the same with idempotent effects (``ctx.effect_once``): the harness's
   self-test, where no kill point may show a duplicate.
+* ``three_step_fsync`` / ``three_step_nosync``: three_step with the SQLite saver fsyncing every
+  commit, or none: the power-loss self-test (``fault: power_loss``), clean and caught.
 
 * ``two_gates``: pre -> gate -> gate2 -> end, two interrupts: after the first is answered the
   thread waits at the second, so a stray repeat of the first answer has a live interrupt to hit.
@@ -31,6 +33,7 @@ Each node fires its effect before it returns, through ``ctx.effect``.
 from __future__ import annotations
 
 import operator
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, TypedDict
@@ -144,6 +147,27 @@ def three_step(ctx: WorkloadContext, *, idempotent: bool = False) -> LangGraphWo
     g.add_edge("b", "c")
     g.add_edge("c", END)
     return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []}, max_concurrency=PINNED)
+
+
+def _sqlite_synchronous(ctx: WorkloadContext, mode: str) -> None:
+    """Set the SQLite saver's ``PRAGMA synchronous`` (FULL: every commit fsynced; OFF: none)."""
+    conn = getattr(ctx.checkpointer, "conn", None)
+    if isinstance(conn, sqlite3.Connection):  # another saver (a fork server's prewarm) has no such setting
+        conn.execute(f"PRAGMA synchronous={mode}")
+
+
+def three_step_fsync(ctx: WorkloadContext) -> LangGraphWorkload:
+    """three_step whose saver fsyncs every commit (SQLite synchronous=FULL), so every checkpoint is
+    durable before the next step fires its effect. The power-loss self-test: DU must hold."""
+    _sqlite_synchronous(ctx, "FULL")
+    return three_step(ctx)
+
+
+def three_step_nosync(ctx: WorkloadContext) -> LangGraphWorkload:
+    """three_step whose saver never fsyncs (SQLite synchronous=OFF): its checkpoints sit in the page
+    cache when the next step fires. The power-loss self-test: a power loss must violate DU."""
+    _sqlite_synchronous(ctx, "OFF")
+    return three_step(ctx)
 
 
 def three_step_idempotent(ctx: WorkloadContext) -> LangGraphWorkload:
@@ -347,6 +371,8 @@ BUILTIN = {
     "approval_idempotent": approval_idempotent,
     "three_step": three_step,
     "three_step_idempotent": three_step_idempotent,
+    "three_step_fsync": three_step_fsync,
+    "three_step_nosync": three_step_nosync,
     "two_gates": two_gates,
     "three_step_retry": three_step_retry,
     "three_step_retry_idempotent": three_step_retry_idempotent,
