@@ -2,8 +2,9 @@
 
 ``tests/test_shard.py`` runs the whole shard-and-merge path on a tiny suite. Here the real file:
 its two shard plans must cover exactly the cells one machine runs, each once, with one digest, and
-(opt-in, ``CHAOS_NIGHTLY_SHARDS=1``: it runs the real nightly three times, tens of minutes on two
-cores, too long for CI) the merged night must list the same cells with the same trial seeds and
+(opt-in, ``CHAOS_NIGHTLY_SHARDS=1``: it runs the real nightly three times; one unsharded run took
+39 min on this 2-core machine under load, and it needs Docker, Postgres and the SSH lab to mean
+anything: too long for CI) the merged night must list the same cells with the same trial seeds and
 trial counts, the same exit code, and the same verdict wherever the outcome is not open by nature.
 """
 
@@ -25,8 +26,11 @@ ROOT = Path(__file__).resolve().parents[1]
 NIGHTLY = ROOT / "scenarios" / "nightly.yaml"
 DATE = "2026-01-03"
 # kinds whose verdict may differ between two runs of the same cell with the same seeds: the outcome
-# of a race (how many racers fire) or of a background write is the scheduler's, not the seed's
-OPEN_KINDS = {"race", "shared_state"}
+# of a race (how many racers fire, whether all finish in time) is the scheduler's, not the seed's.
+# Measured (bench/README.md): unsharded vs two shards merged, 104 of 105 cells equal; the other
+# was a 3-trial race cell (LIVENESS violated once, held once). shared_state enumerates schedules:
+# exact, so compared.
+OPEN_KINDS = {"race"}
 
 
 def test_the_real_nightly_splits_into_two_shards_that_together_run_each_of_its_cells_once(tmp_path):
