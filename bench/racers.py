@@ -5,7 +5,9 @@ trial, CPU per trial, peak memory (PSS of every racer process plus the fork serv
 all racers stand at the start gate), the release spread of races, and warm/naive ratios.
 
 * ``cold``: chaos with a fresh ``python -m chaos.racer.main`` per racer (``--racers cold``).
-* ``warm``: chaos with racers forked from ``chaos.racer.forkserver`` (the default).
+* ``warm``: chaos with racers forked from ``chaos.racer.forkserver`` (the default), which keeps
+  racers pre-forked in a pool (``--pool``: its size; default the server's).
+* ``nopool``: the same with every racer forked when asked for (``--pool 0``), the path before the pool.
 * ``naive``: the published hand probes' style: a fresh ``python`` per racer, READY/GO files
   polled every 5 ms, ``subprocess`` waits (``bench/naive_racer.py``), same workload and ledger.
 
@@ -36,7 +38,7 @@ import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -54,6 +56,7 @@ from chaos.scenario.model import Scenario, expand  # noqa: E402
 NAIVE_RACER = str(ROOT / "bench" / "naive_racer.py")
 NAIVE_POLL_S = 0.005
 JITTER_MS = 0.0  # races: the scenario's jitter_ms (--jitter)
+POOL: int | None = None  # warm: the fork server's pool of pre-forked racers (--pool; None: its default)
 MEMORY_SAMPLES = 3  # gates at which every racer's memory is read (the first ones of a case)
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -128,6 +131,41 @@ class Measured:
         return self.inner.open_gate(handles)
 
 
+def proc_work(pid: int) -> tuple[int, int] | None:
+    """(minor page faults, ns on CPU) of a live process so far (Linux /proc), None if gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+        with open(f"/proc/{pid}/schedstat") as g:
+            ns = int(g.read().split()[0])
+    except (OSError, ValueError):
+        return None
+    return int(data[data.rfind(b")") + 2 :].split()[7]), ns
+
+
+class Probed(TrialRun):
+    """A TrialRun that notes, per killed racer, its minor faults and CPU from the moment its start
+    returned to the moment it is killed at its barrier: a victim's own work, which the machine's
+    load inflates much less than wall time (the pool's gain shows here first). A freshly forked racer
+    may run a little before its start returns, so its numbers are slightly low: conservative."""
+
+    victim_work: ClassVar[list[tuple[int, float]]] = []
+    _at_start: dict[int, tuple[int, int] | None]
+
+    def start(self, specs):
+        handles = super().start(specs)
+        if not hasattr(self, "_at_start"):
+            self._at_start = {}
+        self._at_start.update({h.pid: proc_work(h.pid) for h in handles if h.pid})
+        return handles
+
+    def kill(self, h, barrier=None):
+        a, b = self._at_start.get(h.pid), proc_work(h.pid) if h.pid else None
+        if a and b:
+            self.victim_work.append((b[0] - a[0], (b[1] - a[1]) / 1e6))
+        return super().kill(h, barrier)
+
+
 def scenario(kind: str, **over) -> Scenario:
     data = {
         "name": "bench",
@@ -167,7 +205,10 @@ def context(base: Path, launcher) -> tuple[RunContext, SqliteLedger]:
 
 
 def chaos_case(case: str, mode: str, trials: int, base: Path, profile: cProfile.Profile | None = None) -> dict:
-    inner = WarmLauncher(log_dir=base) if mode == "warm" else LocalLauncher()
+    if mode in ("warm", "nopool"):  # nopool: warm racers each forked on request, the path before the pool
+        inner: WarmLauncher | LocalLauncher = WarmLauncher(log_dir=base, pool=0 if mode == "nopool" else POOL)
+    else:
+        inner = LocalLauncher()
     launcher = Measured(inner)
     ctx, ledger = context(base, launcher)
     cpu0, m0 = cpu_s(), time.monotonic()
@@ -197,7 +238,7 @@ def chaos_case(case: str, mode: str, trials: int, base: Path, profile: cProfile.
         ts = time.monotonic()
         if case == "sweep":
             point = points[t % len(points)]
-            run = TrialRun(ctx, cell, f"c000-p{t % len(points):03d}-r{t // len(points):03d}", point=point)
+            run: TrialRun = Probed(ctx, cell, f"c000-p{t % len(points):03d}-r{t // len(points):03d}", point=point)
             try:
                 rec = kill_trial(run, point)
             finally:
@@ -219,6 +260,10 @@ def chaos_case(case: str, mode: str, trials: int, base: Path, profile: cProfile.
     out = summary(mode, walls, elapsed, cpu, recs, launcher.peak_pss_kb, launcher.peak_rss_kb)
     out["server"] = server
     out["phases"] = phases(recs, launcher.spawned_ns)
+    if Probed.victim_work:
+        out["phases"]["victim start -> barrier: minor faults"] = statistics.median(f for f, _ in Probed.victim_work)
+        out["phases"]["victim start -> barrier: CPU"] = round(statistics.median(c for _, c in Probed.victim_work), 2)
+        Probed.victim_work = []
     forks = getattr(inner, "fork_ms", None)
     if forks:
         out["phases"]["fork in the server (of launch)"] = round(statistics.median(forks), 2)
@@ -426,7 +471,7 @@ def print_case(name: str, rows: list[dict]) -> None:
             f"   warm server start (once per run and framework): {s['start_wall_s']:.2f} s wall, {s['start_cpu_s']:.2f} s CPU, "
             f"RSS {s['rss_mib']:.0f} MiB (PSS {s['pss_mib']:.0f} MiB)"
         )
-    for other in ("naive", "cold"):
+    for other in ("naive", "cold", "nopool"):
         if "warm" in by and other in by:
             w, o = by["warm"], by[other]
             print(
@@ -463,7 +508,7 @@ def print_profile(prof: cProfile.Profile, title: str, n: int = 18) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases", default="race4,race16,sweep,matrix", help="comma list of race4, race16, sweep, matrix")
-    ap.add_argument("--modes", default="warm,cold,naive", help="comma list of warm, cold, naive")
+    ap.add_argument("--modes", default="warm,nopool,cold,naive", help="comma list of warm, nopool, cold, naive")
     ap.add_argument("--warm-trials", type=int, default=30, help="trials per case for warm racers")
     ap.add_argument("--cold-trials", type=int, default=4, help="trials per case for cold and naive racers")
     ap.add_argument("--matrix-modes", default="warm", help="modes to run the 200-trial matrix with (cold takes about an hour)")
@@ -477,9 +522,10 @@ def main(argv: list[str] | None = None) -> int:
         "/dev/shm shows the cost without fsync latency)",
     )
     ap.add_argument("--jitter", type=float, default=0.0, help="jitter_ms of the race cases (timing-sensitive: 25)")
+    ap.add_argument("--pool", type=int, default=None, help="warm: pre-forked racers in the fork server (0: none, the old path)")
     args = ap.parse_args(argv)
-    global JITTER_MS
-    JITTER_MS = args.jitter
+    global JITTER_MS, POOL
+    JITTER_MS, POOL = args.jitter, args.pool
     cases = [c for c in args.cases.split(",") if c]
     modes = [m for m in args.modes.split(",") if m]
     tmp = Path(tempfile.mkdtemp(prefix="chaos-bench-", dir=args.work))
@@ -508,8 +554,8 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             rows = []
             for mode in modes:
-                n = args.warm_trials if mode == "warm" else args.cold_trials
-                if case == "race16" and mode != "warm":
+                n = args.warm_trials if mode in ("warm", "nopool") else args.cold_trials
+                if case == "race16" and mode not in ("warm", "nopool"):
                     n = max(1, n // 2)
                 d = tmp / f"{case}-{mode}"
                 if mode == "naive":

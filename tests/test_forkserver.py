@@ -150,7 +150,8 @@ def test_when_the_orchestrator_dies_the_server_and_its_racers_die_too(tmp_path):
         (base / "trial").mkdir()
         (h,) = lau.start_group([spec(base, "r0", workload="gate_after_interrupt", gate=True)], str(base / "trial"))
         assert wait_until(lambda: h.state() == "stopped", 120)
-        print(json.dumps({{"server": lau.client.pid, "racer": h.pid}}), flush=True)
+        pool = lau.client.request("status")["pool"]
+        print(json.dumps({{"server": lau.client.pid, "racer": h.pid, "pool": pool}}), flush=True)
         sys.stdin.read()
         """
     )
@@ -158,12 +159,15 @@ def test_when_the_orchestrator_dies_the_server_and_its_racers_die_too(tmp_path):
     try:
         pids = json.loads(orch.stdout.readline())
         assert not gone(pids["server"]) and proc_state(pids["racer"]) == "T"
-        # both carry the run's folder in their command line: `ps` (and the orphan checks) find them
-        assert {p.pid for p in racers_alive(str(tmp_path))} == {pids["server"], pids["racer"]}
+        # all carry the run's folder in their command line (the server's pre-forked racers too):
+        # `ps` (and the orphan checks) find them
+        assert pids["pool"], "the server keeps racers pre-forked"
+        assert {p.pid for p in racers_alive(str(tmp_path))} == {pids["server"], pids["racer"], *pids["pool"]}
         # ...is SIGKILLed: no chance to clean up
         orch.kill()
         orch.wait()
-        assert wait_until(lambda: gone(pids["server"]) and gone(pids["racer"]), 30), "orphans survived the orchestrator"
+        everyone = [pids["server"], pids["racer"], *pids["pool"]]
+        assert wait_until(lambda: all(gone(p) for p in everyone), 30), "orphans survived the orchestrator"
     finally:
         orch.kill()
         orch.wait()
@@ -262,10 +266,13 @@ def test_a_stop_reported_before_the_spawn_reply_is_read_is_not_lost(launcher, tm
     def children() -> set[int]:
         return {int(p) for p in Path(f"/proc/{client.pid}/task/{client.pid}/children").read_text().split()}
 
-    before = children()
+    def stopped() -> list[int]:  # the server's pre-forked children wait in a read, never stopped
+        return [p for p in children() if proc_state(p) == "T"]
+
+    assert not stopped()
     n_spawn = client.send_request("spawn", racers=[launcher.entry(s, str(tmp_path), client)], pgid=0)
-    assert wait_until(lambda: any(proc_state(p) == "T" for p in children() - before), 120)  # stands at its gate
-    (pid,) = children() - before
+    assert wait_until(lambda: bool(stopped()), 120)  # stands at its gate
+    (pid,) = stopped()
     # read the server's events, the spawn reply among them, until its stop is in: the handle does not exist yet
     assert wait_until(lambda: [client.pump(0.05)] and client.stopped.get(pid) is True, 30)
     assert int(client.await_reply(n_spawn, "spawn")["pids"]["early"]) == pid

@@ -17,6 +17,17 @@ What it promises:
   parent-death signal (it dies with the server, which dies with *its* parent: kill the
   orchestrator and the whole tree goes), gets stdin from /dev/null and stdout/stderr to its log,
   default signal dispositions, and none of the server's descriptors.
+* **A pool of pre-forked racers** (``--pool N``, default 2). The server forks up to N children ahead
+  of need: at start, and whenever a racer has exited (a CPU is free then: in a sweep trial the pool
+  fills while the resume racer runs after the victim's kill, not while the victim runs). A pooled child drops the server's descriptors, arms its
+  parent-death signal and builds the workload the server last launched (the adapter's ``prewarm``:
+  in memory, no store, no file; its copy-on-write page faults and caches are then paid), then
+  blocks reading its pipe. It learns nothing of a trial until a ``spawn`` hands it its spec: the
+  server moves it into the request's process group, writes the spec, and only then does the child
+  open its log and run ``serve(spec)`` (which opens the ledger, the trial's store, everything per
+  trial). So a pooled racer and a freshly forked one run the same code on the same spec; the
+  pooled one starts with its pages already copied. A pooled child that dies before it is used is
+  dropped silently (it never was anyone's racer) and the request forks afresh.
 * **Exits are confirmed.** The server is the racers' parent, so it reaps them (``waitpid``) and
   reports every stop, continue and exit with the raw status: a SIGKILL is confirmed by the exit
   status itself. It signals only its own unreaped children (a pid it reports cannot be reused
@@ -39,7 +50,7 @@ unix socket (``--socket PATH``). Standard library only (plus the framework it pr
     <- {"event": "exit", "pid": ..., "id": ..., "code": ..., "signal": ..., "status": ...}
     <- {"event": "reply", "req": N, "ok": false, "error": "..."}            # a refused request
 
-Usage: ``python -m chaos.racer.forkserver --target langgraph [--parent-pid PID] [--socket PATH] [--label TEXT]``.
+Usage: ``python -m chaos.racer.forkserver --target langgraph [--parent-pid PID] [--socket PATH] [--label TEXT] [--pool N]``.
 ``--label`` is not read: it names the run (its folder) in the command line of the server and of
 every racer it forks (a fork keeps its parent's command line), so ``ps`` and orphan checks can
 tell whose racers they are.
@@ -64,6 +75,7 @@ if TYPE_CHECKING:
 
 EXIT_PRELOAD_FAILED = 3
 EXIT_ORPHANED = 97  # a child whose server died before it could arm its parent-death signal
+DEFAULT_POOL = 2  # a sweep trial's two racers (victim and resume) both come from the pool
 
 
 class Refused(Exception):
@@ -134,8 +146,12 @@ def _fd_target(fd: int) -> str:
 
 
 class Server:
-    def __init__(self, rfd: int, wfd: int, extra_fds: tuple[int, ...] = ()):
+    def __init__(self, rfd: int, wfd: int, extra_fds: tuple[int, ...] = (), pool: int = 0):
         self.rfd, self.wfd = rfd, wfd
+        self.pool_size = max(0, pool)
+        self.pool: list[tuple[int, int]] = []  # (pid, write end of its spec pipe), oldest first
+        self.hint: str | None = None  # the workload of the last racer launched: what pooled children prewarm
+        self.target: str | None = None
         self.pid = os.getpid()
         self.children: dict[int, str] = {}  # unreaped child pid -> racer id
         self.groups: dict[int, set[int]] = {}  # pgid -> unreaped member pids
@@ -174,18 +190,25 @@ class Server:
         return None
 
     # ------------------------------------------------------------------ children
-    def reap(self, block: bool = False) -> None:
-        """Collect every child state change; report stops, continues and exits."""
+    def reap(self, block: bool = False) -> int:
+        """Collect every child state change; report stops, continues and exits (returns how many racers exited)."""
+        exited = 0
         flags = (0 if block else os.WNOHANG) | os.WUNTRACED | os.WCONTINUED
         while True:  # also orphans reparented to us when we are a container's PID 1
             try:
                 pid, status = os.waitpid(-1, flags)
             except ChildProcessError:
-                return
+                return exited
             except InterruptedError:
                 continue
             if pid == 0:
-                return
+                return exited
+            if pid in self._pool_pids():
+                if not (os.WIFSTOPPED(status) or os.WIFCONTINUED(status)):
+                    self._drop_pooled(pid)  # never anyone's racer: nothing to report
+                    if block:
+                        return exited
+                continue
             rid = self.children.get(pid)
             if os.WIFSTOPPED(status):
                 self.say({"event": "stopped", "pid": pid, "id": rid, "sig": os.WSTOPSIG(status), **self._arrivals_of(pid)})
@@ -200,8 +223,9 @@ class Server:
                 code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
                 sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
                 self.say({"event": "exit", "pid": pid, "id": rid, "code": code, "signal": sig, "status": status})
+                exited += 1
                 if block:
-                    return
+                    return exited
 
     def spawn(self, racers: list[dict], pgid: int = 0) -> dict:
         if not racers:
@@ -216,7 +240,7 @@ class Server:
                 if why:
                     raise Refused(f"refusing to fork: {why}")
                 t0 = time.monotonic()
-                pid = self._fork_one(r, pgid)
+                pid = self._take_pooled(r, pgid) or self._fork_one(r, pgid)
                 fork_ms.append(round((time.monotonic() - t0) * 1000, 3))
                 if not pgid:
                     pgid = pid
@@ -224,6 +248,9 @@ class Server:
                 self.children[pid] = r["id"]
                 self._note_arrivals(pid, r)
                 self.groups.setdefault(pgid, set()).add(pid)
+            workload = (r.get("spec") or {}).get("workload")
+            if isinstance(workload, str):
+                self.hint = workload
         except BaseException:
             # all or nothing: the caller gets no handle on a half-started group, so none may live
             for pid in pids.values():
@@ -287,7 +314,7 @@ class Server:
         os.dup2(devnull, 0)
         os.dup2(out, 1)
         os.dup2(out, 2)
-        for fd in {self.rfd, self.wfd, self._wake_r, self._wake_w, devnull, out} - {0, 1, 2}:
+        for fd in {self.rfd, self.wfd, self._wake_r, self._wake_w, devnull, out, *(w for _, w in self.pool)} - {0, 1, 2}:
             try:
                 os.close(fd)
             except OSError:
@@ -300,6 +327,126 @@ class Server:
         _finalize()
         return code
 
+    # ------------------------------------------------------------------ the pool
+    def _pool_pids(self) -> set[int]:
+        return {pid for pid, _ in self.pool}
+
+    def _drop_pooled(self, pid: int) -> None:
+        for entry in [e for e in self.pool if e[0] == pid]:
+            self.pool.remove(entry)
+            self.allowed_fds.discard(entry[1])
+            try:
+                os.close(entry[1])
+            except OSError:
+                pass
+
+    def refill(self) -> None:
+        """Fork pooled children until the pool is full (none while forking would be unsafe)."""
+        while len(self.pool) < self.pool_size and self.fork_unsafe() is None:
+            self.pool.append(self._fork_pooled())
+            self.allowed_fds.add(self.pool[-1][1])
+
+    def _fork_pooled(self) -> tuple[int, int]:
+        r, w = os.pipe()
+        server_pid, hint = self.pid, self.hint
+        pid = os.fork()
+        if pid == 0:  # a pooled child; never returns
+            code = 70
+            try:
+                code = self._pooled(r, server_pid, hint)
+            except BaseException:
+                try:
+                    import traceback
+
+                    traceback.print_exc()
+                    sys.stderr.flush()
+                except BaseException:
+                    pass
+            finally:
+                os._exit(code)
+        os.close(r)
+        return pid, w
+
+    def _pooled(self, r: int, server_pid: int, hint: str | None) -> int:
+        """A pooled child: get ready without touching anything of a trial, then wait for a spec."""
+        _prctl_pdeathsig()
+        if os.getppid() != server_pid:
+            return EXIT_ORPHANED
+        signal.set_wakeup_fd(-1)
+        for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+            signal.signal(sig, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)
+        for fd in _own_fds():  # the server's protocol and its other pooled children's pipes
+            if fd > 2 and fd != r:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        if hint and self.target:
+            try:  # the same throwaway in-memory build a held racer does (chaos.racer.main)
+                adapter = importlib.import_module(f"chaos.targets.{self.target}")
+                warm = getattr(adapter, "prewarm", None)
+                if warm is not None:
+                    warm(only=hint)
+                    from chaos.racer.main import PREWARMED
+
+                    PREWARMED.add(hint)
+            except Exception:
+                pass  # a throwaway build; the real one reports its own failure
+        buf = b""
+        while not buf.endswith(b"\n"):
+            try:
+                chunk = os.read(r, 1 << 16)
+            except InterruptedError:
+                continue
+            if not chunk:
+                return 0  # the server let us go unused
+            buf += chunk
+        os.close(r)
+        job = json.loads(buf)
+        os.setpgid(0, job["pgid"])  # the server has moved us already; a no-op then
+        out = os.open(job["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.dup2(out, 1)
+        os.dup2(out, 2)
+        os.close(out)
+        from chaos.racer.main import serve
+
+        code = serve(job["spec"])
+        _finalize()
+        return code
+
+    def _take_pooled(self, racer: dict, pgid: int) -> int | None:
+        """Hand ``racer`` to a pooled child (None: the pool is empty or its children are gone)."""
+        self.reap()  # a pooled child that died is noticed before it is handed a spec
+        while self.pool:
+            pid, w = self.pool.pop(0)
+            self.allowed_fds.discard(w)
+            try:
+                os.setpgid(pid, pgid or pid)
+                data = json.dumps({"spec": racer["spec"], "log": racer.get("log") or os.devnull, "pgid": pgid or pid}) + "\n"
+                view = memoryview(data.encode())
+                while view:
+                    view = view[os.write(w, view) :]
+                return pid
+            except OSError:
+                try:
+                    os.kill(pid, signal.SIGKILL)  # unusable; reaped (silently) as it exits
+                except ProcessLookupError:
+                    pass
+                self._reap_lost(pid)
+            finally:
+                os.close(w)
+        return None
+
+    def _reap_lost(self, pid: int) -> None:
+        try:
+            os.waitpid(pid, 0)
+        except (ChildProcessError, InterruptedError):
+            pass
+
     def signal_child(self, pid: int, sig: int) -> None:
         if pid not in self.children:
             raise Refused(f"signal: pid {pid} is not a live child of this server")
@@ -311,6 +458,14 @@ class Server:
         os.killpg(pgid, sig)
 
     def kill_all(self) -> None:
+        for pid, w in self.pool:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            os.close(w)
+            self._reap_lost(pid)
+        self.pool.clear()
         for pid in list(self.children):
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -336,6 +491,7 @@ class Server:
             "fds": fds,
             "children": {str(p): r for p, r in self.children.items()},
             "groups": sorted(self.groups),
+            "pool": [pid for pid, _ in self.pool],
             "preloaded": self.preloaded,
             "import_s": self.import_s,
             "rss_kb": rss_kb,
@@ -374,6 +530,7 @@ class Server:
 
     def serve(self) -> int:
         try:
+            self.refill()
             while True:
                 try:
                     ready, _, _ = select.select([self.rfd, self._wake_r], [], [])
@@ -385,7 +542,8 @@ class Server:
                             pass
                     except BlockingIOError:
                         pass
-                    self.reap()
+                    if self.reap():
+                        self.refill()
                 if self.rfd in ready:
                     try:
                         chunk = os.read(self.rfd, 1 << 16)
@@ -407,7 +565,8 @@ class Server:
                             continue
                         if not self.handle(req):
                             return 0
-                    self.reap()
+                    if self.reap():
+                        self.refill()
         except BrokenPipeError:
             return 0  # nobody listens any more
         finally:
@@ -436,11 +595,11 @@ def _finalize() -> None:
 
 
 def _parse(argv: list[str]) -> dict:
-    opts: dict = {"target": None, "parent_pid": None, "socket": None, "label": None}
+    opts: dict = {"target": None, "parent_pid": None, "socket": None, "label": None, "pool": str(DEFAULT_POOL)}
     args = list(argv)
     while args:
         a = args.pop(0)
-        if a in ("--target", "--parent-pid", "--socket", "--label") and args:
+        if a in ("--target", "--parent-pid", "--socket", "--label", "--pool") and args:
             opts[a[2:].replace("-", "_")] = args.pop(0)
         else:
             raise SystemExit(
@@ -487,8 +646,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         rfd, wfd = 0, out_fd
         extra = ()
-    server = Server(rfd, wfd, extra)
-    server.preloaded, server.import_s = loaded, import_s
+    server = Server(rfd, wfd, extra, pool=int(opts["pool"]))
+    server.preloaded, server.import_s, server.target = loaded, import_s, opts["target"]
     why = server.fork_unsafe()
     if why:
         server.say({"event": "error", "message": f"not fork-safe after preloading {opts['target']}: {why}"})

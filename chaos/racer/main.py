@@ -31,6 +31,9 @@ from chaos.racer.ledger import open_ledger
 from chaos.racer.protocol import ActionOutcome, InspectResult, RacerResult, RacerSpec
 
 HARNESS_ERROR_EXIT = 4
+# workloads this process has built once in memory already (a fork server's pooled child does that
+# before it is handed a spec): a held racer does not build them a second time
+PREWARMED: set[str] = set()
 
 
 def set_parent_death_signal() -> bool:
@@ -96,7 +99,7 @@ def run_spec(spec: RacerSpec) -> tuple[RacerResult, int]:
             # takes the first-touch copies of the server's pages off the path after the kill)
             preimport(adapter)
             warm = getattr(adapter, "prewarm", None)
-            if warm is not None:
+            if warm is not None and spec["workload"] not in PREWARMED:
                 try:
                     warm(only=spec["workload"])
                 except Exception:  # a throwaway build; the real one reports its own failure

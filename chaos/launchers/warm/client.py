@@ -122,7 +122,7 @@ class ServerLog:
 class PipeTransport(ServerLog):
     """A local fork server, a child process of the orchestrator, over its stdin/stdout pipes."""
 
-    def __init__(self, python: str, target: str, env: dict | None, log_path: Path, label: str | None = None):
+    def __init__(self, python: str, target: str, env: dict | None, log_path: Path, label: str | None = None, pool: int | None = None):
         log_path.parent.mkdir(parents=True, exist_ok=True)
         self.log_path = log_path
         self._log = open(log_path, "ab")
@@ -136,6 +136,7 @@ class PipeTransport(ServerLog):
                 "--parent-pid",
                 str(os.getpid()),
                 *(["--label", label] if label else []),
+                *(["--pool", str(pool)] if pool is not None else []),
             ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -646,8 +647,11 @@ class WarmLauncher(OneServerLauncher):
 
     name = "warm"
 
-    def __init__(self, python: str | None = None, env: dict | None = None, log_dir: str | os.PathLike | None = None):
+    def __init__(
+        self, python: str | None = None, env: dict | None = None, log_dir: str | os.PathLike | None = None, pool: int | None = None
+    ):
         super().__init__()
+        self.pool = pool  # pre-forked racers the server keeps ready (None: its default, chaos.racer.forkserver)
         self.python = python or sys.executable
         self.env = dict(os.environ if env is None else env)
         self.env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
@@ -665,7 +669,9 @@ class WarmLauncher(OneServerLauncher):
         if self.client is None:
             log_dir = self.log_dir or Path(workdir).parent
             # the run's folder goes into the command line of the server and every racer it forks
-            transport = PipeTransport(self.python, target, self.env, log_dir / f"forkserver-{target}.log", label=str(Path(workdir).parent))
+            transport = PipeTransport(
+                self.python, target, self.env, log_dir / f"forkserver-{target}.log", label=str(Path(workdir).parent), pool=self.pool
+            )
             self.client = ForkServerClient(transport, target)
         elif self.client.target != target:
             raise EnvironmentProblem(f"this warm launcher serves {self.client.target}, not {target}")

@@ -1,0 +1,94 @@
+"""Story: the team splits the shipped nightly, ``scenarios/nightly.yaml`` itself, over two machines.
+
+``tests/test_shard.py`` runs the whole shard-and-merge path on a tiny suite. Here the real file:
+its two shard plans must cover exactly the cells one machine runs, each once, with one digest, and
+(opt-in, ``CHAOS_NIGHTLY_SHARDS=1``: it runs the real nightly three times; one unsharded run took
+39 min on this 2-core machine under load, and it needs Docker, Postgres and the SSH lab to mean
+anything: too long for CI) the merged night must list the same cells with the same trial seeds and
+trial counts, the same exit code, and the same verdict wherever the outcome is not open by nature.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from chaos.running.shard import Shard, plan_suite
+from chaos.scenario.model import expand
+from chaos.scenario.suite import load_suite
+
+ROOT = Path(__file__).resolve().parents[1]
+NIGHTLY = ROOT / "scenarios" / "nightly.yaml"
+DATE = "2026-01-03"
+# kinds whose verdict may differ between two runs of the same cell with the same seeds: the outcome
+# of a race (how many racers fire, whether all finish in time) is the scheduler's, not the seed's.
+# Measured (bench/README.md): unsharded vs two shards merged, 104 of 105 cells equal; the other
+# was a 3-trial race cell (LIVENESS violated once, held once). shared_state enumerates schedules:
+# exact, so compared.
+OPEN_KINDS = {"race"}
+
+
+def test_the_real_nightly_splits_into_two_shards_that_together_run_each_of_its_cells_once(tmp_path):
+    loaded = load_suite(NIGHTLY)
+    plans = [plan_suite(loaded, Shard(index=i, of=2), DATE, tmp_path) for i in (1, 2)]  # no timings: estimates
+    assert plans[0].digest == plans[1].digest
+    one_machine = {(it.scenario.name, c.id) for it in loaded.items for c in expand(it.scenario, check=False)}
+    per_shard = [{(r.scenario, c.cell_id) for r in p.runs for c in r.cells if c.shard == p.shard.index} for p in plans]
+    assert per_shard[0] and per_shard[1], "a shard with nothing to do: the split is not balanced"
+    assert not per_shard[0] & per_shard[1]
+    assert per_shard[0] | per_shard[1] == one_machine
+    # each shard runs its own cells of each entry (the orchestrator's ``cells``), and the two halves
+    # of every entry make up its full expansion
+    for item in loaded.items:
+        halves = [plans[i].cells_of(i + 1, item.scenario.name) or set() for i in (0, 1)]
+        assert not halves[0] & halves[1]
+        assert halves[0] | halves[1] == {c.index for c in expand(item.scenario, check=False)}
+
+
+def chaos(*args: object, wait: bool = True):
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    cmd = [sys.executable, "-m", "chaos", *map(str, args)]
+    if wait:
+        return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=4 * 3600)
+    return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def cells(night: Path) -> dict[tuple[str, str], dict]:
+    s = json.loads((night / "summary.json").read_text())
+    return {(r["scenario"], c["cell_id"]): c for r in s["runs"] for c in r["cells"]}
+
+
+def seeds(night: Path) -> dict[tuple[str, str], int]:
+    out = {}
+    for journal in night.glob("*/*/journal.jsonl"):
+        for line in journal.read_text().splitlines():
+            rec = json.loads(line)
+            out[(journal.parent.parent.name, rec["trial_id"])] = rec["seed"]
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    os.environ.get("CHAOS_NIGHTLY_SHARDS") != "1",
+    reason="runs scenarios/nightly.yaml unsharded and in two shards (tens of minutes on 2 cores): set CHAOS_NIGHTLY_SHARDS=1",
+)
+def test_the_real_nightly_in_two_shards_merged_says_what_one_machine_says(tmp_path):
+    full = chaos("nightly", NIGHTLY, "--out", tmp_path / "full", "--date", DATE, "-q")
+    assert full.returncode in (0, 1, 2, 3, 4), full.stderr[-2000:]
+    shards = [chaos("nightly", NIGHTLY, "--out", tmp_path / f"s{i}", "--date", DATE, "-q", "--shard", f"{i}/2", wait=False) for i in (1, 2)]
+    logs = [p.communicate(timeout=4 * 3600)[0] for p in shards]
+    merged = chaos("merge", tmp_path / "s1" / DATE, tmp_path / "s2" / DATE, "--out", tmp_path / "merged")
+    assert merged.returncode == full.returncode, (merged.stderr[-2000:], logs)
+    one, joined = cells(tmp_path / "full" / DATE), cells(tmp_path / "merged" / DATE)
+    assert sorted(joined) == sorted(one)
+    assert seeds(tmp_path / "merged" / DATE) == seeds(tmp_path / "full" / DATE) != {}
+    kinds = {(it.scenario.name, c.id): c.scenario.kind for it in load_suite(NIGHTLY).items for c in expand(it.scenario, check=False)}
+    for key, cell in one.items():
+        assert joined[key]["trials"] == cell["trials"], key
+        if kinds[key] not in OPEN_KINDS:
+            assert joined[key]["verdicts"] == cell["verdicts"], key
