@@ -32,7 +32,7 @@ resume: none
 trials: 1
 seed: 12
 timeout_s: 60
-kill_points: ["effect(task=b)", "save(after=b):after", "save(after=c):after"]
+kill_points: ["effect(task=a)", "effect(task=b)", "save(after=b):after", "save(after=c):after"]
 """,
     ).results
     c = look.cell(results)
@@ -48,6 +48,32 @@ kill_points: ["effect(task=b)", "save(after=b):after", "save(after=c):after"]
     assert done.effect_counts == {"a": [2], "b": [2], "c": [2]}
     assert look.point_verdict(c, "save(after=c)", "PC").status == "violated"
     assert results.exit_code == 1
+
+
+def test_a_kill_before_the_applications_first_save_is_vacuous_not_a_harness_error(tmp_path):
+    """LlamaIndex persists nothing itself: killed after a's effect and before the application's first
+    save, the run is known nowhere. No resume is possible, so the point judges no resume property,
+    says why in words, and blames no one (the trial is valid)."""
+    results = run_text(
+        tmp_path,
+        """
+name: li_first
+kind: kill_sweep
+target: {framework: llamaindex, backend: file}
+workload: three_step
+resume: none
+trials: 1
+seed: 12
+timeout_s: 60
+kill_points: ["effect(task=a)"]
+""",
+    ).results
+    c = look.cell(results)
+    for prop in ("EO", "PC", "LIVENESS"):
+        v = look.point_verdict(c, "effect(task=a)", prop)
+        assert v.status == "unknown" and v.vacuous, (prop, v)
+        assert "nothing to continue" in v.reason and "persists nothing" in v.reason
+    assert c.errored_trials == 0 and c.unknown_trials == 0 and c.valid_trials == c.trials
 
 
 def test_concurrent_answers_to_one_pause_each_fire(tmp_path):

@@ -135,6 +135,8 @@ def _resume_words(rec: TrialRecord) -> str:
     fired = rec.observations.get("resume_fired") or []
     if o.get("status") == "error":
         return f"the resume failed ({(o.get('error') or {}).get('type')})"
+    if o.get("status") == "nothing_saved":
+        return "the resume found nothing saved"
     return f"the resume {o.get('status') or 'did nothing'}" + (f" and fired {', '.join(fired)} again" if fired else "")
 
 

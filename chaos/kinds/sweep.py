@@ -503,7 +503,11 @@ def _point_eo(point: str, valid: list[TrialRecord], base: Baseline) -> Verdict:
 
 def unanswerable(rec: TrialRecord) -> bool:
     """Was nothing durable at the kill, so the resume racer had no interrupt to answer (and sent
-    nothing)? A crash before the first checkpoint: the run is lost, which FCL judges."""
+    nothing), or, in a framework that persists nothing itself, had the application saved nothing
+    yet (``nothing_saved``)? A crash before the first save: the run is lost, which FCL (or, after a
+    power loss, DU) judges, not the properties of a resume."""
+    if nothing_saved(rec):
+        return True
     at_kill = rec.observations.get("at_kill") or {}
     action = rec.observations.get("resume_action") or {}
     return (
@@ -513,6 +517,14 @@ def unanswerable(rec: TrialRecord) -> bool:
         and not at_kill.get("checkpoints")
         and not at_kill.get("durable_checkpoints")
     )
+
+
+def nothing_saved(rec: TrialRecord) -> str | None:
+    """The adapter's words when the resume found nothing the application had saved (``nothing_saved``)."""
+    o = rec.observations.get("resume_outcome") or {}
+    if o.get("status") != "nothing_saved":
+        return None
+    return str((o.get("error") or {}).get("message") or "nothing saved")
 
 
 def _attributed(row: dict) -> bool:
@@ -591,8 +603,11 @@ def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep, base: Bas
     if all(unanswerable(r) for r in valid):
         # EO, PC and liveness speak of a resume; none was possible. The sweep's own checks (a lost
         # run, say) still judge the point.
+        said = next((w for r in valid if (w := nothing_saved(r))), None)
         why = (
-            f"{point}: vacuous, nothing was durable at the kill, so there was no interrupt a human could answer "
+            f"{point}: vacuous, {said}"
+            if said
+            else f"{point}: vacuous, nothing was durable at the kill, so there was no interrupt a human could answer "
             "(a crash before the first checkpoint loses the run, which FCL judges)"
         )
         base_verdicts = [verdict(p, "unknown", why, points=[point], vacuous=True) for p in BASE_PROPERTIES]

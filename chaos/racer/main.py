@@ -143,7 +143,7 @@ def run_spec(spec: RacerSpec) -> tuple[RacerResult, int]:
             outcome["action"] = action
             outcomes.append(outcome)
             result["t_return_mono_ns"] = time.monotonic_ns()
-            if outcome["status"] in ("error", "unsupported") and not action.get("keep_going"):
+            if outcome["status"] in ("error", "unsupported", "nothing_saved") and not action.get("keep_going"):
                 break  # later actions would act on a state the workload never reached
         if spec.get("inspect_after"):
             t_after = time.monotonic_ns()

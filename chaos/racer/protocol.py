@@ -24,10 +24,13 @@ from typing import Any, Literal, NotRequired, TypedDict
 Op = Literal["run", "resume", "fork", "checkpoints", "inspect", "intent"]
 OPS: tuple[Op, ...] = ("run", "resume", "fork", "checkpoints", "inspect", "intent")
 
-OutcomeStatus = Literal["done", "interrupted", "error", "unsupported"]
+OutcomeStatus = Literal["done", "interrupted", "error", "unsupported", "nothing_saved"]
 """``done``: the call returned; ``interrupted``: it stopped at a pending interrupt (human input);
 ``error``: the framework raised (``error`` says how); ``unsupported``: the adapter raised
-``Unsupported`` (the framework cannot express the action; the kind turns it into ``unknown``)."""
+``Unsupported`` (the framework cannot express the action; the kind turns it into ``unknown``);
+``nothing_saved``: a resume found no record of the run in a framework that keeps none of its own
+(the application saves, and had not yet): there was nothing to continue, which is neither the
+framework's failure nor chaos's (``NothingSaved``; a sweep's point is then vacuous)."""
 
 ResultStatus = Literal["ok", "harness_error"]
 """``ok``: the racer performed its actions (each action's own status is in its outcome);

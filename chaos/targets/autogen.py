@@ -23,7 +23,7 @@ from typing import Any
 from chaos.racer.barrier import BarrierClient
 from chaos.racer.ledger import Ledger
 from chaos.racer.protocol import Action, ActionOutcome, InspectResult, RacerSpec
-from chaos.targets.base import error_of
+from chaos.targets.base import NothingSaved, error_of
 from chaos.targets.common import AsyncSession, outcome
 from chaos.workloads import build_workload
 
@@ -33,7 +33,7 @@ MAX_TURNS_PER_ACTION = 32
 UNSUPPORTED_OPS = "AgentChat has no checkpoint ids or fork operation (save_state returns the latest state)"
 
 
-class NoSavedState(LookupError):
+class NoSavedState(NothingSaved):
     """Resume asked for, but no team state was ever saved for this run."""
 
 

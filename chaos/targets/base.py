@@ -63,6 +63,13 @@ class Unsupported(Exception):
     """The framework cannot express this action; the message says why (becomes an ``unknown``)."""
 
 
+class NothingSaved(LookupError):
+    """A resume found nothing saved for this run, in a framework that persists nothing itself (the
+    application saves its state after a step, and the kill came before the first save). There is no
+    run to continue: not the framework's failure (it promised nothing) nor chaos's, so the outcome is
+    ``nothing_saved``, never an error to blame."""
+
+
 class Session(Protocol):
     fired: list[Fired]
     gated_task: str | None
@@ -99,6 +106,10 @@ def outcome(
 def outcome_of_inspect(state: InspectResult) -> ActionOutcome:
     """The outcome of the racer's own ``inspect`` op: the state, and its values and head checkpoint."""
     return outcome("done", values=state.get("values"), checkpoint=state.get("checkpoint"), inspect=state)
+
+
+def nothing_saved_outcome(reason: str) -> ActionOutcome:
+    return outcome("nothing_saved", error={"type": "NothingSaved", "module": "chaos", "message": reason, "where": ""})
 
 
 def unsupported_outcome(reason: str) -> ActionOutcome:

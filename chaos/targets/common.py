@@ -29,7 +29,7 @@ from typing import Any
 from chaos.racer.barrier import BarrierClient, write_atomic
 from chaos.racer.ledger import Ledger, effect_key
 from chaos.racer.protocol import Action, ActionOutcome, ErrorInfo, Fired, OutcomeStatus, RacerSpec
-from chaos.targets.base import Unsupported, error_of, jsonable
+from chaos.targets.base import NothingSaved, Unsupported, error_of, jsonable, nothing_saved_outcome
 from chaos.targets.base import outcome as base_outcome
 
 
@@ -138,6 +138,8 @@ class AsyncSession(SessionBase):
         self.recorder.begin_call()
         try:
             return self.aio.run(self._perform(action))  # type: ignore[attr-defined]
+        except NothingSaved as exc:  # the application had saved nothing yet: nothing to continue, no one's fault
+            return nothing_saved_outcome(str(exc))
         except Exception as exc:  # the framework's answer, recorded as data
             return outcome("error", self.recorder.observed, error=error_of(exc))
 

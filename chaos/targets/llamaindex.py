@@ -23,14 +23,14 @@ from typing import Any
 from chaos.racer.barrier import BarrierClient
 from chaos.racer.ledger import Ledger
 from chaos.racer.protocol import Action, ActionOutcome, InspectResult, RacerSpec
-from chaos.targets.base import error_of
+from chaos.targets.base import NothingSaved, error_of
 from chaos.targets.common import AsyncSession, outcome
 from chaos.workloads import build_workload
 
 UNSUPPORTED_OPS = "LlamaIndex Workflows has no checkpoint ids or fork operation (the application keeps one Context dict)"
 
 
-class NoSavedContext(LookupError):
+class NoSavedContext(NothingSaved):
     """Resume asked for, but no context was ever saved for this run."""
 
 
