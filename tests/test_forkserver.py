@@ -146,7 +146,7 @@ def test_when_the_orchestrator_dies_the_server_and_its_racers_die_too(tmp_path):
         from chaos.running.trial import wait_until
         from kits.warmkit import spec
         base = Path(sys.argv[1])
-        lau = WarmLauncher(log_dir=base)
+        lau = WarmLauncher(log_dir=base, pool=2)
         (base / "trial").mkdir()
         (h,) = lau.start_group([spec(base, "r0", workload="gate_after_interrupt", gate=True)], str(base / "trial"))
         assert wait_until(lambda: h.state() == "stopped", 120)

@@ -100,7 +100,13 @@ def test_a_pooled_child_holds_nothing_of_a_trial_until_it_is_handed_one(server, 
     for pid in pool:
 
         def fds(pid=pid) -> dict[int, str]:
-            return {int(fd): os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+            out = {}
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                try:
+                    out[int(fd)] = os.readlink(f"/proc/{pid}/fd/{fd}")
+                except FileNotFoundError:
+                    pass  # closed between the listing and the read: the child is dropping the server's
+            return out
 
         # right after the fork it still has the server's; it drops them before anything else
         assert wait_until(lambda fds=fds: len(fds()) == 4 and {fds()[0], fds()[1], fds()[2]} == {os.devnull}, 30), fds()

@@ -75,7 +75,7 @@ if TYPE_CHECKING:
 
 EXIT_PRELOAD_FAILED = 3
 EXIT_ORPHANED = 97  # a child whose server died before it could arm its parent-death signal
-DEFAULT_POOL = 2  # a sweep trial's two racers (victim and resume) both come from the pool
+DEFAULT_POOL = 0  # off: measured at low load it cut the victim's faults 3x but not a trial's wall time (bench/README.md)
 
 
 class Refused(Exception):

@@ -148,6 +148,23 @@ def row_values(context: dict, task: str, value: str | None, thread_id: str, wher
     )
 
 
+def _into_wal(conn: sqlite3.Connection, patience_s: float = 60.0) -> None:
+    """Put a (possibly brand-new) ledger file in WAL mode. Racers started at once (a sweep's victim
+    and its resume racer, k race racers, pooled children) open a fresh file together, and SQLite
+    answers a second connection's switch to WAL with "database is locked" at once, without its busy
+    handler: retry that until ``patience_s``. A file already in WAL needs no switch."""
+    deadline = time.monotonic() + patience_s
+    while True:
+        try:
+            if str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+                conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.002)  # a lock retry, not synchronisation: the other opener finishes in microseconds
+
+
 class SqliteLedger:
     """The one-machine ledger: a SQLite file in WAL mode shared by every racer of a run."""
 
@@ -160,7 +177,7 @@ class SqliteLedger:
         self._conn = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
         self._lock = threading.RLock()
         self._conn.execute("PRAGMA busy_timeout=60000")
-        self._conn.execute("PRAGMA journal_mode=WAL")
+        _into_wal(self._conn)
         self._conn.execute("PRAGMA synchronous=NORMAL")  # see the module docstring: a process kill loses nothing
         self._conn.executescript(_SQLITE_SCHEMA)
         ensure_columns(self._conn)
