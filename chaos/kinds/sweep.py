@@ -312,13 +312,26 @@ def chain_trial(run: TrialRun, chain: list[str], *, discover: bool = False) -> T
     run.observations["kills"] = kills
     run.observations["kill"] = {"point": chain_name(chain), "exit_signal": kills[-1]["exit_signal"], "confirmed": True}
 
-    rec = nxt
+    res, failed = _last_resume(run, nxt, action)
+    if failed is not None:
+        return failed
+    if discover:
+        run.observations["resume_boundaries"] = boundaries = [t["barrier"] for t in res.get("trace", [])]
+        if not boundaries:
+            return run.record(valid=False, invalid_reason=f"the recovery after {chain_name(chain)} passed no boundary", fault_fired=True)
+    return run.record(valid=True, fault_fired=True)
+
+
+def _last_resume(run: TrialRun, rec: RacerHandle, action: ActionSpec) -> tuple[dict, TrialRecord | None]:
+    """Release the held resume racer after the last kill, wait for it and record what it found and
+    did (``at_kill``, ``after_resume``, ``resume_outcome``, ...). Returns its result, and the
+    trial's record when the trial ends here invalid (the racer never held, or failed)."""
+    cell = run.cell
     if not run.wait_arrival(rec, HOLD):
         hung = run.wait_exit([rec])
         out = run.collect(rec, "resume", f"resume {cell.scenario.resume}", action.get("value"), hung=bool(hung))
-        return run.record(
-            valid=False, invalid_reason=f"resume racer never reached its hold ({out.status}: {run.history[-1].detail})", fault_fired=True
-        )
+        why = f"resume racer never reached its hold ({out.status}: {run.history[-1].detail})"
+        return {}, run.record(valid=False, invalid_reason=why, fault_fired=True)
     run.release(rec, HOLD)
     hung = run.wait_exit([rec])
     out = run.collect(rec, "resume", f"resume {cell.scenario.resume}", action.get("value"), hung=bool(hung))
@@ -331,13 +344,9 @@ def chain_trial(run: TrialRun, chain: list[str], *, discover: bool = False) -> T
         resume_action=action,
         resume_fired=[f["effect_key"] for f in res.get("fired", [])],
     )
-    if discover:
-        run.observations["resume_boundaries"] = [t["barrier"] for t in res.get("trace", [])]
     if out.status != "ok":
-        return run.record(valid=False, invalid_reason=f"resume racer {out.status}: {run.history[-1].detail}", fault_fired=True)
-    if discover and not run.observations["resume_boundaries"]:
-        return run.record(valid=False, invalid_reason=f"the recovery after {chain_name(chain)} passed no boundary", fault_fired=True)
-    return run.record(valid=True, fault_fired=True)
+        return res, run.record(valid=False, invalid_reason=f"resume racer {out.status}: {run.history[-1].detail}", fault_fired=True)
+    return res, None
 
 
 def _against(dry: TrialRecord, point: str) -> Callable[[TrialRun], TrialRecord]:
@@ -373,27 +382,8 @@ def kill_trial(run: TrialRun, point: str) -> TrialRecord:
         return run.record(valid=False, invalid_reason=lost_power, fault_fired=True)
 
     # 2. now the fresh racer may look at the durable state and resume
-    if not run.wait_arrival(rec, HOLD):
-        hung = run.wait_exit([rec])
-        out = run.collect(rec, "resume", f"resume {cell.scenario.resume}", action.get("value"), hung=bool(hung))
-        return run.record(
-            valid=False, invalid_reason=f"resume racer never reached its hold ({out.status}: {run.history[-1].detail})", fault_fired=True
-        )
-    run.release(rec, HOLD)
-    hung = run.wait_exit([rec])
-    out = run.collect(rec, "resume", f"resume {cell.scenario.resume}", action.get("value"), hung=bool(hung))
-    res = out.result or {}
-    outcomes = res.get("outcomes") or []
-    run.observations.update(
-        at_kill=res.get("inspect_before"),
-        after_resume=res.get("inspect_after"),
-        resume_outcome=outcomes[-1] if outcomes else None,
-        resume_action=action,
-        resume_fired=[f["effect_key"] for f in res.get("fired", [])],
-    )
-    if out.status != "ok":
-        return run.record(valid=False, invalid_reason=f"resume racer {out.status}: {run.history[-1].detail}", fault_fired=True)
-    return run.record(valid=True, fault_fired=True)
+    _, failed = _last_resume(run, rec, action)
+    return failed if failed is not None else run.record(valid=True, fault_fired=True)
 
 
 # ------------------------------------------------------------------------------------ check
