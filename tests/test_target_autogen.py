@@ -60,19 +60,7 @@ def test_concurrent_answers_to_one_pause_each_fire(tmp_path):
 
 
 def test_a_tampered_team_state_is_refused_loudly_by_load_state(tmp_path):
-    results = run_text(
-        tmp_path,
-        """
-name: ag_invalid
-kind: invalid_state
-target: {framework: autogen, backend: file}
-workload: invalid_type
-resume: none
-trials: 1
-seed: 3
-timeout_s: 60
-""",
-    ).results
+    results = run_text(tmp_path, look.tampered_state("autogen")).results
     c = look.cell(results)
     cv = look.verdict(c, "CV")
     # the int sits in the saved state (written below AgentChat); load_state validates and refuses it

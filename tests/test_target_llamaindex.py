@@ -92,19 +92,7 @@ def test_a_stray_second_answer_to_a_completed_run_runs_it_again(tmp_path):
 
 
 def test_a_string_in_a_typed_state_int_is_saved_silently_and_breaks_the_restore(tmp_path):
-    results = run_text(
-        tmp_path,
-        """
-name: li_invalid
-kind: invalid_state
-target: {framework: llamaindex, backend: file}
-workload: invalid_type
-resume: none
-trials: 1
-seed: 3
-timeout_s: 60
-""",
-    ).results
+    results = run_text(tmp_path, look.tampered_state("llamaindex")).results
     c = look.cell(results)
     cv = look.verdict(c, "CV")
     # edit_state does not validate the assignment and Context.to_dict saves it; from_dict refuses it later

@@ -85,19 +85,7 @@ def test_a_crash_inside_a_node_says_which_snapshot_nothing_can_resume(tmp_path):
 
 
 def test_a_string_in_an_int_field_is_saved_and_refused_only_when_the_next_step_loads_it(tmp_path):
-    results = run_text(
-        tmp_path,
-        """
-name: pg_invalid
-kind: invalid_state
-target: {framework: pydantic_graph, backend: file}
-workload: invalid_type
-resume: none
-trials: 1
-seed: 3
-timeout_s: 60
-""",
-    ).results
+    results = run_text(tmp_path, look.tampered_state("pydantic_graph")).results
     cv = look.verdict(look.cell(results), "CV")
     assert cv.status == "violated", cv.reason
     assert "persisted, refused too late: the checkpoint holds count='not-a-number'; ValidationError" in cv.reason

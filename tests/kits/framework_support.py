@@ -34,3 +34,13 @@ def pause_answers(framework: str, kind: str, *, seed: int, trials: int = 1, k: i
         f"name: {framework}_{kind}\nkind: {kind}\ntarget: {{framework: {framework}, backend: file}}\n"
         f'workload: gate_after_interrupt\nresume: "command:true"\n{racers}trials: {trials}\nseed: {seed}\ntimeout_s: 60\n'
     )
+
+
+def tampered_state(framework: str) -> str:
+    """A scenario in which a step writes a value its state's schema forbids (``invalid_type``,
+    file-backed, run once and continued in a fresh process): ``invalid_state`` asks whether the
+    framework refuses it loudly or saves it."""
+    return (
+        f"name: {framework}_invalid\nkind: invalid_state\ntarget: {{framework: {framework}, backend: file}}\n"
+        "workload: invalid_type\nresume: none\ntrials: 1\nseed: 3\ntimeout_s: 60\n"
+    )
