@@ -173,6 +173,7 @@ Exit status 1 and "REPRODUCED": the bug; 0: not reproduced.
 _COMMON = '''
 import operator
 import os
+import shutil
 import signal
 import sqlite3
 import sys
@@ -353,7 +354,10 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    finally:
+        shutil.rmtree(WORKDIR, ignore_errors=True)  # the checkpoints and effects log live only as long as the script
 '''
 )
 
@@ -392,6 +396,9 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    finally:
+        shutil.rmtree(WORKDIR, ignore_errors=True)  # the checkpoints and effects log live only as long as the script
 """
 )

@@ -26,17 +26,27 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
-def bare_python() -> str:
+def bare_python(tmp_path_factory) -> str:
     """A Python with LangGraph and its SQLite saver only (no chaos, no PYTHONPATH to it)."""
     extra = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]["langgraph"]
     python = ensure_env("langgraph-repro", None, list(extra))
-    probe = subprocess.run([python, "-c", "import chaos"], capture_output=True, text=True, env=_bare_env(), cwd="/", timeout=120)
+    probe = subprocess.run(
+        [python, "-c", "import chaos"],
+        capture_output=True,
+        text=True,
+        env=_bare_env(tmp_path_factory.mktemp("probe")),
+        cwd="/",
+        timeout=120,
+    )
     assert probe.returncode != 0 and "No module named 'chaos'" in probe.stderr
     return python
 
 
-def _bare_env() -> dict[str, str]:
-    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/tmp")}
+def _bare_env(tmp: Path) -> dict[str, str]:
+    """A maintainer's shell: no chaos, no PYTHONPATH; its own temp folder, so a test can see what a
+    script leaves behind."""
+    tmp.mkdir(exist_ok=True)
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/tmp"), "TMPDIR": str(tmp)}
 
 
 def _chaos(*args: str) -> subprocess.CompletedProcess:
@@ -75,8 +85,11 @@ def test_an_eo_duplicate_of_a_sweep_reproduces_without_chaos(sweep, bare_python,
         made = _chaos("repro", str(sweep.run_dir), trial, "--out", str(tmp_path))
         assert made.returncode == 0, made.stderr
         script = tmp_path / f"repro_{trial}.py"
-        ran = subprocess.run([bare_python, script.name], cwd=tmp_path, capture_output=True, text=True, env=_bare_env(), timeout=300)
+        ran = subprocess.run(
+            [bare_python, script.name], cwd=tmp_path, capture_output=True, text=True, env=_bare_env(tmp_path / "tmp"), timeout=300
+        )
         assert ran.returncode == 1, ran.stdout + ran.stderr
+        assert not list((tmp_path / "tmp").iterdir()), "the script left its work folder behind"
         assert "REPRODUCED: effect(s) fired more than once" in ran.stdout and "'b': 2" in ran.stdout
         md = (tmp_path / f"repro_{trial}.md").read_text()
         assert "langgraph 1.2.24" in md and "kill point" in md
@@ -98,7 +111,10 @@ def test_the_fork_replay_of_issue_6663_reproduces_without_chaos(bare_python, tmp
     (trial,) = _evidence(res, "FD")
     made = _chaos("repro", str(res.run_dir), trial, "--out", str(tmp_path))
     assert made.returncode == 0, made.stderr
-    ran = subprocess.run([bare_python, f"repro_{trial}.py"], cwd=tmp_path, capture_output=True, text=True, env=_bare_env(), timeout=300)
+    ran = subprocess.run(
+        [bare_python, f"repro_{trial}.py"], cwd=tmp_path, capture_output=True, text=True, env=_bare_env(tmp_path / "tmp"), timeout=300
+    )
+    assert not list((tmp_path / "tmp").iterdir()), "the script left its work folder behind"
     assert ran.returncode == 1 and "REPRODUCED: the fork answered 'v2' but the gate fired with 'v1'" in ran.stdout, ran.stdout + ran.stderr
 
 

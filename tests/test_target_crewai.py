@@ -31,7 +31,16 @@ def _sqlite_version(python: str) -> tuple[int, ...]:
     return tuple(int(x) for x in out.split("."))
 
 
+def _crewai_locks() -> set[str]:
+    """CrewAI's named-lock files (``crewai_core.lock_store``: ``crewai:<md5>.lock`` in the temp folder)."""
+    import tempfile
+    from pathlib import Path
+
+    return {p.name for p in Path(tempfile.gettempdir()).glob("crewai:*.lock")}
+
+
 def test_resume_by_id_reruns_finished_methods_and_old_sqlite_checkpoints_are_reported(tmp_path, crewai_python):
+    locks_before = _crewai_locks()
     results = run_text(
         tmp_path,
         """
@@ -71,6 +80,8 @@ matrix:
     else:  # a new enough SQLite: the provider works and the point is measured
         assert checkpointed.failure is None and checkpointed.points
     assert results.exit_code == 1
+    # what the racers dropped in their temp folder went with the run's work folder
+    assert _crewai_locks() == locks_before
 
 
 @pytest.mark.slow

@@ -497,7 +497,11 @@ def _execute(
                 extra_paths=workload_paths(folder.meta.scenario_file),
                 start=s.racers.start,
             )
-            registry.label_launcher(launcher, active.env())
+            # the run's labels, and a temp folder inside the work folder: what a framework drops in
+            # the temp folder (CrewAI's lock files, say) goes with the run's work folder
+            racer_tmp = work_dir / "tmp"
+            racer_tmp.mkdir(exist_ok=True)
+            registry.label_launcher(launcher, {**active.env(), "TMPDIR": str(racer_tmp)})
             launchers[key] = launcher
         return launchers[key]
 
