@@ -104,12 +104,18 @@ matrix:
 """,
     ).results
     fork, invalid = results.cells
-    # Flow.fork restores the checkpoint taken before the pause; the pause is asked again and answered with v2
     fd = look.verdict(fork, "FD")
-    assert fd.status == "holds", fd.reason
-    assert "the fork saw 'approve#fork' and fired gate:approve#fork" in fd.reason
-    fi = look.verdict(fork, "FI")
-    assert fi.status == "holds" and "Flow.fork" in fi.reason
+    if fork.valid_trials == 0:
+        # CrewAI's checkpoint listener sometimes dies mid-save (pydantic-core: "dictionary changed size
+        # during iteration", seen in about 1 run in 4 with checkpoints on): the first racer has no result,
+        # the trial is not valid, and FD is unknown, never a pass
+        assert fork.errored_trials == fork.trials and fd.status == "unknown", fd.reason
+    else:
+        # Flow.fork restores the checkpoint taken before the pause; the pause is asked again and answered with v2
+        assert fd.status == "holds", fd.reason
+        assert "the fork saw 'approve#fork' and fired gate:approve#fork" in fd.reason
+        fi = look.verdict(fork, "FI")
+        assert fi.status == "holds" and "Flow.fork" in fi.reason
     # a pydantic state validates construction, not assignment: @persist saves the str, the restore refuses it
     cv = look.verdict(invalid, "CV")
     assert cv.status == "violated", cv.reason
