@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -175,11 +175,14 @@ def points_of(cell: Cell, boundaries: list[str], narrow: Callable[[list[str]], l
     return [b for b in out if any(w in b for w in wanted)] if wanted else out
 
 
-def run_sweep(ctx: RunContext, cell: Cell, skip: set[str], sweep: Sweep) -> Iterator[TrialRecord]:
+def dry_runs(ctx: RunContext, cell: Cell) -> Generator[TrialRecord, None, TrialRecord | None]:
+    """The cell's uninterrupted dry run (``c<i>-dry``), which finds the boundaries to kill at: yields
+    each attempt it runs (an environment fault repeats it, at most ``env_retries`` times; a resumed
+    run reuses the one it journaled) and returns the last one (``dry = yield from dry_runs(...)``)."""
     dry_id = f"c{cell.index:03d}-dry"
     dry = None
-    for attempt in range(cell.scenario.env_retries + 1):  # an environment fault repeats the dry run
-        dry = ctx.prior.get(retry_id(dry_id, attempt))  # a resumed run reuses the boundaries it already discovered
+    for attempt in range(cell.scenario.env_retries + 1):
+        dry = ctx.prior.get(retry_id(dry_id, attempt))
         if dry is None:
             run = TrialRun(ctx, cell, retry_id(dry_id, attempt), retry_of=dry_id if attempt else None)
             try:
@@ -189,6 +192,11 @@ def run_sweep(ctx: RunContext, cell: Cell, skip: set[str], sweep: Sweep) -> Iter
             yield dry
         if dry.fault != "environment":
             break
+    return dry
+
+
+def run_sweep(ctx: RunContext, cell: Cell, skip: set[str], sweep: Sweep) -> Iterator[TrialRecord]:
+    dry = yield from dry_runs(ctx, cell)
     if dry is None or not dry.valid:
         return
     points = points_of(cell, dry.observations["boundaries"], sweep.narrow)

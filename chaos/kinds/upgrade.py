@@ -52,10 +52,10 @@ from chaos.kinds.base import Kind, needs_command_resume
 from chaos.kinds.baseline import MAX_ANSWERS, answer_action, baseline_actions
 from chaos.kinds.checking import base_fields, verdict
 from chaos.kinds.phases import each_trial, in_process
-from chaos.kinds.sweep import dry_trial, points_of
+from chaos.kinds.sweep import dry_runs, points_of
 from chaos.racer.protocol import ActionSpec, RacerSpec
 from chaos.records import CellResult, RacerOutcome, TrialRecord, Verdict
-from chaos.running.trial import RunContext, TrialRun, attempts, retry_id
+from chaos.running.trial import RunContext, TrialRun, attempts
 from chaos.scenario.model import Cell, Scenario
 
 Outcome = Literal["refused", "resumed as v2", "resumed wrong"]
@@ -116,19 +116,7 @@ def _answers(s: Scenario, first: ActionSpec) -> list[ActionSpec]:
 
 def _kill_cell(ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
     """One v1 dry run finds the boundaries; each kept one is a kill point, ``trials`` repeats each."""
-    dry_id = f"c{cell.index:03d}-dry"
-    dry = None
-    for attempt in range(cell.scenario.env_retries + 1):
-        dry = ctx.prior.get(retry_id(dry_id, attempt))
-        if dry is None:
-            run = TrialRun(ctx, cell, retry_id(dry_id, attempt), retry_of=dry_id if attempt else None)
-            try:
-                dry = dry_trial(run)
-            finally:
-                run.cleanup()
-            yield dry
-        if dry.fault != "environment":
-            break
+    dry = yield from dry_runs(ctx, cell)
     if dry is None or not dry.valid:
         return
     for p, point in enumerate(points_of(cell, dry.observations["boundaries"])):
