@@ -68,7 +68,8 @@ import socket
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NoReturn
 
 if TYPE_CHECKING:
     from chaos.racer.protocol import RacerSpec
@@ -76,6 +77,24 @@ if TYPE_CHECKING:
 EXIT_PRELOAD_FAILED = 3
 EXIT_ORPHANED = 97  # a child whose server died before it could arm its parent-death signal
 DEFAULT_POOL = 0  # off: measured at low load it cut the victim's faults 3x but not a trial's wall time (bench/README.md)
+
+
+def _child_exit(body: Callable[[], int]) -> NoReturn:
+    """End a forked child with ``body``'s exit code (70 if it raised, after printing why): anything
+    here must end the child, never return into the server loop."""
+    code = 70
+    try:
+        code = body()
+    except BaseException:
+        try:
+            import traceback
+
+            traceback.print_exc()
+            sys.stderr.flush()
+        except BaseException:
+            pass
+    finally:
+        os._exit(code)
 
 
 class Refused(Exception):
@@ -281,19 +300,7 @@ class Server:
         server_pid = self.pid
         pid = os.fork()
         if pid == 0:  # the racer; never returns
-            code = 70
-            try:
-                code = self._become_racer(spec, log, pgid, server_pid)
-            except BaseException:  # anything here must end the child, not the server loop
-                try:
-                    import traceback
-
-                    traceback.print_exc()
-                    sys.stderr.flush()
-                except BaseException:
-                    pass
-            finally:
-                os._exit(code)
+            _child_exit(lambda: self._become_racer(spec, log, pgid, server_pid))
         try:
             os.setpgid(pid, pgid or pid)  # also in the parent: no window where the child is outside it
         except OSError:
@@ -351,19 +358,7 @@ class Server:
         server_pid, hint = self.pid, self.hint
         pid = os.fork()
         if pid == 0:  # a pooled child; never returns
-            code = 70
-            try:
-                code = self._pooled(r, server_pid, hint)
-            except BaseException:
-                try:
-                    import traceback
-
-                    traceback.print_exc()
-                    sys.stderr.flush()
-                except BaseException:
-                    pass
-            finally:
-                os._exit(code)
+            _child_exit(lambda: self._pooled(r, server_pid, hint))
         os.close(r)
         return pid, w
 
