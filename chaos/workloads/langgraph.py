@@ -127,7 +127,9 @@ def approval_idempotent(ctx: WorkloadContext) -> LangGraphWorkload:
     return gate_after_interrupt(ctx, idempotent=True, pre_effect=False)
 
 
-def three_step(ctx: WorkloadContext, *, idempotent: bool = False) -> LangGraphWorkload:
+def three_step(ctx: WorkloadContext, *, idempotent: bool = False, retry_b: bool = False) -> LangGraphWorkload:
+    """a -> b -> c, one effect each; ``retry_b``: ``b`` retries a failure (``RetryPolicy``, 3
+    attempts, 10 ms apart)."""
     from langgraph.graph import END, START, StateGraph
 
     fire = ctx.effect_once if idempotent else ctx.effect
@@ -141,7 +143,12 @@ def three_step(ctx: WorkloadContext, *, idempotent: bool = False) -> LangGraphWo
 
     g = StateGraph(StepState)
     for name in ("a", "b", "c"):
-        g.add_node(name, make(name))
+        if retry_b and name == "b":  # only then: the plain workload runs on releases that name the option otherwise
+            from langgraph.types import RetryPolicy
+
+            g.add_node(name, make(name), retry_policy=RetryPolicy(max_attempts=3, initial_interval=0.01, jitter=False))
+        else:
+            g.add_node(name, make(name))
     g.add_edge(START, "a")
     g.add_edge("a", "b")
     g.add_edge("b", "c")
@@ -178,27 +185,7 @@ def three_step_idempotent(ctx: WorkloadContext) -> LangGraphWorkload:
 
 def three_step_retry(ctx: WorkloadContext, *, idempotent: bool = False) -> LangGraphWorkload:
     """three_step whose ``b`` retries a failure (``RetryPolicy``, 3 attempts, 10 ms apart)."""
-    from langgraph.graph import END, START, StateGraph
-    from langgraph.types import RetryPolicy
-
-    fire = ctx.effect_once if idempotent else ctx.effect
-
-    def make(name: str):
-        def node(state: StepState) -> dict:
-            fire(name)
-            return {"log": [name]}
-
-        return node
-
-    g = StateGraph(StepState)
-    g.add_node("a", make("a"))
-    g.add_node("b", make("b"), retry_policy=RetryPolicy(max_attempts=3, initial_interval=0.01, jitter=False))
-    g.add_node("c", make("c"))
-    g.add_edge(START, "a")
-    g.add_edge("a", "b")
-    g.add_edge("b", "c")
-    g.add_edge("c", END)
-    return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []}, max_concurrency=PINNED)
+    return three_step(ctx, idempotent=idempotent, retry_b=True)
 
 
 def three_step_retry_idempotent(ctx: WorkloadContext) -> LangGraphWorkload:
