@@ -10,6 +10,10 @@ all racers stand at the start gate), the release spread of races, and warm/naive
 * ``nopool``: the same with every racer forked when asked for (``--pool 0``), the path before the pool.
 * ``naive``: the published hand probes' style: a fresh ``python`` per racer, READY/GO files
   polled every 5 ms, ``subprocess`` waits (``bench/naive_racer.py``), same workload and ledger.
+* ``floor`` (sweep only): not a harness but the least any harness could spend on the same trial
+  with real processes and a real SIGKILL (``bench/floor_harness.py``): two pre-forked processes of a
+  parent that built the workload, a SIGSTOP in the saver, no evidence kept. ``warm vs floor`` says
+  how much of a trial is chaos's own.
 
 Cases: ``race4`` and ``race16`` (a race trial at k=4 / k=16 on SQLite), ``sweep`` (a kill-sweep
 trial on SQLite: run to a barrier, SIGKILL, resume in a fresh racer, read the ledger; cycling
@@ -54,6 +58,7 @@ from chaos.running.trial import RunContext, TrialRun  # noqa: E402
 from chaos.scenario.model import Scenario, expand  # noqa: E402
 
 NAIVE_RACER = str(ROOT / "bench" / "naive_racer.py")
+FLOOR_HARNESS = str(ROOT / "bench" / "floor_harness.py")
 NAIVE_POLL_S = 0.005
 JITTER_MS = 0.0  # races: the scenario's jitter_ms (--jitter)
 POOL: int | None = None  # warm: the fork server's pool of pre-forked racers (--pool; None: its default)
@@ -322,6 +327,19 @@ def fidelity_view(case: str, recs) -> dict:
     }
 
 
+# ------------------------------------------------------------------------------ floor
+
+
+def floor_case(trials: int, base: Path) -> dict:
+    """The sweep trial at the least any harness could spend on it (``bench/floor_harness.py``)."""
+    base.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run(
+        [sys.executable, FLOOR_HARNESS, "--trials", str(trials), "--work", str(base)], env=env, capture_output=True, text=True, check=True
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 # ------------------------------------------------------------------------------ naive
 
 
@@ -479,6 +497,14 @@ def print_case(name: str, rows: list[dict]) -> None:
                 f"{w['trials_per_s'] / o['trials_per_s']:.1f}x the trials/s, "
                 f"{o['cpu_per_trial_ms'] / w['cpu_per_trial_ms']:.1f}x less CPU"
             )
+    if "warm" in by and "floor" in by:
+        w, f = by["warm"], by["floor"]
+        print(
+            f"   warm vs floor: {w['median_wall_ms'] / f['median_wall_ms']:.1f}x the floor's median wall "
+            f"({w['median_wall_ms'] - f['median_wall_ms']:.1f} ms per trial is chaos's own), "
+            f"{w['cpu_per_trial_ms'] / f['cpu_per_trial_ms']:.1f}x its CPU; the floor: {f['killed']}/{f['trials']} "
+            f"victims SIGKILLed at their barrier, {f['boundaries']} boundaries"
+        )
     for r in rows:
         if r.get("phases"):
             print(f"   {r['mode']} racer phases, median ms: " + ", ".join(f"{k} {v}" for k, v in r["phases"].items()))
@@ -508,7 +534,7 @@ def print_profile(prof: cProfile.Profile, title: str, n: int = 18) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases", default="race4,race16,sweep,matrix", help="comma list of race4, race16, sweep, matrix")
-    ap.add_argument("--modes", default="warm,nopool,cold,naive", help="comma list of warm, nopool, cold, naive")
+    ap.add_argument("--modes", default="warm,nopool,floor,cold,naive", help="comma list of warm, nopool, floor (sweep only), cold, naive")
     ap.add_argument("--warm-trials", type=int, default=30, help="trials per case for warm racers")
     ap.add_argument("--cold-trials", type=int, default=4, help="trials per case for cold and naive racers")
     ap.add_argument("--matrix-modes", default="warm", help="modes to run the 200-trial matrix with (cold takes about an hour)")
@@ -558,6 +584,10 @@ def main(argv: list[str] | None = None) -> int:
                 if case == "race16" and mode not in ("warm", "nopool"):
                     n = max(1, n // 2)
                 d = tmp / f"{case}-{mode}"
+                if mode == "floor":
+                    if case == "sweep":
+                        rows.append(floor_case(args.warm_trials, d))
+                    continue
                 if mode == "naive":
                     rows.append(naive_case(case, n, d))
                 else:

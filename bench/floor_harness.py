@@ -1,0 +1,185 @@
+"""The least a kill-sweep trial can cost on this machine, with real processes and a real SIGKILL.
+
+``bench/racers.py --cases sweep`` says what chaos spends on a trial; this says what any harness
+would have to spend on the same trial, so the two can be read side by side (``floor`` mode). It
+is not chaos and keeps none of chaos's evidence: no trace, no inspections, no result records, no
+orchestrator, no fork server protocol. What it keeps is what makes a trial a trial:
+
+* the same workload (chaos's ``three_step`` factory: a -> b -> c, one effect each, SQLite saver,
+  durability sync) on a fresh store and a fresh effect ledger per trial (SQLite, WAL,
+  ``synchronous=NORMAL`` as chaos's ledger), on the same disk;
+* a victim and a resumer that are *separate fresh processes*, both forked before the trial's clock
+  starts from a parent that has imported LangGraph, built the workload once and frozen its heap
+  (the best a pool of pre-forked racers can do: their fork is off the trial's path);
+* a barrier on every ``put`` / ``put_writes`` of the saver (before and after) and after every
+  effect, where the victim stops itself with SIGSTOP at its kill point; the parent sees the stop
+  (``waitpid(WUNTRACED)``), SIGKILLs it and reaps it;
+* the resumer opens the store, reads the thread's state, resumes it to the end and reports the
+  ledger's effect count over a pipe; the trial ends when the parent has that count.
+
+Prints one JSON line (the fields ``bench/racers.py`` prints for a mode). Usage (normally through
+``bench/racers.py --modes floor``): ``python bench/floor_harness.py --trials 42 --work DIR``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import resource
+import signal
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: E402
+
+from chaos.workloads import WorkloadContext  # noqa: E402
+from chaos.workloads.langgraph import three_step  # noqa: E402
+
+CONFIG = {"configurable": {"thread_id": "floor"}}
+
+
+class Barriers:
+    """Counts boundaries in one process; the victim stops itself at boundary ``stop_at``."""
+
+    stop_at = -1
+    seen = 0
+
+    @classmethod
+    def cross(cls) -> None:
+        if cls.seen == cls.stop_at:
+            os.kill(os.getpid(), signal.SIGSTOP)  # the parent SIGKILLs us here; we never continue
+        cls.seen += 1
+
+
+class BarrierSaver(SqliteSaver):
+    def put(self, *a, **k):
+        Barriers.cross()
+        out = super().put(*a, **k)
+        Barriers.cross()
+        return out
+
+    def put_writes(self, *a, **k):
+        Barriers.cross()
+        out = super().put_writes(*a, **k)
+        Barriers.cross()
+        return out
+
+
+def open_trial(folder: str):
+    """The trial's store and ledger, and the workload built over them (as a racer builds it)."""
+    conn = sqlite3.connect(os.path.join(folder, "checkpoints.sqlite"), check_same_thread=False, isolation_level=None)
+    ledger = sqlite3.connect(os.path.join(folder, "ledger.sqlite"), isolation_level=None)
+    ledger.execute("PRAGMA journal_mode=WAL")
+    ledger.execute("PRAGMA synchronous=NORMAL")
+    ledger.execute("CREATE TABLE IF NOT EXISTS effects (task TEXT)")
+
+    def effect(task, value=None, once=False):
+        ledger.execute("INSERT INTO effects VALUES (?)", (task,))
+        Barriers.cross()  # effect(task=...):after
+
+    workload = three_step(WorkloadContext(checkpointer=BarrierSaver(conn), effect_hook=effect))
+    return workload.graph, workload.input, conn, ledger
+
+
+def child(role: str) -> tuple[int, int, int]:
+    """Fork a victim or a resumer that waits for its trial folder on a pipe; returns (pid, to, from)."""
+    down_r, down_w = os.pipe()
+    up_r, up_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(down_w)
+        os.close(up_r)
+        order = json.loads(os.read(down_r, 4096))
+        graph, first_input, conn, ledger = open_trial(order["folder"])
+        if role == "victim":
+            Barriers.stop_at = order["point"]
+            graph.invoke(first_input, CONFIG, durability="sync")
+        else:
+            state = graph.get_state(CONFIG)
+            if state.next:
+                graph.invoke(None, CONFIG, durability="sync")
+            elif not state.values:  # killed before the first checkpoint: start again
+                graph.invoke(first_input, CONFIG, durability="sync")
+        fired = ledger.execute("SELECT count(*) FROM effects").fetchone()[0]
+        conn.close()
+        ledger.close()
+        os.write(up_w, str(fired).encode())
+        os._exit(0)
+    os.close(down_r)
+    os.close(up_w)
+    return pid, down_w, up_r
+
+
+def cpu_s() -> float:
+    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--trials", type=int, default=42)
+    ap.add_argument("--work", default=None, help="folder for the trials' stores (default: the system temp folder)")
+    args = ap.parse_args(argv)
+    base = tempfile.mkdtemp(prefix="chaos-floor-", dir=args.work)
+    try:
+        # warm up as a fork server does: one whole run (counting the boundaries), then freeze the heap
+        graph, first_input, conn, ledger = open_trial(tempfile.mkdtemp(dir=base))
+        graph.invoke(first_input, CONFIG, durability="sync")
+        points, Barriers.seen = Barriers.seen, 0
+        conn.close()
+        ledger.close()
+        gc.collect()
+        gc.freeze()
+        walls, fired, killed = [], [], 0
+        cpu0, t0 = cpu_s(), time.monotonic()
+        for t in range(args.trials):
+            folder = tempfile.mkdtemp(dir=base)
+            victim, to_victim, _ = child("victim")
+            resumer, to_resumer, from_resumer = child("resume")
+            start = time.monotonic()
+            os.write(to_victim, json.dumps({"folder": folder, "point": t % points}).encode())
+            _, status = os.waitpid(victim, os.WUNTRACED)
+            if os.WIFSTOPPED(status):
+                os.kill(victim, signal.SIGKILL)
+                _, status = os.waitpid(victim, 0)
+                killed += os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+            os.write(to_resumer, json.dumps({"folder": folder}).encode())
+            fired.append(int(os.read(from_resumer, 64) or b"-1"))
+            walls.append(time.monotonic() - start)
+            os.waitpid(resumer, 0)
+            for fd in (to_victim, to_resumer, from_resumer):
+                os.close(fd)
+        elapsed, cpu = time.monotonic() - t0, cpu_s() - cpu0
+    finally:
+        import shutil
+
+        shutil.rmtree(base, ignore_errors=True)
+    print(
+        json.dumps(
+            {
+                "mode": "floor",
+                "trials": len(walls),
+                "valid": sum(f >= 0 for f in fired),  # the resumer reported the ledger's count
+                "fired": {str(n): fired.count(n) for n in sorted(set(fired))},  # LangGraph's own outcome, not judged here
+                "killed": killed,
+                "boundaries": points,
+                "trials_per_s": len(walls) / elapsed,
+                "median_wall_ms": statistics.median(walls) * 1000,
+                "cpu_per_trial_ms": cpu / len(walls) * 1000,
+            }
+        )
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
