@@ -13,7 +13,7 @@ unsharded: the same cells, trial seeds, exit code, and verdicts (outside race ki
 is the scheduler's); each shard's run.json names the lab host it ran on; and nothing is left on the
 hosts: no racer, no orchestrator, no work folder, no live run in the host's registry. Real
 LangGraph racers, real SIGKILLs, real sshd; the tiny suite of ``tests/test_shard.py``, eight trials
-(~60 s on a loaded 2-core machine, lab included).
+(~46 s on a loaded 2-core machine, lab included: measured 45.9 s and 47.7 s).
 """
 
 from __future__ import annotations
