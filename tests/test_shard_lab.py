@@ -35,9 +35,9 @@ from chaos.running.trial import wait_until
 
 DATE = "2026-01-04"
 SUITE_FILES = ("suite.yaml", "sweep.yaml", "stray.yaml")
+NIGHTLY = b"-m\0chaos\0nightly"  # in /proc/PID/cmdline: a shard's orchestrator
 # what a finished run must not leave in its output or state folder: a work folder (in the run folder
 # or under --work-in) or a registry entry of a live run
-NIGHTLY = b"-m\0chaos\0nightly"  # in /proc/PID/cmdline: a shard's orchestrator
 LEFT = r"\( -name work -o -name 'chaos-work-*' -o -path '*/active/*' \) -print"
 
 
