@@ -7,80 +7,24 @@ resume, cut down to eight trials in all (~30 s here).
 """
 
 import json
-import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from kits.shardkit import CELLS, ROOT, chaos, env, seeds, summary, verdicts, write_tiny_suite
 
 from chaos.racer.errors import ChaosError
 from chaos.running.shard import ShardPlan, assign, parse_shard, plan_runs
 from chaos.scenario.model import Scenario
 
-ROOT = Path(__file__).resolve().parents[1]
 DATE = "2026-01-02"
-
-SWEEP = """name: tiny_sweep
-kind: kill_sweep
-target: {framework: langgraph, backend: sqlite, durability: sync}
-workload: three_step
-trials: 1
-seed: 5
-kill_points: ["effect(task=b)", "effect(task=c)"]
-matrix:
-  resume: [none, "command:true"]
-"""
-STRAY = """name: tiny_stray
-kind: stray_resume
-target: {framework: langgraph, backend: sqlite, durability: sync}
-workload: gate_after_interrupt
-resume: "command:approve"
-trials: 1
-seed: 6
-matrix:
-  workload: [gate_after_interrupt, two_gates]
-"""
-
-
-def env():
-    return {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-
-
-def chaos(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "chaos", *map(str, args)], cwd=ROOT, env=env(), capture_output=True, text=True, timeout=600
-    )
-
-
-def summary(night: Path) -> dict:
-    return json.loads((night / "summary.json").read_text())
-
-
-def verdicts(s: dict) -> list:
-    """What a night concluded: each run's exit code, and each cell's verdicts and trial counts."""
-    return [
-        (r["scenario"], r["exit_code"], [(c["cell_id"], c["verdicts"], c["valid_trials"], c["trials"]) for c in r["cells"]])
-        for r in s["runs"]
-    ]
-
-
-def seeds(night: Path) -> dict:
-    out = {}
-    for journal in night.glob("*/*/journal.jsonl"):
-        for line in journal.read_text().splitlines():
-            rec = json.loads(line)
-            out[(journal.parent.parent.name, rec["trial_id"])] = rec["seed"]
-    return out
 
 
 @pytest.fixture(scope="module")
 def nights(tmp_path_factory):
     d = tmp_path_factory.mktemp("shard")
-    (d / "sweep.yaml").write_text(SWEEP)
-    (d / "stray.yaml").write_text(STRAY)
-    (d / "suite.yaml").write_text("name: tiny\nscenarios:\n  - file: sweep.yaml\n  - file: stray.yaml\n")
+    write_tiny_suite(d)
     full = chaos("nightly", d / "suite.yaml", "--out", d / "full", "--date", DATE, "-q")
     shards = [
         subprocess.Popen(
@@ -106,7 +50,7 @@ def test_two_shards_merged_say_what_one_machine_says(nights):
     assert merged.returncode == full.returncode, merged.stdout[-2000:] + merged.stderr[-2000:]
     one, joined = summary(d / "full" / DATE), summary(d / "merged" / DATE)
     assert verdicts(joined) == verdicts(one)
-    assert len([c for r in joined["runs"] for c in r["cells"]]) == 4
+    assert len([c for r in joined["runs"] for c in r["cells"]]) == CELLS
     assert joined["exit_code"] == one["exit_code"] and joined["verdict_counts"] == one["verdict_counts"]
     assert [s["status"] for s in joined["shards"]] == ["ok", "ok"]
     # every trial ran once, on one shard or the other, with the seed it has on one machine
@@ -134,7 +78,7 @@ def test_a_missing_shard_is_named_and_its_cells_are_unknown(nights):
     plan = ShardPlan.model_validate_json((d / "s1" / DATE / "shard.json").read_text())
     assert [(n["shard"], n["status"]) for n in s["shards"]] == [("1/2", "ok"), ("2/2", "missing")]
     cells = {(r["scenario"], c["cell_id"]): c for r in s["runs"] for c in r["cells"]}
-    assert len(cells) == 4  # never absent
+    assert len(cells) == CELLS  # never absent
     for run in plan.runs:
         for c in run.cells:
             cell = cells[(run.scenario, c.cell_id)]
@@ -189,7 +133,7 @@ def test_a_bad_shard_value_is_one_line_and_exit_3(bad):
 
 
 def test_bad_shard_on_the_command_line_exits_3_before_anything_runs(tmp_path):
-    (tmp_path / "sweep.yaml").write_text(SWEEP)
+    write_tiny_suite(tmp_path)
     for cmd in (["nightly", ROOT / "scenarios" / "nightly.yaml"], ["run", tmp_path / "sweep.yaml"]):
         p = chaos(*cmd, "--shard", "3/2", "--out", tmp_path / "out")
         assert p.returncode == 3 and "--shard '3/2'" in p.stderr, p.stderr

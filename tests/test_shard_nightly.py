@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from kits.shardkit import OPEN_KINDS, seeds
 
 from chaos.running.shard import Shard, plan_suite
 from chaos.scenario.model import expand
@@ -25,12 +26,6 @@ from chaos.scenario.suite import load_suite
 ROOT = Path(__file__).resolve().parents[1]
 NIGHTLY = ROOT / "scenarios" / "nightly.yaml"
 DATE = "2026-01-03"
-# kinds whose verdict may differ between two runs of the same cell with the same seeds: the outcome
-# of a race (how many racers fire, whether all finish in time) is the scheduler's, not the seed's.
-# Measured (bench/README.md): unsharded vs two shards merged, 104 of 105 cells equal; the other
-# was a 3-trial race cell (LIVENESS violated once, held once). shared_state enumerates schedules:
-# exact, so compared.
-OPEN_KINDS = {"race"}
 
 
 def test_the_real_nightly_splits_into_two_shards_that_together_run_each_of_its_cells_once(tmp_path):
@@ -61,15 +56,6 @@ def chaos(*args: object, wait: bool = True):
 def cells(night: Path) -> dict[tuple[str, str], dict]:
     s = json.loads((night / "summary.json").read_text())
     return {(r["scenario"], c["cell_id"]): c for r in s["runs"] for c in r["cells"]}
-
-
-def seeds(night: Path) -> dict[tuple[str, str], int]:
-    out = {}
-    for journal in night.glob("*/*/journal.jsonl"):
-        for line in journal.read_text().splitlines():
-            rec = json.loads(line)
-            out[(journal.parent.parent.name, rec["trial_id"])] = rec["seed"]
-    return out
 
 
 @pytest.mark.slow

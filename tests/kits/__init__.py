@@ -8,6 +8,7 @@
 - ``robustkit``: the real CLI run as a user would, with its own run registry.
 - ``framework_support``: find cells, verdicts and kill points in a framework test's results.
 - ``browserkit``: a real headless browser for the report tests.
+- ``shardkit``: the tiny suite the shard tests split, and a night's verdicts and seeds read back.
 - ``infra``: fixtures for Postgres, Docker and the SSH lab; ``lab``: the SSH lab itself
   (``python -m tests.kits.lab up``).
 """

@@ -282,6 +282,29 @@ class Lab:
         self.known_hosts = self.root / "known_hosts"
         self.known_hosts.write_text("".join(f"{h.address} {h.host_pub[0]} {h.host_pub[1]}\n" for h in self.hosts))
 
+    def ssh_argv(self, h: LabHost, command: str) -> list[str]:
+        """The OpenSSH client command line that runs the shell line ``command`` on ``h`` as root:
+        the lab's key and known_hosts only (no ~/.ssh/config, no agent), never a question asked."""
+        opts = {
+            "UserKnownHostsFile": str(self.known_hosts),
+            "GlobalKnownHostsFile": "/dev/null",
+            "StrictHostKeyChecking": "yes",
+            "BatchMode": "yes",
+            "IdentitiesOnly": "yes",
+            "IdentityAgent": "none",
+            "LogLevel": "ERROR",
+        }
+        return [
+            "ssh",
+            "-F",
+            "/dev/null",
+            "-i",
+            str(self.client_key),
+            *(a for k, v in opts.items() for a in ("-o", f"{k}={v}")),
+            f"root@{h.address}",
+            command,
+        ]
+
     def inventory(
         self, path: Path | None = None, *, known_hosts: Path | None = None, extra: dict | None = None, hosts: list[dict] | None = None
     ) -> Path:
@@ -326,11 +349,11 @@ class Lab:
         p = _run("ip", "netns", "pids", h.netns, check=False)
         return [int(x) for x in p.stdout.split()]
 
-    def chaos_processes(self, *names: bytes) -> list[int]:
-        """Pids anywhere in the lab hosts whose command line names one of ``names`` (e.g.
+    def chaos_processes(self, *names: bytes, hosts: list[LabHost] | None = None) -> list[int]:
+        """Pids anywhere in the lab hosts (or in ``hosts``) whose command line names one of ``names`` (e.g.
         ``b"chaos.racer.main"``: racers and their wrappers; ``b"chaos.racer.forkserver"``: warm servers)."""
         out = []
-        for h in self.hosts:
+        for h in self.hosts if hosts is None else hosts:
             for pid in self.processes_in(h):
                 try:
                     with open(f"/proc/{pid}/cmdline", "rb") as f:

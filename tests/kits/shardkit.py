@@ -1,0 +1,102 @@
+"""The tiny suite the shard tests split, and what a night concluded, read back for comparing.
+
+Why it exists: ``tests/test_shard.py`` (shards as local processes) and ``tests/test_shard_lab.py``
+(shards on the SSH lab hosts) run the same suite unsharded and in two shards and compare the
+merged night with the unsharded one; both must compare the same things the same way.
+
+What it promises: ``write_tiny_suite`` writes a two-scenario suite of real LangGraph racers (a kill
+sweep under sync durability and a stray resume, eight trials in all) whose verdicts do not depend
+on timing, so a sharded night must say exactly what one machine says. ``verdicts``, ``seeds`` and
+``summary`` read a night folder the way ``chaos merge`` and ``chaos nightly`` wrote it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SWEEP = """name: tiny_sweep
+kind: kill_sweep
+target: {framework: langgraph, backend: sqlite, durability: sync}
+workload: three_step
+trials: 1
+seed: 5
+kill_points: ["effect(task=b)", "effect(task=c)"]
+matrix:
+  resume: [none, "command:true"]
+"""
+STRAY = """name: tiny_stray
+kind: stray_resume
+target: {framework: langgraph, backend: sqlite, durability: sync}
+workload: gate_after_interrupt
+resume: "command:approve"
+trials: 1
+seed: 6
+matrix:
+  workload: [gate_after_interrupt, two_gates]
+"""
+CELLS = 4  # two scenarios, two cells each
+
+# kinds whose verdict may differ between two runs of the same cell with the same seeds: the outcome
+# of a race (how many racers fire, whether all finish in time) is the scheduler's, not the seed's.
+# Measured (bench/README.md): unsharded vs two shards merged, 104 of 105 cells equal; the other
+# was a 3-trial race cell (LIVENESS violated once, held once). shared_state enumerates schedules:
+# exact, so compared.
+OPEN_KINDS = frozenset({"race"})
+
+
+def write_tiny_suite(d: Path) -> Path:
+    """The suite file (with its two scenario files beside it) in ``d``."""
+    (d / "sweep.yaml").write_text(SWEEP)
+    (d / "stray.yaml").write_text(STRAY)
+    suite = d / "suite.yaml"
+    suite.write_text("name: tiny\nscenarios:\n  - file: sweep.yaml\n  - file: stray.yaml\n")
+    return suite
+
+
+def env() -> dict[str, str]:
+    """This process's environment with the repository first on PYTHONPATH (no editable install needed)."""
+    return {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+def chaos(*args: object, wait: bool = True):
+    """``python -m chaos ARGS`` on this machine: the finished process, or the running one (``wait=False``)."""
+    cmd = [sys.executable, "-m", "chaos", *map(str, args)]
+    if wait:
+        return subprocess.run(cmd, cwd=ROOT, env=env(), capture_output=True, text=True, timeout=600)
+    return subprocess.Popen(cmd, cwd=ROOT, env=env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def summary(night: Path) -> dict:
+    return json.loads((night / "summary.json").read_text())
+
+
+def verdicts(s: dict, open_kinds: frozenset[str] = frozenset()) -> list:
+    """What a night concluded: each run's exit code, and each cell's verdicts and trial counts
+    (a cell of an ``open_kinds`` kind keeps its trial count only)."""
+    return [
+        (
+            r["scenario"],
+            r["exit_code"],
+            [
+                (c["cell_id"], c["trials"]) if c["kind"] in open_kinds else (c["cell_id"], c["verdicts"], c["valid_trials"], c["trials"])
+                for c in r["cells"]
+            ],
+        )
+        for r in s["runs"]
+    ]
+
+
+def seeds(night: Path) -> dict[tuple[str, str], int]:
+    """Every trial a night ran, by (run folder's scenario folder, trial id): its seed."""
+    out = {}
+    for journal in night.glob("*/*/journal.jsonl"):
+        for line in journal.read_text().splitlines():
+            rec = json.loads(line)
+            out[(journal.parent.parent.name, rec["trial_id"])] = rec["seed"]
+    return out
