@@ -13,7 +13,9 @@ import os
 import signal
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar, cast
+
+from chaos.racer.protocol import BACKGROUND_SUFFIX, BackgroundError
 
 State = Literal["running", "stopped", "exited"]
 
@@ -48,6 +50,17 @@ class RacerFiles:
         except (FileNotFoundError, ValueError):
             return None
 
+    def background_errors(self) -> list[BackgroundError]:
+        """The racer's threads that died of an unhandled exception, as it wrote them beside its result
+        the moment they died (``chaos.racer.main.BackgroundErrors``): read even when the racer then
+        died without writing its result. [] when none died."""
+        try:
+            with open(self.spec["result_path"] + BACKGROUND_SUFFIX, "rb") as f:
+                errors = json.loads(f.read())
+        except (FileNotFoundError, ValueError):
+            return []
+        return [cast(BackgroundError, e) for e in errors if isinstance(e, dict)] if isinstance(errors, list) else []
+
     def log_tail(self, n: int = 2000) -> str:
         try:
             return self.log_path.read_bytes()[-n:].decode(errors="replace")
@@ -66,6 +79,7 @@ class RacerHandle(Protocol):
     def kill(self) -> ExitStatus | None: ...
     def exit_status(self) -> ExitStatus | None: ...
     def result(self) -> dict | None: ...
+    def background_errors(self) -> list[BackgroundError]: ...
     def log_tail(self) -> str: ...
 
 

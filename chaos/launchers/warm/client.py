@@ -43,6 +43,7 @@ from chaos.launchers import ExitStatus, RacerFiles, State
 from chaos.racer.barrier import read_arrivals
 from chaos.racer.errors import EnvironmentProblem
 from chaos.racer.procfs import all_threads_stopped, proc_state
+from chaos.racer.protocol import BACKGROUND_SUFFIX
 
 START_TIMEOUT_S = 300.0  # importing a framework on a loaded 2-core machine can take a while
 REPLY_TIMEOUT_S = 60.0
@@ -482,7 +483,12 @@ class WarmRacer(RacerFiles):
         done = self.exit_status() is not None or not self.client.alive
         if done and not self._fetched:
             self._fetched = True
-            for remote, local in ((self.remote["spec"]["result_path"], self.spec["result_path"]), (self.remote["log"], str(self.log_path))):
+            rres, lres = self.remote["spec"]["result_path"], self.spec["result_path"]
+            for remote, local in (
+                (rres, lres),
+                (rres + BACKGROUND_SUFFIX, lres + BACKGROUND_SUFFIX),
+                (self.remote["log"], str(self.log_path)),
+            ):
                 try:
                     t.fetch(remote, local)
                 except Exception:  # a lost connection: the result is missing, as it would be
