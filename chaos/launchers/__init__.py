@@ -4,6 +4,11 @@ A launcher starts racers from specs and hands back ``RacerHandle``s. The orchest
 what is below: observe barrier arrivals and the process state, release (SIGCONT), kill (SIGKILL,
 confirmed by the exit status), wait, and read the racer's result. A launcher also opens a race's
 start gate for a whole group at once and reaps everything it started.
+
+A local launcher (cold or warm) also gives its racers a temp folder of their own (``TMPDIR``,
+``racer_tmp``): ``tmp`` inside the launcher's folder, so what a framework drops in the temp folder
+(CrewAI's ``crewai:<md5>.lock``) goes with that folder, whoever drives the launcher (``chaos run``,
+a test, a benchmark), and never lands in the machine's ``/tmp``.
 """
 
 from __future__ import annotations
@@ -18,6 +23,17 @@ from typing import Any, Literal, Protocol, TypeVar, cast
 from chaos.racer.protocol import BACKGROUND_SUFFIX, BackgroundError
 
 State = Literal["running", "stopped", "exited"]
+
+
+def racer_tmp(folder: str | os.PathLike) -> str:
+    """The temp folder of a launcher's racers: ``tmp`` inside ``folder``, the launcher's own (its log
+    folder, else the run's work folder: the parent of the trials' folders), made if missing.
+
+    One per launcher, not one per racer: racers that share a store share it, so a framework's named
+    file locks there (CrewAI locks its SQLite store by name) still exclude each other across them."""
+    d = Path(folder) / "tmp"
+    d.mkdir(parents=True, exist_ok=True)
+    return str(d)
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from chaos.launchers import ExitStatus, RacerFiles, State
+from chaos.launchers import ExitStatus, RacerFiles, State, racer_tmp
 from chaos.racer.barrier import read_arrivals
 from chaos.racer.errors import EnvironmentProblem
 from chaos.racer.procfs import all_threads_stopped, proc_state
@@ -649,7 +649,9 @@ class OneServerLauncher(ForkServerLauncher):
 
 class WarmLauncher(OneServerLauncher):
     """Local warm racers: one fork server per launcher, i.e. per (framework, version) of a run,
-    started on the first ``start_group`` and shut down by ``reap``."""
+    started on the first ``start_group`` and shut down by ``reap``. Its log and its racers' temp
+    folder (``TMPDIR``: ``tmp`` there) are in ``log_dir``, else in the run's work folder (the parent
+    of the first trial folder)."""
 
     name = "warm"
 
@@ -674,9 +676,11 @@ class WarmLauncher(OneServerLauncher):
             self.client = None
         if self.client is None:
             log_dir = self.log_dir or Path(workdir).parent
+            # the server's temp folder, which every racer it forks inherits, is inside the launcher's folder
+            env = {**self.env, "TMPDIR": racer_tmp(log_dir)}
             # the run's folder goes into the command line of the server and every racer it forks
             transport = PipeTransport(
-                self.python, target, self.env, log_dir / f"forkserver-{target}.log", label=str(Path(workdir).parent), pool=self.pool
+                self.python, target, env, log_dir / f"forkserver-{target}.log", label=str(Path(workdir).parent), pool=self.pool
             )
             self.client = ForkServerClient(transport, target)
         elif self.client.target != target:
