@@ -5,6 +5,10 @@ racer runs the built-in ``three_step`` to the end like a cold one, its effects c
 and the server it was forked from holds the framework's modules, one thread (no native pool
 either: CrewAI's numpy/OpenBLAS is kept to the calling thread) and no descriptor besides its
 protocol's, so its next fork is still safe.
+
+And whoever drives a launcher (``chaos run``, or a test or benchmark that starts racers itself), a
+CrewAI racer's lock files (``crewai:<md5>.lock``, in the temp folder) end up in the launcher's own
+folder, never in the caller's temp folder (``/tmp``): warm or cold, the racers get a ``TMPDIR`` there.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import pytest
 from kits.warmkit import spec
 
 from chaos.envs import python_for, racer_env
+from chaos.launchers.local import LocalLauncher
 from chaos.launchers.warm.client import WarmLauncher
 from chaos.running.trial import wait_until
 
@@ -70,3 +75,26 @@ def test_a_server_whose_imports_leave_a_native_thread_refuses_to_start_and_says_
         assert "--racers cold" in (err.value.hint or "")
     finally:
         launcher.reap()
+
+
+@pytest.mark.parametrize("start", ["warm", "cold"])
+def test_a_crewai_racer_leaves_its_lock_files_in_the_launchers_folder_not_in_the_callers_temp_folder(tmp_path, start):
+    python = python_for("crewai")
+    callers_tmp = tmp_path / "machine-tmp"  # the caller's temp folder, /tmp on a CI machine
+    callers_tmp.mkdir()
+    env = dict(racer_env(python), TMPDIR=str(callers_tmp))
+    work = tmp_path / "work"  # a run's work folder: one folder per trial in it
+    trial = work / "t0"
+    trial.mkdir(parents=True)
+    launcher = WarmLauncher(python=python, env=env) if start == "warm" else LocalLauncher(python=python, env=env)
+    try:
+        s = spec(trial, "r0")
+        s["target"] = {"framework": "crewai", "backend": "sqlite", "durability": "sync", "version": None}
+        (h,) = launcher.start_group([s], str(trial))
+        assert wait_until(lambda: h.state() == "exited", 300), h.log_tail()
+        assert h.exit_status().code == 0 and h.result()["outcomes"][-1]["status"] == "done", h.log_tail()
+    finally:
+        launcher.reap()
+    assert not list(callers_tmp.glob("crewai:*.lock"))
+    # the racer did lock its store by name: the lock file is in the run's work folder, and goes with it
+    assert list((work / "tmp").glob("crewai:*.lock"))

@@ -4,6 +4,11 @@ A launcher starts racers from specs and hands back ``RacerHandle``s. The orchest
 what is below: observe barrier arrivals and the process state, release (SIGCONT), kill (SIGKILL,
 confirmed by the exit status), wait, and read the racer's result. A launcher also opens a race's
 start gate for a whole group at once and reaps everything it started.
+
+A local launcher (cold or warm) also gives its racers a temp folder of their own (``TMPDIR``,
+``racer_tmp``): ``tmp`` inside the launcher's folder, so what a framework drops in the temp folder
+(CrewAI's ``crewai:<md5>.lock``) goes with that folder, whoever drives the launcher (``chaos run``,
+a test, a benchmark), and never lands in the machine's ``/tmp``.
 """
 
 from __future__ import annotations
@@ -13,9 +18,22 @@ import os
 import signal
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar, cast
+
+from chaos.racer.protocol import BACKGROUND_SUFFIX, BackgroundError
 
 State = Literal["running", "stopped", "exited"]
+
+
+def racer_tmp(folder: str | os.PathLike) -> str:
+    """The temp folder of a launcher's racers: ``tmp`` inside ``folder``, the launcher's own (its log
+    folder, else the run's work folder: the parent of the trials' folders), made if missing.
+
+    One per launcher, not one per racer: racers that share a store share it, so a framework's named
+    file locks there (CrewAI locks its SQLite store by name) still exclude each other across them."""
+    d = Path(folder) / "tmp"
+    d.mkdir(parents=True, exist_ok=True)
+    return str(d)
 
 
 @dataclass(frozen=True)
@@ -48,6 +66,17 @@ class RacerFiles:
         except (FileNotFoundError, ValueError):
             return None
 
+    def background_errors(self) -> list[BackgroundError]:
+        """The racer's threads that died of an unhandled exception, as it wrote them beside its result
+        the moment they died (``chaos.racer.main.BackgroundErrors``): read even when the racer then
+        died without writing its result. [] when none died."""
+        try:
+            with open(self.spec["result_path"] + BACKGROUND_SUFFIX, "rb") as f:
+                errors = json.loads(f.read())
+        except (FileNotFoundError, ValueError):
+            return []
+        return [cast(BackgroundError, e) for e in errors if isinstance(e, dict)] if isinstance(errors, list) else []
+
     def log_tail(self, n: int = 2000) -> str:
         try:
             return self.log_path.read_bytes()[-n:].decode(errors="replace")
@@ -66,6 +95,7 @@ class RacerHandle(Protocol):
     def kill(self) -> ExitStatus | None: ...
     def exit_status(self) -> ExitStatus | None: ...
     def result(self) -> dict | None: ...
+    def background_errors(self) -> list[BackgroundError]: ...
     def log_tail(self) -> str: ...
 
 

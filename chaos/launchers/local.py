@@ -4,7 +4,8 @@ Each group of racers (one trial's racers) shares a fresh process group, so one `
 race's start gate for all of them at once and one ``killpg`` reaps them. The racer also sets a
 parent-death signal, so it dies with the orchestrator even if the orchestrator is SIGKILLed.
 State is read from ``/proc/<pid>/stat``; exits are collected with ``waitpid`` so a kill is
-confirmed by the exit status itself (killed by SIGKILL), not assumed.
+confirmed by the exit status itself (killed by SIGKILL), not assumed. Racers get ``TMPDIR`` inside
+the run's work folder (the parent of the trial folder; ``chaos.launchers.racer_tmp``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from chaos.launchers import ExitStatus, RacerFiles, State
+from chaos.launchers import ExitStatus, RacerFiles, State, racer_tmp
 from chaos.racer.barrier import read_arrivals
 from chaos.racer.procfs import all_threads_stopped, proc_state
 
@@ -96,6 +97,7 @@ class LocalLauncher:
         pgid = 0
         env = dict(os.environ if self.env is None else self.env)
         env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+        env["TMPDIR"] = racer_tmp(Path(workdir).parent)  # what the framework leaves there goes with the run's work folder
         for spec in specs:
             spec_path = Path(workdir) / f"spec-{spec['racer_id']}.json"
             spec_path.write_text(json.dumps(spec))

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 import chaos
 from chaos.launchers import ExitStatus, RacerFiles, State
 from chaos.racer.barrier import ECHO_PREFIX
+from chaos.racer.protocol import BACKGROUND_SUFFIX
 from chaos.racer.wrapper import PREFIX as WRAPPER_PREFIX
 from chaos.remote.inventory import Host, Inventory, load_inventory
 from chaos.remote.ssh_session import HostError, HostSession, fingerprint  # noqa: F401  (re-exported)
@@ -133,15 +134,17 @@ class SshRacer(RacerFiles):
                 self._exit_event = ExitStatus(code=ev.get("code"), signal=ev.get("signal"))
 
     def _fetch_result(self) -> None:
-        try:
-            data = self.session.get_bytes(self.rspec["result_path"])
-        except Exception:
-            data = None
-        if data is not None:
-            tmp = self.spec["result_path"] + ".part"
-            with open(tmp, "wb") as f:
-                f.write(data)
-            os.replace(tmp, self.spec["result_path"])
+        """Copy back the result and the background errors written beside it (either may be missing)."""
+        for suffix in ("", BACKGROUND_SUFFIX):
+            try:
+                data = self.session.get_bytes(self.rspec["result_path"] + suffix)
+            except Exception:
+                data = None
+            if data is not None:
+                tmp = self.spec["result_path"] + suffix + ".part"
+                with open(tmp, "wb") as f:
+                    f.write(data)
+                os.replace(tmp, self.spec["result_path"] + suffix)
 
     # ------------------------------------------------------------------ RacerHandle
     def state(self) -> State:

@@ -12,6 +12,18 @@ library, the framework under test and its database driver.
 
 A killed racer writes no result: the orchestrator records its call as ``info`` (indeterminate).
 A racer that could not even build its workload exits 4 with ``status: harness_error``.
+
+What the framework or the user's code raises is data, whatever its class: an action that raises a
+``BaseException`` that is not an exit (pydantic-core's ``PanicException``, a user's own class) ends
+as an ``error`` outcome like an ``Exception`` the adapter caught, so the racer still writes its
+result and ``chaos.running.blame`` names the party by the traceback's frames. Only
+``KeyboardInterrupt``, ``SystemExit`` and ``GeneratorExit`` end a racer unrecorded.
+
+A thread that dies of an unhandled exception (``threading.excepthook``: a framework's background
+saver, a thread the user's node started) is recorded in ``background_errors`` (``error_of`` plus the
+thread's name), and at once in ``<result_path>.background.json`` too, so a racer that dies after it
+without writing its result still leaves the evidence: its failure is then blamed on whoever owned
+that thread, not on chaos.
 """
 
 from __future__ import annotations
@@ -24,16 +36,60 @@ import random
 import signal
 import socket
 import sys
+import threading
 import time
+from typing import cast
 
 from chaos.racer.barrier import BarrierClient, write_atomic
 from chaos.racer.ledger import open_ledger
-from chaos.racer.protocol import ActionOutcome, InspectResult, RacerResult, RacerSpec
+from chaos.racer.protocol import BACKGROUND_SUFFIX, ActionOutcome, BackgroundError, InspectResult, RacerResult, RacerSpec
 
 HARNESS_ERROR_EXIT = 4
 # workloads this process has built once in memory already (a fork server's pooled child does that
 # before it is handed a spec): a held racer does not build them a second time
 PREWARMED: set[str] = set()
+# what ends a racer as asked, never recorded as anyone's error
+EXITS = (KeyboardInterrupt, SystemExit, GeneratorExit)
+
+
+def background_path(result_path: str) -> str:
+    """Where a racer writes its background threads' errors as they happen (beside its result)."""
+    return result_path + BACKGROUND_SUFFIX
+
+
+class BackgroundErrors:
+    """Records every thread that dies of an unhandled exception while a racer runs its spec.
+
+    Installed as ``threading.excepthook`` for the duration (``with``); the previous hook still runs,
+    so the log keeps the traceback. Each error is ``error_of(exc)`` plus ``thread`` (its name); the
+    list is rewritten to ``path`` (if given) at every new error.
+    """
+
+    def __init__(self, path: str | None):
+        self.path = path
+        self.errors: list[BackgroundError] = []
+        self._previous = threading.excepthook
+        self._lock = threading.Lock()  # two threads dying at once write one file (its temp name is per process)
+
+    def __enter__(self) -> BackgroundErrors:
+        threading.excepthook = self._hook
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        threading.excepthook = self._previous
+
+    def _hook(self, args: threading.ExceptHookArgs) -> None:
+        try:
+            from chaos.targets.base import error_of
+
+            if args.exc_value is not None and not isinstance(args.exc_value, SystemExit):
+                err = cast(BackgroundError, {**error_of(args.exc_value), "thread": args.thread.name if args.thread is not None else "?"})
+                with self._lock:
+                    self.errors.append(err)
+                    if self.path:
+                        write_atomic(self.path, json.dumps(self.errors, default=repr).encode(), durable=False)
+        finally:
+            self._previous(args)
 
 
 def set_parent_death_signal() -> bool:
@@ -65,7 +121,7 @@ def run_spec(spec: RacerSpec) -> tuple[RacerResult, int]:
 
     A spec written by hand (tests, benchmarks) may leave out what has a default: no gate, no
     hold, no jitter, no inspections, no distributions."""
-    from chaos.targets.base import Unsupported, distribution_versions, error_of, outcome_of_inspect, unsupported_outcome
+    from chaos.targets.base import distribution_versions
 
     t0 = time.monotonic_ns()
     result: RacerResult = {
@@ -78,6 +134,26 @@ def run_spec(spec: RacerSpec) -> tuple[RacerResult, int]:
     }
     result["versions"] = distribution_versions(spec.get("distributions") or [])
     barrier = BarrierClient.from_spec(spec["barrier"], spec["racer_id"])
+    result_path = spec.get("result_path")
+    with BackgroundErrors(background_path(result_path) if result_path else None) as background:
+        code = _run(spec, result, barrier)
+        result["background_errors"] = list(background.errors)
+    result["trace"] = barrier.trace
+    result["marks"] = barrier.marks
+    result["t_end_mono_ns"] = time.monotonic_ns()
+    return result, code
+
+
+def _error_outcome(exc: BaseException) -> ActionOutcome:
+    from chaos.targets.base import error_of, outcome
+
+    return outcome("error", error=error_of(exc))
+
+
+def _run(spec: RacerSpec, result: RacerResult, barrier: BarrierClient) -> int:
+    """The racer's work on ``result`` (filled in place); returns the exit code."""
+    from chaos.targets.base import Unsupported, error_of, outcome_of_inspect, unsupported_outcome
+
     session = None
     ledger = None
     try:
@@ -132,13 +208,19 @@ def run_spec(spec: RacerSpec) -> tuple[RacerResult, int]:
             if not result.get("t_invoke_mono_ns"):
                 result["t_invoke_mono_ns"] = time.monotonic_ns()
             before = len(getattr(session, "fired", []))
-            if action.get("op") == "inspect":  # generic: every session has inspect()
-                outcome = outcome_of_inspect(session.inspect())
-            else:
-                try:
+            try:
+                if action.get("op") == "inspect":  # generic: every session has inspect()
+                    outcome = outcome_of_inspect(session.inspect())
+                else:
                     outcome = session.perform(action)
-                except Unsupported as exc:
-                    outcome = unsupported_outcome(str(exc))
+            except Unsupported as exc:
+                outcome = unsupported_outcome(str(exc))
+            except Exception:
+                raise  # the adapter catches what the framework raises: one escaping it is chaos's own (below)
+            except EXITS:
+                raise
+            except BaseException as exc:  # PanicException & co: the framework's or the app's answer all the same
+                outcome = _error_outcome(exc)
             outcome["fired"] = [f["effect_key"] for f in list(getattr(session, "fired", []))[before:]]
             outcome["action"] = action
             outcomes.append(outcome)
@@ -152,7 +234,9 @@ def run_spec(spec: RacerSpec) -> tuple[RacerResult, int]:
         result["fired"] = list(getattr(session, "fired", []))
         result["status"] = "ok"
         code = 0
-    except Exception as exc:
+    except EXITS:
+        raise
+    except BaseException as exc:  # blamed by its frames: the factory's, the framework's or chaos's
         result["status"] = "harness_error"
         result["error"] = error_of(exc)
         result["fired"] = list(getattr(session, "fired", [])) if session is not None else []
@@ -164,10 +248,7 @@ def run_spec(spec: RacerSpec) -> tuple[RacerResult, int]:
         if ledger is not None:
             ledger.close()
         result["close_ms"] = (time.monotonic_ns() - t_close) / 1e6
-    result["trace"] = barrier.trace
-    result["marks"] = barrier.marks
-    result["t_end_mono_ns"] = time.monotonic_ns()
-    return result, code
+    return code
 
 
 def nothing_durable(state: InspectResult | None) -> bool:

@@ -68,6 +68,16 @@ class ErrorInfo(TypedDict):
     traceback: NotRequired[str]
 
 
+BACKGROUND_SUFFIX = ".background.json"
+"""A racer's ``background_errors``, also written as they happen to its ``result_path`` + this suffix."""
+
+
+class BackgroundError(ErrorInfo):
+    """An exception that ended a thread of the racer (``threading.excepthook``): the error and ``thread``, its name."""
+
+    thread: str
+
+
 class Action(TypedDict, total=False):
     """One action of a racer (``op`` defaults to ``run``).
 
@@ -335,7 +345,8 @@ class RacerResult(TypedDict, total=False):
     open), ``t_inspected``, ``t_released`` (the start gate opened), ``t_invoke`` (first action),
     ``t_return`` (last action returned), ``t_end``. ``gated_task``: the task whose effect an
     interrupt gates; ``workload_meta``: the session's ``meta`` (e.g. ``{"invalid": {"field",
-    "value"}}``); ``fired``: every effect this racer fired; ``trace``: every boundary it passed.
+    "value"}}``); ``fired``: every effect this racer fired; ``trace``: every boundary it passed;
+    ``background_errors``: the threads that died of an unhandled exception meanwhile.
     """
 
     racer_id: str
@@ -356,6 +367,7 @@ class RacerResult(TypedDict, total=False):
     trace: list[TraceEntry]
     marks: list[MarkEntry]
     close_ms: float
+    background_errors: list[BackgroundError]
     t_start_mono_ns: int
     t_start_wall: float
     t_ledger_mono_ns: int

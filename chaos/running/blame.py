@@ -20,6 +20,12 @@ a failure belongs to:
   failed after doing its work), raised through the framework because nothing caught or retried it.
   Like chaos's own SIGKILL it is the trial's premise, not a fault: the trial stays valid.
 
+A racer that fails without an error of its own to show (it exited without a result, or chaos's own
+code raised) after one of its threads died of an unhandled exception (``background_errors``: a
+framework's background saver, a thread the user's node started) is blamed on whoever owned that
+thread, with its error as the evidence (``blame_after_background``); only when every such thread
+was chaos's own does the failure stay the harness's.
+
 What it promises: pure functions of recorded data (``chaos analyze`` re-blames a stored journal the
 same way); a record without frames (an older journal) is blamed on the framework, as it was before.
 """
@@ -172,6 +178,21 @@ def blame_build(err: ErrorInfo, framework: str, workload: str = "") -> Blame:
     if b.party == "framework":
         return Blame("app", f"app error: the workload could not be built: {err.get('type')}: {(err.get('message') or '')[:300]}")
     return b
+
+
+def blame_after_background(errors: Iterable[ErrorInfo], framework: str, workload: str, then: str) -> Blame | None:
+    """Whose fault a racer's failure is when threads of it died first (``errors``: its
+    ``background_errors``, each with ``thread``; ``then``: how the racer failed after, e.g. "racer r0
+    exited (code 1) without a result"). The first death that is not chaos's own names the party;
+    None when no thread died or only chaos's own did."""
+    for err in errors:
+        b = blame_error(err, framework, workload)
+        if b.party == "harness":
+            continue
+        thread = (err.get("thread") if isinstance(err, dict) else None) or "?"
+        how = "framework error: " if b.party == "framework" else ""
+        return Blame(b.party, f"{how}{b.reason} (it ended background thread {thread!r}); then {then}")
+    return None
 
 
 def blame_signal(signal: int) -> Blame:

@@ -497,11 +497,8 @@ def _execute(
                 extra_paths=workload_paths(folder.meta.scenario_file),
                 start=s.racers.start,
             )
-            # the run's labels, and a temp folder inside the work folder: what a framework drops in
-            # the temp folder (CrewAI's lock files, say) goes with the run's work folder
-            racer_tmp = work_dir / "tmp"
-            racer_tmp.mkdir(exist_ok=True)
-            registry.label_launcher(launcher, {**active.env(), "TMPDIR": str(racer_tmp)})
+            # the run's labels (the launcher gives its racers a temp folder inside the work folder itself)
+            registry.label_launcher(launcher, active.env())
             launchers[key] = launcher
         return launchers[key]
 

@@ -122,10 +122,9 @@ class ActiveRun:
 
 
 def label_launcher(launcher: object, labels: dict[str, str]) -> None:
-    """Give a launcher's racers the run's labels, and any other environment entries in ``labels``
-    (``TMPDIR``), where racers take their environment from here: a local launcher passes ``env`` to
-    every racer, a warm one to its fork server, whose forked racers inherit it; remote and container
-    launchers label by run id themselves."""
+    """Give a launcher's racers the run's labels (environment entries), where racers take their
+    environment from here: a local launcher passes ``env`` to every racer, a warm one to its fork
+    server, whose forked racers inherit it; remote and container launchers label by run id themselves."""
     if getattr(launcher, "name", None) in ("local", "warm") and hasattr(launcher, "env"):
         env = launcher.env
         env = dict(os.environ) if env is None else env

@@ -27,7 +27,7 @@ from chaos.envs import requirement_names
 from chaos.launchers import ExitStatus, Launcher, RacerHandle
 from chaos.racer.protocol import ActionSpec, ErrorInfo, LedgerSpec, RacerResult, RacerSpec, StoreSpec, TargetSpec
 from chaos.records import BarrierEvent, Op, RacerOutcome, TrialRecord
-from chaos.running.blame import Blame, blame_build, blame_error, blame_signal, worst
+from chaos.running.blame import Blame, blame_after_background, blame_build, blame_error, blame_signal, worst
 from chaos.scenario.model import Cell
 from chaos.scenario.seeds import derive
 from chaos.targets import get_target
@@ -41,11 +41,12 @@ def _error_text(err: ErrorInfo | None) -> str:
     return f"{err.get('type')}: {err.get('message')}" if err else "None: None"
 
 
-def _traceback_of(result: RacerResult | None) -> str | None:
-    """The traceback of the racer's error (its build error, else its last failed action's), at most 4000 characters."""
-    if not result:
-        return None
+def _traceback_of(result: RacerResult | None, died: list | None = None) -> str | None:
+    """The traceback of the racer's error (its build error, else its last failed action's, else that of
+    the first of its threads that ``died``), at most 4000 characters."""
+    result = result or {}
     errs = [result.get("error")] + [o.get("error") for o in reversed(result.get("outcomes") or []) if o.get("status") == "error"]
+    errs += list(died or [])
     tb = next((e.get("traceback") for e in errs if e and e.get("traceback")), None)
     return tb[-4000:] if tb else None
 
@@ -233,6 +234,7 @@ class TrialRun:
         detail: str | None
         status = h.exit_status()
         result = cast("RacerResult | None", h.result())
+        died = (result or {}).get("background_errors") or h.background_errors()  # threads of it that died of an exception
         self.history.append(
             Op(racer_id=h.racer_id, type="invoke", f=f, value=value, t_mono_ns=result.get("t_invoke_mono_ns") if result else None)
         )
@@ -248,13 +250,18 @@ class TrialRun:
             if status is not None and status.signal is not None and h.racer_id not in self.killed:
                 blame = blame_signal(status.signal)
             elif h.racer_id not in self.killed:
-                blame = Blame("harness", f"harness error: racer {h.racer_id} exited ({status}) without a result")
+                then = f"racer {h.racer_id} exited ({status}) without a result"
+                blame = blame_after_background(died, s.target.framework, s.workload, then) or Blame("harness", f"harness error: {then}")
         elif result.get("status") == "harness_error":
             st, op = "harness_error", "info"
             detail = _error_text(result.get("error"))
             err = result.get("error")
             blame = blame_build(err, s.target.framework, s.workload) if err else Blame("harness", f"harness error: {detail}")
-            self.errors.append(f"racer {h.racer_id}: {blame.reason if blame.party == 'app' else detail}")
+            if blame.party == "harness":  # chaos's code raised, but maybe only after a thread of the framework's (or app's) died
+                then = f"racer {h.racer_id} failed: {detail}"
+                blame = blame_after_background(died, s.target.framework, s.workload, then) or blame
+            if blame.party != "framework":  # the framework's failure is no error of the run
+                self.errors.append(f"racer {h.racer_id}: {blame.reason if blame.party == 'app' else detail}")
         else:
             outs = result.get("outcomes") or []
             last = outs[-1] if outs else None
@@ -280,7 +287,7 @@ class TrialRun:
             result=cast("dict[str, Any] | None", result),
             blame=blame.party if blame else None,
             blame_reason=blame.reason if blame else None,
-            blame_traceback=_traceback_of(result) if blame is not None and blame.party == "app" else None,
+            blame_traceback=_traceback_of(result, died) if blame is not None and blame.party == "app" else None,
         )
         self.outcomes.append(out)
         return out

@@ -19,6 +19,12 @@ exits on its own: the harness must kill it after ``timeout_s`` and record the tr
 ``TypeError`` in the user's node (an app error, never the framework's); a plain answer passes.
 ``approval_dies_on_r1``: a gate whose node, resumed with a value ending in ``#r1``, is SIGKILLed
 from inside before it fires, as the OOM killer would do it (a signal chaos did not send).
+``approval_panics``: a gate whose node, resumed with a referenced answer (``approve#r0``), raises
+``NodePanic``, a ``BaseException`` that is not an ``Exception`` (as pydantic-core's ``PanicException``
+is): the user's error all the same.
+``approval_thread_dies``: a gate whose node, resumed with a referenced answer, starts a helper
+thread that dies of an unhandled ``RuntimeError`` and waits for it; the racer answering ``#r1`` then
+gives up and exits at once without a result (as a process whose saver thread died does).
 ``approval_audit_after_return``: ``prepare`` starts a thread that fires ``audit`` once ``prepare``
 has returned (``approve`` lets it go and waits for it): an effect fired outside any running task.
 A module whose import fails lives apart (``tests.workloads.broken_import``): it cannot share a
@@ -212,6 +218,49 @@ def approval_dies_on_r1(ctx):
         answer = interrupt({"question": "approve?"})
         if str(answer).endswith("#r1"):
             os.kill(os.getpid(), signal.SIGKILL)  # what the OOM killer does: nothing chaos sent
+        ctx.effect("gate", answer)
+        return {"log": ["gate"], "approved": answer}
+
+    return _gate_graph(ctx, gate)
+
+
+class NodePanic(BaseException):
+    """Not an ``Exception``: what ``except Exception`` lets through (pydantic-core's ``PanicException`` is one)."""
+
+
+def approval_panics(ctx):
+    """The racers' answers (``approve#r0``) make the user's node raise a ``BaseException``; the plain
+    answer of the preflight passes."""
+    from langgraph.types import interrupt
+
+    def gate(state):
+        answer = interrupt({"question": "approve?"})
+        if "#" in str(answer):
+            raise NodePanic(f"cannot handle {answer!r}")
+        ctx.effect("gate", answer)
+        return {"log": ["gate"], "approved": answer}
+
+    return _gate_graph(ctx, gate)
+
+
+def approval_thread_dies(ctx):
+    """A racer's answer makes the node start a helper thread that dies of an exception; the racer
+    answering ``#r1`` then exits without a result (``os._exit``: no result file, no cleanup)."""
+    import os
+
+    from langgraph.types import interrupt
+
+    def helper(answer):
+        raise RuntimeError(f"dictionary changed size during iteration (saving {answer!r})")
+
+    def gate(state):
+        answer = interrupt({"question": "approve?"})
+        if "#" in str(answer):
+            t = threading.Thread(target=helper, args=(answer,), name="user-saver")
+            t.start()
+            t.join()
+            if str(answer).endswith("#r1"):
+                os._exit(70)  # its saver died: the process gives up, as a racer that dies after its framework's thread did
         ctx.effect("gate", answer)
         return {"log": ["gate"], "approved": answer}
 

@@ -39,10 +39,11 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from chaos.launchers import ExitStatus, RacerFiles, State
+from chaos.launchers import ExitStatus, RacerFiles, State, racer_tmp
 from chaos.racer.barrier import read_arrivals
 from chaos.racer.errors import EnvironmentProblem
 from chaos.racer.procfs import all_threads_stopped, proc_state
+from chaos.racer.protocol import BACKGROUND_SUFFIX
 
 START_TIMEOUT_S = 300.0  # importing a framework on a loaded 2-core machine can take a while
 REPLY_TIMEOUT_S = 60.0
@@ -482,7 +483,12 @@ class WarmRacer(RacerFiles):
         done = self.exit_status() is not None or not self.client.alive
         if done and not self._fetched:
             self._fetched = True
-            for remote, local in ((self.remote["spec"]["result_path"], self.spec["result_path"]), (self.remote["log"], str(self.log_path))):
+            rres, lres = self.remote["spec"]["result_path"], self.spec["result_path"]
+            for remote, local in (
+                (rres, lres),
+                (rres + BACKGROUND_SUFFIX, lres + BACKGROUND_SUFFIX),
+                (self.remote["log"], str(self.log_path)),
+            ):
                 try:
                     t.fetch(remote, local)
                 except Exception:  # a lost connection: the result is missing, as it would be
@@ -643,7 +649,9 @@ class OneServerLauncher(ForkServerLauncher):
 
 class WarmLauncher(OneServerLauncher):
     """Local warm racers: one fork server per launcher, i.e. per (framework, version) of a run,
-    started on the first ``start_group`` and shut down by ``reap``."""
+    started on the first ``start_group`` and shut down by ``reap``. Its log and its racers' temp
+    folder (``TMPDIR``: ``tmp`` there) are in ``log_dir``, else in the run's work folder (the parent
+    of the first trial folder)."""
 
     name = "warm"
 
@@ -668,9 +676,11 @@ class WarmLauncher(OneServerLauncher):
             self.client = None
         if self.client is None:
             log_dir = self.log_dir or Path(workdir).parent
+            # the server's temp folder, which every racer it forks inherits, is inside the launcher's folder
+            env = {**self.env, "TMPDIR": racer_tmp(log_dir)}
             # the run's folder goes into the command line of the server and every racer it forks
             transport = PipeTransport(
-                self.python, target, self.env, log_dir / f"forkserver-{target}.log", label=str(Path(workdir).parent), pool=self.pool
+                self.python, target, env, log_dir / f"forkserver-{target}.log", label=str(Path(workdir).parent), pool=self.pool
             )
             self.client = ForkServerClient(transport, target)
         elif self.client.target != target:
