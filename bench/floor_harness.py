@@ -12,10 +12,13 @@ orchestrator, no fork server protocol. What it keeps is what makes a trial a tri
   starts from a parent that has imported LangGraph, built the workload once and frozen its heap
   (the best a pool of pre-forked racers can do: their fork is off the trial's path);
 * a barrier on every ``put`` / ``put_writes`` of the saver (before and after) and after every
-  effect, where the victim stops itself with SIGSTOP at its kill point; the parent sees the stop
+  effect, named as chaos names them, where the victim stops itself with SIGSTOP at its kill point
+  (the same 21 kill points as chaos's sweep, in turn); the parent sees the stop
   (``waitpid(WUNTRACED)``), SIGKILLs it and reaps it;
-* the resumer opens the store, reads the thread's state, resumes it to the end and reports the
-  ledger's effect count over a pipe; the trial ends when the parent has that count.
+* the resumer opens the store, reads the thread's state, resumes it with no new input (chaos's
+  resume ``none``) and reports the ledger's effect count over a pipe; the trial ends when the
+  parent has that count. The counts per kill point are printed, so ``bench/racers.py`` can show
+  that the floor ran the same trials as chaos (the same effects after the resume at each point).
 
 Prints one JSON line (the fields ``bench/racers.py`` prints for a mode). Usage (normally through
 ``bench/racers.py --modes floor``): ``python bench/floor_harness.py --trials 42 --work DIR``.
@@ -33,6 +36,7 @@ import sqlite3
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -48,35 +52,51 @@ CONFIG = {"configurable": {"thread_id": "floor"}}
 
 
 class Barriers:
-    """Counts boundaries in one process; the victim stops itself at boundary ``stop_at``."""
+    """The boundaries one process crosses, named as chaos names them (``put(step=0,source=loop):before#1``,
+    by content and occurrence, so the kill point is the same whichever thread crosses first); the
+    victim stops itself at ``stop_at``."""
 
-    stop_at = -1
-    seen = 0
+    stop_at = ""
+    crossed: list[str] = []
+    counts: dict[str, int] = {}
+
+    lock = threading.Lock()
 
     @classmethod
-    def cross(cls) -> None:
-        if cls.seen == cls.stop_at:
-            os.kill(os.getpid(), signal.SIGSTOP)  # the parent SIGKILLs us here; we never continue
-        cls.seen += 1
+    def cross(cls, name: str) -> None:
+        with cls.lock:  # threads cross one at a time, as chaos's barrier has them
+            n = cls.counts[name] = cls.counts.get(name, 0) + 1
+            bid = f"{name}#{n}"
+            cls.crossed.append(bid)
+            if bid == cls.stop_at:
+                # thread-directed, as chaos's barrier: a process-directed SIGSTOP may be taken by another
+                # thread while this one runs on into the write it guards. The parent SIGKILLs us here.
+                signal.pthread_kill(threading.get_ident(), signal.SIGSTOP)
+
+
+def node_of(task_path) -> str:
+    return str(task_path or "").split(", ")[-1].strip("()'\" ") or "-"
 
 
 class BarrierSaver(SqliteSaver):
-    def put(self, *a, **k):
-        Barriers.cross()
-        out = super().put(*a, **k)
-        Barriers.cross()
+    def put(self, config, checkpoint, metadata, new_versions):
+        name = f"put(step={metadata.get('step')},source={metadata.get('source')})"
+        Barriers.cross(name + ":before")
+        out = super().put(config, checkpoint, metadata, new_versions)
+        Barriers.cross(name + ":after")
         return out
 
-    def put_writes(self, *a, **k):
-        Barriers.cross()
-        out = super().put_writes(*a, **k)
-        Barriers.cross()
+    def put_writes(self, config, writes, task_id, task_path=""):
+        name = f"put_writes(node={node_of(task_path)},channels={'+'.join(str(w[0]) for w in writes)})"
+        Barriers.cross(name + ":before")
+        out = super().put_writes(config, writes, task_id, task_path)
+        Barriers.cross(name + ":after")
         return out
 
 
 def open_trial(folder: str):
     """The trial's store and ledger, and the workload built over them (as a racer builds it)."""
-    conn = sqlite3.connect(os.path.join(folder, "checkpoints.sqlite"), check_same_thread=False, isolation_level=None)
+    conn = sqlite3.connect(os.path.join(folder, "checkpoints.sqlite"), check_same_thread=False, timeout=60)  # as chaos opens it
     ledger = sqlite3.connect(os.path.join(folder, "ledger.sqlite"), isolation_level=None)
     ledger.execute("PRAGMA journal_mode=WAL")
     ledger.execute("PRAGMA synchronous=NORMAL")
@@ -84,9 +104,11 @@ def open_trial(folder: str):
 
     def effect(task, value=None, once=False):
         ledger.execute("INSERT INTO effects VALUES (?)", (task,))
-        Barriers.cross()  # effect(task=...):after
+        Barriers.cross(f"effect(task={task}):after")
 
-    workload = three_step(WorkloadContext(checkpointer=BarrierSaver(conn), effect_hook=effect))
+    saver = BarrierSaver(conn)
+    saver.setup()
+    workload = three_step(WorkloadContext(checkpointer=saver, effect_hook=effect))
     return workload.graph, workload.input, conn, ledger
 
 
@@ -103,12 +125,12 @@ def child(role: str) -> tuple[int, int, int]:
         if role == "victim":
             Barriers.stop_at = order["point"]
             graph.invoke(first_input, CONFIG, durability="sync")
-        else:
-            state = graph.get_state(CONFIG)
-            if state.next:
+        else:  # chaos's resume "none": read the thread, continue it with no new input
+            graph.get_state(CONFIG)
+            try:
                 graph.invoke(None, CONFIG, durability="sync")
-            elif not state.values:  # killed before the first checkpoint: start again
-                graph.invoke(first_input, CONFIG, durability="sync")
+            except Exception:  # LangGraph's own answer (EmptyInputError before the first checkpoint): counted as is
+                pass
         fired = ledger.execute("SELECT count(*) FROM effects").fetchone()[0]
         conn.close()
         ledger.close()
@@ -134,19 +156,20 @@ def main(argv: list[str] | None = None) -> int:
         # warm up as a fork server does: one whole run (counting the boundaries), then freeze the heap
         graph, first_input, conn, ledger = open_trial(tempfile.mkdtemp(dir=base))
         graph.invoke(first_input, CONFIG, durability="sync")
-        points, Barriers.seen = Barriers.seen, 0
+        points, Barriers.crossed, Barriers.counts = list(Barriers.crossed), [], {}
         conn.close()
         ledger.close()
         gc.collect()
         gc.freeze()
         walls, fired, killed = [], [], 0
+        per_point: dict[str, set[int]] = {}
         cpu0, t0 = cpu_s(), time.monotonic()
         for t in range(args.trials):
             folder = tempfile.mkdtemp(dir=base)
             victim, to_victim, _ = child("victim")
             resumer, to_resumer, from_resumer = child("resume")
             start = time.monotonic()
-            os.write(to_victim, json.dumps({"folder": folder, "point": t % points}).encode())
+            os.write(to_victim, json.dumps({"folder": folder, "point": points[t % len(points)]}).encode())
             _, status = os.waitpid(victim, os.WUNTRACED)
             if os.WIFSTOPPED(status):
                 os.kill(victim, signal.SIGKILL)
@@ -154,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
                 killed += os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
             os.write(to_resumer, json.dumps({"folder": folder}).encode())
             fired.append(int(os.read(from_resumer, 64) or b"-1"))
+            per_point.setdefault(points[t % len(points)], set()).add(fired[-1])
             walls.append(time.monotonic() - start)
             os.waitpid(resumer, 0)
             for fd in (to_victim, to_resumer, from_resumer):
@@ -170,8 +194,10 @@ def main(argv: list[str] | None = None) -> int:
                 "trials": len(walls),
                 "valid": sum(f >= 0 for f in fired),  # the resumer reported the ledger's count
                 "fired": {str(n): fired.count(n) for n in sorted(set(fired))},  # LangGraph's own outcome, not judged here
+                # effects in the ledger after the resume, per kill point (boundaries in the order a run crosses them)
+                "per_point": {p: sorted(v) for p, v in per_point.items()},
                 "killed": killed,
-                "boundaries": points,
+                "boundaries": len(points),
                 "trials_per_s": len(walls) / elapsed,
                 "median_wall_ms": statistics.median(walls) * 1000,
                 "cpu_per_trial_ms": cpu / len(walls) * 1000,
