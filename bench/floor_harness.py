@@ -8,9 +8,13 @@ orchestrator, no fork server protocol. What it keeps is what makes a trial a tri
 * the same workload (chaos's ``three_step`` factory: a -> b -> c, one effect each, SQLite saver,
   durability sync) on a fresh store and a fresh effect ledger per trial (SQLite, WAL,
   ``synchronous=NORMAL`` as chaos's ledger), on the same disk;
-* a victim and a resumer that are *separate fresh processes*, both forked before the trial's clock
-  starts from a parent that has imported LangGraph, built the workload once and frozen its heap
-  (the best a pool of pre-forked racers can do: their fork is off the trial's path);
+* a victim and a resumer that are *separate fresh processes*, forked from a parent that has
+  imported LangGraph, built the workload once and frozen its heap. Before the trial's clock
+  starts the victim has opened the trial's store and ledger and built the workload over them, and
+  the resumer has built the workload once in memory (the best a pool of pre-forked, pre-built
+  racers can do: forks and the victim's setup are off the trial's path; the resumer touches the
+  store only after the crash, as chaos's does). The clock covers the victim's run to its kill
+  point, the kill, and the resume: open the store, build, read the thread, continue it;
 * a barrier on every ``put`` / ``put_writes`` of the saver (before and after) and after every
   effect, named as chaos names them, where the victim stops itself with SIGSTOP at its kill point
   (the same 21 kill points as chaos's sweep, in turn); the parent sees the stop
@@ -43,6 +47,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: E402
 
 from chaos.workloads import WorkloadContext  # noqa: E402
@@ -112,18 +117,29 @@ def open_trial(folder: str):
     return workload.graph, workload.input, conn, ledger
 
 
-def child(role: str) -> tuple[int, int, int]:
-    """Fork a victim or a resumer that waits for its trial folder on a pipe; returns (pid, to, from)."""
+def child(role: str, folder: str, point: str = "") -> tuple[int, int, int]:
+    """Fork a victim or a resumer of the trial in ``folder``; it gets ready, says so (one byte up),
+    then waits for its turn (one byte down). Ready: the victim has opened the store and the ledger
+    and built the workload over them; the resumer, which must not touch the store before the crash
+    (as chaos's resume racer, which holds before it opens it), has built the workload once over an
+    in-memory saver, so its first-touch page copies and caches are behind it. Returns (pid, to it,
+    from it)."""
     down_r, down_w = os.pipe()
     up_r, up_w = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(down_w)
         os.close(up_r)
-        order = json.loads(os.read(down_r, 4096))
-        graph, first_input, conn, ledger = open_trial(order["folder"])
         if role == "victim":
-            Barriers.stop_at = order["point"]
+            graph, first_input, conn, ledger = open_trial(folder)
+        else:
+            three_step(WorkloadContext(checkpointer=InMemorySaver(), effect_hook=lambda *a, **k: None))
+        os.write(up_w, b"r")
+        os.read(down_r, 1)
+        if role != "victim":
+            graph, first_input, conn, ledger = open_trial(folder)
+        if role == "victim":
+            Barriers.stop_at = point
             graph.invoke(first_input, CONFIG, durability="sync")
         else:  # chaos's resume "none": read the thread, continue it with no new input
             graph.get_state(CONFIG)
@@ -166,21 +182,23 @@ def main(argv: list[str] | None = None) -> int:
         cpu0, t0 = cpu_s(), time.monotonic()
         for t in range(args.trials):
             folder = tempfile.mkdtemp(dir=base)
-            victim, to_victim, _ = child("victim")
-            resumer, to_resumer, from_resumer = child("resume")
+            victim, to_victim, from_victim = child("victim", folder, points[t % len(points)])
+            resumer, to_resumer, from_resumer = child("resume", folder)
+            os.read(from_victim, 1)
+            os.read(from_resumer, 1)  # both ready: the trial's clock starts
             start = time.monotonic()
-            os.write(to_victim, json.dumps({"folder": folder, "point": points[t % len(points)]}).encode())
+            os.write(to_victim, b"g")
             _, status = os.waitpid(victim, os.WUNTRACED)
             if os.WIFSTOPPED(status):
                 os.kill(victim, signal.SIGKILL)
                 _, status = os.waitpid(victim, 0)
                 killed += os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
-            os.write(to_resumer, json.dumps({"folder": folder}).encode())
+            os.write(to_resumer, b"g")
             fired.append(int(os.read(from_resumer, 64) or b"-1"))
             per_point.setdefault(points[t % len(points)], set()).add(fired[-1])
             walls.append(time.monotonic() - start)
             os.waitpid(resumer, 0)
-            for fd in (to_victim, to_resumer, from_resumer):
+            for fd in (to_victim, from_victim, to_resumer, from_resumer):
                 os.close(fd)
         elapsed, cpu = time.monotonic() - t0, cpu_s() - cpu0
     finally:
