@@ -4,8 +4,10 @@
 its two shard plans must cover exactly the cells one machine runs, each once, with one digest, and
 (opt-in, ``CHAOS_NIGHTLY_SHARDS=1``: it runs the real nightly three times; one unsharded run took
 39 min on this 2-core machine under load, and it needs Docker, Postgres and the SSH lab to mean
-anything: too long for CI) the merged night must list the same cells with the same trial seeds and
-trial counts, the same exit code, and the same verdict wherever the outcome is not open by nature.
+anything: too long for CI) the merged night must list the same cells, give every trial both ran the
+same seed, the same trial counts (except where a dry run found a kill point the other did not: a
+framework that saves on a background thread), the same exit code, and the same verdict wherever the
+outcome is not open by nature.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from kits.shardkit import OPEN_KINDS, seeds
+from kits.shardkit import OPEN_KINDS, kill_point_trial, seeds
 
 from chaos.running.shard import Shard, plan_suite
 from chaos.scenario.model import expand
@@ -72,9 +74,16 @@ def test_the_real_nightly_in_two_shards_merged_says_what_one_machine_says(tmp_pa
     assert merged.returncode == full.returncode, (merged.stderr[-2000:], logs)
     one, joined = cells(tmp_path / "full" / DATE), cells(tmp_path / "merged" / DATE)
     assert sorted(joined) == sorted(one)
-    assert seeds(tmp_path / "merged" / DATE) == seeds(tmp_path / "full" / DATE) != {}
+    a, b = seeds(tmp_path / "full" / DATE), seeds(tmp_path / "merged" / DATE)
+    common = set(a) & set(b)
+    assert common and all(a[k] == b[k] for k in common)  # every trial both ran has one seed
+    one_sided = set(a) ^ set(b)
+    assert all(kill_point_trial(trial) for _, trial in one_sided), sorted(one_sided)  # only points a dry run may or may not find
+    varied = {(scenario, int(trial[1:4])) for scenario, trial in one_sided}
     kinds = {(it.scenario.name, c.id): c.scenario.kind for it in load_suite(NIGHTLY).items for c in expand(it.scenario, check=False)}
+    index = {(it.scenario.name, c.id): c.index for it in load_suite(NIGHTLY).items for c in expand(it.scenario, check=False)}
     for key, cell in one.items():
-        assert joined[key]["trials"] == cell["trials"], key
+        if (key[0], index[key]) not in varied:
+            assert joined[key]["trials"] == cell["trials"], key
         if kinds[key] not in OPEN_KINDS:
             assert joined[key]["verdicts"] == cell["verdicts"], key
