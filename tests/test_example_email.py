@@ -201,3 +201,38 @@ def test_stock_violations_are_exactly_the_real_ones(stock):
     interrupt to its next one); LIVENESS (an app error) is not among them."""
     violated = {(c.axes["case"]["name"], v.property) for c in stock.cells for v in c.verdicts if v.status == "violated"}
     assert violated == {("sweep", "EO"), ("race-k4", "CO"), ("stray", "CO"), ("stray-by-id", "CO")}
+
+
+# ------------------------------------------------------------------ fork: the app's own answers
+
+
+@pytest.fixture(scope="module")
+def fork(tmp_path_factory) -> chaos.RunResults:
+    data = yaml.safe_load((SCENARIOS / "fork.yaml").read_text())
+    data["trials"] = 1
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(REPO)
+        return chaos.run(data, out=tmp_path_factory.mktemp("fork"))
+
+
+def _fork_cell(results: chaos.RunResults, variant: str):
+    (cell,) = [c for c in results.cells if c.cell_id.endswith(f":{variant}")]
+    return cell
+
+
+def test_forking_the_payment_approval_with_ignore_pays_again_on_stock(fork):
+    """The payment's effect carries the invoice, not the answer, so chaos learns what "ignore"
+    does from the app itself (a fresh thread answered "ignore" first: no payment) and compares."""
+    cell = _fork_cell(fork, "stock")
+    assert cell.valid_trials == cell.trials == 1
+    fd = _verdict(cell, "FD")
+    assert fd.status == "violated", fd.reason
+    assert "'ignore' fired send_payment:INV-1042 again" in fd.reason and "'ignore' fires nothing" in fd.reason
+
+
+def test_forking_the_payment_approval_with_ignore_is_ignored_on_fixed(fork):
+    cell = _fork_cell(fork, "fixed")
+    assert cell.valid_trials == cell.trials == 1
+    fd = _verdict(cell, "FD")
+    assert fd.status == "holds", fd.reason
+    assert "fired nothing, as 'ignore' does answered first" in fd.reason

@@ -57,7 +57,11 @@ class Fork(Kind):
         status, why = trial_fd(rec)
         if status != "violated":
             return []
-        seqs = ", ".join(f"{r['effect_key']} (seq {r['seq']}, racer {r['racer_id']})" for r in sorted(rec.ledger, key=lambda r: r["seq"]))
+        seqs = ", ".join(
+            f"{r['effect_key']} (seq {r['seq']}, racer {r['racer_id']})"
+            for r in sorted(rec.ledger, key=lambda r: r["seq"])
+            if r.get("racer_id") != BASELINE  # the v2-alone racer's thread is not the forked one
+        )
         return [f"{why}; the ledger of this trial: {seqs}"]
 
 
@@ -126,16 +130,67 @@ def fork_trial(run: TrialRun) -> TrialRecord:
     if not run_o or run_o.get("status") != "interrupted":
         st = (run_o or {}).get("status")
         return run.record(valid=False, invalid_reason=f"the run did not stop at an interrupt (status {st})", fault_fired=False)
-    if not resume_o or seen(resume_o) != v1 or not gated_fires(resume_o):
+    if not resume_o or not gated_fires(resume_o):
         return run.record(
             valid=False,
-            invalid_reason=f"the first resume did not fire {gated} with v1 "
-            f"(status {(resume_o or {}).get('status')}, saw {seen(resume_o)!r})",
+            invalid_reason=f"the first resume did not fire {gated} (status {(resume_o or {}).get('status')}, saw {seen(resume_o)!r})",
             fault_fired=False,
         )
+    if seen(resume_o) != v1:
+        # The node's effect does not carry the answer and it does not observe it (a real app: the
+        # payment's value is the invoice, not "accept"). v2's outcome is then learnt from the app
+        # itself: a fresh thread answered v2 first.
+        alone = v2_alone(run, v2)
+        run.observations["v2_alone"] = alone
+        if alone.get("error"):
+            return run.record(valid=False, invalid_reason=alone["error"], fault_fired=False)
+        if sorted(alone["fired"]) == sorted(gated_fires(resume_o)):
+            return run.record(
+                valid=False,
+                invalid_reason=f"answered first, {v2!r} fires what {v1!r} fires ({', '.join(alone['fired']) or 'nothing'}): the fork's "
+                f"outcome cannot tell them apart; set fork_value to an answer with another outcome",
+                fault_fired=False,
+            )
     if fork_o is None:
         return run.record(valid=False, invalid_reason="the fork was not performed", fault_fired=False)
     return run.record(valid=True, fault_fired=True)
+
+
+BASELINE = "v2-alone"  # the racer that answers v2 first on a thread of its own
+
+
+def v2_alone(run: TrialRun, v2: Any) -> dict:
+    """What the app does when v2 is its first answer: a fresh racer on a fresh thread of the trial's
+    store runs to the interrupt and answers v2. Returns ``{"fired": [gated effects], "status"}``, or
+    ``{"error": why}`` when that did not happen (the app refused v2, no interrupt, a crash)."""
+    spec = run.spec(
+        BASELINE,
+        actions=[
+            {"op": "run", "label": "alone-run"},
+            {"op": "resume", "form": "command", "value": v2, "if": "interrupted", "label": "alone"},
+        ],
+    )
+    spec["thread_id"] = f"{run.thread_id}-{BASELINE}"
+    (h,) = run.start([spec])
+    hung = run.wait_exit([h])
+    out = run.collect(h, BASELINE, "alone-run+alone", hung=bool(hung))
+    why = failed([out])
+    outcomes = {(o.get("action") or {}).get("label"): o for o in (out.result or {}).get("outcomes") or []}
+    alone = outcomes.get("alone")
+    gated = (out.result or {}).get("gated_task")
+    if why:
+        return {"error": f"answering {v2!r} first on a fresh thread: {why}"}
+    if alone is None:
+        return {"error": f"answering {v2!r} first on a fresh thread: the run did not stop at an interrupt"}
+    if alone.get("status") == "error":
+        err = alone.get("error") or {}
+        return {
+            "error": f"the app refuses {v2!r} as a first answer ({err.get('type')}: {str(err.get('message'))[:160]}): set fork_value to one it accepts"
+        }
+    return {
+        "status": alone.get("status"),
+        "fired": [k for k in alone.get("fired", []) if gated and (k == gated or k.startswith(f"{gated}:"))],
+    }
 
 
 # ------------------------------------------------------------------------------------ check
@@ -151,6 +206,24 @@ def trial_fd(rec: TrialRecord) -> tuple[str, str]:
     keys_v1, keys_v2 = f"{gated}:{v1}", f"{gated}:{v2}"
     if f.get("status") == "unsupported":
         return "unknown", f"fork via {o.get('via')} is not expressible: {(f.get('error') or {}).get('message')}"
+    alone = o.get("v2_alone")
+    if alone is not None:  # the answer is not visible: compare effects with v1's and with v2's alone
+        first, want = sorted((o.get("first") or {}).get("fired") or []), sorted(alone.get("fired") or [])
+        got = sorted(fired)
+        if f.get("status") == "error" and not got:
+            err = f.get("error") or {}
+            return "unknown", f"the fork was refused: {err.get('type')}: {str(err.get('message'))[:160]}"
+        if got == want:
+            return "holds", f"the fork with {v2!r} fired {', '.join(got) or 'nothing'}, as {v2!r} does answered first (via {o.get('via')})"
+        if got == first:
+            return "violated", (
+                f"the fork with {v2!r} fired {', '.join(got)} again, as the first answer {v1!r} did; answered first, {v2!r} "
+                f"fires {', '.join(want) or 'nothing'} (via {o.get('via')})"
+            )
+        return "violated", (
+            f"the fork with {v2!r} fired {', '.join(got) or 'nothing'}; answered first, {v2!r} fires {', '.join(want) or 'nothing'} "
+            f"(via {o.get('via')})"
+        )
     if saw == v1 or keys_v1 in fired:
         again = f" and fired {keys_v1} again" if keys_v1 in fired else ""
         return "violated", f"the fork with {v2!r} saw {v1!r} again{again} (via {o.get('via')})"
@@ -165,16 +238,17 @@ def trial_fd(rec: TrialRecord) -> tuple[str, str]:
     )
 
 
-def fd_verdict(valid: list[TrialRecord]) -> Verdict:
+def fd_verdict(valid: list[TrialRecord], invalid: Iterable[TrialRecord] = ()) -> Verdict:
     if not valid:
-        return verdict("FD", "unknown", "no valid trial (the first resume never fired with v1)")
+        why = Counter(r.invalid_reason for r in invalid if r.invalid_reason).most_common(1)
+        return verdict("FD", "unknown", f"no valid trial: {why[0][0]}" if why else "no valid trial")
     per = [(r, *trial_fd(r)) for r in valid]
     bad = [(r, why) for r, st, why in per if st == "violated"]
     if bad:
         seqs = []
         for r, _ in bad:
             gated = r.observations.get("gated_task")
-            rows = [row for row in r.ledger if row["task"] == gated]
+            rows = [row for row in r.ledger if row["task"] == gated and row.get("racer_id") != BASELINE]
             seqs += [row["seq"] for row in rows[1:]]  # every fire after the first resume's
         return verdict(
             "FD", "violated", f"{len(bad)}/{len(valid)} trials: {bad[0][1]}", trial_ids=[r.trial_id for r, _ in bad], ledger_seqs=seqs
@@ -221,5 +295,5 @@ def check_fork(cell: Cell, records: list[TrialRecord]) -> CellResult:
         "fork_fired": dict(Counter(",".join(r.observations["fork"].get("all_fired") or []) or "-" for r in valid)),
         "invalid": dict(Counter(r.invalid_reason for r in records if not r.valid)),
     }
-    result.verdicts = [fd_verdict(valid), fi_verdict(records)]
+    result.verdicts = [fd_verdict(valid, [r for r in records if not r.valid]), fi_verdict(records)]
     return result
