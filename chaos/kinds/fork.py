@@ -101,7 +101,7 @@ def fork_trial(run: TrialRun) -> TrialRecord:
         return None if not o else (o.get("observed") or {}).get(gated)
 
     def gated_fires(o: dict | None) -> list[str]:
-        return [k for k in (o or {}).get("fired", []) if gated and (k == gated or k.startswith(f"{gated}:"))]
+        return gated_keys((o or {}).get("fired", []), gated)
 
     run.observations.update(
         gated_task=gated,
@@ -159,6 +159,11 @@ def fork_trial(run: TrialRun) -> TrialRecord:
 BASELINE = "v2-alone"  # the racer that answers v2 first on a thread of its own
 
 
+def gated_keys(fired: list[str], gated: str | None) -> list[str]:
+    """The effect keys of ``fired`` that are the gated task's (``task`` or ``task:value``)."""
+    return [k for k in fired if gated and (k == gated or k.startswith(f"{gated}:"))]
+
+
 def v2_alone(run: TrialRun, v2: Any) -> dict:
     """What the app does when v2 is its first answer: a fresh racer on a fresh thread of the trial's
     store runs to the interrupt and answers v2. Returns ``{"fired": [gated effects], "status"}``, or
@@ -189,7 +194,7 @@ def v2_alone(run: TrialRun, v2: Any) -> dict:
         }
     return {
         "status": alone.get("status"),
-        "fired": [k for k in alone.get("fired", []) if gated and (k == gated or k.startswith(f"{gated}:"))],
+        "fired": gated_keys(alone.get("fired", []), gated),
     }
 
 
