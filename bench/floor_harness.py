@@ -35,6 +35,7 @@ import gc
 import json
 import os
 import resource
+import shutil
 import signal
 import sqlite3
 import statistics
@@ -202,8 +203,6 @@ def main(argv: list[str] | None = None) -> int:
                 os.close(fd)
         elapsed, cpu = time.monotonic() - t0, cpu_s() - cpu0
     finally:
-        import shutil
-
         shutil.rmtree(base, ignore_errors=True)
     print(
         json.dumps(

@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 import pytest
-from kits.shardkit import CELLS, ROOT, chaos, env, seeds, summary, verdicts, write_tiny_suite
+from kits.shardkit import CELLS, ROOT, cells, chaos, env, seeds, summary, verdicts, write_tiny_suite
 
 from chaos.racer.errors import ChaosError
 from chaos.running.shard import ShardPlan, assign, parse_shard, plan_runs
@@ -77,11 +77,11 @@ def test_a_missing_shard_is_named_and_its_cells_are_unknown(nights):
     s = summary(d / "half" / DATE)
     plan = ShardPlan.model_validate_json((d / "s1" / DATE / "shard.json").read_text())
     assert [(n["shard"], n["status"]) for n in s["shards"]] == [("1/2", "ok"), ("2/2", "missing")]
-    cells = {(r["scenario"], c["cell_id"]): c for r in s["runs"] for c in r["cells"]}
-    assert len(cells) == CELLS  # never absent
+    by_key = cells(s)
+    assert len(by_key) == CELLS  # never absent
     for run in plan.runs:
         for c in run.cells:
-            cell = cells[(run.scenario, c.cell_id)]
+            cell = by_key[(run.scenario, c.cell_id)]
             if c.shard == 2:
                 assert cell["failure"] and "shard 2/2 is missing" in cell["failure"]
                 assert set(cell["verdicts"].values()) == {"unknown"}, cell
@@ -99,7 +99,7 @@ def test_a_shard_that_died_keeps_what_it_recorded(nights):
     assert p.returncode == 3, p.stdout[-2000:] + p.stderr[-2000:]
     assert "shard 2/2 failed" in p.stderr
     s, full = summary(d / "died" / DATE), summary(d / "full" / DATE)
-    want = {(r["scenario"], c["cell_id"]): c for r in full["runs"] for c in r["cells"]}
+    want = cells(full)
     plan = ShardPlan.model_validate_json((dead / "shard.json").read_text())
     on2 = {(r.scenario, c.cell_id) for r in plan.runs for c in r.cells if c.shard == 2}
     for r in s["runs"]:

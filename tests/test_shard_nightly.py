@@ -12,14 +12,11 @@ outcome is not open by nature.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from kits.shardkit import OPEN_KINDS, kill_point_trial, seeds
+from kits.shardkit import OPEN_KINDS, cells, chaos, kill_point_trial, seeds, summary
 
 from chaos.running.shard import Shard, plan_suite
 from chaos.scenario.model import expand
@@ -47,32 +44,19 @@ def test_the_real_nightly_splits_into_two_shards_that_together_run_each_of_its_c
         assert halves[0] | halves[1] == {c.index for c in expand(item.scenario, check=False)}
 
 
-def chaos(*args: object, wait: bool = True):
-    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    cmd = [sys.executable, "-m", "chaos", *map(str, args)]
-    if wait:
-        return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=4 * 3600)
-    return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-
-
-def cells(night: Path) -> dict[tuple[str, str], dict]:
-    s = json.loads((night / "summary.json").read_text())
-    return {(r["scenario"], c["cell_id"]): c for r in s["runs"] for c in r["cells"]}
-
-
 @pytest.mark.slow
 @pytest.mark.skipif(
     os.environ.get("CHAOS_NIGHTLY_SHARDS") != "1",
     reason="runs scenarios/nightly.yaml unsharded and in two shards (tens of minutes on 2 cores): set CHAOS_NIGHTLY_SHARDS=1",
 )
 def test_the_real_nightly_in_two_shards_merged_says_what_one_machine_says(tmp_path):
-    full = chaos("nightly", NIGHTLY, "--out", tmp_path / "full", "--date", DATE, "-q")
+    full = chaos("nightly", NIGHTLY, "--out", tmp_path / "full", "--date", DATE, "-q", timeout=4 * 3600)
     assert full.returncode in (0, 1, 2, 3, 4), full.stderr[-2000:]
     shards = [chaos("nightly", NIGHTLY, "--out", tmp_path / f"s{i}", "--date", DATE, "-q", "--shard", f"{i}/2", wait=False) for i in (1, 2)]
     logs = [p.communicate(timeout=4 * 3600)[0] for p in shards]
-    merged = chaos("merge", tmp_path / "s1" / DATE, tmp_path / "s2" / DATE, "--out", tmp_path / "merged")
+    merged = chaos("merge", tmp_path / "s1" / DATE, tmp_path / "s2" / DATE, "--out", tmp_path / "merged", timeout=4 * 3600)
     assert merged.returncode == full.returncode, (merged.stderr[-2000:], logs)
-    one, joined = cells(tmp_path / "full" / DATE), cells(tmp_path / "merged" / DATE)
+    one, joined = cells(summary(tmp_path / "full" / DATE)), cells(summary(tmp_path / "merged" / DATE))
     assert sorted(joined) == sorted(one)
     a, b = seeds(tmp_path / "full" / DATE), seeds(tmp_path / "merged" / DATE)
     common = set(a) & set(b)

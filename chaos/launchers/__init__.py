@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar, cast
 
-from chaos.racer.protocol import BACKGROUND_SUFFIX, BackgroundError
+from chaos.racer.protocol import BackgroundError, background_path
 
 State = Literal["running", "stopped", "exited"]
 
@@ -71,7 +71,7 @@ class RacerFiles:
         the moment they died (``chaos.racer.main.BackgroundErrors``): read even when the racer then
         died without writing its result. [] when none died."""
         try:
-            with open(self.spec["result_path"] + BACKGROUND_SUFFIX, "rb") as f:
+            with open(background_path(self.spec["result_path"]), "rb") as f:
                 errors = json.loads(f.read())
         except (FileNotFoundError, ValueError):
             return []

@@ -42,7 +42,7 @@ from typing import cast
 
 from chaos.racer.barrier import BarrierClient, write_atomic
 from chaos.racer.ledger import open_ledger
-from chaos.racer.protocol import BACKGROUND_SUFFIX, ActionOutcome, BackgroundError, InspectResult, RacerResult, RacerSpec
+from chaos.racer.protocol import ActionOutcome, BackgroundError, InspectResult, RacerResult, RacerSpec, background_path
 
 HARNESS_ERROR_EXIT = 4
 # workloads this process has built once in memory already (a fork server's pooled child does that
@@ -50,11 +50,6 @@ HARNESS_ERROR_EXIT = 4
 PREWARMED: set[str] = set()
 # what ends a racer as asked, never recorded as anyone's error
 EXITS = (KeyboardInterrupt, SystemExit, GeneratorExit)
-
-
-def background_path(result_path: str) -> str:
-    """Where a racer writes its background threads' errors as they happen (beside its result)."""
-    return result_path + BACKGROUND_SUFFIX
 
 
 class BackgroundErrors:

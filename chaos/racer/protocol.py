@@ -72,6 +72,11 @@ BACKGROUND_SUFFIX = ".background.json"
 """A racer's ``background_errors``, also written as they happen to its ``result_path`` + this suffix."""
 
 
+def background_path(result_path: str) -> str:
+    """Where a racer writes its background threads' errors as they happen (beside its result)."""
+    return result_path + BACKGROUND_SUFFIX
+
+
 class BackgroundError(ErrorInfo):
     """An exception that ended a thread of the racer (``threading.excepthook``): the error and ``thread``, its name."""
 

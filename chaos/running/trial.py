@@ -234,7 +234,8 @@ class TrialRun:
         detail: str | None
         status = h.exit_status()
         result = cast("RacerResult | None", h.result())
-        died = (result or {}).get("background_errors") or h.background_errors()  # threads of it that died of an exception
+        # threads of it that died of an exception: in its result, else in the file it wrote as they died
+        died = (result.get("background_errors") or []) if result else h.background_errors()
         self.history.append(
             Op(racer_id=h.racer_id, type="invoke", f=f, value=value, t_mono_ns=result.get("t_invoke_mono_ns") if result else None)
         )

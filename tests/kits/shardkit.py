@@ -74,16 +74,21 @@ def env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
 
 
-def chaos(*args: object, wait: bool = True):
+def chaos(*args: object, wait: bool = True, timeout: float = 600):
     """``python -m chaos ARGS`` on this machine: the finished process, or the running one (``wait=False``)."""
     cmd = [sys.executable, "-m", "chaos", *map(str, args)]
     if wait:
-        return subprocess.run(cmd, cwd=ROOT, env=env(), capture_output=True, text=True, timeout=600)
+        return subprocess.run(cmd, cwd=ROOT, env=env(), capture_output=True, text=True, timeout=timeout)
     return subprocess.Popen(cmd, cwd=ROOT, env=env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
 def summary(night: Path) -> dict:
     return json.loads((night / "summary.json").read_text())
+
+
+def cells(s: dict) -> dict[tuple[str, str], dict]:
+    """A night's summary's cells by (scenario, cell id)."""
+    return {(r["scenario"], c["cell_id"]): c for r in s["runs"] for c in r["cells"]}
 
 
 def verdicts(s: dict, open_kinds: frozenset[str] = frozenset()) -> list:

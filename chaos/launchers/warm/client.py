@@ -43,7 +43,7 @@ from chaos.launchers import ExitStatus, RacerFiles, State, racer_tmp
 from chaos.racer.barrier import read_arrivals
 from chaos.racer.errors import EnvironmentProblem
 from chaos.racer.procfs import all_threads_stopped, proc_state
-from chaos.racer.protocol import BACKGROUND_SUFFIX
+from chaos.racer.protocol import background_path
 
 START_TIMEOUT_S = 300.0  # importing a framework on a loaded 2-core machine can take a while
 REPLY_TIMEOUT_S = 60.0
@@ -486,7 +486,7 @@ class WarmRacer(RacerFiles):
             rres, lres = self.remote["spec"]["result_path"], self.spec["result_path"]
             for remote, local in (
                 (rres, lres),
-                (rres + BACKGROUND_SUFFIX, lres + BACKGROUND_SUFFIX),
+                (background_path(rres), background_path(lres)),
                 (self.remote["log"], str(self.log_path)),
             ):
                 try:
