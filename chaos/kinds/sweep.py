@@ -44,7 +44,7 @@ power_loss | torn: what a kill point does; ``chaos.kinds.faults``).
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import ClassVar
@@ -141,6 +141,9 @@ def dry_run(ctx: RunContext, cell: Cell) -> TrialRecord:
         run.cleanup()
 
 
+DRY_RUN_FAILED = "the dry run, with no kill, failed"  # how a cell's failure starts when its dry run failed on its own
+
+
 def dry_trial(run: TrialRun) -> TrialRecord:
     """One dry run: the racer runs the workload unarmed and records the boundaries it passes."""
     cell = run.cell
@@ -152,15 +155,28 @@ def dry_trial(run: TrialRun) -> TrialRecord:
     run.observations["outcomes"] = (out.result or {}).get("outcomes")
     ok = out.status == "ok" and bool(trace)
     reason = None if ok else f"dry run found no boundaries ({out.status}: {run.history[-1].detail})"
-    lost = [e for o in (out.result or {}).get("outcomes") or [] for e in o.get("persistence_errors") or []]
+    outcomes = (out.result or {}).get("outcomes") or []
+    lost = [e for o in outcomes for e in o.get("persistence_errors") or []]
     run.observations["persistence_errors"] = lost
-    if ok and lost:
+    failed = next((o for o in outcomes if o.get("status") == "error"), None)
+    if ok and failed is not None:
+        # the framework failed with no kill at all (an app's or chaos's error is a fault, which the
+        # record names): the boundaries stop where it failed and there is no finished run to compare
+        # recoveries with, so the sweep measures nothing (e.g. CrewAI's checkpoint listener panicking
+        # in pydantic-core mid-run, before its failed writes were counted)
+        ok = False
+        err = failed.get("error") or {}
+        why = out.blame_reason or f"{err.get('type')}: {err.get('message')}"
+        reason = f"{DRY_RUN_FAILED} ({out.blame or 'framework'}: {why}): nothing to sweep against"
+    elif ok and lost:
         # the framework swallowed failed writes into a log line (e.g. CrewAI's SQLite checkpoint
         # provider on SQLite < 3.45): a sweep over a run that persisted nothing measures nothing
         ok, e = False, lost[0]
+        kinds = Counter(f"{x.get('type')}: {x.get('message')}" for x in lost)
         reason = (
-            f"the framework's persistence failed silently in the dry run ({len(lost)} failed writes; first at "
-            f"{e.get('boundary') or e.get('where')}: {e.get('type')}: {e.get('message')}"
+            f"the framework's persistence failed silently in the dry run ({len(lost)} failed writes: "
+            + "; ".join(f"{text} ({n}x)" for text, n in kinds.items())
+            + f"; first at {e.get('boundary') or e.get('where')}"
             + (f"; SQLite {e['sqlite_version']}" if e.get("sqlite_version") else "")
             + ")"
         )

@@ -11,10 +11,12 @@ Backends, each CrewAI's own persistence:
   the latest one (completed methods are skipped). Barriers:
   ``checkpoint(provider=json,completed=a+b):before/after``.
 
-CrewAI swallows a failed checkpoint write into a log line (its SQLite provider needs SQLite >=
-3.45 for ``jsonb``). The instrumented provider records every failure it sees pass through; the
-racer reports them as ``persistence_errors`` so a sweep marks the cell unknown with the reason
-instead of measuring a run that persisted nothing.
+CrewAI swallows a failed checkpoint into a log line: a provider that raised (its SQLite provider
+needs SQLite >= 3.45 for ``jsonb``), or the state's serialisation before the provider is called
+(its listener's threads dump the same state at once: pydantic-core's "dictionary changed size
+during iteration"). The instrumented provider and listener record every such failure; the racer
+reports them as ``persistence_errors`` so a sweep marks the cell unknown with the reason instead
+of measuring a run that persisted nothing.
 
 Forks (kind ``fork``, backend ``sqlite`` with ``workload_params: {checkpoints: json}``): the flow
 also checkpoints with the JSON provider, so the checkpoint taken before the ``@human_feedback``
@@ -116,9 +118,20 @@ def instrument_flow_persistence(persistence: Any, barrier: BarrierClient) -> Any
 
 
 def instrument_providers(barrier: BarrierClient, errors: list[dict]) -> None:
-    """Wrap the checkpoint providers' writes (this racer process only) with barriers."""
+    """Wrap the checkpoint providers' writes (this racer process only) with barriers, and record
+    in ``errors`` every checkpoint CrewAI's listener failed to write and only logged: a provider
+    that raised (SQLite < 3.45), or the state's serialisation before the provider was called
+    (pydantic-core: "dictionary changed size during iteration", the listener's threads racing, as
+    a ``RuntimeError`` or a ``PanicException``)."""
+    import crewai.state.checkpoint_listener as listener
     from crewai.state.provider.json_provider import JsonProvider
     from crewai.state.provider.sqlite_provider import SqliteProvider
+
+    from_provider: list[BaseException] = []  # recorded with their boundary, not again by the listener's wrap
+
+    def failed(exc: BaseException, boundary: str) -> None:
+        from_provider.append(exc)
+        errors.append({**error_of(exc), "boundary": boundary, "sqlite_version": sqlite3.sqlite_version})
 
     for cls, kind in ((JsonProvider, "json"), (SqliteProvider, "sqlite")):
         sync, asy = cls.checkpoint, cls.acheckpoint
@@ -129,7 +142,7 @@ def instrument_providers(barrier: BarrierClient, errors: list[dict]) -> None:
             try:
                 out = _orig(self, data, location, **kw)
             except Exception as exc:
-                errors.append({**error_of(exc), "boundary": name, "sqlite_version": sqlite3.sqlite_version})
+                failed(exc, name)
                 raise
             barrier.hit(name + ":after")
             return out
@@ -140,12 +153,25 @@ def instrument_providers(barrier: BarrierClient, errors: list[dict]) -> None:
             try:
                 out = await _orig(self, data, location, **kw)
             except Exception as exc:
-                errors.append({**error_of(exc), "boundary": name, "sqlite_version": sqlite3.sqlite_version})
+                failed(exc, name)
                 raise
             barrier.hit(name + ":after")
             return out
 
         cls.checkpoint, cls.acheckpoint = checkpoint, acheckpoint
+
+    write = listener._do_checkpoint
+
+    def do_checkpoint(state, cfg, event=None, *, _orig=write):
+        try:
+            return _orig(state, cfg, event)
+        except BaseException as exc:  # CrewAI's listener logs it (a panic: its pool keeps it in a future) and goes on
+            if not isinstance(exc, (SystemExit, KeyboardInterrupt)) and not any(exc is seen for seen in from_provider):
+                trigger = getattr(event, "type", None) or "-"
+                errors.append({**error_of(exc), "boundary": f"checkpoint(trigger={trigger}) before its provider"})
+            raise
+
+    listener._do_checkpoint = do_checkpoint
 
 
 class CrewAISession(SessionBase):

@@ -12,6 +12,9 @@ sees "done" and skips the charge, so the charge is lost.
 ``approval`` and its miswired variants (own saver, no checkpointer, ``gated_task`` naming the node,
 an answer the node cannot parse, a payment made twice per answer): prepare -> approve
 (``interrupt()``, then ``send_payment``).
+``email_returns_text_in_the_dry_run``: charge -> email whose ``email`` returns a string in a
+sweep's dry run (only there, so the preflight passes), which LangGraph refuses: the sweep has no
+finished run to compare recoveries with.
 ``broken_at_build``: a factory that raises, so its cell fails once with the reason.
 ``hang_forever``: a -> b where ``a`` fires its effect and then blocks forever, so a racer never
 exits on its own: the harness must kill it after ``timeout_s`` and record the trial as hung.
@@ -143,6 +146,30 @@ def quiet(ctx):
     g.add_edge(START, "a")
     g.add_edge("a", "b")
     g.add_edge("b", END)
+    return g.compile(checkpointer=ctx.checkpointer)
+
+
+def email_returns_text_in_the_dry_run(ctx):
+    """charge -> email where ``email``, in a sweep's dry run only, returns a string, not a state
+    update: LangGraph refuses it (``InvalidUpdateError``) after the charge. A failure of the
+    framework's that comes and goes, as CrewAI's checkpoint listener panicking in pydantic-core in
+    about one dry run in ten does, and that the preflight's own run therefore missed."""
+    from langgraph.graph import END, START, StateGraph
+
+    def charge(state):
+        ctx.effect("charge")
+        return {"log": ["charge"]}
+
+    def email(state):
+        ctx.effect("email")
+        return "sent" if ctx.trial_id.endswith("-dry") else {"log": ["email"]}
+
+    g = StateGraph(S)
+    g.add_node("charge", charge)
+    g.add_node("email", email)
+    g.add_edge(START, "charge")
+    g.add_edge("charge", "email")
+    g.add_edge("email", END)
     return g.compile(checkpointer=ctx.checkpointer)
 
 
