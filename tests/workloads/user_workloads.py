@@ -45,7 +45,7 @@ class S(TypedDict, total=False):
     log: Annotated[list, operator.add]
 
 
-def two_step(ctx):
+def two_step(ctx, *, email_update=lambda: {"log": ["email"]}):
     """A user's own graph: compiled with ctx.checkpointer, one effect per node."""
     from langgraph.graph import END, START, StateGraph
 
@@ -55,7 +55,7 @@ def two_step(ctx):
 
     def email(state):
         ctx.effect("email")
-        return {"log": ["email"]}
+        return email_update()
 
     g = StateGraph(S)
     g.add_node("charge", charge)
@@ -150,27 +150,11 @@ def quiet(ctx):
 
 
 def email_returns_text_in_the_dry_run(ctx):
-    """charge -> email where ``email``, in a sweep's dry run only, returns a string, not a state
+    """``two_step`` whose ``email``, in a sweep's dry run only, returns a string, not a state
     update: LangGraph refuses it (``InvalidUpdateError``) after the charge. A failure of the
     framework's that comes and goes, as CrewAI's checkpoint listener panicking in pydantic-core in
     about one dry run in ten does, and that the preflight's own run therefore missed."""
-    from langgraph.graph import END, START, StateGraph
-
-    def charge(state):
-        ctx.effect("charge")
-        return {"log": ["charge"]}
-
-    def email(state):
-        ctx.effect("email")
-        return "sent" if ctx.trial_id.endswith("-dry") else {"log": ["email"]}
-
-    g = StateGraph(S)
-    g.add_node("charge", charge)
-    g.add_node("email", email)
-    g.add_edge(START, "charge")
-    g.add_edge("charge", "email")
-    g.add_edge("email", END)
-    return g.compile(checkpointer=ctx.checkpointer)
+    return two_step(ctx, email_update=lambda: "sent" if ctx.trial_id.endswith("-dry") else {"log": ["email"]})
 
 
 def broken_at_build(ctx):
