@@ -72,6 +72,12 @@ def fork_value(v1: Any) -> str:
     return f"{v1}#fork"
 
 
+def _raised(o: dict | None) -> str:
+    """``: Type: message`` of the error an action ended in ("" if it raised nothing)."""
+    err = (o or {}).get("error")
+    return f": {err.get('type')}: {str(err.get('message'))[:160]}" if err else ""
+
+
 def fork_trial(run: TrialRun) -> TrialRecord:
     s = run.cell.scenario
     v1 = s.first_answer  # the answer plan's first value, else resume's command value
@@ -129,11 +135,13 @@ def fork_trial(run: TrialRun) -> TrialRecord:
         return run.record(valid=False, invalid_reason=f"workload {s.workload} gates no task behind an interrupt", fault_fired=False)
     if not run_o or run_o.get("status") != "interrupted":
         st = (run_o or {}).get("status")
-        return run.record(valid=False, invalid_reason=f"the run did not stop at an interrupt (status {st})", fault_fired=False)
+        return run.record(
+            valid=False, invalid_reason=f"the run did not stop at an interrupt (status {st}{_raised(run_o)})", fault_fired=False
+        )
     if not resume_o or not gated_fires(resume_o):
         return run.record(
             valid=False,
-            invalid_reason=f"the first resume did not fire {gated} (status {(resume_o or {}).get('status')}, saw {seen(resume_o)!r})",
+            invalid_reason=f"the first resume did not fire {gated} (status {(resume_o or {}).get('status')}{_raised(resume_o)}, saw {seen(resume_o)!r})",
             fault_fired=False,
         )
     if seen(resume_o) != v1:
