@@ -72,10 +72,15 @@ def fork_value(v1: Any) -> str:
     return f"{v1}#fork"
 
 
+def _said(err: dict) -> str:
+    """``Type: message`` of an action's error, the message cut to 160 characters."""
+    return f"{err.get('type')}: {str(err.get('message'))[:160]}"
+
+
 def _raised(o: dict | None) -> str:
     """``: Type: message`` of the error an action ended in ("" if it raised nothing)."""
     err = (o or {}).get("error")
-    return f": {err.get('type')}: {str(err.get('message'))[:160]}" if err else ""
+    return f": {_said(err)}" if err else ""
 
 
 def fork_trial(run: TrialRun) -> TrialRecord:
@@ -196,10 +201,7 @@ def v2_alone(run: TrialRun, v2: Any) -> dict:
     if alone is None:
         return {"error": f"answering {v2!r} first on a fresh thread: the run did not stop at an interrupt"}
     if alone.get("status") == "error":
-        err = alone.get("error") or {}
-        return {
-            "error": f"the app refuses {v2!r} as a first answer ({err.get('type')}: {str(err.get('message'))[:160]}): set fork_value to one it accepts"
-        }
+        return {"error": f"the app refuses {v2!r} as a first answer ({_said(alone.get('error') or {})}): set fork_value to one it accepts"}
     return {
         "status": alone.get("status"),
         "fired": gated_keys(alone.get("fired", []), gated),
@@ -224,8 +226,7 @@ def trial_fd(rec: TrialRecord) -> tuple[str, str]:
         first, want = sorted((o.get("first") or {}).get("fired") or []), sorted(alone.get("fired") or [])
         got = sorted(fired)
         if f.get("status") == "error" and not got:
-            err = f.get("error") or {}
-            return "unknown", f"the fork was refused: {err.get('type')}: {str(err.get('message'))[:160]}"
+            return "unknown", f"the fork was refused: {_said(f.get('error') or {})}"
         if got == want:
             return "holds", f"the fork with {v2!r} fired {', '.join(got) or 'nothing'}, as {v2!r} does answered first (via {o.get('via')})"
         if got == first:
@@ -243,8 +244,7 @@ def trial_fd(rec: TrialRecord) -> tuple[str, str]:
     if saw == v2 or keys_v2 in fired:
         return "holds", f"the fork saw {v2!r} and fired {', '.join(fired) or 'nothing'}"
     if f.get("status") == "error":
-        err = f.get("error") or {}
-        return "unknown", f"the fork was refused: {err.get('type')}: {str(err.get('message'))[:160]}"
+        return "unknown", f"the fork was refused: {_said(f.get('error') or {})}"
     return "violated", (
         f"the fork with {v2!r} returned {f.get('status')} without running {gated}: v2's outcome "
         f"never happened (fired {', '.join(f.get('all_fired') or []) or 'nothing'}, via {o.get('via')})"
