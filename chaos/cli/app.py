@@ -268,7 +268,7 @@ def _progress(quiet: bool) -> Progress:
 
 @app.command()
 def nightly(
-    suite: Path = typer.Argument(..., help="suite YAML file (a list of scenario files with overrides)"),
+    suite: Path | None = typer.Argument(None, help="suite YAML file (a list of scenario files with overrides; omit with --resume)"),
     out_dir: Path = typer.Option(Path("reports/nightly"), "--out", help="folder that receives <date>/"),
     date: str | None = typer.Option(None, help="the night's date, YYYY-MM-DD (default: today, UTC)"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
@@ -281,30 +281,38 @@ def nightly(
         metavar="PATH",
         help="a night folder (or folder of nights) whose timings.json balances the shards (default: --out)",
     ),
+    resume: Path | None = typer.Option(
+        None, "--resume", metavar="NIGHT_DIR", help="continue a killed night: finished runs kept, the others resumed or run"
+    ),
 ) -> None:
     """Run a suite into <out>/<date>/ and compare with the previous night (exit 4: a verdict regressed)."""
-    from chaos.running.nightly import NightlyOptions, run_nightly
+    from chaos.running.nightly import NightlyOptions, night_start, resume_nightly, run_nightly
     from chaos.running.shard import parse_shard
 
+    if (suite is None) == (resume is None):
+        _fail(ChaosError("give a suite file to run, or --resume NIGHT_DIR to continue a night (not both)"))
+    if resume is not None and (date is not None or shard is not None or timings is not None):
+        _fail(ChaosError("--resume continues a night with its recorded date, suite and shard; drop --date/--shard/--timings"))
     try:
         shard_spec = parse_shard(shard) if shard is not None else None
+        if resume is not None:
+            night_start(resume)  # not a night: one line, before any progress bar
     except ChaosError as exc:
         _fail(exc)
     progress = _progress(quiet)
     task = progress.add_task("suite", total=None)
+    opts = NightlyOptions(
+        out=out_dir,
+        date=date,
+        on_scenario=lambda i, n, name: progress.update(task, description=f"scenario {i + 1}/{n} {name}"),
+        on_trial=lambda rec: progress.advance(task),
+        shard=shard_spec,
+        timings=timings,
+        on_start=_reap_stale_quietly,  # like `chaos run`: what a SIGKILLed earlier run left is reaped first
+    )
     try:
         with progress:
-            outcome = run_nightly(
-                suite,
-                NightlyOptions(
-                    out=out_dir,
-                    date=date,
-                    on_scenario=lambda i, n, name: progress.update(task, description=f"scenario {i + 1}/{n} {name}"),
-                    on_trial=lambda rec: progress.advance(task),
-                    shard=shard_spec,
-                    timings=timings,
-                ),
-            )
+            outcome = resume_nightly(resume, opts) if resume is not None else run_nightly(suite, opts)  # type: ignore[arg-type]
     except ChaosError as exc:
         _fail(exc)
     _print_night(outcome.summary, outcome.night_dir)
@@ -332,7 +340,7 @@ def merge(
     raise typer.Exit(outcome.exit_code)
 
 
-def _print_night(summary: dict, night_dir: Path) -> None:
+def _print_night(summary: dict, night_dir: Path, files: str = "index.html, summary.json, junit.xml") -> None:
     t = Table(title=f"nightly {summary['date']}: {summary['verdict_counts']}")
     for col in ("scenario", "exit", "violated", "unknown", "holds", "error"):
         t.add_column(col)
@@ -351,16 +359,28 @@ def _print_night(summary: dict, night_dir: Path) -> None:
             out.print(f"no verdict regressed since {summary['previous']}")
     else:
         out.print("first night in this folder: nothing to compare with")
-    out.print(f"night folder: {night_dir}  (index.html, summary.json, junit.xml)")
+    out.print(f"night folder: {night_dir}  ({files})")
 
 
 def _rerender(path: Path, rescore: bool) -> int:
-    from chaos.running.nightly import rerender_night
+    from chaos.running.folderlock import refuse_if_live
+    from chaos.running.nightly import NIGHT, partial_night, rerender_night
     from chaos.running.orchestrator import analyse_loaded, load_run, write_reports, write_results
 
+    refuse_if_live(path, "re-score it" if rescore else "render it again")  # its orchestrator writes there
     if (path / "summary.json").exists() and not (path / "run.json").exists():
         outcome = rerender_night(path, rescore=rescore)
         _print_night(outcome.summary, path)
+        return outcome.exit_code
+    if (path / NIGHT).exists() and not (path / "run.json").exists():  # a night whose nightly died: no summary.json yet
+        outcome = partial_night(path, rescore=rescore)
+        _print_night(outcome.summary, path, "index.html, junit.xml")
+        console.print(
+            f"[yellow]this night did not finish ({len(outcome.entries)} run folder(s), no summary.json); "
+            f"continue it with `chaos nightly --resume {escape(str(path))}`[/]",
+            highlight=False,
+            soft_wrap=True,
+        )
         return outcome.exit_code
     meta, scenario, cells, records, torn = load_run(path)
     results = analyse_loaded(meta, scenario, cells, records)
@@ -410,15 +430,21 @@ def _rerender_and_exit(run_dir: Path, *, rescore: bool) -> None:
 
 @app.command()
 def clean(
-    pg: str | None = typer.Option(None, "--pg", help="Postgres DSN whose schemas of dead runs to drop (default: CHAOS_PG_DSN)"),
+    pg: str | None = typer.Option(
+        None, "--pg", help="Postgres DSN whose schemas of dead runs to drop (default: CHAOS_PG_DSN); with it, --keep-work schemas too"
+    ),
 ) -> None:
     """Reap what dead runs left behind: racers, containers, work folders, Postgres schemas (runs still alive are untouched)."""
-    from chaos.running.registry import reap_stale
+    from chaos.running.registry import kept_runs, reap_kept, reap_stale
 
     reaped = reap_stale(pg)
+    if pg:  # schemas kept by --keep-work: dropped only when asked for by --pg
+        reaped += reap_kept(pg)
     for r in reaped:
         out.print(r.describe(), highlight=False, soft_wrap=True, markup=False)
     out.print(f"cleaned {len(reaped)} dead run(s)" if reaped else "nothing to clean: no dead run left anything behind", highlight=False)
+    for k in [] if pg else kept_runs():
+        out.print(f"kept by --keep-work: Postgres schema {k['pg_schema']} of run {k.get('run_id')} (`chaos clean --pg DSN` drops it)")
 
 
 @app.command()

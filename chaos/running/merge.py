@@ -31,6 +31,7 @@ from pydantic import ValidationError
 
 from chaos.racer.errors import ChaosError
 from chaos.records import CellVersions, NightSummary, RunCell, RunMeta, ShardNote
+from chaos.running.folderlock import refuse_if_live
 from chaos.running.nightly import NightlyOutcome, RunEntry, build_summary, prepare_night_dir, read_summary, write_night
 from chaos.running.runfolder import RunFolder, now_iso, read_meta
 from chaos.running.shard import PLAN, PlannedRun, ShardPlan
@@ -95,6 +96,7 @@ def merge_nights(folders: list[Path], out: Path) -> NightlyOutcome:
             raise ChaosError(
                 f"{folder}: no such shard folder", hint="a shard that never ran is simply left out: its cells come out unknown"
             )
+        refuse_if_live(folder, "merge it")  # a shard still running: its night is not over
         plan = read_plan(folder)
         if first is None:
             first = plan

@@ -13,6 +13,13 @@ summary.json (``chaos.records.NightSummary``). A *regression* is a property that
 
 Exit codes: 3 a run failed or the night was interrupted; else 4 a verdict regressed since the
 previous night; else as a single run: 1 a violation, 2 an unknown verdict, 0 everything holds.
+
+A night is resumable: night.json (written before its first run) says which suite, date and shard
+it is, and the nightly process holds the night folder's lock (``chaos.running.folderlock``) while
+it runs. ``resume_nightly`` continues a night that was killed (even by SIGKILL): every entry whose
+run folder finished is kept as it is, a run folder that did not finish is resumed from its journal
+(``chaos run --resume``), an entry with no run folder runs. ``partial_night`` renders a night that
+has no summary.json yet (``chaos report``), without writing one: a night is complete or has none.
 """
 
 from __future__ import annotations
@@ -29,12 +36,14 @@ from pydantic import ValidationError
 
 from chaos.racer.errors import ChaosError
 from chaos.records import CellRef, NightCell, NightRun, NightSummary, RunResults, SaturationMove, Trend, VerdictChange
-from chaos.running.runfolder import new_folder, now_iso, read_meta, write_atomic
+from chaos.running.folderlock import FolderLock
+from chaos.running.runfolder import META, new_folder, now_iso, read_meta, write_atomic
 from chaos.running.shard import PLAN, TIMINGS, Shard, ShardPlan, measured_timings, plan_suite
 from chaos.scenario.suite import LoadedSuite, load_suite
 
 EXIT_REGRESSION = 4
 NIGHT_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:-(\d+))?$")
+NIGHT = "night.json"  # what resuming a night needs: its suite file, date, shard (records.NightStart)
 HISTORY = 14  # nights shown in the trend
 SATURATION_STEP = 0.10  # a saturation change at least this large is called out
 
@@ -48,6 +57,7 @@ class NightlyOptions:
     on_cell_start: Callable[[Any, int], None] | None = None
     shard: Shard | None = None  # run one shard's cells (``chaos.running.shard``); ``chaos merge`` joins them
     timings: Path | None = None  # where earlier timings are (default: ``out``): a shard plan balances by them
+    on_start: Callable[[], None] | None = None  # once the suite is loaded, before anything is written (reaping)
 
 
 @dataclass
@@ -59,6 +69,7 @@ class RunEntry:
     results: RunResults | None = None
     error: str | None = None
     interrupted: bool = False
+    kept: bool = False  # a resumed night: this entry's run had finished before, and was kept as it was
 
 
 @dataclass
@@ -177,7 +188,9 @@ def _run_load(run_dir: Path | None) -> dict | None:
         load = read_meta(run_dir).load
     except ChaosError:
         return None
-    return load.model_dump(mode="json", exclude_unset=True) if load is not None else None
+    if load is None:
+        return None
+    return {"end": None, **load.model_dump(mode="json", exclude_unset=True)}  # a run killed mid-way has no end
 
 
 def compare(prev: NightSummary | None, cur: NightSummary) -> Trend:
@@ -283,19 +296,107 @@ def write_night(night_dir: Path, summary: NightSummary, entries: list[RunEntry])
 
 
 def run_nightly(suite_path: str | Path, opts: NightlyOptions | None = None) -> NightlyOutcome:
-    from chaos.running.orchestrator import Interrupted, RunOptions, _stop_on_signals, run_loaded
-
     opts = opts or NightlyOptions()
     loaded: LoadedSuite = load_suite(suite_path)  # every entry checked before anything runs
     plan: ShardPlan | None = None
     if opts.shard is not None:  # planned before the folder exists: bad timings leave nothing behind
         date = opts.date or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d")
         plan = plan_suite(loaded, opts.shard, date, opts.timings if opts.timings is not None else Path(opts.out))
+    if opts.on_start:
+        opts.on_start()
     night_dir = prepare_night_dir(Path(opts.out), plan.date if plan else opts.date)
-    head: dict[str, Any] = {"suite": loaded.suite.name, "about": loaded.suite.about, "suite_file": str(suite_path), "started": now_iso()}
-    if plan is not None:
-        head["shard"] = str(plan.shard)
-        write_atomic(night_dir / PLAN, json.dumps(plan.model_dump(mode="json"), indent=2))  # first: a merge knows a dead shard
+    with FolderLock(night_dir, "run the night"):
+        head: dict[str, Any] = {
+            "suite": loaded.suite.name,
+            "about": loaded.suite.about,
+            "suite_file": str(suite_path),
+            "started": now_iso(),
+        }
+        write_atomic(
+            night_dir / NIGHT,
+            json.dumps(
+                {"suite_file": str(Path(suite_path).resolve()), "started": head["started"], "shard": str(plan.shard) if plan else None}
+            ),
+        )
+        if plan is not None:
+            head["shard"] = str(plan.shard)
+            write_atomic(night_dir / PLAN, json.dumps(plan.model_dump(mode="json"), indent=2))  # first: a merge knows a dead shard
+        return _run_entries(night_dir, loaded, plan, head, opts, resuming=False)
+
+
+def night_start(night_dir: Path) -> dict[str, Any]:
+    """night.json of a night (what ``run_nightly`` wrote before its first run), checked."""
+    night_dir = Path(night_dir)
+    if not night_dir.is_dir():
+        raise ChaosError(f"{night_dir}: no such night folder")
+    path = night_dir / NIGHT
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise ChaosError(
+            f"{night_dir}: not a night chaos can resume (no {NIGHT})", hint="give the <date> folder `chaos nightly` made"
+        ) from None
+    except (OSError, ValueError) as exc:
+        raise ChaosError(f"{path}: not readable JSON ({type(exc).__name__})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("suite_file"), str):
+        raise ChaosError(f"{path}: field 'suite_file' is missing or not a string")
+    return data
+
+
+def resume_nightly(night_dir: str | Path, opts: NightlyOptions | None = None) -> NightlyOutcome:
+    """Continue a killed night in its own folder: finished runs kept, the others resumed or run."""
+    opts = opts or NightlyOptions()
+    night_dir = Path(night_dir)
+    start = night_start(night_dir)
+    suite_path = start["suite_file"]
+    loaded = load_suite(suite_path)
+    plan: ShardPlan | None = None
+    if start.get("shard"):
+        from chaos.running.merge import read_plan
+
+        plan = read_plan(night_dir)
+    if opts.on_start:
+        opts.on_start()
+    with FolderLock(night_dir, "resume the night"):
+        head: dict[str, Any] = {
+            "suite": loaded.suite.name,
+            "about": loaded.suite.about,
+            "suite_file": suite_path,
+            "started": start.get("started"),
+        }
+        if plan is not None:
+            head["shard"] = str(plan.shard)
+        return _run_entries(night_dir, loaded, plan, head, opts, resuming=True)
+
+
+def _stored_run(night_dir: Path, scenario: str) -> Path | None:
+    """The newest run folder of ``scenario`` in the night (None: it never started one)."""
+    d = night_dir / scenario
+    if not d.is_dir() or d.is_symlink():
+        return None
+    found = sorted(p for p in d.iterdir() if p.is_dir() and not p.is_symlink() and (p / META).is_file())
+    return found[-1] if found else None
+
+
+def _kept(e: RunEntry, run_dir: Path) -> bool:
+    """Fill ``e`` from a run folder that finished (its verdicts, re-scored from its journal); False
+    if it did not finish (interrupted, failed, killed), so it must be resumed."""
+    from chaos.running.orchestrator import analyse_loaded
+    from chaos.running.runfolder import load_run
+
+    meta, scenario, cells, records, _ = load_run(run_dir)
+    if not meta.finished or meta.interrupted or meta.failed:
+        return False
+    e.run_dir, e.results, e.kept = run_dir, analyse_loaded(meta, scenario, cells, records), True
+    return True
+
+
+def _run_entries(
+    night_dir: Path, loaded: LoadedSuite, plan: ShardPlan | None, head: dict[str, Any], opts: NightlyOptions, *, resuming: bool
+) -> NightlyOutcome:
+    from chaos.running.orchestrator import Interrupted, RunOptions, _stop_on_signals, run_loaded
+    from chaos.running.resume import resume_run
+
     entries: list[RunEntry] = []
     interrupted = False
     try:
@@ -308,18 +409,21 @@ def run_nightly(suite_path: str | Path, opts: NightlyOptions | None = None) -> N
                 entries.append(e)
                 if opts.on_scenario:
                     opts.on_scenario(n, len(loaded.items), item.scenario.name)
+                run_opts = RunOptions(
+                    out=night_dir,
+                    on_trial=opts.on_trial,
+                    on_cell_start=opts.on_cell_start,
+                    cells=mine,
+                    shard=str(plan.shard) if plan else None,
+                )
                 try:
-                    outcome = run_loaded(
-                        item.scenario,
-                        item.file,
-                        RunOptions(
-                            out=night_dir,
-                            on_trial=opts.on_trial,
-                            on_cell_start=opts.on_cell_start,
-                            cells=mine,
-                            shard=str(plan.shard) if plan else None,
-                        ),
-                    )
+                    stored = _stored_run(night_dir, item.scenario.name) if resuming else None
+                    if stored is not None and _kept(e, stored):
+                        continue
+                    if stored is not None:  # started and cut short: only its unfinished trials run
+                        outcome = resume_run(stored, RunOptions(on_trial=opts.on_trial, on_cell_start=opts.on_cell_start))
+                    else:
+                        outcome = run_loaded(item.scenario, item.file, run_opts)
                 except ChaosError as exc:
                     e.error = exc.message
                     continue
@@ -335,6 +439,39 @@ def run_nightly(suite_path: str | Path, opts: NightlyOptions | None = None) -> N
     summary = build_summary(night_dir, head, entries, interrupted)
     write_night(night_dir, summary, entries)
     return NightlyOutcome(night_dir=night_dir, night=summary, entries=entries)
+
+
+def partial_night(night_dir: str | Path, *, rescore: bool = False) -> NightlyOutcome:
+    """A night with no summary.json (its nightly was killed), rendered from the run folders it has:
+    each run's reports (``rescore``: results.json too), the night's junit.xml and index.html, as
+    an interrupted night (exit 3). No summary.json is written: only a finished night has one, so a
+    merge or the next night never takes this one for complete."""
+    from chaos.reports.html import write_nightly_html
+    from chaos.reports.junit import write_junit
+    from chaos.running.orchestrator import analyse_loaded, write_reports, write_results
+    from chaos.running.runfolder import load_run
+
+    night_dir = Path(night_dir)
+    start = night_start(night_dir)
+    entries = []
+    for d in sorted(p for p in night_dir.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        run_dir = _stored_run(night_dir, d.name)
+        if run_dir is None:
+            continue
+        meta, scenario, cells, records, _ = load_run(run_dir)
+        e = RunEntry(scenario=scenario.name, file=meta.scenario_file or "", overrides={}, run_dir=run_dir)
+        e.results = analyse_loaded(meta, scenario, cells, records)
+        e.interrupted = not meta.finished or bool(meta.interrupted)
+        if e.interrupted:  # killed with its night: it did not finish either
+            e.results.exit_code = 3
+        (write_results if rescore else write_reports)(run_dir, e.results, meta, records)
+        entries.append((meta.started or "", e))
+    runs = [e for _, e in sorted(entries, key=lambda x: x[0])]
+    head = {"suite_file": start["suite_file"], "started": start.get("started"), "shard": start.get("shard")}
+    summary = build_summary(night_dir, head, runs, True)
+    write_junit(night_dir / "junit.xml", [e.results for e in runs if e.results], name=f"chaos nightly {summary.date} (unfinished)")
+    write_nightly_html(night_dir, summary.to_json(), runs, history(night_dir, summary))
+    return NightlyOutcome(night_dir=night_dir, night=summary, entries=runs)
 
 
 def rerender_night(night_dir: Path, *, rescore: bool = False) -> NightlyOutcome:

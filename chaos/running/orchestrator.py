@@ -52,6 +52,7 @@ from chaos.racer.redact import redact, redact_obj
 from chaos.records import CellResult, CellVersions, RerunOf, RunCell, RunLoad, RunMeta, RunResults, TrialRecord, TrialSummary
 from chaos.running import registry
 from chaos.running.failure import describe
+from chaos.running.folderlock import FolderLock
 from chaos.running.journal import Journal, repair
 from chaos.running.pgstore import RunStorage
 from chaos.running.preflight import deployed_cell, preflight_run
@@ -395,6 +396,14 @@ def execute(
     A fault that stops the run (``RunFailed``): if the folder is ``fresh`` (made for this run)
     and no trial was journaled, the folder is removed; otherwise run.json says ``failed`` with the
     reason and results.json and the reports are still written from the journal."""
+    with FolderLock(folder.path):  # the one process executing this folder (chaos.running.folderlock)
+        folder.release()  # ``RunFolder.create``'s hold, now this one's
+        return _execute_locked(folder, scenario, cells, opts, only, fresh=fresh, move_latest=move_latest)
+
+
+def _execute_locked(
+    folder: RunFolder, scenario: Scenario, cells: list[Cell], opts: RunOptions, only: set[str] | None, *, fresh: bool, move_latest: bool
+) -> RunOutcome:
     journaled_before = _journaled(folder.path)
     try:
         return _execute_in_folder(folder, scenario, cells, opts, only, move_latest)

@@ -26,6 +26,12 @@ What it promises:
 * A run that made a Postgres schema says so in its entry (``pg_schema``). Its entry stays, with
   the reason (``pending``), until the schema is really dropped: without a DSN, or with the server
   down, nothing is forgotten; ``chaos clean --pg DSN`` drops it later and only then removes the entry.
+* The run *folder*'s lock (``chaos.running.folderlock``) outranks the entry: a run whose folder is
+  executed by a live process (a resume from another state folder, user or shell) is never reaped,
+  whatever its entry says: its racers, schema, mount and work folder are that process's now.
+* A run that keeps its Postgres schema on purpose (``--keep-work``) leaves a *kept* record,
+  ``<state>/kept/<run_id>.json``: the start-of-run reaper leaves it alone, ``chaos clean`` names
+  it, and ``chaos clean --pg DSN`` drops the schema and then the record (``reap_kept``).
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ from chaos.racer.procfs import proc_state
 ENV_RUN_ID = "CHAOS_RUN_ID"
 ENV_REGISTRY = "CHAOS_RUN_REGISTRY"
 ENV_LOCK = "CHAOS_RUN_LOCK"
+ENV_RUN_DIR = "CHAOS_RUN_DIR"  # the run folder, whose lock (chaos.running.folderlock) says the run is alive
 DOCKER_LABEL = "chaos.run"
 
 
@@ -60,6 +67,11 @@ def active_dir() -> Path:
 
 def entry_path(run_id: str) -> Path:
     return active_dir() / f"{run_id}.json"
+
+
+def kept_dir() -> Path:
+    """Records of what finished runs kept on purpose (``--keep-work``): their Postgres schemas."""
+    return state_dir() / "kept"
 
 
 class ActiveRun:
@@ -108,17 +120,75 @@ class ActiveRun:
 
     def env(self) -> dict[str, str]:
         """The labels every racer of this run carries in its environment."""
-        return {ENV_RUN_ID: self.run_id, ENV_REGISTRY: str(self.path.resolve()), ENV_LOCK: self.lock_id}
+        return {
+            ENV_RUN_ID: self.run_id,
+            ENV_REGISTRY: str(self.path.resolve()),
+            ENV_LOCK: self.lock_id,
+            ENV_RUN_DIR: str(self.info["run_dir"]),
+        }
 
     def __exit__(self, *exc) -> None:
         self.close()
 
     def close(self) -> None:
         if self._fd >= 0:
+            if self.info.get("keep_work") and self.info.get("pg_schema"):
+                _record_kept(self.info)  # the schema outlives the run on purpose: written down before the entry goes
             with contextlib.suppress(FileNotFoundError):
                 self.path.unlink()
             os.close(self._fd)
             self._fd = -1
+
+
+def _record_kept(info: dict) -> None:
+    """Write ``<state>/kept/<run_id>.json``: a schema kept by ``--keep-work`` that no entry records any more."""
+    with contextlib.suppress(OSError):  # a full disk: the schema is still found by its name, by hand
+        kept_dir().mkdir(parents=True, exist_ok=True)
+        path = kept_dir() / f"{info['run_id']}.json"
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text(json.dumps({**info, "kept": _dt.datetime.now(_dt.UTC).isoformat()}, indent=2))
+        os.replace(tmp, path)
+
+
+def kept_runs() -> list[dict]:
+    """The kept records (``--keep-work`` schemas not dropped yet), oldest name first."""
+    d = kept_dir()
+    out = []
+    for path in sorted(d.glob("*.json")) if d.exists() else []:
+        try:
+            info = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(info, dict) and info.get("pg_schema"):
+            out.append({**info, "_path": str(path)})
+    return out
+
+
+def reap_kept(dsn: str) -> list[Reaped]:
+    """Drop the Postgres schemas that ``--keep-work`` runs kept (server ``dsn``), and their records.
+    A schema that cannot be dropped keeps its record, with the reason."""
+    out = []
+    for info in kept_runs():
+        run_id = info.get("run_id") or Path(info["_path"]).stem
+        if info.get("run_dir") and _folder_live(info["run_dir"]):
+            continue  # resumed and executing again: its schema is in use
+        rep = Reaped(run_id=run_id, run_dir=info.get("run_dir"))
+        rep.schemas, rep.pending = _pg_reap(run_id, dsn, expected=True)
+        if not rep.pending:
+            with contextlib.suppress(FileNotFoundError):
+                Path(info["_path"]).unlink()
+        out.append(rep)
+    return out
+
+
+def _folder_live(run_dir: str | Path) -> bool:
+    """Is the run folder executed by a live process other than this one (its folder lock)?"""
+    from chaos.running.folderlock import held_elsewhere
+
+    try:
+        return held_elsewhere(run_dir)
+    except OSError:
+        return True  # cannot tell: alive is the safe answer
 
 
 def label_launcher(launcher: object, labels: dict[str, str]) -> None:
@@ -146,7 +216,7 @@ def _environ(pid: int) -> dict[str, str] | None:
     out = {}
     for item in raw.split(b"\0"):
         k, sep, v = item.partition(b"=")
-        if sep and k in (ENV_RUN_ID.encode(), ENV_REGISTRY.encode(), ENV_LOCK.encode()):
+        if sep and k in (ENV_RUN_ID.encode(), ENV_REGISTRY.encode(), ENV_LOCK.encode(), ENV_RUN_DIR.encode()):
             out[k.decode()] = v.decode(errors="replace")
     return out
 
@@ -297,6 +367,7 @@ class Reaped:
     folders: list[str] = field(default_factory=list)
     mounts: list[str] = field(default_factory=list)  # lazy filesystems (fault: power_loss | torn) unmounted
     pending: str | None = None  # what could not be removed yet (its entry stays until it is)
+    note: str | None = None  # why nothing was removed (its folder is live in another process)
 
     def describe(self) -> str:
         parts = []
@@ -311,6 +382,8 @@ class Reaped:
         if self.folders:
             parts.append("folder(s) " + ", ".join(self.folders))
         what = "; ".join(parts) or "its registry entry"
+        if self.note:
+            return f"run {self.run_id}: removed its stale registry entry; {self.note}"
         if self.pending:
             return f"run {self.run_id}: removed {'; '.join(parts) or 'nothing'}; kept its registry entry: {self.pending}"
         return f"run {self.run_id}: removed {what}"
@@ -336,6 +409,11 @@ def reap_run(run_id: str, info: dict | None = None, dsn: str | None = None) -> R
     folder. What could not be removed is ``pending`` (the caller then keeps the entry)."""
     info = info or {}
     rep = Reaped(run_id=run_id, run_dir=info.get("run_dir"))
+    if info.get("run_dir") and _folder_live(info["run_dir"]):
+        # another live process executes the folder (a resume from another state folder): its
+        # racers, schema, mount and work folder carry this run id and are in use; only the stale entry goes
+        rep.note = f"its folder {info['run_dir']} is executed by a live chaos process: left alone"
+        return rep
     pids = [pid for pid, _, _ in racer_processes(run_id)]
     rep.racers = _kill_and_wait(pids)
     rep.containers = _docker_reap(run_id)
@@ -384,7 +462,10 @@ def reap_stale(dsn: str | None = None) -> list[Reaped]:
     # racers whose registry entry is gone or unlocked (e.g. the entry was deleted by hand)
     strays: dict[str, list[int]] = {}
     for pid, run_id, reg in racer_processes():
-        if reg and not registry_alive(reg, (_environ(pid) or {}).get(ENV_LOCK)):
+        labels = _environ(pid) or {}
+        if labels.get(ENV_RUN_DIR) and _folder_live(labels[ENV_RUN_DIR]):
+            continue  # its run folder is executed by a live process: never a stray
+        if reg and not registry_alive(reg, labels.get(ENV_LOCK)):
             strays.setdefault(run_id, []).append(pid)
     for run_id, pids in strays.items():
         gone = _kill_and_wait(pids)

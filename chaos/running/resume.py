@@ -6,7 +6,8 @@ only the trials that are not in it, with the same run id, thread ids and seeds (
 the root seed and stable trial ids), so its results.json is the one an uninterrupted run writes,
 timing fields aside (``comparable`` names what is compared).
 
-What a resume does, in order: refuse if the run's orchestrator is still alive (registry lock);
+What a resume does, in order: refuse if the run folder is executed by a live process (its folder
+lock, ``chaos.running.folderlock``, whatever the state folder) or its orchestrator is alive (registry lock);
 reap what the dead one left (racers, containers); drop a torn last journal line (kept in
 ``journal.jsonl.torn``); discard the in-flight trial's partial work: its work folder, and its
 effect-ledger rows, moved to the ``effects_aborted`` table so they cannot pass for the re-run
@@ -23,6 +24,7 @@ from chaos.racer.errors import ChaosError
 from chaos.racer.ledger import ensure_columns
 from chaos.records import ResumeNote, RunResults
 from chaos.running import registry
+from chaos.running.folderlock import FolderLock
 from chaos.running.journal import repair
 from chaos.running.runfolder import RunFolder, load_run, now_iso
 
@@ -55,10 +57,21 @@ def set_aside_unjournaled(ledger_path: Path, run_id: str, journaled: set[str]) -
 
 def resume_run(run_dir: str | Path, opts=None):
     """Continue the run in ``run_dir``; returns the orchestrator's RunOutcome."""
-    from chaos.running.orchestrator import RunOptions, execute
+    from chaos.running.orchestrator import RunOptions
 
     opts = opts or RunOptions()
     run_dir = Path(run_dir)
+    if not (run_dir / "run.json").is_file():
+        load_run(run_dir)  # the one line that says what is wrong with it (no lock file left in a stray folder)
+    # the folder's own lock, whatever the state folder, user or shell: held from this check until
+    # the remaining trials ran, so no second process reaps or runs this folder meanwhile
+    with FolderLock(run_dir, "resume it"):
+        return _resume_locked(run_dir, opts)
+
+
+def _resume_locked(run_dir: Path, opts):
+    from chaos.running.orchestrator import execute
+
     meta, scenario, cells, records, torn = load_run(run_dir)
     run_id = meta.run_id
     if registry.run_is_alive(run_id):

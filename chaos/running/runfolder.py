@@ -13,7 +13,9 @@ whose parent is missing); ``save`` writes ``RunMeta`` (``chaos.records``) as it 
 (same keys, same values); ``mark_ended`` records how the run ended; ``link_latest`` points
 ``<out>/<scenario>/latest`` at it (atomically too); ``load_run`` reads a stored run back, and every
 way a stored run can be damaged is a ``ChaosError`` naming the file (and field);
-``mark_reaped`` is what the reaper records for a run whose orchestrator died.
+``mark_reaped`` is what the reaper records for a run whose orchestrator died. A folder made by
+``create`` is locked (``chaos.running.folderlock``) before its run.json exists, until ``execute``
+takes the lock over: no other process ever finds it unlocked while it is being executed.
 """
 
 from __future__ import annotations
@@ -24,13 +26,14 @@ import json
 import os
 import re
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from chaos.racer.errors import ChaosError, EnvironmentProblem
 from chaos.racer.redact import redact_obj
 from chaos.records import CellVersions, RunLoad, RunMeta
+from chaos.running.folderlock import FolderLock
 from chaos.running.stored import StoredTrials
 from chaos.scenario.model import Cell, Scenario, expand
 
@@ -125,19 +128,30 @@ class RunFolder:
 
     path: Path
     meta: RunMeta
+    lock: FolderLock | None = field(default=None, repr=False, compare=False)  # held from creation until ``execute`` takes over
 
     @classmethod
     def create(cls, out: Path, name: str, meta_for: Any, *, suffix: str = "") -> RunFolder:
         """Make the folder, build its metadata (``meta_for(run_dir) -> RunMeta``: the run id names
         the folder) and write run.json at once, so a folder never stands without one for long."""
         path = create_run_dir(Path(out), name, stamp() + suffix)
+        lock = None
         try:
-            folder = cls(path=path, meta=meta_for(path))
+            lock = FolderLock(path).acquire()  # before run.json: no one finds it unlocked and resumes it
+            folder = cls(path=path, meta=meta_for(path), lock=lock)
             folder.save()
         except BaseException:  # no run.json, no folder: nothing half-written stays behind
+            if lock is not None:
+                lock.release()
             discard(path)
             raise
         return folder
+
+    def release(self) -> None:
+        """Drop the lock taken at creation (``execute`` holds its own while it runs)."""
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
 
     def discard(self) -> None:
         """Remove the folder of a run that failed before its first trial (nothing was measured)."""
