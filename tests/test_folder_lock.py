@@ -15,8 +15,11 @@ import json
 import os
 import signal
 import sqlite3
+import subprocess
+import sys
+import textwrap
 
-from kits.robustkit import chaos, chaos_bg, journal_lines, one_line, wait_for
+from kits.robustkit import chaos, chaos_bg, chaos_env, journal_lines, one_line, wait_for
 
 from chaos.running import registry
 from chaos.running.journal import read_journal
@@ -109,3 +112,58 @@ def test_a_second_orchestrator_from_another_state_folder_refuses_and_the_first_f
     again = chaos(["run", "--resume", str(run_dir), "-q"], state_b)
     assert again.returncode == 1, again.stderr
     assert [r["trial_id"] for r in read_journal(journal)[0]] == ids
+
+
+ORCHESTRATOR = textwrap.dedent("""
+    import os, subprocess, sys
+    from pathlib import Path
+    from chaos.running.folderlock import FolderLock
+    from chaos.running.registry import ActiveRun
+    run_dir, lock = Path(sys.argv[1]), sys.argv[2] == "lock"
+    (run_dir / "work").mkdir(parents=True, exist_ok=True)
+    (run_dir / "run.json").write_text('{"run_id": "shared-run-1", "finished": null}')
+    held = FolderLock(run_dir).acquire() if lock else None
+    with ActiveRun("shared-run-1", run_dir, run_dir / "work") as active:
+        child = subprocess.Popen(["sleep", "600"], env=dict(os.environ, **active.env()), start_new_session=True)
+        print(child.pid, flush=True)
+        sys.stdin.read()   # until killed
+""")
+
+
+def _orchestrator(run_dir, state, lock: bool) -> tuple[subprocess.Popen, int]:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", ORCHESTRATOR, str(run_dir), "lock" if lock else "no"],
+        env=chaos_env(state),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    return proc, int(proc.stdout.readline())
+
+
+def test_the_reaper_of_a_dead_orchestrators_state_folder_leaves_the_racers_of_the_one_that_took_over(tmp_path):
+    """A died (its entry stays in state A); B resumed the run from state B and is executing it, with
+    the same run id. `chaos clean` in state A must see the folder is live and leave B's racer alone."""
+    run_dir, state_a, state_b = tmp_path / "run", tmp_path / "state-a", tmp_path / "state-b"
+    dead, dead_racer = _orchestrator(run_dir, state_a, lock=False)
+    dead.kill()
+    dead.wait()
+    os.kill(dead_racer, signal.SIGKILL)  # what the resume reaped
+    live, racer = _orchestrator(run_dir, state_b, lock=True)
+    try:
+        wait_for(lambda: racer in _racers("shared-run-1"), 30, "the live racer to carry the run's labels")
+        assert (state_a / "active" / "shared-run-1.json").exists()
+
+        cleaned = chaos(["clean"], state_a)
+        assert cleaned.returncode == 0, cleaned.stderr
+        assert "left alone" in cleaned.stdout, cleaned.stdout
+        assert _alive(racer), "the reaper killed a racer of a run that is being executed"
+        assert (run_dir / "work").exists()
+        assert "interrupted" not in json.loads((run_dir / "run.json").read_text())
+        assert not (state_a / "active" / "shared-run-1.json").exists()  # only the stale entry went
+        assert (state_b / "active" / "shared-run-1.json").exists()
+    finally:
+        live.kill()
+        live.wait()
+        if _alive(racer):
+            os.kill(racer, signal.SIGKILL)

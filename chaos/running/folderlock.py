@@ -17,11 +17,13 @@ What it promises:
 * A second process gets ``FolderBusy`` (a ``ChaosError``: one line, exit 3) naming the folder and,
   when the holder wrote them, its pid, host and command.
 * ``held_elsewhere(folder)`` is true only while *another* process holds the lock: every command
-  that would touch a live folder (resume, clean's reaper, merge, analyze / report) asks it.
+  that would touch a live folder (resume, clean's reaper, merge, analyze / report) asks it. A lock
+  file it may not read is an ``OSError``: the reaper then leaves the run alone, a command refuses.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -62,7 +64,7 @@ def held_elsewhere(folder: str | Path) -> bool:
         return False
     try:
         fd = os.open(folder / LOCK_NAME, os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
+    except (FileNotFoundError, NotADirectoryError):
         return False  # no lock file: no chaos process ever executed it since locks exist
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
@@ -76,7 +78,11 @@ def held_elsewhere(folder: str | Path) -> bool:
 def refuse_if_live(folder: str | Path, doing: str) -> None:
     """Raise ``FolderBusy`` (one line) when another process executes ``folder``."""
     folder = Path(folder)
-    if held_elsewhere(folder):
+    try:
+        live = held_elsewhere(folder)
+    except OSError as exc:  # another user's lock file we may not read: we cannot tell, so we do not touch it
+        raise ChaosError(f"{folder}: cannot {doing}: cannot read its lock file {LOCK_NAME}: {exc.strerror or exc}") from None
+    if live:
         raise FolderBusy(
             f"{folder}: cannot {doing}: it is still being executed by another chaos process{_holder(folder)}",
             hint="wait for it to end, or stop it (Ctrl-C / SIGTERM), then try again",
@@ -108,6 +114,8 @@ class FolderLock:
             os.close(fd)
             refuse_if_live(self.folder, self.doing)  # names the holder
             raise FolderBusy(f"{self.folder}: cannot {self.doing}: it is still being executed by another chaos process") from None
+        with contextlib.suppress(OSError):  # readable by every user, whatever the umask: all of them must see it held
+            os.fchmod(fd, 0o644)
         info = {"pid": os.getpid(), "host": socket.gethostname(), "command": " ".join(map(str, sys.argv))[:200]}
         try:
             os.ftruncate(fd, 0)

@@ -270,6 +270,7 @@ def run_loaded(scenario: Scenario, path: str | os.PathLike, opts: RunOptions | N
             interrupted=False,
             **({"shard": opts.shard} if opts.shard else {}),
         ),
+        hold=True,  # locked before run.json exists: execute takes the lock over
     )
     return execute(folder, scenario, cells, opts, fresh=True)
 
@@ -701,6 +702,7 @@ def rerun(run_dir: Path, trial_ids: list[str], opts: RunOptions | None = None) -
             interrupted=False,
         ),
         suffix="-rerun",
+        hold=True,
     )
     journal = Journal(folder.path / "journal.jsonl")  # the reused dry runs, so the new folder stands alone
     for t in dry:

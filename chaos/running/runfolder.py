@@ -131,13 +131,15 @@ class RunFolder:
     lock: FolderLock | None = field(default=None, repr=False, compare=False)  # held from creation until ``execute`` takes over
 
     @classmethod
-    def create(cls, out: Path, name: str, meta_for: Any, *, suffix: str = "") -> RunFolder:
+    def create(cls, out: Path, name: str, meta_for: Any, *, suffix: str = "", hold: bool = False) -> RunFolder:
         """Make the folder, build its metadata (``meta_for(run_dir) -> RunMeta``: the run id names
-        the folder) and write run.json at once, so a folder never stands without one for long."""
+        the folder) and write run.json at once, so a folder never stands without one for long.
+        ``hold``: lock the folder first, for ``execute`` to take over (``release`` drops it)."""
         path = create_run_dir(Path(out), name, stamp() + suffix)
         lock = None
         try:
-            lock = FolderLock(path).acquire()  # before run.json: no one finds it unlocked and resumes it
+            if hold:  # before run.json: no one finds it unlocked and resumes it
+                lock = FolderLock(path).acquire()
             folder = cls(path=path, meta=meta_for(path), lock=lock)
             folder.save()
         except BaseException:  # no run.json, no folder: nothing half-written stays behind
