@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
-from kits.robustkit import chaos, chaos_bg, journal_lines, one_line, wait_for
+from kits.robustkit import chaos, chaos_bg, chaos_env, journal_lines, one_line, wait_for
 
 from chaos.running import pgstore
 from chaos.running.journal import read_journal
@@ -153,3 +155,28 @@ def test_keep_work_postgres_schema_is_recorded_and_clean_pg_drops_it(tmp_path, p
     finally:
         pgstore.drop_run_schema(pg_dsn, run_id)
     assert Path(run_dir / "work").exists()  # the kept work folder is the user's
+
+
+HOLDER = "import sys; from chaos.running.folderlock import FolderLock; FolderLock(sys.argv[1]).acquire(); print('held', flush=True); sys.stdin.read()"
+
+
+def test_a_night_still_running_is_neither_resumed_reported_nor_merged_by_a_second_process(tmp_path):
+    night = tmp_path / "nightly" / "2026-12-01"
+    night.mkdir(parents=True)
+    (night / "night.json").write_text(json.dumps({"suite_file": str(tmp_path / "suite.yaml"), "shard": "1/2"}))
+    (night / "shard.json").write_text("{}")
+    state = tmp_path / "state"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(night)], env=chaos_env(state), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"  # a live `chaos nightly` holds its night
+        for args in (["nightly", "--resume", str(night)], ["report", str(night)], ["merge", str(night), "--out", str(tmp_path / "m")]):
+            res = chaos(args, state)
+            said = one_line(res.stderr)
+            assert res.returncode == 3 and "still being executed by another chaos process" in said, (args, res.stderr)
+            assert f"pid {holder.pid}" in said
+        assert not (tmp_path / "m").exists()
+    finally:
+        holder.kill()
+        holder.wait()

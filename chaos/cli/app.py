@@ -286,8 +286,10 @@ def nightly(
     ),
 ) -> None:
     """Run a suite into <out>/<date>/ and compare with the previous night (exit 4: a verdict regressed)."""
+    from chaos.running.folderlock import refuse_if_live
     from chaos.running.nightly import NightlyOptions, night_start, resume_nightly, run_nightly
     from chaos.running.shard import parse_shard
+    from chaos.scenario.suite import load_suite
 
     if (suite is None) == (resume is None):
         _fail(ChaosError("give a suite file to run, or --resume NIGHT_DIR to continue a night (not both)"))
@@ -295,8 +297,9 @@ def nightly(
         _fail(ChaosError("--resume continues a night with its recorded date, suite and shard; drop --date/--shard/--timings"))
     try:
         shard_spec = parse_shard(shard) if shard is not None else None
-        if resume is not None:
-            night_start(resume)  # not a night: one line, before any progress bar
+        if resume is not None:  # not a night, a night still running, its suite gone: one line, before any progress bar
+            refuse_if_live(resume, "resume the night")
+            load_suite(night_start(resume)["suite_file"])
     except ChaosError as exc:
         _fail(exc)
     progress = _progress(quiet)

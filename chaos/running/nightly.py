@@ -348,16 +348,16 @@ def resume_nightly(night_dir: str | Path, opts: NightlyOptions | None = None) ->
     opts = opts or NightlyOptions()
     night_dir = Path(night_dir)
     start = night_start(night_dir)
-    suite_path = start["suite_file"]
-    loaded = load_suite(suite_path)
-    plan: ShardPlan | None = None
-    if start.get("shard"):
-        from chaos.running.merge import read_plan
-
-        plan = read_plan(night_dir)
-    if opts.on_start:
-        opts.on_start()
     with FolderLock(night_dir, "resume the night"):
+        suite_path = start["suite_file"]
+        loaded = load_suite(suite_path)
+        plan: ShardPlan | None = None
+        if start.get("shard"):
+            from chaos.running.merge import read_plan
+
+            plan = read_plan(night_dir)
+        if opts.on_start:
+            opts.on_start()
         head: dict[str, Any] = {
             "suite": loaded.suite.name,
             "about": loaded.suite.about,
