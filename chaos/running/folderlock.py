@@ -32,6 +32,7 @@ import sys
 from pathlib import Path
 
 from chaos.racer.errors import ChaosError
+from chaos.racer.redact import redact_text
 
 LOCK_NAME = ".lock"
 
@@ -116,7 +117,8 @@ class FolderLock:
             raise FolderBusy(f"{self.folder}: cannot {self.doing}: it is still being executed by another chaos process") from None
         with contextlib.suppress(OSError):  # readable by every user, whatever the umask: all of them must see it held
             os.fchmod(fd, 0o644)
-        info = {"pid": os.getpid(), "host": socket.gethostname(), "command": " ".join(map(str, sys.argv))[:200]}
+        command = redact_text(" ".join(map(str, sys.argv)))[:200]  # like run.json's argv: no secret in any file of the folder
+        info = {"pid": os.getpid(), "host": socket.gethostname(), "command": command}
         try:
             os.ftruncate(fd, 0)
             os.pwrite(fd, json.dumps(info).encode(), 0)
