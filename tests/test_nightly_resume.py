@@ -23,6 +23,7 @@ from kits.robustkit import chaos, chaos_bg, chaos_env, journal_lines, one_line, 
 
 from chaos.running import pgstore
 from chaos.running.journal import read_journal
+from chaos.running.registry import server_of
 
 FIRST = """\
 name: night_first
@@ -144,6 +145,12 @@ def test_keep_work_postgres_schema_is_recorded_and_clean_pg_drops_it(tmp_path, p
         assert named.returncode == 0 and schema in named.stdout and "--keep-work" in named.stdout, named.stdout
         assert schema in pgstore.list_run_schemas(pg_dsn)
         assert kept.exists()
+        # a DSN of another server: the record says where the schema is, and stays
+        elsewhere = chaos(["clean", "--pg", "postgresql://chaos:pw@db.invalid:6543/other"], state)
+        assert elsewhere.returncode == 0, elsewhere.stderr
+        said = " ".join(elsewhere.stdout.split())
+        assert f"{schema} is kept on {server_of(pg_dsn)}, not db.invalid:6543/other" in said, said
+        assert kept.exists() and schema in pgstore.list_run_schemas(pg_dsn)
 
         dropped = chaos(["clean", "--pg", pg_dsn], state)
         assert dropped.returncode == 0, dropped.stderr

@@ -442,7 +442,8 @@ def _execute_in_folder(
         storage = RunStorage(cells, run_id, run_dir)  # SQLite, or Postgres for the postgres backend / other hosts
         meta.storage = storage.describe()
         if storage.schema:
-            active.note(pg_schema=storage.schema)  # a reaper of this run must drop it (chaos/running/registry.py)
+            # a reaper of this run must drop it, on that server (chaos/running/registry.py)
+            active.note(pg_schema=storage.schema, pg_server=registry.server_of(storage.dsn))
         folder.save()
         repair(run_dir / "journal.jsonl")  # appends must start on a fresh line
         prior = StoredTrials(run_dir / "journal.jsonl")

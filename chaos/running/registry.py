@@ -173,12 +173,29 @@ def reap_kept(dsn: str) -> list[Reaped]:
         if info.get("run_dir") and _folder_live(info["run_dir"]):
             continue  # resumed and executing again: its schema is in use
         rep = Reaped(run_id=run_id, run_dir=info.get("run_dir"))
-        rep.schemas, rep.pending = _pg_reap(run_id, dsn, expected=True)
+        where, asked = info.get("pg_server"), server_of(dsn)
+        if where and asked != where:  # another server: "not there" would forget a schema that is
+            rep.pending = f"Postgres schema {info['pg_schema']} is kept on {where}, not {asked}: give that server's DSN to --pg"
+        else:
+            rep.schemas, rep.pending = _pg_reap(run_id, dsn, expected=True)
         if not rep.pending:
             with contextlib.suppress(FileNotFoundError):
                 Path(info["_path"]).unlink()
         out.append(rep)
     return out
+
+
+def server_of(dsn: str | None) -> str:
+    """``host:port/database`` of a DSN (no user, no password): which server a kept schema is on."""
+    if not dsn:
+        return ""
+    try:
+        from psycopg.conninfo import conninfo_to_dict
+
+        d = conninfo_to_dict(dsn)
+    except Exception:  # not a DSN psycopg reads: compared as nothing known
+        return ""
+    return f"{d.get('host') or 'localhost'}:{d.get('port') or 5432}/{d.get('dbname') or d.get('user') or ''}"
 
 
 def _folder_live(run_dir: str | Path) -> bool:
