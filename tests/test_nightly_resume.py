@@ -88,6 +88,7 @@ def test_a_sigkilled_night_is_reported_as_unfinished_and_resumed_in_its_own_fold
     summary = json.loads((night / "summary.json").read_text())
     assert res.returncode == summary["exit_code"] != 3, res.stdout + res.stderr
     assert summary["interrupted"] is False
+    assert "resumed night: 1 finished run(s) kept as they were: night_first" in res.stdout
     assert [r["scenario"] for r in summary["runs"]] == ["night_first", "night_second"]
     assert summary["runs"][0]["run_dir"] == str(first_dir.relative_to(night))
     assert summary["runs"][1]["run_dir"] == str(second_dir.relative_to(night))

@@ -299,7 +299,7 @@ def nightly(
         shard_spec = parse_shard(shard) if shard is not None else None
         if resume is not None:  # not a night, a night still running, its suite gone: one line, before any progress bar
             refuse_if_live(resume, "resume the night")
-            load_suite(night_start(resume)["suite_file"])
+            load_suite(night_start(resume).suite_file)
     except ChaosError as exc:
         _fail(exc)
     progress = _progress(quiet)
@@ -319,6 +319,9 @@ def nightly(
     except ChaosError as exc:
         _fail(exc)
     _print_night(outcome.summary, outcome.night_dir)
+    if resume is not None:
+        kept = [e.scenario for e in outcome.entries if e.kept]
+        out.print(f"resumed night: {len(kept)} finished run(s) kept as they were{': ' + ', '.join(kept) if kept else ''}", highlight=False)
     raise typer.Exit(outcome.exit_code)
 
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from chaos.racer.errors import ChaosError
 from chaos.records import CellRef, NightCell, NightRun, NightSummary, RunResults, SaturationMove, Trend, VerdictChange
@@ -43,7 +43,7 @@ from chaos.scenario.suite import LoadedSuite, load_suite
 
 EXIT_REGRESSION = 4
 NIGHT_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:-(\d+))?$")
-NIGHT = "night.json"  # what resuming a night needs: its suite file, date, shard (records.NightStart)
+NIGHT = "night.json"  # what resuming a night needs (NightStart); the date is the folder's name
 HISTORY = 14  # nights shown in the trend
 SATURATION_STEP = 0.10  # a saturation change at least this large is called out
 
@@ -58,6 +58,16 @@ class NightlyOptions:
     shard: Shard | None = None  # run one shard's cells (``chaos.running.shard``); ``chaos merge`` joins them
     timings: Path | None = None  # where earlier timings are (default: ``out``): a shard plan balances by them
     on_start: Callable[[], None] | None = None  # once the suite is loaded, before anything is written (reaping)
+
+
+class NightStart(BaseModel):
+    """night.json: written before a night's first run, so a killed night can be resumed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    suite_file: str  # absolute: a resume may start from another folder
+    started: str | None = None
+    shard: str | None = None  # "I/N": the plan is the night's shard.json
 
 
 @dataclass
@@ -312,35 +322,32 @@ def run_nightly(suite_path: str | Path, opts: NightlyOptions | None = None) -> N
             "suite_file": str(suite_path),
             "started": now_iso(),
         }
-        write_atomic(
-            night_dir / NIGHT,
-            json.dumps(
-                {"suite_file": str(Path(suite_path).resolve()), "started": head["started"], "shard": str(plan.shard) if plan else None}
-            ),
-        )
+        start = NightStart(suite_file=str(Path(suite_path).resolve()), started=head["started"], shard=str(plan.shard) if plan else None)
+        write_atomic(night_dir / NIGHT, start.model_dump_json(indent=2))
         if plan is not None:
             head["shard"] = str(plan.shard)
             write_atomic(night_dir / PLAN, json.dumps(plan.model_dump(mode="json"), indent=2))  # first: a merge knows a dead shard
         return _run_entries(night_dir, loaded, plan, head, opts, resuming=False)
 
 
-def night_start(night_dir: Path) -> dict[str, Any]:
-    """night.json of a night (what ``run_nightly`` wrote before its first run), checked."""
+def night_start(night_dir: Path) -> NightStart:
+    """night.json of a night (what ``run_nightly`` wrote before its first run); a missing or
+    damaged one is a ChaosError naming the file (and field)."""
     night_dir = Path(night_dir)
     if not night_dir.is_dir():
         raise ChaosError(f"{night_dir}: no such night folder")
     path = night_dir / NIGHT
     try:
-        data = json.loads(path.read_text())
+        return NightStart.model_validate_json(path.read_bytes()[:65536])
     except FileNotFoundError:
         raise ChaosError(
             f"{night_dir}: not a night chaos can resume (no {NIGHT})", hint="give the <date> folder `chaos nightly` made"
         ) from None
-    except (OSError, ValueError) as exc:
-        raise ChaosError(f"{path}: not readable JSON ({type(exc).__name__})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("suite_file"), str):
-        raise ChaosError(f"{path}: field 'suite_file' is missing or not a string")
-    return data
+    except ValidationError as exc:
+        e = exc.errors()[0]
+        raise ChaosError(f"{path}: {'.'.join(map(str, e['loc'])) or 'file'}: {e['msg']}") from None
+    except OSError as exc:
+        raise ChaosError(f"{path}: not readable ({exc.strerror or exc})") from None
 
 
 def resume_nightly(night_dir: str | Path, opts: NightlyOptions | None = None) -> NightlyOutcome:
@@ -349,10 +356,10 @@ def resume_nightly(night_dir: str | Path, opts: NightlyOptions | None = None) ->
     night_dir = Path(night_dir)
     start = night_start(night_dir)
     with FolderLock(night_dir, "resume the night"):
-        suite_path = start["suite_file"]
+        suite_path = start.suite_file
         loaded = load_suite(suite_path)
         plan: ShardPlan | None = None
-        if start.get("shard"):
+        if start.shard:
             from chaos.running.merge import read_plan
 
             plan = read_plan(night_dir)
@@ -362,7 +369,7 @@ def resume_nightly(night_dir: str | Path, opts: NightlyOptions | None = None) ->
             "suite": loaded.suite.name,
             "about": loaded.suite.about,
             "suite_file": suite_path,
-            "started": start.get("started"),
+            "started": start.started,
         }
         if plan is not None:
             head["shard"] = str(plan.shard)
@@ -467,7 +474,7 @@ def partial_night(night_dir: str | Path, *, rescore: bool = False) -> NightlyOut
         (write_results if rescore else write_reports)(run_dir, e.results, meta, records)
         entries.append((meta.started or "", e))
     runs = [e for _, e in sorted(entries, key=lambda x: x[0])]
-    head = {"suite_file": start["suite_file"], "started": start.get("started"), "shard": start.get("shard")}
+    head = {"suite_file": start.suite_file, "started": start.started, "shard": start.shard}
     summary = build_summary(night_dir, head, runs, True)
     write_junit(night_dir / "junit.xml", [e.results for e in runs if e.results], name=f"chaos nightly {summary.date} (unfinished)")
     write_nightly_html(night_dir, summary.to_json(), runs, history(night_dir, summary))
