@@ -50,6 +50,9 @@ class TargetInfo:
     pins: tuple[str, ...] = ()
     # framework features a workload may need (``BRANCHES``); one it lacks is in ``unsupported`` with the reason
     features: tuple[str, ...] = ()
+    # boundaries (prefixes) that save a pause the workflow has already announced: killed at one's
+    # ``:before`` with nothing saved, the approver was asked about a run that is gone
+    pause_saves: tuple[str, ...] = ()
 
     def supports(self, what: str) -> str | None:
         """None if ``what`` (a kind or property) is supported; else the reason it is not."""
@@ -171,6 +174,7 @@ TARGETS: dict[str, TargetInfo] = {
             "gate_after_interrupt on checkpoint_*": "a @human_feedback pause is persisted through @persist only; checkpoint backends run three_step",
             "race on checkpoint_*": "no pause to race on without @persist",
         },
+        pause_saves=("save_pending(",),
         import_name="crewai",
         default_version="1.15.30",
         pins=("crewai=={version}",),
@@ -202,6 +206,7 @@ TARGETS: dict[str, TargetInfo] = {
             "durability": "no durability modes: the application chooses when to save the context",
             "backend": "core llama-index-workflows has no store; the server extra's SqliteWorkflowStore needs llama-agents-server (not pinned)",
         },
+        pause_saves=("save(input_required)",),
         import_name="workflows",
         default_version="2.26.1",
         pins=("llama-index-workflows=={version}",),
