@@ -200,7 +200,7 @@ def write_reports(
 ) -> None:
     """Every rendering of a run (markdown, JUnit, HTML, PNG) from its results and journal, redacted.
     A stored run's records are read back one at a time (the journal was redacted as it was written)."""
-    from chaos.reports.html import write_run_html
+    from chaos.reports.html import gather, write_run_html
     from chaos.reports.junit import write_junit
     from chaos.reports.markdown import render_markdown
 
@@ -210,9 +210,10 @@ def write_reports(
         records = StoredTrials(run_dir / "journal.jsonl")
     elif not isinstance(records, StoredTrials):
         records = [TrialRecord.model_validate(redact_obj(r.model_dump(mode="json"))) for r in records]
-    write_atomic(run_dir / "report.md", redact(render_markdown(results, run_meta)))
+    shown = gather(records)  # one pass over the journal: the duplicates' explanations feed both reports
+    write_atomic(run_dir / "report.md", redact(render_markdown(results, run_meta, shown.duplicates)))
     write_junit(run_dir / "junit.xml", [results])
-    write_run_html(run_dir, results, run_meta, records)
+    write_run_html(run_dir, results, run_meta, records, shown=shown)
 
 
 def run_scenario(path: str | os.PathLike, opts: RunOptions | None = None) -> RunOutcome:
