@@ -61,11 +61,12 @@ def run(scenario: str | os.PathLike | Scenario | dict[str, Any], options: RunOpt
 
 
 def rerun(run_dir: str | os.PathLike, trial_ids: str | Iterable[str], options: RunOptions | None = None) -> RunResults:
-    """Re-run some trials of a stored run alone (same seed, cell and kill point) into a new run folder."""
+    """Re-run some trials of a stored run alone (same seed, cell and kill point) into a new run folder
+    (beside the stored run unless ``options.out`` says where)."""
     from chaos.running.orchestrator import rerun as _rerun
 
     ids = [trial_ids] if isinstance(trial_ids, str) else list(trial_ids)
-    outcome, _comparison = _rerun(Path(run_dir), ids, options or RunOptions())
+    outcome, _comparison = _rerun(Path(run_dir), ids, options)
     return _results(outcome)
 
 

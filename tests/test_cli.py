@@ -95,3 +95,26 @@ def test_list_prints_an_about_as_text_not_console_markup(tmp_path):
     r = chaos("list", "--scenarios", str(tmp_path))
     assert r.returncode == 0, r.stderr
     assert "[/]" in r.stdout and "[bold]loud[/bold]" in r.stdout
+
+
+def test_rerun_of_one_kill_point_reports_that_point_and_writes_beside_the_run(tmp_path):
+    scenario = write_scenario(
+        tmp_path,
+        "name: rr\nkind: kill_sweep\ntarget: {framework: langgraph, backend: sqlite, durability: sync}\n"
+        "workload: three_step\nresume: none\ntrials: 1\nseed: 3\n"
+        'kill_points: ["effect(task=a)", "effect(task=b)", "effect(task=c)"]\n',
+    )
+    first = chaos("run", str(scenario), "--out", str(tmp_path / "out"), "-q", cwd=tmp_path)
+    assert first.returncode == 1, first.stdout + first.stderr
+    (run,) = [p for p in (tmp_path / "out" / "rr").iterdir() if p.name != "latest"]
+    again = chaos("rerun", str(run), "c000-p001-r000", cwd=tmp_path)
+    assert again.returncode == 1, again.stdout + again.stderr
+    # the re-run lands beside the run it re-checks, not in ./reports of wherever the user stands
+    assert not (tmp_path / "reports").exists()
+    (rerun,) = [p for p in (tmp_path / "out" / "rr").iterdir() if p.name.endswith("-rerun")]
+    assert str(rerun) in again.stdout.replace("\n", "")
+    # only the re-run point's verdicts are compared, each as it was and is (not the points left out as "unknown")
+    rows = [line for line in again.stdout.splitlines() if "c000-p" in line]
+    assert rows and all("effect(task=b)" in line for line in rows), again.stdout
+    assert not [line for line in rows if "unknown" in line], again.stdout
+    assert all(line.count("violated") == 2 or line.count("holds") == 2 for line in rows), again.stdout

@@ -195,6 +195,27 @@ def test_the_node_rerun_duplicate_is_explained_as_needing_no_crash(stock):
     assert re.search(r"(needs? no crash|without (a|any) crash|no crash needed|in the baseline)", report, re.IGNORECASE)
 
 
+def test_the_duplicates_are_told_once_per_cause_with_how_often_and_one_example(stock):
+    """The owner reads each finding once (issue 28.8): the payment the workflow duplicates on its own,
+    over many kill points, is one finding; a crash adding a third payment is another, naming its
+    points; each with one example trial, in report.md and report.html alike."""
+    md = (stock.run_dir / "report.md").read_text()
+    section = md.split("## Why these are duplicates", 1)[1].split("## Verdicts", 1)[0]
+    findings = re.findall(r"^\d+\. (.*)$", section, re.MULTILINE)
+    examples = re.findall(r"^   Example, `[\w-]+`: ", section, re.MULTILINE)
+    told = int(re.search(r"(\d+) explanation\(s\), grouped by cause and effect into (\d+)", section).group(1))
+    assert len(findings) == len(examples) and len(findings) < told / 2, section
+    own = [f for f in findings if "sweep" in f and "as it does in an uninterrupted run" in f]
+    assert len(own) == 1 and int(re.search(r"at (\d+) kill points?", own[0]).group(1)) >= 2, own
+    third = [f for f in findings if "send_payment:INV-1042 happened three times" in f]
+    assert len(third) == 1 and "effect(task=send_payment):after#1" in third[0], findings
+    # report.html: the same findings, each trial's own sentence kept, collapsed under its finding
+    page = (stock.run_dir / "report.html").read_text()
+    html_section = page.split('id="duplicates"', 1)[1].split("</ol>", 1)[0]
+    assert html_section.count("<li><b>") == len(findings)
+    assert html_section.count("<details>") >= 2 and "(ledger seq" in html_section
+
+
 def test_stock_violations_are_exactly_the_real_ones(stock):
     """Stock exits 1 with only its real violations: EO, CO of the race, of the plain stray repeat and
     of the by-id repeat (real on stock: LangGraph hands an answer addressed to a task's first

@@ -75,3 +75,33 @@ def test_a_kind_that_measures_an_error_is_not_refused_for_it(tmp_path):
     assert wiring_problem(invalid, raised) is None
     said = wiring_problem(sweep, raised)
     assert said is not None and said.startswith("raised in an uninterrupted run (no fault injected): ValidationError: count (app.py:3)")
+
+
+REJECTED = """\
+name: wiring
+kind: {kind}
+target: {{framework: langgraph, backend: sqlite, durability: sync}}
+workload: tests.workloads.user_workloads:approval_rejectable
+resume: "command:reject"
+trials: 1
+seed: 4
+"""
+
+
+def test_a_rejection_that_fires_nothing_is_a_normal_run_and_a_race_on_it_is_told_to_answer_approve(tmp_path):
+    # a sweep of the rejection path: the gated payment never fires, as the team meant; nothing to fix
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(REJECTED.format(kind="kill_sweep"))
+    out = chaos(["run", str(sweep), "--out", str(tmp_path / "out"), "-q"], tmp_path / "state")
+    assert out.returncode in (0, 1, 2), out.stdout + out.stderr  # measured (EO unknown: no effect fired to count)
+    assert "set gated_task" not in out.stdout + out.stderr
+    assert "run folder:" in out.stdout
+    # a race counts fires of the gated payment: answered "reject" it would count none, and is told so
+    race = tmp_path / "race.yaml"
+    race.write_text(REJECTED.format(kind="race") + "racers: {k: 2}\n")
+    out = chaos(["run", str(race), "--out", str(tmp_path / "out2"), "-q"], tmp_path / "state")
+    console = out.stdout + out.stderr
+    assert out.returncode == 3, console
+    assert "answered 'reject', the run fired no 'send_payment' effect (effects after the answer: none)" in console
+    assert "kind race counts fires of the gated effect" in console
+    assert "resume with the answer that fires it" in console

@@ -133,3 +133,39 @@ matrix:
     assert cv.status == "violated", cv.reason
     assert "persisted silently: the checkpoint holds count='not-a-number'" in cv.reason
     assert "continuing it: error (ValidationError)" in cv.reason
+
+
+@pytest.mark.slow
+def test_a_flow_that_pauses_in_its_first_method_is_told_what_happened_not_that_crewai_refused(tmp_path, crewai_python):
+    out = run_text(
+        tmp_path,
+        """
+name: crew_first_pause
+kind: kill_sweep
+target: {framework: crewai, backend: sqlite}
+workload: tests.workloads.crew_workloads:approval_first
+resume: "command:approve"
+trials: 1
+seed: 3
+timeout_s: 120
+matrix:
+  case:
+    - {name: sweep, kind: kill_sweep, kill_points: ["effect(task=notify)", "save_pending(method=ask):before"]}
+    - {name: fork, kind: fork, fork_via: explicit, workload_params: {checkpoints: json}}
+""",
+    )
+    sweep, fork = out.results.cells
+    # the approver was notified, and the kill came before the pause was saved: no run to answer
+    announced = look.point_verdict(sweep, "save_pending(method=ask):before", "EO")
+    assert announced.vacuous and "the pause was announced (whoever it notifies was asked) but never saved" in announced.reason
+    # FCL is not judged on CrewAI: the reason says so, and why, instead of naming a judge that never runs
+    for v in (announced, look.point_verdict(sweep, "effect(task=notify)", "EO")):
+        assert "which FCL judges" not in v.reason, v.reason
+        assert "a run lost before its first save is not judged on crewai (FCL: @persist saves only after" in v.reason
+    # no checkpoint precedes a pause in the first method: chaos found nothing to fork, CrewAI refused nothing
+    fd = look.verdict(fork, "FD")
+    assert fd.status == "unknown", fd.reason
+    assert "NoSuchCheckpoint" not in fd.reason, fd.reason
+    if fork.valid_trials:  # (CrewAI's checkpoint listener can panic in the first run: then no trial is valid)
+        assert "nothing to fork from: the run saved no checkpoint before its pause (no checkpoint before ask" in fd.reason
+        assert "refused" not in fd.reason.replace("the framework refused nothing", "")

@@ -8,6 +8,8 @@ behind so every later resume times out.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from kits import framework_support as look
 from kits.runs import run_text
@@ -73,7 +75,10 @@ kill_points: ["save(node=C,status=created):after"]
     assert p.resume_outcomes == ["error: TimeoutError"], p.resume_outcomes
     live = look.verdict(c, "LIVENESS")
     # the framework's error keeps its type; the reason says in words why it came (anyio's is empty)
-    assert live.status == "violated" and "TimeoutError: stale lock: the killed process held the persistence lock file" in live.reason
+    assert (
+        live.status == "violated"
+        and "TimeoutError: stale lock: the persistence lock file is still held (by a process that died inside a save" in live.reason
+    )
     assert look.verdict(c, "EO").status == "holds"
 
 
@@ -81,7 +86,7 @@ def test_a_crash_inside_a_node_says_which_snapshot_nothing_can_resume(tmp_path):
     results = run_text(tmp_path, SWEEP + 'kill_points: ["effect(task=b)"]\n').results
     live = look.verdict(look.cell(results), "LIVENESS")
     assert live.status == "violated"
-    assert "GraphRuntimeError: nothing 'created' to resume: B(running) left by the killed process" in live.reason
+    assert "GraphRuntimeError: nothing 'created' to resume: B(running) was taken by a process that has not finished it" in live.reason
 
 
 def test_a_string_in_an_int_field_is_saved_and_refused_only_when_the_next_step_loads_it(tmp_path):
@@ -100,6 +105,19 @@ def test_three_racers_answering_one_pause_fire_the_gate_at_most_once(tmp_path):
     assert c.max_fires is not None and c.max_fires <= 1
     # the losers are refused loudly: load_next found no "created" snapshot
     assert c.racer_errors >= 2 * 2
+
+
+def test_a_race_loser_is_told_what_it_found_and_no_killed_process_is_invented(tmp_path):
+    out = run_text(tmp_path, look.pause_answers("pydantic_graph", "race", seed=5, trials=2, k=3))
+    journal = (out.run_dir / "journal.jsonl").read_text()
+    refused = re.findall(r"nothing 'created' to resume: .*? \(Unable to restore", journal)
+    assert refused, "the losers were refused: the winner had taken the pause"
+    # nothing was killed in a race: a loser's reason says what the file held, not that a process died
+    assert not [d for d in refused if "killed" in d], refused
+    # what a loser finds depends on how far the winner got: its snapshot taken, a later one, or the end
+    found = ("was taken by a process that has not finished it", "the run had ended", "the last snapshot is ")
+    assert all(any(f in d for f in found) for d in refused), refused
+    assert "killed process" not in (out.run_dir / "report.html").read_text()
 
 
 def test_a_stray_second_answer_to_a_completed_run_is_refused(tmp_path):

@@ -481,10 +481,14 @@ def selftest(
 def rerun(
     run_dir: Path = typer.Argument(..., help="a stored run folder (reports/<scenario>/<timestamp>)"),
     trial_ids: list[str] = typer.Argument(..., help="trial ids named in its evidence, e.g. c000-t0001 c009-p000-r001"),
-    out_dir: Path = typer.Option(Path("reports"), "--out", help="folder that receives the re-run's folder"),
+    out_dir: Path | None = typer.Option(
+        None, "--out", help="folder that receives <scenario>/<timestamp>-rerun (default: the stored run's own, beside it)"
+    ),
     keep_work: bool = typer.Option(False, "--keep-work", help="keep per-trial work folders"),
 ) -> None:
     """Re-run trials of a stored run alone (same seed, cell and kill point) and compare the verdicts."""
+    if out_dir is None:
+        out_dir = run_dir.resolve().parent.parent
     from chaos.running.orchestrator import RunOptions
     from chaos.running.orchestrator import rerun as do_rerun
 
@@ -493,13 +497,18 @@ def rerun(
     except ChaosError as exc:
         _fail(exc)
     out.print(summary_table(outcome.results))
-    t = Table(title="verdicts whose evidence names the re-run trials")
-    for col in ("cell", "property", "trials", "was", "now"):
+    t = Table(title="the re-run trials' verdicts (a sweep's at its kill point), then and now")
+    for col in ("cell", "property", "kill point", "trials", "was", "now"):
         t.add_column(col)
     for row in comparison:
         same = row["was"] == row["now"]
         t.add_row(
-            row["cell"], row["property"], ", ".join(row["trial_ids"]), row["was"], f"[{'green' if same else 'bold red'}]{row['now']}[/]"
+            row["cell"],
+            row["property"],
+            row.get("point") or "-",
+            ", ".join(row["trial_ids"]),
+            row["was"],
+            f"[{'green' if same else 'bold red'}]{row['now']}[/]",
         )
     out.print(t)
     out.print(f"run folder: {outcome.run_dir}")

@@ -48,6 +48,7 @@ class Kind(Protocol):
     fields: ClassVar[tuple[str, ...]] = ()
     clean_run: ClassVar[bool] = True  # its workload's uninterrupted run ends without an error (the preflight checks it)
     deploys: ClassVar[bool] = False  # its racers also build v2 of the workload (the preflight checks v2 too)
+    counts_gated: ClassVar[bool] = False  # its verdict counts fires of the gated effect (the preflight checks the answer fires it)
     section: ClassVar[Section]
     title: ClassVar[str]
 

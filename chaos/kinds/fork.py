@@ -211,6 +211,18 @@ def v2_alone(run: TrialRun, v2: Any) -> dict:
 # ------------------------------------------------------------------------------------ check
 
 
+def _fork_error(err: dict) -> str:
+    """Why a fork that errored measured nothing: the framework refused it, or (``NoSuchCheckpoint``,
+    chaos's own finding) the run saved no checkpoint before its pause, so there was nothing to fork."""
+    if err.get("type") == "NoSuchCheckpoint" and err.get("module") == "chaos":
+        return (
+            f"nothing to fork from: the run saved no checkpoint before its pause ({err.get('message')}), so there is no "
+            "past state to answer again with a second value (the framework refused nothing; a pause in the first step "
+            "has no state before it)"
+        )
+    return f"the fork was refused: {_said(err)}"
+
+
 def trial_fd(rec: TrialRecord) -> tuple[str, str]:
     """(status, reason) of FD in one valid trial."""
     o = rec.observations
@@ -226,7 +238,7 @@ def trial_fd(rec: TrialRecord) -> tuple[str, str]:
         first, want = sorted((o.get("first") or {}).get("fired") or []), sorted(alone.get("fired") or [])
         got = sorted(fired)
         if f.get("status") == "error" and not got:
-            return "unknown", f"the fork was refused: {_said(f.get('error') or {})}"
+            return "unknown", _fork_error(f.get("error") or {})
         if got == want:
             return "holds", f"the fork with {v2!r} fired {', '.join(got) or 'nothing'}, as {v2!r} does answered first (via {o.get('via')})"
         if got == first:
@@ -244,7 +256,7 @@ def trial_fd(rec: TrialRecord) -> tuple[str, str]:
     if saw == v2 or keys_v2 in fired:
         return "holds", f"the fork saw {v2!r} and fired {', '.join(fired) or 'nothing'}"
     if f.get("status") == "error":
-        return "unknown", f"the fork was refused: {_said(f.get('error') or {})}"
+        return "unknown", _fork_error(f.get("error") or {})
     return "violated", (
         f"the fork with {v2!r} returned {f.get('status')} without running {gated}: v2's outcome "
         f"never happened (fired {', '.join(f.get('all_fired') or []) or 'nothing'}, via {o.get('via')})"

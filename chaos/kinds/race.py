@@ -47,6 +47,7 @@ class Race(Kind):
     about = "k racers resume one parked interrupt at once: does exactly one consume it?"
     properties = ("CO", "LIVENESS")
     fields = ("racers", "jitter_ms", "distinct_values")
+    counts_gated = True
     section = "saturation"
     title = "Race"
 

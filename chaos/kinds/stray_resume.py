@@ -38,6 +38,7 @@ class StrayResume(Kind):
     about = "send the answer to a consumed interrupt again: is the repeat inert?"
     properties = ("CO",)
     fields = ("resume_by",)
+    counts_gated = True
     section = "contract"
     title = "Stray resume"
 

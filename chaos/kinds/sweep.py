@@ -609,7 +609,27 @@ def _pc_holds(valid: list[TrialRecord]) -> str:
     return "no task recorded complete ran again"
 
 
-def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep, base: Baseline) -> list[Verdict]:
+def _lost_before_first_save(point: str, framework: str) -> str:
+    """A vacuous point's reason: nothing was durable at the kill. Said as what happened to the run
+    (a pause announced but never saved, when the kill came at the save of one) and who judges that
+    loss: FCL where the framework supports it, else that it is not judged here, and why."""
+    from chaos.targets import TARGETS
+
+    info = TARGETS.get(framework)
+    announced = info is not None and point.split("#")[0].endswith(":before") and point.startswith(info.pause_saves)
+    what = (
+        "the pause was announced (whoever it notifies was asked) but never saved: nothing was durable at the kill, so the "
+        "answer has no run to reach"
+        if announced
+        else "nothing was durable at the kill, so there was no interrupt a human could answer"
+    )
+    unjudged = info.supports("first_checkpoint") if info is not None else None
+    if unjudged is None:
+        return f"{what} (a crash before the first checkpoint loses the run, which FCL judges)"
+    return f"{what}; a run lost before its first save is not judged on {framework} (FCL: {unjudged})"
+
+
+def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep, base: Baseline, framework: str = "") -> list[Verdict]:
     valid = [r for r in recs if r.valid]
     if not valid:
         why = recs[0].invalid_reason if recs else "no trial"
@@ -618,12 +638,7 @@ def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep, base: Bas
         # EO, PC and liveness speak of a resume; none was possible. The sweep's own checks (a lost
         # run, say) still judge the point.
         said = next((w for r in valid if (w := nothing_saved(r))), None)
-        why = (
-            f"{point}: vacuous, {said}"
-            if said
-            else f"{point}: vacuous, nothing was durable at the kill, so there was no interrupt a human could answer "
-            "(a crash before the first checkpoint loses the run, which FCL judges)"
-        )
+        why = f"{point}: vacuous, {said}" if said else f"{point}: vacuous, {_lost_before_first_save(point, framework)}"
         base_verdicts = [verdict(p, "unknown", why, points=[point], vacuous=True) for p in BASE_PROPERTIES]
         return base_verdicts + [c.judge(point, valid) for c in sweep.extra]
     out = [_point_eo(point, valid, base)]
@@ -738,7 +753,7 @@ def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellRes
         recs = by_point.get(point, [])
         valid = [r for r in recs if r.valid]
         keys = sorted({k for r in valid for k in _counts(r)} | set(base.effects))
-        pv = _point_verdicts(point, recs, sweep, base)
+        pv = _point_verdicts(point, recs, sweep, base, cell.scenario.target.framework)
         pv += faults.point_verdicts(cell, point, recs, {r.trial_id: lost_effects(r, base) for r in valid})
         for v in pv:
             all_verdicts[v.property].append(v)

@@ -7,11 +7,18 @@ first event. ``explain_duplicates(record)`` asks the trial's kind to say, in pla
 ledger sequence numbers, which racer fired which effect a second time and why that is a duplicate
 (or, for kinds where a second fire is the point, why the trial violated its contract). Pure
 functions of the records: the report of a stored run reads exactly what the run wrote.
+
+``DuplicateGroups`` gathers those sentences by cause and effect, so an owner reads each finding
+once with its count (a workflow that pays twice on every run is one line over 27 kill points, not
+27 sentences): two sentences are one group when they say the same with their ledger seqs, racer
+names, kill point and trial left out (``gist``). Each group keeps one example whole and every
+member's trial and kill point, for the detail.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 from chaos.kinds import get_kind
@@ -166,3 +173,84 @@ def explain_duplicates(rec: TrialRecord) -> list[str]:
         return kind.explain(rec)
     except Exception:
         return []
+
+
+# ------------------------------------------------------------------ duplicates, by cause and effect
+
+_SEQS = re.compile(r" \((?:ledger )?seqs? [\d, ]+(?:, racer [\w.-]+)?\)")
+_RACER = re.compile(r"\bracer [\w.-]+")
+_RACERS = re.compile(r"a racer(?:, a racer)+")
+_DURABLE = re.compile(r" \([\d?]+ checkpoint\(s\), completed: .*?\) did not record it")
+MAX_MEMBERS = 500  # per group, the members whose trial and point the report lists (all are counted)
+
+
+def gist(rec: TrialRecord, text: str) -> str:
+    """``text`` with what varies between trials of one finding left out: its kill point, trial and
+    thread ids, ledger seqs, racer names, the durable checkpoints counted at the kill."""
+    kill = rec.observations.get("kill") or {}
+    for literal in {kill.get("point"), rec.point, rec.trial_id, rec.thread_id} - {None, ""}:
+        text = text.replace(f" (the workflow's own, not the kill's at {literal})", " (the workflow's own)")
+        text = text.replace(f" at {literal}", "").replace(str(literal), "<trial>")
+    text = _DURABLE.sub(" did not record it", _SEQS.sub("", text))
+    return _RACERS.sub("racers", _RACER.sub("a racer", text))
+
+
+@dataclass
+class DuplicateGroup:
+    """One finding of one cell: its gist, an example trial told whole, and every trial showing it."""
+
+    cell_id: str
+    gist: str
+    example_trial: str
+    example: str
+    members: list[tuple[str, str, str]] = field(default_factory=list)  # (trial id, kill point or "", its own sentence)
+    n_members: int = 0
+    points: set[str] = field(default_factory=set)
+    trials: set[str] = field(default_factory=set)
+
+    @property
+    def count(self) -> str:
+        """How often: at N kill points (a sweep), else in N trials (N times, when more than once per trial)."""
+        if self.points:
+            n = len(self.points)
+            named = f": {', '.join(sorted(self.points))}" if n <= 8 else ""
+            return f"at {n} kill point{'s' if n != 1 else ''}{named}"
+        n = len(self.trials)
+        if all(t.endswith("-dry") for t in self.trials):
+            return f"in the uninterrupted run ({', '.join(sorted(self.trials))})"
+        times = f", {self.n_members} times" if self.n_members > n else ""
+        return f"in {n} trial{'s' if n != 1 else ''}{times}"
+
+
+class DuplicateGroups:
+    """The explanations of a run, grouped in the order their first member came (cell by cell)."""
+
+    def __init__(self) -> None:
+        self.groups: dict[tuple[str, str], DuplicateGroup] = {}
+        self.n_explanations = 0
+
+    def add(self, rec: TrialRecord, texts: list[str]) -> None:
+        for text in texts:
+            self.n_explanations += 1
+            key = (rec.cell_id, gist(rec, text))
+            g = self.groups.get(key)
+            if g is None:
+                g = self.groups[key] = DuplicateGroup(rec.cell_id, key[1], rec.trial_id, text)
+            g.n_members += 1
+            point = "" if rec.trial_id.endswith("-dry") else (rec.point or "")
+            if point:
+                g.points.add(point)
+            g.trials.add(rec.trial_id)
+            if len(g.members) < MAX_MEMBERS:
+                g.members.append((rec.trial_id, point, text))
+
+    def ordered(self) -> list[DuplicateGroup]:
+        """Cell by cell (first seen): what the uninterrupted run shows first (a duplicate that needs
+        no crash), then the most frequent finding."""
+        cells: dict[str, int] = {}
+        for cell, _ in self.groups:
+            cells.setdefault(cell, len(cells))
+        return sorted(
+            self.groups.values(),
+            key=lambda g: (cells[g.cell_id], not any(t.endswith("-dry") for t in g.trials), -(len(g.points) or len(g.trials))),
+        )

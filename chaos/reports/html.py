@@ -22,12 +22,11 @@ import jinja2
 from chaos.kinds import get_kind
 from chaos.kinds.checking import PROPERTY_NAMES
 from chaos.records import CellResult, RunResults, TrialRecord
-from chaos.reports.explain import explain_duplicates, timeline
+from chaos.reports.explain import DuplicateGroups, explain_duplicates, timeline
 
 PROPERTY_ORDER = ["EO", "PC", "CO", "FD", "CV", "RD", "FI", "FCL", "LIVENESS"]
 RANK = {"holds": 0, "unknown": 1, "violated": 2}
 MAX_TIMELINES = 12
-MAX_EXPLANATIONS = 60
 
 _env: jinja2.Environment | None = None
 
@@ -164,19 +163,17 @@ class Shown:
 
     views: list[TrialView]
     n_dup_trials: int
-    explanations: list[tuple[TrialRecord, str]]
-    n_explanations: int
+    duplicates: DuplicateGroups
 
 
 def gather(records: Iterable[TrialRecord]) -> Shown:
     dup: list[TrialView] = []
     sample: dict[int, TrialRecord] = {}
-    expl: list[tuple[TrialRecord, str]] = []
-    n_dup = n_expl = 0
+    groups = DuplicateGroups()
+    n_dup = 0
     for r in records:
         ex = explain_duplicates(r)
-        n_expl += len(ex)
-        expl += [(r, e) for e in ex[: max(0, MAX_EXPLANATIONS - len(expl))]]
+        groups.add(r, ex)
         if ex:
             n_dup += 1
             if len(dup) < MAX_TIMELINES:
@@ -190,17 +187,19 @@ def gather(records: Iterable[TrialRecord]) -> Shown:
             break
         if r.cell_index not in dup_cells:
             views.append(TrialView(r, [], timeline(r)))
-    return Shown(views, n_dup, expl, n_expl)
+    return Shown(views, n_dup, groups)
 
 
 # ---------------------------------------------------------------------------------- render
 
 
-def render_run_html(results: RunResults, meta: dict, records: Iterable[TrialRecord], *, plots: Sequence[str] = ()) -> str:
+def render_run_html(
+    results: RunResults, meta: dict, records: Iterable[TrialRecord], *, plots: Sequence[str] = (), shown: Shown | None = None
+) -> str:
     cells = results.cells
     props, rows = contract_matrix((c.cell_id, c, f"#cell-{c.cell_index}") for c in cells)
-    shown = gather(records)
-    views, n_dup_trials, expl, n_expl = shown.views, shown.n_dup_trials, shown.explanations, shown.n_explanations
+    shown = shown or gather(records)
+    views, n_dup_trials = shown.views, shown.n_dup_trials
     violated_cells = [c for c in cells if any(v.status == "violated" for v in c.verdicts)]
     return (
         env()
@@ -214,8 +213,8 @@ def render_run_html(results: RunResults, meta: dict, records: Iterable[TrialReco
             rows=rows,
             views=views,
             n_dup_trials=n_dup_trials,
-            explanations=expl,
-            n_explanations=n_expl,
+            groups=shown.duplicates.ordered(),
+            n_explanations=shown.duplicates.n_explanations,
             violated_cells=violated_cells,
             plots=list(plots),
             files=[f for f in ("results.json", "journal.jsonl", "report.md", "junit.xml", "run.json")],
@@ -223,14 +222,14 @@ def render_run_html(results: RunResults, meta: dict, records: Iterable[TrialReco
     )
 
 
-def write_run_html(run_dir: Path, results: RunResults, meta: dict, records: Iterable[TrialRecord]) -> Path:
+def write_run_html(run_dir: Path, results: RunResults, meta: dict, records: Iterable[TrialRecord], shown: Shown | None = None) -> Path:
     from chaos.reports.plots import saturation_png
 
     plots = []
     if saturation_png(run_dir / "saturation.png", heatmaps(("", c) for c in results.cells), title=results.scenario):
         plots.append("saturation.png")
     path = Path(run_dir) / "report.html"
-    path.write_text(render_run_html(results, meta, records, plots=plots))
+    path.write_text(render_run_html(results, meta, records, plots=plots, shown=shown))
     return path
 
 

@@ -3,7 +3,9 @@
 The top says what was run (scenario, seed, versions) and what it concluded (verdict counts, exit
 code); then the cells grouped by their kind's ``section`` (``chaos.kinds.base.Kind``): one
 saturation table, one contract table, and a per-kill-point table per sweep cell that names the
-boundaries where an effect was duplicated.
+boundaries where an effect was duplicated; then why those are duplicates, grouped by cause and
+effect with how often each happened and one example trial (``chaos.reports.explain``), as
+report.html says it.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import html
 from chaos.kinds import all_kinds, get_kind
 from chaos.kinds.checking import PROPERTY_NAMES
 from chaos.records import CellResult, RunResults
+from chaos.reports.explain import DuplicateGroups
 
 MARK = {"holds": "holds", "violated": "**VIOLATED**", "unknown": "unknown"}
 
@@ -109,7 +112,31 @@ def contract_matrix(results: RunResults) -> list[str]:
     return out
 
 
-def render_markdown(results: RunResults, meta: dict) -> str:
+def duplicate_findings(groups: DuplicateGroups) -> list[str]:
+    """ "Why these are duplicates": one numbered finding per cause and effect, with its count and an
+    example trial; the other trials' ids follow (their own sentences are in report.html)."""
+    found = groups.ordered()
+    if not found:
+        return []
+    lines = [
+        "## Why these are duplicates",
+        "",
+        f"{groups.n_explanations} explanation(s), grouped by cause and effect into {len(found)} finding(s); report.html "
+        "lists every trial's own explanation.",
+        "",
+    ]
+    for i, g in enumerate(found, 1):
+        lines.append(f"{i}. **{_esc(g.cell_id)}**: {_esc(g.gist)}: **{_esc(g.count)}**.")
+        lines.append(f"   Example, `{g.example_trial}`: {_esc(g.example)}")
+        others = sorted({t for t, _, _ in g.members} - {g.example_trial})
+        if others:
+            shown = ", ".join(f"`{t}`" for t in others[:30]) + (" ..." if len(others) > 30 else "")
+            lines.append(f"   Also: {shown}")
+    lines.append("")
+    return lines
+
+
+def render_markdown(results: RunResults, meta: dict, duplicates: DuplicateGroups | None = None) -> str:
     lines: list[str] = []
     add = lines.append
     add(f"# chaos report: {_esc(results.scenario)}")
@@ -252,6 +279,7 @@ def render_markdown(results: RunResults, meta: dict) -> str:
                 + ", ".join(f"`{d}`" for d in losses)
             )
         add("")
+    lines.extend(duplicate_findings(duplicates or DuplicateGroups()))
     add("## Verdicts")
     add("")
     add("| cell | property | verdict | reason | evidence (trials) |")

@@ -201,7 +201,7 @@ def write_reports(
 ) -> None:
     """Every rendering of a run (markdown, JUnit, HTML, PNG) from its results and journal, redacted.
     A stored run's records are read back one at a time (the journal was redacted as it was written)."""
-    from chaos.reports.html import write_run_html
+    from chaos.reports.html import gather, write_run_html
     from chaos.reports.junit import write_junit
     from chaos.reports.markdown import render_markdown
 
@@ -211,9 +211,10 @@ def write_reports(
         records = StoredTrials(run_dir / "journal.jsonl")
     elif not isinstance(records, StoredTrials):
         records = [TrialRecord.model_validate(redact_obj(r.model_dump(mode="json"))) for r in records]
-    write_atomic(run_dir / "report.md", redact(render_markdown(results, run_meta)))
+    shown = gather(records)  # one pass over the journal: the duplicates' explanations feed both reports
+    write_atomic(run_dir / "report.md", redact(render_markdown(results, run_meta, shown.duplicates)))
     write_junit(run_dir / "junit.xml", [results])
-    write_run_html(run_dir, results, run_meta, records)
+    write_run_html(run_dir, results, run_meta, records, shown=shown)
 
 
 def run_scenario(path: str | os.PathLike, opts: RunOptions | None = None) -> RunOutcome:
@@ -674,7 +675,7 @@ def rerun(run_dir: Path, trial_ids: list[str], opts: RunOptions | None = None) -
     boundaries. Returns the new run and, per verdict of the stored run whose evidence names a
     re-run trial, ``{"cell", "property", "trial_ids", "was", "now"}``.
     """
-    opts = opts or RunOptions()
+    opts = opts or RunOptions(out=Path(run_dir).resolve().parent.parent)  # beside the run: <out>/<scenario>/<stamp>-rerun
     meta0, scenario, cells, records, _ = load_run(run_dir)
     missing = [t for t in trial_ids if t not in records]
     if missing:
@@ -710,17 +711,45 @@ def rerun(run_dir: Path, trial_ids: list[str], opts: RunOptions | None = None) -
         journal.append(records.raw(t))
     journal.close()
     outcome = execute(folder, scenario, cells, opts, only=set(trial_ids), fresh=True, move_latest=False)
-    before = analyse_stored(Path(run_dir))
-    now = {c.cell_index: c for c in outcome.results.cells}
-    comparison = []
+    points = {t: (records.raw(t) or {}).get("point") for t in trial_ids}
+    comparison = compare_reruns(analyse_stored(Path(run_dir)), outcome.results, trial_ids, points)
+    folder.meta.comparison = comparison
+    folder.save()
+    return outcome, comparison
+
+
+def compare_reruns(before: RunResults, now: RunResults, trial_ids: list[str], points: dict[str, str | None]) -> list[dict]:
+    """Per re-run trial, its verdicts then and now. A sweep's trial is judged at its kill point (the
+    point's verdicts: the cell's verdict in the re-run covers only the points it re-ran, so it is no
+    comparison); any other trial by the cell verdicts whose evidence names it."""
+    now_cells = {c.cell_index: c for c in now.cells}
+    comparison: list[dict] = []
     for c in before.cells:
-        if c.cell_index not in now:
+        c_now = now_cells.get(c.cell_index)
+        if c_now is None:
             continue
-        for v in c.verdicts:
+        at_points = {points[t]: t for t in trial_ids if points.get(t) and any(p.point == points[t] for p in c.points)}
+        for point, t in at_points.items():
+            was = next(p for p in c.points if p.point == point)
+            is_now = next((p for p in c_now.points if p.point == point), None)
+            for v in was.verdicts:
+                v_now = next((x for x in is_now.verdicts if x.property == v.property), None) if is_now else None
+                comparison.append(
+                    {
+                        "cell": c.cell_id,
+                        "property": v.property,
+                        "point": point,
+                        "trial_ids": [t],
+                        "was": v.status,
+                        "now": v_now.status if v_now else "absent",
+                        "reason_now": v_now.reason if v_now else "",
+                    }
+                )
+        for v in c.verdicts if not at_points else []:
             named = [t for t in trial_ids if t in v.evidence.trial_ids]
             if not named:
                 continue
-            v_now = next((x for x in now[c.cell_index].verdicts if x.property == v.property), None)
+            v_now = next((x for x in c_now.verdicts if x.property == v.property), None)
             comparison.append(
                 {
                     "cell": c.cell_id,
@@ -731,9 +760,7 @@ def rerun(run_dir: Path, trial_ids: list[str], opts: RunOptions | None = None) -
                     "reason_now": v_now.reason if v_now else "",
                 }
             )
-    folder.meta.comparison = comparison
-    folder.save()
-    return outcome, comparison
+    return comparison
 
 
 def analyse_stored(run_dir: Path) -> RunResults:

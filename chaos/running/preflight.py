@@ -12,9 +12,11 @@ scenario resumes with a command, the answer to each interrupt it stops at. What 
   instrumented saver; not its own saver, not no checkpointer);
 * the uninterrupted run and the answers are accepted (no exception in the user's code), unless
   the kind's workloads raise by design (``Kind.clean_run``: ``invalid_state``);
-* the gated effect is one the parked run reaches: when the workload names a ``gated_task`` and the
-  scenario answers the interrupt, an effect with that label fires after the answer (a
-  ``gated_task`` naming a node instead of an effect label never does).
+* the gated effect is named by its label: a ``gated_task`` naming a node that fired effects (instead
+  of an effect label) is refused; and for a kind that counts the gated effect's fires (race, stray
+  repeat: ``Kind.counts_gated``) an answer whose branch fires none is refused (it would measure
+  nothing). Elsewhere an answer that takes a branch firing no gated effect (a rejection) is a
+  normal run.
 
 * effects fire inside a running task: no ledger row of the run is marked ``outside_task`` (an
   effect fired from a thread the node started, or after the graph returned, cannot be attributed
@@ -100,11 +102,22 @@ def wiring_problem(cell: Cell, result: dict[str, Any], rows: list[dict] | None =
         fired_after = [k for o in answered for k in o.get("fired") or []]
         if not any(_fired_label(k, gated) for k in fired_after):
             fired_all = sorted({k.partition(":")[0] for o in outcomes for k in o.get("fired") or []})
-            return (
-                f"gated_task {gated!r} never fired as an effect after the interrupt was answered "
-                f"(effects fired: {', '.join(fired_all) or 'none'}): set gated_task to the label the gated node "
-                "passes to ctx.effect (an effect label, not a node name)"
-            )
+            nodes = {str(r.get("node") or r.get("task")) for r in rows or []} - set(fired_all)
+            if gated in nodes:
+                return (
+                    f"gated_task {gated!r} never fired as an effect after the interrupt was answered "
+                    f"(effects fired: {', '.join(fired_all) or 'none'}): {gated!r} is a node, not an effect label: set "
+                    "gated_task to the label the gated node passes to ctx.effect"
+                )
+            if get_kind(s.kind).counts_gated:
+                value = (answered[0].get("action") or {}).get("value")
+                return (
+                    f"answered {value!r}, the run fired no {gated!r} effect (effects after the answer: "
+                    f"{', '.join(sorted(set(fired_after))) or 'none'}): kind {s.kind} counts fires of the gated effect, so "
+                    f"an answer whose branch fires none (a rejection, say) measures nothing: resume with the answer that "
+                    f"fires it (or, if {value!r} should fire it, set gated_task to the label the gated node passes to ctx.effect)"
+                )
+            # a branch that fires no gated effect (a rejection) is an ordinary run for the other kinds
     return None
 
 

@@ -622,6 +622,20 @@ def _workload_importable(ref: str, base_dirs: list[str]) -> str | None:
     return None
 
 
+def field_set(s: Scenario, field_path: str, form: str = "") -> bool:
+    """Does ``s`` set ``field_path`` (``target.durability``): to a value other than its default, or,
+    with a ``form``, in that form (``resume`` in form ``app``)?"""
+    owner: BaseModel = s
+    *parents, name = field_path.split(".")
+    for part in parents:
+        owner = getattr(owner, part)
+    value = getattr(owner, name)
+    if form:
+        return (s.resume_form if field_path == "resume" else str(value)) == form
+    default = type(owner).model_fields[name].get_default(call_default_factory=True)
+    return bool(value != default)
+
+
 def check_semantics(scenario: Scenario, path: str = "<scenario>", node: yaml.Node | None = None) -> None:
     """Checks that need the target registry: run on the scenario and on every cell."""
     for cell in expand(scenario, path=path, node=node, check=False):
@@ -670,6 +684,15 @@ def check_semantics(scenario: Scenario, path: str = "<scenario>", node: yaml.Nod
             reason = _workload_importable(v2, [os.getcwd(), str(Path(path).parent)])
             if reason:
                 fail(("upgrade_to", "workload"), f"unknown workload {v2!r}: {reason}; built-in: {', '.join(info.workloads)}")
+        for key, why in info.unread_fields.items():
+            field_path, _, form = key.partition(":")
+            if field_set(s, field_path, form):
+                readers = ", ".join(t.framework for t in TARGETS.values() if key in t.reads) or "none"
+                what = f"the {form} form" if form else "it"
+                fail(
+                    tuple(field_path.split(".")),
+                    f"{info.framework} does not read {what}: {why}; leave it out for {info.framework} (frameworks that read it: {readers})",
+                )
 
 
 def _set(data: dict, path: tuple[str, ...], value: Any) -> None:

@@ -16,6 +16,13 @@ lacks, e.g. ``"fork:explicit"``) to the reason. ``features`` names what some wor
 parallel tasks in one step); a scenario that runs such a workload on a target without it is refused
 when it loads. A cell of an unsupported kind still runs nothing and
 reports every property ``unknown`` with that reason; a property not in ``properties`` is ``unknown``.
+
+Scenario fields: every field is read by chaos the same way for every framework (``COMMON_FIELDS``:
+the orchestrator, the kinds, the workload's context), read by the adapter (``reads``), or not read
+by it (``unread_fields``, with the reason): a scenario that sets such a field for that framework is
+refused when it loads, with one line naming the field and the framework, never silently ignored.
+A field with forms (``FORMS``: ``resume: app:...``, ``resume_by: interrupt``) is declared form by
+form as ``field:form``; any other is "set" when it differs from its default.
 """
 
 from __future__ import annotations
@@ -50,6 +57,13 @@ class TargetInfo:
     pins: tuple[str, ...] = ()
     # framework features a workload may need (``BRANCHES``); one it lacks is in ``unsupported`` with the reason
     features: tuple[str, ...] = ()
+    # scenario fields (or ``field:form``) the adapter reads beyond ``COMMON_FIELDS``, and those it does
+    # not read (why): setting one of those for this framework is refused at load
+    reads: tuple[str, ...] = ()
+    unread_fields: dict[str, str] = field(default_factory=dict)
+    # boundaries (prefixes) that save a pause the workflow has already announced: killed at one's
+    # ``:before`` with nothing saved, the approver was asked about a run that is gone
+    pause_saves: tuple[str, ...] = ()
 
     def supports(self, what: str) -> str | None:
         """None if ``what`` (a kind or property) is supported; else the reason it is not."""
@@ -61,6 +75,55 @@ class TargetInfo:
         v = version or self.default_version
         return [p.replace("{version}", v) for p in self.pins]
 
+
+# fields with forms, declared form by form (``resume:app``): the forms a scenario can take
+FORMS: dict[str, tuple[str, ...]] = {"resume": ("none", "input", "command", "app"), "resume_by": ("thread", "interrupt")}
+
+# scenario fields chaos reads the same way whatever the framework, and who reads them
+COMMON_FIELDS: dict[str, str] = {
+    "name": "the run folder and reports",
+    "about": "the reports",
+    "kind": "the orchestrator (a kind the adapter cannot run reports its cells unknown with the reason)",
+    "target.framework": "the orchestrator",
+    "target.backend": "checked against the adapter's backends at load",
+    "target.version": "the racers' environment",
+    "target.requirements": "the racers' environment",
+    "workload": "the adapter's build_workload (a built-in, or package.module:factory)",
+    "workload_params": "the workload's ctx.params",
+    "racers.k": "the kinds that start k racers",
+    "racers.placement": "the launchers",
+    "racers.start": "the launchers (warm fork server or cold racers)",
+    "jitter_ms": "the racers' start gate",
+    "trials": "the kinds",
+    "seed": "the kinds and the racers' ctx.seed",
+    "resume:none": "the kinds; every adapter continues from its persistence",
+    "resume:input": "the kinds; every adapter starts a new run on the same thread",
+    "resume:command": "the kinds; every adapter answers its pause with the value",
+    "resume_by:thread": "stray_resume (the default)",
+    "distinct_values": "race (each racer's value)",
+    "fork_via": "fork (an adapter without fork reports the cell unknown with the reason)",
+    "fork_value": "fork",
+    "kill_points": "the sweeps and the deploy kinds (boundaries every adapter passes)",
+    "upgrade_to.workload": "upgrade (an adapter without it reports the cell unknown with the reason)",
+    "upgrade_to.workload_params": "upgrade",
+    "effect_fault.task": "the workload's ctx.effect, in every adapter",
+    "effect_fault.times": "the workload's ctx.effect, in every adapter",
+    "crash_depth": "the sweeps",
+    "recovery_kill_points": "the sweeps",
+    "fault": "the sweeps (the store's folder on chaos's lazy filesystem)",
+    "timeout_s": "the orchestrator",
+    "env_retries": "the orchestrator",
+    "matrix": "the scenario's expansion into cells",
+}
+
+# what an adapter other than LangGraph's does not read (the lead drops ``answers`` and ``resume:app``
+# where the adapter work of issue 28 makes them read)
+_NOT_LANGGRAPH = {
+    "target.saver": "a saver factory is a LangGraph checkpoint saver",
+    "answers": "its adapter answers every pause with resume's command value; an answers plan is read by the LangGraph adapter only",
+    "resume:app": "its adapter has no recovery hook; resume: app:... is read by the LangGraph adapter only",
+    "resume_by:interrupt": "its pauses have no interrupt ids to address an answer to; the repeat goes to the thread",
+}
 
 TARGETS: dict[str, TargetInfo] = {
     "langgraph": TargetInfo(
@@ -133,6 +196,7 @@ TARGETS: dict[str, TargetInfo] = {
         ),
         boundaries="put(step,source):before/after, put_writes(node,channels):before/after, effect(task):after",
         features=(BRANCHES,),
+        reads=("target.durability", "target.saver", "answers", "resume:app", "resume_by:interrupt"),
         import_name="langgraph",
         default_version="1.2.24",
         pins=(
@@ -171,6 +235,8 @@ TARGETS: dict[str, TargetInfo] = {
             "gate_after_interrupt on checkpoint_*": "a @human_feedback pause is persisted through @persist only; checkpoint backends run three_step",
             "race on checkpoint_*": "no pause to race on without @persist",
         },
+        pause_saves=("save_pending(",),
+        unread_fields={**_NOT_LANGGRAPH, "target.durability": "no durability modes: every save is a synchronous write"},
         import_name="crewai",
         default_version="1.15.30",
         pins=("crewai=={version}",),
@@ -202,6 +268,8 @@ TARGETS: dict[str, TargetInfo] = {
             "durability": "no durability modes: the application chooses when to save the context",
             "backend": "core llama-index-workflows has no store; the server extra's SqliteWorkflowStore needs llama-agents-server (not pinned)",
         },
+        pause_saves=("save(input_required)",),
+        unread_fields={**_NOT_LANGGRAPH, "target.durability": "no durability modes: the application chooses when to save the context"},
         import_name="workflows",
         default_version="2.26.1",
         pins=("llama-index-workflows=={version}",),
@@ -231,6 +299,10 @@ TARGETS: dict[str, TargetInfo] = {
             "failing_effect": "not measured yet: no pydantic-graph workload with a retry or an error handler around an effect",
             "first_checkpoint": "the start node's snapshot is the first write of a run; there is no accepted-but-unrecorded window to sweep",
             "durability": "FileStatePersistence rewrites its file synchronously; there is no durability mode to vary",
+        },
+        unread_fields={
+            **_NOT_LANGGRAPH,
+            "target.durability": "FileStatePersistence rewrites its file synchronously; there is no durability mode to vary",
         },
         import_name="pydantic_graph",
         default_version="1.107.10",
@@ -264,6 +336,7 @@ TARGETS: dict[str, TargetInfo] = {
             "durability": "no durability modes: the application chooses when to save the team state",
             "backend": "AgentChat has no store of its own; state is a dict the application keeps (here a JSON file)",
         },
+        unread_fields={**_NOT_LANGGRAPH, "target.durability": "no durability modes: the application chooses when to save the team state"},
         import_name="autogen_agentchat",
         default_version="0.7.5",
         pins=("autogen-agentchat=={version}", "autogen-core=={version}", "autogen-ext=={version}"),

@@ -78,15 +78,23 @@ def explain_error(exc: BaseException, path: Path, snapshots: list[dict] | None) 
     lock = path.parent / f"{path.name}.pydantic-graph-persistence-lock"
     if isinstance(exc, TimeoutError) and lock.exists():
         return (
-            "stale lock: the killed process held the persistence lock file, FileStatePersistence never breaks one "
-            f"and gave up after 1 s, as every later load or save of this run will ({lock.name})"
+            "stale lock: the persistence lock file is still held (by a process that died inside a save, or one that held "
+            f"it over 1 s); FileStatePersistence never breaks one and gave up after 1 s ({lock.name})"
         )
     if type(exc).__name__ == "GraphRuntimeError" and "Unable to restore snapshot" in str(exc) and snapshots is not None:
         stuck = [f"{s['node']}({s['status']})" for s in snapshots if s.get("status") in ("pending", "running")]
-        return (
-            f"nothing 'created' to resume: {', '.join(stuck) or 'no snapshot'} left by the killed process is never retried "
-            f"by iter_from_persistence ({exc})"
+        if stuck:
+            return (
+                f"nothing 'created' to resume: {', '.join(stuck)} was taken by a process that has not finished it (one that "
+                f"died running it, or one running it now), and iter_from_persistence never retries it ({exc})"
+            )
+        last = snapshots[-1] if snapshots else None
+        state = (
+            "the run has no snapshot"
+            if last is None
+            else ("the run had ended" if last["node"] == "end" else f"the last snapshot is {last['node']}({last['status']})")
         )
+        return f"nothing 'created' to resume: {state}, and iter_from_persistence resumes only a 'created' snapshot ({exc})"
     return None
 
 

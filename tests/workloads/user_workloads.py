@@ -9,7 +9,7 @@ root as ``tests.workloads.user_workloads:hang_forever``.
 and then performs its effects (``reserve``, then ``charge``): killed between the two, the re-run
 sees "done" and skips the charge, so the charge is lost.
 ``workflow_duplicate``: a -> b where ``b`` notifies twice in every run, crash or none.
-``approval`` and its miswired variants (own saver, no checkpointer, ``gated_task`` naming the node,
+``approval`` (and ``approval_rejectable``, which pays only when the answer is ``approve``) and its miswired variants (own saver, no checkpointer, ``gated_task`` naming the node,
 an answer the node cannot parse, a payment made twice per answer): prepare -> approve
 (``interrupt()``, then ``send_payment``).
 ``email_returns_text_in_the_dry_run``: charge -> email whose ``email`` returns a string in a
@@ -281,7 +281,7 @@ def approval_thread_dies(ctx):
 # -- wiring mistakes a preflight must catch (each builds and would run, but cannot be measured) --
 
 
-def _approval(ctx, *, checkpointer, gated_task="send_payment", parse=None, pays=1):
+def _approval(ctx, *, checkpointer, gated_task="send_payment", parse=None, pays=1, pays_if=lambda answer: True):
     """prepare -> approve (interrupt(), then the payment) -> done, compiled with ``checkpointer``."""
     from langgraph.graph import END, START, StateGraph
     from langgraph.types import interrupt
@@ -295,7 +295,7 @@ def _approval(ctx, *, checkpointer, gated_task="send_payment", parse=None, pays=
         answer = interrupt({"action": "send_payment", "args": {"amount": 10}})
         if parse is not None:
             answer = parse(answer)
-        for _ in range(pays):
+        for _ in range(pays if pays_if(answer) else 0):
             ctx.effect("send_payment", answer)
         return {"log": ["approve"]}
 
@@ -311,6 +311,12 @@ def _approval(ctx, *, checkpointer, gated_task="send_payment", parse=None, pays=
 def approval(ctx):
     """Wired right: compiled with ctx.checkpointer, the gated effect named by its label."""
     return _approval(ctx, checkpointer=ctx.checkpointer)
+
+
+def approval_rejectable(ctx):
+    """Wired right, and the payment is behind the approval: only ``approve`` pays; any other answer
+    (``reject``) takes the branch that fires nothing."""
+    return _approval(ctx, checkpointer=ctx.checkpointer, pays_if=lambda answer: answer == "approve")
 
 
 def approval_own_saver(ctx):

@@ -1,0 +1,117 @@
+"""No scenario field is silently ignored by any adapter (issue 28).
+
+A user who writes ``answers: [...]`` for a CrewAI flow, or ``durability: exit`` for pydantic-graph,
+must not get a run that looks measured while the field did nothing. Every field of the scenario
+model is, for each of the five frameworks, read by chaos for every framework (``COMMON_FIELDS``),
+read by that adapter (``reads``), or declared unread with the reason (``unread_fields``); a
+scenario that sets an unread one is refused when it loads, with one line naming the field and the
+framework. A new field that nobody declares fails here.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+
+import pytest
+from pydantic import BaseModel
+
+from chaos.racer.errors import ScenarioError
+from chaos.scenario.model import Scenario, parse_scenario
+from chaos.targets import COMMON_FIELDS, FORMS, TARGETS
+
+
+def _model(annotation: object) -> type[BaseModel] | None:
+    """The model a field nests (``EffectFault | None`` too), or None for a leaf."""
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(args) == 1:
+        annotation = args[0]
+    return annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
+
+
+def scenario_fields(model: type[BaseModel] = Scenario, prefix: str = "") -> list[str]:
+    """Every leaf field of the scenario, as a dotted path (``target.durability``)."""
+    out = []
+    for name, f in model.model_fields.items():
+        nested = _model(f.annotation)
+        out += scenario_fields(nested, f"{prefix}{name}.") if nested else [f"{prefix}{name}"]
+    return out
+
+
+def _keys(field: str) -> list[str]:
+    return [f"{field}:{form}" for form in FORMS[field]] if field in FORMS else [field]
+
+
+def test_every_field_is_read_or_refused_by_every_adapter():
+    fields = scenario_fields()
+    assert "target.durability" in fields and "effect_fault.times" in fields and "answers" in fields
+    assert len(TARGETS) == 5
+    for info in TARGETS.values():
+        for field in fields:
+            for key in _keys(field):
+                said = [
+                    where
+                    for where, keys in (("common", COMMON_FIELDS), ("reads", info.reads), ("unread", info.unread_fields))
+                    if key in keys
+                ]
+                assert len(said) == 1, (
+                    f"scenario field {key!r} on {info.framework}: declare it exactly once, in chaos.targets COMMON_FIELDS, "
+                    f"or in the adapter's reads or unread_fields (found in: {said or 'none'})"
+                )
+
+
+def test_every_declared_field_exists():
+    keys = {k for f in scenario_fields() for k in _keys(f)}
+    declared = set(COMMON_FIELDS) | {k for t in TARGETS.values() for k in (*t.reads, *t.unread_fields)}
+    assert declared <= keys, sorted(declared - keys)
+
+
+def test_the_forms_are_the_models():
+    resume_by = typing.get_args(Scenario.model_fields["resume_by"].annotation)
+    assert FORMS["resume_by"] == resume_by
+    assert FORMS["resume"] == typing.get_args(typing.get_type_hints(Scenario.resume_form.fget)["return"])
+
+
+# one value per unread field, and the kind that reads it, as a user would write them
+SETS = {
+    "target.durability": ("kill_sweep", "target: {{framework: {fw}, backend: {backend}, durability: exit}}\n"),
+    "target.saver": ("kill_sweep", "target: {{framework: {fw}, backend: {backend}, saver: 'tests.workloads.user_workloads:two_step'}}\n"),
+    "answers": ("kill_sweep", "target: {{framework: {fw}, backend: {backend}}}\nanswers: [true, true]\n"),
+    "resume:app": ("kill_sweep", "target: {{framework: {fw}, backend: {backend}}}\n"),
+    "resume_by:interrupt": ("stray_resume", "target: {{framework: {fw}, backend: {backend}}}\nresume_by: interrupt\n"),
+}
+
+
+def _scenario(framework: str, key: str) -> str:
+    kind, target = SETS[key]
+    info = TARGETS[framework]
+    resume = "app:tests.workloads.user_workloads:two_step" if key == "resume:app" else "command:true"
+    return f"name: unread\nkind: {kind}\nworkload: gate_after_interrupt\nresume: '{resume}'\n" + target.format(
+        fw=framework, backend=info.backends[0]
+    )
+
+
+CASES = [(fw, key) for fw, info in TARGETS.items() for key in info.unread_fields]
+
+
+def test_every_unread_field_has_a_story_below():
+    assert {key for _, key in CASES} <= set(SETS)
+
+
+@pytest.mark.parametrize(("framework", "key"), CASES)
+def test_a_field_the_framework_does_not_read_is_refused_at_load_naming_it(framework, key):
+    with pytest.raises(ScenarioError) as err:
+        parse_scenario(_scenario(framework, key), "unread.yaml")
+    line = str(err.value)
+    field = key.partition(":")[0]
+    assert line.startswith("unread.yaml:") and f": {field}: " in line and "\n" not in line, line
+    if key != "target.saver":  # refused before, by its own rule, in words of its own
+        assert f"{framework} does not read" in line and TARGETS[framework].unread_fields[key] in line, line
+
+
+@pytest.mark.parametrize("key", sorted(SETS))
+def test_langgraph_reads_every_one_of_them(key):
+    text = _scenario("langgraph", key)
+    if key == "target.saver":
+        return  # a saver needs a saver factory: tests/test_any_saver.py
+    assert parse_scenario(text, "read.yaml").name == "unread"
