@@ -23,31 +23,46 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from chaos.racer.barrier import BarrierClient, write_atomic
-from chaos.racer.ledger import Ledger, effect_key
+from chaos.racer.ledger import Ledger, Where, effect_key
 from chaos.racer.protocol import Action, ActionOutcome, ErrorInfo, Fired, OutcomeStatus, RacerSpec
 from chaos.targets.base import NothingSaved, Unsupported, error_of, jsonable, nothing_saved_outcome
 from chaos.targets.base import outcome as base_outcome
 
 
 class EffectRecorder:
-    def __init__(self, barrier: BarrierClient, ledger: Ledger, thread_id: str):
+    """``where``: the adapter's reading of which task of the framework is running (its identity,
+    e.g. a step and its pass), written on each ledger row so PC compares identities, not labels;
+    None for an adapter that cannot tell."""
+
+    def __init__(self, barrier: BarrierClient, ledger: Ledger, thread_id: str, where: Callable[[], Where | None] | None = None):
         self.barrier = barrier
         self.ledger = ledger
         self.thread_id = thread_id
+        self.where = where
         self.fired: list[Fired] = []
         self.observed: dict[str, Any] = {}  # values seen during the current call (reset by begin_call)
 
     def begin_call(self) -> None:
         self.observed = {}
 
-    def __call__(self, task: str, value: Any) -> None:
+    def __call__(self, task: str, value: Any, once: bool = False) -> None:
+        """``once``: ``ctx.effect_once``, the idempotent form (a second row with the same key is not written)."""
         v = None if value is None else str(value)
-        seq = self.ledger.append(task=task, value=v, thread_id=self.thread_id)
-        self.fired.append({"seq": seq, "effect_key": effect_key(task, v)})
+        where = self.where() if self.where is not None else None
+        if once:
+            append_once = getattr(self.ledger, "append_once", None)
+            if append_once is None:
+                raise NotImplementedError(f"{type(self.ledger).__name__} has no idempotent append (effect_once)")
+            seq, inserted = append_once(task=task, value=v, thread_id=self.thread_id, where=where)
+        else:
+            seq, inserted = self.ledger.append(task=task, value=v, thread_id=self.thread_id, where=where), True
+        if inserted:
+            self.fired.append({"seq": seq, "effect_key": effect_key(task, v)})
         if value is not None:
             self.observed[task] = jsonable(value)
         self.barrier.hit(f"effect(task={task}):after")
