@@ -1,4 +1,4 @@
-"""AutoGen AgentChat adapter (racer side): a round-robin team saved after every turn.
+"""AutoGen AgentChat adapter (racer side): a team saved after every turn.
 
 AgentChat's persistence API is ``team.save_state()`` / ``team.load_state(state)``: a dict the
 application stores. Its docs warn that saving while a team runs may be inconsistent and advise
@@ -11,9 +11,22 @@ then: the tasks whose turns finished (the durable frontier), whether the team wa
 A workload with ``tamper`` (``invalid_type``) has the store write a schema-breaking value into the
 saved team state from a given agent's turn on (``set_path``), below the framework.
 
+The team is the workload's (``AutoGenWorkload.team(max_turns=1)``: a ``RoundRobinGroupChat``, a
+``Swarm``, ...) or a ``RoundRobinGroupChat`` of its participants. The run waits for a human after a
+turn by ``pause_after`` or after a ``HandoffMessage`` to the human (``user``); it has ended after a
+turn by ``last``, or, with no ``last``, when the team's own termination condition stopped it with no
+handoff to the human (a team with several ends is judged by its own condition). Every effect row
+names its turn (``turn3``) and ``inspect`` reports the turns saved (``completed_task_ids``), so an
+agent's next turn is progress and the same turn run again after a crash is not.
+
 Resume forms: ``none`` -> ``load_state`` + ``run()`` with no task (AgentChat's "continue");
 ``input`` -> a new team run with the original task on a fresh team; ``command`` -> ``load_state`` +
-``run(task=<the human's answer>)``.
+``run(task=<the human's answer>)``: a ``HandoffMessage`` back to the agent that handed off, else a
+``TextMessage`` from ``user``; with ``answers`` (a plan), the n-th pause gets the n-th answer,
+pause after pause, the pause's number read from the saved document; ``app`` -> the team's own
+``recover(ctx, thread)`` (``chaos.workloads.autogen.AutoGenThread``). A saved run that ended is
+nothing to resume, answered or not (outcome ``done`` with ``nothing_to_resume``): a loaded finished
+team would go round again.
 """
 
 from __future__ import annotations
@@ -29,6 +42,9 @@ from chaos.targets.common import AsyncSession, EffectRecorder, outcome
 from chaos.workloads import WorkloadContext, build_workload, import_factory, scratch_dir
 
 MAX_TURNS_PER_ACTION = 32
+FINISHED = (
+    "the saved run had ended: nothing to resume (the driver does not run a finished run again; AgentChat would load it and go round again)"
+)
 MAX_ANSWERS = 100  # pauses a plan answers in one call (a team that always asks again)
 
 
@@ -162,6 +178,9 @@ class AutoGenSession(AsyncSession):
             return await self._recover(action.get("recover") or "")
         doc = self._saved()
         self._begin(doc)
+        if doc.get("ended"):  # a finished run is not run again, answered or not: nothing to resume
+            await self.team.load_state(doc["team"])  # read as a resume would: a refusal is the framework's
+            return outcome("done", self.recorder.observed, nothing_to_resume=FINISHED)
         if "answers" in action:
             return await self._answer_plan(action, doc)
         if form == "none" and doc.get("awaiting_input"):

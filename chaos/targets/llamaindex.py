@@ -16,7 +16,9 @@ Every effect row names the step that fired it and its pass (``draft#2``: the sec
 ``draft`` in this run's life, read from the framework's step context), and ``inspect`` reports the
 passes recorded complete (``completed_task_ids``): a loop's next pass is progress, the same pass
 run again after a crash is not. A context restored after its run ended starts over (the framework
-re-runs it from its ``StartEvent``), so its passes count from the first again.
+re-runs it from its ``StartEvent``), so its passes count from the first again; the adapter's own
+resume forms never do that: a saved run that ended (its last step returned the ``StopEvent``, from
+whichever end) is nothing to resume, answered or not (outcome ``done`` with ``nothing_to_resume``).
 
 Resume forms: ``none`` -> ``from_dict`` + ``run(ctx=...)`` (continue what the saved context holds);
 ``input`` -> a new run with a fresh context; ``command`` -> ``from_dict`` + ``run`` +
@@ -41,6 +43,9 @@ from chaos.targets.common import AsyncSession, EffectRecorder, outcome
 from chaos.workloads import WorkloadContext, build_workload, import_factory, scratch_dir
 
 UNSUPPORTED_OPS = "LlamaIndex Workflows has no checkpoint ids or fork operation (the application keeps one Context dict)"
+FINISHED = (
+    "the saved run had ended: nothing to resume (the driver does not run a finished run again; LlamaIndex would restore it and start the run over from its StartEvent)"
+)
 MAX_ANSWERS = 100  # pauses a plan answers in one call (a workflow that always asks again)
 
 
@@ -104,7 +109,8 @@ class LlamaIndexSession(AsyncSession):
         self.base = {} if restart else {n: self.completed.count(n) for n in set(self.completed)}
         self.invocations = {}
 
-    def _save(self, what: str, handler: Any, *, awaiting: bool, question: Any = None) -> None:
+    def _save(self, what: str, handler: Any, *, awaiting: bool, question: Any = None, ended: bool = False) -> None:
+        """``ended``: the step just saved returned the ``StopEvent`` (the context may still say it runs)."""
         doc = handler.ctx.to_dict()
         self.seq += 1
         if awaiting:
@@ -117,7 +123,7 @@ class LlamaIndexSession(AsyncSession):
                 "awaiting_input": awaiting,
                 "question": question,
                 "pauses": self.pauses,
-                "ended": not doc.get("is_running", True),
+                "ended": ended or not doc.get("is_running", True),
                 "ctx": doc,
             },
         )
@@ -131,8 +137,8 @@ class LlamaIndexSession(AsyncSession):
             if isinstance(ev, StepStateChanged):
                 if ev.step_state.value == "not_running":
                     self.completed.append(ev.name)
-                    if not _asks(ev.output_event_name):  # a step that asked is saved with its question, next
-                        self._save(f"after={ev.name}", handler, awaiting=False)
+                    if not _returned(ev.output_event_name, InputRequiredEvent):  # saved with its question, next
+                        self._save(f"after={ev.name}", handler, awaiting=False, ended=_returned(ev.output_event_name, StopEvent))
             elif isinstance(ev, InputRequiredEvent):
                 self._save("input_required", handler, awaiting=True, question=jsonable(ev))
                 await _cancel(handler)
@@ -170,6 +176,12 @@ class LlamaIndexSession(AsyncSession):
             return await self._recover(action.get("recover") or "")
         doc = self._saved()
         self._begin(doc)
+        if doc.get("ended"):  # a finished run is not run again, answered or not: nothing to resume
+            from workflows import Context
+
+            ctx = Context.from_dict(self.workload.workflow, doc["ctx"])  # read as a resume would: a refusal is the framework's
+            await ctx.store.get_state()  # the state is decoded (and validated) when first read
+            return outcome("done", self.recorder.observed, nothing_to_resume=FINISHED)
         if "answers" in action:
             return await self._answer_plan(action, doc)
         if form == "none" and doc.get("awaiting_input"):
@@ -309,16 +321,15 @@ class LlamaIndexSession(AsyncSession):
         self.aio.close()
 
 
-def _asks(output_event_name: str | None) -> bool:
-    """Did the step return an ``InputRequiredEvent`` (or a subclass)? ``StepStateChanged`` names the
-    output event as ``str(type)``. Such a step is saved once, at the pause it announces: a save
-    between its end and the pause would restore a run that no longer knows it asked (the restored
-    context does not emit the question again) and waits for an answer nobody is asked for."""
-    from workflows.events import InputRequiredEvent
-
+def _returned(output_event_name: str | None, base: type) -> bool:
+    """Did the step return a ``base`` (or a subclass)? ``StepStateChanged`` names the output event as
+    ``str(type)``. A step that returns the ``InputRequiredEvent`` is saved once, at the pause it
+    announces: a save between its end and the pause would restore a run that no longer knows it
+    asked (the restored context does not emit the question again) and waits for an answer nobody is
+    asked for. A step that returns the ``StopEvent`` ended the run, several ends or one."""
     if not output_event_name:
         return False
-    todo: list[type] = [InputRequiredEvent]
+    todo: list[type] = [base]
     while todo:
         cls = todo.pop()
         if output_event_name == str(cls):
