@@ -43,9 +43,7 @@ from chaos.targets.common import AsyncSession, EffectRecorder, outcome
 from chaos.workloads import WorkloadContext, build_workload, import_factory, scratch_dir
 
 UNSUPPORTED_OPS = "LlamaIndex Workflows has no checkpoint ids or fork operation (the application keeps one Context dict)"
-FINISHED = (
-    "the saved run had ended: nothing to resume (the driver does not run a finished run again; LlamaIndex would restore it and start the run over from its StartEvent)"
-)
+FINISHED = "the saved run had ended: nothing to resume (the driver does not run a finished run again; LlamaIndex would restore it and start the run over from its StartEvent)"
 MAX_ANSWERS = 100  # pauses a plan answers in one call (a workflow that always asks again)
 
 
