@@ -45,6 +45,7 @@ MAX_TURNS_PER_ACTION = 32
 FINISHED = (
     "the saved run had ended: nothing to resume (the driver does not run a finished run again; AgentChat would load it and go round again)"
 )
+ADDRESSED = "an answer cannot be addressed to one pause: AgentChat's next task carries no pause id, it goes to whoever speaks next (resume_by: interrupt is LangGraph's)"
 MAX_ANSWERS = 100  # pauses a plan answers in one call (a team that always asks again)
 
 
@@ -170,6 +171,8 @@ class AutoGenSession(AsyncSession):
 
     async def _perform(self, action: Action) -> ActionOutcome:
         op, form = action.get("op", "run"), action.get("form", "input")
+        if action.get("interrupt"):
+            raise Unsupported(ADDRESSED)
         if op == "run" or form == "input":
             self._begin(None)
             self.seq = (self.store.load() or {}).get("seq", 0)

@@ -155,6 +155,8 @@ class AsyncSession(SessionBase):
             return self.aio.run(self._perform(action))  # type: ignore[attr-defined]
         except NothingSaved as exc:  # the application had saved nothing yet: nothing to continue, no one's fault
             return nothing_saved_outcome(str(exc))
+        except Unsupported:
+            raise  # the adapter cannot express the action: the racer records it as unsupported, with the reason
         except Exception as exc:  # the framework's answer, recorded as data
             return outcome("error", self.recorder.observed, error=error_of(exc))
 

@@ -44,6 +44,7 @@ from chaos.workloads import WorkloadContext, build_workload, import_factory, scr
 
 UNSUPPORTED_OPS = "LlamaIndex Workflows has no checkpoint ids or fork operation (the application keeps one Context dict)"
 FINISHED = "the saved run had ended: nothing to resume (the driver does not run a finished run again; LlamaIndex would restore it and start the run over from its StartEvent)"
+ADDRESSED = "an answer cannot be addressed to one pause: a HumanResponseEvent carries no pause id, it goes to whatever step waits for one (resume_by: interrupt is LangGraph's)"
 MAX_ANSWERS = 100  # pauses a plan answers in one call (a workflow that always asks again)
 
 
@@ -165,6 +166,8 @@ class LlamaIndexSession(AsyncSession):
 
     async def _perform(self, action: Action) -> ActionOutcome:
         op, form = action.get("op", "run"), action.get("form", "input")
+        if action.get("interrupt"):
+            raise Unsupported(ADDRESSED)
         wf = self.workload.workflow
         if op == "run" or form == "input":
             self._begin(None)
