@@ -38,7 +38,7 @@ from chaos.racer.barrier import BarrierClient
 from chaos.racer.ledger import Ledger, Where
 from chaos.racer.protocol import Action, ActionOutcome, InspectResult, RacerSpec
 from chaos.targets.base import NothingSaved, Unsupported, error_of, jsonable
-from chaos.targets.common import AsyncSession, EffectRecorder, outcome
+from chaos.targets.common import AsyncSession, outcome
 from chaos.workloads import WorkloadContext, build_workload, import_factory, scratch_dir
 
 MAX_TURNS_PER_ACTION = 32
@@ -77,7 +77,7 @@ class AutoGenSession(AsyncSession):
         from chaos.workloads.autogen import BUILTIN, AutoGenWorkload
 
         super().__init__(spec, barrier, ledger)
-        self.recorder = EffectRecorder(barrier, ledger, self.thread_id, where=self._where)
+        self.recorder.where = self._where
         self.spec = spec
         self.workload = built = build_workload(spec, self.recorder, BUILTIN, AutoGenWorkload)
         if built.team is not None:

@@ -35,23 +35,24 @@ from chaos.targets.base import outcome as base_outcome
 
 
 class EffectRecorder:
-    """``where``: the adapter's reading of which task of the framework is running (its identity,
-    e.g. a step and its pass), written on each ledger row so PC compares identities, not labels;
-    None for an adapter that cannot tell."""
+    """``where``: the adapter's ``() -> Where | None`` naming the task that is running when an effect
+    fires (its node and the identity the framework persists for it: ``task_id``), so PC compares
+    tasks, not labels (``chaos.targets.base``, "Task identity"); None: rows are not attributed."""
 
-    def __init__(self, barrier: BarrierClient, ledger: Ledger, thread_id: str, where: Callable[[], Where | None] | None = None):
+    def __init__(self, barrier: BarrierClient, ledger: Ledger, thread_id: str):
         self.barrier = barrier
         self.ledger = ledger
         self.thread_id = thread_id
-        self.where = where
         self.fired: list[Fired] = []
         self.observed: dict[str, Any] = {}  # values seen during the current call (reset by begin_call)
+        self.where: Callable[[], Where | None] | None = None
 
     def begin_call(self) -> None:
         self.observed = {}
 
     def __call__(self, task: str, value: Any, once: bool = False) -> None:
-        """``once``: ``ctx.effect_once``, the idempotent form (a second row with the same key is not written)."""
+        """Record the effect; ``once``: with an idempotency key (thread, task, value), so a second
+        attempt records nothing (``ctx.effect_once``), as a provider's idempotency key would."""
         v = None if value is None else str(value)
         where = self.where() if self.where is not None else None
         if once:

@@ -39,7 +39,7 @@ from chaos.racer.barrier import BarrierClient
 from chaos.racer.ledger import Ledger, Where
 from chaos.racer.protocol import Action, ActionOutcome, InspectResult, RacerSpec
 from chaos.targets.base import NothingSaved, Unsupported, error_of, jsonable
-from chaos.targets.common import AsyncSession, EffectRecorder, outcome
+from chaos.targets.common import AsyncSession, outcome
 from chaos.workloads import WorkloadContext, build_workload, import_factory, scratch_dir
 
 UNSUPPORTED_OPS = "LlamaIndex Workflows has no checkpoint ids or fork operation (the application keeps one Context dict)"
@@ -75,7 +75,7 @@ class LlamaIndexSession(AsyncSession):
         from chaos.workloads.llamaindex import BUILTIN, LlamaWorkload
 
         super().__init__(spec, barrier, ledger)
-        self.recorder = EffectRecorder(barrier, ledger, self.thread_id, where=self._where)
+        self.recorder.where = self._where
         self.spec = spec
         self.workload = build_workload(spec, self.recorder, BUILTIN, LlamaWorkload)
         self.completed: list[str] = []
