@@ -2,8 +2,8 @@
 
 What a user sees: a crash after a step's effect and before the context that records it is saved
 runs the step again on restore (a duplicate effect), while a crash right after the save does not;
-restoring the context of a run that already finished starts it over; and concurrent answers to
-one ``InputRequiredEvent`` each fire the gated effect.
+a run that already finished is not run again (nothing to resume); and concurrent answers to one
+``InputRequiredEvent`` each fire the gated effect.
 """
 
 from __future__ import annotations
@@ -43,10 +43,12 @@ kill_points: ["effect(task=a)", "effect(task=b)", "save(after=b):after", "save(a
     # the save after b records it: no duplicate
     assert look.point_verdict(c, "save(after=b)", "EO").status == "holds"
     assert look.point(c, "save(after=b)").effect_counts == {"a": [1], "b": [1], "c": [1]}
-    # the saved context of a finished run, restored, runs every step again
+    # killed once the finished run is saved, the run has ended: nothing to resume, nothing runs
+    # again (LlamaIndex would start a restored finished context over; the driver does not run a
+    # finished run), so every property holds there
     done = look.point(c, "save(after=c)")
-    assert done.effect_counts == {"a": [2], "b": [2], "c": [2]}
-    assert look.point_verdict(c, "save(after=c)", "PC").status == "violated"
+    assert done.effect_counts == {"a": [1], "b": [1], "c": [1]}
+    assert {v.property: v.status for v in done.verdicts} == {"EO": "holds", "PC": "holds", "LIVENESS": "holds"}
     assert results.exit_code == 1
 
 
@@ -85,10 +87,13 @@ def test_concurrent_answers_to_one_pause_each_fire(tmp_path):
     assert c.max_fires == 3
 
 
-def test_a_stray_second_answer_to_a_completed_run_runs_it_again(tmp_path):
+def test_a_stray_second_answer_to_a_completed_run_is_nothing_to_resume(tmp_path):
+    """The run ended and was saved: a repeated answer finds nothing to resume. Nothing fires and
+    the saved run does not move (LlamaIndex would start the restored context over and feed it the
+    answer; the driver checks the saved run's end first)."""
     results = run_text(tmp_path, look.pause_answers("llamaindex", "stray_resume", seed=6, trials=1)).results
     co = look.verdict(look.cell(results), "CO")
-    assert co.status == "violated" and "gate:True" in co.reason
+    assert co.status == "holds", co.reason
 
 
 def test_a_string_in_a_typed_state_int_is_saved_silently_and_breaks_the_restore(tmp_path):

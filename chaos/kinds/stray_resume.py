@@ -112,6 +112,10 @@ def stray_trial(run: TrialRun) -> TrialRecord:
         return run.record(
             valid=False, invalid_reason=f"the run did not stop at an interrupt (status {(run_o or {}).get('status')})", fault_fired=False
         )
+    if (resume_o or {}).get("status") == "unsupported":  # e.g. an answer addressed by id where answers carry no id
+        return run.record(
+            valid=False, invalid_reason=f"unsupported: {((resume_o or {}).get('error') or {}).get('message')}", fault_fired=False
+        )
     consumed = [k for k in (resume_o or {}).get("fired", []) if gated and k.split(":", 1)[0] == gated]
     if not consumed:
         return run.record(valid=False, invalid_reason=f"the first answer did not fire {gated}: nothing was consumed", fault_fired=False)
@@ -165,13 +169,13 @@ def check_stray(cell: Cell, records: list[TrialRecord]) -> CellResult:
         "stray_fired": dict(Counter(",".join((r.observations.get("stray") or {}).get("fired") or []) or "-" for r in valid)),
         "invalid": dict(Counter(r.invalid_reason for r in records if not r.valid)),
     }
-    result.verdicts = [co_verdict(per, len(records))]
+    result.verdicts = [co_verdict(per, len(records), next((r.invalid_reason for r in records if not r.valid), None))]
     return result
 
 
-def co_verdict(per: list[tuple[TrialRecord, str, str]], n: int) -> Verdict:
+def co_verdict(per: list[tuple[TrialRecord, str, str]], n: int, why: str | None = None) -> Verdict:
     if not per:
-        return verdict("CO", "unknown", f"no valid trial of {n} (the first answer never consumed the interrupt)")
+        return verdict("CO", "unknown", f"no valid trial of {n} ({why or 'the first answer never consumed the interrupt'})")
     bad = [(r, why) for r, st, why in per if st == "violated"]
     if bad:
         seqs = []

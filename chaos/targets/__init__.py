@@ -312,7 +312,7 @@ TARGETS: dict[str, TargetInfo] = {
     "autogen": TargetInfo(
         framework="autogen",
         module="chaos.targets.autogen",
-        about="AutoGen AgentChat round-robin team, save_state after every turn to a JSON file, load_state to resume; replayed model replies (no LLM)",
+        about="AutoGen AgentChat team (round-robin, or the workload's own: Swarm, selector), save_state after every turn to a JSON file, load_state to resume; replayed model replies (no LLM)",
         backends=("file",),
         workloads={
             "three_step": "agents a -> b -> c, each calling one tool that fires its effect",

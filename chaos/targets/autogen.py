@@ -1,4 +1,4 @@
-"""AutoGen AgentChat adapter (racer side): a round-robin team saved after every turn.
+"""AutoGen AgentChat adapter (racer side): a team saved after every turn.
 
 AgentChat's persistence API is ``team.save_state()`` / ``team.load_state(state)``: a dict the
 application stores. Its docs warn that saving while a team runs may be inconsistent and advise
@@ -11,23 +11,42 @@ then: the tasks whose turns finished (the durable frontier), whether the team wa
 A workload with ``tamper`` (``invalid_type``) has the store write a schema-breaking value into the
 saved team state from a given agent's turn on (``set_path``), below the framework.
 
+The team is the workload's (``AutoGenWorkload.team(max_turns=1)``: a ``RoundRobinGroupChat``, a
+``Swarm``, ...) or a ``RoundRobinGroupChat`` of its participants. The run waits for a human after a
+turn by ``pause_after`` or after a ``HandoffMessage`` to the human (``user``); it has ended after a
+turn by ``last``, or, with no ``last``, when the team's own termination condition stopped it with no
+handoff to the human (a team with several ends is judged by its own condition). Every effect row
+names its turn (``turn3``) and ``inspect`` reports the turns saved (``completed_task_ids``), so an
+agent's next turn is progress and the same turn run again after a crash is not.
+
 Resume forms: ``none`` -> ``load_state`` + ``run()`` with no task (AgentChat's "continue");
 ``input`` -> a new team run with the original task on a fresh team; ``command`` -> ``load_state`` +
-``run(task=<the human's answer>)``.
+``run(task=<the human's answer>)``: a ``HandoffMessage`` back to the agent that handed off, else a
+``TextMessage`` from ``user``; with ``answers`` (a plan), the n-th pause gets the n-th answer,
+pause after pause, the pause's number read from the saved document; ``app`` -> the team's own
+``recover(ctx, thread)`` (``chaos.workloads.autogen.AutoGenThread``). A saved run that ended is
+nothing to resume, answered or not (outcome ``done`` with ``nothing_to_resume``): a loaded finished
+team would go round again.
 """
 
 from __future__ import annotations
 
+import inspect as pyinspect
 from typing import Any
 
 from chaos.racer.barrier import BarrierClient
-from chaos.racer.ledger import Ledger
+from chaos.racer.ledger import Ledger, Where
 from chaos.racer.protocol import Action, ActionOutcome, InspectResult, RacerSpec
-from chaos.targets.base import NothingSaved, error_of
+from chaos.targets.base import NothingSaved, Unsupported, error_of, jsonable
 from chaos.targets.common import AsyncSession, outcome
-from chaos.workloads import build_workload
+from chaos.workloads import WorkloadContext, build_workload, import_factory, scratch_dir
 
 MAX_TURNS_PER_ACTION = 32
+FINISHED = (
+    "the saved run had ended: nothing to resume (the driver does not run a finished run again; AgentChat would load it and go round again)"
+)
+ADDRESSED = "an answer cannot be addressed to one pause: AgentChat's next task carries no pause id, it goes to whoever speaks next (resume_by: interrupt is LangGraph's)"
+MAX_ANSWERS = 100  # pauses a plan answers in one call (a team that always asks again)
 
 
 UNSUPPORTED_OPS = "AgentChat has no checkpoint ids or fork operation (save_state returns the latest state)"
@@ -58,57 +77,206 @@ class AutoGenSession(AsyncSession):
         from chaos.workloads.autogen import BUILTIN, AutoGenWorkload
 
         super().__init__(spec, barrier, ledger)
+        self.recorder.where = self._where
+        self.spec = spec
         self.workload = built = build_workload(spec, self.recorder, BUILTIN, AutoGenWorkload)
-        self.team = RoundRobinGroupChat(built.participants, max_turns=1)
+        if built.team is not None:
+            self.team = built.team(1)
+        elif built.participants:
+            self.team = RoundRobinGroupChat(built.participants, max_turns=1)
+        else:
+            raise TypeError("an AutoGenWorkload needs participants or team (a callable team(max_turns))")
         self.completed: list[str] = []
+        self.turns: list[str] = []  # the turns recorded complete (turn1, turn2, ...): their identities
+        self.pauses = 0
+        self.last: ActionOutcome | None = None  # what the last run of turns returned (for app recoveries)
+
+    def _where(self) -> Where:
+        """The turn running now: the one after the last saved (each turn is saved once it ends)."""
+        return {"node": None, "namespace": None, "task_id": f"turn{len(self.turns) + 1}", "outside_task": False}
+
+    def _begin(self, doc: dict | None) -> None:
+        """Pick up the run where ``doc`` (the saved document, None for a new run) left it. A team
+        whose run had ended goes round again from its first turn when run on: its turns count
+        from the first again (the same turns, run twice)."""
+        self.completed = [] if doc is None else list(doc["completed"])
+        self.turns = [] if doc is None or doc.get("ended") else list(doc.get("turns") or [])
+        self.pauses = 0 if doc is None else int(doc.get("pauses", 1 if doc.get("awaiting_input") else 0))
+        if doc is not None:
+            self.seq = doc["seq"]
 
     async def _turns(self, task: Any) -> ActionOutcome:
+        from autogen_agentchat.messages import BaseChatMessage, HandoffMessage
+
         w = self.workload
         for _ in range(MAX_TURNS_PER_ACTION):
             result = await self.team.run(task=task)
             task = None
-            speakers = [m.source for m in result.messages if m.source != "user"]
-            speaker = speakers[-1] if speakers else "user"
+            said = [m for m in result.messages if isinstance(m, BaseChatMessage) and m.source != w.human]
+            spoke = [m for m in result.messages if getattr(m, "source", "user") not in ("user", w.human)]
+            speaker = spoke[-1].source if spoke else "user"
+            last_said = said[-1] if said else None
+            handoff = last_said.source if isinstance(last_said, HandoffMessage) and last_said.target == w.human else None
+            stopped = bool(result.stop_reason) and not str(result.stop_reason).startswith("Maximum number of turns")
             if speaker in w.tasks:
                 self.completed.append(w.tasks[speaker])
-            ended, awaiting = speaker == w.last, speaker == w.pause_after
+            awaiting = speaker == w.pause_after or handoff is not None
+            ended = not awaiting and (speaker == w.last or (w.last is None and stopped))
             self.seq += 1
+            self.turns.append(f"turn{len(self.turns) + 1}")
+            if awaiting:
+                self.pauses += 1
             state = await self.team.save_state()
             if w.tamper and w.tamper[0] in self.completed:
                 set_path(state, w.tamper[1], w.tamper[2])
             self.store.save(
                 f"turn={speaker}",
-                {"seq": self.seq, "completed": list(self.completed), "awaiting_input": awaiting, "ended": ended, "team": state},
+                {
+                    "seq": self.seq,
+                    "completed": list(self.completed),
+                    "turns": list(self.turns),
+                    "awaiting_input": awaiting,
+                    "handoff_from": handoff,
+                    "question": getattr(last_said, "content", None) if awaiting else None,
+                    "pauses": self.pauses,
+                    "ended": ended,
+                    "stop_reason": result.stop_reason,
+                    "team": state,
+                },
             )
             if ended:
-                return outcome("done", self.recorder.observed)
+                self.last = outcome("done", self.recorder.observed)
+                return self.last
             if awaiting:
-                return outcome("interrupted", self.recorder.observed, interrupts=[speaker])
+                self.last = outcome("interrupted", self.recorder.observed, interrupts=[speaker])
+                return self.last
         raise RuntimeError(f"the team did not end within {MAX_TURNS_PER_ACTION} turns")
 
-    async def _perform(self, action: Action) -> ActionOutcome:
-        from autogen_agentchat.messages import TextMessage
+    def _answer(self, doc: dict, value: Any) -> Any:
+        """The human's answer as the app sends it: back to the agent that handed off, else a user message."""
+        from autogen_agentchat.messages import HandoffMessage, TextMessage
 
-        op, form = action.get("op", "run"), action.get("form", "input")
-        if op == "run" or form == "input":
-            self.seq = (self.store.load() or {}).get("seq", 0)
-            self.completed = []
-            return await self._turns(self.workload.task)
+        if doc.get("handoff_from"):
+            return HandoffMessage(source=self.workload.human, target=doc["handoff_from"], content=str(value))
+        return TextMessage(content=str(value), source="user")
+
+    def _saved(self) -> dict:
         doc = self.store.load()
         if doc is None:
             raise NoSavedState(
                 "nothing to continue: the kill came before the first save, and AgentChat persists nothing itself "
                 f"(the application saves team.save_state() after a turn; none at {self.store.path.name})"
             )
-        self.seq, self.completed = doc["seq"], list(doc["completed"])
+        return doc
+
+    async def _perform(self, action: Action) -> ActionOutcome:
+        op, form = action.get("op", "run"), action.get("form", "input")
+        if action.get("interrupt"):
+            raise Unsupported(ADDRESSED)
+        if op == "run" or form == "input":
+            self._begin(None)
+            self.seq = (self.store.load() or {}).get("seq", 0)
+            return await self._turns(self.workload.task)
+        if form == "app":
+            return await self._recover(action.get("recover") or "")
+        doc = self._saved()
+        self._begin(doc)
+        if doc.get("ended"):  # a finished run is not run again, answered or not: nothing to resume
+            await self.team.load_state(doc["team"])  # read as a resume would: a refusal is the framework's
+            return outcome("done", self.recorder.observed, nothing_to_resume=FINISHED)
+        if "answers" in action:
+            return await self._answer_plan(action, doc)
         if form == "none" and doc.get("awaiting_input"):
             return outcome("interrupted", self.recorder.observed, interrupts=["awaiting human"])
         await self.team.load_state(doc["team"])
         if form == "none":
             return await self._turns(None)
         if form == "command":
-            return await self._turns(TextMessage(content=str(action.get("value")), source="user"))
+            return await self._turns(self._answer(doc, action.get("value")))
         raise ValueError(f"unknown resume form {form!r}")
+
+    async def _answer_plan(self, action: Action, doc: dict) -> ActionOutcome:
+        """Answer pause after pause: the n-th pause of the run gets ``answers[n]`` (or the
+        workload's ``answer(question)`` with ``answers: workload``) until the run ends or the plan
+        is used up (the pause's number is read from the saved document). Outcome: the last run's,
+        with ``answered`` (``[[pause, value], ...]``) and the values seen by every run."""
+        plan = action.get("answers")
+        answered: list[list[Any]] = []
+        observed: dict[str, Any] = {}
+        out: ActionOutcome | None = None
+        await self.team.load_state(doc["team"])
+        for _ in range(MAX_ANSWERS):
+            if not doc.get("awaiting_input"):
+                if out is not None:
+                    break
+                out = await self._turns(None)  # nothing waits: continue the run as it is
+            else:
+                n = self.pauses - 1
+                if plan == "workload":
+                    if self.workload.answer is None:
+                        raise Unsupported("answers: workload, but the AutoGenWorkload defines no answer(question) callable")
+                    value = self.workload.answer(doc.get("question") or "")
+                elif isinstance(plan, list) and n < len(plan):
+                    value = plan[n]
+                else:
+                    break  # the plan is used up: leave the run waiting
+                answered.append([n, jsonable(value)])
+                out = await self._turns(self._answer(doc, value))
+            observed.update(self.recorder.observed)
+            if out["status"] != "interrupted":
+                break
+            doc = self._saved()
+        if out is None:
+            out = outcome("interrupted", {}, interrupts=["awaiting human"])
+        out["observed"] = observed or out.get("observed") or {}
+        out["answered"] = answered
+        return out
+
+    async def _recover(self, ref: str) -> ActionOutcome:
+        """The team's own recovery: ``recover(ctx, thread)`` from ``package.module:recover``."""
+        from chaos.workloads.autogen import AutoGenThread
+
+        doc = self.store.load()
+        self._begin(doc)
+        self.last = None
+        thread = AutoGenThread(
+            thread_id=self.thread_id,
+            team=self.team,
+            task=self.workload.task,
+            saved=(doc or {}).get("team"),
+            awaiting_input=bool((doc or {}).get("awaiting_input")),
+            handoff_from=(doc or {}).get("handoff_from"),
+            question=(doc or {}).get("question"),
+            pauses=self.pauses,
+            ended=bool((doc or {}).get("ended")),
+            run=self._turns,
+        )
+        try:
+            got = import_factory(ref)(self._context(), thread)
+            if pyinspect.isawaitable(got):
+                await got
+        except Exception as exc:  # the procedure's own failure, or the framework's refusal inside it
+            return outcome("error", self.recorder.observed, error=error_of(exc), recovered_by=ref)
+        if self.last is not None:
+            self.last["recovered_by"] = ref
+            return self.last
+        if doc is None:
+            raise NoSavedState("nothing to continue: the recovery ran no turn, and no team state was ever saved")
+        waiting = bool(doc.get("awaiting_input"))  # the recovery ran nothing: the run is as it was saved
+        return outcome("interrupted" if waiting else "done", self.recorder.observed, recovered_by=ref, ran=False)
+
+    def _context(self) -> WorkloadContext:
+        spec = self.spec
+        return WorkloadContext(
+            checkpointer=None,
+            effect_hook=self.recorder,
+            seed=int(spec.get("seed", 0)),
+            racer_id=spec["racer_id"],
+            params=dict(spec.get("workload_params") or {}),
+            trial_id=spec.get("trial_id", ""),
+            thread_id=self.thread_id,
+            scratch=scratch_dir(spec),
+        )
 
     def inspect(self) -> InspectResult:
         try:
@@ -121,6 +289,7 @@ class AutoGenSession(AsyncSession):
                 "head_step": None,
                 "next": [],
                 "completed_tasks": [],
+                "completed_task_ids": [],
                 "pending_interrupts": 0,
                 "ended": False,
                 "error": None,
@@ -131,6 +300,7 @@ class AutoGenSession(AsyncSession):
             "head_step": doc["seq"],
             "next": [] if doc.get("ended") else ["human"] if awaiting else ["next speaker"],
             "completed_tasks": sorted(set(doc["completed"])),
+            "completed_task_ids": list(doc.get("turns") or []),
             "pending_interrupts": 1 if awaiting else 0,
             "ended": bool(doc.get("ended")),
             "values": doc.get("team"),

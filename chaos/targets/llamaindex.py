@@ -5,29 +5,47 @@ context as a dict (``Context.to_dict``) and rebuilds it (``Context.from_dict``) 
 application decides when to save. This adapter saves the way the docs suggest for durable runs:
 whenever a step finishes (``StepStateChanged`` with ``not_running`` in the internal event stream)
 and when the workflow asks for human input (``InputRequiredEvent``), into a JSON file replaced
-atomically. Barriers: ``save(after=<step>):before/after``, ``save(input_required):before/after``.
+atomically. A step that returns the ``InputRequiredEvent`` is saved once, with the question (a save
+between the two would restore a run that waits for an answer nobody was asked for). Barriers: ``save(after=<step>):before/after``, ``save(input_required):before/after``.
 
 The saved document also carries what the application knows at that moment: the steps finished
-so far (the durable frontier), whether the run waits for a human, whether it ended.
+so far (the durable frontier), whether the run waits for a human (and the question asked), how
+many pauses the run has made, whether it ended.
+
+Every effect row names the step that fired it and its pass (``draft#2``: the second run of
+``draft`` in this run's life, read from the framework's step context), and ``inspect`` reports the
+passes recorded complete (``completed_task_ids``): a loop's next pass is progress, the same pass
+run again after a crash is not. A context restored after its run ended starts over (the framework
+re-runs it from its ``StartEvent``), so its passes count from the first again; the adapter's own
+resume forms never do that: a saved run that ended (its last step returned the ``StopEvent``, from
+whichever end) is nothing to resume, answered or not (outcome ``done`` with ``nothing_to_resume``).
 
 Resume forms: ``none`` -> ``from_dict`` + ``run(ctx=...)`` (continue what the saved context holds);
 ``input`` -> a new run with a fresh context; ``command`` -> ``from_dict`` + ``run`` +
-``send_event(HumanResponseEvent(response=value))``, the documented way to answer a pause.
+``send_event(HumanResponseEvent(response=value))``, the documented way to answer a pause; with
+``answers`` (a plan), the n-th pause of the run gets the n-th answer, pause after pause, until the
+run ends or the plan is used up (the pause's number is read from the saved document, so a fresh
+process after a crash picks up the plan where the run is); ``app`` -> the team's own
+``recover(ctx, thread)`` (``chaos.workloads.llamaindex.LlamaThread``).
 """
 
 from __future__ import annotations
 
+import inspect as pyinspect
 import json
 from typing import Any
 
 from chaos.racer.barrier import BarrierClient
-from chaos.racer.ledger import Ledger
+from chaos.racer.ledger import Ledger, Where
 from chaos.racer.protocol import Action, ActionOutcome, InspectResult, RacerSpec
-from chaos.targets.base import NothingSaved, error_of
+from chaos.targets.base import NothingSaved, Unsupported, error_of, jsonable
 from chaos.targets.common import AsyncSession, outcome
-from chaos.workloads import build_workload
+from chaos.workloads import WorkloadContext, build_workload, import_factory, scratch_dir
 
 UNSUPPORTED_OPS = "LlamaIndex Workflows has no checkpoint ids or fork operation (the application keeps one Context dict)"
+FINISHED = "the saved run had ended: nothing to resume (the driver does not run a finished run again; LlamaIndex would restore it and start the run over from its StartEvent)"
+ADDRESSED = "an answer cannot be addressed to one pause: a HumanResponseEvent carries no pause id, it goes to whatever step waits for one (resume_by: interrupt is LangGraph's)"
+MAX_ANSWERS = 100  # pauses a plan answers in one call (a workflow that always asks again)
 
 
 class NoSavedContext(NothingSaved):
@@ -39,6 +57,16 @@ def _pending_steps(ctx_doc: dict) -> list[str]:
     return sorted(n for n, w in workers.items() if w.get("queue") or w.get("in_progress"))
 
 
+def _passes(names: list[str]) -> list[str]:
+    """``["draft", "review", "draft"]`` -> ``["draft#1", "review#1", "draft#2"]``: each step's pass."""
+    seen: dict[str, int] = {}
+    out = []
+    for n in names:
+        seen[n] = seen.get(n, 0) + 1
+        out.append(f"{n}#{seen[n]}")
+    return out
+
+
 class LlamaIndexSession(AsyncSession):
     unsupported_ops = UNSUPPORTED_OPS
     store_suffix = ".ctx.json"
@@ -47,19 +75,54 @@ class LlamaIndexSession(AsyncSession):
         from chaos.workloads.llamaindex import BUILTIN, LlamaWorkload
 
         super().__init__(spec, barrier, ledger)
+        self.recorder.where = self._where
+        self.spec = spec
         self.workload = build_workload(spec, self.recorder, BUILTIN, LlamaWorkload)
         self.completed: list[str] = []
+        self.pauses = 0
+        self.base: dict[str, int] = {}  # step -> passes recorded complete when this action began
+        self.invocations: dict[int, tuple[Any, str]] = {}  # id(step context) -> (it, its pass id)
+        self.last: ActionOutcome | None = None  # what the last drive returned (for app recoveries)
 
-    def _save(self, what: str, handler: Any, *, awaiting: bool) -> None:
+    def _where(self) -> Where | None:
+        """The running step and its pass: the first effect of a step invocation numbers it."""
+        try:
+            from workflows.runtime.types.results import StepWorkerStateContextVar
+
+            step_ctx = StepWorkerStateContextVar.get()
+            name = str(step_ctx.state.step_name)
+        except Exception:  # not inside a step (or a release without this context variable)
+            return None
+        known = self.invocations.get(id(step_ctx))
+        if known is None:
+            n = self.base.get(name, 0) + 1 + sum(1 for _, t in self.invocations.values() if t.rsplit("#", 1)[0] == name)
+            known = self.invocations[id(step_ctx)] = (step_ctx, f"{name}#{n}")
+        return {"node": name, "namespace": "", "task_id": known[1], "outside_task": False}
+
+    def _begin(self, doc: dict | None) -> None:
+        """Pick up the run where ``doc`` (the saved document, None for a new run) left it."""
+        restart = doc is None or bool(doc.get("ended"))
+        self.seq = (doc or {}).get("seq", self.seq)
+        self.completed = [] if doc is None else list(doc["completed"])
+        self.pauses = 0 if doc is None else int(doc.get("pauses", 1 if doc.get("awaiting_input") else 0))
+        self.base = {} if restart else {n: self.completed.count(n) for n in set(self.completed)}
+        self.invocations = {}
+
+    def _save(self, what: str, handler: Any, *, awaiting: bool, question: Any = None, ended: bool = False) -> None:
+        """``ended``: the step just saved returned the ``StopEvent`` (the context may still say it runs)."""
         doc = handler.ctx.to_dict()
         self.seq += 1
+        if awaiting:
+            self.pauses += 1
         self.store.save(
             what,
             {
                 "seq": self.seq,
                 "completed": list(self.completed),
                 "awaiting_input": awaiting,
-                "ended": not doc.get("is_running", True),
+                "question": question,
+                "pauses": self.pauses,
+                "ended": ended or not doc.get("is_running", True),
                 "ctx": doc,
             },
         )
@@ -73,39 +136,146 @@ class LlamaIndexSession(AsyncSession):
             if isinstance(ev, StepStateChanged):
                 if ev.step_state.value == "not_running":
                     self.completed.append(ev.name)
-                    self._save(f"after={ev.name}", handler, awaiting=False)
+                    if not _returned(ev.output_event_name, InputRequiredEvent):  # saved with its question, next
+                        self._save(f"after={ev.name}", handler, awaiting=False, ended=_returned(ev.output_event_name, StopEvent))
             elif isinstance(ev, InputRequiredEvent):
-                self._save("input_required", handler, awaiting=True)
+                self._save("input_required", handler, awaiting=True, question=jsonable(ev))
                 await _cancel(handler)
-                return outcome("interrupted", self.recorder.observed, interrupts=[getattr(ev, "prefix", "input")])
+                self.last = outcome("interrupted", self.recorder.observed, interrupts=[getattr(ev, "prefix", "input")])
+                return self.last
             elif isinstance(ev, StopEvent):
                 break
         result = await handler
-        return outcome("done", self.recorder.observed, result=repr(result)[:200])
+        self.last = outcome("done", self.recorder.observed, result=repr(result)[:200])
+        return self.last
 
-    async def _perform(self, action: Action) -> ActionOutcome:
-        from workflows import Context
-
-        op, form = action.get("op", "run"), action.get("form", "input")
-        wf = self.workload.workflow
-        if op == "run" or form == "input":
-            self.seq, self.completed = (self.store.load() or {}).get("seq", 0), []
-            return await self._drive(wf.run())
+    def _saved(self) -> dict:
         doc = self.store.load()
         if doc is None:
             raise NoSavedContext(
                 "nothing to continue: the kill came before the first save, and LlamaIndex Workflows persists nothing "
                 f"itself (the application saves Context.to_dict after a step; none at {self.store.path.name})"
             )
-        self.seq, self.completed = doc["seq"], list(doc["completed"])
+        return doc
+
+    def _restored(self, doc: dict) -> Any:
+        from workflows import Context
+
+        wf = self.workload.workflow
+        return wf.run(ctx=Context.from_dict(wf, doc["ctx"]))
+
+    async def _perform(self, action: Action) -> ActionOutcome:
+        op, form = action.get("op", "run"), action.get("form", "input")
+        if action.get("interrupt"):
+            raise Unsupported(ADDRESSED)
+        wf = self.workload.workflow
+        if op == "run" or form == "input":
+            self._begin(None)
+            self.seq = (self.store.load() or {}).get("seq", 0)
+            return await self._drive(wf.run(**self.workload.input))
+        if form == "app":
+            return await self._recover(action.get("recover") or "")
+        doc = self._saved()
+        self._begin(doc)
+        if doc.get("ended"):  # a finished run is not run again, answered or not: nothing to resume
+            from workflows import Context
+
+            ctx = Context.from_dict(self.workload.workflow, doc["ctx"])  # read as a resume would: a refusal is the framework's
+            await ctx.store.get_state()  # the state is decoded (and validated) when first read
+            return outcome("done", self.recorder.observed, nothing_to_resume=FINISHED)
+        if "answers" in action:
+            return await self._answer_plan(action, doc)
         if form == "none" and doc.get("awaiting_input"):
             return outcome("interrupted", self.recorder.observed, interrupts=["input_required"])
-        ctx = Context.from_dict(wf, doc["ctx"])
         if form == "none":
-            return await self._drive(wf.run(ctx=ctx))
+            return await self._drive(self._restored(doc))
         if form == "command":
-            return await self._drive(wf.run(ctx=ctx), action.get("value"), answering=True)
+            return await self._drive(self._restored(doc), action.get("value"), answering=True)
         raise ValueError(f"unknown resume form {form!r}")
+
+    async def _answer_plan(self, action: Action, doc: dict) -> ActionOutcome:
+        """Answer pause after pause: the n-th pause of the run gets ``answers[n]`` (or the
+        workload's ``answer(question)`` with ``answers: workload``) until the run ends or the plan
+        is used up. Outcome: the last drive's, with ``answered`` (``[[pause, value], ...]``) and
+        the values seen by every call."""
+        plan = action.get("answers")
+        answered: list[list[Any]] = []
+        observed: dict[str, Any] = {}
+        out: ActionOutcome | None = None
+        for _ in range(MAX_ANSWERS):
+            if not doc.get("awaiting_input"):
+                if out is not None:
+                    break  # the last answer ended the run without a pause
+                out = await self._drive(self._restored(doc))  # nothing waits: continue the run as it is
+            else:
+                n = self.pauses - 1
+                if plan == "workload":
+                    if self.workload.answer is None:
+                        raise Unsupported("answers: workload, but the LlamaWorkload defines no answer(question) callable")
+                    value = self.workload.answer(doc.get("question") or {})
+                elif isinstance(plan, list) and n < len(plan):
+                    value = plan[n]
+                else:
+                    break  # the plan is used up: leave the run waiting
+                answered.append([n, jsonable(value)])
+                out = await self._drive(self._restored(doc), value, answering=True)
+            observed.update(self.recorder.observed)
+            if out["status"] != "interrupted":
+                break
+            doc = self._saved()
+            self._begin(doc)
+        if out is None:
+            out = outcome("interrupted", {}, interrupts=["input_required"])
+        out["observed"] = observed or out.get("observed") or {}
+        out["answered"] = answered
+        return out
+
+    async def _recover(self, ref: str) -> ActionOutcome:
+        """The team's own recovery: ``recover(ctx, thread)`` from ``package.module:recover``."""
+        from chaos.workloads.llamaindex import LlamaThread
+
+        doc = self.store.load()
+        self._begin(doc)
+        self.last = None
+        thread = LlamaThread(
+            thread_id=self.thread_id,
+            workflow=self.workload.workflow,
+            input=dict(self.workload.input),
+            saved=(doc or {}).get("ctx"),
+            awaiting_input=bool((doc or {}).get("awaiting_input")),
+            question=(doc or {}).get("question"),
+            pauses=self.pauses,
+            ended=bool((doc or {}).get("ended")),
+            drive=self._drive,
+        )
+        try:
+            got = import_factory(ref)(self._context(), thread)
+            if pyinspect.isawaitable(got):
+                await got
+        except NothingSaved:
+            raise
+        except Exception as exc:  # the procedure's own failure, or the framework's refusal inside it
+            return outcome("error", self.recorder.observed, error=error_of(exc), recovered_by=ref)
+        if self.last is not None:
+            self.last["recovered_by"] = ref
+            return self.last
+        if doc is None:
+            raise NoSavedContext("nothing to continue: the recovery ran no workflow, and no context was ever saved")
+        waiting = bool(doc.get("awaiting_input"))  # the recovery ran nothing: the run is as it was saved
+        return outcome("interrupted" if waiting else "done", self.recorder.observed, recovered_by=ref, ran=False)
+
+    def _context(self) -> WorkloadContext:
+        spec = self.spec
+        return WorkloadContext(
+            checkpointer=None,
+            effect_hook=self.recorder,
+            seed=int(spec.get("seed", 0)),
+            racer_id=spec["racer_id"],
+            params=dict(spec.get("workload_params") or {}),
+            trial_id=spec.get("trial_id", ""),
+            thread_id=self.thread_id,
+            scratch=scratch_dir(spec),
+        )
 
     def inspect(self) -> InspectResult:
         try:
@@ -118,6 +288,7 @@ class LlamaIndexSession(AsyncSession):
                 "head_step": None,
                 "next": [],
                 "completed_tasks": [],
+                "completed_task_ids": [],
                 "pending_interrupts": 0,
                 "ended": False,
                 "error": None,
@@ -127,6 +298,7 @@ class LlamaIndexSession(AsyncSession):
             "head_step": doc["seq"],
             "next": _pending_steps(doc["ctx"]) + (["input_required"] if doc.get("awaiting_input") else []),
             "completed_tasks": sorted(set(doc["completed"])),
+            "completed_task_ids": _passes(doc["completed"]),
             "pending_interrupts": 1 if doc.get("awaiting_input") else 0,
             "ended": bool(doc.get("ended")),
             "values": self._state_values(doc["ctx"]),
@@ -148,6 +320,23 @@ class LlamaIndexSession(AsyncSession):
 
     def close(self) -> None:
         self.aio.close()
+
+
+def _returned(output_event_name: str | None, base: type) -> bool:
+    """Did the step return a ``base`` (or a subclass)? ``StepStateChanged`` names the output event as
+    ``str(type)``. A step that returns the ``InputRequiredEvent`` is saved once, at the pause it
+    announces: a save between its end and the pause would restore a run that no longer knows it
+    asked (the restored context does not emit the question again) and waits for an answer nobody is
+    asked for. A step that returns the ``StopEvent`` ended the run, several ends or one."""
+    if not output_event_name:
+        return False
+    todo: list[type] = [base]
+    while todo:
+        cls = todo.pop()
+        if output_event_name == str(cls):
+            return True
+        todo += cls.__subclasses__()
+    return False
 
 
 async def _cancel(handler: Any) -> None:

@@ -76,8 +76,29 @@ class GateAgent(BaseChatAgent):
 
 @dataclass
 class AutoGenWorkload:
-    participants: list
-    last: str  # the agent whose turn ends the run
+    """What a factory (``package.module:factory``, given a ``WorkloadContext``) returns to have its
+    own AgentChat team tested.
+
+    Either ``participants`` (the adapter makes them a ``RoundRobinGroupChat``) or ``team``: a
+    callable ``team(max_turns)`` that builds the team as the app does (``RoundRobinGroupChat``,
+    ``SelectorGroupChat``, ``Swarm``, with its own termination condition), passing ``max_turns``
+    on: chaos runs a team one turn at a time and saves ``team.save_state()`` after each, as
+    AgentChat's docs advise (save after the team stopped).
+
+    When the run waits for a human: after a turn by ``pause_after`` (its answer arrives as the
+    next run's task, a ``TextMessage`` from ``user``), or after a ``HandoffMessage`` to ``human``
+    (the Swarm way: the answer goes back as ``HandoffMessage(source=human, target=<who handed
+    off>, content=answer)``). When it has ended: after a turn by ``last``, or, with no ``last``,
+    when the team's own termination condition stopped it with no handoff to the human.
+
+    ``task``: the first run's task; ``tasks``: agent -> the effect label its turn fires (the
+    frontier a report names); ``gated_task``: the effect an approval gates; ``answer``: for
+    ``answers: workload``, a callable given the question (the asking message's content) that
+    returns the human's answer; ``tamper``: built-ins only (a value the store writes below the
+    framework: agent, dotted path, value)."""
+
+    participants: list = field(default_factory=list)
+    last: str | None = None  # the agent whose turn ends the run
     pause_after: str | None = None  # the agent whose turn stops the team for a human
     gated_task: str | None = None
     task: str = "go"
@@ -86,6 +107,34 @@ class AutoGenWorkload:
     # a value the application's store writes into the saved team state from this agent's turn on:
     # (agent, dotted path in the team state, value)
     tamper: tuple[str, str, Any] | None = None
+    team: Callable[[int], Any] | None = None
+    human: str = "user"  # the handoff target that means "ask a human"
+    answer: Callable[[str], Any] | None = None
+
+
+@dataclass
+class AutoGenThread:
+    """What a team's recovery gets (``resume: app:package.module:recover`` calls ``recover(ctx,
+    thread)``, or awaits it, in the fresh process).
+
+    ``team``: the team, built fresh (load ``saved`` into it with ``await team.load_state(...)``);
+    ``saved``: the ``team.save_state()`` the application saved last (None: nothing was saved);
+    ``awaiting_input``: the run waits for a human; ``handoff_from``: the agent that handed off to
+    the human (None for a round-robin pause); ``question``: what it asked; ``pauses``: how many
+    pauses the run has made; ``ended``: the run had finished. ``run(task)`` (awaitable) runs the
+    team turn by turn as chaos does, saving after each turn, and returns what happened;
+    ``recover`` returns what its last ``run`` returned."""
+
+    thread_id: str
+    team: Any
+    task: str
+    saved: dict | None
+    awaiting_input: bool
+    handoff_from: str | None
+    question: str | None
+    pauses: int
+    ended: bool
+    run: Callable[[Any], Any]
 
 
 def three_step(ctx) -> AutoGenWorkload:

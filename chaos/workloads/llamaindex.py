@@ -113,9 +113,44 @@ class InvalidType(_Effectful):
 
 @dataclass
 class LlamaWorkload:
+    """What a factory (``package.module:factory``, given a ``WorkloadContext``) returns to have its
+    own workflow tested.
+
+    ``workflow``: the ``Workflow`` instance (its steps fire effects through ``ctx.effect``);
+    ``input``: the keyword arguments of ``workflow.run(**input)`` (the StartEvent's fields);
+    ``gated_task``: the effect an approval gates (a race counts its fires); ``answer``: for
+    ``answers: workload``, a callable given the pending ``InputRequiredEvent``'s fields (a dict, as
+    saved) that returns the human's response; ``meta``: facts a kind needs (built-ins only)."""
+
     workflow: Workflow
     gated_task: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    input: dict[str, Any] = field(default_factory=dict)
+    answer: Callable[[dict], Any] | None = None
+
+
+@dataclass
+class LlamaThread:
+    """What a team's recovery gets (``resume: app:package.module:recover`` calls ``recover(ctx,
+    thread)``, or awaits it, in the fresh process).
+
+    ``saved``: the ``Context.to_dict()`` the application saved last (None: nothing was saved, the
+    kill came before the first step finished); ``awaiting_input``: that save was made at an
+    ``InputRequiredEvent`` (a human was asked); ``question``: that event's fields; ``pauses``: how
+    many pauses the run has made so far; ``ended``: the run had finished.
+    ``drive(handler)`` (awaitable) streams a ``workflow.run(...)`` handler the way chaos does,
+    saving the context at every step boundary and at the next pause, and returns what happened;
+    ``recover`` returns what its last ``drive`` returned."""
+
+    thread_id: str
+    workflow: Workflow
+    input: dict[str, Any]
+    saved: dict | None
+    awaiting_input: bool
+    question: dict | None
+    pauses: int
+    ended: bool
+    drive: Callable[[Any], Any]
 
 
 def _timeout(ctx) -> float:
