@@ -116,14 +116,21 @@ COMMON_FIELDS: dict[str, str] = {
     "matrix": "the scenario's expansion into cells",
 }
 
-# what an adapter other than LangGraph's does not read (the lead drops ``answers`` and ``resume:app``
-# where the adapter work of issue 28 makes them read)
+# what an adapter other than LangGraph's does not read, unless it says otherwise (``_reading``)
 _NOT_LANGGRAPH = {
     "target.saver": "a saver factory is a LangGraph checkpoint saver",
     "answers": "its adapter answers every pause with resume's command value; an answers plan is read by the LangGraph adapter only",
     "resume:app": "its adapter has no recovery hook; resume: app:... is read by the LangGraph adapter only",
     "resume_by:interrupt": "its pauses have no interrupt ids to address an answer to; the repeat goes to the thread",
 }
+
+# the fields an adapter reads for a team's own app (issue 28): answer plans and the app's own resume driver
+_OWN_APP_READS = ("answers", "resume:app")
+
+
+def _unread(**extra: str) -> dict[str, str]:
+    """``_NOT_LANGGRAPH`` less what every own-app adapter reads, plus the adapter's own unread fields."""
+    return {**{k: v for k, v in _NOT_LANGGRAPH.items() if k not in _OWN_APP_READS}, **extra}
 
 TARGETS: dict[str, TargetInfo] = {
     "langgraph": TargetInfo(
@@ -269,7 +276,8 @@ TARGETS: dict[str, TargetInfo] = {
             "backend": "core llama-index-workflows has no store; the server extra's SqliteWorkflowStore needs llama-agents-server (not pinned)",
         },
         pause_saves=("save(input_required)",),
-        unread_fields={**_NOT_LANGGRAPH, "target.durability": "no durability modes: the application chooses when to save the context"},
+        reads=_OWN_APP_READS,
+        unread_fields=_unread(**{"target.durability": "no durability modes: the application chooses when to save the context"}),
         import_name="workflows",
         default_version="2.26.1",
         pins=("llama-index-workflows=={version}",),
@@ -336,7 +344,8 @@ TARGETS: dict[str, TargetInfo] = {
             "durability": "no durability modes: the application chooses when to save the team state",
             "backend": "AgentChat has no store of its own; state is a dict the application keeps (here a JSON file)",
         },
-        unread_fields={**_NOT_LANGGRAPH, "target.durability": "no durability modes: the application chooses when to save the team state"},
+        reads=_OWN_APP_READS,
+        unread_fields=_unread(**{"target.durability": "no durability modes: the application chooses when to save the team state"}),
         import_name="autogen_agentchat",
         default_version="0.7.5",
         pins=("autogen-agentchat=={version}", "autogen-core=={version}", "autogen-ext=={version}"),
