@@ -95,13 +95,24 @@ def wiring_problem(cell: Cell, result: dict[str, Any], rows: list[dict] | None =
                 f"(effects fired: {', '.join(labels) or 'none'}): name one of them, or a workload that calls ctx.effect"
             )
     gated = result.get("gated_task")
-    answered = [o for o in outcomes if (o.get("action") or {}).get("op") == "resume"]
+    # an approval of static breakpoints that found none to approve answered nothing
+    answered = [
+        o
+        for o in outcomes
+        if (o.get("action") or {}).get("op") == "resume" and ((o.get("action") or {}).get("answers") != "breakpoints" or o.get("approvals"))
+    ]
     if gated and answered:
         fired_after = [k for o in answered for k in o.get("fired") or []]
         if not any(_fired_label(k, gated) for k in fired_after):
             fired_all = sorted({k.partition(":")[0] for o in outcomes for k in o.get("fired") or []})
+            bp = next((o["breakpoint"] for o in outcomes if o.get("breakpoint")), None)
+            when = (
+                f"the static breakpoint {bp.get('when')} {', '.join(bp.get('nodes') or [])} was approved (invoke(None))"
+                if bp
+                else "the interrupt was answered"
+            )
             return (
-                f"gated_task {gated!r} never fired as an effect after the interrupt was answered "
+                f"gated_task {gated!r} never fired as an effect after {when} "
                 f"(effects fired: {', '.join(fired_all) or 'none'}): set gated_task to the label the gated node "
                 "passes to ctx.effect (an effect label, not a node name)"
             )
