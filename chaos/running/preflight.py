@@ -95,12 +95,8 @@ def wiring_problem(cell: Cell, result: dict[str, Any], rows: list[dict] | None =
                 f"(effects fired: {', '.join(labels) or 'none'}): name one of them, or a workload that calls ctx.effect"
             )
     gated = result.get("gated_task")
-    # an approval of static breakpoints that found none to approve answered nothing
-    answered = [
-        o
-        for o in outcomes
-        if (o.get("action") or {}).get("op") == "resume" and ((o.get("action") or {}).get("answers") != "breakpoints" or o.get("approvals"))
-    ]
+    # a plan that answered nothing (no static breakpoint to approve, an empty plan) is no answer
+    answered = [o for o in outcomes if (o.get("action") or {}).get("op") == "resume" and not ("answered" in o and not o["answered"])]
     if gated and answered:
         fired_after = [k for o in answered for k in o.get("fired") or []]
         if not any(_fired_label(k, gated) for k in fired_after):
