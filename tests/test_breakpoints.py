@@ -157,7 +157,7 @@ def test_a_breakpoint_has_no_id_to_address_and_says_so(tmp_path):
     [("langgraph", "input", "or 'none': the invoke(None) that approves a static breakpoint"), ("crewai", "none", "'command:<value>'")],
 )
 def test_a_race_that_cannot_approve_is_refused_at_load_with_the_reason(tmp_path, framework, resume, says):
-    with pytest.raises(ChaosError, match="approves a pending pause") as raised:
+    with pytest.raises(ChaosError, match="resumes a pending interrupt") as raised:
         run_text(
             tmp_path,
             f"""\

@@ -92,7 +92,7 @@ def needs_approval_resume(kind: str, scenario: Scenario) -> None:
     ``none`` is their approval (``invoke(None)``), which answers no ``interrupt()``."""
     if scenario.resume.startswith("command:"):
         return
-    if scenario.resume == "none" and approves_breakpoints(scenario):
-        return
+    if scenario.resume == "none" and "resume" in scenario.model_fields_set and approves_breakpoints(scenario):
+        return  # said, not defaulted: the approval of a static breakpoint
     also = " (or 'none': the invoke(None) that approves a static breakpoint)" if approves_breakpoints(scenario) else ""
-    raise ValueError(f"a {kind} approves a pending pause: set resume to 'command:<value>'{also}")
+    raise ValueError(f"a {kind} resumes a pending interrupt: set resume to 'command:<value>'{also}")
