@@ -86,6 +86,53 @@ def test_the_recovery_that_walks_past_the_breakpoint_changes_the_booking_unappro
     assert out.results.exit_code == 1
 
 
+REJECT = """answers:
+          - update: {messages: [{role: tool, tool_call_id: call-update, content: "API call denied by user. Reasoning: keep my flight"}]}
+            as_node: sensitive_tools"""
+
+
+def test_a_crash_recovery_changes_the_booking_the_user_would_have_rejected(tmp_path):
+    # the user rejects as the tutorial shows: the tool call is answered with a ToolMessage
+    # (update_state as sensitive_tools) and the run continues without changing the booking
+    out, cell, points = _sweep(tmp_path, REJECT, [MID_RUN, AT_BREAKPOINT])
+    assert cell.baseline.effects == {}  # the rejected run changes nothing
+    mid = points[MID_RUN]
+    assert mid.resume_outcomes == ["done"] and mid.effect_counts.get(BOOKING, [0]) == [0]  # the plan rejected it again
+    at = points[AT_BREAKPOINT]
+    assert at.effect_counts[BOOKING] == [1]  # the recovery's invoke(None) approved what the user would reject
+    assert _verdict(at, "EO").status == "holds"  # an effect the baseline lacks is neither lost nor duplicated
+    aa = _verdict(cell, "AA")
+    assert aa.status == "violated" and aa.evidence.points == [AT_BREAKPOINT], aa.reason
+
+
+def test_with_a_pause_after_every_assistant_turn_the_booking_waits_behind_the_second(tmp_path):
+    # interrupt_after=["assistant"]: the run pauses after the search is planned and after the change
+    # is planned; the change is gated by the second approval
+    shutil.copy(WORKLOADS / "customer_support.py", tmp_path / "customer_support.py")
+    after_search, after_change = "put(step=2,source=loop):after#1", "put(step=4,source=loop):after#1"
+    out = run_text(
+        tmp_path,
+        f"""\
+        name: support_after
+        kind: kill_sweep
+        target: {{durability: sync}}
+        workload: customer_support:review_after_assistant
+        resume: none
+        kill_points: ["{after_search.split("#")[0]}", "{after_change.split("#")[0]}"]
+        trials: 1
+        seed: 3
+    """,
+    )
+    (cell,) = out.results.cells
+    points = {p.point: p for p in cell.points}
+    # the recovery walked past the first pause (a search), then the plan approved the change: approved
+    assert _verdict(points[after_search], "AA").status == "holds"
+    # the recovery walked past the pause in front of the change itself: unapproved
+    aa = _verdict(points[after_change], "AA")
+    assert aa.status == "violated" and "static breakpoint after assistant" in aa.reason, aa.reason
+    assert all(_verdict(p, "LIVENESS").status == "holds" for p in cell.points)
+
+
 def test_four_approvals_of_one_breakpoint_race(tmp_path):
     shutil.copy(WORKLOADS / "customer_support.py", tmp_path / "customer_support.py")
     out = run_text(

@@ -8,14 +8,16 @@ effect fired once, as in the approved run); AA does.
 
 What it promises (pure functions of trial records):
 
-* ``dry_observations(result)``: from the dry run's racer result, the gated task, the index of the
-  first boundary passed after the run's first approval (``approval_at``) and of the first gated
-  effect (``gated_at``). The victim of a kill trial runs the same actions as the dry run up to the
-  kill, so ``approved_before_kill(dry, point)`` says whether it had approved before it was killed.
+* ``dry_observations(result)``: from the dry run's racer result, the gated task, where each approval
+  was given among its boundaries, where the gated effect first fired, and how many approvals had
+  been given by then (``approvals_needed``: the last of them gates the effect). The victim of a
+  kill trial runs the same actions as the dry run up to the kill, so ``before_kill(dry, point)``
+  counts the approvals it had given before it was killed.
 * ``point_verdicts(point, recs)``: AA at one kill point. Per valid trial: the gated
-  effect fired by the resume racer counts as approved when the victim had approved before the
-  kill, or the resume racer gave an approval (an answer to the plan, reported by the adapter in the
-  outcome's ``approvals``) before that effect fired; otherwise the recovery call (``resume: none |
+  effect fired by the resume racer counts as approved when the victim had given
+  ``approvals_needed`` approvals before the kill, or the resume racer gave an approval (an answer
+  to the plan, reported by the adapter in the outcome's ``approvals``) before it fired (an
+  approval continues the run only up to its next pause); otherwise the recovery call (``resume: none |
   input | app``, or the ``invoke(None)`` a ``command`` resume continues a thread with) fired it
   unapproved: violated, with the trial, the ledger row and what the thread waited at. A trial where
   the gated effect never fired is vacuous.
@@ -33,7 +35,7 @@ from chaos.kinds.checking import verdict
 from chaos.records import TrialRecord, Verdict
 from chaos.scenario.model import Cell
 
-__all__ = ["PROPERTY", "approved_before_kill", "dry_observations", "judged", "point_verdicts", "trial_aa", "workflow_verdict"]
+__all__ = ["PROPERTY", "before_kill", "dry_observations", "judged", "point_verdicts", "trial_aa", "workflow_verdict"]
 
 PROPERTY = "AA"
 
@@ -43,23 +45,28 @@ def _gated(key: str, gated: str | None) -> bool:
 
 
 def dry_observations(result: dict[str, Any]) -> dict[str, Any]:
-    """``gated_task``, ``approval_at`` and ``gated_at`` (indexes into the dry run's boundaries, None if never)."""
+    """From the dry run's racer result: ``gated_task``; ``approvals_at`` (per approval it gave, the
+    index of the first boundary passed after it); ``approval_at`` (the first of them, None if
+    none); ``gated_at`` (the index of the first gated effect's boundary, None if it never fired);
+    ``approvals_needed`` (how many approvals the run had given when the gated effect first fired:
+    the one that gates it is the last of them; one more than it gave when it never fired)."""
     trace = result.get("trace") or []
     gated = result.get("gated_task")
-    times = [int(a["t_mono_ns"]) for o in result.get("outcomes") or [] for a in o.get("approvals") or []]
-    approval_at = None
-    if times:
-        t0 = min(times)
-        approval_at = next((i for i, e in enumerate(trace) if int(e["t_mono_ns"]) >= t0), len(trace))
+    times = sorted(int(a["t_mono_ns"]) for o in result.get("outcomes") or [] for a in o.get("approvals") or [])
+    at = [next((i for i, e in enumerate(trace) if int(e["t_mono_ns"]) >= t), len(trace)) for t in times]
     gated_at = next((i for i, e in enumerate(trace) if gated and e["barrier"].startswith(f"effect(task={gated})")), None)
-    return {"gated_task": gated, "approval_at": approval_at, "gated_at": gated_at}
+    # the run never fired it (the plan rejected it): no number of the victim's answers approves it
+    needed = sum(1 for i in at if i <= gated_at) if gated_at is not None else len(at) + 1
+    return {"gated_task": gated, "approvals_at": at, "approval_at": at[0] if at else None, "gated_at": gated_at, "approvals_needed": needed}
 
 
-def approved_before_kill(dry: TrialRecord, point: str) -> bool:
-    """Had the victim, killed at ``point``, given its first approval? (It runs the dry run's actions up to the kill.)"""
-    at = dry.observations.get("approval_at")
+def before_kill(dry: TrialRecord, point: str) -> dict[str, int]:
+    """What a kill trial at ``point`` needs to judge AA: how many approvals its victim had given
+    before it was killed (it runs the dry run's actions up to the kill) and how many gate the effect."""
     boundaries = dry.observations.get("boundaries") or []
-    return at is not None and point in boundaries and boundaries.index(point) >= at
+    idx = boundaries.index(point) if point in boundaries else -1
+    given = sum(1 for i in dry.observations.get("approvals_at") or [] if i <= idx)
+    return {"approvals_before_kill": given, "approvals_needed": int(dry.observations.get("approvals_needed") or 0)}
 
 
 def judged(cell: Cell, dry: TrialRecord | None, trials: list[TrialRecord]) -> bool:
@@ -104,8 +111,12 @@ def trial_aa(rec: TrialRecord) -> tuple[str, str, list[int]]:
             return "holds", f"{gated} fired only before the kill, after its approval", []
         return "vacuous", f"{gated} never fired", []
     first = hits[0]
-    if rec.observations.get("approved_before_kill"):
+    need = int(rec.observations.get("approvals_needed") or 0)
+    given = int(rec.observations.get("approvals_before_kill") or 0)
+    if given >= need:
         return "holds", "the approval was given before the kill", []
+    # an approval the resume gave before the fire is the pause the effect waited behind: an
+    # approval's invoke continues only up to the next pause, so nothing was walked past after it
     if any(int(a.get("fired_before", 0)) <= first for a in rec.observations.get("resume_approvals") or []):
         return "holds", f"the resume fired {gated} after it gave the approval", []
     rows = sorted((r for r in rec.ledger if r["racer_id"] == "resume" and _gated(r["effect_key"], gated)), key=lambda r: r["seq"])

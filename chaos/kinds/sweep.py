@@ -387,7 +387,7 @@ def _against(dry: TrialRecord, point: str) -> Callable[[TrialRun], TrialRecord]:
 
     def body(run: TrialRun) -> TrialRecord:
         run.observations["baseline_effects"] = _counts(dry)
-        run.observations["approved_before_kill"] = approval.approved_before_kill(dry, point)  # AA
+        run.observations.update(approval.before_kill(dry, point))  # AA
         return kill_trial(run, point)
 
     return body

@@ -95,8 +95,7 @@ def wiring_problem(cell: Cell, result: dict[str, Any], rows: list[dict] | None =
                 f"(effects fired: {', '.join(labels) or 'none'}): name one of them, or a workload that calls ctx.effect"
             )
     gated = result.get("gated_task")
-    # a plan that answered nothing (no static breakpoint to approve, an empty plan) is no answer
-    answered = [o for o in outcomes if (o.get("action") or {}).get("op") == "resume" and not ("answered" in o and not o["answered"])]
+    answered = [o for o in outcomes if (o.get("action") or {}).get("op") == "resume" and _approved(o)]
     if gated and answered:
         fired_after = [k for o in answered for k in o.get("fired") or []]
         if not any(_fired_label(k, gated) for k in fired_after):
@@ -113,6 +112,15 @@ def wiring_problem(cell: Cell, result: dict[str, Any], rows: list[dict] | None =
                 "passes to ctx.effect (an effect label, not a node name)"
             )
     return None
+
+
+def _approved(o: dict) -> bool:
+    """Did this answer approve anything? A plan that answered nothing (no static breakpoint to
+    approve, an empty plan) did not, nor one whose every answer was an edit (``{"update": ...}``:
+    a rejection as LangGraph's customer-support tutorial writes it, which skips the gated tool)."""
+    if "answered" not in o:
+        return True
+    return any(not (isinstance(v, dict) and "update" in v) for _key, v in o["answered"])
 
 
 def _ledger_rows(path: Path) -> list[dict]:

@@ -62,7 +62,7 @@ class ScriptedAssistant(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=reply)])
 
 
-def build(ctx: WorkloadContext, *, at_compile: bool = True) -> LangGraphWorkload:
+def build(ctx: WorkloadContext, *, at_compile: bool = True, after: list[str] | None = None) -> LangGraphWorkload:
     @tool
     def fetch_user_flight_information() -> str:
         """Fetch the passenger's tickets and flights."""
@@ -112,8 +112,8 @@ def build(ctx: WorkloadContext, *, at_compile: bool = True) -> LangGraphWorkload
     g.add_conditional_edges("assistant", route_tools, ["safe_tools", "sensitive_tools", END])
     g.add_edge("safe_tools", "assistant")
     g.add_edge("sensitive_tools", "assistant")
-    breakpoints = ["sensitive_tools"]
-    graph = g.compile(checkpointer=ctx.checkpointer, interrupt_before=breakpoints if at_compile else None)
+    breakpoints = [] if after else ["sensitive_tools"]
+    graph = g.compile(checkpointer=ctx.checkpointer, interrupt_before=breakpoints if at_compile else None, interrupt_after=after)
     return LangGraphWorkload(
         graph=graph,
         input={"messages": [("user", "Please move my flight to tomorrow's first one to Basel.")]},
@@ -125,3 +125,9 @@ def build(ctx: WorkloadContext, *, at_compile: bool = True) -> LangGraphWorkload
 def per_invoke(ctx: WorkloadContext) -> LangGraphWorkload:
     """The same agent compiled without breakpoints; the workload passes ``interrupt_before`` to every invoke."""
     return build(ctx, at_compile=False)
+
+
+def review_after_assistant(ctx: WorkloadContext) -> LangGraphWorkload:
+    """The same agent paused after every turn of the assistant (``interrupt_after=["assistant"]``):
+    three pauses per run, each approved with ``invoke(None)``."""
+    return build(ctx, after=["assistant"])
