@@ -649,6 +649,11 @@ class LangGraphSession:
         via = action.get("via", "checkpoint")
         target = action.get("checkpoint", "interrupt")
         snap = self._find(target)
+        if snap is None and target == "interrupt" and self.has_breakpoints:
+            raise Unsupported(
+                "the thread's pauses are static breakpoints: their approval (invoke(None)) carries no value, "
+                "so there is no second answer to fork the first pause with"
+            )
         if snap is None:
             return outcome(
                 "error",
