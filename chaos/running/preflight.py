@@ -16,6 +16,12 @@ scenario resumes with a command, the answer to each interrupt it stops at. What 
   scenario answers the interrupt, an effect with that label fires after the answer (a
   ``gated_task`` naming a node instead of an effect label never does).
 
+* LangGraph's static breakpoints (``interrupt_before`` / ``interrupt_after``) are pauses like
+  ``interrupt()``: the run approves each with ``invoke(None)`` (under ``resume: none | input |
+  app`` too, whose plan is to approve them), and the gated-effect check names the breakpoint it
+  approved. An answer plan that answered nothing, or only rejected (an ``update_state`` edit),
+  approved nothing, so no gated effect is expected after it.
+
 * effects fire inside a running task: no ledger row of the run is marked ``outside_task`` (an
   effect fired from a thread the node started, or after the graph returned, cannot be attributed
   to a step, so no verdict could say which step fired it).
