@@ -220,3 +220,29 @@ def test_a_race_that_cannot_approve_is_refused_at_load_with_the_reason(tmp_path,
     assert says in str(raised.value)
     if framework == "crewai":
         assert "breakpoint" not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("kind", "field", "says"),
+    [
+        ("race", "distinct_values: true", "invoke(None), which carries none"),
+        ("race", "answers: [ok]", "no answer of the plan is sent"),
+        ("stray_resume", "resume_by: interrupt", "which addresses nothing"),
+    ],
+)
+def test_a_field_that_means_nothing_for_an_invoke_none_approval_is_refused_at_load(tmp_path, kind, field, says):
+    shutil.copy(WORKLOADS / "customer_support.py", tmp_path / "customer_support.py")
+    with pytest.raises(ChaosError, match="scenario.yaml") as raised:
+        run_text(
+            tmp_path,
+            f"""\
+            name: r
+            kind: {kind}
+            workload: customer_support:build
+            resume: none
+            {field}
+            racers: {{k: 2}}
+            trials: 1
+        """,
+        )
+    assert says in str(raised.value)

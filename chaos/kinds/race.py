@@ -55,6 +55,13 @@ class Race(Kind):
 
     def validate(self, scenario: Scenario) -> None:
         needs_approval_resume(self.name, scenario)
+        if scenario.resume == "none":  # every racer sends invoke(None): no value travels
+            if scenario.distinct_values:
+                raise ValueError(
+                    "distinct_values gives each racer its own answer, but resume: none approves with invoke(None), which carries none"
+                )
+            if scenario.answers is not None:
+                raise ValueError("answers: the racers approve with invoke(None) under resume: none, so no answer of the plan is sent")
 
     def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
         return with_baseline(ctx, cell, each_trial(ctx, cell, skip, race_trial))

@@ -45,6 +45,10 @@ class StrayResume(Kind):
 
     def validate(self, scenario: Scenario) -> None:
         needs_approval_resume(self.name, scenario)
+        if scenario.resume == "none" and scenario.resume_by == "interrupt":
+            raise ValueError(
+                "resume_by: interrupt addresses the first interrupt by its id with a command; resume: none sends invoke(None), which addresses nothing"
+            )
 
     def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
         return each_trial(ctx, cell, skip, stray_trial)
