@@ -42,6 +42,32 @@ def test_a_sweep_with_an_answer_plan_resumes_through_every_approval(tmp_path):
     assert liveness.status == "holds", liveness.reason
 
 
+def test_a_sweep_resume_that_finds_the_thread_running_continues_it_and_answers_by_the_plan(tmp_path):
+    # killed after pre's checkpoint, before the first approval was asked: nothing waits for an
+    # answer, so the fresh process continues the thread (invoke(None)), and then answers both
+    # approvals it stops at by the plan, until the run completes (it used to stop at the first)
+    out = run_text(
+        tmp_path,
+        """\
+        name: plan_sweep_mid_run
+        kind: kill_sweep
+        target: {framework: langgraph, backend: sqlite, durability: sync}
+        workload: two_gates
+        resume: "command:ok"
+        answers: [ok, go]
+        kill_points: ["put(step=1,source=loop):after"]
+        trials: 1
+        seed: 3
+        """,
+    )
+    (cell,) = out.results.cells
+    (point,) = cell.points
+    assert point.resume_outcomes == ["done"]
+    assert point.effect_counts["gate:ok"] == [1] and point.effect_counts["gate2:go"] == [1] and point.effect_counts["end"] == [1]
+    assert next(v for v in cell.verdicts if v.property == "LIVENESS").status == "holds"
+    assert next(v for v in cell.verdicts if v.property == "AA").status == "holds"  # every approval came from the plan
+
+
 def test_a_fork_resumes_with_the_second_value_the_user_chose(tmp_path):
     out = run_text(
         tmp_path,

@@ -78,3 +78,22 @@ def needs_command_resume(kind: str, scenario: Scenario) -> None:
     """The rule of kinds that answer a pending interrupt: the scenario must say with what."""
     if not scenario.resume.startswith("command:"):
         raise ValueError(f"a {kind} resumes a pending interrupt: set resume to 'command:<value>'")
+
+
+def approves_breakpoints(scenario: Scenario) -> bool:
+    """Does the scenario's framework pause at static breakpoints (``BREAKPOINTS``), approved by ``invoke(None)``?"""
+    from chaos.targets import BREAKPOINTS, get_target
+
+    return BREAKPOINTS in get_target(scenario.target.framework).features
+
+
+def needs_approval_resume(kind: str, scenario: Scenario) -> None:
+    """The rule of kinds that approve a pause (race, stray_resume): ``command:<value>`` answers an
+    ``interrupt()`` (and approves a static breakpoint); where the framework has static breakpoints,
+    ``none`` is their approval (``invoke(None)``), which answers no ``interrupt()``."""
+    if scenario.resume.startswith("command:"):
+        return
+    if scenario.resume == "none" and "resume" in scenario.model_fields_set and approves_breakpoints(scenario):
+        return  # said, not defaulted: the approval of a static breakpoint
+    also = " (or 'none': the invoke(None) that approves a static breakpoint)" if approves_breakpoints(scenario) else ""
+    raise ValueError(f"a {kind} resumes a pending interrupt: set resume to 'command:<value>'{also}")

@@ -40,10 +40,25 @@ def answer_action(s: Scenario) -> ActionSpec:
     return {"op": "resume", "form": "command", "value": s.resume_value}
 
 
+def approvals_plan(s: Scenario) -> ActionSpec:
+    """What follows a recovery of form ``none``, ``input`` or ``app`` on a framework with static
+    breakpoints: the scenario's ``answers:`` plan when it has one, else ``"breakpoints"``: approve
+    every static breakpoint the run stops at (``invoke(None)``) and leave an ``interrupt()`` waiting."""
+    return {"answers": s.answers if s.answers is not None else "breakpoints"}
+
+
+def approve_action(s: Scenario) -> ActionSpec:
+    """Approve the pauses a run of a scenario that does not resume with a command stops at (``approvals_plan``)."""
+    return {"op": "resume", "form": "command", **approvals_plan(s)}
+
+
 def baseline_actions(cell: Cell) -> list[ActionSpec]:
     """Run, then answer its interrupts when the scenario resumes with a command: the answer plan
     answers each in turn until the run completes; one command value answers each (up to
-    ``MAX_ANSWERS``)."""
+    ``MAX_ANSWERS``). With another resume form, static breakpoints (LangGraph's) are approved
+    (``approve_action``): their approval needs no value."""
+    from chaos.kinds.base import approves_breakpoints
+
     s = cell.scenario
     acts: list[ActionSpec] = [{"op": "run"}]
     if s.resume_form == "command":
@@ -51,6 +66,8 @@ def baseline_actions(cell: Cell) -> list[ActionSpec]:
             acts.append({**answer_action(s), "if": "interrupted"})
         else:
             acts += [{**answer_action(s), "if": "interrupted"} for _ in range(MAX_ANSWERS)]
+    elif approves_breakpoints(s):
+        acts.append({**approve_action(s), "if": "interrupted"})
     return acts
 
 

@@ -43,6 +43,7 @@ PROPERTY_NAMES = {
     "CC": "no causal cascade (A3)",
     "TR": "no tool effect reordering (A6)",
     "UP": "upgrade safety",
+    "AA": "approval authority",
 }
 
 

@@ -22,7 +22,9 @@ depends on the harness (how fast racers start), the window does not.
 
 What it needs from an adapter: ``run``, ``resume`` with ``form: command``; ``gated_task`` (the
 task whose effect the interrupt gates). Scenario fields: ``k`` (racers), ``jitter_ms``,
-``distinct_values``; ``resume`` must be ``command:<value>``.
+``distinct_values``; ``resume`` must be ``command:<value>``, or ``none`` on a framework with static
+breakpoints (LangGraph): the k racers then approve the breakpoint the parking racer stopped at, each
+with ``invoke(None)``. The parking racer stops at an ``interrupt()`` or at a static breakpoint alike.
 """
 
 from __future__ import annotations
@@ -33,10 +35,11 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from chaos.kinds.base import Kind, needs_command_resume
+from chaos.kinds.base import Kind, needs_approval_resume
 from chaos.kinds.baseline import baseline_of, with_baseline
 from chaos.kinds.checking import Tally, base_fields, times, verdict
 from chaos.kinds.phases import each_trial
+from chaos.racer.protocol import ActionSpec
 from chaos.records import CellResult, RaceWindow, TrialRecord
 from chaos.running.trial import RunContext, TrialRun
 from chaos.scenario.model import Cell, Scenario
@@ -52,7 +55,14 @@ class Race(Kind):
     title = "Race"
 
     def validate(self, scenario: Scenario) -> None:
-        needs_command_resume(self.name, scenario)
+        needs_approval_resume(self.name, scenario)
+        if scenario.resume == "none":  # every racer sends invoke(None): no value travels
+            if scenario.distinct_values:
+                raise ValueError(
+                    "distinct_values gives each racer its own answer, but resume: none approves with invoke(None), which carries none"
+                )
+            if scenario.answers is not None:
+                raise ValueError("answers: the racers approve with invoke(None) under resume: none, so no answer of the plan is sent")
 
     def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
         return with_baseline(ctx, cell, each_trial(ctx, cell, skip, race_trial))
@@ -83,7 +93,7 @@ def race_trial(run: TrialRun) -> TrialRecord:
         "inspect": (park.result or {}).get("inspect_after"),
     }
     if not parked:
-        why = "the parking racer did not reach an interrupt"
+        why = "the parking racer did not reach an interrupt or a static breakpoint"
         if outcomes and outcomes[-1].get("error"):
             why += f": {outcomes[-1]['error'].get('type')}: {outcomes[-1]['error'].get('message')}"
         elif park.status != "ok":
@@ -96,7 +106,9 @@ def race_trial(run: TrialRun) -> TrialRecord:
     specs = []
     for i in range(k):
         v = f"{value}#r{i}" if s.distinct_values else value
-        specs.append(run.spec(f"r{i}", actions=[{"op": "resume", "form": "command", "value": v}], gate=True))
+        # resume: none (a static breakpoint's approval, LangGraph): every racer sends invoke(None)
+        act: ActionSpec = {"op": "resume", "form": "none"} if s.resume == "none" else {"op": "resume", "form": "command", "value": v}
+        specs.append(run.spec(f"r{i}", actions=[act], gate=True))
     handles = run.start(specs)
     all_ready = run.wait_until(
         lambda: all(h.state() != "running" for h in handles) and all(h.state() == "exited" or h.arrivals() for h in handles)
@@ -112,7 +124,7 @@ def race_trial(run: TrialRun) -> TrialRecord:
             run.kill(h)
     results = []
     for i, h in enumerate(handles):
-        out = run.collect(h, "resume", "resume", specs[i]["actions"][0]["value"], hung=h in hung)
+        out = run.collect(h, "resume", "resume", specs[i]["actions"][0].get("value"), hung=h in hung)
         results.append(out)
 
     # 3. what fired
@@ -127,7 +139,7 @@ def race_trial(run: TrialRun) -> TrialRecord:
         per_racer=[
             {
                 "racer_id": r.racer_id,
-                "sent": specs[i]["actions"][0]["value"],
+                "sent": specs[i]["actions"][0].get("value"),
                 "observed": ((r.result or {}).get("outcomes") or [{}])[-1].get("observed", {}).get(gated) if r.result else None,
                 "fired": any(
                     f["effect_key"].startswith(f"{gated}:") or f["effect_key"] == gated for f in (r.result or {}).get("fired", [])

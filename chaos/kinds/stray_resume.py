@@ -14,7 +14,9 @@ a later interrupt and answers it is the violation a retry/fork discriminator wou
 
 What it needs from an adapter: ``run``, ``resume`` (command) repeated on a consumed and on a
 completed thread, with ``interrupt: "first"`` when the scenario sets ``resume_by: interrupt``;
-``inspect``; ``gated_task``. Scenario fields: ``resume_by``; ``resume`` must be ``command:<value>``.
+``inspect``; ``gated_task``. Scenario fields: ``resume_by``; ``resume`` must be ``command:<value>``, or
+``none`` on a framework with static breakpoints (LangGraph), whose approval ``invoke(None)`` is then
+sent twice. A static breakpoint has no id: ``resume_by: interrupt`` on one is ``unsupported`` with that reason.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Iterator
 
-from chaos.kinds.base import Kind, needs_command_resume
+from chaos.kinds.base import Kind, needs_approval_resume
 from chaos.kinds.checking import base_fields, verdict
 from chaos.kinds.phases import each_trial, failed, run_phases
 from chaos.racer.protocol import ActionSpec
@@ -43,7 +45,11 @@ class StrayResume(Kind):
     title = "Stray resume"
 
     def validate(self, scenario: Scenario) -> None:
-        needs_command_resume(self.name, scenario)
+        needs_approval_resume(self.name, scenario)
+        if scenario.resume == "none" and scenario.resume_by == "interrupt":
+            raise ValueError(
+                "resume_by: interrupt addresses the first interrupt by its id with a command; resume: none sends invoke(None), which addresses nothing"
+            )
 
     def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
         return each_trial(ctx, cell, skip, stray_trial)
@@ -66,7 +72,8 @@ KIND = StrayResume()
 def stray_trial(run: TrialRun) -> TrialRecord:
     s = run.cell.scenario
     v = s.first_answer  # the answer plan's first value, else resume's command value
-    answer: ActionSpec = {"op": "resume", "form": "command", "value": v}
+    # resume: none (LangGraph): the approval of a static breakpoint, invoke(None), sent twice
+    answer: ActionSpec = {"op": "resume", "form": "none"} if s.resume == "none" else {"op": "resume", "form": "command", "value": v}
     if s.resume_by == "interrupt":
         answer["interrupt"] = "first"  # the same request, addressed to the interrupt it answered
     labelled, racers = run_phases(
@@ -94,7 +101,7 @@ def stray_trial(run: TrialRun) -> TrialRecord:
         consumed={
             "status": (resume_o or {}).get("status"),
             "fired": (resume_o or {}).get("fired", []),
-            "waiting_at": (resume_o or {}).get("interrupts", []),
+            "waiting_at": (resume_o or {}).get("interrupts") or [bp for bp in [(resume_o or {}).get("breakpoint")] if bp],
         },
         thread_before=_state(before),
         thread_after=_state(after),
@@ -112,10 +119,9 @@ def stray_trial(run: TrialRun) -> TrialRecord:
         return run.record(
             valid=False, invalid_reason=f"the run did not stop at an interrupt (status {(run_o or {}).get('status')})", fault_fired=False
         )
-    if (resume_o or {}).get("status") == "unsupported":  # e.g. an answer addressed by id where answers carry no id
-        return run.record(
-            valid=False, invalid_reason=f"unsupported: {((resume_o or {}).get('error') or {}).get('message')}", fault_fired=False
-        )
+    if (resume_o or {}).get("status") == "unsupported":  # e.g. resume_by: interrupt on a static breakpoint
+        why = ((resume_o or {}).get("error") or {}).get("message")
+        return run.record(valid=False, invalid_reason=f"the first answer is unsupported: {why}", fault_fired=False)
     consumed = [k for k in (resume_o or {}).get("fired", []) if gated and k.split(":", 1)[0] == gated]
     if not consumed:
         return run.record(valid=False, invalid_reason=f"the first answer did not fire {gated}: nothing was consumed", fault_fired=False)

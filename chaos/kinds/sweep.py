@@ -49,9 +49,9 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
-from chaos.kinds import faults
-from chaos.kinds.base import Kind
-from chaos.kinds.baseline import answer_action, baseline_of, effect_counts
+from chaos.kinds import approval, faults
+from chaos.kinds.base import Kind, approves_breakpoints
+from chaos.kinds.baseline import answer_action, approvals_plan, approve_action, baseline_of, effect_counts
 from chaos.kinds.checking import base_fields, combine, times, verdict
 from chaos.launchers import RacerHandle
 from chaos.racer.barrier import HOLD
@@ -116,21 +116,26 @@ class SweepKind(Kind):
 
 
 def _actions(cell: Cell) -> list[ActionSpec]:
-    """The workload's whole life: run, and answer its interrupts when the resume form is a command."""
+    """The workload's whole life: run, and answer its interrupts when the resume form is a command
+    (with another form, approve its static breakpoints, which need no value)."""
     s = cell.scenario
     acts: list[ActionSpec] = [{"op": "run"}]
     if s.resume_form == "command":
         acts.append({**answer_action(s), "if": "interrupted"})
+    elif approves_breakpoints(s):
+        acts.append({**approve_action(s), "if": "interrupted"})
     return acts
 
 
 def _resume_action(cell: Cell) -> ActionSpec:
     s = cell.scenario
+    # with static breakpoints, the recovery call is followed by the approvals of the breakpoints it stops at
+    then: ActionSpec = approvals_plan(s) if approves_breakpoints(s) else {}
     if s.resume_form == "command":  # answered only where the interrupt was durably asked
         return {**answer_action(s), "only_if_durable": True}
     if s.resume_form == "app":  # the team's recovery procedure, called in the fresh process
-        return {"op": "resume", "form": "app", "recover": s.recover_ref or ""}
-    return {"op": "resume", "form": s.resume_form, "value": s.resume_value}
+        return {"op": "resume", "form": "app", "recover": s.recover_ref or "", **then}
+    return {"op": "resume", "form": s.resume_form, "value": s.resume_value, **then}
 
 
 def dry_run(ctx: RunContext, cell: Cell) -> TrialRecord:
@@ -153,6 +158,7 @@ def dry_trial(run: TrialRun) -> TrialRecord:
     trace = [t["barrier"] for t in (out.result or {}).get("trace", [])]
     run.observations["boundaries"] = trace
     run.observations["outcomes"] = (out.result or {}).get("outcomes")
+    run.observations.update(approval.dry_observations(out.result or {}))  # AA: where the run approved
     ok = out.status == "ok" and bool(trace)
     reason = None if ok else f"dry run found no boundaries ({out.status}: {run.history[-1].detail})"
     outcomes = (out.result or {}).get("outcomes") or []
@@ -367,6 +373,8 @@ def _last_resume(run: TrialRun, rec: RacerHandle, action: ActionSpec) -> tuple[d
         resume_outcome=outcomes[-1] if outcomes else None,
         resume_action=action,
         resume_fired=[f["effect_key"] for f in res.get("fired", [])],
+        resume_approvals=(outcomes[-1].get("approvals") if outcomes else None) or [],  # AA
+        gated_task=res.get("gated_task"),
     )
     if out.status != "ok":
         return res, run.record(valid=False, invalid_reason=f"resume racer {out.status}: {run.history[-1].detail}", fault_fired=True)
@@ -379,6 +387,7 @@ def _against(dry: TrialRecord, point: str) -> Callable[[TrialRun], TrialRecord]:
 
     def body(run: TrialRun) -> TrialRecord:
         run.observations["baseline_effects"] = _counts(dry)
+        run.observations.update(approval.before_kill(dry, point))  # AA
         return kill_trial(run, point)
 
     return body
@@ -676,7 +685,7 @@ def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep, base: Bas
         after = r.observations.get("after_resume") or {}
         if o.get("status") == "error":
             dead.append((r, f"{o.get('error', {}).get('type')}: {o.get('error', {}).get('message', '')[:120]}"))
-        elif after.get("next") and not after.get("pending_interrupts"):
+        elif after.get("next") and not after.get("pending_interrupts") and not after.get("breakpoint"):
             dead.append((r, f"stopped with next={after.get('next')}"))
     if dead:
         out.append(
@@ -689,7 +698,11 @@ def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep, base: Bas
             )
         )
     else:
-        out.append(verdict("LIVENESS", "holds", f"{point}: resume finished the run", points=[point], trial_ids=[r.trial_id for r in valid]))
+        bps = [bp for r in valid if (bp := (r.observations.get("after_resume") or {}).get("breakpoint"))]
+        how = f" or left it waiting at the static breakpoint {bps[0].get('when')} {', '.join(bps[0].get('nodes') or [])}" if bps else ""
+        out.append(
+            verdict("LIVENESS", "holds", f"{point}: resume finished the run{how}", points=[point], trial_ids=[r.trial_id for r in valid])
+        )
     out += [c.judge(point, valid) for c in sweep.extra]
     return out
 
@@ -749,12 +762,14 @@ def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellRes
     else:
         points = points_of(cell, dry.observations.get("boundaries", []), sweep.narrow)
     all_verdicts: dict[str, list[Verdict]] = defaultdict(list)
+    judge_aa = approval.judged(cell, dry, trials)  # AA, where a recovery can be told from an approval
     for point in points:
         recs = by_point.get(point, [])
         valid = [r for r in recs if r.valid]
         keys = sorted({k for r in valid for k in _counts(r)} | set(base.effects))
         pv = _point_verdicts(point, recs, sweep, base, cell.scenario.target.framework)
         pv += faults.point_verdicts(cell, point, recs, {r.trial_id: lost_effects(r, base) for r in valid})
+        pv += approval.point_verdicts(point, recs) if judge_aa else []
         for v in pv:
             all_verdicts[v.property].append(v)
         outcomes: list[str] = []
@@ -782,6 +797,8 @@ def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellRes
             )
         )
     result.verdicts = [combine(p, all_verdicts[p]) for p in sweep.properties + faults.properties_of(cell)]
+    if judge_aa:
+        result.verdicts.append(approval.workflow_verdict(dry, combine(approval.PROPERTY, all_verdicts[approval.PROPERTY])))
     lost_at = [p for p in result.points if p.lost]
     dup_at = [p for p in result.points if p.duplicates]
     if lost_at or dup_at:  # the two halves of exactly-once, each in one line before the points' detail

@@ -117,7 +117,7 @@ class Action(TypedDict, total=False):
     op: Op
     form: ResumeForm
     value: Any
-    answers: list[Any] | Literal["workload"]
+    answers: list[Any] | Literal["workload", "breakpoints"]  # breakpoints: approve static breakpoints only
     recover: str  # form ``app``: the team's ``package.module:recover``, called as ``recover(ctx, thread)``
     interrupt: str
     checkpoint: str
@@ -182,6 +182,7 @@ class InspectResult(TypedDict, total=False):
     completed_task_ids: list[str]  # ids of every completed task, subgraphs' included (LangGraph)
     durable_checkpoints: int
     pending_interrupts: int
+    breakpoint: dict[str, Any] | None  # LangGraph: the static breakpoint the thread waits at ({when, nodes})
     values: Any
     checkpoint: str | None
     error: ErrorInfo | None
@@ -215,6 +216,8 @@ class ActionOutcome(TypedDict, total=False):
     answered: list[list[Any]]  # an answer plan's answers: [[interrupt_id, value], ...]
     recovered_by: str  # form ``app``: the recovery that ran
     addressed: str  # the interrupt id a resume with ``interrupt`` was addressed to
+    breakpoint: dict[str, Any]  # LangGraph: the static breakpoint the thread stopped at ({when, nodes})
+    approvals: list[dict[str, Any]]  # approvals this call gave, in order: effects fired before each, t_mono_ns
     # per op
     checkpoints: list[CheckpointInfo]
     intent: ForkIntent

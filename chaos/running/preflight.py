@@ -18,6 +18,12 @@ scenario resumes with a command, the answer to each interrupt it stops at. What 
   nothing). Elsewhere an answer that takes a branch firing no gated effect (a rejection) is a
   normal run.
 
+* LangGraph's static breakpoints (``interrupt_before`` / ``interrupt_after``) are pauses like
+  ``interrupt()``: the run approves each with ``invoke(None)`` (under ``resume: none | input |
+  app`` too, whose plan is to approve them), and the gated-effect check names the breakpoint it
+  approved. An answer plan that answered nothing, or only rejected (an ``update_state`` edit),
+  approved nothing, so no gated effect is expected after it.
+
 * effects fire inside a running task: no ledger row of the run is marked ``outside_task`` (an
   effect fired from a thread the node started, or after the graph returned, cannot be attributed
   to a step, so no verdict could say which step fired it).
@@ -97,28 +103,43 @@ def wiring_problem(cell: Cell, result: dict[str, Any], rows: list[dict] | None =
                 f"(effects fired: {', '.join(labels) or 'none'}): name one of them, or a workload that calls ctx.effect"
             )
     gated = result.get("gated_task")
-    answered = [o for o in outcomes if (o.get("action") or {}).get("op") == "resume"]
+    answered = [o for o in outcomes if (o.get("action") or {}).get("op") == "resume" and _approved(o)]
     if gated and answered:
         fired_after = [k for o in answered for k in o.get("fired") or []]
         if not any(_fired_label(k, gated) for k in fired_after):
             fired_all = sorted({k.partition(":")[0] for o in outcomes for k in o.get("fired") or []})
+            bp = next((o["breakpoint"] for o in outcomes if o.get("breakpoint")), None)
+            when = (
+                f"the static breakpoint {bp.get('when')} {', '.join(bp.get('nodes') or [])} was approved (invoke(None))"
+                if bp
+                else "the interrupt was answered"
+            )
             nodes = {str(r.get("node") or r.get("task")) for r in rows or []} - set(fired_all)
             if gated in nodes:
                 return (
-                    f"gated_task {gated!r} never fired as an effect after the interrupt was answered "
+                    f"gated_task {gated!r} never fired as an effect after {when} "
                     f"(effects fired: {', '.join(fired_all) or 'none'}): {gated!r} is a node, not an effect label: set "
                     "gated_task to the label the gated node passes to ctx.effect"
                 )
             if get_kind(s.kind).counts_gated:
                 value = (answered[0].get("action") or {}).get("value")
                 return (
-                    f"answered {value!r}, the run fired no {gated!r} effect (effects after the answer: "
+                    f"answered {value!r} ({when}), the run fired no {gated!r} effect (effects after the answer: "
                     f"{', '.join(sorted(set(fired_after))) or 'none'}): kind {s.kind} counts fires of the gated effect, so "
                     f"an answer whose branch fires none (a rejection, say) measures nothing: resume with the answer that "
                     f"fires it (or, if {value!r} should fire it, set gated_task to the label the gated node passes to ctx.effect)"
                 )
             # a branch that fires no gated effect (a rejection) is an ordinary run for the other kinds
     return None
+
+
+def _approved(o: dict) -> bool:
+    """Did this answer approve anything? A plan that answered nothing (no static breakpoint to
+    approve, an empty plan) did not, nor one whose every answer was an edit (``{"update": ...}``:
+    a rejection as LangGraph's customer-support tutorial writes it, which skips the gated tool)."""
+    if "answered" not in o:
+        return True
+    return any(not (isinstance(v, dict) and "update" in v) for _key, v in o["answered"])
 
 
 def _ledger_rows(path: Path) -> list[dict]:

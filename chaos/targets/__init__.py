@@ -33,6 +33,12 @@ from dataclasses import dataclass, field
 # fan-out, parallel tool calls, branches from one node). ``BRANCH_WORKLOADS``: the built-ins that need it.
 BRANCHES = "branches"
 BRANCH_WORKLOADS = ("parallel_send", "parallel_send_idempotent", "parallel_tools", "parallel_gate")
+# static breakpoints (LangGraph's interrupt_before / interrupt_after): pauses with no answer value,
+# approved by continuing the run (``invoke(None)``); a target with them approves them in baselines
+# and accepts ``resume: none`` as the approval in races and stray resumes
+BREAKPOINTS = "breakpoints"
+# approval authority: a recovery call can be told from an approval (why not, per adapter, in ``unsupported``)
+AA_UNSUPPORTED_WHY = "approval authority is judged where the adapter reports each approval it gives apart from its recovery calls"
 
 
 @dataclass(frozen=True)
@@ -132,6 +138,7 @@ def _unread(**extra: str) -> dict[str, str]:
     """``_NOT_LANGGRAPH`` less what every own-app adapter reads, plus the adapter's own unread fields."""
     return {**{k: v for k, v in _NOT_LANGGRAPH.items() if k not in _OWN_APP_READS}, **extra}
 
+
 TARGETS: dict[str, TargetInfo] = {
     "langgraph": TargetInfo(
         framework="langgraph",
@@ -194,7 +201,7 @@ TARGETS: dict[str, TargetInfo] = {
             "upgrade",
             "failing_effect",
         ),
-        properties=("EO", "PC", "FD", "CV", "CO", "RD", "FI", "LIVENESS", "FCL", "LU", "SG", "PT", "CC", "TR", "UP", "DU"),
+        properties=("EO", "PC", "FD", "CV", "CO", "RD", "FI", "LIVENESS", "FCL", "LU", "SG", "PT", "CC", "TR", "UP", "DU", "AA"),
         distributions=(
             "langgraph",
             "langgraph-checkpoint",
@@ -202,7 +209,7 @@ TARGETS: dict[str, TargetInfo] = {
             "langgraph-checkpoint-postgres",
         ),
         boundaries="put(step,source):before/after, put_writes(node,channels):before/after, effect(task):after",
-        features=(BRANCHES,),
+        features=(BRANCHES, BREAKPOINTS),
         reads=("target.durability", "target.saver", "answers", "resume:app", "resume_by:interrupt"),
         import_name="langgraph",
         default_version="1.2.24",
@@ -231,6 +238,8 @@ TARGETS: dict[str, TargetInfo] = {
             "checkpoint(provider=json|sqlite,completed=a+b) (checkpoint_*), each :before/:after; effect(task):after"
         ),
         unsupported={
+            "AA": "not judged yet: the adapter does not report which of its calls gave an approval (from_pending(id).resume(v)) and which recovered (kickoff by id); "
+            + AA_UNSUPPORTED_WHY,
             BRANCHES: "no parallel-branch workload for CrewAI yet: Flow listeners of one method may run concurrently, but the adapter's workloads and barriers are one method after another",
             "shared_state": "no shared-state agent workloads for CrewAI yet",
             "upgrade": "no v1/v2 workload pairs for CrewAI yet (its factories do not read ctx.version)",
@@ -263,6 +272,8 @@ TARGETS: dict[str, TargetInfo] = {
         distributions=("llama-index-workflows",),
         boundaries="save(after=<step>):before/after, save(input_required):before/after, effect(task):after",
         unsupported={
+            "AA": "not judged yet: the adapter does not report which of its calls gave an approval (send_event(HumanResponseEvent)) and which recovered (Context.from_dict + run); "
+            + AA_UNSUPPORTED_WHY,
             BRANCHES: "no parallel-branch workload for LlamaIndex yet: the adapter saves the Context after each step of a sequential workflow (no steps with num_workers > 1)",
             "fork": "the application keeps only the latest Context.to_dict; the framework has no checkpoint ids or fork operation",
             "FI": "Context.from_dict has no notion of retry vs fork: every restore is a new run of the saved dict",
@@ -297,6 +308,7 @@ TARGETS: dict[str, TargetInfo] = {
         distributions=("pydantic-graph",),
         boundaries="save(node=X,status=created|pending|running|success):before/after, save(end):before/after, effect(task):after",
         unsupported={
+            "AA": "a recovery cannot be told from an approval: the answer travels in the deps of the same iter_from_persistence call that continues the run",
             BRANCHES: "a pydantic-graph run is one node after another (each node returns the next): there are no parallel branches",
             "fork": "pydantic-graph resumes only the next 'created' snapshot (load_next); no API addresses a past snapshot, so a fork cannot be expressed",
             "FI": "no API distinguishes retry from fork: iter_from_persistence takes no snapshot id",
@@ -332,6 +344,8 @@ TARGETS: dict[str, TargetInfo] = {
         distributions=("autogen-agentchat", "autogen-core", "autogen-ext"),
         boundaries="save(turn=<agent>):before/after, effect(task):after",
         unsupported={
+            "AA": "not judged yet: the adapter does not report which of its calls gave an approval (run(task=answer)) and which recovered (load_state + run()); "
+            + AA_UNSUPPORTED_WHY,
             BRANCHES: "a round-robin team takes one turn at a time: there are no parallel branches (the adapter runs no parallel tool calls either)",
             "fork": "save_state returns the latest state only; AgentChat has no checkpoint ids or fork operation",
             "FI": "load_state has no notion of retry vs fork",

@@ -17,6 +17,14 @@ reads (``get_state``, history) use the async saver's sync bridge.
 
 Every effect row names the node and (sub)graph namespace that fired it, read from LangGraph's
 runnable config (``where_fired``); ``inspect`` reports the durable frontier per namespace.
+
+Static breakpoints (``interrupt_before`` / ``interrupt_after``, compiled into the graph or passed
+to every ``invoke`` by the workload) are approval points like ``interrupt()``: a thread stopped at
+one is ``interrupted`` with its ``breakpoint`` (``inspect`` reports it too), read from the durable
+head by LangGraph's own rule (a breakpoint node next, or just run, and a channel updated since the
+last pause). Its approval is ``invoke(None)``, after an optional ``update_state`` edit (``Edit``).
+Every answer or approval this session gives is listed in the outcome (``approvals``: how many
+effects the call had fired before it), so a checker can tell a recovery from an approval.
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from chaos.racer.ledger import Ledger, Where, effect_key
 from chaos.racer.protocol import Action, ActionOutcome, InspectResult, RacerSpec, StoreSpec
 from chaos.targets.base import OPS, Unsupported, error_of, jsonable, outcome
 from chaos.workloads import WorkloadContext, import_factory, scratch_dir
+from chaos.workloads.langgraph import Breakpoint, Edit
 
 
 def graph_namespace(checkpoint_ns: str | None) -> str:
@@ -266,6 +275,13 @@ class LangGraphSession:
         self.config: dict = {"configurable": {"thread_id": self.thread_id}}
         if self.workload.max_concurrency:  # the workload's own choice; chaos forces none
             self.config["max_concurrency"] = self.workload.max_concurrency
+        # static breakpoints: the graph's own (compile time) and the workload's per-invoke ones
+        for key in ("interrupt_before", "interrupt_after"):
+            if getattr(self.workload, key):
+                self.invoke_opts[key] = getattr(self.workload, key)
+        self.bp_before = _nodes_of(self.invoke_opts.get("interrupt_before") or getattr(self.graph, "interrupt_before_nodes", None))
+        self.bp_after = _nodes_of(self.invoke_opts.get("interrupt_after") or getattr(self.graph, "interrupt_after_nodes", None))
+        self.approvals: list[tuple[int, int]] = []  # (effects fired before it, t_mono_ns): every answer given
 
     def _effect(self, task: str, value: Any, once: bool = False) -> None:
         v = None if value is None else str(value)
@@ -295,11 +311,19 @@ class LangGraphSession:
         return dict(self.workload.meta)
 
     def perform(self, action: Action) -> ActionOutcome:
-        before = len(self.facts)
+        before, fired0, given0 = len(self.facts), len(self.fired), len(self.approvals)
         out = self._perform(action)
         if len(self.facts) > before:
             out["facts"] = self.facts[before:]
+        if len(self.approvals) > given0:
+            out["approvals"] = [{"fired_before": n - fired0, "t_mono_ns": t} for n, t in self.approvals[given0:]]
         return out
+
+    def _note_approval(self) -> None:
+        """An answer or approval is given now: after the effects fired so far."""
+        import time
+
+        self.approvals.append((len(self.fired), time.monotonic_ns()))
 
     def _perform(self, action: Action) -> ActionOutcome:
         op = action.get("op", "run")
@@ -308,9 +332,19 @@ class LangGraphSession:
             return self._answer_plan(action)
         if op == "resume" and action.get("form") == "app":
             return self._recover(action.get("recover") or "")
+        if op == "resume" and action.get("form") == "command" and self.has_breakpoints:
+            if action.get("interrupt") and self._breakpoint() is not None:
+                raise Unsupported(
+                    "the thread waits at a static breakpoint, which has no interrupt id to address "
+                    "(its approval is invoke(None)): use resume_by: thread"
+                )
+            if not action.get("interrupt"):  # answer the one pause pending (or reached), by its kind
+                return self._answer_plan(action, once=True)
         if op in ("run", "resume"):
             payload = self._payload(action)
             extra = {"addressed": next(iter(payload.resume))} if action.get("interrupt") else {}
+            if op == "resume" and action.get("form") == "command":
+                self._note_approval()
             return self._invoke(payload, self.config, **extra)
         if op == "fork":
             return self._fork(action)
@@ -339,57 +373,158 @@ class LangGraphSession:
         except Exception as exc:  # the procedure's own failure, or the framework's refusal inside it
             return outcome("error", error=error_of(exc), observed=self.observed, recovered_by=ref, **self._head())
         interrupts = _interrupts_of(out)
+        bp = None if interrupts else self._breakpoint()
+        extra: dict[str, Any] = {"breakpoint": {"when": bp.when, "nodes": list(bp.nodes)}} if bp is not None else {}
         return outcome(
-            "interrupted" if interrupts else "done",
+            "interrupted" if interrupts or bp is not None else "done",
             interrupts=[jsonable(getattr(i, "value", i)) for i in interrupts],
             interrupt_ids=[getattr(i, "id", None) for i in interrupts],
             observed=self.observed,
             recovered_by=ref,
             **self._head(),
+            **extra,
         )
 
-    def _answer_plan(self, action: Action) -> ActionOutcome:
-        """Answer pending interrupts until the run completes or the plan says nothing more.
+    def _answer_plan(self, action: Action, *, once: bool = False) -> ActionOutcome:
+        """Answer pending pauses until the run completes or the plan says nothing more.
 
-        The value for an interrupt is the workload's ``answer(interrupt)`` when ``answers`` is
-        ``"workload"``, else ``answers[n]`` where ``n`` is the interrupt's place among those the
-        thread raised, read from its durable state (so a fresh process after a crash picks up the
-        plan where the thread is).
-        Each answer is addressed to the interrupt by its id. Outcome: the last call's, with
-        ``answered`` (``[[interrupt_id, value], ...]``) and the effects of every call."""
+        A resume of form ``none``, ``input`` or ``app`` first makes that recovery call (no answer);
+        one of form ``command`` with nothing pending continues the thread with ``invoke(None)``.
+        Then every pause the thread stands at is answered, in turn: an ``interrupt()`` with the
+        workload's ``answer(interrupt)`` when ``answers`` is ``"workload"``, else ``answers[n]``
+        where ``n`` is its place among the thread's pauses, read from its durable state (so a
+        fresh process after a crash picks up the plan where the thread is), addressed by its id;
+        a static breakpoint is approved with ``invoke(None)`` (after ``update_state`` when its
+        answer is an ``Edit`` or ``{"update": ..., "as_node": ...}``). ``answers: "breakpoints"``
+        approves breakpoints only and leaves an ``interrupt()`` waiting; ``once`` (a single
+        ``command:<value>``) answers one pause with the action's value. Outcome: the last call's,
+        with ``answered`` (``[[interrupt_id or "breakpoint:<when>:<nodes>", value], ...]``) and the
+        effects of every call."""
         from langgraph.types import Command
 
         plan = action.get("answers")
+        if plan == "breakpoints" and not self.has_breakpoints:  # nothing to approve
+            if action.get("form", "command") == "command":  # the thread stays as it stands
+                return outcome("interrupted", observed={}, answered=[], **self._head())
+            if action.get("form") == "app":
+                return self._recover(action.get("recover") or "")
+            return self._invoke(self._payload(action), self.config)
         answered: list[list[Any]] = []
         observed: dict[str, Any] = {}
         out: ActionOutcome | None = None
+        form = action.get("form", "command")
+        if form != "command":  # the recovery call itself
+            out = self._recover(action.get("recover") or "") if form == "app" else self._invoke(self._payload(action), self.config)
+            observed.update(out.get("observed") or {})
         for _ in range(MAX_ANSWERS):
+            if out is not None and out["status"] != "interrupted":
+                break
             pending = self._pending_interrupts()
-            if not pending:
-                if out is None:  # nothing waits for an answer: continue the thread as it is
+            bp = None if pending else self._breakpoint()
+            if not pending and bp is None:
+                if out is None:  # nothing waits for an answer: continue the thread, then answer where it stops
                     out = self._invoke(None, self.config)
+                    observed.update(out.get("observed") or {})
+                    continue
                 break
-            intr = pending[0]
-            if plan == "workload":
-                if self.workload.answer is None:
-                    raise Unsupported("answers: workload, but the workload defines no answer(interrupt) callable")
-                value = self.workload.answer(intr)
-            else:
-                n = self._plan_index(intr.id)
-                if not isinstance(plan, list) or n >= len(plan):
+            if once and answered:
+                break
+            if bp is not None:
+                key = f"breakpoint:{bp.when}:{'+'.join(bp.nodes)}"
+                ok, value = self._bp_answer(plan, bp, action, once)
+                if not ok:
                     break  # the plan is used up: leave the thread waiting
-                value = plan[n]
-            answered.append([intr.id, jsonable(value)])
-            self.observed = {}
-            out = self._invoke(Command(resume={intr.id: value}), self.config)
+                answered.append(
+                    [key, jsonable(value if not isinstance(value, Edit) else {"update": value.values, "as_node": value.as_node})]
+                )
+                self.observed = {}
+                out = self._approve(value, bp)
+            else:
+                intr = pending[0]
+                if once:
+                    value = action.get("value")
+                elif plan == "workload":
+                    if self.workload.answer is None:
+                        raise Unsupported("answers: workload, but the workload defines no answer(interrupt) callable")
+                    value = self.workload.answer(intr)
+                elif isinstance(plan, list):
+                    n = self._plan_index(intr.id)
+                    if n >= len(plan):
+                        break  # the plan is used up: leave the thread waiting
+                    value = plan[n]
+                else:  # approving breakpoints only: an interrupt() waits for a value no plan gave
+                    break
+                answered.append([intr.id, jsonable(value)])
+                self.observed = {}
+                self._note_approval()
+                out = self._invoke(Command(resume={intr.id: value}), self.config)
             observed.update(self.observed)
-            if out["status"] != "interrupted":
-                break
         if out is None:
             out = outcome("interrupted", interrupts=[], observed={}, **self._head())
         out["observed"] = observed or out.get("observed") or {}
         out["answered"] = answered
         return out
+
+    def _bp_answer(self, plan: Any, bp: Breakpoint, action: Action, once: bool) -> tuple[bool, Any]:
+        """The answer to a static breakpoint: (False, None) when the plan has none left."""
+        if once:
+            return True, action.get("value")
+        if plan == "workload":
+            return True, self.workload.answer(bp) if self.workload.answer is not None else None
+        if isinstance(plan, list):
+            n = len({i for _c, _ns, _t, intrs in self._raised() for i in intrs}) + self._breakpoints_passed()
+            return (True, plan[n]) if n < len(plan) else (False, None)
+        return True, None  # "breakpoints": approve
+
+    def _approve(self, value: Any, bp: Breakpoint) -> ActionOutcome:
+        """Approve the static breakpoint the thread waits at: the edit first (``update_state``), then ``invoke(None)``."""
+        edit = value if isinstance(value, Edit) else None
+        if edit is None and isinstance(value, dict) and "update" in value:
+            edit = Edit(values=value["update"], as_node=value.get("as_node"))
+        self._note_approval()
+        if edit is not None:
+            try:
+                if self._bridge is not None:
+                    self._bridge.run(self.graph.aupdate_state(self.config, edit.values, as_node=edit.as_node))
+                else:
+                    self.graph.update_state(self.config, edit.values, as_node=edit.as_node)
+            except Exception as exc:  # the framework's refusal of the edit, recorded as data
+                return outcome("error", error=error_of(exc), observed=self.observed, **self._head())
+        return self._invoke(None, self.config, approved={"when": bp.when, "nodes": list(bp.nodes), "edited": edit is not None})
+
+    @property
+    def has_breakpoints(self) -> bool:
+        return bool(self.bp_before or self.bp_after)
+
+    def _breakpoint(self) -> Breakpoint | None:
+        """The static breakpoint the thread's durable head waits at, by LangGraph's own rule
+        (``should_interrupt``): a node of ``interrupt_before`` is next (or one of
+        ``interrupt_after`` just ran) and some channel was updated since the last pause. ``None``
+        on a graph without breakpoints, at an ``interrupt()``, or on a finished thread."""
+        if not self.has_breakpoints:
+            return None
+        try:
+            snap = self.graph.get_state(self.config)
+            if not snap.next or any(t.interrupts for t in snap.tasks):
+                return None
+            tup = self.saver.get_tuple(self.config)
+            parent = self.graph.get_state(snap.parent_config) if self.bp_after and snap.parent_config else None
+        except Exception:  # an unreadable thread waits at nothing we can name
+            return None
+        return _waits_at(snap, tup.checkpoint if tup else None, parent, self.bp_before, self.bp_after)
+
+    def _breakpoints_passed(self) -> int:
+        """How many static breakpoints the thread stood at before its head (an ``update_state``
+        edit's checkpoint is part of its approval, not a pause)."""
+        history = list(reversed(self._history()))  # oldest first
+        n = 0
+        for i, h in enumerate(history[:-1]):
+            if (h.metadata or {}).get("source") == "update":
+                continue
+            tup = self.saver.get_tuple(h.config)
+            if _waits_at(h, tup.checkpoint if tup else None, history[i - 1] if i else None, self.bp_before, self.bp_after):
+                n += 1
+        return n
 
     def _pending_interrupts(self) -> list:
         """The interrupts the thread waits on now, subgraphs included (oldest task first)."""
@@ -443,6 +578,8 @@ class LangGraphSession:
                 if getattr(i, "id", None) and i.id not in order:
                     order.append(i.id)
         base = order.index(interrupt_id) if interrupt_id in order else len(order)
+        if self.has_breakpoints:  # the static breakpoints the thread passed came before it
+            base += self._breakpoints_passed()
         latest = [(c, ns, t) for c, ns, t, intrs in raised if any(getattr(i, "id", None) == interrupt_id for i in intrs)]
         if not latest:
             return base
@@ -474,7 +611,12 @@ class LangGraphSession:
             return which
         ids = [i.id for _c, _ns, _t, intrs in self._raised() for i in intrs if getattr(i, "id", None)]
         if not ids:
-            raise Unsupported(f"thread {self.thread_id} never had a pending interrupt to address")
+            why = (
+                ": its pauses are static breakpoints, which have no id (their approval is invoke(None)); use resume_by: thread"
+                if self.has_breakpoints
+                else ""
+            )
+            raise Unsupported(f"thread {self.thread_id} never had a pending interrupt to address{why}")
         return ids[0]
 
     def _run_graph(self, payload: Any, config: dict) -> Any:
@@ -489,8 +631,11 @@ class LangGraphSession:
         except Exception as exc:  # the framework's answer, recorded as data
             return outcome("error", error=error_of(exc), observed=self.observed, **self._head(), **extra)
         interrupts = _interrupts_of(out)
+        bp = None if interrupts else self._breakpoint()
+        if bp is not None:
+            extra["breakpoint"] = {"when": bp.when, "nodes": list(bp.nodes)}
         return outcome(
-            "interrupted" if interrupts else "done",
+            "interrupted" if interrupts or bp is not None else "done",
             interrupts=[jsonable(getattr(i, "value", i)) for i in interrupts],
             interrupt_ids=[getattr(i, "id", None) for i in interrupts],
             observed=self.observed,
@@ -504,6 +649,11 @@ class LangGraphSession:
         via = action.get("via", "checkpoint")
         target = action.get("checkpoint", "interrupt")
         snap = self._find(target)
+        if snap is None and target == "interrupt" and self.has_breakpoints:
+            raise Unsupported(
+                "the thread's pauses are static breakpoints: their approval (invoke(None)) carries no value, "
+                "so there is no second answer to fork the first pause with"
+            )
         if snap is None:
             return outcome(
                 "error",
@@ -579,6 +729,7 @@ class LangGraphSession:
             "completed_task_ids": task_ids,
             "durable_checkpoints": durable,
             "pending_interrupts": sum(len(t.interrupts) for t in snap.tasks),
+            "breakpoint": {"when": bp.when, "nodes": list(bp.nodes)} if (bp := self._breakpoint()) is not None else None,
             "error": None,
         }
 
@@ -654,6 +805,45 @@ def _completed_ids(history: list) -> list[str]:
         for t in h.tasks
         if not t.name.startswith("__") and (i > 0 or getattr(t, "result", None) is not None)
     ]
+
+
+def _nodes_of(nodes: Any) -> Any:
+    """A graph's breakpoint nodes: ``"*"`` (every node), a tuple of names, or ``()``."""
+    if nodes == "*":
+        return "*"
+    return tuple(nodes or ())
+
+
+def _named(node: str, nodes: Any) -> bool:
+    return not node.startswith("__") if nodes == "*" else node in nodes
+
+
+def _updated_since_pause(checkpoint: dict | None) -> bool:
+    """LangGraph's rule for a breakpoint to fire: some channel was updated since the last pause
+    (``versions_seen["__interrupt__"]``, which a resume moves up to the current versions)."""
+    if not checkpoint:
+        return False
+    versions = checkpoint.get("channel_versions") or {}
+    if not versions:
+        return False
+    seen = (checkpoint.get("versions_seen") or {}).get("__interrupt__", {})
+    null = type(next(iter(versions.values())))()
+    return any(v > seen.get(c, null) for c, v in versions.items())
+
+
+def _waits_at(snap: Any, checkpoint: dict | None, parent: Any, before: Any, after: Any) -> Breakpoint | None:
+    """The breakpoint a checkpoint stands at: ``snap`` its state, ``parent`` the one before it
+    (whose tasks ran to make it)."""
+    if not snap.next or any(t.interrupts for t in snap.tasks) or not _updated_since_pause(checkpoint):
+        return None
+    hit = tuple(n for n in snap.next if before and _named(n, before))
+    if hit:
+        return Breakpoint("before", hit)
+    if after and parent is not None:
+        ran = tuple(t.name for t in parent.tasks if _named(t.name, after))
+        if ran:
+            return Breakpoint("after", ran)
+    return None
 
 
 def _interrupts_of(out: Any) -> list:

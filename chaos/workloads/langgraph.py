@@ -48,7 +48,12 @@ class LangGraphWorkload:
     ``max_concurrency``: the graph's own limit, passed to ``invoke``; ``None`` (the default) is
     LangGraph's default, as in production: parallel branches and parallel tool calls run in
     parallel. ``answer``: ``answer(interrupt) -> value``, what a human answers to an interrupt
-    (``interrupt.value`` is its payload, ``interrupt.id`` its id); used with ``answers: workload``."""
+    (``interrupt.value`` is its payload, ``interrupt.id`` its id); used with ``answers: workload``.
+    At a static breakpoint it gets a ``Breakpoint`` and returns ``None`` (approve: ``invoke(None)``)
+    or an ``Edit`` (``update_state`` first, then ``invoke(None)``).
+    ``interrupt_before`` / ``interrupt_after``: static breakpoints passed to every ``invoke`` (a
+    graph compiled with its own is read from the graph); chaos treats a thread stopped at one as
+    waiting for an approval, which ``invoke(None)`` gives."""
 
     graph: Any
     input: Any = field(default_factory=dict)
@@ -56,6 +61,28 @@ class LangGraphWorkload:
     meta: dict = field(default_factory=dict)
     max_concurrency: int | None = None
     answer: Callable[[Any], Any] | None = None
+    interrupt_before: list[str] | None = None
+    interrupt_after: list[str] | None = None
+
+
+@dataclass(frozen=True)
+class Breakpoint:
+    """A thread stopped at a static breakpoint: ``when`` is ``before`` or ``after``, ``nodes`` the
+    nodes it stopped before (the next ones) or after (the ones that just ran)."""
+
+    when: str
+    nodes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Edit:
+    """An answer to a static breakpoint that changes the state before approving, as LangGraph's
+    customer-support tutorial does for a rejection: ``graph.update_state(config, values,
+    as_node=as_node)``, then ``invoke(None)``. In a scenario's ``answers:`` plan the same is written
+    ``{"update": {...}, "as_node": "node"}``."""
+
+    values: Any
+    as_node: str | None = None
 
 
 @dataclass
