@@ -124,7 +124,7 @@ def wiring_problem(cell: Cell, result: dict[str, Any], rows: list[dict] | None =
             if get_kind(s.kind).counts_gated:
                 value = (answered[0].get("action") or {}).get("value")
                 return (
-                    f"answered {value!r} ({when}), the run fired no {gated!r} effect (effects after the answer: "
+                    f"answered {value!r}, the run fired no {gated!r} effect (effects after the answer: "
                     f"{', '.join(sorted(set(fired_after))) or 'none'}): kind {s.kind} counts fires of the gated effect, so "
                     f"an answer whose branch fires none (a rejection, say) measures nothing: resume with the answer that "
                     f"fires it (or, if {value!r} should fire it, set gated_task to the label the gated node passes to ctx.effect)"
