@@ -534,7 +534,7 @@ def _execute(
                 valid_seen = False
                 for rec in runner(ctx, cell, prior.ids()):
                     signals.armed = False  # journaled <=> counted: no signal between the two
-                    journal.append(redact_obj(rec.model_dump(mode="json")))
+                    journal.append(rec.model_dump(mode="json"))  # masked by the journal
                     if signals.received:
                         raise Interrupted(signals.received[0])
                     signals.armed = True
