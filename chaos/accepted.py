@@ -247,7 +247,7 @@ def write_baseline_report(run_dir: Path, report: BaselineReport, results: RunRes
     from chaos.reports.junit import write_junit
 
     (run_dir / "baseline.json").write_text(report.model_dump_json(indent=2) + "\n")
-    red = RunResults.model_validate(redact_obj(results.model_dump(mode="json")))
+    red = RunResults.model_validate(redact_obj(results.model_dump(mode="json"), keep_numbers=True))
     write_junit(run_dir / "junit.xml", [red], accepted=report.accepted_reasons())
 
 

@@ -154,6 +154,10 @@ def _is_mask(value: str) -> bool:
     return value.startswith("***")
 
 
+# a count, or counts per trial (``reset_password=1,2`` in a report): no secret has three digits or fewer
+_COUNTS = re.compile(r"\d{1,3}(?:,\d{1,3})*")
+
+
 def _settings(text: str, mask: Callable[[str], str]) -> str:
     """Mask the value of every setting, header or flag whose name says it is secret. A value may
     itself hold another setting (``Cookie: sessionid=...``, ``key = v:key = w``): scanning goes on
@@ -166,7 +170,7 @@ def _settings(text: str, mask: Callable[[str], str]) -> str:
             break
         dashes, name, sep, value = m.groups()
         pos = m.end(2)  # the next name may start inside this value
-        if not is_secret_name(name) or (sep is None and not dashes) or _is_mask(value.strip("'\"")):
+        if not is_secret_name(name) or (sep is None and not dashes) or _is_mask(value.strip("'\"")) or _COUNTS.fullmatch(value):
             continue
         quoted = value[:1] in ("'", '"') and len(value) > 1
         start, end = (m.start(4) + 1, m.end(4) - 1) if quoted else (m.start(4), m.end(4))
@@ -217,25 +221,32 @@ def redact(text: str, mask: Callable[[str], str] = _plain) -> str:
     return text
 
 
-def redact_obj(obj):
-    """A copy of a JSON-like value with ``redact`` applied to every string (and secret-named keys masked)."""
+def redact_obj(obj, *, keep_numbers: bool = False):
+    """A copy of a JSON-like value with ``redact`` applied to every string (and secret-named keys masked).
+
+    ``keep_numbers``: a number under a secret-named key stays a number. For chaos's own typed
+    records (results, trial records), whose numbers are its counts, keyed by the user's effect
+    names: an effect named ``reset_password`` fired twice is a count, and "***" in its place would
+    make the record invalid. A user's settings (run.json's scenario, racer specs) mask them too
+    (``password: 123456``)."""
     if isinstance(obj, str):
         return redact(obj)
     if isinstance(obj, dict):
         out = {}
         for k, v in obj.items():
             key = redact(k) if isinstance(k, str) else k  # a secret can be a key too (a DSN, a token)
-            if isinstance(k, str) and is_secret_name(k) and isinstance(v, (str, int, float)) and not isinstance(v, bool) and v != "":
+            scalar = isinstance(v, str) or (isinstance(v, (int, float)) and not isinstance(v, bool) and not keep_numbers)
+            if isinstance(k, str) and is_secret_name(k) and scalar and v != "":
                 out[key] = "***"
             else:
-                out[key] = redact_obj(v)
+                out[key] = redact_obj(v, keep_numbers=keep_numbers)
         return out
     if isinstance(obj, (list, tuple)):
-        return [redact_obj(v) for v in obj]
+        return [redact_obj(v, keep_numbers=keep_numbers) for v in obj]
     return obj
 
 
-def redact_json_text(text: str) -> str:
+def redact_json_text(text: str, *, keep_numbers: bool = False) -> str:
     """A JSON document (or JSON Lines) with every secret masked, still valid JSON: parsed, masked
     as an object (``redact_obj``), dumped again only if something changed. Text that is not JSON
     is masked as text."""
@@ -246,9 +257,9 @@ def redact_json_text(text: str) -> str:
     except ValueError:
         lines = text.split("\n")
         if len(lines) > 1 and all(_json_or_blank(line) for line in lines):
-            return "\n".join(redact_json_text(line) if line.strip() else line for line in lines)
+            return "\n".join(redact_json_text(line, keep_numbers=keep_numbers) if line.strip() else line for line in lines)
         return redact(text)
-    clean = redact_obj(obj)
+    clean = redact_obj(obj, keep_numbers=keep_numbers)
     if clean == obj:
         return text
     indent = 2 if "\n" in text.strip() else None
@@ -267,9 +278,10 @@ def _json_or_blank(line: str) -> bool:
     return True
 
 
-def redact_file_text(name: str, text: str) -> str:
-    """The masked text of a file chaos writes, by its kind: JSON stays valid JSON, anything else is
-    masked as text. The one masker every file of a run folder goes through."""
+def redact_file_text(name: str, text: str, *, keep_numbers: bool = False) -> str:
+    """The masked text of a file chaos writes, by its kind: JSON stays valid JSON (``keep_numbers``
+    as ``redact_obj``), anything else is masked as text. The one masker every file of a run folder
+    goes through."""
     if name.endswith((".json", ".jsonl")):
-        return redact_json_text(text)
+        return redact_json_text(text, keep_numbers=keep_numbers)
     return redact(text)

@@ -190,7 +190,7 @@ def write_results(
     """results.json first (the evidence), then what people and CI read: report.md, junit.xml and
     report.html with its plots, all rendered from the same results and the journaled records.
     Secrets are redacted from all of them (``chaos.racer.redact``)."""
-    clean = RunResults.model_validate(redact_obj(results.model_dump(mode="json")))
+    clean = RunResults.model_validate(redact_obj(results.model_dump(mode="json"), keep_numbers=True))
     write_atomic(run_dir / "results.json", clean.model_dump_json(indent=2))
     write_reports(run_dir, clean, run_meta, records)
 
@@ -204,12 +204,12 @@ def write_reports(
     from chaos.reports.junit import write_junit
     from chaos.reports.markdown import render_markdown
 
-    results = RunResults.model_validate(redact_obj(results.model_dump(mode="json")))
+    results = RunResults.model_validate(redact_obj(results.model_dump(mode="json"), keep_numbers=True))
     run_meta = _meta_json(run_meta)
     if records is None:
         records = StoredTrials(run_dir / "journal.jsonl")
     elif not isinstance(records, StoredTrials):
-        records = [TrialRecord.model_validate(redact_obj(r.model_dump(mode="json"))) for r in records]
+        records = [TrialRecord.model_validate(redact_obj(r.model_dump(mode="json"), keep_numbers=True)) for r in records]
     write_atomic(run_dir / "report.md", redact(render_markdown(results, run_meta)))
     write_junit(run_dir / "junit.xml", [results])
     write_run_html(run_dir, results, run_meta, records)

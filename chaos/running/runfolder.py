@@ -59,10 +59,12 @@ def load_average() -> float | None:
 def write_atomic(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` atomically (a temporary file beside it, then ``os.replace``),
     secrets masked first (``redact_file_text``): every file of a run folder is written here, so a
-    new field or a new report is masked without asking for it."""
+    new field or a new report is masked without asking for it. The JSON files written here are
+    chaos's typed records: their numbers are counts and stay numbers (run.json's user settings
+    are masked whole before, numbers too: ``write_meta``)."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(redact_file_text(path.name, text))
+    tmp.write_text(redact_file_text(path.name, text, keep_numbers=True))
     os.replace(tmp, path)
 
 

@@ -144,6 +144,7 @@ READABLE = [
     "Authorization header missing",
     "12:30:45 retry 2/3",
     "skeleton sk-8 pk_1 hf_x",
+    "reset_password=1,2; create_session=1",  # counts of effects whose names sound secret
 ]
 
 # the same forms used as setting names in JSON-like inputs (workload_params)

@@ -6,7 +6,8 @@ the corpus of secret forms (``tests/kits/secret_forms.py``), one string each.
 ``leaky``: a -> b -> c as a team writes it carelessly. ``a`` logs every form to the racer's
 stdout and stderr (as a debug print of a config would) and fires one effect per single-line form,
 named after it and carrying it as its value; ``b`` and ``c`` fire plain effects, so the kill sweep
-has an ordinary graph to judge.
+has an ordinary graph to judge; ``c`` also fires ``reset_password`` and ``create_session``,
+effects whose names sound secret and are not (their counts must stay numbers).
 ``raising``: the same, but ``b``, when a resume runs it after a crash, raises an error whose message
 quotes every form (a client library that puts the request, headers and all, in its exception): the
 user's error, an app error (an uninterrupted run passes, so the preflight lets the cell run).
@@ -45,6 +46,8 @@ def _graph(ctx, *, raise_in_b: bool):
 
     def c(state):
         ctx.effect("c")
+        ctx.effect("reset_password")  # effects named like secrets: names, never secrets; counted as any
+        ctx.effect("create_session")
         return {"log": ["c"]}
 
     g = StateGraph(S)
