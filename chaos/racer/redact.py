@@ -285,3 +285,15 @@ def redact_file_text(name: str, text: str, *, keep_numbers: bool = False) -> str
     if name.endswith((".json", ".jsonl")):
         return redact_json_text(text, keep_numbers=keep_numbers)
     return redact(text)
+
+
+def masked_tail(data: bytes, n: int) -> str:
+    """The last ``n`` bytes of a log, secrets masked, for a reason or an error message. A window
+    that starts inside a line drops that partial line first: a secret cut in half is no longer
+    recognisable, and its second half would go through."""
+    if len(data) > n:
+        data = data[-n:]
+        newline = data.find(b"\n")
+        if newline >= 0:
+            data = data[newline + 1 :]
+    return redact(data.decode(errors="replace"))
