@@ -28,6 +28,7 @@ forms this promises to mask lives in the tests (``tests/kits/secret_forms.py``).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Callable
@@ -124,6 +125,7 @@ _NOT_SECRET = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=4096)
 def is_secret_name(name: str) -> bool:
     """Whether a setting, header, flag or JSON key named ``name`` holds a secret by its name alone."""
     name = name.strip("-_. ")
@@ -198,27 +200,49 @@ def _userinfo(text: str, mask: Callable[[str], str]) -> str:
     return _URL_USERINFO.sub(sub, text)
 
 
+# cheap tests that let most strings (ids, numbers, barrier names) skip the rules that cannot apply
+_SECRET_HINT = re.compile(r"(?i)pass|pw|pwd|auth|key|secret|token|credential|cookie|session")
+_AUTH_HINT = re.compile(r"(?i)auth|bearer|basic")
+
+
 def redact(text: str, mask: Callable[[str], str] = _plain) -> str:
     """``text`` with passwords in URLs/DSNs, secret settings, HTTP credentials, private keys and API
     tokens masked (each secret replaced by ``mask(secret)``: ``***`` unless told otherwise)."""
     if not text or not isinstance(text, str):
         return text
+    if mask is _plain:
+        return _redact_plain(text)
+    return _redact(text, mask)
 
+
+@functools.lru_cache(maxsize=4096)
+def _redact_plain(text: str) -> str:
+    """``redact`` with the plain mask, remembered: a run's records repeat the same strings (node and
+    barrier names, reasons) in every trial."""
+    return _redact(text, _plain)
+
+
+def _redact(text: str, mask: Callable[[str], str]) -> str:
     def encoded(m: re.Match[str]) -> str:
         plain = unquote(m.group(0))
-        clean = redact(plain, mask)
+        clean = _redact(plain, mask)
         return m.group(0) if clean == plain else quote(clean, safe="*")  # the mask reads as ***
 
-    text = _PEM.sub(lambda m: f"-----BEGIN {m.group(1)}PRIVATE KEY----- {mask(m.group(0))} -----END {m.group(1)}PRIVATE KEY-----", text)
-    text = _URL_ENCODED.sub(encoded, text)
-    text = _userinfo(text, mask)
-    text = _PGPASS.sub(lambda m: m.group(0) if _is_mask(m.group(2)) else f"{m.group(1)}{mask(m.group(2))}", text)
-    text = _AUTH_HEADER.sub(lambda m: m.group(0) if _is_mask(m.group(2)) else f"{m.group(1)}{mask(m.group(2))}", text)
-    text = _BEARER.sub(lambda m: m.group(0) if _is_mask(m.group(2)) else f"{m.group(1)}{mask(m.group(2))}", text)
-    text = _BASIC.sub(lambda m: f"{m.group(1)}{mask(m.group(2))}", text)
-    text = _settings(text, mask)
-    text = _TOKENS.sub(lambda m: mask(m.group(0)), text)
-    return text
+    if "PRIVATE KEY" in text:
+        text = _PEM.sub(lambda m: f"-----BEGIN {m.group(1)}PRIVATE KEY----- {mask(m.group(0))} -----END {m.group(1)}PRIVATE KEY-----", text)
+    if "%3" in text.upper():
+        text = _URL_ENCODED.sub(encoded, text)
+    if "://" in text:
+        text = _userinfo(text, mask)
+    if text.count(":") >= 4:
+        text = _PGPASS.sub(lambda m: m.group(0) if _is_mask(m.group(2)) else f"{m.group(1)}{mask(m.group(2))}", text)
+    if _AUTH_HINT.search(text):
+        text = _AUTH_HEADER.sub(lambda m: m.group(0) if _is_mask(m.group(2)) else f"{m.group(1)}{mask(m.group(2))}", text)
+        text = _BEARER.sub(lambda m: m.group(0) if _is_mask(m.group(2)) else f"{m.group(1)}{mask(m.group(2))}", text)
+        text = _BASIC.sub(lambda m: f"{m.group(1)}{mask(m.group(2))}", text)
+    if _SECRET_HINT.search(text):
+        text = _settings(text, mask)
+    return _TOKENS.sub(lambda m: mask(m.group(0)), text)
 
 
 def redact_obj(obj, *, keep_numbers: bool = False):
