@@ -131,3 +131,21 @@ def _drop_kept_schemas(out, dsn: str) -> None:
         run_id = json.loads(meta.read_text()).get("run_id")
         if run_id and pgstore.schema_name(run_id) in pgstore.list_run_schemas(dsn):
             pgstore.drop_run_schema(dsn, run_id)
+
+
+def test_what_the_python_api_returns_is_masked_like_results_json(tmp_path, monkeypatch):
+    """``chaos.run()`` returned the results before masking: a reason quoting a secret reached a
+    pytest failure message, and so the CI log. It returns what results.json holds."""
+    import chaos
+
+    monkeypatch.setenv("CHAOS_STATE_DIR", str(tmp_path / "state"))
+    raising = json.loads(story_scenario())
+    # a matrix of workload params names each cell by them: the cell's id carries the token too
+    raising["workload"] = "tests.workloads.secret_workloads:raising"
+    raising["matrix"] = {"workload_params": [{"forms": [f.text for f in FORMS[:12]], "GITHUB_TOKEN": "ChaosFakeTokenName0052"}]}
+    results = chaos.run(raising, out=str(tmp_path / "out"))
+    text = results.model_dump_json()
+    assert "app error: RuntimeError" in text and leaked(text.encode()) == []
+    stored = chaos.RunResults.model_validate_json(next((tmp_path / "out").rglob("results.json")).read_text())
+    assert [v.reason for c in results.cells for v in c.verdicts] == [v.reason for c in stored.cells for v in c.verdicts]
+    assert results.exit_code == 2 and results.summary.app_error == 1

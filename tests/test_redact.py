@@ -171,7 +171,7 @@ def test_an_effect_name_is_stored_masked_and_stays_one_effect(tmp_path):
     """ledger.sqlite stored effect names raw, a DSN with its password included."""
     from chaos.racer.ledger import SqliteLedger
 
-    ledger = SqliteLedger(str(tmp_path / "ledger.sqlite"), {"run_id": "r", "trial_id": "t"})
+    ledger = SqliteLedger(str(tmp_path / "ledger.sqlite"), {"run_id": "r", "trial_id": "t", "cell_id": "workload_params=api_token:hunter2"})
     for _ in range(2):
         ledger.append_once(task="sync postgresql://app:hunter2@db/app", value=None, thread_id="th")
     ledger.append(task="charge", value=None, thread_id="th")
@@ -179,6 +179,7 @@ def test_an_effect_name_is_stored_masked_and_stays_one_effect(tmp_path):
     ledger.close()
     assert [r["task"] for r in rows][1] == "charge" and len(rows) == 2
     assert rows[0]["task"].startswith("sync postgresql://app:***") and rows[0]["effect_key"] == rows[0]["task"]
+    assert rows[0]["cell_id"] == "workload_params=api_token:***"  # as the journal writes it
     raw = b"".join(f.read_bytes() for f in tmp_path.iterdir())
     assert b"hunter2" not in raw
 

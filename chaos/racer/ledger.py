@@ -138,7 +138,7 @@ def row_values(context: dict, task: str, value: str | None, thread_id: str, wher
     outside = w.get("outside_task")
     return (
         context.get("run_id", ""),
-        context.get("cell_id", ""),
+        redact(context.get("cell_id", "")),  # a matrix of workload_params puts them in the cell's id
         context.get("trial_id", ""),
         thread_id,
         effect_key(task, value),

@@ -120,7 +120,7 @@ _SECRET_END_SHORT = re.compile(r"(?:^|[_.-]|(?<=[a-z0-9])(?=[A-Z]))(?i:pass|pw|p
 # names that end like a secret but hold an id, a count or a list of them, never a secret
 _NOT_SECRET = re.compile(
     r"(?i)(?:^|[_.-])(?:effect|idempotency|sort|primary|foreign|partition|cache|dedupe?|row|group|hash|range|lookup"
-    r"|map|dict|unique|public|thread|trial|cell|run|node|task|state|kill|order|index)[_.-]?key$"
+    r"|map|dict|unique|public|host|thread|trial|cell|run|node|task|state|kill|order|index)[_.-]?key$"
     r"|^(?:key|tokens|sessions|cookies|max[_.-]?tokens?)$"
 )
 

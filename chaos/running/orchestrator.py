@@ -596,7 +596,9 @@ def _execute(
         write_results(run_dir, results, folder.meta, records)
     except Exception as exc:  # the disk filled as the run ended: the journal has every trial
         _failed(folder, cells, records, failures, {c.index for c in cells}, exc, journaled_before, signals)
-    return RunOutcome(run_dir=run_dir, results=results, interrupted=interrupted, cells=cells)
+    # what chaos.run() returns is what results.json holds: masked (a reason in a pytest failure is a CI log)
+    masked = RunResults.model_validate(redact_obj(results.model_dump(mode="json"), keep_numbers=True))
+    return RunOutcome(run_dir=run_dir, results=masked, interrupted=interrupted, cells=cells)
 
 
 def _failed(
