@@ -66,6 +66,7 @@ def test_a_run_carrying_every_secret_form_writes_none_of_them_and_stays_readable
     assert "c000-p000-r000" in page and "c001-p000-r000" in (run / "results.json").read_text()
     assert "workload=tests.workloads.secret_workloads:raising" in p.stdout and "app error: RuntimeError" in p.stdout
     assert "<script>" not in report and "&lt;script&gt;alert(1)&lt;/script&gt;" in report
+    assert "<img" not in report and "&lt;img src=x onerror=alert(2)>" in report  # an effect's name, in the counts
     # effects whose names sound secret are counted as any other: names and numbers stay
     baseline = results["cells"][0]["baseline"]["effects"]
     assert (baseline["reset_password"], baseline["create_session"]) == (1, 1)

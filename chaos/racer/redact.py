@@ -102,7 +102,7 @@ _AUTH_HEADER = re.compile(
     r"(?i)(\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:(?:basic|bearer|token|digest|negotiate)\s+)?)([^\s'\",;]+)"
 )
 _BEARER = re.compile(r"(?i)(\bbearer\s+)([A-Za-z0-9._~+/=-]{8,})")
-_BASIC = re.compile(r"(\bBasic\s+)([A-Za-z0-9+/]*[0-9=][A-Za-z0-9+/]*={0,2})(?![A-Za-z0-9+/=])")
+_BASIC = re.compile(r"(\bBasic\s+)(?=[A-Za-z0-9+/]*[0-9=])([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])")
 
 # a name (of a setting, a header, a flag, a JSON key) followed by = or :, or a flag by a space
 _NAME_THEN_VALUE = re.compile(

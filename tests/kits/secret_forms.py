@@ -145,6 +145,7 @@ READABLE = [
     "12:30:45 retry 2/3",
     "skeleton sk-8 pk_1 hf_x",
     "reset_password=1,2; create_session=1",  # counts of effects whose names sound secret
+    "Basic 2 cells, host_key ssh-ed25519 SHA256:Zm9v",
 ]
 
 # the same forms used as setting names in JSON-like inputs (workload_params)

@@ -5,7 +5,7 @@ the corpus of secret forms (``tests/kits/secret_forms.py``), one string each.
 
 ``leaky``: a -> b -> c as a team writes it carelessly. ``a`` logs every form to the racer's
 stdout and stderr (as a debug print of a config would) and fires one effect per single-line form,
-named after it and carrying it as its value; ``b`` and ``c`` fire plain effects, so the kill sweep
+named after it and carrying it as its value, and one named like an HTML tag; ``b`` and ``c`` fire plain effects, so the kill sweep
 has an ordinary graph to judge; ``c`` also fires ``reset_password`` and ``create_session``,
 effects whose names sound secret and are not (their counts must stay numbers).
 ``raising``: the same, but ``b``, when a resume runs it after a crash, raises an error whose message
@@ -36,6 +36,7 @@ def _graph(ctx, *, raise_in_b: bool):
         for i, form in enumerate(f for f in forms if "\n" not in f):
             ctx.effect(f"notify {i} {form}", form)
         ctx.effect("a")
+        ctx.effect("<img src=x onerror=alert(2)>")  # a name a report must show as text, never as HTML
         return {"log": ["a"]}
 
     def b(state):
