@@ -210,15 +210,15 @@ def redact(text: str, mask: Callable[[str], str] = _plain) -> str:
     tokens masked (each secret replaced by ``mask(secret)``: ``***`` unless told otherwise)."""
     if not text or not isinstance(text, str):
         return text
-    if mask is _plain:
+    if mask is _plain and len(text) <= 1000:
         return _redact_plain(text)
     return _redact(text, mask)
 
 
 @functools.lru_cache(maxsize=4096)
 def _redact_plain(text: str) -> str:
-    """``redact`` with the plain mask, remembered: a run's records repeat the same strings (node and
-    barrier names, reasons) in every trial."""
+    """``redact`` with the plain mask, remembered: a run's records repeat the same short strings
+    (node and barrier names, reasons) in every trial (at most 4096 of 1000 characters: 4 MB)."""
     return _redact(text, _plain)
 
 
