@@ -206,3 +206,11 @@ def test_a_log_tail_quoted_in_a_reason_leaks_no_half_of_a_secret():
         tail = masked_tail(log, n)
         assert "hunter2" not in tail and "12345678zyx" not in tail and "zyxwvut" not in tail, (n, tail)
     assert masked_tail(log, 1000) == "starting\nAuthorization: Bearer ***\nboom: password=***\nexit\n"
+
+
+@pytest.mark.parametrize("form", FORMS, ids=lambda f: f.name)
+def test_masking_twice_changes_nothing(form):
+    """Records are masked as the journal appends them and again when a stored run is copied or
+    re-rendered: a mask must read as a mask, not as a new secret."""
+    once = redact(form.text)
+    assert redact(once) == once
