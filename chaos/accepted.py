@@ -245,9 +245,10 @@ def write_baseline_report(run_dir: Path, report: BaselineReport, results: RunRes
     """baseline.json beside results.json, and junit.xml again with the accepted ones skipped."""
     from chaos.racer.redact import redact_obj
     from chaos.reports.junit import write_junit
+    from chaos.running.runfolder import write_atomic  # masked, atomic: as every file of a run folder
 
-    (run_dir / "baseline.json").write_text(report.model_dump_json(indent=2) + "\n")
-    red = RunResults.model_validate(redact_obj(results.model_dump(mode="json")))
+    write_atomic(run_dir / "baseline.json", report.model_dump_json(indent=2) + "\n")
+    red = RunResults.model_validate(redact_obj(results.model_dump(mode="json"), keep_numbers=True))
     write_junit(run_dir / "junit.xml", [red], accepted=report.accepted_reasons())
 
 

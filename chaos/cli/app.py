@@ -22,6 +22,7 @@ from rich.table import Table
 
 from chaos.cli.failures import ChaosGroup, set_debug
 from chaos.cli.failures import report as report_failure
+from chaos.cli.masked import masked
 from chaos.racer.errors import ChaosError
 
 app = typer.Typer(
@@ -40,7 +41,7 @@ def _console(stderr: bool = False) -> Console:
     # piped output (CI logs, files) gets a wide console instead of rich's default of 80 columns
     stream = sys.stderr if stderr else sys.stdout
     wide = None if stream.isatty() or os.environ.get("COLUMNS") else 160
-    return Console(stderr=stderr, width=wide, soft_wrap=True)
+    return Console(file=masked(stderr), width=wide, soft_wrap=True)  # every line masked (chaos.cli.masked)
 
 
 console = _console(stderr=True)

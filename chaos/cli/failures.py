@@ -25,6 +25,7 @@ from rich.markup import escape
 from typer._click.exceptions import ClickException, UsageError  # typer 0.29 vendors click; these are its errors
 from typer.core import TyperGroup
 
+from chaos.racer.redact import redact
 from chaos.running.failure import describe
 
 EXIT_RUN_FAILED = 3
@@ -47,7 +48,7 @@ def report(exc: BaseException, console: Console | None = None) -> None:
     """Print ``exc`` as the user sees it: its traceback first under ``--debug``, then one line."""
     console = console or Console(stderr=True, soft_wrap=True)
     if debugging():
-        traceback.print_exception(exc, file=sys.stderr)
+        sys.stderr.write(redact("".join(traceback.format_exception(exc))))  # a frame's line can quote a secret
     console.print(f"[bold red]chaos: error:[/] {escape(describe(exc))}", highlight=False, soft_wrap=True)
 
 

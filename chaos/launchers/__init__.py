@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar, cast
 
 from chaos.racer.protocol import BackgroundError, background_path
+from chaos.racer.redact import masked_tail
 
 State = Literal["running", "stopped", "exited"]
 
@@ -79,7 +80,7 @@ class RacerFiles:
 
     def log_tail(self, n: int = 2000) -> str:
         try:
-            return self.log_path.read_bytes()[-n:].decode(errors="replace")
+            return masked_tail(self.log_path.read_bytes(), n)  # quoted in reasons: secrets masked first
         except FileNotFoundError:
             return ""
 

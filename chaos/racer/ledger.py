@@ -113,6 +113,13 @@ def stored_value(context: dict, value: str | None) -> str | None:
     return None if value is None else redact(value, stable_mask(str(context.get("run_id", ""))))
 
 
+def stored_task(context: dict, task: str) -> str:
+    """An effect's name as the ledger stores it: masked like its value (a name is the user's text
+    too: a DSN or a token in it must not reach ledger.sqlite), the same name always the same mask
+    within a run. A name without a secret is stored as it is."""
+    return redact(task, stable_mask(str(context.get("run_id", ""))))
+
+
 def ensure_columns(conn: sqlite3.Connection, table: str = "effects") -> None:
     """Add the attribution columns to a ledger table written before they existed (old rows: NULL)."""
     have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
@@ -126,11 +133,12 @@ def ensure_columns(conn: sqlite3.Connection, table: str = "effects") -> None:
 def row_values(context: dict, task: str, value: str | None, thread_id: str, where: Where | None = None) -> tuple:
     """The values of one effect row, in ``COLUMNS`` order without ``seq``: who fired it, where, when."""
     value = stored_value(context, value)
+    task = stored_task(context, task)
     w = where or {}
     outside = w.get("outside_task")
     return (
         context.get("run_id", ""),
-        context.get("cell_id", ""),
+        redact(context.get("cell_id", "")),  # a matrix of workload_params puts them in the cell's id
         context.get("trial_id", ""),
         thread_id,
         effect_key(task, value),
@@ -198,7 +206,7 @@ class SqliteLedger:
         so two racers cannot both find the key absent: check and insert are one transaction.
         """
         c = self.context
-        key = effect_key(task, stored_value(c, value))
+        key = effect_key(stored_task(c, task), stored_value(c, value))
         # the connection is shared by the racer's threads: a second thread's BEGIN inside this
         # transaction would fail ("cannot start a transaction within a transaction"), so parallel
         # branches firing idempotent effects at once take turns for the whole transaction

@@ -1,22 +1,38 @@
-"""Keep secrets out of reports and logs: DSNs are recorded with their password replaced by ``***``.
+"""Keep secrets out of everything chaos writes: one masker, applied where data is serialised.
 
 Every place that prints or records a database address (run.json, reports, error messages, the
 CLI) goes through ``redact_dsn``. Both URL DSNs (``postgresql://user:pw@host/db``) and libpq
 keyword DSNs (``host=... password=pw``) are handled.
 
-``redact(text)`` is the catch-all applied where chaos writes files a person reads or shares
-(run.json, the journal, results.json, report.md): besides DSNs it masks the password of any
-``scheme://user:password@host`` URL, ``password=``/``secret=``/``token=``/``api_key=`` settings,
-PEM private-key blocks and well-known API-token shapes. ``redact_obj`` applies it to every string
-of a JSON-like value (keys whose name says "password", "secret", "token" or "key" are masked whole).
+``redact(text)`` is the catch-all, applied at the few places where chaos serialises what it writes
+(``chaos.running.runfolder`` for run.json, the journal's append, results.json and the reports, kept
+work files, the terminal, the effect ledger). It masks:
+
+* the password of any ``scheme://user:password@host`` URL (a ``/`` or ``:`` in the password too),
+  the same URL percent-encoded (``postgresql%3A%2F%2Fu%3Apw%40h``), and ``.pgpass`` lines;
+* settings whose name says they hold a secret, as ``name=value``, ``name: value``, ``"name": "v"``
+  or ``--name value`` (``PGPASSWORD``, ``pw``, ``db_pass``, ``passphrase``, ``*_TOKEN``,
+  ``*_SECRET``, ``*_KEY``, ``*cookie*``, ``*session*``, ``api_key``, ``credential``, ...), a quoted
+  value whole (``password='two words'``);
+* HTTP credentials (``Authorization: Basic ...``, ``Bearer ...``, ``Cookie:``, ``X-Api-Key:``);
+* PEM private-key blocks, JWTs and the well-known token shapes (AWS ``AKIA``/``ASIA``, Slack
+  ``xox*-``/``xapp-``, Stripe ``sk_``/``rk_``/``pk_live``, GitHub ``gh?_``/``github_pat_``, GitLab
+  ``glpat-``, Hugging Face ``hf_``, Google ``AIza``/``ya29.``, ``npm_``, OpenAI/Anthropic ``sk-``,
+  SendGrid ``SG.``).
+
+Everything else is left exactly as it was: ids, hashes, barrier names and ordinary words are what
+a reader needs. ``redact_obj`` applies ``redact`` to every string of a JSON-like value (keys
+included), and masks whole the scalar value of a key whose name says it is secret. The corpus of
+forms this promises to mask lives in the tests (``tests/kits/secret_forms.py``).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Callable
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 _KW_PASSWORD = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
 _URL_IN_TEXT = re.compile(r"\b(postgres(?:ql)?://[^\s'\"]+)")
@@ -57,19 +73,65 @@ def redact_config(obj):
     return obj
 
 
-_URL_USERINFO = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@'\"]*:)([^\s@/'\"]+)(@)")
-# a setting's name that says it holds a secret: PGPASSWORD, db_pass, pw, MY_API_TOKEN, auth, ...
-_SECRET_NAME = (
-    r"(?:[A-Za-z0-9_-]*(?:password|passwd|pwd|secret|token(?!s)|api[_-]?key|access[_-]?key|private[_-]?key|credential)[A-Za-z0-9_-]*"
-    r"|(?:[A-Za-z0-9]+[_-])*(?:pass|pw|auth))"
-)
-# name, optional closing quote, = or :, then the value: a quoted string whole ('two words'), or a bare run
-_KV_SECRET = re.compile(r"(?i)(\b" + _SECRET_NAME + r"\b[\"']?\s*[=:]\s*)(\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|[^\s'\",;&}]+)")
+# scheme://user:password@host: the password runs to the "@" (it may hold "/" or ":"), unless what
+# follows the colon is a port ("http://host:8080/a@b" has no password)
+_URL_USERINFO = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@'\"<>`]*:)([^\s@'\"<>`]+)(@)")
+_PORT = re.compile(r"\d{1,5}(?:[/?#].*)?")
+# the same URL percent-encoded as a whole (a DSN passed as a query parameter)
+_URL_ENCODED = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*%3A%2F%2F[A-Za-z0-9%._~+!*()-]+")
+# a .pgpass line: hostname:port:database:username:password
+_PGPASS = re.compile(r"(?<![\w.:/@*-])([A-Za-z0-9_.*-]+:(?:\d{1,5}|\*):[^\s:'\"]+:[^\s:'\"]+:)([^\s'\"<>`]+)")
 _PEM = re.compile(r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----.*?(-----END \1PRIVATE KEY-----|\Z)", re.DOTALL)
 _TOKENS = re.compile(
-    r"\b(sk-[A-Za-z0-9_-]{16,}|ghp_[A-Za-z0-9]{20,}|gh[ousr]_[A-Za-z0-9]{20,}|xox[baprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16})\b"
+    r"(?<![A-Za-z0-9_-])(?:"
+    r"(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[0-9A-Z]{16}"  # AWS key ids
+    r"|xox[abeoprs]-[A-Za-z0-9-]{10,}|xapp-[A-Za-z0-9-]{10,}"  # Slack
+    r"|(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}"  # Stripe
+    r"|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"  # GitHub
+    r"|gl(?:pat|ptt|dt|rt|oas|cbt|imt|soat|ffct|ft)-[A-Za-z0-9_-]{16,}"  # GitLab
+    r"|hf_[A-Za-z0-9]{20,}"  # Hugging Face
+    r"|AIza[0-9A-Za-z_-]{30,}|ya29\.[0-9A-Za-z_-]{20,}"  # Google API key, OAuth access token
+    r"|npm_[A-Za-z0-9]{30,}"  # npm
+    r"|sk-[A-Za-z0-9_-]{16,}"  # OpenAI (sk-, sk-proj-), Anthropic (sk-ant-)
+    r"|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"  # SendGrid
+    r"|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"  # a JWT (header.payload.signature)
+    r")"
 )
-_SECRET_KEY_NAME = re.compile(r"(?i)^" + _SECRET_NAME + r"$")
+# HTTP credentials: "Authorization: <scheme> <credentials>", a bare "Bearer <token>", "Basic <base64>"
+_AUTH_HEADER = re.compile(
+    r"(?i)(\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:(?:basic|bearer|token|digest|negotiate)\s+)?)([^\s'\",;]+)"
+)
+_BEARER = re.compile(r"(?i)(\bbearer\s+)([A-Za-z0-9._~+/=-]{8,})")
+_BASIC = re.compile(r"(\bBasic\s+)(?=[A-Za-z0-9+/]*[0-9=])([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])")
+
+# a name (of a setting, a header, a flag, a JSON key) followed by = or :, or a flag by a space
+_NAME_THEN_VALUE = re.compile(
+    r"(?<![A-Za-z0-9_.-])(--?)?([A-Za-z_][A-Za-z0-9_.-]*)"
+    r"(?:([\"']?\s*[=:]\s*)|(?(1)(?<=[A-Za-z0-9])\s+|(?!)))"
+    r"(\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|[^\s'\",;&}<>`]+)"
+)
+# a name says it holds a secret when its last word does: PGPASSWORD, db_password, MY_API_TOKEN,
+# clientSecret, session_cookie, AWS_SECRET_ACCESS_KEY; "secret_workloads" or "password_file" do not
+_SECRET_END_LONG = re.compile(
+    r"(?i)(?:(?:password|passwd|passphrase|secret|credential)s?|token|cookie|session|sessionid|apikey|private[_.-]?key)$"
+)
+# ... or a short word after a separator or a camelCase boundary: db_pass, pw, auth, STRIPE_KEY, apiKey
+_SECRET_END_SHORT = re.compile(r"(?:^|[_.-]|(?<=[a-z0-9])(?=[A-Z]))(?i:pass|pw|pwd|auth|key)$")
+# names that end like a secret but hold an id, a count or a list of them, never a secret
+_NOT_SECRET = re.compile(
+    r"(?i)(?:^|[_.-])(?:effect|idempotency|sort|primary|foreign|partition|cache|dedupe?|row|group|hash|range|lookup"
+    r"|map|dict|unique|public|host|thread|trial|cell|run|node|task|state|kill|order|index)[_.-]?key$"
+    r"|^(?:key|tokens|sessions|cookies|max[_.-]?tokens?)$"
+)
+
+
+@functools.lru_cache(maxsize=4096)
+def is_secret_name(name: str) -> bool:
+    """Whether a setting, header, flag or JSON key named ``name`` holds a secret by its name alone."""
+    name = name.strip("-_. ")
+    if not name or _NOT_SECRET.search(name):
+        return False
+    return bool(_SECRET_END_LONG.search(name) or _SECRET_END_SHORT.search(name))
 
 
 def _plain(secret: str) -> str:
@@ -89,38 +151,173 @@ def stable_mask(salt: str) -> Callable[[str], str]:
     return mask
 
 
-def redact(text: str, mask: Callable[[str], str] = _plain) -> str:
-    """``text`` with passwords in URLs/DSNs, secret settings, private keys and API tokens masked
-    (each secret replaced by ``mask(secret)``: ``***`` unless told otherwise)."""
-    if not text:
+def _is_mask(value: str) -> bool:
+    """A value that is already a mask (``***`` or a stable mask): masking it again changes nothing."""
+    return value.startswith("***")
+
+
+# a count, or counts per trial (``reset_password=1,2`` in a report): no secret has three digits or fewer
+_COUNTS = re.compile(r"\d{1,3}(?:,\d{1,3})*")
+
+
+def _settings(text: str, mask: Callable[[str], str]) -> str:
+    """Mask the value of every setting, header or flag whose name says it is secret. A value may
+    itself hold another setting (``Cookie: sessionid=...``, ``key = v:key = w``): scanning goes on
+    inside it, and overlapping values are masked as one."""
+    spans: list[list[int]] = []  # [start, end) of each value to mask, in order, merged
+    pos = 0
+    while True:
+        m = _NAME_THEN_VALUE.search(text, pos)
+        if m is None:
+            break
+        dashes, name, sep, value = m.groups()
+        pos = m.end(2)  # the next name may start inside this value
+        if not is_secret_name(name) or (sep is None and not dashes) or _is_mask(value.strip("'\"")) or _COUNTS.fullmatch(value):
+            continue
+        quoted = value[:1] in ("'", '"') and len(value) > 1
+        start, end = (m.start(4) + 1, m.end(4) - 1) if quoted else (m.start(4), m.end(4))
+        if spans and start <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], end)
+        else:
+            spans.append([start, end])
+    if not spans:
         return text
-
-    def kv(m: re.Match[str]) -> str:
-        value = m.group(2)
-        quote = value[0] if value[:1] in ("'", '"') else ""
-        inner = value[1:-1] if quote and len(value) > 1 else value
-        return f"{m.group(1)}{quote}{mask(inner)}{quote}"
-
-    text = _PEM.sub(lambda m: f"-----BEGIN {m.group(1)}PRIVATE KEY----- {mask(m.group(0))} -----END {m.group(1)}PRIVATE KEY-----", text)
-    text = _URL_USERINFO.sub(lambda m: f"{m.group(1)}{mask(m.group(2))}{m.group(3)}", text)
-    text = _KV_SECRET.sub(kv, text)
-    text = _TOKENS.sub(lambda m: mask(m.group(0)), text)
-    return text
+    out: list[str] = []
+    last = 0
+    for start, end in spans:
+        out.append(text[last:start] + mask(text[start:end]))
+        last = end
+    out.append(text[last:])
+    return "".join(out)
 
 
-def redact_obj(obj):
-    """A copy of a JSON-like value with ``redact`` applied to every string (and secret-named keys masked)."""
+def _userinfo(text: str, mask: Callable[[str], str]) -> str:
+    def sub(m: re.Match[str]) -> str:
+        if _PORT.fullmatch(m.group(2)) or _is_mask(m.group(2)):
+            return m.group(0)
+        return f"{m.group(1)}{mask(m.group(2))}{m.group(3)}"
+
+    return _URL_USERINFO.sub(sub, text)
+
+
+# cheap tests that let most strings (ids, numbers, barrier names) skip the rules that cannot apply
+_SECRET_HINT = re.compile(r"(?i)pass|pw|pwd|auth|key|secret|token|credential|cookie|session")
+_AUTH_HINT = re.compile(r"(?i)auth|bearer|basic")
+
+
+def redact(text: str, mask: Callable[[str], str] = _plain) -> str:
+    """``text`` with passwords in URLs/DSNs, secret settings, HTTP credentials, private keys and API
+    tokens masked (each secret replaced by ``mask(secret)``: ``***`` unless told otherwise)."""
+    if not text or not isinstance(text, str):
+        return text
+    if mask is _plain and len(text) <= 1000:
+        return _redact_plain(text)
+    return _redact(text, mask)
+
+
+@functools.lru_cache(maxsize=4096)
+def _redact_plain(text: str) -> str:
+    """``redact`` with the plain mask, remembered: a run's records repeat the same short strings
+    (node and barrier names, reasons) in every trial (at most 4096 of 1000 characters: 4 MB)."""
+    return _redact(text, _plain)
+
+
+def _redact(text: str, mask: Callable[[str], str]) -> str:
+    def encoded(m: re.Match[str]) -> str:
+        plain = unquote(m.group(0))
+        clean = _redact(plain, mask)
+        return m.group(0) if clean == plain else quote(clean, safe="*")  # the mask reads as ***
+
+    if "PRIVATE KEY" in text:
+        text = _PEM.sub(lambda m: f"-----BEGIN {m.group(1)}PRIVATE KEY----- {mask(m.group(0))} -----END {m.group(1)}PRIVATE KEY-----", text)
+    if "%3" in text.upper():
+        text = _URL_ENCODED.sub(encoded, text)
+    if "://" in text:
+        text = _userinfo(text, mask)
+    if text.count(":") >= 4:
+        text = _PGPASS.sub(lambda m: m.group(0) if _is_mask(m.group(2)) else f"{m.group(1)}{mask(m.group(2))}", text)
+    if _AUTH_HINT.search(text):
+        text = _AUTH_HEADER.sub(lambda m: m.group(0) if _is_mask(m.group(2)) else f"{m.group(1)}{mask(m.group(2))}", text)
+        text = _BEARER.sub(lambda m: m.group(0) if _is_mask(m.group(2)) else f"{m.group(1)}{mask(m.group(2))}", text)
+        text = _BASIC.sub(lambda m: f"{m.group(1)}{mask(m.group(2))}", text)
+    if _SECRET_HINT.search(text):
+        text = _settings(text, mask)
+    return _TOKENS.sub(lambda m: mask(m.group(0)), text)
+
+
+def redact_obj(obj, *, keep_numbers: bool = False):
+    """A copy of a JSON-like value with ``redact`` applied to every string (and secret-named keys masked).
+
+    ``keep_numbers``: a number under a secret-named key stays a number. For chaos's own typed
+    records (results, trial records), whose numbers are its counts, keyed by the user's effect
+    names: an effect named ``reset_password`` fired twice is a count, and "***" in its place would
+    make the record invalid. A user's settings (run.json's scenario, racer specs) mask them too
+    (``password: 123456``)."""
     if isinstance(obj, str):
         return redact(obj)
     if isinstance(obj, dict):
         out = {}
         for k, v in obj.items():
             key = redact(k) if isinstance(k, str) else k  # a secret can be a key too (a DSN, a token)
-            if isinstance(k, str) and _SECRET_KEY_NAME.search(k) and isinstance(v, (str, int, float)) and v not in ("", None):
+            scalar = isinstance(v, str) or (isinstance(v, (int, float)) and not isinstance(v, bool) and not keep_numbers)
+            if isinstance(k, str) and is_secret_name(k) and scalar and v != "":
                 out[key] = "***"
             else:
-                out[key] = redact_obj(v)
+                out[key] = redact_obj(v, keep_numbers=keep_numbers)
         return out
     if isinstance(obj, (list, tuple)):
-        return [redact_obj(v) for v in obj]
+        return [redact_obj(v, keep_numbers=keep_numbers) for v in obj]
     return obj
+
+
+def redact_json_text(text: str, *, keep_numbers: bool = False) -> str:
+    """A JSON document (or JSON Lines) with every secret masked, still valid JSON: parsed, masked
+    as an object (``redact_obj``), dumped again only if something changed. Text that is not JSON
+    is masked as text."""
+    import json
+
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        lines = text.split("\n")
+        if len(lines) > 1 and all(_json_or_blank(line) for line in lines):
+            return "\n".join(redact_json_text(line, keep_numbers=keep_numbers) if line.strip() else line for line in lines)
+        return redact(text)
+    clean = redact_obj(obj, keep_numbers=keep_numbers)
+    if clean == obj:
+        return text
+    indent = 2 if "\n" in text.strip() else None
+    return json.dumps(clean, indent=indent, ensure_ascii=False) + ("\n" if text.endswith("\n") else "")
+
+
+def _json_or_blank(line: str) -> bool:
+    import json
+
+    if not line.strip():
+        return True
+    try:
+        json.loads(line)
+    except ValueError:
+        return False
+    return True
+
+
+def redact_file_text(name: str, text: str, *, keep_numbers: bool = False) -> str:
+    """The masked text of a file chaos writes, by its kind: JSON stays valid JSON (``keep_numbers``
+    as ``redact_obj``), anything else is masked as text. The one masker every file of a run folder
+    goes through."""
+    if name.endswith((".json", ".jsonl")):
+        return redact_json_text(text, keep_numbers=keep_numbers)
+    return redact(text)
+
+
+def masked_tail(data: bytes, n: int) -> str:
+    """The last ``n`` bytes of a log, secrets masked, for a reason or an error message. A window
+    that starts inside a line drops that partial line first: a secret cut in half is no longer
+    recognisable, and its second half would go through."""
+    if len(data) > n:
+        data = data[-n:]
+        newline = data.find(b"\n")
+        if newline >= 0:
+            data = data[newline + 1 :]
+    return redact(data.decode(errors="replace"))

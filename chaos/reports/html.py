@@ -229,7 +229,9 @@ def write_run_html(run_dir: Path, results: RunResults, meta: dict, records: Iter
     if saturation_png(run_dir / "saturation.png", heatmaps(("", c) for c in results.cells), title=results.scenario):
         plots.append("saturation.png")
     path = Path(run_dir) / "report.html"
-    path.write_text(render_run_html(results, meta, records, plots=plots, shown=shown))
+    from chaos.running.runfolder import write_atomic  # masked, atomic: as every file of a run folder
+
+    write_atomic(path, render_run_html(results, meta, records, plots=plots, shown=shown))
     return path
 
 
@@ -274,5 +276,7 @@ def write_nightly_html(night_dir: Path, summary: dict, entries: list, hist: list
     if trend_png(night_dir / "trend.png", hist):
         plots.append("trend.png")
     path = Path(night_dir) / "index.html"
-    path.write_text(render_nightly_html(summary, entries, hist, plots=plots))
+    from chaos.running.runfolder import write_atomic
+
+    write_atomic(path, render_nightly_html(summary, entries, hist, plots=plots))
     return path

@@ -65,4 +65,6 @@ def junit_xml(runs: list[RunResults], name: str = "chaos", accepted: dict[tuple[
 
 
 def write_junit(path: Path, runs: list[RunResults], name: str = "chaos", accepted: dict[tuple[str, str], str] | None = None) -> None:
-    Path(path).write_text(junit_xml(runs, name, accepted))
+    from chaos.running.runfolder import write_atomic  # masked, atomic: as every file of a run folder
+
+    write_atomic(Path(path), junit_xml(runs, name, accepted))

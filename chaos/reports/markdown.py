@@ -11,6 +11,7 @@ report.html says it.
 from __future__ import annotations
 
 import html
+import re
 
 from chaos.kinds import all_kinds, get_kind
 from chaos.kinds.checking import PROPERTY_NAMES
@@ -61,6 +62,24 @@ def _esc(text: object) -> str:
     """Text copied from a run (an about, a reason, a cell id), made inert: HTML (``<script>``) as
     text, no table cell broken by ``|``, one line."""
     return html.escape(str(text), quote=False).replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+
+
+# the one HTML tag report.md writes itself: a verdict's anchor
+_OWN_TAG = re.compile(r'<a id="v-\d+-[A-Za-z0-9_]+"></a>')
+
+
+def inert(markdown: str) -> str:
+    """The whole report made inert at once: every ``<`` that is not one of report.md's own anchors
+    becomes ``&lt;``, so no text copied from a run (a field escaped or not, in a code span or not)
+    reaches a Markdown renderer as HTML (``<script>``, ``<img onerror>``, ``<!--``)."""
+    out: list[str] = []
+    pos = 0
+    for m in _OWN_TAG.finditer(markdown):
+        out.append(markdown[pos : m.start()].replace("<", "&lt;"))
+        out.append(m.group(0))
+        pos = m.end()
+    out.append(markdown[pos:].replace("<", "&lt;"))
+    return "".join(out)
 
 
 def _versions(c: CellResult) -> str:
@@ -292,7 +311,7 @@ def render_markdown(results: RunResults, meta: dict, duplicates: DuplicateGroups
                 f"| {MARK[v.status]} | {_esc(v.reason)} | {ev or '-'} |"
             )
     add("")
-    add("Re-check any verdict: `chaos rerun <run folder> <trial id>` re-runs that trial alone from the recorded seed and kill point.")
+    add("Re-check any verdict: `chaos rerun RUN_FOLDER TRIAL_ID` re-runs that trial alone from the recorded seed and kill point.")
     add("")
     add("## Framework versions per cell (as the racers reported them)")
     add("")
@@ -301,4 +320,4 @@ def render_markdown(results: RunResults, meta: dict, duplicates: DuplicateGroups
     for c in results.cells:
         add(f"| {_esc(c.cell_id)} | {_esc(c.version or 'installed')} | {_esc(_versions(c))} |")
     add("")
-    return "\n".join(lines)
+    return inert("\n".join(lines))

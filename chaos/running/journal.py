@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from chaos.racer.errors import ChaosError
+from chaos.racer.redact import redact_obj
 
 SYNC_EVERY_S = 1.0
 
@@ -34,7 +35,9 @@ class Journal:
         self.syncs = 0
 
     def append(self, record: dict) -> None:
-        line = (json.dumps(record, separators=(",", ":"), default=repr) + "\n").encode()
+        """Append one record, secrets masked (``redact_obj``; its numbers are counts and stay
+        numbers): every line of a journal is written here."""
+        line = (json.dumps(redact_obj(record, keep_numbers=True), separators=(",", ":"), default=repr) + "\n").encode()
         view = memoryview(line)
         while view:
             view = view[os.write(self._fd, view) :]

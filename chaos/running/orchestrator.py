@@ -191,7 +191,7 @@ def write_results(
     """results.json first (the evidence), then what people and CI read: report.md, junit.xml and
     report.html with its plots, all rendered from the same results and the journaled records.
     Secrets are redacted from all of them (``chaos.racer.redact``)."""
-    clean = RunResults.model_validate(redact_obj(results.model_dump(mode="json")))
+    clean = RunResults.model_validate(redact_obj(results.model_dump(mode="json"), keep_numbers=True))
     write_atomic(run_dir / "results.json", clean.model_dump_json(indent=2))
     write_reports(run_dir, clean, run_meta, records)
 
@@ -205,12 +205,12 @@ def write_reports(
     from chaos.reports.junit import write_junit
     from chaos.reports.markdown import render_markdown
 
-    results = RunResults.model_validate(redact_obj(results.model_dump(mode="json")))
+    results = RunResults.model_validate(redact_obj(results.model_dump(mode="json"), keep_numbers=True))
     run_meta = _meta_json(run_meta)
     if records is None:
         records = StoredTrials(run_dir / "journal.jsonl")
     elif not isinstance(records, StoredTrials):
-        records = [TrialRecord.model_validate(redact_obj(r.model_dump(mode="json"))) for r in records]
+        records = [TrialRecord.model_validate(redact_obj(r.model_dump(mode="json"), keep_numbers=True)) for r in records]
     shown = gather(records)  # one pass over the journal: the duplicates' explanations feed both reports
     write_atomic(run_dir / "report.md", redact(render_markdown(results, run_meta, shown.duplicates)))
     write_junit(run_dir / "junit.xml", [results])
@@ -546,7 +546,7 @@ def _execute(
                 valid_seen = False
                 for rec in runner(ctx, cell, prior.ids()):
                     signals.armed = False  # journaled <=> counted: no signal between the two
-                    journal.append(redact_obj(rec.model_dump(mode="json")))
+                    journal.append(rec.model_dump(mode="json"))  # masked by the journal
                     if signals.received:
                         raise Interrupted(signals.received[0])
                     signals.armed = True
@@ -608,7 +608,9 @@ def _execute(
         write_results(run_dir, results, folder.meta, records)
     except Exception as exc:  # the disk filled as the run ended: the journal has every trial
         _failed(folder, cells, records, failures, {c.index for c in cells}, exc, journaled_before, signals)
-    return RunOutcome(run_dir=run_dir, results=results, interrupted=interrupted, cells=cells)
+    # what chaos.run() returns is what results.json holds: masked (a reason in a pytest failure is a CI log)
+    masked = RunResults.model_validate(redact_obj(results.model_dump(mode="json"), keep_numbers=True))
+    return RunOutcome(run_dir=run_dir, results=masked, interrupted=interrupted, cells=cells)
 
 
 def _failed(

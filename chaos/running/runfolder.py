@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from chaos.racer.errors import ChaosError, EnvironmentProblem
-from chaos.racer.redact import redact_obj
+from chaos.racer.redact import redact_file_text, redact_obj
 from chaos.records import CellVersions, RunLoad, RunMeta
 from chaos.running.folderlock import FolderLock
 from chaos.running.stored import StoredTrials
@@ -60,9 +60,14 @@ def load_average() -> float | None:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` atomically (a temporary file beside it, then ``os.replace``)."""
+    """Replace ``path`` with ``text`` atomically (a temporary file beside it, then ``os.replace``),
+    secrets masked first (``redact_file_text``): every file of a run folder is written here, so a
+    new field or a new report is masked without asking for it. The JSON files written here are
+    chaos's typed records: their numbers are counts and stay numbers (run.json's user settings
+    are masked whole before, numbers too: ``write_meta``)."""
+    path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
+    tmp.write_text(redact_file_text(path.name, text, keep_numbers=True))
     os.replace(tmp, path)
 
 

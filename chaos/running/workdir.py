@@ -28,7 +28,7 @@ import tempfile
 from pathlib import Path
 
 from chaos.racer.errors import ChaosError
-from chaos.racer.redact import redact
+from chaos.racer.redact import redact_file_text
 
 
 def check_work_in(work_in: Path | str) -> Path:
@@ -69,7 +69,7 @@ def scrub(work_dir: Path) -> int:
             continue
         try:
             text = f.read_text(errors="surrogateescape")
-            clean = redact(text)
+            clean = redact_file_text(f.name, text)  # a spec or result stays valid JSON
             if clean != text:
                 f.write_text(clean, errors="surrogateescape")
                 changed += 1

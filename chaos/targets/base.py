@@ -44,6 +44,7 @@ import traceback
 from typing import Any, Protocol
 
 from chaos.racer.protocol import OPS, Action, ActionOutcome, ErrorInfo, Fired, FrameInfo, InspectResult, OutcomeStatus
+from chaos.racer.redact import redact
 
 __all__ = [
     "OPS",
@@ -127,7 +128,12 @@ def error_of(exc: BaseException) -> ErrorInfo:
     environment fault or chaos's own; nothing is classified here."""
     tb = traceback.extract_tb(exc.__traceback__)
     where = f"{tb[-1].filename}:{tb[-1].lineno}" if tb else ""
-    info: ErrorInfo = {"type": type(exc).__name__, "module": type(exc).__module__, "message": str(exc)[:2000], "where": where}
+    info: ErrorInfo = {
+        "type": type(exc).__name__,
+        "module": type(exc).__module__,
+        "message": _masked(str(exc)[:20000])[:2000],
+        "where": where,
+    }
     try:
         frames: list[FrameInfo] = [
             {
@@ -152,10 +158,18 @@ def error_of(exc: BaseException) -> ErrorInfo:
         info["chain"] = chain
         if code is not None:
             info["errno"] = code
-        info["traceback"] = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-8000:]
+        info["traceback"] = _masked("".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-40000:])[-8000:]
     except Exception:  # describing an error must never raise
         pass
     return info
+
+
+def _masked(text: str) -> str:
+    """``text`` with its secrets masked before anything cuts it (a cut secret leaks its first half)."""
+    try:
+        return redact(text)
+    except Exception:  # describing an error must never raise
+        return "(message not shown: masking it failed)"
 
 
 def jsonable(value: Any) -> Any:

@@ -44,6 +44,7 @@ from chaos.racer.barrier import read_arrivals
 from chaos.racer.errors import EnvironmentProblem
 from chaos.racer.procfs import all_threads_stopped, proc_state
 from chaos.racer.protocol import background_path
+from chaos.racer.redact import masked_tail
 
 START_TIMEOUT_S = 300.0  # importing a framework on a loaded 2-core machine can take a while
 REPLY_TIMEOUT_S = 60.0
@@ -115,7 +116,7 @@ class ServerLog:
         try:
             if not self._log.closed:
                 self._log.flush()
-            return self.log_path.read_bytes()[-n:].decode(errors="replace").strip()
+            return masked_tail(self.log_path.read_bytes(), n).strip()  # quoted in errors: secrets masked first
         except OSError:
             return ""
 

@@ -1,0 +1,196 @@
+"""The corpus of secret forms chaos must mask, as users leak them: one record per form.
+
+Why a corpus: masking that is tested on a handful of hand-picked strings passes while the forms
+people actually paste (a ``Bearer`` header, a Stripe key, a ``.pgpass`` line, a URL-encoded DSN)
+go through. Every test of masking reads this list, so a form added here is checked everywhere: by
+the unit test of the masker (``tests/test_redact.py``) and by the story of a real run whose params,
+``about``, effect names, racer errors and log lines carry every form (``tests/test_masking.py``).
+
+``text`` is the form as it appears in a log line, an error or a setting; ``secret`` is the part
+that must never appear verbatim in anything chaos writes; ``key`` (optional) is a setting name
+whose value is secret by its name alone (``{"STRIPE_KEY": "..."}``), for JSON-like inputs.
+
+Every value is fake, made for this file (none is a real credential): long enough and distinctive
+enough that finding it in a file can only mean a leak.
+
+``READABLE`` is the other half of the promise: ordinary text that must come through unchanged, so
+a masker that masks everything fails the same tests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import quote
+
+
+@dataclass(frozen=True)
+class SecretForm:
+    name: str
+    text: str  # how the form appears in free text
+    secret: str  # what must never appear verbatim
+    key: str | None = None  # a setting name that makes its value secret by itself
+
+
+_PEM_BODY = "MIIEowIBAAKCAQEAzF4k3xPemBodyOfAFakeKeyForChaosTests0001\nq9Z7FakePemSecondLineForChaosTests0002"
+_JWT = (
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"
+    ".eyJzdWIiOiJjaGFvcy10ZXN0LXVzZXIiLCJpYXQiOjE3MDAwMDAwMDB9"
+    ".Zm9yZ2VkU2lnbmF0dXJlRm9yQ2hhb3NUZXN0czAwMQ"
+)
+_DSN_PW = "Pg-url-S3cret-0017"
+_ENC_DSN = quote(f"postgresql://app:{_DSN_PW}x@db.internal:5432/app", safe="")
+
+FORMS: list[SecretForm] = [
+    # cloud and SaaS tokens, recognised by their prefix alone
+    SecretForm("aws_access_key_id", "loaded AKIAQ7CHAOSFAKE00001 from env", "AKIAQ7CHAOSFAKE00001"),
+    SecretForm("aws_session_key_id", "temporary ASIAQ7CHAOSFAKE00002 issued", "ASIAQ7CHAOSFAKE00002"),
+    SecretForm(
+        "aws_secret_access_key",
+        "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMIchaosFAKEbPxRfiCYEXAMPLEKEY1",
+        "wJalrXUtnFEMIchaosFAKEbPxRfiCYEXAMPLEKEY1",
+    ),
+    SecretForm(
+        "aws_secret_in_config", "aws_secret_access_key = Zq8chaosFAKEsecretAccessKeyValue0000003", "Zq8chaosFAKEsecretAccessKeyValue0000003"
+    ),
+    SecretForm("slack_bot", "posting with xoxb-123456789012-chaosFakeBotToken04", "xoxb-123456789012-chaosFakeBotToken04"),
+    SecretForm("slack_user", "user token xoxp-123456789012-chaosFakeUserToken05", "xoxp-123456789012-chaosFakeUserToken05"),
+    SecretForm("slack_app", "app token xapp-1-A0CHAOS-123456-chaosFakeAppToken06", "xapp-1-A0CHAOS-123456-chaosFakeAppToken06"),
+    SecretForm("stripe_sk_live", "charging with sk_live_51ChaosFakeStripeLive000007", "sk_live_51ChaosFakeStripeLive000007"),
+    SecretForm("stripe_sk_test", "test mode sk_test_51ChaosFakeStripeTest000008", "sk_test_51ChaosFakeStripeTest000008"),
+    SecretForm("stripe_rk_live", "restricted rk_live_51ChaosFakeStripeRestricted9", "rk_live_51ChaosFakeStripeRestricted9"),
+    SecretForm("stripe_pk_live", "publishable pk_live_51ChaosFakeStripePublish10", "pk_live_51ChaosFakeStripePublish10"),
+    SecretForm("github_ghp", "git push with ghp_ChaosFakeGithubClassic0000000000011", "ghp_ChaosFakeGithubClassic0000000000011"),
+    SecretForm("github_gho", "oauth gho_ChaosFakeGithubOauth00000000000012", "gho_ChaosFakeGithubOauth00000000000012"),
+    SecretForm("github_ghs", "app install ghs_ChaosFakeGithubServer0000000000013", "ghs_ChaosFakeGithubServer0000000000013"),
+    SecretForm("github_ghu", "user-to-server ghu_ChaosFakeGithubUser00000000000014", "ghu_ChaosFakeGithubUser00000000000014"),
+    SecretForm(
+        "github_pat",
+        "fine-grained github_pat_11CHAOSFAKE0_ChaosFakeFineGrainedPat000000015",
+        "github_pat_11CHAOSFAKE0_ChaosFakeFineGrainedPat000000015",
+    ),
+    SecretForm("gitlab_pat", "clone with glpat-ChaosFakeGitlab0000016", "glpat-ChaosFakeGitlab0000016"),
+    SecretForm("huggingface", "hub login hf_ChaosFakeHuggingFaceToken0000017", "hf_ChaosFakeHuggingFaceToken0000017"),
+    SecretForm("google_api", "maps key AIzaSyChaosFakeGoogleApiKey00000000018", "AIzaSyChaosFakeGoogleApiKey00000000018"),
+    SecretForm("npm", "publish with npm_ChaosFakeNpmToken000000000000000019", "npm_ChaosFakeNpmToken000000000000000019"),
+    SecretForm("openai", "model call sk-ChaosFakeOpenAiLegacyKey0000000020", "sk-ChaosFakeOpenAiLegacyKey0000000020"),
+    SecretForm("openai_project", "model call sk-proj-ChaosFakeOpenAiProject_0000021", "sk-proj-ChaosFakeOpenAiProject_0000021"),
+    SecretForm("anthropic", "model call sk-ant-api03-ChaosFakeAnthropic-000022", "sk-ant-api03-ChaosFakeAnthropic-000022"),
+    SecretForm(
+        "sendgrid", "mail via SG.ChaosFakeSendgrid23.ChaosFakeSendgridSecret0023", "SG.ChaosFakeSendgrid23.ChaosFakeSendgridSecret0023"
+    ),
+    SecretForm("jwt", f"id token {_JWT} expired", _JWT),
+    SecretForm(
+        "pem_rsa",
+        f"-----BEGIN RSA PRIVATE KEY-----\n{_PEM_BODY}\n-----END RSA PRIVATE KEY-----",
+        "MIIEowIBAAKCAQEAzF4k3xPemBodyOfAFakeKeyForChaosTests0001",
+    ),
+    SecretForm(
+        "pem_openssh",
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaChaosFakeOpensshKeyBody0000026\n-----END OPENSSH PRIVATE KEY-----",
+        "b3BlbnNzaChaosFakeOpensshKeyBody0000026",
+    ),
+    # HTTP credentials
+    SecretForm("bearer", "Authorization: Bearer ChaosFakeBearerOpaque.0000027", "ChaosFakeBearerOpaque.0000027"),
+    SecretForm("basic", "Authorization: Basic Y2hhb3M6ZmFrZS1iYXNpYy0wMDAwMjg=", "Y2hhb3M6ZmFrZS1iYXNpYy0wMDAwMjg="),
+    SecretForm("bearer_lowercase", "curl -H 'authorization: bearer chaosfakebearerlower0029'", "chaosfakebearerlower0029"),
+    SecretForm("api_key_header", "X-Api-Key: ChaosFakeHeaderApiKey0030", "ChaosFakeHeaderApiKey0030"),
+    SecretForm("cookie_header", "Cookie: sessionid=ChaosFakeSessionCookie0031; theme=dark", "ChaosFakeSessionCookie0031"),
+    SecretForm("set_cookie", "Set-Cookie: auth=ChaosFakeSetCookie0032; HttpOnly", "ChaosFakeSetCookie0032"),
+    # settings that say they hold a secret
+    SecretForm("password_kv", "login failed: password=ChaosFakePassword0033 rejected", "ChaosFakePassword0033"),
+    SecretForm("passphrase_kv", "unlock passphrase=ChaosFakePassphrase0034", "ChaosFakePassphrase0034"),
+    SecretForm("secret_kv", "config secret=ChaosFakeSecretValue0035", "ChaosFakeSecretValue0035"),
+    SecretForm("token_kv", "retry with token=ChaosFakeTokenValue0036", "ChaosFakeTokenValue0036"),
+    SecretForm("password_quoted_words", "password='chaos fake two words 37'", "chaos fake two words 37"),
+    SecretForm("pgpassword_env", "PGPASSWORD=ChaosFakePgpassword0038 psql -h db", "ChaosFakePgpassword0038"),
+    SecretForm("password_flag", "mysql --password ChaosFakeFlagPassword0039 -h db", "ChaosFakeFlagPassword0039"),
+    SecretForm("password_flag_eq", "pg_dump --password=ChaosFakeFlagPassword0040", "ChaosFakeFlagPassword0040"),
+    SecretForm("json_password", '{"password": "ChaosFakeJsonPassword0041"}', "ChaosFakeJsonPassword0041"),
+    SecretForm("yaml_api_key", "api_key: ChaosFakeYamlApiKey0042", "ChaosFakeYamlApiKey0042"),
+    # database addresses
+    SecretForm("dsn_plain", "connect postgresql://user:ChaosFakeDsnPassword0043@db:5432/app", "ChaosFakeDsnPassword0043"),
+    SecretForm("dsn_mysql", "mysql://root:ChaosFakeMysqlPassword0044@10.0.0.5/shop", "ChaosFakeMysqlPassword0044"),
+    SecretForm("dsn_redis_no_user", "cache redis://:ChaosFakeRedisPassword0045@cache:6379/0", "ChaosFakeRedisPassword0045"),
+    SecretForm("dsn_slash_in_password", "postgresql://app:ChaosFake/Slash0046@db/app", "ChaosFake/Slash0046"),
+    SecretForm("dsn_url_encoded", f"dsn={_ENC_DSN}", _DSN_PW),
+    SecretForm("dsn_keywords", "host=db user=app password=ChaosFakeKwPassword0048 dbname=app", "ChaosFakeKwPassword0048"),
+    SecretForm("pgpass_line", "db.internal:5432:app:appuser:ChaosFakePgpassLine0049", "ChaosFakePgpassLine0049"),
+    # settings whose name alone makes the value secret (env assignments and JSON keys)
+    SecretForm("stripe_key_name", "STRIPE_KEY=ChaosFakeStripeKeyName0050", "ChaosFakeStripeKeyName0050", key="STRIPE_KEY"),
+    SecretForm(
+        "session_cookie_name", "session_cookie=ChaosFakeSessionCookieName0051", "ChaosFakeSessionCookieName0051", key="session_cookie"
+    ),
+    SecretForm("token_name", "GITHUB_TOKEN=ChaosFakeTokenName0052", "ChaosFakeTokenName0052", key="GITHUB_TOKEN"),
+    SecretForm("secret_name", "CLIENT_SECRET=ChaosFakeClientSecret0053", "ChaosFakeClientSecret0053", key="CLIENT_SECRET"),
+    SecretForm("session_name", "flask_session=ChaosFakeFlaskSession0054", "ChaosFakeFlaskSession0054", key="flask_session"),
+    SecretForm("cookie_name", "auth_cookie: ChaosFakeAuthCookie0055", "ChaosFakeAuthCookie0055", key="auth_cookie"),
+    SecretForm("private_key_name", "SIGNING_PRIVATE_KEY=ChaosFakeSigningKey0056", "ChaosFakeSigningKey0056", key="SIGNING_PRIVATE_KEY"),
+    SecretForm("db_pass_name", "db_pass=ChaosFakeDbPass0057", "ChaosFakeDbPass0057", key="db_pass"),
+]
+
+# ordinary text that must reach the files unchanged: a masker that masks everything fails
+READABLE = [
+    "put_writes(node=b,channels=log+branch:to:c):before#1",
+    "effect 'b' fired 2x (trial c000-p011-r000)",
+    "gate:True",
+    "keys=3 effect_key=gate:True",
+    "postgresql://chaos@db/app",
+    "https://example.org/a:b",
+    "http://localhost:8080/health",
+    "sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    "the quick brown fox jumps over the lazy dog",
+    "session 3 of 5 finished; tokens used: 120",
+    "idempotency_key=order-42 sort_key=created_at",
+    "Authorization header missing",
+    "12:30:45 retry 2/3",
+    "skeleton sk-8 pk_1 hf_x",
+    "reset_password=1,2; create_session=1",  # counts of effects whose names sound secret
+    "Basic 2 cells, host_key ssh-ed25519 SHA256:Zm9v",
+]
+
+# the same forms used as setting names in JSON-like inputs (workload_params)
+KEYED = [f for f in FORMS if f.key]
+
+assert len(FORMS) >= 40 and len({f.name for f in FORMS}) == len(FORMS)
+
+
+def story_scenario() -> str:
+    """A scenario (JSON, which YAML reads) whose ``about``, ``workload_params`` (values and keys),
+    effect names and values, racer log lines and racer errors carry every form: two cells of the
+    user's workload ``tests.workloads.secret_workloads``, one that runs clean, one whose node raises
+    an error quoting every form."""
+    import json
+
+    about = "\n".join(["A careless team's workload <script>alert(1)</script>.", *READABLE, *(f.text for f in FORMS)])
+    params: dict = {"forms": [f.text for f in FORMS], "note": "the quick brown fox jumps over the lazy dog"}
+    params.update({f.key: f.secret for f in KEYED})
+    scenario = {
+        "name": "secrets_everywhere",
+        "about": about,
+        "kind": "kill_sweep",
+        "target": {"framework": "langgraph", "backend": "sqlite", "durability": "sync"},
+        "workload": "tests.workloads.secret_workloads:leaky",
+        "matrix": {"workload": ["tests.workloads.secret_workloads:leaky", "tests.workloads.secret_workloads:raising"]},
+        "workload_params": params,
+        "resume": "none",
+        "trials": 1,
+        "kill_points": ["put(step=1,source=loop):after"],
+    }
+    return json.dumps(scenario, indent=2)
+
+
+def verbatim(secret: str) -> list[bytes]:
+    """The ways a secret can sit in a file verbatim: as is, JSON-escaped, HTML-escaped."""
+    import html
+    import json
+
+    forms = {secret, json.dumps(secret)[1:-1], html.escape(secret), html.escape(secret, quote=False)}
+    for line in secret.splitlines():  # a multi-line secret (a PEM body) leaks line by line too
+        if len(line) >= 12:
+            forms.add(line)
+    return [f.encode() for f in forms]
+
+
+def leaked(data: bytes) -> list[str]:
+    """The names of the corpus forms whose secret ``data`` holds verbatim."""
+    return [f.name for f in FORMS if any(v in data for v in verbatim(f.secret))]
