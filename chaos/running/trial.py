@@ -246,6 +246,7 @@ class TrialRun:
         elif killed_on_purpose:
             confirmed = bool(status and status.killed)
             st, op, detail = "killed", "info", "SIGKILLed at its barrier" + ("" if confirmed else " (kill NOT confirmed)")
+            blame = store_failed_before_kill(h.arrivals(), s.target.framework, s.workload)
         elif result is None or (status is not None and status.signal is not None):
             st, op, detail = "crashed", "info", f"exit {status}, no result; log: {h.log_tail()[-300:]}"
             if status is not None and status.signal is not None and h.racer_id not in self.killed:
@@ -352,6 +353,21 @@ class TrialRun:
                 self.ctx.lazy.forget(self.store_folder)
         if not self.ctx.keep_work:
             shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def store_failed_before_kill(arrivals: list[dict], framework: str, workload: str = "") -> Blame | None:
+    """An environment fault when a store call of a racer chaos killed had failed for the
+    environment's sake (a terminated database backend, a full disk) before the kill. The barrier
+    record then contradicts the store: the racer ran on past that write (the framework had not
+    raised its error yet, or swallowed it), but the store at the kill lacks it, so what the next
+    racer finds there (and does again) is the environment's doing, not the framework's. The last
+    arrival record carries every store failure of the racer before it (``BarrierClient.failed``)."""
+    last = arrivals[-1] if arrivals else {}
+    for err in last.get("store_errors") or []:
+        b = blame_error(cast(ErrorInfo, err), framework, workload)
+        if b.party == "environment":
+            return Blame("environment", f"{b.reason} (store call {err.get('call')}, before the kill at {last.get('barrier')})")
+    return None
 
 
 def retry_id(trial_id: str, attempt: int) -> str:
