@@ -37,7 +37,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from chaos.racer.protocol import BarrierSpec, MarkEntry, TraceEntry
+from chaos.racer.protocol import BarrierSpec, ErrorInfo, MarkEntry, TraceEntry
 
 GATE = "gate"
 HOLD = "hold"
@@ -102,7 +102,7 @@ class BarrierClient:
                 self._arrive(bid)
         return bid
 
-    def failed(self, name: str, error: dict) -> None:
+    def failed(self, name: str, error: ErrorInfo) -> None:
         """A store call (``name``, a boundary without ``:before``/``:after``) raised ``error``
         (``error_of``). A framework may swallow it or raise it later, on another thread, or never
         (the racer is killed at its next barrier first); the arrival record at that barrier still

@@ -56,6 +56,8 @@ def _traceback_of(result: RacerResult | None, died: list | None = None) -> str |
 class FaultFs(Protocol):
     """A filesystem that can lose power under one trial's store folder (``chaos.lazyfs.LazyMount``)."""
 
+    below: Path  # the folder that holds what was synced (a full disk there stops the run)
+
     def power_loss(self, prefix: str = "") -> dict[str, Any]: ...
 
     def torn(self, prefix: str = "", keep: int | None = None) -> dict[str, Any]: ...
