@@ -41,14 +41,18 @@ def _racer_ports() -> list[int]:
 
 
 @contextmanager
-def terminating_backends(dsn: str, enough: threading.Event, max_rounds: int = 600, pace: float = 0.02) -> Iterator[list[int]]:
-    """Terminate every backend of the run, round after round (every ``pace`` seconds), until
-    ``enough`` is set (the run saw spoiled trials) or ``max_rounds`` passed; yields the list of
-    terminated backend pids."""
+def terminating_backends(
+    dsn: str, enough: threading.Event, max_rounds: int = 600, pace: float = 0.02, begin: threading.Event | None = None
+) -> Iterator[list[int]]:
+    """Terminate every backend of the run, round after round (every ``pace`` seconds, from when
+    ``begin`` is set if given), until ``enough`` is set (the run saw spoiled trials) or
+    ``max_rounds`` passed; yields the list of terminated backend pids."""
     killed: list[int] = []
     stop = threading.Event()
 
     def loop() -> None:
+        while begin is not None and not begin.is_set() and not stop.is_set():
+            stop.wait(pace)  # not yet: the fault's start, not synchronisation
         with psycopg.connect(dsn, autocommit=True) as conn:
             for _ in range(max_rounds):
                 if stop.is_set() or enough.is_set():
@@ -158,14 +162,24 @@ def test_one_kill_point_repeated_20_times_under_terminated_backends_ends_as_with
     fail on the terminated connection before the kill, with nobody raising it yet: the store at the
     kill lacks c's writes, the resume runs ``c`` again, and a trial that looked valid showed
     "duplicated c" (EO violated, exit 1, where the calm run holds). The victim's barrier record now
-    names the failed store call, so the trial is an environment fault, repeated like the others."""
+    names the failed store call, so the trial is an environment fault, repeated like the others.
+    The fault begins once the dry run is journaled: a dry run spoiled ``env_retries`` times in a row
+    leaves the cell unknown (exit 2), which is honest but no comparison."""
     monkeypatch.setenv("CHAOS_PG_DSN", _with_app_name(pg_dsn))
     calm, calm_faults = _run(tmp_path, "calm", ONE_POINT)
     assert calm_faults == [] and calm.results.exit_code == 0
 
-    never = threading.Event()
-    with terminating_backends(pg_dsn, never, max_rounds=3000, pace=0.1) as killed:
-        faulted, faults = _run(tmp_path, "faulted", ONE_POINT)
+    never, begun = threading.Event(), threading.Event()
+    faults: list[str] = []
+
+    def on_trial(rec) -> None:
+        begun.set()  # the dry run (the baseline) is journaled: the kill trials meet the fault
+        if rec.fault == "environment":
+            faults.append(rec.trial_id)
+
+    (tmp_path / "faulted").mkdir()
+    with terminating_backends(pg_dsn, never, max_rounds=3000, pace=0.1, begin=begun) as killed:
+        faulted = run_text(tmp_path / "faulted", ONE_POINT, on_trial=on_trial)
     assert killed, "no backend of the run was terminated"
     res = faulted.results
     assert faults and res.summary.environment == len(faults) and res.summary.retried >= 1

@@ -11,6 +11,12 @@ which racers it killed itself, so a racer that died of anyone else's signal is a
 fault. A trial with a fault that is not the framework's (environment, harness, app) is recorded
 invalid with that fault as its reason, whatever its kind concluded: a verdict rests only on trials
 where every failure was the framework's and every kill chaos's own.
+
+A racer chaos killed is judged on its barrier record too: a store call that failed for the
+environment's sake before the kill (``store_failed_before_kill``) means the store at the kill lacks
+what the racer ran on past, so the trial is an environment fault, not evidence. A full disk is no
+transient fault: ``record`` raises ``NoSpace`` (exit 3, the full folder named) before the trial is
+journaled, and a resume runs it again.
 """
 
 from __future__ import annotations
