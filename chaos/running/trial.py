@@ -323,8 +323,8 @@ class TrialRun:
         """The trial's record. A fault that is not the framework's overrides ``valid``: the trial
         is invalid with the racer and the fault as its reason (the kind's own reason follows)."""
         fault = self.fault()
-        if fault is not None and fault.party == "environment":
-            self.stop_if_disk_full(fault)
+        if fault is not None and fault.party in ("environment", "harness"):
+            self.stop_if_disk_full(fault)  # a racer that failed on a full disk, however it showed it
         if fault is not None:
             who = next(o.racer_id for o in self.outcomes if o.blame_reason == fault.reason or o.blame == fault.party)
             invalid_reason = f"racer {who}: {fault.reason}" + (f" (then: {invalid_reason})" if invalid_reason else "")
@@ -360,15 +360,15 @@ class TrialRun:
     def stop_if_disk_full(self, fault: Blame) -> None:
         """A full disk stops the run (``NoSpace``, exit 3) before this trial is journaled, so a resume
         re-runs it once there is room: repeating it on the same full disk would only spoil its repeats.
-        Full means a racer said so (``disk_full``) or, for another environment fault (a lazy
-        filesystem answers ENOSPC below it with "disk I/O error"), one of the run's folders has
-        (almost) no space left."""
+        Full means a racer said so (``disk_full``) or, for another environment or harness fault (a
+        lazy filesystem answers ENOSPC below it with "disk I/O error"; a warm racer that could not
+        open its log dies without a result), one of the run's folders has (almost) no space left."""
         folders = [self.ctx.run_dir, self.ctx.work_dir] + ([self.ctx.lazy.below] if self.ctx.lazy is not None else [])
         full = fullest(folders)
         if self.disk_full is None and (full is None or full[1] >= FULL_BELOW):
             return
         where, free = full if full is not None else (self.ctx.work_dir, -1)
-        how = self.disk_full or f"racer {next((o.racer_id for o in self.outcomes if o.blame == 'environment'), '?')}: {fault.reason}"
+        how = self.disk_full or f"racer {next((o.racer_id for o in self.outcomes if o.blame == fault.party), '?')}: {fault.reason}"
         room = f", {free // 1024} KiB free" if free >= 0 else ""
         raise NoSpace(errno.ENOSPC, f"no space left on device{room} (trial {self.trial_id}, {how})", str(where))
 
