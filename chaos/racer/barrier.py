@@ -37,7 +37,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from chaos.racer.protocol import BarrierSpec, MarkEntry, TraceEntry
+from chaos.racer.protocol import BarrierSpec, ErrorInfo, MarkEntry, TraceEntry
 
 GATE = "gate"
 HOLD = "hold"
@@ -76,6 +76,8 @@ class BarrierClient:
     echo: bool = False
     trace: list[TraceEntry] = field(default_factory=list)
     marks: list[MarkEntry] = field(default_factory=list)
+    # store calls of this racer that raised (``failed``): every later arrival record carries them
+    store_errors: list[dict] = field(default_factory=list)
     _counts: dict[str, int] = field(default_factory=dict)
     _arrivals: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -99,6 +101,15 @@ class BarrierClient:
             if bid in self.armed:
                 self._arrive(bid)
         return bid
+
+    def failed(self, name: str, error: ErrorInfo) -> None:
+        """A store call (``name``, a boundary without ``:before``/``:after``) raised ``error``
+        (``error_of``). A framework may swallow it or raise it later, on another thread, or never
+        (the racer is killed at its next barrier first); the arrival record at that barrier still
+        tells the orchestrator that the store may lack what the racer passed before the kill."""
+        with self._lock:  # an arrival in progress keeps its record whole: the error is in the next one
+            if len(self.store_errors) < 16:
+                self.store_errors.append({"call": name, **error})
 
     def mark(self, name: str) -> None:
         """Record when ``name`` happened (monotonic and wall clock); never stops, never a boundary.
@@ -125,6 +136,9 @@ class BarrierClient:
             "thread": threading.current_thread().name,
             "t_wall": time.time(),
             "t_mono_ns": time.monotonic_ns(),
+            # the evidence the store at a kill here is judged against: what this racer passed, what failed
+            "passed": [t["barrier"] for t in self.trace[-256:]],
+            "store_errors": list(self.store_errors),
         }
         payload = json.dumps(record).encode()
         name = f"{self.racer_id}.{self._arrivals:05d}{ARRIVAL_SUFFIX}"

@@ -11,7 +11,8 @@ no earlier than a racer started at that moment. It knows nothing of other racers
 library, the framework under test and its database driver.
 
 A killed racer writes no result: the orchestrator records its call as ``info`` (indeterminate).
-A racer that could not even build its workload exits 4 with ``status: harness_error``.
+A racer that could not even build its workload exits 4 with ``status: harness_error``; one that has
+no room left to write its result exits ``NO_SPACE_EXIT`` (75): a full disk, the environment's fault.
 
 What the framework or the user's code raises is data, whatever its class: an action that raises a
 ``BaseException`` that is not an exit (pydantic-core's ``PanicException``, a user's own class) ends
@@ -28,7 +29,9 @@ that thread, not on chaos.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import errno
 import importlib
 import json
 import os
@@ -42,7 +45,7 @@ from typing import cast
 
 from chaos.racer.barrier import BarrierClient, write_atomic
 from chaos.racer.ledger import open_ledger
-from chaos.racer.protocol import ActionOutcome, BackgroundError, InspectResult, RacerResult, RacerSpec, background_path
+from chaos.racer.protocol import NO_SPACE_EXIT, ActionOutcome, BackgroundError, InspectResult, RacerResult, RacerSpec, background_path
 
 HARNESS_ERROR_EXIT = 4
 # workloads this process has built once in memory already (a fork server's pooled child does that
@@ -260,7 +263,15 @@ def serve(spec: RacerSpec) -> int:
     both do exactly the same work from this point on.
     """
     result, code = run_spec(spec)
-    write_atomic(spec["result_path"], json.dumps(result, default=repr).encode(), durable=False)
+    try:
+        write_atomic(spec["result_path"], json.dumps(result, default=repr).encode(), durable=False)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        # no room for the result: its exit code is all the orchestrator gets (a full disk, not chaos's fault)
+        with contextlib.suppress(OSError):
+            os.unlink(f"{spec['result_path']}.tmp{os.getpid()}")
+        return NO_SPACE_EXIT
     return code
 
 

@@ -69,6 +69,10 @@ class ErrorInfo(TypedDict):
 
 
 BACKGROUND_SUFFIX = ".background.json"
+# A racer that could not write its result file for lack of space (ENOSPC, EDQUOT) exits with this
+# code, since it has no other way left to say so: the orchestrator blames the environment (a full
+# disk), never chaos (EX_TEMPFAIL of sysexits.h: try again once there is room).
+NO_SPACE_EXIT = 75
 """A racer's ``background_errors``, also written as they happen to its ``result_path`` + this suffix."""
 
 

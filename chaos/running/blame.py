@@ -14,7 +14,9 @@ a failure belongs to:
 * ``environment``: the database connection was lost or terminated (psycopg ``OperationalError``,
   ``AdminShutdown``), SQLite's disk errors, ``ENOSPC``/``EDQUOT``/``EIO``/``ENOMEM``,
   ``MemoryError``, or a racer killed by a signal chaos did not send (the OOM killer, an operator).
-  The trial is ``unknown`` and is retried within the scenario's ``env_retries``.
+  The trial is ``unknown`` and is retried within the scenario's ``env_retries``; a full disk
+  (``disk_full``: ``ENOSPC``/``EDQUOT``, SQLite's "database or disk is full", a racer with no room
+  for its result) is no transient fault: it stops the run (exit 3) before the trial is journaled.
 * ``harness``: a fault of chaos itself (its adapter or racer code raised). The trial is errored.
 * ``injected``: the fault chaos injected on purpose (``chaos.workloads.EffectFault``: an effect that
   failed after doing its work), raised through the framework because nothing caught or retried it.
@@ -76,6 +78,7 @@ class Blame:
 
     party: Party
     reason: str
+    disk_full: bool = False  # an environment fault that is a full disk (ENOSPC, EDQUOT, SQLite's "full"): the run stops
 
     @property
     def fault(self) -> Fault | None:
@@ -108,6 +111,17 @@ def environment_cause(err: ErrorInfo) -> str | None:
     if code in _ENV_ERRNOS:
         return f"{errno_codes.errorcode.get(code or 0, code)} ({err.get('type')})"
     return None
+
+
+_FULL_ERRNOS = {errno_codes.ENOSPC, errno_codes.EDQUOT}
+
+
+def disk_full(err: ErrorInfo) -> bool:
+    """Is ``err`` a full disk (``ENOSPC``/``EDQUOT``, SQLite's "database or disk is full")? Such a
+    fault does not pass with a repeat: the run stops (exit 3) and a resume re-runs the trial."""
+    if err.get("errno") in _FULL_ERRNOS:
+        return True
+    return err.get("module") == "sqlite3" and "database or disk is full" in (err.get("message") or "").lower()
 
 
 def _is_neutral(frame: FrameInfo, framework: tuple[str, ...], user_tops: set[str]) -> bool:
@@ -148,7 +162,7 @@ def blame_error(err: ErrorInfo, framework: str, workload: str = "") -> Blame:
         return Blame("injected", f"the injected fault propagated: {text}")
     cause = environment_cause(err)
     if cause is not None:
-        return Blame("environment", f"environment fault: {cause}: {text}")
+        return Blame("environment", f"environment fault: {cause}: {text}", disk_full=disk_full(err))
     frames = err.get("frames")
     if not frames:
         return Blame("framework", text)
@@ -191,8 +205,17 @@ def blame_after_background(errors: Iterable[ErrorInfo], framework: str, workload
             continue
         thread = (err.get("thread") if isinstance(err, dict) else None) or "?"
         how = "framework error: " if b.party == "framework" else ""
-        return Blame(b.party, f"{how}{b.reason} (it ended background thread {thread!r}); then {then}")
+        return Blame(b.party, f"{how}{b.reason} (it ended background thread {thread!r}); then {then}", disk_full=b.disk_full)
     return None
+
+
+def blame_no_space(racer_id: str, code: int) -> Blame:
+    """A racer that exited ``NO_SPACE_EXIT``: it did its work but had no room to write its result."""
+    return Blame(
+        "environment",
+        f"environment fault: no space left on device: racer {racer_id} could not write its result (exit {code})",
+        disk_full=True,
+    )
 
 
 def blame_signal(signal: int) -> Blame:

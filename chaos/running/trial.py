@@ -11,11 +11,19 @@ which racers it killed itself, so a racer that died of anyone else's signal is a
 fault. A trial with a fault that is not the framework's (environment, harness, app) is recorded
 invalid with that fault as its reason, whatever its kind concluded: a verdict rests only on trials
 where every failure was the framework's and every kill chaos's own.
+
+A racer chaos killed is judged on its barrier record too: a store call that failed for the
+environment's sake before the kill (``store_failed_before_kill``) means the store at the kill lacks
+what the racer ran on past, so the trial is an environment fault, not evidence. A full disk is no
+transient fault: ``record`` raises ``NoSpace`` (exit 3, the full folder named) before the trial is
+journaled, and a resume runs it again.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import os
 import shutil
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -25,9 +33,9 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from chaos.envs import requirement_names
 from chaos.launchers import ExitStatus, Launcher, RacerHandle
-from chaos.racer.protocol import ActionSpec, ErrorInfo, LedgerSpec, RacerResult, RacerSpec, StoreSpec, TargetSpec
+from chaos.racer.protocol import NO_SPACE_EXIT, ActionSpec, ErrorInfo, LedgerSpec, RacerResult, RacerSpec, StoreSpec, TargetSpec
 from chaos.records import BarrierEvent, Op, RacerOutcome, TrialRecord
-from chaos.running.blame import Blame, blame_after_background, blame_build, blame_error, blame_signal, worst
+from chaos.running.blame import Blame, blame_after_background, blame_build, blame_error, blame_no_space, blame_signal, worst
 from chaos.scenario.model import Cell
 from chaos.scenario.seeds import derive
 from chaos.targets import get_target
@@ -53,6 +61,8 @@ def _traceback_of(result: RacerResult | None, died: list | None = None) -> str |
 
 class FaultFs(Protocol):
     """A filesystem that can lose power under one trial's store folder (``chaos.lazyfs.LazyMount``)."""
+
+    below: Path  # the folder that holds what was synced (a full disk there stops the run)
 
     def power_loss(self, prefix: str = "") -> dict[str, Any]: ...
 
@@ -119,6 +129,7 @@ class TrialRun:
     # racers whose app errors are what the kind measures (code of another version resuming this
     # thread): recorded and blamed as usual, but they do not make the trial invalid
     measures_app: set[str] = field(default_factory=set)
+    disk_full: str | None = None  # how a racer of this trial found the disk full (the run stops: ``record``)
 
     def __post_init__(self) -> None:
         self.seed = derive(self.ctx.root_seed, self.cell.id, self.seed_id or self.trial_id)
@@ -246,10 +257,13 @@ class TrialRun:
         elif killed_on_purpose:
             confirmed = bool(status and status.killed)
             st, op, detail = "killed", "info", "SIGKILLed at its barrier" + ("" if confirmed else " (kill NOT confirmed)")
+            blame = store_failed_before_kill(h.arrivals(), s.target.framework, s.workload)
         elif result is None or (status is not None and status.signal is not None):
             st, op, detail = "crashed", "info", f"exit {status}, no result; log: {h.log_tail()[-300:]}"
             if status is not None and status.signal is not None and h.racer_id not in self.killed:
                 blame = blame_signal(status.signal)
+            elif status is not None and status.code == NO_SPACE_EXIT and h.racer_id not in self.killed:
+                blame = blame_no_space(h.racer_id, status.code)
             elif h.racer_id not in self.killed:
                 then = f"racer {h.racer_id} exited ({status}) without a result"
                 blame = blame_after_background(died, s.target.framework, s.workload, then) or Blame("harness", f"harness error: {then}")
@@ -276,6 +290,8 @@ class TrialRun:
         self.history.append(
             Op(racer_id=h.racer_id, type=op, f=f, value=value, detail=detail, t_mono_ns=result.get("t_return_mono_ns") if result else None)
         )
+        if blame is not None and blame.disk_full and self.disk_full is None:
+            self.disk_full = f"racer {h.racer_id}: {blame.reason}"
         out = RacerOutcome(
             racer_id=h.racer_id,
             role=role,
@@ -307,6 +323,8 @@ class TrialRun:
         """The trial's record. A fault that is not the framework's overrides ``valid``: the trial
         is invalid with the racer and the fault as its reason (the kind's own reason follows)."""
         fault = self.fault()
+        if fault is not None and fault.party in ("environment", "harness"):
+            self.stop_if_disk_full(fault)  # a racer that failed on a full disk, however it showed it
         if fault is not None:
             who = next(o.racer_id for o in self.outcomes if o.blame_reason == fault.reason or o.blame == fault.party)
             invalid_reason = f"racer {who}: {fault.reason}" + (f" (then: {invalid_reason})" if invalid_reason else "")
@@ -339,6 +357,21 @@ class TrialRun:
         )
         return rec
 
+    def stop_if_disk_full(self, fault: Blame) -> None:
+        """A full disk stops the run (``NoSpace``, exit 3) before this trial is journaled, so a resume
+        re-runs it once there is room: repeating it on the same full disk would only spoil its repeats.
+        Full means a racer said so (``disk_full``) or, for another environment or harness fault (a
+        lazy filesystem answers ENOSPC below it with "disk I/O error"; a warm racer that could not
+        open its log dies without a result), one of the run's folders has (almost) no space left."""
+        folders = [self.ctx.run_dir, self.ctx.work_dir] + ([self.ctx.lazy.below] if self.ctx.lazy is not None else [])
+        full = fullest(folders)
+        if self.disk_full is None and (full is None or full[1] >= FULL_BELOW):
+            return
+        where, free = full if full is not None else (self.ctx.work_dir, -1)
+        how = self.disk_full or f"racer {next((o.racer_id for o in self.outcomes if o.blame == fault.party), '?')}: {fault.reason}"
+        room = f", {free // 1024} KiB free" if free >= 0 else ""
+        raise NoSpace(errno.ENOSPC, f"no space left on device{room} (trial {self.trial_id}, {how})", str(where))
+
     def cleanup(self) -> None:
         for h in self.handles:
             if h.state() != "exited":
@@ -352,6 +385,45 @@ class TrialRun:
                 self.ctx.lazy.forget(self.store_folder)
         if not self.ctx.keep_work:
             shutil.rmtree(self.dir, ignore_errors=True)
+
+
+FULL_BELOW = 256 * 1024  # bytes available under which a folder's file system counts as full
+
+
+class NoSpace(OSError):
+    """The run stops: a folder it writes to (``filename``) is on a full file system. An ``OSError``
+    (``ENOSPC``), so the run fails the way any full disk fails it: one line, exit 3, the journal kept."""
+
+
+def fullest(folders: list[Path]) -> tuple[Path, int] | None:
+    """The folder, of those that exist, whose file system has the least space available to chaos
+    (bytes), or None if none can be asked."""
+    out: tuple[Path, int] | None = None
+    for folder in folders:
+        try:
+            st = os.statvfs(folder)
+        except OSError:
+            continue
+        free = st.f_bavail * st.f_frsize
+        if out is None or free < out[1]:
+            out = (Path(folder), free)
+    return out
+
+
+def store_failed_before_kill(arrivals: list[dict], framework: str, workload: str = "") -> Blame | None:
+    """An environment fault when a store call of a racer chaos killed had failed for the
+    environment's sake (a terminated database backend, a full disk) before the kill. The barrier
+    record then contradicts the store: the racer ran on past that write (the framework had not
+    raised its error yet, or swallowed it), but the store at the kill lacks it, so what the next
+    racer finds there (and does again) is the environment's doing, not the framework's. The last
+    arrival record carries every store failure of the racer before it (``BarrierClient.failed``)."""
+    last = arrivals[-1] if arrivals else {}
+    for err in last.get("store_errors") or []:
+        b = blame_error(cast(ErrorInfo, err), framework, workload)
+        if b.party == "environment":
+            where = f"store call {err.get('call')}, before the kill at {last.get('barrier')}"
+            return Blame("environment", f"{b.reason} ({where})", disk_full=b.disk_full)
+    return None
 
 
 def retry_id(trial_id: str, attempt: int) -> str:

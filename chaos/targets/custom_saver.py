@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from chaos.racer.barrier import BarrierClient
+from chaos.targets.base import error_of
 from chaos.workloads import import_factory
 
 
@@ -101,28 +102,44 @@ def wrap(inner: Any, barrier: BarrierClient) -> Any:
         def put(self, config, checkpoint, metadata, new_versions):
             name = _put_name(metadata)
             barrier.hit(name + ":before")
-            out = inner.put(config, checkpoint, metadata, new_versions)
+            try:
+                out = inner.put(config, checkpoint, metadata, new_versions)
+            except BaseException as exc:
+                barrier.failed(name, error_of(exc))
+                raise
             barrier.hit(name + ":after")
             return out
 
         def put_writes(self, config, writes, task_id, task_path=""):
             name = _writes_name(writes, task_path)
             barrier.hit(name + ":before")
-            out = inner.put_writes(config, writes, task_id, task_path)
+            try:
+                out = inner.put_writes(config, writes, task_id, task_path)
+            except BaseException as exc:
+                barrier.failed(name, error_of(exc))
+                raise
             barrier.hit(name + ":after")
             return out
 
         async def aput(self, config, checkpoint, metadata, new_versions):
             name = _put_name(metadata)
             barrier.hit(name + ":before")
-            out = await inner.aput(config, checkpoint, metadata, new_versions)
+            try:
+                out = await inner.aput(config, checkpoint, metadata, new_versions)
+            except BaseException as exc:
+                barrier.failed(name, error_of(exc))
+                raise
             barrier.hit(name + ":after")
             return out
 
         async def aput_writes(self, config, writes, task_id, task_path=""):
             name = _writes_name(writes, task_path)
             barrier.hit(name + ":before")
-            out = await inner.aput_writes(config, writes, task_id, task_path)
+            try:
+                out = await inner.aput_writes(config, writes, task_id, task_path)
+            except BaseException as exc:
+                barrier.failed(name, error_of(exc))
+                raise
             barrier.hit(name + ":after")
             return out
 

@@ -105,28 +105,44 @@ def instrument(saver: Any, barrier: BarrierClient) -> Any:
         def put(self, config, checkpoint, metadata, new_versions):
             name = put_name(metadata)
             barrier.hit(name + ":before")
-            out = super().put(config, checkpoint, metadata, new_versions)
+            try:
+                out = super().put(config, checkpoint, metadata, new_versions)
+            except BaseException as exc:
+                barrier.failed(name, error_of(exc))
+                raise
             barrier.hit(name + ":after")
             return out
 
         def put_writes(self, config, writes, task_id, task_path=""):
             name = writes_name(writes, task_path)
             barrier.hit(name + ":before")
-            out = super().put_writes(config, writes, task_id, task_path)
+            try:
+                out = super().put_writes(config, writes, task_id, task_path)
+            except BaseException as exc:
+                barrier.failed(name, error_of(exc))
+                raise
             barrier.hit(name + ":after")
             return out
 
         async def aput(self, config, checkpoint, metadata, new_versions):
             name = put_name(metadata)
             barrier.hit(name + ":before")
-            out = await super().aput(config, checkpoint, metadata, new_versions)
+            try:
+                out = await super().aput(config, checkpoint, metadata, new_versions)
+            except BaseException as exc:
+                barrier.failed(name, error_of(exc))
+                raise
             barrier.hit(name + ":after")
             return out
 
         async def aput_writes(self, config, writes, task_id, task_path=""):
             name = writes_name(writes, task_path)
             barrier.hit(name + ":before")
-            out = await super().aput_writes(config, writes, task_id, task_path)
+            try:
+                out = await super().aput_writes(config, writes, task_id, task_path)
+            except BaseException as exc:
+                barrier.failed(name, error_of(exc))
+                raise
             barrier.hit(name + ":after")
             return out
 
