@@ -121,6 +121,8 @@ def _actions(cell: Cell) -> list[ActionSpec]:
     acts: list[ActionSpec] = [{"op": "run"}]
     if s.resume_form == "command":
         acts.append({**answer_action(s), "if": "interrupted"})
+    elif s.resume_form == "app" and isinstance(s.answers, list):  # the team's driver answers each pause by the plan
+        acts.append({**_resume_action(cell), "if": "interrupted"})
     return acts
 
 
@@ -129,7 +131,10 @@ def _resume_action(cell: Cell) -> ActionSpec:
     if s.resume_form == "command":  # answered only where the interrupt was durably asked
         return {**answer_action(s), "only_if_durable": True}
     if s.resume_form == "app":  # the team's recovery procedure, called in the fresh process
-        return {"op": "resume", "form": "app", "recover": s.recover_ref or ""}
+        act: ActionSpec = {"op": "resume", "form": "app", "recover": s.recover_ref or ""}
+        if isinstance(s.answers, list):  # for a driver that answers pauses itself
+            act["plan"] = s.answers
+        return act
     return {"op": "resume", "form": s.resume_form, "value": s.resume_value}
 
 
@@ -533,6 +538,18 @@ def unanswerable(rec: TrialRecord) -> bool:
     )
 
 
+def _who_judges_first_save(framework: str) -> str:
+    """Which property judges a run lost before its first save: FCL where the adapter supports the
+    ``first_checkpoint`` kind, else the adapter's reason why nothing judges it."""
+    from chaos.targets import TARGETS
+
+    info = TARGETS.get(framework)
+    why = info.unsupported.get("first_checkpoint") if info is not None else None
+    if info is None or why is None:
+        return "which FCL judges"
+    return f"which nothing judges on {framework}: {why}"
+
+
 def nothing_saved(rec: TrialRecord) -> str | None:
     """The adapter's words when the resume found nothing the application had saved (``nothing_saved``)."""
     o = rec.observations.get("resume_outcome") or {}
@@ -609,7 +626,7 @@ def _pc_holds(valid: list[TrialRecord]) -> str:
     return "no task recorded complete ran again"
 
 
-def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep, base: Baseline) -> list[Verdict]:
+def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep, base: Baseline, framework: str = "") -> list[Verdict]:
     valid = [r for r in recs if r.valid]
     if not valid:
         why = recs[0].invalid_reason if recs else "no trial"
@@ -622,7 +639,7 @@ def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep, base: Bas
             f"{point}: vacuous, {said}"
             if said
             else f"{point}: vacuous, nothing was durable at the kill, so there was no interrupt a human could answer "
-            "(a crash before the first checkpoint loses the run, which FCL judges)"
+            f"(a crash before the first checkpoint loses the run, {_who_judges_first_save(framework)})"
         )
         base_verdicts = [verdict(p, "unknown", why, points=[point], vacuous=True) for p in BASE_PROPERTIES]
         return base_verdicts + [c.judge(point, valid) for c in sweep.extra]
@@ -655,11 +672,15 @@ def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep, base: Bas
     else:
         out.append(verdict("PC", "holds", f"{point}: {_pc_holds(valid)}", points=[point], trial_ids=[r.trial_id for r in valid]))
     # liveness: the resume finishes the run or leaves it waiting for a human
-    dead = []
+    dead, finished = [], []
     for r in valid:
         o = r.observations.get("resume_outcome") or {}
         after = r.observations.get("after_resume") or {}
-        if o.get("status") == "error":
+        if (r.observations.get("at_kill") or {}).get("ended"):
+            # the framework's own "finished" was durable at the kill (an adapter reports ``ended``):
+            # the run was over, there is nothing to resume, whatever a resume of it then says
+            finished.append(r)
+        elif o.get("status") == "error":
             dead.append((r, f"{o.get('error', {}).get('type')}: {o.get('error', {}).get('message', '')[:120]}"))
         elif after.get("next") and not after.get("pending_interrupts"):
             dead.append((r, f"stopped with next={after.get('next')}"))
@@ -671,6 +692,16 @@ def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep, base: Bas
                 f"{point}: resume did not finish the run ({dead[0][1]})",
                 points=[point],
                 trial_ids=[r.trial_id for r, _ in dead],
+            )
+        )
+    elif finished and len(finished) == len(valid):
+        out.append(
+            verdict(
+                "LIVENESS",
+                "holds",
+                f"{point}: nothing to resume, the run had finished before the kill (the framework recorded its end)",
+                points=[point],
+                trial_ids=[r.trial_id for r in valid],
             )
         )
     else:
@@ -738,7 +769,7 @@ def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellRes
         recs = by_point.get(point, [])
         valid = [r for r in recs if r.valid]
         keys = sorted({k for r in valid for k in _counts(r)} | set(base.effects))
-        pv = _point_verdicts(point, recs, sweep, base)
+        pv = _point_verdicts(point, recs, sweep, base, cell.scenario.target.framework)
         pv += faults.point_verdicts(cell, point, recs, {r.trial_id: lost_effects(r, base) for r in valid})
         for v in pv:
             all_verdicts[v.property].append(v)

@@ -152,8 +152,8 @@ TARGETS: dict[str, TargetInfo] = {
             "gate_after_interrupt": "pre -> ask (@human_feedback, paused as pending feedback) | resume(answer) -> gate (effect keyed by it) -> end",
             "invalid_type": "@start a -> bad -> c over Flow[CountState]; bad assigns a str to count: int",
         },
-        kinds=("race", "kill_sweep", "stray_resume", "recovery_determinism", "fork", "invalid_state"),
-        properties=("EO", "PC", "CO", "RD", "LIVENESS", "DU", "FD", "FI", "CV"),
+        kinds=("race", "kill_sweep", "first_checkpoint", "stray_resume", "recovery_determinism", "fork", "invalid_state"),
+        properties=("EO", "PC", "CO", "RD", "LIVENESS", "DU", "FD", "FI", "CV", "FCL"),
         distributions=("crewai",),
         boundaries=(
             "save_state(method=X), save_pending(method=X), clear_pending (sqlite); "
@@ -166,10 +166,11 @@ TARGETS: dict[str, TargetInfo] = {
             "UP": "needs upgrade",
             "failing_effect": "not measured yet: no CrewAI workload with a retry or an error handler around an effect",
             "fork on checkpoint_*": "a fork answers the pause again, and only @persist (backend sqlite) saves a pending pause",
-            "first_checkpoint": "@persist saves only after a method finishes and kickoff by id restarts from the first method; there is no accepted-run record to lose",
             "durability": "no durability modes: every save is a synchronous write",
             "gate_after_interrupt on checkpoint_*": "a @human_feedback pause is persisted through @persist only; checkpoint backends run three_step",
             "race on checkpoint_*": "no pause to race on without @persist",
+            "answers on checkpoint_json": "a @human_feedback review is saved as pending only by @persist: use backend sqlite",
+            "answers on checkpoint_sqlite": "a @human_feedback review is saved as pending only by @persist: use backend sqlite",
         },
         import_name="crewai",
         default_version="1.15.30",

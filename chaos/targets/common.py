@@ -23,31 +23,47 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from chaos.racer.barrier import BarrierClient, write_atomic
-from chaos.racer.ledger import Ledger, effect_key
+from chaos.racer.ledger import Ledger, Where, effect_key
 from chaos.racer.protocol import Action, ActionOutcome, ErrorInfo, Fired, OutcomeStatus, RacerSpec
 from chaos.targets.base import NothingSaved, Unsupported, error_of, jsonable, nothing_saved_outcome
 from chaos.targets.base import outcome as base_outcome
 
 
 class EffectRecorder:
+    """``where``: the adapter's ``() -> Where | None`` naming the task that is running when an effect
+    fires (its node and the identity the framework persists for it: ``task_id``), so PC compares
+    tasks, not labels (``chaos.targets.base``, "Task identity"); None: rows are not attributed."""
+
     def __init__(self, barrier: BarrierClient, ledger: Ledger, thread_id: str):
         self.barrier = barrier
         self.ledger = ledger
         self.thread_id = thread_id
         self.fired: list[Fired] = []
         self.observed: dict[str, Any] = {}  # values seen during the current call (reset by begin_call)
+        self.where: Callable[[], Where | None] | None = None
 
     def begin_call(self) -> None:
         self.observed = {}
 
-    def __call__(self, task: str, value: Any) -> None:
+    def __call__(self, task: str, value: Any, once: bool = False) -> None:
+        """Record the effect; ``once``: with an idempotency key (thread, task, value), so a second
+        attempt records nothing (``ctx.effect_once``), as a provider's idempotency key would."""
         v = None if value is None else str(value)
-        seq = self.ledger.append(task=task, value=v, thread_id=self.thread_id)
-        self.fired.append({"seq": seq, "effect_key": effect_key(task, v)})
+        where = self.where() if self.where is not None else None
+        if once:
+            append_once = getattr(self.ledger, "append_once", None)
+            if append_once is None:
+                raise NotImplementedError(f"{type(self.ledger).__name__} has no idempotent append (effect_once)")
+            seq, inserted = append_once(task=task, value=v, thread_id=self.thread_id, where=where)
+        else:
+            seq, inserted = self.ledger.append(task=task, value=v, thread_id=self.thread_id, where=where), True
+        if inserted:
+            self.fired.append({"seq": seq, "effect_key": effect_key(task, v)})
         if value is not None:
             self.observed[task] = jsonable(value)
         self.barrier.hit(f"effect(task={task}):after")
