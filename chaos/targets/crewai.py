@@ -416,8 +416,8 @@ class CrewAISession(SessionBase):
 
     def _answer_plan(self, plan: Any) -> ActionOutcome:
         """Answer each pending ``@human_feedback`` in turn until the flow finishes or the plan is
-        used up: the n-th pause gets ``plan[n]``, n = the pause method's answered passes in the
-        durable rows (so a fresh process after a crash picks the plan up where the flow is);
+        used up: the n-th pause gets ``plan[n]``, n read from the durable rows (so a fresh process
+        after a crash picks the plan up where the flow is);
         ``answers: workload`` asks the workload's ``answer(context)``."""
         from crewai.flow.async_feedback.types import HumanFeedbackPending
 
@@ -427,10 +427,18 @@ class CrewAISession(SessionBase):
         for _ in range(MAX_ANSWERS):
             loaded = self.persistence.load_pending_feedback(self.thread_id)
             if loaded is None:
-                if out is None:  # nothing waits for an answer: continue the flow as it is (kickoff by id)
-                    out = self._kickoff(self.flow_class(), inputs={"id": self.thread_id})
-                break
-            n = self._completions(self._saved_methods()).get(self.workload.pause_method or "", 0)
+                if out is not None:
+                    break
+                # nothing waits for an answer: continue the flow as it is (kickoff by id), then answer
+                # the review it reaches
+                out = self._kickoff(self.flow_class(), inputs={"id": self.thread_id})
+                observed.update(self.recorder.observed)
+                if out["status"] != "interrupted":
+                    break
+                continue
+            # which review waits: @persist writes the pause method's state when the review is asked
+            # and again when it is answered, and clears the pending review only after that
+            n = (self._saved_methods().count(self.workload.pause_method or "") + 1) // 2 - 1
             if plan == "workload":
                 if self.workload.answer is None:
                     raise Unsupported("answers: workload, but the CrewWorkload defines no answer(context) callable")

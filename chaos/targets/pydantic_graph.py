@@ -200,10 +200,15 @@ class PydanticGraphSession(SessionBase):
             pause = self.workload.pause
             waiting = next((s for s in snaps if getattr(s, "status", None) == "created"), None)
             if waiting is None or pause is None or not isinstance(waiting.node, pause):
-                if out is None:  # no pause waits: continue the run as it is
-                    async with self.workload.graph.iter_from_persistence(self.persistence, deps=self._deps()) as run:
-                        out = await self._drive(run, answering=False)
-                break
+                if out is not None:
+                    break
+                # no pause waits: continue the run as it is, then answer the pause it reaches
+                async with self.workload.graph.iter_from_persistence(self.persistence, deps=self._deps()) as run:
+                    out = await self._drive(run, answering=False)
+                observed.update(self.recorder.observed)
+                if out["status"] != "interrupted":
+                    break
+                continue
             if plan == "workload":
                 if self.workload.answer is None:
                     raise Unsupported("answers: workload, but the PGWorkload defines no answer(node) callable")
