@@ -49,12 +49,14 @@ def point_fcl(point: str, valid: list[TrialRecord]) -> Verdict:
     ]
     if lost:
         fired = sum(len(r.ledger) for r in lost)
-        note = f"; yet {fired} effect(s) had already fired" if fired else ""
-        err = ((lost[0].observations.get("resume_outcome") or {}).get("error") or {}).get("type")
+        keys = sorted({row["effect_key"] for r in lost for row in r.ledger})
+        note = f"; yet {fired} effect(s) had already fired ({', '.join(keys)})" if fired else ""
+        o = lost[0].observations.get("resume_outcome")
+        why = ((o.get("error") or {}).get("type") or o.get("status")) if o else "nothing durable to answer or continue"
         return verdict(
             "FCL",
             "violated",
-            f"{point}: no checkpoint survived and the resume could not continue ({err}): the accepted run is known nowhere{note}",
+            f"{point}: no checkpoint survived and the resume could not continue ({why}): the accepted run is known nowhere{note}",
             points=[point],
             trial_ids=[r.trial_id for r in lost],
             ledger_seqs=[row["seq"] for r in lost for row in r.ledger],

@@ -429,6 +429,10 @@ class CrewAISession(SessionBase):
             if loaded is None:
                 if out is not None:
                     break
+                if set(self.workload.end_methods) & set(self._completions(self._saved_methods())):
+                    # the flow had finished (one of its ends completed): nothing to answer or continue
+                    out = outcome("done", self.recorder.observed, nothing_to_resume=True)
+                    break
                 # nothing waits for an answer: continue the flow as it is (kickoff by id), then answer
                 # the review it reaches
                 out = self._kickoff(self.flow_class(), inputs={"id": self.thread_id})

@@ -202,6 +202,9 @@ class PydanticGraphSession(SessionBase):
             if waiting is None or pause is None or not isinstance(waiting.node, pause):
                 if out is not None:
                     break
+                if any(getattr(s, "kind", "") == "end" for s in snaps):  # finished: nothing to answer or continue
+                    out = outcome("done", self.recorder.observed, nothing_to_resume=True)
+                    break
                 # no pause waits: continue the run as it is, then answer the pause it reaches
                 async with self.workload.graph.iter_from_persistence(self.persistence, deps=self._deps()) as run:
                     out = await self._drive(run, answering=False)
