@@ -9,6 +9,11 @@ FCL (the first checkpoint survives a crash) is judged at each point beside EO, P
 trial where no checkpoint survived the kill and the resume could not finish the run (the accepted
 run is known nowhere; the reason says whether effects had already fired), else holds.
 
+On CrewAI the first write is ``@persist``'s state or pending-feedback save (or a checkpoint
+provider's): a ``@start`` method that pauses (``@human_feedback`` whose provider notifies the
+approver, then raises ``HumanFeedbackPending``) announces the pause before it is saved, and a
+kill in between leaves an approver asked about a run known nowhere.
+
 What it needs from an adapter: what every sweep needs (``chaos.kinds.sweep``), and ``checkpoints``
 in ``inspect``.
 """
@@ -19,13 +24,17 @@ from chaos.kinds.checking import verdict
 from chaos.kinds.sweep import PointCheck, Sweep, SweepKind
 from chaos.records import TrialRecord, Verdict
 
+# The first durable write of a run, by adapter: LangGraph's checkpoint ``put``; CrewAI's
+# ``@persist`` state or pending-feedback save, or its checkpoint provider's write.
+FIRST_WRITES = ("put(", "save_state(", "save_pending(", "checkpoint(")
+
 
 def before_first_checkpoint(boundaries: list[str]) -> list[str]:
     """The boundaries up to and including the first checkpoint write's ``:before``."""
     out = []
     for b in boundaries:
         out.append(b)
-        if b.startswith("put(") and ":before#" in b:
+        if b.startswith(FIRST_WRITES) and ":before#" in b:
             break
     return out
 
@@ -40,12 +49,14 @@ def point_fcl(point: str, valid: list[TrialRecord]) -> Verdict:
     ]
     if lost:
         fired = sum(len(r.ledger) for r in lost)
-        note = f"; yet {fired} effect(s) had already fired" if fired else ""
-        err = ((lost[0].observations.get("resume_outcome") or {}).get("error") or {}).get("type")
+        keys = sorted({row["effect_key"] for r in lost for row in r.ledger})
+        note = f"; yet {fired} effect(s) had already fired ({', '.join(keys)})" if fired else ""
+        o = lost[0].observations.get("resume_outcome")
+        why = ((o.get("error") or {}).get("type") or o.get("status")) if o else "nothing durable to answer or continue"
         return verdict(
             "FCL",
             "violated",
-            f"{point}: no checkpoint survived and the resume could not continue ({err}): the accepted run is known nowhere{note}",
+            f"{point}: no checkpoint survived and the resume could not continue ({why}): the accepted run is known nowhere{note}",
             points=[point],
             trial_ids=[r.trial_id for r in lost],
             ledger_seqs=[row["seq"] for r in lost for row in r.ledger],

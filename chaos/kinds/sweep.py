@@ -122,6 +122,8 @@ def _actions(cell: Cell) -> list[ActionSpec]:
     acts: list[ActionSpec] = [{"op": "run"}]
     if s.resume_form == "command":
         acts.append({**answer_action(s), "if": "interrupted"})
+    elif s.resume_form == "app" and isinstance(s.answers, list):  # the team's driver answers each pause by the plan
+        acts.append({**_resume_action(cell), "if": "interrupted"})
     elif approves_breakpoints(s):
         acts.append({**approve_action(s), "if": "interrupted"})
     return acts
@@ -134,7 +136,10 @@ def _resume_action(cell: Cell) -> ActionSpec:
     if s.resume_form == "command":  # answered only where the interrupt was durably asked
         return {**answer_action(s), "only_if_durable": True}
     if s.resume_form == "app":  # the team's recovery procedure, called in the fresh process
-        return {"op": "resume", "form": "app", "recover": s.recover_ref or "", **then}
+        act: ActionSpec = {"op": "resume", "form": "app", "recover": s.recover_ref or "", **then}
+        if isinstance(s.answers, list):  # for a driver that answers pauses itself
+            act["plan"] = s.answers
+        return act
     return {"op": "resume", "form": s.resume_form, "value": s.resume_value, **then}
 
 
@@ -679,11 +684,15 @@ def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep, base: Bas
     else:
         out.append(verdict("PC", "holds", f"{point}: {_pc_holds(valid)}", points=[point], trial_ids=[r.trial_id for r in valid]))
     # liveness: the resume finishes the run or leaves it waiting for a human
-    dead = []
+    dead, finished = [], []
     for r in valid:
         o = r.observations.get("resume_outcome") or {}
         after = r.observations.get("after_resume") or {}
-        if o.get("status") == "error":
+        if (r.observations.get("at_kill") or {}).get("ended"):
+            # the framework's own "finished" was durable at the kill (an adapter reports ``ended``):
+            # the run was over, there is nothing to resume, whatever a resume of it then says
+            finished.append(r)
+        elif o.get("status") == "error":
             dead.append((r, f"{o.get('error', {}).get('type')}: {o.get('error', {}).get('message', '')[:120]}"))
         elif after.get("next") and not after.get("pending_interrupts") and not after.get("breakpoint"):
             dead.append((r, f"stopped with next={after.get('next')}"))
@@ -695,6 +704,16 @@ def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep, base: Bas
                 f"{point}: resume did not finish the run ({dead[0][1]})",
                 points=[point],
                 trial_ids=[r.trial_id for r, _ in dead],
+            )
+        )
+    elif finished and len(finished) == len(valid):
+        out.append(
+            verdict(
+                "LIVENESS",
+                "holds",
+                f"{point}: nothing to resume, the run had finished before the kill (the framework recorded its end)",
+                points=[point],
+                trial_ids=[r.trial_id for r in valid],
             )
         )
     else:

@@ -97,7 +97,9 @@ class Action(TypedDict, total=False):
       pending interrupt in turn until the run completes or the plan is used up (LangGraph: the
       n-th value answers the n-th interrupt the thread consumes, counted from its durable state).
       ``app`` runs the team's own recovery: ``recover`` names ``package.module:recover``, called
-      as ``recover(ctx, thread)`` (LangGraph: ``chaos.workloads.langgraph.Thread``). ``interrupt``
+      as ``recover(ctx, thread)`` (LangGraph: ``chaos.workloads.langgraph.Thread``; pydantic-graph:
+      ``chaos.workloads.pydantic_graph.PGRun``; CrewAI: ``chaos.workloads.crewai.CrewRun``), with
+      the scenario's answer plan in ``plan``; pydantic-graph and CrewAI also read ``answers``. ``interrupt``
       (``"first"`` or an id) addresses the answer to one interrupt by its id, as a client
       replaying its request would (``first``: the thread's first interrupt); an adapter whose
       framework has no interrupt ids raises ``Unsupported``.
@@ -123,6 +125,7 @@ class Action(TypedDict, total=False):
     value: Any
     answers: list[Any] | Literal["workload", "breakpoints"]  # breakpoints: approve static breakpoints only
     recover: str  # form ``app``: the team's ``package.module:recover``, called as ``recover(ctx, thread)``
+    plan: list[Any]  # form ``app``: the scenario's answer plan, handed to the team's recovery (``answers``)
     interrupt: str
     checkpoint: str
     via: ForkVia

@@ -668,6 +668,8 @@ def check_semantics(scenario: Scenario, path: str = "<scenario>", node: yaml.Nod
             reason = _workload_importable(s.recover_ref, [os.getcwd(), str(Path(path).parent)])
             if reason:
                 fail(("resume",), f"the recovery {s.recover_ref!r} cannot be found: {reason}")
+        if s.answers is not None and (why := info.unsupported.get("answers") or info.unsupported.get(f"answers on {s.target.backend}")):
+            fail(("answers",), f"{info.framework} on backend {s.target.backend} cannot follow an answer plan: {why}")
         if s.workload in BRANCH_WORKLOADS and (why := info.supports(BRANCHES)) is not None:
             runs_it = ", ".join(sorted(t.framework for t in TARGETS.values() if s.workload in t.workloads))
             fail(

@@ -230,8 +230,8 @@ TARGETS: dict[str, TargetInfo] = {
             "gate_after_interrupt": "pre -> ask (@human_feedback, paused as pending feedback) | resume(answer) -> gate (effect keyed by it) -> end",
             "invalid_type": "@start a -> bad -> c over Flow[CountState]; bad assigns a str to count: int",
         },
-        kinds=("race", "kill_sweep", "stray_resume", "recovery_determinism", "fork", "invalid_state"),
-        properties=("EO", "PC", "CO", "RD", "LIVENESS", "DU", "FD", "FI", "CV"),
+        kinds=("race", "kill_sweep", "first_checkpoint", "stray_resume", "recovery_determinism", "fork", "invalid_state"),
+        properties=("EO", "PC", "CO", "RD", "LIVENESS", "DU", "FD", "FI", "CV", "FCL"),
         distributions=("crewai",),
         boundaries=(
             "save_state(method=X), save_pending(method=X), clear_pending (sqlite); "
@@ -246,13 +246,15 @@ TARGETS: dict[str, TargetInfo] = {
             "UP": "needs upgrade",
             "failing_effect": "not measured yet: no CrewAI workload with a retry or an error handler around an effect",
             "fork on checkpoint_*": "a fork answers the pause again, and only @persist (backend sqlite) saves a pending pause",
-            "first_checkpoint": "@persist saves only after a method finishes and kickoff by id restarts from the first method; there is no accepted-run record to lose",
             "durability": "no durability modes: every save is a synchronous write",
             "gate_after_interrupt on checkpoint_*": "a @human_feedback pause is persisted through @persist only; checkpoint backends run three_step",
             "race on checkpoint_*": "no pause to race on without @persist",
+            "answers on checkpoint_json": "a @human_feedback review is saved as pending only by @persist: use backend sqlite",
+            "answers on checkpoint_sqlite": "a @human_feedback review is saved as pending only by @persist: use backend sqlite",
         },
         pause_saves=("save_pending(",),
-        unread_fields={**_NOT_LANGGRAPH, "target.durability": "no durability modes: every save is a synchronous write"},
+        reads=_OWN_APP_READS,
+        unread_fields=_unread(**{"target.durability": "no durability modes: every save is a synchronous write"}),
         import_name="crewai",
         default_version="1.15.30",
         pins=("crewai=={version}",),
@@ -320,10 +322,10 @@ TARGETS: dict[str, TargetInfo] = {
             "first_checkpoint": "the start node's snapshot is the first write of a run; there is no accepted-but-unrecorded window to sweep",
             "durability": "FileStatePersistence rewrites its file synchronously; there is no durability mode to vary",
         },
-        unread_fields={
-            **_NOT_LANGGRAPH,
-            "target.durability": "FileStatePersistence rewrites its file synchronously; there is no durability mode to vary",
-        },
+        reads=_OWN_APP_READS,
+        unread_fields=_unread(
+            **{"target.durability": "FileStatePersistence rewrites its file synchronously; there is no durability mode to vary"}
+        ),
         import_name="pydantic_graph",
         default_version="1.107.10",
         # 1.107.10 is the last release that ships pydantic_graph.persistence (the 2.x line dropped it)

@@ -18,6 +18,31 @@ Every effect goes through the workload's ``ctx.effect(task, value)`` (ledger app
 barrier ``effect(task=X):after``); every persistence write passes ``barrier.hit(name + ":before")``
 and ``barrier.hit(name + ":after")`` with content-named boundaries.
 
+Task identity (what PC compares)
+--------------------------------
+PC asks whether a task the durable state recorded complete at the kill ran again on resume. It
+compares tasks by the identity the framework persists for one run of a node (node plus step or
+pass), never by effect label, so a loop's next pass is progress, not a rerun. An adapter reports:
+
+* on every effect row, where it fired: the ledger's ``Where`` (``node``, ``namespace`` ``""`` for
+  the root, ``task_id``: the framework's identity of that run of the node; ``outside_task``).
+  LangGraph passes it to the ledger itself; a session built on ``chaos.targets.common`` sets
+  ``EffectRecorder.where`` to a ``() -> Where | None`` that names the task running now;
+* in ``inspect``: ``completed_task_ids`` (the identities of every task the durable state records
+  complete, in the same form as the rows' ``task_id``) and ``completed_by_namespace`` (node names
+  per namespace, for rows without a ``task_id``).
+
+A row whose ``task_id`` is among ``completed_task_ids`` is the violation; a row without one is
+compared by node, then by label, as before. Identities by framework: LangGraph, the Pregel task
+id; pydantic-graph, the snapshot id (``<node>:<uuid>``, one per pass); CrewAI, ``method#k``
+(the k-th completed run of the method, counted as CrewAI counts it: ``from_checkpoint`` restores
+the counts, a kickoff by id runs the flow again from its start, ``from_pending`` continues the
+durable passes).
+
+Finished: ``inspect`` reports ``ended`` from the framework's own end mark (pydantic-graph's End
+snapshot; CrewAI, one of the workload's ``ends`` completed). A sweep whose kill found the run
+ended judges LIVENESS "nothing to resume", whatever resuming a finished run then says.
+
 The protocol's shapes are the types of ``chaos.racer.protocol``: ``Action`` (with each op's
 meaning: run, resume, fork, checkpoints, inspect, intent), ``ActionOutcome`` (what ``perform``
 returns, plus ``fired`` and ``action`` the racer adds), ``InspectResult`` (what ``inspect``

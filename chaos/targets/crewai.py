@@ -33,9 +33,11 @@ numpy's OpenBLAS (imported by CrewAI, unused by Flows) is kept to one thread.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import os
 import sqlite3
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -52,14 +54,53 @@ for _k, _v in {
         os.environ.setdefault(_k, _v)
 
 from chaos.racer.barrier import BarrierClient  # noqa: E402
-from chaos.racer.ledger import Ledger  # noqa: E402
+from chaos.racer.ledger import Ledger, Where  # noqa: E402
 from chaos.racer.protocol import Action, ActionOutcome, InspectResult, RacerSpec  # noqa: E402
 from chaos.targets.base import Unsupported, error_of  # noqa: E402
 from chaos.targets.common import EffectRecorder, SessionBase, outcome  # noqa: E402
-from chaos.workloads import build_workload  # noqa: E402
+from chaos.workloads import build_workload, import_factory, workload_context  # noqa: E402
+
+RUNNING: contextvars.ContextVar[tuple[str, int] | None] = contextvars.ContextVar("chaos_crewai_running", default=None)
+"""The method pass running in this context: (method, pass). CrewAI runs a sync method in a worker
+thread with the caller's context copied, so the pass set around ``_execute_method`` reaches it."""
+
+
+def track_passes(flow_class: type, offsets: dict[str, int]) -> None:
+    """Wrap ``_execute_method`` of this racer's flow class so every effect knows its method pass:
+    CrewAI's own execution count of the method (restored by ``from_checkpoint``, restarted by a
+    kickoff by id, which runs the flow again from its start) plus ``offsets`` (the passes durable
+    before a ``from_pending`` continuation, which restores the state but not the counts)."""
+    orig = flow_class._execute_method  # type: ignore[attr-defined]  # a Flow subclass
+
+    async def _execute_method(self, method_name, method, *args, **kwargs):
+        name = str(method_name)
+        n = offsets.get(name, 0) + self._method_execution_counts.get(method_name, 0) + 1
+        token = RUNNING.set((name, n))
+        try:
+            return await orig(self, method_name, method, *args, **kwargs)
+        finally:
+            RUNNING.reset(token)
+
+    flow_class._execute_method = _execute_method  # type: ignore[attr-defined]
+
+
+def where_fired() -> Where | None:
+    running = RUNNING.get()
+    if running is None:
+        return None
+    name, n = running
+    return {"node": name, "namespace": "", "task_id": f"{name}#{n}", "outside_task": False}
+
+
+def pass_ids(completions: dict[str, int]) -> list[str]:
+    """``method#k`` for each completed pass of each method (CrewAI's identity of a method run)."""
+    return [f"{m}#{k}" for m, n in sorted(completions.items()) for k in range(1, n + 1)]
+
 
 CHECKPOINT_BACKENDS = {"checkpoint_json": "json", "checkpoint_sqlite": "sqlite"}
 
+
+MAX_ANSWERS = 100  # pauses an answer plan answers in one call (a flow that always asks again)
 
 UNSUPPORTED_OPS = "the CrewAI adapter drives run, resume, checkpoints, fork and intent"
 NEEDS_CHECKPOINTS = (
@@ -81,6 +122,18 @@ def _completed_of(data: str) -> list[str]:
         if ent.get("entity_type") == "flow":
             return sorted(ent.get("checkpoint_completed_methods") or [])  # a set in CrewAI: order by name
     return []
+
+
+def _counts_of(data: str) -> dict[str, int]:
+    """Completed passes per method a checkpoint records (CrewAI's ``checkpoint_method_counts``)."""
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        return {}
+    for ent in doc.get("entities") or []:
+        if ent.get("entity_type") == "flow":
+            return {str(k): int(v) for k, v in (ent.get("checkpoint_method_counts") or {}).items()}
+    return {}
 
 
 def instrument_flow_persistence(persistence: Any, barrier: BarrierClient) -> Any:
@@ -203,6 +256,35 @@ class CrewAISession(SessionBase):
             self.flow_class = built.flow_class
         else:
             raise ValueError(f"unknown crewai backend {self.backend!r}")
+        self.offsets: dict[str, int] = {}
+        self.ctx = workload_context(spec, self.recorder)
+        if getattr(self.flow_class, "_execute_method", None) is not None:
+            track_passes(self.flow_class, self.offsets)
+            self.recorder.where = where_fired
+
+    # ---------------------------------------------------------------- durable passes
+
+    def _saved_methods(self) -> list[str]:
+        """The method of every state row ``@persist`` saved for this flow, in order."""
+        if not Path(self.db).exists():
+            return []
+        with sqlite3.connect(self.db) as conn:
+            return [r[0] for r in conn.execute("SELECT method_name FROM flow_states WHERE flow_uuid = ? ORDER BY id", (self.thread_id,))]
+
+    def _completions(self, rows: list[str]) -> dict[str, int]:
+        """Completed passes per method from ``@persist``'s rows: one row per completion, except the
+        pause method, which CrewAI saves twice a pass (pending, then answered)."""
+        counts = Counter(rows)
+        pause = self.workload.pause_method
+        if pause in counts:
+            counts[pause] //= 2
+        return {m: n for m, n in counts.items() if n}
+
+    def _from_pending(self) -> Any:
+        """``from_pending``: the persisted run continues; its passes continue the durable ones."""
+        self.offsets.clear()
+        self.offsets.update(self._completions(self._saved_methods()))
+        return self.flow_class.from_pending(self.thread_id, self.persistence)
 
     # ---------------------------------------------------------------- checkpoints
 
@@ -298,6 +380,15 @@ class CrewAISession(SessionBase):
             return outcome("done", self.recorder.observed, checkpoints=list(reversed(listed)))  # newest first
         if op == "intent":
             return outcome("done", self.recorder.observed, intent=fork_intent())
+        self.offsets.clear()  # a kickoff or from_checkpoint counts passes as CrewAI does
+        if op == "resume" and form == "app":
+            return self._recover(action)
+        if op == "resume" and form == "command" and "answers" in action:
+            if self.backend != "sqlite":
+                raise Unsupported(
+                    "answering a @human_feedback pause needs its pending feedback, which only @persist saves: use backend sqlite"
+                )
+            return self._answer_plan(action.get("answers"))
         if self.backend == "sqlite":
             if op == "run":
                 kw = {"checkpoint": self._config()} if self.provider_kind else {}
@@ -310,7 +401,7 @@ class CrewAISession(SessionBase):
                     return outcome("interrupted", self.recorder.observed, interrupts=["pending feedback"])
                 return self._kickoff(self.flow_class(), inputs={"id": self.thread_id})
             if form == "command":
-                flow = self.flow_class.from_pending(self.thread_id, self.persistence)
+                flow = self._from_pending()
                 return self._result(flow.resume(str(action.get("value"))), HumanFeedbackPending)
             raise ValueError(f"unknown resume form {form!r}")
         if form == "command":
@@ -322,6 +413,82 @@ class CrewAISession(SessionBase):
             raise NoCheckpoint(f"no checkpoint at {self.location}")
         flow = self.flow_class.from_checkpoint(self._config(restore_from=cps[-1][0]))
         return self._kickoff(flow)
+
+    def _answer_plan(self, plan: Any) -> ActionOutcome:
+        """Answer each pending ``@human_feedback`` in turn until the flow finishes or the plan is
+        used up: the n-th pause gets ``plan[n]``, n read from the durable rows (so a fresh process
+        after a crash picks the plan up where the flow is);
+        ``answers: workload`` asks the workload's ``answer(context)``."""
+        from crewai.flow.async_feedback.types import HumanFeedbackPending
+
+        answered: list[list[Any]] = []
+        observed: dict[str, Any] = {}
+        out: ActionOutcome | None = None
+        for _ in range(MAX_ANSWERS):
+            loaded = self.persistence.load_pending_feedback(self.thread_id)
+            if loaded is None:
+                if out is not None:
+                    break
+                if set(self.workload.end_methods) & set(self._completions(self._saved_methods())):
+                    # the flow had finished (one of its ends completed): nothing to answer or continue
+                    out = outcome("done", self.recorder.observed, nothing_to_resume=True)
+                    break
+                # nothing waits for an answer: continue the flow as it is (kickoff by id), then answer
+                # the review it reaches
+                out = self._kickoff(self.flow_class(), inputs={"id": self.thread_id})
+                observed.update(self.recorder.observed)
+                if out["status"] != "interrupted":
+                    break
+                continue
+            # which review waits: @persist writes the pause method's state when the review is asked
+            # and again when it is answered, and clears the pending review only after that
+            n = (self._saved_methods().count(self.workload.pause_method or "") + 1) // 2 - 1
+            if plan == "workload":
+                if self.workload.answer is None:
+                    raise Unsupported("answers: workload, but the CrewWorkload defines no answer(context) callable")
+                value = self.workload.answer(loaded[1])
+            else:
+                if not isinstance(plan, list) or n >= len(plan):
+                    break  # the plan is used up: leave the flow waiting
+                value = plan[n]
+            answered.append([n, str(value)])
+            self.recorder.begin_call()
+            flow = self._from_pending()
+            out = self._result(flow.resume(str(value)), HumanFeedbackPending)
+            observed.update(self.recorder.observed)
+            if out["status"] != "interrupted":
+                break
+        if out is None:
+            out = outcome("interrupted", {}, interrupts=["pending feedback"])
+        out["observed"] = observed or out.get("observed") or {}
+        out["answered"] = answered
+        return out
+
+    def _recover(self, action: Action) -> ActionOutcome:
+        """The team's own resume driver (``resume: app:package.module:recover``): ``recover(ctx, run)``
+        with a ``CrewRun``; a ``HumanFeedbackPending`` it returns means the flow paused again."""
+        from crewai.flow.async_feedback.types import HumanFeedbackPending
+
+        from chaos.workloads.crewai import CrewRun
+
+        ref = action.get("recover") or ""
+        recover = import_factory(ref)
+        cps = self._checkpoints() if self.provider_kind else []
+        run = CrewRun(
+            thread_id=self.thread_id,
+            flow_class=self.flow_class,
+            persistence=getattr(self, "persistence", None),
+            checkpoint=self._config if self.provider_kind else None,
+            latest_checkpoint=cps[-1][0] if cps else None,
+            answers=list(action.get("plan") or []),
+        )
+        try:
+            got = recover(self.ctx, run)
+        except Exception as exc:  # the procedure's own failure, or the framework's refusal inside it
+            return outcome("error", self.recorder.observed, error=error_of(exc), recovered_by=ref)
+        out = self._result(got, HumanFeedbackPending)
+        out["recovered_by"] = ref
+        return out
 
     def perform(self, action: Action) -> ActionOutcome:
         if action.get("op", "run") not in ("run", "resume", "fork", "checkpoints", "intent"):
@@ -343,40 +510,40 @@ class CrewAISession(SessionBase):
             return {"checkpoints": None, "error": error_of(exc)}
 
     def _inspect(self) -> InspectResult:
-        methods = self.workload.methods
-        final = methods[-1] if methods else None
+        ends = set(self.workload.end_methods)
         if self.backend == "sqlite":
-            rows = []
-            if Path(self.db).exists():
-                with sqlite3.connect(self.db) as conn:
-                    rows = [
-                        r[0] for r in conn.execute("SELECT method_name FROM flow_states WHERE flow_uuid = ? ORDER BY id", (self.thread_id,))
-                    ]
+            rows = self._saved_methods()
             pending = self.persistence.load_pending_feedback(self.thread_id) is not None
-            completed = sorted(set(rows) - {"ask"})
+            done = self._completions(rows)
+            ended = bool(ends & set(done))  # CrewAI saves no "finished": one of the flow's ends completed
             last = rows[-1] if rows else None
-            nxt = [] if (last is None or last == final or pending) else [f"after {last}"]
+            nxt = [] if (last is None or ended or pending) else [f"after {last}"]
             return {
                 "checkpoints": len(rows),
                 "values": self._saved_state(),
                 "values_source": "saver",
                 "head_step": len(rows) or None,
                 "next": nxt,
-                "completed_tasks": completed,
+                "completed_tasks": sorted(done),
+                "completed_task_ids": pass_ids(done),
+                "completed_by_namespace": {"": sorted(done)},
                 "pending_interrupts": int(pending),
-                "ended": last == final,
+                "ended": ended,
                 "saved_methods": rows,
                 "persistence_errors": list(self.persistence_errors),
                 "error": None,
             }
         cps = self._checkpoints()
-        done = _completed_of(cps[-1][1]) if cps else []
-        ended = final in done
+        methods = _completed_of(cps[-1][1]) if cps else []
+        ended = bool(ends & set(methods))
+        counts = _counts_of(cps[-1][1]) if cps else {}
         return {
             "checkpoints": len(cps),
             "head_step": len(cps) or None,
-            "next": [] if (ended or not cps) else [f"after {'+'.join(done)}"],
-            "completed_tasks": sorted(set(done)),
+            "next": [] if (ended or not cps) else [f"after {'+'.join(methods)}"],
+            "completed_tasks": sorted(set(methods)),
+            "completed_task_ids": pass_ids(counts),
+            "completed_by_namespace": {"": sorted(set(methods))},
             "pending_interrupts": 0,
             "ended": ended,
             "persistence_errors": list(self.persistence_errors),

@@ -143,7 +143,18 @@ def build_workload(
 ) -> Any:
     """Build the racer spec's workload (a built-in name or ``package.module:factory``) and check it
     returned the adapter's workload type."""
-    ctx = WorkloadContext(
+    ctx = workload_context(spec, effect_hook, checkpointer)
+    name = spec["workload"]
+    built = (builtin.get(name) or import_factory(name))(ctx)
+    if not isinstance(built, expected):
+        raise TypeError(f"workload {name!r} must return {expected.__module__}.{expected.__qualname__}")
+    return built
+
+
+def workload_context(spec: RacerSpec, effect_hook: Callable[..., None], checkpointer: Any = None) -> WorkloadContext:
+    """The ``WorkloadContext`` of a racer spec (what its workload factory, and a team's ``resume:
+    app:`` recovery, get)."""
+    return WorkloadContext(
         checkpointer=checkpointer,
         effect_hook=effect_hook,
         seed=int(spec.get("seed", 0)),
@@ -155,8 +166,3 @@ def build_workload(
         version=spec.get("workload_version") or "v1",
         effect_fault=dict(spec["effect_fault"]) if spec.get("effect_fault") else None,
     )
-    name = spec["workload"]
-    built = (builtin.get(name) or import_factory(name))(ctx)
-    if not isinstance(built, expected):
-        raise TypeError(f"workload {name!r} must return {expected.__module__}.{expected.__qualname__}")
-    return built

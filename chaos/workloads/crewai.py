@@ -12,6 +12,7 @@ Flow classes are made per racer (closures over the effect hook); the adapter add
 (``@persist`` or a ``CheckpointConfig``) according to the scenario's backend.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,12 +25,44 @@ class StepState(FlowState):
 
 @dataclass
 class CrewWorkload:
+    """A CrewAI Flow as chaos drives it (a team's factory ``f(ctx) -> CrewWorkload``).
+
+    ``flow_class``: the ``Flow`` subclass (chaos adds ``@persist`` or a ``CheckpointConfig`` by
+    backend); ``methods``: its methods in order; ``ends``: the methods that finish the flow (a
+    router's several ends, e.g. ``("publish", "archive")``; default: the last of ``methods``):
+    CrewAI persists no "finished" mark, so a flow is finished once one of them completed;
+    ``pause_method``: the ``@human_feedback`` method a run pauses in (its provider raises
+    ``HumanFeedbackPending``); ``answer``: ``answer(context) -> str`` for ``answers: workload``."""
+
     flow_class: type
     gated_task: str | None = None
     pausable: bool = False
     methods: tuple[str, ...] = ()
     pause_method: str | None = None  # the @human_feedback method a run pauses in
     meta: dict[str, Any] = field(default_factory=dict)
+    ends: tuple[str, ...] = ()
+    answer: Callable[[Any], Any] | None = None
+
+    @property
+    def end_methods(self) -> tuple[str, ...]:
+        return self.ends or self.methods[-1:]
+
+
+@dataclass
+class CrewRun:
+    """What a team's own resume driver gets (``resume: app:package.module:recover`` calls
+    ``recover(ctx, run)`` in the fresh process): the flow id, the flow class as chaos persists it,
+    the ``@persist`` persistence (backend ``sqlite``; else None), ``checkpoint(restore_from=None)``
+    (a ``CheckpointConfig`` of the checkpoint backends; else None), the latest checkpoint's
+    location (or None), and the scenario's answer plan. Return what the driver's last ``kickoff``
+    / ``resume`` returned (a ``HumanFeedbackPending`` when the flow paused again)."""
+
+    thread_id: str
+    flow_class: type
+    persistence: Any
+    checkpoint: Callable[..., Any] | None
+    latest_checkpoint: str | None
+    answers: list[Any] = field(default_factory=list)
 
 
 def three_step(ctx) -> CrewWorkload:

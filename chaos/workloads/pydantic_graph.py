@@ -27,8 +27,15 @@ class State:
 
 @dataclass
 class Deps:
-    effect: Callable[[str, Any], None]
+    """The run's deps: ``effect(task, value=None)`` counts an irreversible effect (call it inside the
+    node that performs it); ``effect_once`` is its idempotent form (keyed by thread, task, value);
+    ``answer`` is the human's answer when a resume answers a pause (else None)."""
+
+    effect: Callable[..., None]
     answer: Any = None
+
+    def effect_once(self, task: str, value: Any = None) -> None:
+        self.effect(task, value, once=True)
 
 
 def _fire(ctx: GraphRunContext, task: str, value: Any = None) -> None:
@@ -127,13 +134,41 @@ class IA(BaseNode[CountState, Deps, list]):
 
 @dataclass
 class PGWorkload:
+    """A pydantic-graph app as chaos drives it (a team's factory ``f(ctx) -> PGWorkload``).
+
+    ``graph``: the ``Graph``; ``start``: builds the first node; ``pause``: the node class a run
+    stops before until a human answers (the answer reaches it as ``ctx.deps.answer``); ``tasks``:
+    node id -> the effect label it fires (for reports; PC compares snapshot ids); ``state_type``:
+    builds a fresh state; ``answer``: ``answer(node) -> value`` for ``answers: workload``."""
+
     graph: Graph
     start: Callable[[], BaseNode]
     pause: type | None = None
     gated_task: str | None = None
     tasks: dict[str, str] = field(default_factory=dict)  # node id -> task whose effect it fires
-    state_type: type = State
+    state_type: Callable[[], Any] = State  # builds a fresh state (a class, or any factory)
     meta: dict[str, Any] = field(default_factory=dict)
+    answer: Callable[[Any], Any] | None = None
+
+
+@dataclass
+class PGRun:
+    """What a team's own resume driver gets (``resume: app:package.module:recover`` calls
+    ``recover(ctx, run)``, sync or async, in the fresh process): the graph, the run's instrumented
+    ``FileStatePersistence`` (types set), ``deps(answer=None)`` (a ``Deps`` whose effect hook
+    counts), ``state()`` (a fresh state), ``start()`` (the first node), how many snapshots the file
+    holds (0: nothing of the run survived) and ``answers`` (the scenario's plan, if any). Return
+    what the driver's last ``run.next()`` returned (``End`` or a node) or None."""
+
+    thread_id: str
+    graph: Graph
+    persistence: Any
+    deps: Callable[..., Deps]
+    state: Callable[[], Any]
+    start: Callable[[], BaseNode]
+    snapshots: int
+    answers: list[Any] = field(default_factory=list)
+    answer: Any = None  # the plan's answer for the pause the run waits at now (None: no plan, or used up)
 
 
 def three_step(ctx) -> PGWorkload:
