@@ -134,3 +134,66 @@ def test_a_shard_with_no_cell_to_run_says_so_and_exits_3(tmp_path):
     assert r.returncode == 3, r.stdout + r.stderr
     assert "--shard 2/2" in line and "1 cell(s)" in line and "at most 1 shard" in line
     assert not (tmp_path / "out").exists()  # refused before a run folder was made
+
+
+@pytest.mark.parametrize(
+    ("requirement", "says"),
+    [
+        ("-r /etc/hostname", "a pip option"),
+        ("--no-index", "a pip option"),
+        ("foo --index-url http://example.invalid/simple", "not a package specifier"),
+        ("foo @ file:///etc/hostname", "direct reference"),
+    ],
+)
+def test_requirements_are_package_specifiers_only_refused_when_the_scenario_loads(tmp_path, requirement, says):
+    scenario = tmp_path / "saver.yaml"
+    scenario.write_text(
+        "name: saver\nkind: kill_sweep\nworkload: three_step\nresume: none\ntrials: 1\n"
+        f"target: {{framework: langgraph, saver: 'chaos.savers:lmdb', requirements: [{requirement!r}]}}\n"
+    )
+    r = chaos(["validate", str(scenario)], tmp_path / "state")
+    line = one_line(r.stderr)
+    assert r.returncode == 3 and "target.requirements" in line and says in line, line
+
+
+def _wheel(folder, version: str) -> None:
+    """A one-module wheel of ``tinypkg`` at ``version``, written by hand (no build backend, no network)."""
+    import zipfile
+
+    info = f"tinypkg-{version}.dist-info"
+    files = {
+        "tinypkg/__init__.py": f"__version__ = {version!r}\n",
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: tinypkg\nVersion: {version}\n",
+        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: chaos-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    files[f"{info}/RECORD"] = "".join(f"{name},,\n" for name in [*files, f"{info}/RECORD"])
+    with zipfile.ZipFile(folder / f"tinypkg-{version}-py3-none-any.whl", "w") as z:
+        for name, text in files.items():
+            z.writestr(name, text)
+
+
+def test_an_environment_of_an_unpinned_requirement_follows_what_pip_resolves(tmp_path, monkeypatch):
+    """The venv cache was keyed by the requirement strings, so `tinypkg>=1.0` kept 1.0 forever
+    after 1.1 was released. Now an environment records what pip resolved and is rebuilt when pip
+    would resolve another release. The index is a local folder (pip's own environment variables)."""
+    import subprocess
+
+    from chaos.envs import ensure_env
+
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    _wheel(wheels, "1.0")
+    monkeypatch.setenv("CHAOS_ENV_DIR", str(tmp_path / "envs"))
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(wheels))
+
+    def version(python: str) -> str:
+        out = subprocess.run([python, "-c", "import tinypkg; print(tinypkg.__version__)"], capture_output=True, text=True, timeout=60)
+        return out.stdout.strip()
+
+    python = ensure_env("tinytest", None, ["tinypkg>=1.0"])
+    assert version(python) == "1.0"
+    assert ensure_env("tinytest", None, ["tinypkg>=1.0"]) == python and version(python) == "1.0"  # nothing new: reused
+    _wheel(wheels, "1.1")  # a release upstream
+    assert ensure_env("tinytest", None, ["tinypkg>=1.0"]) == python
+    assert version(python) == "1.1"

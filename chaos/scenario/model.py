@@ -103,6 +103,17 @@ class TargetSpec(Strict):
         "racers then run in a venv of the framework's pins plus these",
     )
 
+    @field_validator("requirements")
+    @classmethod
+    def _package_specifiers(cls, v: list[str]) -> list[str]:
+        from chaos.envs import requirement_error
+
+        for r in v:
+            why = requirement_error(r)
+            if why:
+                raise ValueError(f"{r!r}: {why}")
+        return v
+
     @model_validator(mode="before")
     @classmethod
     def _saver_backend(cls, data: Any) -> Any:
