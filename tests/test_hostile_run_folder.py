@@ -219,3 +219,32 @@ def test_merge_names_lost_trials_and_leaves_no_half_night_on_a_bad_journal_line(
     shutil.rmtree(tmp_path / "merged")
     journal.write_text("".join(lines) + "{not json\n")
     _refused(_merge(tmp_path, one, two), tmp_path, str(journal), "journal line is not a JSON record")
+
+
+def test_a_resume_never_deletes_a_work_dir_that_run_json_points_elsewhere(sweep_dir, tmp_path):
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "thesis.txt").write_text("years of work")
+    run = _copy(sweep_dir, tmp_path)
+    meta = json.loads((run / "run.json").read_text())
+    meta["work_dir"] = str(precious)
+    (run / "run.json").write_text(json.dumps(meta))
+    r = chaos(["run", "--resume", str(run), "-q"], tmp_path / "state")
+    assert r.returncode == 3 and "work_dir" in one_line(r.stderr), r.stdout + r.stderr
+    assert (precious / "thesis.txt").read_text() == "years of work"
+
+
+def test_report_of_a_night_never_follows_a_run_dir_out_of_it(shards, tmp_path):
+    one = _shard_copy(shards, 1, tmp_path)
+    two = _shard_copy(shards, 2, tmp_path)
+    victim = _run_dirs(two)["tiny_sweep"]
+    before = {p.name: p.stat().st_mtime_ns for p in victim.iterdir()}
+    s = json.loads((one / "summary.json").read_text())
+    for r in s["runs"]:
+        if r["scenario"] == "tiny_sweep":
+            r["run_dir"] = str(Path("..", "..", "s2", DATE) / victim.relative_to(two))
+    (one / "summary.json").write_text(json.dumps(s))
+    for command in ("report", "analyze"):
+        r = chaos([command, str(one)], tmp_path / "state")
+        assert r.returncode == 3 and "is not a run folder under" in one_line(r.stderr), r.stdout + r.stderr
+    assert {p.name: p.stat().st_mtime_ns for p in victim.iterdir()} == before, "another folder's files were rewritten"
