@@ -107,6 +107,10 @@ def test_a_crafted_trial_id_is_refused_and_nothing_is_written_outside_the_folder
     r = chaos(["repro", str(run), evil], tmp_path / "state")
     assert r.returncode == 3 and "not a trial id" in one_line(r.stderr)
     assert not list(tmp_path.rglob("repro_*")), "a script was written"
+    for command in (["analyze", str(run)], ["report", str(run)], ["rerun", str(run), evil, "--out", str(tmp_path / "re")]):
+        r = chaos(command, tmp_path / "state")
+        assert r.returncode == 3 and "is not a trial id chaos makes" in one_line(r.stderr), (command, r.stdout + r.stderr)
+    assert not (tmp_path / "re").exists()
     # an id of the right shape that the scenario does not expand to (cell 0 has 1 trial)
     _rewrite_journal(run, lambda r: {**r, "trial_id": "c000-t0005"} if r["trial_id"] == evil else r)
     r = chaos(["repro", str(run), "c000-t0005"], tmp_path / "state")
