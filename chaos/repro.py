@@ -165,10 +165,10 @@ def write_repro(run_dir: str | Path, trial_id: str, out: str | Path | None = Non
 
 
 def _md(text: Any) -> str:
-    """A value from the run folder as inert markdown text: one line, no HTML, no markup."""
-    out = " ".join(str(text).split())[:500]
-    out = html.escape(out, quote=False)
-    return re.sub(r"([\\`*_{}\[\]()#+!|~>-])", r"\\\1", out)
+    """A value from the run folder as inert markdown text: one line, no HTML, no link or image, no
+    code span it could close (``<>&`` as entities; backslash, backticks and brackets escaped)."""
+    out = html.escape(" ".join(str(text).split())[:500], quote=False)
+    return re.sub(r"([\\`\[\]])", r"\\\1", out)
 
 
 def _version_line(versions: dict[str, str | None]) -> str:
