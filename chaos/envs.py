@@ -143,17 +143,19 @@ def env_path(framework: str, version: str | None, requirements: list[str]) -> Pa
     return env_root() / f"{framework}-{version or 'default'}-{digest}"
 
 
-def ensure_env(framework: str, version: str | None, requirements: list[str]) -> str:
-    """Create (once) and return the Python of the environment holding ``requirements``."""
+def ensure_env(framework: str, version: str | None, requirements: list[str], *, track: list[str] | tuple[str, ...] = ()) -> str:
+    """Create (once) and return the Python of the environment holding ``requirements``. Of
+    ``track`` (a scenario's own requirements), the unpinned ones are followed: the environment is
+    rebuilt when pip would now resolve another release of one of them."""
     path = env_path(framework, version, requirements)
     python = path / "bin" / "python"
     ready = path / ".chaos-ready"
-    if ready.exists() and not _stale(python, ready, requirements):
+    if ready.exists() and not _stale(python, ready, requirements, track):
         return str(python)
     env_root().mkdir(parents=True, exist_ok=True)
     with open(env_root() / f".{path.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if ready.exists() and not _stale(python, ready, requirements):
+        if ready.exists() and not _stale(python, ready, requirements, track):
             return str(python)
         ready.unlink(missing_ok=True)
         venv.EnvBuilder(with_pip=True, clear=True).create(path)
@@ -177,19 +179,23 @@ def ensure_env(framework: str, version: str | None, requirements: list[str]) -> 
     return str(python)
 
 
-def _stale(python: Path, ready: Path, requirements: list[str]) -> bool:
-    """An environment built for requirements that are not all pinned, where pip now resolves another
-    release of one of them (an unpinned package updated upstream): it is rebuilt."""
-    if all(pinned(r) for r in requirements):
+def _stale(python: Path, ready: Path, requirements: list[str], track: list[str] | tuple[str, ...]) -> bool:
+    """An environment whose tracked, unpinned requirements pip would now resolve to another release
+    (a package updated upstream): it is rebuilt. The framework's own pins are chaos's: never followed."""
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    followed = {canonicalize_name(Requirement(r).name) for r in track if not pinned(r)}
+    if not followed:
         return False
     try:
         recorded = json.loads(ready.read_text()).get("resolved") or {}
     except (OSError, ValueError, AttributeError):
         return True  # written by an older chaos: what it resolved is unknown
-    now = resolve(str(python), requirements)
+    now = resolve(str(python), requirements)  # the whole set: the pins constrain what the others resolve to
     if now is None:
         return False  # pip cannot say (offline): the environment built last is the best there is
-    return any(recorded.get(name) != v for name, v in now.items())
+    return any(recorded.get(name) != now.get(name) for name in followed if name in now)
 
 
 def _installed(dist: str) -> str | None:
@@ -229,4 +235,4 @@ def python_for(framework: str, version: str | None = None, extra: list[str] | tu
     if not extra and info.import_name and importlib.util.find_spec(info.import_name) is not None:
         if version is None or _installed(info.distributions[0] if info.distributions else info.import_name) == version:
             return sys.executable  # the asked-for release is the one installed here
-    return ensure_env(framework, version, [*info.requirements(version), *normalized(extra)])
+    return ensure_env(framework, version, [*info.requirements(version), *normalized(extra)], track=normalized(extra))

@@ -191,9 +191,11 @@ def test_an_environment_of_an_unpinned_requirement_follows_what_pip_resolves(tmp
         out = subprocess.run([python, "-c", "import tinypkg; print(tinypkg.__version__)"], capture_output=True, text=True, timeout=60)
         return out.stdout.strip()
 
-    python = ensure_env("tinytest", None, ["tinypkg>=1.0"])
+    python = ensure_env("tinytest", None, ["tinypkg>=1.0"], track=["tinypkg>=1.0"])
     assert version(python) == "1.0"
-    assert ensure_env("tinytest", None, ["tinypkg>=1.0"]) == python and version(python) == "1.0"  # nothing new: reused
+    assert (
+        ensure_env("tinytest", None, ["tinypkg>=1.0"], track=["tinypkg>=1.0"]) == python and version(python) == "1.0"
+    )  # nothing new: reused
     _wheel(wheels, "1.1")  # a release upstream
-    assert ensure_env("tinytest", None, ["tinypkg>=1.0"]) == python
+    assert ensure_env("tinytest", None, ["tinypkg>=1.0"], track=["tinypkg>=1.0"]) == python
     assert version(python) == "1.1"
