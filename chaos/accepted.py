@@ -16,9 +16,11 @@ with its reason and an optional expiry date::
 
 What it promises:
 
-* ``load_baseline(path)`` is strict: an unknown key, an unknown property, a missing reason, an
-  entry that names neither a cell nor a framework, or a date that is not YYYY-MM-DD is a
-  ``BaselineError`` naming the file and field (exit 3).
+* ``load_baseline(path)`` is strict: an unknown key, a duplicate key, an unknown property, a missing
+  reason, an entry that names neither a cell nor a framework, or a date that is not YYYY-MM-DD is a
+  ``BaselineError`` naming the file and field (exit 3). It reads only a regular file of at most
+  ``MAX_BASELINE_BYTES`` (a FIFO or ``/dev/zero`` is refused before any read) with at most
+  ``MAX_ENTRIES`` entries (``chaos.inputfile``).
 * ``apply_baseline(results, baseline, today)`` never changes the results: it returns a separate
   ``BaselineReport`` (``baseline.json`` in the run folder) saying which violations are accepted
   (with the entry's reason), which are new, which entries are stale (their cells now hold) or
@@ -40,6 +42,13 @@ from chaos.records import RunResults
 __all__ = ["Baseline", "BaselineEntry", "BaselineError", "BaselineReport", "apply_baseline", "load_baseline"]
 
 
+# caps: a baseline is a short file a team reviews; past these, loading took seconds per megabyte
+MAX_BASELINE_BYTES = 256_000
+MAX_ENTRIES = 1_000
+MAX_TEXT = 10_000
+MAX_NAME = 300
+
+
 class BaselineError(ChaosError):
     """A baseline file that cannot be used: names the file and field."""
 
@@ -49,11 +58,11 @@ class BaselineEntry(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    property: str
-    reason: str = Field(min_length=1)
-    cell: str | None = None
-    framework: str | None = None
-    scenario: str | None = None
+    property: str = Field(max_length=32)
+    reason: str = Field(min_length=1, max_length=MAX_TEXT)
+    cell: str | None = Field(None, max_length=MAX_NAME)
+    framework: str | None = Field(None, max_length=MAX_NAME)
+    scenario: str | None = Field(None, max_length=MAX_NAME)
     expires: dt.date | None = None
 
     @field_validator("property")
@@ -90,8 +99,8 @@ class BaselineEntry(BaseModel):
 class Baseline(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    about: str | None = None
-    accepted: list[BaselineEntry] = Field(default_factory=list)
+    about: str | None = Field(None, max_length=MAX_TEXT)
+    accepted: list[BaselineEntry] = Field(default_factory=list, max_length=MAX_ENTRIES)
     _file: str = "<baseline>"
 
 
@@ -148,17 +157,11 @@ def _field(loc: tuple[Any, ...]) -> str:
 
 def load_baseline(path: str | Path) -> Baseline:
     """Read and validate a baseline file; a ``BaselineError`` names the file and the field at fault."""
-    import yaml
+    from chaos.inputfile import read_text, strict_yaml
 
     p = Path(path)
-    try:
-        data = yaml.safe_load(p.read_text())
-    except OSError as exc:
-        raise BaselineError(f"{p}: cannot read the baseline file: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark is not None else ""
-        raise BaselineError(f"{p}:{where}: not valid YAML: {getattr(exc, 'problem', None) or exc}") from None
+    text = read_text(p, "baseline", MAX_BASELINE_BYTES, error=BaselineError, hint="name the baseline YAML file")
+    data = strict_yaml(text, str(p), "baseline", error=BaselineError)
     if data is None:
         data = {}
     if not isinstance(data, dict):

@@ -8,6 +8,11 @@ distributions, and racers find chaos itself through PYTHONPATH (``chaos_root()``
 when the framework imports here and no version (or the installed one) is asked for; otherwise a cached venv under
 ``$CHAOS_ENV_DIR`` (default ``~/.cache/chaos/envs``), created once with pip from the target's
 pins (a file lock makes concurrent creation safe) and reused by every later run.
+
+A scenario's extra ``requirements`` are package specifiers only (``requirement_error``: a pip option
+or a direct reference is refused when the scenario loads), spelled one way (``normalized``) in the
+cache key. An environment records what pip resolved (``.chaos-ready``); one whose requirements are
+not all pinned is reused only while pip would still resolve the same releases, else rebuilt.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -56,23 +62,102 @@ def requirement_names(requirements: list[str] | tuple[str, ...]) -> list[str]:
     return [m.group(0) for r in requirements if (m := re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", r.strip()))]
 
 
+def requirement_error(text: str) -> str | None:
+    """Why ``text`` is not a package specifier (``name[extras] specifiers; markers``), or None.
+
+    A requirement reaches pip as an argument, so anything else is refused: a pip option
+    (``-r /etc/hostname``, ``--no-index``, ``--index-url``) would change what pip reads or where it
+    fetches from, and a direct reference (``pkg @ file:///...``, a URL) installs what no index vouches for."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    t = text.strip()
+    if t.startswith("-"):
+        return "a pip option, not a package; name packages only (e.g. langgraph-checkpoint-lmdb==0.3.1)"
+    try:
+        req = Requirement(t)
+    except InvalidRequirement as exc:
+        return f"not a package specifier ({str(exc).splitlines()[0][:120]}); e.g. langgraph-checkpoint-lmdb==0.3.1"
+    if req.url:
+        return "a direct reference (URL or path); name a package from the index with its version (name==X)"
+    return None
+
+
+def normalized(requirements: list[str] | tuple[str, ...]) -> list[str]:
+    """Package specifiers in one spelling (``Foo_Bar >= 1.0`` -> ``foo-bar>=1.0``), so two spellings
+    of one requirement share an environment; already-normal ones are unchanged (cached envs stay)."""
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    out = []
+    for r in requirements:
+        q = Requirement(r.strip())
+        extras = f"[{','.join(sorted(q.extras))}]" if q.extras else ""
+        out.append(f"{canonicalize_name(q.name)}{extras}{q.specifier}" + (f"; {q.marker}" if q.marker else ""))
+    return out
+
+
+def pinned(requirement: str) -> bool:
+    """The specifier names exactly one release (``==1.2.3`` or ``===``): pip has nothing to resolve."""
+    from packaging.requirements import Requirement
+
+    specs = list(Requirement(requirement).specifier)
+    return len(specs) == 1 and specs[0].operator in ("==", "===") and "*" not in specs[0].version
+
+
+def resolve(python: str, requirements: list[str]) -> dict[str, str] | None:
+    """What pip would install for ``requirements`` now, as {name: version}, asked of the environment's
+    own pip without installing (``--dry-run --report``); None if pip cannot say (offline, old pip)."""
+    from packaging.utils import canonicalize_name
+
+    cmd = [python, "-m", "pip", "install", "--disable-pip-version-check", "-q", "--dry-run", "--ignore-installed", "--report", "-"]
+    try:
+        proc = subprocess.run([*cmd, *requirements], capture_output=True, text=True, timeout=PIP_TIMEOUT_S)
+        report = json.loads(proc.stdout) if proc.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired, ValueError):
+        return None
+    if not isinstance(report, dict):
+        return None
+    got: dict[str, str] = {}
+    for item in report.get("install") or []:
+        meta = item.get("metadata") or {} if isinstance(item, dict) else {}
+        if isinstance(meta.get("name"), str) and isinstance(meta.get("version"), str):
+            got[canonicalize_name(meta["name"])] = meta["version"]
+    return got
+
+
+def installed_versions(python: str) -> dict[str, str]:
+    """{name: version} of what the environment holds (``pip list``), recorded when it is built."""
+    from packaging.utils import canonicalize_name
+
+    try:
+        proc = subprocess.run(
+            [python, "-m", "pip", "list", "--disable-pip-version-check", "--format=json"], capture_output=True, text=True, timeout=300
+        )
+        return {canonicalize_name(d["name"]): d["version"] for d in json.loads(proc.stdout)}
+    except (OSError, subprocess.TimeoutExpired, ValueError, KeyError, TypeError):
+        return {}
+
+
 def env_path(framework: str, version: str | None, requirements: list[str]) -> Path:
     digest = hashlib.sha256("\n".join(sorted(requirements)).encode()).hexdigest()[:10]
     return env_root() / f"{framework}-{version or 'default'}-{digest}"
 
 
-def ensure_env(framework: str, version: str | None, requirements: list[str]) -> str:
-    """Create (once) and return the Python of the environment holding ``requirements``."""
+def ensure_env(framework: str, version: str | None, requirements: list[str], *, track: list[str] | tuple[str, ...] = ()) -> str:
+    """Create (once) and return the Python of the environment holding ``requirements``. Of
+    ``track`` (a scenario's own requirements), the unpinned ones are followed: the environment is
+    rebuilt when pip would now resolve another release of one of them."""
     path = env_path(framework, version, requirements)
     python = path / "bin" / "python"
     ready = path / ".chaos-ready"
-    if ready.exists():
+    if ready.exists() and not _stale(python, ready, requirements, track):
         return str(python)
     env_root().mkdir(parents=True, exist_ok=True)
     with open(env_root() / f".{path.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if ready.exists():
+        if ready.exists() and not _stale(python, ready, requirements, track):
             return str(python)
+        ready.unlink(missing_ok=True)
         venv.EnvBuilder(with_pip=True, clear=True).create(path)
         cmd = [str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q", *requirements]
         try:
@@ -88,8 +173,29 @@ def ensure_env(framework: str, version: str | None, requirements: list[str]) -> 
                 f"could not build the {framework} {version or ''} environment at {path}: pip failed: {' | '.join(tail)}",
                 hint="check the version exists on PyPI and that PyPI is reachable",
             )
-        ready.write_text("\n".join(requirements) + "\n")
+        # what pip resolved: an environment of unpinned requirements is reused only while pip would
+        # resolve the same releases (``_stale``)
+        ready.write_text(json.dumps({"requirements": requirements, "resolved": installed_versions(str(python))}, indent=1, sort_keys=True))
     return str(python)
+
+
+def _stale(python: Path, ready: Path, requirements: list[str], track: list[str] | tuple[str, ...]) -> bool:
+    """An environment whose tracked, unpinned requirements pip would now resolve to another release
+    (a package updated upstream): it is rebuilt. The framework's own pins are chaos's: never followed."""
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    followed = {canonicalize_name(Requirement(r).name) for r in track if not pinned(r)}
+    if not followed:
+        return False
+    try:
+        recorded = json.loads(ready.read_text()).get("resolved") or {}
+    except (OSError, ValueError, AttributeError):
+        return True  # written by an older chaos: what it resolved is unknown
+    now = resolve(str(python), requirements)  # the whole set: the pins constrain what the others resolve to
+    if now is None:
+        return False  # pip cannot say (offline): the environment built last is the best there is
+    return any(recorded.get(name) != now.get(name) for name in followed if name in now)
 
 
 def _installed(dist: str) -> str | None:
@@ -110,7 +216,7 @@ def missing_env(framework: str, version: str | None = None, extra: list[str] | t
     if not extra and info.import_name and importlib.util.find_spec(info.import_name) is not None:
         if version is None or _installed(info.distributions[0] if info.distributions else info.import_name) == version:
             return None
-    path = env_path(framework, version, [*info.requirements(version), *extra])
+    path = env_path(framework, version, [*info.requirements(version), *normalized(extra)])
     if (path / ".chaos-ready").exists():
         return None
     return (
@@ -129,4 +235,4 @@ def python_for(framework: str, version: str | None = None, extra: list[str] | tu
     if not extra and info.import_name and importlib.util.find_spec(info.import_name) is not None:
         if version is None or _installed(info.distributions[0] if info.distributions else info.import_name) == version:
             return sys.executable  # the asked-for release is the one installed here
-    return ensure_env(framework, version, [*info.requirements(version), *extra])
+    return ensure_env(framework, version, [*info.requirements(version), *normalized(extra)], track=normalized(extra))

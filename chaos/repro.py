@@ -21,13 +21,15 @@ What it promises:
 
 from __future__ import annotations
 
-import json
+import html
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from chaos.kinds import get_kind
 from chaos.racer.errors import ChaosError
+from chaos.scenario.model import Cell
 
 __all__ = ["ReproError", "write_repro"]
 
@@ -46,90 +48,127 @@ class Repro:
     summary: str
 
 
-def _trial(run_dir: Path, trial_id: str) -> dict[str, Any]:
-    journal = run_dir / "journal.jsonl"
-    if not journal.is_file():
+def _trial(run_dir: Path, trial_id: str) -> tuple[Cell, dict[str, Any]]:
+    """The trial's cell (from run.json's scenario, expanded) and its journal record.
+
+    The trial id must be one the run's scenario expands to (``load_run`` checks every journaled
+    id against it) and of a shape chaos makes, so the file names it makes stay in the folder."""
+    from chaos.running.runfolder import _TRIAL_ID, load_run
+
+    if not _TRIAL_ID.match(trial_id):
+        raise ReproError(
+            f"{run_dir}: {trial_id!r} is not a trial id (c000-t0001, c000-p003-r000)", hint="take one from a verdict's evidence"
+        )
+    if not (run_dir / "journal.jsonl").is_file():
         raise ReproError(f"{run_dir}: not a run folder (no journal.jsonl)", hint="name a folder `chaos run` wrote")
-    found = None
-    for line in journal.read_text().splitlines():
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # a torn last line
-        if rec.get("trial_id") == trial_id:
-            found = rec
-    if found is None:
+    stored = load_run(run_dir)
+    if trial_id not in stored.records:
         raise ReproError(f"{run_dir}: no trial {trial_id!r} in its journal", hint="take a trial id from a verdict's evidence")
-    return found
+    cell = next((c for c in stored.cells if c.index == stored.records.cell_of(trial_id)), None)
+    if cell is None:
+        raise ReproError(f"{run_dir}: trial {trial_id!r} is of no cell the run's scenario expands to")
+    return cell, stored.records.raw(trial_id)
 
 
-def _violation(run_dir: Path, trial_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The cell (results.json) and the violated verdict whose evidence names the trial."""
-    results = json.loads((run_dir / "results.json").read_text())
-    for cell in results["cells"]:
-        for v in cell["verdicts"]:
-            if v["status"] == "violated" and trial_id in v["evidence"]["trial_ids"] and v["property"] in ("EO", "FD"):
-                return cell, v
+def _violation(run_dir: Path, trial_id: str, cell: Cell) -> dict[str, Any]:
+    """The violated verdict of ``cell`` (results.json) whose evidence names the trial."""
+    from chaos.records import RunResults
+
+    try:
+        results = RunResults.model_validate_json((run_dir / "results.json").read_bytes())
+    except (OSError, ValueError) as exc:
+        raise ReproError(f"{run_dir / 'results.json'}: not a results file chaos wrote ({str(exc).splitlines()[0][:120]})") from None
+    for c in results.cells:
+        if c.cell_index != cell.index:
+            continue
+        for v in c.verdicts:
+            if v.status == "violated" and trial_id in v.evidence.trial_ids and v.property in ("EO", "FD"):
+                return {"property": v.property, "reason": v.reason}
     raise ReproError(
         f"{run_dir}: trial {trial_id} violated nothing a repro can show (EO of a kill sweep, FD of a fork)",
         hint="take a trial id from the evidence of a violated EO or FD verdict",
     )
 
 
-def _versions(run_dir: Path) -> dict[str, str | None]:
-    meta = json.loads((run_dir / "run.json").read_text())
-    return dict(meta.get("versions") or {})
+_VERSION = re.compile(r"^[0-9][0-9A-Za-z.+!-]{0,40}$")  # a release number; anything else is dropped, never pasted
+
+
+def _versions(run_dir: Path) -> dict[str, str]:
+    """The recorded versions that look like release numbers (a crafted run.json's others are left out)."""
+    from chaos.running.runfolder import read_meta
+
+    versions = read_meta(run_dir).versions or {}
+    keep = ("python", "langgraph", "langgraph-checkpoint", "langgraph-checkpoint-sqlite")
+    return {k: v for k in keep if isinstance(v := versions.get(k), str) and _VERSION.match(v)}
 
 
 def write_repro(run_dir: str | Path, trial_id: str, out: str | Path | None = None) -> Repro:
-    """Write ``repro_<trial>.py`` and ``.md`` into ``out`` (default: the run folder)."""
+    """Write ``repro_<trial>.py`` and ``.md`` into ``out`` (default: the run folder).
+
+    Everything read from the run folder is untrusted (a run folder is an artifact people download):
+    the trial must be one the scenario expands to, the cell's settings come from the validated
+    scenario, every value the script uses is a Python literal (``repr``) substituted in one pass,
+    and the docstring holds none of them."""
     folder = Path(run_dir)
     if not (folder / "results.json").is_file():
         raise ReproError(f"{folder}: no results.json (not a finished run folder)", hint="name a folder `chaos run` wrote")
-    trial = _trial(folder, trial_id)
-    cell, verdict = _violation(folder, trial_id)
+    cell, trial = _trial(folder, trial_id)
+    verdict = _violation(folder, trial_id, cell)
+    sc = cell.scenario
     where = f"{folder}: trial {trial_id}"
-    if cell["framework"] != "langgraph" or cell["workload"] not in WORKLOADS:
-        raise ReproError(f"{where}: repro writes LangGraph's {' and '.join(WORKLOADS)} only, not {cell['framework']} {cell['workload']}")
-    if cell["backend"] != "sqlite":
-        raise ReproError(f"{where}: repro writes the SQLite saver only, not {cell['backend']}")
-    resume = str(cell["resume"])
+    framework, workload, backend = sc.target.framework, sc.workload, sc.target.backend
+    if framework != "langgraph" or workload not in WORKLOADS:
+        raise ReproError(f"{where}: repro writes LangGraph's {' and '.join(WORKLOADS)} only, not {framework} {workload}")
+    if backend != "sqlite":
+        raise ReproError(f"{where}: repro writes the SQLite saver only, not {backend}")
+    resume = str(sc.resume)
     if resume.startswith("app:"):
         raise ReproError(f"{where}: a team's recovery (resume: app:...) cannot be written without chaos")
-    params = {
-        "WORKLOAD": cell["workload"],
-        "DURABILITY": cell["durability"],
+    params: dict[str, Any] = {
+        "WORKLOAD": workload,
+        "DURABILITY": sc.target.durability,
         "RESUME": resume,
-        "TRIAL": trial_id,
-        "RUN": str(folder),
+        "FOUND_IN": {"trial": trial_id, "run": str(folder)},
     }
+    point = trial.get("point")
     if verdict["property"] == "EO":
-        if get_kind(cell["kind"]).section != "sweep" or not trial.get("point"):
+        if get_kind(sc.kind).section != "sweep" or not isinstance(point, str) or not point:
             raise ReproError(f"{where}: EO repro needs a kill-sweep trial with a kill point")
-        if " >> " in trial["point"]:
+        if " >> " in point:
             raise ReproError(f"{where}: a crash during recovery (crash_depth >= 2) cannot be written as a standalone script yet")
-        params["KILL_AT"] = trial["point"]
+        params["KILL_AT"] = point
         body = _EO
-        summary = f"LangGraph fires an effect twice after a crash at {trial['point']} and a resume ({resume})"
+        summary = "LangGraph fires an effect twice after a crash at a checkpoint boundary and a resume"
     else:
-        if "FD" not in get_kind(cell["kind"]).properties or cell["workload"] != "gate_after_interrupt":
+        if "FD" not in get_kind(sc.kind).properties or workload != "gate_after_interrupt":
             raise ReproError(f"{where}: FD repro writes a fork of gate_after_interrupt only")
-        fork_via = (cell.get("axes") or {}).get("fork_via") or (cell.get("summary") or {}).get("fork_via") or "checkpoint"
+        fork_via = sc.fork_via
         if fork_via != "checkpoint":
             raise ReproError(f"{where}: FD repro writes a fork via the plain checkpoint address only, not {fork_via}")
         body = _FD
         summary = "LangGraph replays the first answer when a thread is resumed from the interrupt's checkpoint with another (issue 6663)"
     versions = _versions(folder)
-    text = _HEADER.format(summary=summary, trial=trial_id, run=folder, versions=_version_line(versions)) + body
-    for key, value in params.items():
-        text = text.replace(f"@{key}@", repr(value))
+    params["VERSIONS"] = versions
+    text = _HEADER.replace("@SUMMARY@", summary) + body
+
+    def literal(m: re.Match[str]) -> str:  # one pass: a value can never be read as another placeholder
+        return repr(params[m.group(1)]) if m.group(1) in params else m.group(0)
+
+    text = re.sub(r"@([A-Z_]+)@", literal, text)
     target = Path(out) if out is not None else folder
     target.mkdir(parents=True, exist_ok=True)
-    script = target / f"repro_{trial_id}.py"
+    script = target / f"repro_{trial_id}.py"  # trial_id matched _TRIAL_ID: letters, digits and dashes only
     script.write_text(text)
     md = target / f"repro_{trial_id}.md"
-    md.write_text(_markdown(summary, verdict, cell, trial, versions, script.name))
+    md.write_text(_markdown(summary, verdict, sc, trial_id, point, versions, script.name))
     return Repro(script=script, markdown=md, property=verdict["property"], summary=summary)
+
+
+def _md(text: Any) -> str:
+    """A value from the run folder as inert markdown text: one line, no HTML, no link or image, no
+    code span it could close (``<>&`` as entities; backslash, backticks and brackets escaped)."""
+    out = html.escape(" ".join(str(text).split())[:500], quote=False)
+    return re.sub(r"([\\`\[\]])", r"\\\1", out)
 
 
 def _version_line(versions: dict[str, str | None]) -> str:
@@ -137,11 +176,9 @@ def _version_line(versions: dict[str, str | None]) -> str:
     return ", ".join(f"{k} {versions[k]}" for k in keep if versions.get(k))
 
 
-def _markdown(summary: str, verdict: dict[str, Any], cell: dict[str, Any], trial: dict[str, Any], versions: dict, name: str) -> str:
+def _markdown(summary: str, verdict: dict[str, Any], sc: Any, trial_id: str, point: Any, versions: dict, name: str) -> str:
     pins = " ".join(f"{k}=={versions[k]}" for k in ("langgraph", "langgraph-checkpoint", "langgraph-checkpoint-sqlite") if versions.get(k))
-    point = (
-        f"\n- kill point: `{trial['point']}` (occurrence of the saver call or effect, as the script names it)" if trial.get("point") else ""
-    )
+    at = f"\n- kill point: {_md(point)} (occurrence of the saver call or effect, as the script names it)" if point else ""
     return f"""# {summary}
 
 Versions: {_version_line(versions) or "see run.json"}.
@@ -151,23 +188,26 @@ python -m venv venv && venv/bin/pip install {pins or "langgraph langgraph-checkp
 venv/bin/python {name}     # exit 1 and REPRODUCED: the bug; exit 0: not reproduced
 ```
 
-What it shows ({verdict["property"]}): {verdict["reason"]}
+What it shows ({verdict["property"]}): {_md(verdict["reason"])}
 
-- workload: `{cell["workload"]}` (a StateGraph whose nodes each append one line to an effects file,
+- workload: `{sc.workload}` (a StateGraph whose nodes each append one line to an effects file,
   fsynced, standing for an irreversible effect: a payment, an e-mail)
-- saver: `SqliteSaver` on a file; durability `{cell["durability"]}`; resume `{cell["resume"]}`{point}
+- saver: `SqliteSaver` on a file; durability `{sc.target.durability}`; resume {_md(sc.resume)}{at}
 - expected: every effect once (a step recorded complete is not run again; a fork runs with the new answer)
 
-Written by `chaos repro` from trial `{trial["trial_id"]}`; the script needs no chaos.
+Written by `chaos repro` from trial `{trial_id}`; the script needs no chaos.
 """
 
 
-_HEADER = '''"""Reproduction: {summary}.
+_HEADER = '''"""Reproduction: @SUMMARY@.
 
-Found by chaos (trial {trial} of {run}); this script needs only LangGraph and its SQLite saver.
-Versions it was found with: {versions}.
+Found by chaos (FOUND_IN: which trial of which run); this script needs only LangGraph and its
+SQLite saver. VERSIONS: the releases it was found with.
 Exit status 1 and "REPRODUCED": the bug; 0: not reproduced.
 """
+
+FOUND_IN = @FOUND_IN@
+VERSIONS = @VERSIONS@
 '''
 
 _COMMON = '''

@@ -24,7 +24,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
+import shutil
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -33,8 +36,9 @@ from chaos.racer.errors import ChaosError
 from chaos.records import CellVersions, NightSummary, RunCell, RunMeta, ShardNote
 from chaos.running.folderlock import refuse_if_live
 from chaos.running.nightly import NightlyOutcome, RunEntry, build_summary, prepare_night_dir, read_summary, write_night
-from chaos.running.runfolder import RunFolder, now_iso, read_meta
-from chaos.running.shard import PLAN, PlannedRun, ShardPlan
+from chaos.running.runfolder import RunFolder, check_trial_ids, now_iso, read_meta
+from chaos.running.shard import PLAN, PlannedRun, ShardPlan, digest
+from chaos.running.stored import StoredTrials
 from chaos.scenario.model import Scenario, expand
 
 
@@ -64,6 +68,8 @@ class _Shard:
             self.failed = f"it did not finish (no summary.json in {folder})"
         else:
             self.summary = read_summary(folder)
+            if self.summary.shard is not None and self.summary.shard != str(plan.shard):
+                raise ChaosError(f"{folder / 'summary.json'}: shard: {self.summary.shard!r}, but its {PLAN} says {plan.shard}")
             if self.summary.interrupted:
                 self.failed = f"it was interrupted ({folder})"
 
@@ -71,9 +77,21 @@ class _Shard:
         """The shard's run folder of ``scenario`` (for a shard that died: the newest one it began)."""
         if self.summary is not None:
             run = next((r for r in self.summary.runs if r.scenario == scenario), None)
-            return self.folder / run.run_dir if run and run.run_dir else None
+            return self._inside(scenario, run.run_dir) if run and run.run_dir else None
         begun = sorted(p.parent for p in (self.folder / scenario).glob("*/run.json")) if (self.folder / scenario).is_dir() else []
-        return begun[-1] if begun else None
+        return self._inside(scenario, str(begun[-1].relative_to(self.folder))) if begun else None
+
+    def _inside(self, scenario: str, run_dir: str) -> Path:
+        """``run_dir`` (from summary.json) as a folder of this shard's ``<scenario>/``: a path that
+        leaves it (``..``, an absolute path, a symlink to another shard) is refused."""
+        path = self.folder / run_dir
+        home = (self.folder / scenario).resolve()
+        if path.resolve().parent != home or not path.is_dir():
+            raise ChaosError(
+                f"{self.folder / 'summary.json'}: run_dir {run_dir!r} of {scenario!r} is not a run folder under {self.folder / scenario}",
+                hint="a shard's runs live in its own folder; the summary was edited",
+            )
+        return path
 
     def run_error(self, scenario: str) -> str | None:
         if self.summary is None:
@@ -100,16 +118,24 @@ def merge_nights(folders: list[Path], out: Path) -> NightlyOutcome:
         plan = read_plan(folder)
         if first is None:
             first = plan
+        elif plan.date != first.date:
+            raise ChaosError(
+                f"{folder}: shard {plan.shard} is of the night of {plan.date}, {folders[0]} of {first.date}",
+                hint="merge the shards of one night",
+            )
         elif plan.digest != first.digest or plan.shard.of != first.shard.of:
             raise ChaosError(
                 f"{folder}: shard {plan.shard} was planned differently from {folders[0]} (plan {plan.digest} vs {first.digest})",
                 hint="run every shard of a night from the same suite with the same --timings",
             )
+        if plan.digest != digest(plan.runs, plan.shard.of):
+            raise ChaosError(f"{folder / PLAN}: digest: {plan.digest} is not the digest of its plan", hint="the shard.json was edited")
         if plan.shard.index in shards:
             raise ChaosError(f"{folder}: shard {plan.shard} is given twice (also {shards[plan.shard.index].folder})")
         shards[plan.shard.index] = _Shard(folder, plan)
     assert first is not None
     n = first.shard.of
+    sources = _check_shards(first, shards)  # every input judged before anything is written
 
     notes: list[ShardNote] = []
     for i in range(1, n + 1):
@@ -125,7 +151,18 @@ def merge_nights(folders: list[Path], out: Path) -> NightlyOutcome:
             )
 
     night_dir = prepare_night_dir(Path(out), first.date)
-    entries = [_merge_run(run, shards, n, night_dir) for run in first.runs]
+    try:  # a night is complete or absent: whatever stops the merge takes the half-made folder away
+        return _write_merged(first, shards, sources, notes, night_dir)
+    except BaseException:
+        shutil.rmtree(night_dir, ignore_errors=True)
+        raise
+
+
+def _write_merged(
+    first: ShardPlan, shards: dict[int, _Shard], sources: dict[str, list[_Source]], notes: list[ShardNote], night_dir: Path
+) -> NightlyOutcome:
+    n = first.shard.of
+    entries = [_merge_run(run, shards, n, night_dir, sources[run.scenario]) for run in first.runs]
     started = [s.summary.started for s in shards.values() if s.summary and s.summary.started]
     head = {
         "suite": first.suite,
@@ -141,10 +178,9 @@ def merge_nights(folders: list[Path], out: Path) -> NightlyOutcome:
     return NightlyOutcome(night_dir=night_dir, night=summary, entries=entries)
 
 
-def _merge_run(run: PlannedRun, shards: dict[int, _Shard], n: int, night_dir: Path) -> RunEntry:
+def _merge_run(run: PlannedRun, shards: dict[int, _Shard], n: int, night_dir: Path, checked: list[_Source]) -> RunEntry:
     """One suite entry: its shards' run folders joined into one run folder of the merged night."""
     from chaos.running.orchestrator import analyse_loaded, write_results
-    from chaos.running.stored import StoredTrials
 
     entry = RunEntry(scenario=run.scenario, file=run.file, overrides=run.overrides)
     failures: dict[int, str] = {}
@@ -162,7 +198,7 @@ def _merge_run(run: PlannedRun, shards: dict[int, _Shard], n: int, night_dir: Pa
             err = s.run_error(run.scenario)
             if err and not why:
                 why = f"shard {i}/{n}: {err}"
-            rd = s.run_dir(run.scenario)
+            rd = next((src.run_dir for src in checked if src.shard == i), None)
             if rd is not None:
                 sources.append((i, rd))
         if why:
@@ -185,6 +221,12 @@ def _merge_run(run: PlannedRun, shards: dict[int, _Shard], n: int, night_dir: Pa
             entry.error = "; ".join(filter(None, [entry.error, exc.message]))
     for m in metas:
         failures.update({int(k): v for k, v in m.failures.items() if int(k) not in failures})
+    for src in checked:  # trials a shard planned but its journal does not hold: named, never silently fewer
+        for index, note in src.lost.items():
+            if index not in failures:
+                failures[index] = f"shard {src.shard}/{n}: {note}"
+                lost = f"shard {src.shard}/{n} lost trials of cell {index}"
+                entry.error = "; ".join(filter(None, [entry.error, lost]))  # the night is not whole: exit 3
 
     def meta_for(run_dir: Path) -> RunMeta:
         return RunMeta(
@@ -218,6 +260,7 @@ def _merge_run(run: PlannedRun, shards: dict[int, _Shard], n: int, night_dir: Pa
     interrupted = any(m.interrupted for m in metas)
     folder.mark_ended(interrupted=interrupted, signals=[], failures=failures, cell_versions=cell_versions)
     records = StoredTrials(folder.path / "journal.jsonl")
+    check_trial_ids(cells, records)
     results = analyse_loaded(folder.meta, scenario, cells, records)
     write_results(folder.path, results, folder.meta, records)
     folder.link_latest()
@@ -230,3 +273,102 @@ def _complete_lines(path: Path) -> bytes:
     complete record is kept; the torn one was never counted by the shard either."""
     data = path.read_bytes()
     return data if not data or data.endswith(b"\n") else data[: data.rfind(b"\n") + 1]
+
+
+# ---------------------------------------------------------------------------- checking the inputs
+
+# what must agree between shards of one night: a night measured with two chaos or framework releases
+# is two measurements, not one (the interpreter's patch release and the host may differ)
+_UNCOMPARED = {"python"}
+_TRIAL_NO = re.compile(r"-t(\d{4,})$")
+
+
+@dataclass
+class _Source:
+    """One shard's run folder of one suite entry, checked."""
+
+    shard: int
+    run_dir: Path
+    lost: dict[int, str] = field(default_factory=dict)  # cell index -> what its journal lacks
+
+
+def _check_shards(plan: ShardPlan, shards: dict[int, _Shard]) -> dict[str, list[_Source]]:
+    """Judge every shard's run folders against the plan before anything is written: each folder is
+    the shard's own (``run_dir`` stays in it), no two shards hand in the same run, the chaos and
+    framework releases agree, and every journaled trial is one the plan gave that shard, of a shape
+    the scenario expands to, and in no other shard's journal. Trials a race cell lacks are noted."""
+    out: dict[str, list[_Source]] = {}
+    run_ids: dict[str, Path] = {}
+    versions: tuple[Path, dict[str, str | None]] | None = None
+    for run in plan.runs:
+        cells = {c.index: c for c in expand(Scenario.model_validate(run.spec), check=False)}
+        seen: dict[str, int] = {}
+        out[run.scenario] = []
+        for i, s in sorted(shards.items()):
+            rd = s.run_dir(run.scenario)
+            if rd is None:
+                continue
+            src = _Source(shard=i, run_dir=rd)
+            out[run.scenario].append(src)
+            try:
+                meta = read_meta(rd)
+            except ChaosError:
+                continue  # named as the entry's error when merged
+            if meta.run_id in run_ids:
+                raise ChaosError(
+                    f"{rd}: run {meta.run_id} is also in {run_ids[meta.run_id]}: shard {i}/{plan.shard.of} is a copy of another",
+                    hint="give each shard's own folder",
+                )
+            run_ids[meta.run_id] = rd
+            mine = {k: v for k, v in (meta.versions or {}).items() if k not in _UNCOMPARED}
+            if versions is None:
+                versions = (rd, mine)
+            else:
+                other_dir, other = versions
+                differ = sorted(k for k in set(mine) & set(other) if mine[k] != other[k])
+                if differ:
+                    k = differ[0]
+                    raise ChaosError(
+                        f"{rd}: ran {k} {mine[k]}, {other_dir} ran {k} {other[k]}: shards of one night run the same releases",
+                        hint="run every shard from the same chaos and framework environments",
+                    )
+            planned = plan.cells_of(i, run.scenario)
+            records = StoredTrials(rd / "journal.jsonl")  # every line validated: a damaged one is refused here
+            for trial_id in sorted(records.ids()):
+                index = records.cell_of(trial_id)
+                where = f"{records.path}:{records.line_of(trial_id)}"
+                if index not in planned:
+                    raise ChaosError(
+                        f"{where}: trial {trial_id!r} is of cell {index}, which the plan gives to no cell of shard {i}/{plan.shard.of}",
+                        hint="a shard's journal holds only its own cells; the folder was copied or edited",
+                    )
+                if trial_id in seen:
+                    raise ChaosError(f"{where}: trial {trial_id!r} is also in shard {seen[trial_id]}'s journal")
+                seen[trial_id] = i
+            check_trial_ids(list(cells.values()), records)
+            if s.failed is None and not s.run_error(run.scenario):
+                src.lost = _lost(planned, cells, records, meta.failures)
+                if records.torn:
+                    for index in planned:
+                        src.lost.setdefault(index, "its journal ends in a torn line (a trial cut off as it was written)")
+    return out
+
+
+def _lost(planned: set[int], cells: dict, records: StoredTrials, failed: dict[str, str]) -> dict[int, str]:
+    """Cells of a finished shard whose journal holds fewer numbered trials than the scenario asks."""
+    from chaos.kinds import get_kind
+
+    counts: dict[int, set[int]] = {}
+    for trial_id in records.ids():
+        m = _TRIAL_NO.search(trial_id)
+        if m:
+            counts.setdefault(records.cell_of(trial_id), set()).add(int(m.group(1)))
+    lost = {}
+    for index in sorted(planned):
+        cell = cells.get(index)
+        if cell is None or str(index) in failed or get_kind(cell.scenario.kind).section == "sweep":
+            continue  # a sweep's trial count is its dry run's to decide; a failed cell says why itself
+        have = len(counts.get(index, set()))
+        if have < cell.scenario.trials:
+            lost[index] = f"its journal holds {have} of the cell's {cell.scenario.trials} trials; the others were lost"
+    return lost

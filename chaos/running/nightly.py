@@ -481,6 +481,18 @@ def partial_night(night_dir: str | Path, *, rescore: bool = False) -> NightlyOut
     return NightlyOutcome(night_dir=night_dir, night=summary, entries=runs)
 
 
+def _run_dir_of(night_dir: Path, scenario: str, run_dir: str) -> Path:
+    """summary.json's ``run_dir`` of ``scenario`` as a run folder of this night (``<scenario>/<stamp>``):
+    one that leaves the night (``..``, an absolute path, a symlink) is refused, never read or rewritten."""
+    path = night_dir / run_dir
+    if path.resolve().parent != (night_dir / scenario).resolve() or not path.is_dir():
+        raise ChaosError(
+            f"{night_dir / 'summary.json'}: run_dir {run_dir!r} of {scenario!r} is not a run folder under {night_dir / scenario}",
+            hint="summary.json was edited; a night's runs live in its own folder",
+        )
+    return path
+
+
 def rerender_night(night_dir: Path, *, rescore: bool = False) -> NightlyOutcome:
     """A stored night rendered again from its runs' journals (``rescore`` also rewrites results.json)."""
     from chaos.running.orchestrator import analyse_loaded, write_reports, write_results
@@ -492,7 +504,7 @@ def rerender_night(night_dir: Path, *, rescore: bool = False) -> NightlyOutcome:
     for r in old.runs:
         e = RunEntry(scenario=r.scenario, file=r.file, overrides=r.overrides or {}, error=r.error, interrupted=bool(r.interrupted))
         if r.run_dir:
-            e.run_dir = night_dir / r.run_dir
+            e.run_dir = _run_dir_of(night_dir, r.scenario, r.run_dir)
             meta, scenario, cells, records, _ = load_run(e.run_dir)
             e.results = analyse_loaded(meta, scenario, cells, records)
             (write_results if rescore else write_reports)(e.run_dir, e.results, meta, records)

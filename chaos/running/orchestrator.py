@@ -246,6 +246,11 @@ def run_loaded(scenario: Scenario, path: str | os.PathLike, opts: RunOptions | N
         from chaos.running.shard import parse_shard, plan_cells
 
         wanted = plan_cells(scenario, parse_shard(opts.shard))
+        if not wanted:  # nothing measured is no verdict: exit 0 would claim every verdict holds
+            raise ChaosError(
+                f"--shard {opts.shard}: {path} expands to {len(cells)} cell(s), so shard {opts.shard} has none to run",
+                hint=f"use at most {len(cells)} shard(s) for this scenario",
+            )
     if wanted is not None:  # a shard: the others run the rest; indices (and so seeds) stay the full run's
         cells = [c for c in cells if c.index in wanted]
     for cell in cells:

@@ -16,6 +16,7 @@ trial's effects; record the resume in run.json; then execute the remaining trial
 
 from __future__ import annotations
 
+import re
 import shutil
 import sqlite3
 from pathlib import Path
@@ -55,6 +56,20 @@ def set_aside_unjournaled(ledger_path: Path, run_id: str, journaled: set[str]) -
         conn.close()
 
 
+_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def _check_work_dir(run_dir: Path, run_id: str, work: Path) -> None:
+    """run.json's ``work_dir`` is read from a folder that may have been downloaded or edited, and a
+    resume removes it: only ``<run_dir>/work`` or a ``chaos-work-<run_id>`` folder (``--work-in``)."""
+    if work == run_dir / "work" or (_RUN_ID.match(run_id) and work.name == f"chaos-work-{run_id}" and not work.is_symlink()):
+        return
+    raise ChaosError(
+        f"{run_dir / 'run.json'}: work_dir {str(work)!r} is not a work folder of run {run_id!r}",
+        hint="run.json was edited; a run's work folder is <run folder>/work or <--work-in>/chaos-work-<run id>",
+    )
+
+
 def resume_run(run_dir: str | Path, opts=None):
     """Continue the run in ``run_dir``; returns the orchestrator's RunOutcome."""
     from chaos.running.orchestrator import RunOptions
@@ -82,6 +97,7 @@ def _resume_locked(run_dir: Path, opts):
     # a run made with --work-in resumes there too: its remaining trials run where its first ones
     # did, and run.json keeps naming the folder that held them (unless --work-in names another)
     old_work = Path(meta.work_dir) if meta.work_dir else run_dir / "work"
+    _check_work_dir(run_dir, run_id, old_work)  # it is deleted below: never a folder chaos did not make
     if opts.work_in is None and meta.work_dir:
         opts.work_in = old_work.parent
     reaped = registry.reap_run(run_id, {"run_dir": str(run_dir), "work_dir": str(old_work)})

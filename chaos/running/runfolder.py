@@ -260,18 +260,22 @@ def load_run(run_dir: Path) -> StoredRun:
 
 # the trial ids the kinds make: c<cell>-dry, c<cell>-t<trial>, c<cell>-p<point>-r<repeat>; a crash
 # during recovery: c<cell>-p<point>-q<recovery point>...-r<repeat>, its discovery c<cell>-p<point>...-dry
+_SAFE_ID = re.compile(r"^c\d{3,}-[a-z0-9-]{1,200}$")
 _TRIAL_ID = re.compile(r"^c(\d{3,})-(?:(?:p\d{3,}(?:-q\d{3,})*-)?dry|t(\d{4,})|p\d{3,}(?:-q\d{3,})*-r(\d{3,}))$")
 
 
 def check_trial_ids(cells: list[Cell], records: StoredTrials) -> None:
     """Refuse a journaled record that is not one of the run's trials: a cell the scenario does not
     expand to, a record whose id names another cell, or a trial / repeat number past the cell's
-    ``trials`` (a forged 64th record of a 63-trial cell was counted). Ids of another shape pass."""
+    ``trials`` (a forged 64th record of a 63-trial cell was counted), or an id that is not a plain
+    ``c<cell>-...`` name of lowercase letters, digits and dashes. Other ids of that alphabet pass."""
     by_index = {c.index: c for c in cells}
     for trial_id in sorted(records.ids()):
         index = records.cell_of(trial_id)
         where = f"{records.path}:{records.line_of(trial_id)}"
         hint = "the journal does not match its run.json; move the line away"
+        if not _SAFE_ID.match(trial_id):  # never a path, markup or code: ids name files and land in reports
+            raise ChaosError(f"{where}: {trial_id[:80]!r} is not a trial id chaos makes (c000-t0000, c000-p000-r000)", hint=hint)
         cell = by_index.get(index)
         if cell is None:
             raise ChaosError(f"{where}: trial {trial_id!r} names cell {index}; the scenario has cells 0-{len(cells) - 1}", hint=hint)

@@ -103,6 +103,17 @@ class TargetSpec(Strict):
         "racers then run in a venv of the framework's pins plus these",
     )
 
+    @field_validator("requirements")
+    @classmethod
+    def _package_specifiers(cls, v: list[str]) -> list[str]:
+        from chaos.envs import requirement_error
+
+        for r in v:
+            why = requirement_error(r)
+            if why:
+                raise ValueError(f"{r!r}: {why}")
+        return v
+
     @model_validator(mode="before")
     @classmethod
     def _saver_backend(cls, data: Any) -> Any:
@@ -549,19 +560,10 @@ def parse_scenario(text: str, path: str = "<scenario>") -> Scenario:
 
 def read_input_file(path: str | os.PathLike, what: str, hint: str) -> str:
     """The text of a user's input file (a scenario, a suite), or a ScenarioError naming it."""
-    p = Path(path)
-    try:
-        size = p.stat().st_size
-    except OSError:
-        size = 0  # read_text below names what is wrong
-    if size > MAX_FILE_BYTES:
-        raise ScenarioError(f"{p}: {size} bytes; a {what} file is at most {MAX_FILE_BYTES} bytes", hint="write long text elsewhere")
-    try:
-        return p.read_text()
-    except FileNotFoundError:
-        raise ScenarioError(f"{p}: no such {what} file", hint=hint) from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
-        raise ScenarioError(f"{p}: cannot read the {what}: {exc}") from None
+    from chaos.inputfile import read_text
+
+    # a regular file only (a FIFO or /dev/zero is refused before any read), its size checked first
+    return read_text(path, what, MAX_FILE_BYTES, error=ScenarioError, hint=hint)
 
 
 def load_scenario(path: str | os.PathLike) -> Scenario:

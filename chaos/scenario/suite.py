@@ -80,8 +80,8 @@ def is_suite_text(data: Any) -> bool:
 
 def is_suite_file(path: str | os.PathLike) -> bool:
     try:
-        return is_suite_text(yaml.safe_load(Path(path).read_text()))
-    except (OSError, ValueError, RecursionError, yaml.YAMLError):  # unreadable: the scenario loader says why
+        return is_suite_text(yaml.safe_load(read_input_file(path, "scenario", "")))
+    except (ScenarioError, ValueError, RecursionError, yaml.YAMLError):  # unreadable: the scenario loader says why
         return False
 
 

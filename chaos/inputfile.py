@@ -1,0 +1,171 @@
+"""Reading a file a user or a run folder hands chaos: bounded, regular files only, strict YAML.
+
+Why: every file chaos reads is input it did not write this time (a scenario, a suite, a baseline, a
+file of a downloaded run folder). Reading one whole before judging it let a 50 MB file cost 16 s and
+185 MB before it was refused, ``/dev/zero`` read until the machine ran out of memory and a FIFO hang
+forever; YAML's "last key wins" let a baseline entry ``property: FI`` followed by ``property: EO``
+accept EO; and a bad date, a deep nesting or a 5000-digit number escaped as "internal error".
+
+What it promises:
+
+* ``read_text(path, what, max_bytes, error=...)`` opens without blocking (a FIFO never hangs),
+  refuses anything but a regular file (``/dev/zero``, a FIFO, a folder) and a file over
+  ``max_bytes`` before reading it, reads at most ``max_bytes + 1`` bytes (a file that grows while
+  read is still capped) and decodes UTF-8; every refusal is one ``error`` naming the file.
+* ``strict_yaml(text, path, what, error=...)`` parses YAML safely and refuses duplicate keys
+  (naming the line of both), documents that expand past ``MAX_NODES`` nodes (alias bombs), nesting
+  too deep, and scalars YAML cannot build (a 31 February, a 5000-digit integer); one line each.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+from chaos.racer.errors import ChaosError
+
+__all__ = ["MAX_NODES", "check_duplicates", "expanded_size", "read_text", "strict_yaml"]
+
+MAX_NODES = 100_000
+
+
+def read_text(path: str | os.PathLike, what: str, max_bytes: int, *, error: type[ChaosError] = ChaosError, hint: str | None = None) -> str:
+    """The UTF-8 text of the regular file ``path`` (at most ``max_bytes``), or ``error`` naming it."""
+    p = Path(path)
+    try:
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise error(f"{p}: no such {what} file", hint=hint) from None
+    except OSError as exc:
+        raise error(f"{p}: cannot read the {what}: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise error(f"{p}: cannot read the {what}: it is a folder, not a file")
+        if not stat.S_ISREG(st.st_mode):
+            raise error(f"{p}: not a regular file (a device, FIFO or socket); a {what} is a file", hint="copy it to a file first")
+        if st.st_size > max_bytes:
+            raise error(f"{p}: {st.st_size} bytes; a {what} file is at most {max_bytes} bytes", hint="write long text elsewhere")
+        os.set_blocking(fd, True)
+        chunks: list[bytes] = []
+        left = max_bytes + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    except OSError as exc:
+        raise error(f"{p}: cannot read the {what}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > max_bytes:
+        raise error(f"{p}: over {max_bytes} bytes; a {what} file is at most {max_bytes} bytes", hint="write long text elsewhere")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise error(f"{p}: cannot read the {what}: not UTF-8 text (byte {exc.start})") from None
+
+
+def expanded_size(node: Any) -> int:
+    """The number of nodes ``node`` stands for once aliases are expanded (linear time: memoised)."""
+    import yaml
+
+    memo: dict[int, int] = {}
+
+    def size(n: yaml.Node, depth: int = 0) -> int:
+        if depth > 200:
+            raise RecursionError
+        if id(n) in memo:
+            return memo[id(n)]
+        memo[id(n)] = 1  # a cycle counts once
+        if isinstance(n, yaml.MappingNode):
+            total = 1 + sum(size(k, depth + 1) + size(v, depth + 1) for k, v in n.value)
+        elif isinstance(n, yaml.SequenceNode):
+            total = 1 + sum(size(v, depth + 1) for v in n.value)
+        else:
+            total = 1
+        memo[id(n)] = min(total, MAX_NODES + 1)
+        return memo[id(n)]
+
+    return size(node)
+
+
+def check_duplicates(node: Any, path: str, error: type[ChaosError] = ChaosError) -> None:
+    """Refuse a mapping that repeats a key anywhere in ``node`` (YAML would keep the last silently)."""
+    import yaml
+
+    stack = [node]
+    done: set[int] = set()
+    while stack:
+        n = stack.pop()
+        if id(n) in done:
+            continue  # an alias (or a cycle) is checked once
+        done.add(id(n))
+        if isinstance(n, yaml.MappingNode):
+            seen: dict[str, int] = {}
+            for k, v in n.value:
+                key = str(k.value)
+                if key in seen:
+                    raise error(f"{path}:{k.start_mark.line + 1}: duplicate key {key!r} (first at line {seen[key]})")
+                seen[key] = k.start_mark.line + 1
+                stack.append(v)
+        elif isinstance(n, yaml.SequenceNode):
+            stack.extend(n.value)
+
+
+def _base() -> Any:
+    """libyaml's safe loader when PyYAML has it (several times faster on a big file), else PyYAML's."""
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _loader() -> Any:
+    """A SafeLoader that leaves dates and integers it cannot build as text, so the validator of the
+    field says what is wrong with it (``expires: 2027-02-30`` names ``expires``)."""
+    import yaml
+
+    class Loader(_base()):  # type: ignore[misc]
+        pass
+
+    def timestamp(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
+        try:
+            return yaml.SafeLoader.construct_yaml_timestamp(loader, node)  # type: ignore[arg-type]
+        except ValueError:
+            return loader.construct_scalar(node)  # type: ignore[arg-type]
+
+    def integer(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
+        try:
+            return yaml.SafeLoader.construct_yaml_int(loader, node)  # type: ignore[arg-type]
+        except ValueError:
+            return loader.construct_scalar(node)  # type: ignore[arg-type]
+
+    Loader.add_constructor("tag:yaml.org,2002:timestamp", timestamp)
+    Loader.add_constructor("tag:yaml.org,2002:int", integer)
+    return Loader
+
+
+def strict_yaml(text: str, path: str, what: str, *, error: type[ChaosError] = ChaosError) -> Any:
+    """``text`` parsed as safe YAML, refusing what a strict reader must (see the module docstring)."""
+    import yaml
+
+    try:
+        node = yaml.compose(text, Loader=_base())
+        if node is None:
+            return None
+        if expanded_size(node) > MAX_NODES:
+            raise error(f"{path}: the {what} expands to more than {MAX_NODES} YAML nodes (aliases?); write values out")
+        check_duplicates(node, path, error)
+        return yaml.load(text, Loader=_loader())  # a SafeLoader subclass: no arbitrary objects
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else path
+        raise error(f"{where}: not valid YAML: {getattr(exc, 'problem', None) or exc}") from None
+    except RecursionError:
+        raise error(f"{path}: nested too deeply to be a {what}") from None
+    except (ValueError, OverflowError) as exc:  # a scalar YAML cannot build: 2027-02-30, a 5000-digit int
+        raise error(f"{path}: a value YAML cannot read: {str(exc)[:200]}") from None
