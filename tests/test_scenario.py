@@ -41,7 +41,8 @@ def test_a_scenario_without_matrix_is_one_cell():
         (BASE.replace("gate_after_interrupt", "not a factory"), "unknown workload 'not a factory'"),
         (BASE + "target: {framework: crew}\n", "unknown framework 'crew'; known: autogen, crewai, langgraph, llamaindex, pydantic_graph"),
         (BASE + "target: {backend: mongo}\n", "langgraph has no backend 'mongo'"),
-        (BASE.replace('"command:true"', "none"), "a race resumes a pending interrupt"),
+        # (an explicit ``none`` is accepted: a race of static-breakpoint approvals, invoke(None))
+        (BASE.replace('"command:true"', "input"), "a race resumes a pending interrupt"),
         (BASE + "resume: now\n", "duplicate key 'resume'"),
         ("name: t\nkind: [\n", "not valid YAML"),
         ("", "the file is empty"),

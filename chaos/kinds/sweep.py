@@ -637,7 +637,7 @@ def _lost_before_first_save(point: str, framework: str) -> str:
         if announced
         else "nothing was durable at the kill, so there was no interrupt a human could answer"
     )
-    unjudged = info.supports("first_checkpoint") if info is not None else None
+    unjudged = info.first_save_unjudged() if info is not None else None
     if unjudged is None:
         return f"{what} (a crash before the first checkpoint loses the run, which FCL judges)"
     return f"{what}; a run lost before its first save is not judged on {framework} (FCL: {unjudged})"

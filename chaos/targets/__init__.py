@@ -77,6 +77,11 @@ class TargetInfo:
             return None
         return self.unsupported.get(what) or f"the {self.framework} adapter does not declare {what!r}"
 
+    def first_save_unjudged(self) -> str | None:
+        """None where a run lost before its first save is judged (FCL, by the ``first_checkpoint`` kind);
+        else why it is not judged on this framework."""
+        return self.supports("first_checkpoint")
+
     def requirements(self, version: str | None = None) -> list[str]:
         v = version or self.default_version
         return [p.replace("{version}", v) for p in self.pins]

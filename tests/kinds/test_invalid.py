@@ -35,7 +35,8 @@ def test_a_wrong_type_is_checkpointed_and_refused_only_when_read(invalid_run):
     assert cv.status == "violated"
     assert "checkpoint holds count='not-a-number'" in cv.reason
     assert "thread unreadable (ValidationError)" in cv.reason
-    assert cell.summary["readable_after"] == {"False": 1} or cell.summary["readable_after"] == {False: 1}
+    # results come back as results.json holds them (masked, JSON keys): the one valid trial's thread was not readable
+    assert cell.summary["readable_after"] in ({"false": 1}, {"False": 1}, {False: 1})
 
 
 def test_a_refusing_reducer_raises_and_keeps_the_checkpoint_clean(invalid_run):
