@@ -58,8 +58,15 @@ if ! alive; then
 fi
 alive || die "Redis does not answer on 127.0.0.1:$PORT: see /var/log/redis/redis-server.log"
 
+# a server the package started (Debian's default: "127.0.0.1 -::1") is fine while every address is loopback
 bind="$(redis-cli -h 127.0.0.1 -p "$PORT" config get bind | tail -1)"
-[ "$bind" = 127.0.0.1 ] || die "Redis on port $PORT binds '$bind', not 127.0.0.1 only: stop it (scripts/redis.sh stop) and run again"
+for addr in $bind; do
+  case "${addr#-}" in
+    127.* | ::1 | localhost) ;;
+    *) die "Redis on port $PORT binds '$bind', not loopback only: stop it (scripts/redis.sh stop) and run again" ;;
+  esac
+done
+[ -n "$bind" ] || die "Redis on port $PORT binds every interface: stop it (scripts/redis.sh stop) and run again"
 
 log "ready: Redis $(redis-cli -h 127.0.0.1 -p "$PORT" info server | sed -n 's/^redis_version:\([^\r]*\).*/\1/p'), modules: [$(redis-cli -h 127.0.0.1 -p "$PORT" module list | tr '\n' ' ')]"
 echo "redis://127.0.0.1:${PORT}/0"
