@@ -29,6 +29,22 @@ trials: 1
 seed: 12
 """
 
+RACE = """\
+name: server_saver_race
+kind: race
+target:
+  framework: langgraph
+  durability: sync
+  saver: "chaos.savers:{saver}"
+  requirements: ["langgraph-checkpoint-mysql[pymysql]==3.0.0", langgraph-checkpoint-plainredis==0.1.0]
+workload: gate_after_interrupt
+resume: "command:true"
+trials: 2
+seed: 12
+matrix:
+  k: [2]
+"""
+
 SERVER = {"mysql": "mysql_database", "plainredis": "redis_prefix"}
 PACKAGE = {"mysql": "langgraph-checkpoint-mysql", "plainredis": "langgraph-checkpoint-plainredis"}
 VERSION = {"mysql": "3.0.0", "plainredis": "0.1.0"}
@@ -52,6 +68,17 @@ def test_a_server_backed_saver_is_swept_on_the_real_server_with_langgraphs_verdi
         assert space.checkpoints_of(f"{run.results.run_id}-") > 0  # thread ids are <run id>-<trial>
     else:
         assert space.keys() > 0
+
+
+@pytest.mark.parametrize("saver", sorted(SERVER))
+def test_two_racers_resuming_one_interrupt_share_the_server_without_a_racer_error(saver, request, tmp_path):
+    request.getfixturevalue(SERVER[saver])
+    run = run_text(tmp_path, RACE.format(saver=saver))
+    (cell,) = run.results.cells
+    # both racers open the saver (its setup serialised by a lock) and answer; who fires is open
+    assert cell.valid_trials == cell.trials == 2
+    assert cell.racer_errors == 0
+    assert sum(int(n) * count for n, count in cell.fires.items()) >= 2  # each trial fired the gated effect
 
 
 def _closed_port() -> socket.socket:
