@@ -75,7 +75,7 @@ def words(s: dict[str, Any]) -> str:
     growth = s.get("growth_per_checkpoint_bytes")
     grew = f", {growth:+,} bytes per checkpoint" if growth is not None else ""
     return (
-        f"{s['checkpoints']} checkpoint(s): {s['first_checkpoint_bytes']:,} -> {s['last_checkpoint_bytes']:,} bytes "
+        f"{s['checkpoints']} checkpoint(s), from {s['first_checkpoint_bytes']:,} to {s['last_checkpoint_bytes']:,} bytes "
         f"(max {s['max_checkpoint_bytes']:,}{grew}); the thread {s['thread_bytes']:,} bytes{store}"
         if s.get("checkpoints")
         else f"no checkpoint; the thread {s.get('thread_bytes') or 0:,} bytes{store}"
