@@ -35,7 +35,7 @@ def _sweep(tmp_path, backend: str, workload: str, points: list[str]):
     return cell, {v.property: v for v in cell.verdicts}
 
 
-@pytest.mark.parametrize("backend", ["postgres", "postgres_async"])
+@pytest.mark.parametrize("backend", ["postgres", "postgres_async", "postgres_pool"])
 def test_a_lost_connection_fails_loudly_in_langgraphs_postgres_savers(tmp_path, repo, monkeypatch, pg_dsn, backend):
     import psycopg
 

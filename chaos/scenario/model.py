@@ -344,11 +344,11 @@ class Scenario(Strict):
         if "fault" not in get_kind(self.kind).fields:
             raise ValueError(f"fault {self.fault!r} applies to sweeps (a kill point then loses power); kind {self.kind!r} has none")
         if self.fault == "db_disconnect":  # chaos.kinds.db_disconnect
-            if self.target.saver or self.target.backend not in ("postgres", "postgres_async"):
+            if self.target.saver or self.target.backend not in ("postgres", "postgres_async", "postgres_pool"):
                 backend = "saver" if self.target.saver else self.target.backend
                 raise ValueError(
                     f"fault 'db_disconnect' terminates the saver's database connection: backend {backend!r} has none; "
-                    "use backend postgres or postgres_async"
+                    "use backend postgres, postgres_async or postgres_pool"
                 )
             if self.crash_depth > 1:
                 raise ValueError("fault 'db_disconnect' is not supported with crash_depth > 1: use crash_depth: 1")
@@ -361,7 +361,7 @@ class Scenario(Strict):
             )
         if self.crash_depth > 1:
             raise ValueError(f"fault {self.fault!r} is not supported with crash_depth {self.crash_depth} yet: use crash_depth: 1")
-        if self.target.backend in ("postgres", "postgres_async"):
+        if self.target.backend in ("postgres", "postgres_async", "postgres_pool"):
             raise ValueError(
                 f"fault {self.fault!r} loses a local folder's unsynced writes: backend {self.target.backend!r} keeps none there"
             )

@@ -146,7 +146,7 @@ TARGETS: dict[str, TargetInfo] = {
         framework="langgraph",
         module="chaos.targets.langgraph",
         about="LangGraph StateGraph over a checkpoint saver (durability sync/async/exit)",
-        backends=("sqlite", "memory", "postgres", "sqlite_async", "postgres_async", "saver"),
+        backends=("sqlite", "memory", "postgres", "sqlite_async", "postgres_async", "saver", "postgres_pool"),
         workloads={
             "gate_after_interrupt": "pre -> gate (interrupt(), effect keyed by the resume value) -> end",
             "approval_idempotent": "pre (no effect) -> gate (interrupt(), idempotent effect) -> end (idempotent): the fixed approval flow",

@@ -247,6 +247,18 @@ def make_saver(backend: str, store: StoreSpec) -> tuple[Any, Any]:
         if store.get("setup", True):
             pg_saver.setup()
         return pg_saver, pg.close
+    if backend == "postgres_pool":  # as LangGraph's docs set it up for a server: PostgresSaver(ConnectionPool(...))
+        from langgraph.checkpoint.postgres import PostgresSaver
+        from psycopg.rows import dict_row
+        from psycopg_pool import ConnectionPool
+
+        options = {"options": f"-c search_path={store['schema']}"} if store.get("schema") else {}
+        kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row, **_app_name(store), **options}
+        pool: Any = ConnectionPool(store["dsn"], min_size=1, max_size=4, kwargs=kwargs, open=True)
+        pool_saver = PostgresSaver(pool)
+        if store.get("setup", True):
+            pool_saver.setup()
+        return pool_saver, pool.close
     raise ValueError(f"unknown langgraph backend {backend!r}")
 
 

@@ -99,7 +99,7 @@ def measure(saver: Any, backend: str, store: dict[str, Any], thread_id: str) -> 
         out: dict[str, Any] = {"checkpoint_bytes": root, "checkpoints": len(root)}
         if backend in ("sqlite", "sqlite_async") and store.get("path"):
             out.update(_sqlite(str(store["path"]), thread_id))
-        elif backend in ("postgres", "postgres_async") and store.get("dsn"):
+        elif backend in ("postgres", "postgres_async", "postgres_pool") and store.get("dsn"):
             out.update(_postgres(str(store["dsn"]), str(store.get("schema") or "public"), thread_id))
         else:
             out.update({"source": "serialized", "store_bytes": None, "tables": {}, "thread_bytes": total})
