@@ -213,6 +213,7 @@ class CellResult(Record):
     summary: dict[str, Any] = Field(default_factory=dict)  # kind-specific tallies (fork, stray, ...)
     app_errors: list[str] = Field(default_factory=list)  # the first distinct app errors: reason, then traceback
     notes: list[str] = Field(default_factory=list)  # what the verdicts rest on that the user should know (effects outside a task)
+    store_size: dict[str, Any] | None = None  # sweeps: the uninterrupted run's checkpoint sizes and growth (chaos.kinds.growth)
     verdicts: list[Verdict] = Field(default_factory=list)
     failure: str | None = None
 

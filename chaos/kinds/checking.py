@@ -44,6 +44,8 @@ PROPERTY_NAMES = {
     "TR": "no tool effect reordering (A6)",
     "UP": "upgrade safety",
     "AA": "approval authority",
+    "SB": "store within its bounds",
+    "CL": "a lost connection is survived or refused, never silent",
 }
 
 

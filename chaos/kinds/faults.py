@@ -34,18 +34,19 @@ if TYPE_CHECKING:
     from chaos.scenario.model import Cell
 
 FAULT_PROPERTIES = ("DU", "CV")
+LAZY_FAULTS = ("power_loss", "torn")  # the faults whose store lives on the lazy filesystem (db_disconnect: chaos.kinds.db_disconnect)
 
 
 def properties_of(cell: Cell) -> tuple[str, ...]:
     """The properties a cell's fault adds to its sweep (none for ``kill``)."""
-    return FAULT_PROPERTIES if cell.scenario.fault != "kill" else ()
+    return FAULT_PROPERTIES if cell.scenario.fault in LAZY_FAULTS else ()
 
 
 def inject(run: TrialRun) -> str | None:
     """Lose power (or tear the last write) under the trial's store, after the kill: None when done
     (or nothing to do), else why it could not be (a harness fault: the trial is invalid)."""
     fault = run.cell.scenario.fault
-    if fault == "kill":
+    if fault not in LAZY_FAULTS:
         return None
     lazy = run.ctx.lazy
     if lazy is None:

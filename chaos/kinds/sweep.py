@@ -49,7 +49,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
-from chaos.kinds import approval, faults
+from chaos.kinds import approval, db_disconnect, faults, growth
 from chaos.kinds.base import Kind, approves_breakpoints
 from chaos.kinds.baseline import answer_action, approvals_plan, approve_action, baseline_of, effect_counts
 from chaos.kinds.checking import base_fields, combine, times, verdict
@@ -94,7 +94,7 @@ class Sweep:
         return check_sweep(cell, records, self)
 
     def explain(self, rec: TrialRecord) -> list[str]:
-        return explain_kill(rec) + faults.explain(rec)
+        return explain_kill(rec) + faults.explain(rec) + db_disconnect.explain(rec)
 
 
 class SweepKind(Kind):
@@ -102,7 +102,7 @@ class SweepKind(Kind):
     names it, says what it is about and which properties it reports."""
 
     sweep: ClassVar[Sweep] = Sweep()
-    fields = ("resume", "kill_points", "trials", "crash_depth", "recovery_kill_points", "fault")
+    fields = ("resume", "kill_points", "trials", "crash_depth", "recovery_kill_points", "fault", "bounds")
     section = "sweep"
 
     def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
@@ -157,11 +157,14 @@ DRY_RUN_FAILED = "the dry run, with no kill, failed"  # how a cell's failure sta
 def dry_trial(run: TrialRun) -> TrialRecord:
     """One dry run: the racer runs the workload unarmed and records the boundaries it passes."""
     cell = run.cell
-    (h,) = run.start([run.spec("dry", actions=_actions(cell))])
+    measure = growth.measures(cell)  # the store's sizes after the run (chaos.kinds.growth)
+    (h,) = run.start([run.spec("dry", actions=_actions(cell), inspect_after=measure, measure_store=measure)])
     hung = run.wait_exit([h])
     out = run.collect(h, "dry", "run", hung=bool(hung))
     trace = [t["barrier"] for t in (out.result or {}).get("trace", [])]
     run.observations["boundaries"] = trace
+    if measure:  # what the run left durable, its values left out (they can be big: that is the point)
+        run.observations["after"] = {k: v for k, v in ((out.result or {}).get("inspect_after") or {}).items() if k != "values"}
     run.observations["outcomes"] = (out.result or {}).get("outcomes")
     run.observations.update(approval.dry_observations(out.result or {}))  # AA: where the run approved
     ok = out.status == "ok" and bool(trace)
@@ -192,6 +195,11 @@ def dry_trial(run: TrialRun) -> TrialRecord:
             + ")"
         )
     return run.record(valid=ok, invalid_reason=reason, fault_fired=None)
+
+
+def outcome_of_dry(dry: TrialRecord) -> dict:
+    """The dry run's inspection of the thread after it finished (adapters that measure their store)."""
+    return dict(dry.observations.get("after") or {})
 
 
 def points_of(cell: Cell, boundaries: list[str], narrow: Callable[[list[str]], list[str]] = every_boundary) -> list[str]:
@@ -393,6 +401,9 @@ def _against(dry: TrialRecord, point: str) -> Callable[[TrialRun], TrialRecord]:
     def body(run: TrialRun) -> TrialRecord:
         run.observations["baseline_effects"] = _counts(dry)
         run.observations.update(approval.before_kill(dry, point))  # AA
+        if run.cell.scenario.fault == "db_disconnect":  # no kill: the racer's connection is lost there
+            run.observations["expected"] = db_disconnect.expected_of(dry)
+            return db_disconnect.disconnect_trial(run, point)
         return kill_trial(run, point)
 
     return body
@@ -766,7 +777,7 @@ def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellRes
     if dry is None or not dry.valid:
         why = (dry.invalid_reason or "?") if dry else "the dry run did not run"  # a failed dry run always says why
         result.failure = why
-        result.verdicts = [verdict(p, "unknown", why) for p in sweep.properties + faults.properties_of(cell)]
+        result.verdicts = [verdict(p, "unknown", why) for p in sweep.properties + _fault_properties(cell) + growth.properties_of(cell)]
         return result
     base = result.baseline = dry_baseline(dry)
     by_point: dict[str, list[TrialRecord]] = defaultdict(list)
@@ -788,6 +799,7 @@ def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellRes
         keys = sorted({k for r in valid for k in _counts(r)} | set(base.effects))
         pv = _point_verdicts(point, recs, sweep, base, cell.scenario.target.framework)
         pv += faults.point_verdicts(cell, point, recs, {r.trial_id: lost_effects(r, base) for r in valid})
+        pv += db_disconnect.point_verdicts(cell, point, recs)
         pv += approval.point_verdicts(point, recs) if judge_aa else []
         for v in pv:
             all_verdicts[v.property].append(v)
@@ -815,7 +827,9 @@ def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellRes
                 verdicts=pv,
             )
         )
-    result.verdicts = [combine(p, all_verdicts[p]) for p in sweep.properties + faults.properties_of(cell)]
+    result.verdicts = [combine(p, all_verdicts[p]) for p in sweep.properties + _fault_properties(cell)]
+    result.store_size = growth.summary(dry)  # bytes per checkpoint and per thread, and SB when bounded
+    result.verdicts += growth.cell_verdict(cell, dry)
     if judge_aa:
         result.verdicts.append(approval.workflow_verdict(dry, combine(approval.PROPERTY, all_verdicts[approval.PROPERTY])))
     lost_at = [p for p in result.points if p.lost]
@@ -836,6 +850,11 @@ def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellRes
             "before it returns (an effect fired from a background thread after its node returned may never be recorded)"
         )
     return result
+
+
+def _fault_properties(cell: Cell) -> tuple[str, ...]:
+    """What the cell's fault adds: DU, CV after a power loss; CL after a lost connection."""
+    return faults.properties_of(cell) + db_disconnect.properties_of(cell)
 
 
 def _workflow_eo(base: Baseline, dry: TrialRecord, crash_eo: Verdict) -> Verdict:

@@ -195,6 +195,7 @@ class InspectResult(TypedDict, total=False):
     error: ErrorInfo | None
     values_source: Literal["saver"]
     pending_writes: list[list[Any]]
+    store_size: dict[str, Any]  # LangGraph, when the spec asks (``measure_store``): chaos.targets.store_size
     raw_error: ErrorInfo
     ended: bool
     persistence_errors: list[dict[str, Any]]
@@ -275,6 +276,7 @@ class StoreSpec(TypedDict, total=False):
     dsn: str
     schema: str
     setup: bool
+    application_name: str  # the saver connection's name in pg_stat_activity (the racer's own)
 
 
 class LedgerSpec(TypedDict, total=False):
@@ -332,6 +334,7 @@ class RacerSpec(TypedDict):
     host: NotRequired[str]
     host_name: NotRequired[str]
     effect_fault: NotRequired[EffectFaultSpec]
+    measure_store: NotRequired[bool]  # inspect reports ``store_size`` (bytes per checkpoint, per thread, the store's)
 
 
 class MarkEntry(TypedDict):

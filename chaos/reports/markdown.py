@@ -15,6 +15,7 @@ import re
 
 from chaos.kinds import all_kinds, get_kind
 from chaos.kinds.checking import PROPERTY_NAMES
+from chaos.kinds.growth import words as growth_words
 from chaos.records import CellResult, RunResults
 from chaos.reports.explain import DuplicateGroups
 
@@ -258,6 +259,9 @@ def render_markdown(results: RunResults, meta: dict, duplicates: DuplicateGroups
             if c.baseline.workflow_duplicates:
                 dup = ", ".join(f"{k} ({n}x)" for k, n in c.baseline.workflow_duplicates.items())
                 add(f"The workflow's own duplicates (fired more than once with no crash at all): {dup}.")
+            add("")
+        if c.store_size is not None:  # chaos.kinds.growth
+            add(f"Checkpoint sizes of the uninterrupted run: {_esc(growth_words(c.store_size))}.")
             add("")
         props = [v.property for v in c.verdicts]
         add(

@@ -44,6 +44,7 @@ from chaos import lazyfs
 from chaos.envs import python_for
 from chaos.kinds import runner_for
 from chaos.kinds.checking import analyze_cell, count_trial, exit_code, verdict_counts
+from chaos.kinds.faults import LAZY_FAULTS
 from chaos.launchers import Launcher, make_launcher
 from chaos.lazyfs import LazyMount
 from chaos.racer.errors import ChaosError, EnvironmentProblem, ScenarioError
@@ -465,7 +466,7 @@ def _execute_in_folder(
 def _lazy_mount(cells: list[Cell], run_id: str, work_dir: Path, active: registry.ActiveRun) -> LazyMount | None:
     """The run's lazy filesystem, mounted, when a cell's fault is power_loss or torn (else None).
     Its mount is noted in the run's registry entry, so a reaper of a dead run unmounts it."""
-    faults = sorted({c.scenario.fault for c in cells} - {"kill"})
+    faults = sorted({c.scenario.fault for c in cells} & set(LAZY_FAULTS))
     if not faults:
         return None
     why = lazyfs.missing()
@@ -495,7 +496,7 @@ def _execute(
     run_dir = folder.path
 
     def store_for(cell: Cell, trial_id: str, trial_dir: Path) -> StoreSpec:
-        if lazy is not None and cell.scenario.fault != "kill":  # the store lives on the lazy filesystem
+        if lazy is not None and cell.scenario.fault in LAZY_FAULTS:  # the store lives on the lazy filesystem
             d = lazy.mount / trial_id.replace("/", "_")
             d.mkdir(exist_ok=True)
             return {"path": str(d / "checkpoints.sqlite")}

@@ -105,7 +105,7 @@ class RunStorage:
     @staticmethod
     def needs(cells: list) -> tuple[bool, bool]:
         """(some cell uses the postgres backend, some cell runs racers on other hosts)."""
-        pg_backend = any(c.scenario.target.backend in ("postgres", "postgres_async") for c in cells)
+        pg_backend = any(c.scenario.target.backend in ("postgres", "postgres_async", "postgres_pool") for c in cells)
         remote = any(not isinstance(c.scenario.racers.placement, str) for c in cells)
         return pg_backend, remote
 
@@ -158,7 +158,7 @@ class RunStorage:
             raise
 
     def store_for(self, cell, trial_id: str, trial_dir: Path) -> dict:
-        if cell.scenario.target.backend in ("postgres", "postgres_async"):
+        if cell.scenario.target.backend in ("postgres", "postgres_async", "postgres_pool"):
             return {"dsn": self.dsn, "schema": self.schema, "setup": False}
         return {"path": str((Path(trial_dir) / "checkpoints.sqlite").resolve())}
 

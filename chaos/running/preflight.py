@@ -161,7 +161,7 @@ def preflight_spec(cell: Cell, folder: Path, version: str = "v1") -> RacerSpec:
     from chaos.targets import get_target
 
     target: dict[str, Any] = s.target.model_dump()
-    if target.get("backend") == "postgres":
+    if target.get("backend") in ("postgres", "postgres_pool"):
         target["backend"] = "sqlite"
     elif target.get("backend") == "postgres_async":
         target["backend"] = "sqlite_async"

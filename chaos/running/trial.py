@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
 import shutil
 import time
@@ -129,6 +130,9 @@ class TrialRun:
     # racers whose app errors are what the kind measures (code of another version resuming this
     # thread): recorded and blamed as usual, but they do not make the trial invalid
     measures_app: set[str] = field(default_factory=set)
+    # racers whose lost database connection is what the kind measures (``fault: db_disconnect``: chaos
+    # terminated it): blamed as usual, but such an environment fault does not make the trial invalid
+    measures_env: set[str] = field(default_factory=set)
     disk_full: str | None = None  # how a racer of this trial found the disk full (the run stops: ``record``)
 
     def __post_init__(self) -> None:
@@ -161,6 +165,7 @@ class TrialRun:
         inspect_after: bool = False,
         hold: bool = False,
         effect_fault: bool = False,
+        measure_store: bool = False,
     ) -> RacerSpec:
         """The spec of one racer of this trial (``chaos.racer.protocol.RacerSpec``); with
         ``effect_fault``, the scenario's effect fault is armed in it."""
@@ -189,6 +194,10 @@ class TrialRun:
         }
         if effect_fault and s.effect_fault is not None:
             spec["effect_fault"] = {"task": s.effect_fault.task, "times": s.effect_fault.times}
+        if self.store.get("dsn") and s.fault == "db_disconnect":  # the racer's own name in pg_stat_activity, to find it by
+            spec["store"] = {**self.store, "application_name": application_name(self.thread_id, racer_id)}
+        if measure_store:
+            spec["measure_store"] = True
         return spec
 
     # ------------------------------------------------------------------ racers
@@ -316,7 +325,9 @@ class TrialRun:
         return worst(
             Blame(o.blame, o.blame_reason or o.blame)
             for o in self.outcomes
-            if o.blame and not (o.blame == "app" and o.racer_id in self.measures_app)
+            if o.blame
+            and not (o.blame == "app" and o.racer_id in self.measures_app)
+            and not (o.blame == "environment" and o.racer_id in self.measures_env)
         )
 
     def record(self, *, valid: bool, invalid_reason: str | None = None, fault_fired: bool | None = None) -> TrialRecord:
@@ -380,11 +391,17 @@ class TrialRun:
         forget = getattr(self.ctx.launcher, "forget", None)
         if forget is not None:
             forget(self.handles)  # a long run keeps no handle of a finished trial
-        if self.ctx.lazy is not None and self.cell.scenario.fault != "kill":
+        if self.ctx.lazy is not None and self.cell.scenario.fault in ("power_loss", "torn"):
             with contextlib.suppress(Exception):  # the filesystem's cache keeps only live trials
                 self.ctx.lazy.forget(self.store_folder)
         if not self.ctx.keep_work:
             shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def application_name(thread_id: str, racer_id: str) -> str:
+    """A racer's Postgres ``application_name``: unique to its trial and racer, within Postgres's 63 bytes."""
+    digest = hashlib.sha1(f"{thread_id}/{racer_id}".encode()).hexdigest()[:16]
+    return f"chaos-{digest}-{racer_id}"[:63]
 
 
 FULL_BELOW = 256 * 1024  # bytes available under which a folder's file system counts as full

@@ -165,6 +165,18 @@ class EffectFault(Strict):
     times: int = Field(1, ge=1, le=100, strict=True, description="how many of its first firings in a trial fail")
 
 
+class Bounds(Strict):
+    """Limits on the store a sweep's uninterrupted run may reach (``SB``, ``chaos.kinds.growth``):
+    a checkpoint or the thread bigger than its bound is a violation, with the sizes as evidence."""
+
+    bytes_per_checkpoint: int | None = Field(
+        None, ge=1, strict=True, description="the largest checkpoint of the thread (serialized, with its channel values)"
+    )
+    bytes_per_thread: int | None = Field(
+        None, ge=1, strict=True, description="the thread's bytes in the store (its rows, where the saver exposes them)"
+    )
+
+
 def is_user_workload(ref: str) -> bool:
     """A team's own workload (``package.module:factory``), not a built-in name."""
     return ":" in ref
@@ -229,11 +241,17 @@ class Scenario(Strict):
         default_factory=list,
         description="sweeps with crash_depth >= 2: only kill a recovery at boundaries whose name contains one of these (empty: all)",
     )
-    fault: Literal["kill", "power_loss", "torn"] = Field(
+    fault: Literal["kill", "power_loss", "torn", "db_disconnect"] = Field(
         "kill",
         description="sweeps: what a kill point does. kill = SIGKILL (the page cache survives); power_loss = SIGKILL, then "
         "every write never fsynced is lost (the store lives on chaos's lazy filesystem); torn = the same, but a prefix of "
-        "the last unsynced write persists",
+        "the last unsynced write persists; db_disconnect = no kill: the racer's own database connection is terminated "
+        "there (pg_terminate_backend), then the racer continues (postgres, postgres_async)",
+    )
+    bounds: Bounds | None = Field(
+        None,
+        description="sweeps: limits on the store the uninterrupted run may reach ({bytes_per_checkpoint, bytes_per_thread}); "
+        "a checkpoint or thread above its bound is SB violated",
     )
     timeout_s: float = Field(120, gt=0, le=7 * 86_400, allow_inf_nan=False, description="cap on any single wait for a racer")
     env_retries: int = Field(
@@ -268,7 +286,7 @@ class Scenario(Strict):
         _finite(v, "workload_params")
         return v
 
-    @field_validator("effect_fault", "crash_depth", "recovery_kill_points")
+    @field_validator("effect_fault", "crash_depth", "recovery_kill_points", "bounds")
     @classmethod
     def _read_by_the_kind(cls, v: Any, info: ValidationInfo) -> Any:
         """A field only some kinds read is refused on a kind that would silently ignore it."""
@@ -336,6 +354,16 @@ class Scenario(Strict):
             return self
         if "fault" not in get_kind(self.kind).fields:
             raise ValueError(f"fault {self.fault!r} applies to sweeps (a kill point then loses power); kind {self.kind!r} has none")
+        if self.fault == "db_disconnect":  # chaos.kinds.db_disconnect
+            if self.target.saver or self.target.backend not in ("postgres", "postgres_async", "postgres_pool"):
+                backend = "saver" if self.target.saver else self.target.backend
+                raise ValueError(
+                    f"fault 'db_disconnect' terminates the saver's database connection: backend {backend!r} has none; "
+                    "use backend postgres, postgres_async or postgres_pool"
+                )
+            if self.crash_depth > 1:
+                raise ValueError("fault 'db_disconnect' is not supported with crash_depth > 1: use crash_depth: 1")
+            return self
         if self.racers.placement != "local":
             where = self.racers.placement if isinstance(self.racers.placement, str) else "hosts"
             raise ValueError(
@@ -344,7 +372,7 @@ class Scenario(Strict):
             )
         if self.crash_depth > 1:
             raise ValueError(f"fault {self.fault!r} is not supported with crash_depth {self.crash_depth} yet: use crash_depth: 1")
-        if self.target.backend in ("postgres", "postgres_async"):
+        if self.target.backend in ("postgres", "postgres_async", "postgres_pool"):
             raise ValueError(
                 f"fault {self.fault!r} loses a local folder's unsynced writes: backend {self.target.backend!r} keeps none there"
             )
@@ -412,6 +440,7 @@ AXES: dict[str, tuple[str, ...]] = {
     "crash_depth": ("crash_depth",),
     "recovery_kill_points": ("recovery_kill_points",),
     "fault": ("fault",),
+    "bounds": ("bounds",),
     "workload": ("workload",),
     "workload_params": ("workload_params",),
     "answers": ("answers",),

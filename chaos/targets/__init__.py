@@ -121,7 +121,9 @@ COMMON_FIELDS: dict[str, str] = {
     "effect_fault.times": "the workload's ctx.effect, in every adapter",
     "crash_depth": "the sweeps",
     "recovery_kill_points": "the sweeps",
-    "fault": "the sweeps (the store's folder on chaos's lazy filesystem)",
+    "fault": "the sweeps (the store's folder on chaos's lazy filesystem; db_disconnect: the run's Postgres)",
+    "bounds.bytes_per_checkpoint": "the sweeps (SB: unknown where the adapter measures no store size)",
+    "bounds.bytes_per_thread": "the sweeps (SB: unknown where the adapter measures no store size)",
     "timeout_s": "the orchestrator",
     "env_retries": "the orchestrator",
     "matrix": "the scenario's expansion into cells",
@@ -149,7 +151,7 @@ TARGETS: dict[str, TargetInfo] = {
         framework="langgraph",
         module="chaos.targets.langgraph",
         about="LangGraph StateGraph over a checkpoint saver (durability sync/async/exit)",
-        backends=("sqlite", "memory", "postgres", "sqlite_async", "postgres_async", "saver"),
+        backends=("sqlite", "memory", "postgres", "sqlite_async", "postgres_async", "saver", "postgres_pool"),
         workloads={
             "gate_after_interrupt": "pre -> gate (interrupt(), effect keyed by the resume value) -> end",
             "approval_idempotent": "pre (no effect) -> gate (interrupt(), idempotent effect) -> end (idempotent): the fixed approval flow",
@@ -193,6 +195,8 @@ TARGETS: dict[str, TargetInfo] = {
             "upgrade_defer_single_dropped": "upgrade pair: v1 defers the paused node, v2 does not",
             "upgrade_defer_fanin": "upgrade pair: v2 marks a half-seen fan-in node defer=True (LangGraph 8618)",
             "upgrade_defer_fanin_dropped": "upgrade pair: v1 defers the half-seen fan-in node, v2 does not (LangGraph 8618)",
+            # a state that grows every step (chaos.workloads.growing_langgraph): checkpoint sizes and bounds
+            "growing_messages": "s1 -> ... -> sN (steps), each appending a message of message_bytes to a list: checkpoints grow",
         },
         kinds=(
             "race",
@@ -206,7 +210,8 @@ TARGETS: dict[str, TargetInfo] = {
             "upgrade",
             "failing_effect",
         ),
-        properties=("EO", "PC", "FD", "CV", "CO", "RD", "FI", "LIVENESS", "FCL", "LU", "SG", "PT", "CC", "TR", "UP", "DU", "AA"),
+        properties=("EO", "PC", "FD", "CV", "CO", "RD", "FI", "LIVENESS", "FCL", "LU", "SG", "PT", "CC", "TR", "UP", "DU", "AA")
+        + ("SB", "CL"),  # store bounds, lost connections (issue 26: chaos.kinds.growth, chaos.kinds.db_disconnect)
         distributions=(
             "langgraph",
             "langgraph-checkpoint",

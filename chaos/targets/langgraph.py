@@ -192,7 +192,9 @@ def make_async_saver(backend: str, store: StoreSpec, bridge: AsyncBridge) -> tup
         from psycopg.rows import dict_row
 
         async def open_pg() -> tuple[Any, Any]:
-            conn = await psycopg.AsyncConnection.connect(store["dsn"], autocommit=True, prepare_threshold=0, row_factory=dict_row)
+            conn = await psycopg.AsyncConnection.connect(
+                store["dsn"], autocommit=True, prepare_threshold=0, row_factory=dict_row, **_app_name(store)
+            )
             if store.get("schema"):
                 await conn.execute(f'SET search_path TO "{store["schema"]}"')
             saver = AsyncPostgresSaver(conn)
@@ -211,6 +213,12 @@ def make_async_saver(backend: str, store: StoreSpec, bridge: AsyncBridge) -> tup
             bridge.close()
 
     return saver, close
+
+
+def _app_name(store: StoreSpec) -> dict[str, Any]:
+    """The saver connection's ``application_name`` (the racer's own: ``fault: db_disconnect``
+    terminates this backend and no other), when the orchestrator gave one."""
+    return {"application_name": store["application_name"]} if store.get("application_name") else {}
 
 
 def make_saver(backend: str, store: StoreSpec) -> tuple[Any, Any]:
@@ -232,13 +240,25 @@ def make_saver(backend: str, store: StoreSpec) -> tuple[Any, Any]:
         from langgraph.checkpoint.postgres import PostgresSaver
         from psycopg.rows import dict_row
 
-        pg = psycopg.connect(store["dsn"], autocommit=True, prepare_threshold=0, row_factory=dict_row)
+        pg = psycopg.connect(store["dsn"], autocommit=True, prepare_threshold=0, row_factory=dict_row, **_app_name(store))
         if store.get("schema"):
             pg.execute(f'SET search_path TO "{store["schema"]}"')
         pg_saver = PostgresSaver(pg)
         if store.get("setup", True):
             pg_saver.setup()
         return pg_saver, pg.close
+    if backend == "postgres_pool":  # as LangGraph's docs set it up for a server: PostgresSaver(ConnectionPool(...))
+        from langgraph.checkpoint.postgres import PostgresSaver
+        from psycopg.rows import dict_row
+        from psycopg_pool import ConnectionPool
+
+        options = {"options": f"-c search_path={store['schema']}"} if store.get("schema") else {}
+        kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row, **_app_name(store), **options}
+        pool: Any = ConnectionPool(store["dsn"], min_size=1, max_size=4, kwargs=kwargs, open=True)
+        pool_saver = PostgresSaver(pool)
+        if store.get("setup", True):
+            pool_saver.setup()
+        return pool_saver, pool.close
     raise ValueError(f"unknown langgraph backend {backend!r}")
 
 
@@ -254,6 +274,8 @@ class LangGraphSession:
         durability = target.get("durability", "sync")
         self.invoke_opts: dict[str, Any] = {} if durability == "default" else {"durability": durability}
         self._bridge = AsyncBridge() if target["backend"] in ASYNC_BACKENDS else None
+        self._measure_store = bool(spec.get("measure_store"))  # inspect reports the store's sizes (chaos.targets.store_size)
+        self._backend, self._store = str(target["backend"]), dict(spec.get("store") or {})
         saver_ref = target.get("saver")
         if saver_ref:  # a team's own saver (chaos.targets.custom_saver): wrapped, not subclassed
             from chaos.targets.custom_saver import close_saver, load_saver, saver_context, wrap
@@ -747,7 +769,16 @@ class LangGraphSession:
             "pending_interrupts": sum(len(t.interrupts) for t in snap.tasks),
             "breakpoint": {"when": bp.when, "nodes": list(bp.nodes)} if (bp := self._breakpoint()) is not None else None,
             "error": None,
+            **self._sizes(),
         }
+
+    def _sizes(self) -> dict:
+        """``store_size`` when the spec asks for it (a sweep's dry run): the bytes of each checkpoint and the store's."""
+        if not self._measure_store:
+            return {}
+        from chaos.targets.store_size import measure
+
+        return {"store_size": measure(self.saver, self._backend, self._store, self.thread_id)}
 
     def _frontier(self, root_completed: list[str], root_ids: list[str]) -> tuple[dict[str, list[str]], int, list[str]]:
         """Completed nodes per (sub)graph namespace (``""``: the root; ``sub|inner`` without task ids),

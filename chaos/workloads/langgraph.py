@@ -411,3 +411,7 @@ BUILTIN.update(PARALLEL)
 from chaos.workloads.upgrade_langgraph import UPGRADE_PAIRS  # noqa: E402
 
 BUILTIN.update(UPGRADE_PAIRS)
+# a state that grows every step (a message list), for checkpoint sizes and their bounds: its own module
+from chaos.workloads.growing_langgraph import GROWING  # noqa: E402
+
+BUILTIN.update(GROWING)

@@ -1,0 +1,80 @@
+"""A database connection lost under the saver (issue 26 item 5; LangGraph 5675, 7304, 8419).
+
+What the user sees: with ``fault: db_disconnect`` a sweep does not kill the racer at a kill point;
+it terminates that racer's own saver connection (its ``application_name``, no other session) and
+lets it run on. CL then says whether the saver reconnected and the write is durable, the call
+failed loudly, or the write was lost silently; the lost connection is the measurement, never an
+environment fault that makes the trial unknown. A backend with no connection is refused at load.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from kits.runs import run_text, write_scenario
+
+SWEEP = """\
+name: disconnect
+kind: kill_sweep
+target: {{framework: langgraph, backend: {backend}, durability: sync}}
+workload: {workload}
+resume: none
+fault: db_disconnect
+trials: 1
+kill_points: {points}
+seed: 26
+"""
+
+
+def _sweep(tmp_path, backend: str, workload: str, points: list[str]):
+    out = run_text(tmp_path, SWEEP.format(backend=backend, workload=workload, points=points))
+    (cell,) = out.results.cells
+    assert cell.failure is None, cell.failure
+    return cell, {v.property: v for v in cell.verdicts}
+
+
+@pytest.mark.parametrize("backend", ["postgres", "postgres_async", "postgres_pool"])
+def test_a_lost_connection_fails_loudly_in_langgraphs_postgres_savers(tmp_path, repo, monkeypatch, pg_dsn, backend):
+    import psycopg
+
+    monkeypatch.setenv("CHAOS_PG_DSN", pg_dsn)
+    bystander = psycopg.connect(pg_dsn, autocommit=True, application_name="not-a-racer")  # another helper's session
+    try:
+        cell, v = _sweep(tmp_path, backend, "three_step", ["put(step=1,source=loop):before", "put(step=3,source=loop):after"])
+        assert bystander.execute("SELECT 1").fetchone() == (1,)  # chaos terminated the racer's connection only
+    finally:
+        bystander.close()
+    assert cell.valid_trials == cell.trials == 2  # the lost connection is evidence, not an environment fault
+    by_point = {p.point.split("#")[0]: {x.property: x for x in p.verdicts} for p in cell.points}
+    loud = by_point["put(step=1,source=loop):before"]["CL"]
+    assert loud.status == "holds" and "failed loudly (OperationalError" in loud.reason, loud
+    last = by_point["put(step=3,source=loop):after"]["CL"]  # the run was saved already: nothing at stake
+    assert last.status == "unknown" and last.vacuous and "no saver call after" in last.reason, last
+    assert v["CL"].status == "holds" and "1 vacuous" in v["CL"].reason, v["CL"]
+    # the fresh process then resumes what was durable, as after a kill
+    assert v["LIVENESS"].status == "holds" and v["PC"].status == "holds"
+
+
+def test_a_saver_that_swallows_the_failed_write_loses_it_silently(tmp_path, repo, monkeypatch, pg_dsn):
+    monkeypatch.chdir(repo)  # the workload is named from the repository root
+    monkeypatch.setenv("CHAOS_PG_DSN", pg_dsn)
+    cell, v = _sweep(tmp_path, "postgres", "tests.workloads.lossy_saver:swallowing_three_step", ["put(step=1,source=loop):before"])
+    cl = v["CL"]
+    assert cl.status == "violated", cl
+    assert "lost silently: the racer finished (done) with no error, yet the store holds 2 of 5 checkpoints" in cl.reason, cl
+    assert cl.evidence.trial_ids == [cell.points[0].verdicts[0].evidence.trial_ids[0]] == ["c000-p000-r000"]
+    # the resume then re-runs what the store lost: the silent loss duplicates b, as a crash would
+    assert v["EO"].status == "violated" and "duplicated 'b'" in v["EO"].reason, v["EO"]
+
+
+def test_a_fault_on_a_backend_with_no_connection_is_refused_in_one_line(tmp_path, repo):
+    path = write_scenario(tmp_path, SWEEP.format(backend="sqlite", workload="three_step", points=[]))
+    p = subprocess.run(
+        [sys.executable, "-m", "chaos", "run", str(path), "--out", str(tmp_path / "out")], capture_output=True, text=True, cwd=repo
+    )
+    assert p.returncode == 3, p.stderr
+    line = p.stderr.strip()
+    assert "\n" not in line and "scenario.yaml" in line and "db_disconnect" in line and "backend 'sqlite' has none" in line, line
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").rglob("results.json"))
