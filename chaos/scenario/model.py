@@ -129,14 +129,28 @@ class Racers(Strict):
     )
 
 
+class NextTarget(Strict):
+    """A library release between pause and resume (issue 26): the framework release and extra
+    requirements (a saver's release) the resuming racers run with, in an environment of their own."""
+
+    version: str | None = Field(None, description="v2's framework release (default: the scenario's target.version)")
+    requirements: list[Annotated[str, Field(max_length=MAX_NAME * 3)]] | None = Field(
+        None, max_length=32, description="v2's extra pip requirements (default: the scenario's target.requirements)"
+    )
+
+
 class NextVersion(Strict):
     """The workload a resume runs after a deploy (built with ``ctx.version == "v2"``): by default the
-    scenario's own factory and params, so one factory that reads ``ctx.version`` is a pair."""
+    scenario's own factory and params, so one factory that reads ``ctx.version`` is a pair. With
+    ``target``, v2 also runs another release of the framework or the saver."""
 
     workload: str | None = Field(
         None, max_length=MAX_NAME * 3, description="v2's factory: a built-in name or package.module:factory (default: workload)"
     )
     workload_params: dict[str, Any] | None = Field(None, description="v2's params (default: workload_params)")
+    target: NextTarget | None = Field(
+        None, description="v2's release: {version, requirements} of the framework and its saver (default: v1's)"
+    )
 
     @field_validator("workload_params")
     @classmethod
@@ -369,6 +383,18 @@ class Scenario(Strict):
         nxt = self.upgrade_to
         params = self.workload_params if nxt.workload_params is None else nxt.workload_params
         return nxt.workload or self.workload, dict(params)
+
+    @property
+    def deployed_target(self) -> TargetSpec:
+        """The target v2's racers run (``upgrade_to.target`` over v1's): the same unless the deploy
+        is also a library release."""
+        nxt = self.upgrade_to.target
+        if nxt is None:
+            return self.target
+        update: dict[str, Any] = {"version": nxt.version or self.target.version}
+        if nxt.requirements is not None:
+            update["requirements"] = list(nxt.requirements)
+        return self.target.model_copy(update=update)
 
     @property
     def resume_value(self) -> Any:
