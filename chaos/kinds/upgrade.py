@@ -239,9 +239,9 @@ def upgrade_trial(run: TrialRun, point: str | None) -> TrialRecord:
     scratch_spec = _at(run.spec("scratch", actions=baseline, inspect_after=True), v2_workload, v2_params, "v2", twin, s=s)
     scratch = _collect(run, _v2_start(run, scratch_spec), "scratch")
     _forget_v2(run)
-    if s.upgrade_to.target is not None:  # the releases each side really ran (the racers' own report)
-        run.observations["versions"]["v1"]["release"] = v1_versions
-        run.observations["versions"]["v2"]["release"] = v2.racer_result.get("versions")
+    if s.upgrade_to.target is not None:  # the releases asked for, and those each side really ran (the racers' own report)
+        for side, t, ran in (("v1", s.target, v1_versions), ("v2", s.deployed_target, v2.racer_result.get("versions"))):
+            run.observations["versions"][side].update(asked={"version": t.version, "requirements": list(t.requirements)}, release=ran)
 
     res = v2.racer_result
     resume = _labelled(v2).get("resume")
@@ -312,8 +312,29 @@ def _values_diff(got: Any, want: Any) -> list[str]:
     return out
 
 
+def release_change(o: dict[str, Any]) -> str:
+    """``langgraph 1.0.10 -> 1.2.24``: the distributions whose version differs between the releases
+    v1 and v2 ran (their own report; a killed v1 reports none, so v2's side alone is named), or ''."""
+    vs = o.get("versions") or {}
+    ran1, ran2 = (vs.get("v1") or {}).get("release"), (vs.get("v2") or {}).get("release")
+    if not ran2:
+        return ""
+    if not ran1:  # killed before it could report: what it was asked to run
+        asked = (vs.get("v1") or {}).get("asked") or {}
+        v1 = " ".join(str(x) for x in (asked.get("version") or "default", *(asked.get("requirements") or ())))
+        return f"v1 (killed before it reported) asked release {v1}; v2 ran " + ", ".join(f"{d} {v}" for d, v in ran2.items() if v)
+    changed = [f"{d} {ran1.get(d) or 'absent'} -> {ran2.get(d) or 'absent'}" for d in sorted({*ran1, *ran2}) if ran1.get(d) != ran2.get(d)]
+    return ", ".join(changed) or "the same releases on both sides"
+
+
 def trial_up(rec: TrialRecord) -> tuple[Outcome, str]:
     """(outcome, reason) of UP in one valid trial."""
+    outcome, why = _trial_up(rec)
+    change = release_change(rec.observations)
+    return outcome, (f"{why} [{change}]" if change else why)
+
+
+def _trial_up(rec: TrialRecord) -> tuple[Outcome, str]:
     o = rec.observations
     v1, v2, scratch = o.get("v1") or {}, o.get("v2") or {}, o.get("scratch") or {}
     err = v2.get("error") or {}

@@ -44,6 +44,7 @@ def test_a_thread_parked_under_1_0_10_resumes_under_1_2_24_with_its_messages_and
     (up,) = cell.verdicts
     assert (up.status, cell.summary["outcome"]) == ("holds", {"resumed as v2": 1}), up.reason
     assert READ_BACK in up.reason
+    assert up.reason.endswith("[langgraph 1.0.10 -> 1.2.24]"), up.reason  # the verdict names the release change
     (rec,) = [r for r in map(json.loads, (out.run_dir / "journal.jsonl").read_text().splitlines()) if r["valid"]]
     obs = rec["observations"]
     versions = obs["versions"]
