@@ -354,6 +354,17 @@ class Scenario(Strict):
         return self
 
     @model_validator(mode="after")
+    def _deployed_release(self) -> Scenario:
+        """``upgrade_to.target`` is read by a kind that deploys v2 only, and is a target as valid as v1's."""
+        if self.upgrade_to.target is None:
+            return self
+        if not get_kind(self.kind).deploys:
+            deployers = ", ".join(k.name for k in all_kinds() if k.deploys)
+            raise ValueError(f"upgrade_to.target: kind {self.kind} deploys no second release; kinds that do: {deployers}")
+        self.deployed_target  # noqa: B018  # v2's release, validated as a target: raises ValueError
+        return self
+
+    @model_validator(mode="after")
     def _kind_rules(self) -> Scenario:
         get_kind(self.kind).validate(self)  # raises ValueError: reported with the file and line
         return self
@@ -394,7 +405,11 @@ class Scenario(Strict):
         update: dict[str, Any] = {"version": nxt.version or self.target.version}
         if nxt.requirements is not None:
             update["requirements"] = list(nxt.requirements)
-        return self.target.model_copy(update=update)
+        try:  # through the target's own validation (what v1's release is held to, v2's is)
+            return TargetSpec.model_validate({**self.target.model_dump(), **update})
+        except ValidationError as exc:
+            e = exc.errors()[0]
+            raise ValueError(f"upgrade_to.target.{'.'.join(map(str, e['loc']))}: {e['msg']}") from None
 
     @property
     def resume_value(self) -> Any:

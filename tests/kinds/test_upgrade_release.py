@@ -95,3 +95,12 @@ def test_a_release_that_does_not_install_is_one_line_before_any_trial(tmp_path, 
     assert line.startswith("chaos: error: ") and str(path) in line, line
     assert "upgrade_to.target (langgraph 9.9.9) does not install" in line and "langgraph==9.9.9" in line, line
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").rglob("run.json"))  # refused before anything ran
+
+
+def test_a_second_release_on_a_kind_that_deploys_none_is_refused_naming_the_field(tmp_path):
+    path = tmp_path / "race.yaml"
+    path.write_text(RELEASE.replace("kind: upgrade", "kind: race").replace("workload: upgrade_messages", "workload: gate_after_interrupt"))
+    result = CliRunner().invoke(app, ["validate", str(path)])
+    assert result.exit_code == 3, result.output
+    line = one_line(result.stderr)
+    assert str(path) in line and "upgrade_to.target: kind race deploys no second release; kinds that do: upgrade" in line, line
