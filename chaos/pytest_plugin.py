@@ -86,10 +86,10 @@ def _missing_envs(scenario: Any) -> list[str]:
 
     reasons = []
     for cell in expand(scenario, check=False):
-        t = cell.scenario.target
-        why = missing_env(t.framework, t.version, t.requirements)
-        if why and why not in reasons:
-            reasons.append(why)
+        for t in (cell.scenario.target, cell.scenario.deployed_target):  # a deploy may be a release of its own
+            why = missing_env(t.framework, t.version, t.requirements)
+            if why and why not in reasons:
+                reasons.append(why)
     return reasons
 
 

@@ -37,6 +37,10 @@ on v1's state), so it does not make the trial invalid; in ``v1`` or ``scratch`` 
 workload itself is broken). A trial whose v1 never parked (or never reached its kill point), or
 whose v2 alone did not finish, is invalid with the reason; UP with no valid trial is unknown.
 
+A deploy can be a library release too (``upgrade_to.target``: the framework's release, a saver's
+release, or both): v1 runs in the environment of the scenario's target, v2, its twin and v2 alone
+in the new release's (``RunContext.deploy_launcher``); each racer's reported versions are kept.
+
 What it needs from an adapter: ``run``, ``resume`` (command), ``inspect`` (values, checkpoint),
 ``ctx.version`` passed to the factory. Scenario fields: ``resume`` (command), ``answers``,
 ``upgrade_to``, ``kill_points``, ``trials``.
@@ -46,14 +50,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
+from chaos.envs import requirement_names
 from chaos.kinds.base import Kind, needs_command_resume
 from chaos.kinds.baseline import MAX_ANSWERS, answer_action, baseline_actions
 from chaos.kinds.checking import base_fields, verdict
 from chaos.kinds.phases import each_trial, in_process
 from chaos.kinds.sweep import dry_runs, points_of
-from chaos.racer.protocol import ActionSpec, RacerSpec
+from chaos.racer.protocol import ActionSpec, RacerSpec, TargetSpec
 from chaos.records import CellResult, RacerOutcome, TrialRecord, Verdict
 from chaos.running.trial import RunContext, TrialRun, attempts
 from chaos.scenario.model import Cell, Scenario
@@ -101,11 +106,35 @@ KIND = Upgrade()
 # ------------------------------------------------------------------------------------ trials
 
 
-def _at(spec: RacerSpec, workload: str, params: dict[str, Any], version: str, thread_id: str | None = None) -> RacerSpec:
+def _at(spec: RacerSpec, workload: str, params: dict[str, Any], version: str, thread_id: str | None = None, *, s: Scenario) -> RacerSpec:
     spec["workload"], spec["workload_params"], spec["workload_version"] = workload, params, version
     if thread_id is not None:
         spec["thread_id"] = thread_id
+    if version == "v2" and s.upgrade_to.target is not None:  # a library release: v2's target, its versions reported
+        from chaos.targets import get_target
+
+        t = s.deployed_target
+        spec["target"] = cast(TargetSpec, t.model_dump())
+        spec["distributions"] = [*get_target(t.framework).distributions, *requirement_names(t.requirements)]
     return spec
+
+
+def _v2_start(run: TrialRun, spec: RacerSpec) -> Any:
+    """Start a racer of v2: in v2's own environment when the deploy is a library release (the
+    trial still owns the handle: its cleanup kills it if it is left running)."""
+    launcher = run.ctx.deploy_launcher
+    if launcher is None:
+        return run.start([spec])[0]
+    (h,) = launcher.start_group([dict(spec)], str(run.dir))
+    run.handles.append(h)
+    return h
+
+
+def _forget_v2(run: TrialRun) -> None:
+    """The deploy launcher keeps no handle of a finished trial (the cell's own launcher forgets its own)."""
+    forget = getattr(run.ctx.deploy_launcher, "forget", None)
+    if forget is not None:
+        forget([h for h in run.handles if h.state() == "exited"])
 
 
 def _answers(s: Scenario, first: ActionSpec) -> list[ActionSpec]:
@@ -147,10 +176,10 @@ def _last(out: RacerOutcome) -> dict[str, Any]:
     return dict(outs[-1]) if outs else {}
 
 
-def _kill(run: TrialRun, spec: RacerSpec, point: str) -> tuple[list[str], str | None]:
+def _kill(run: TrialRun, spec: RacerSpec, point: str, *, v2: bool = False) -> tuple[list[str], str | None]:
     """Run ``spec`` armed at ``point`` and SIGKILL it there: (the effects it fired, why not, or None)."""
     before = {r["seq"] for r in run.ctx.read_ledger(run.trial_id)}
-    (h,) = run.start([spec])
+    h = _v2_start(run, spec) if v2 else run.start([spec])[0]
     rid = spec["racer_id"]
     if not run.wait_arrival(h, point):
         _collect(run, h, rid)
@@ -178,6 +207,7 @@ def upgrade_trial(run: TrialRun, point: str | None) -> TrialRecord:
         # 1. v1 runs until it parks at the interrupt
         (h1,) = run.start([run.spec("v1", actions=[{"op": "run", "label": "park"}], inspect_after=True)])
         v1 = _collect(run, h1, "v1")
+        v1_versions = v1.racer_result.get("versions")
         park = _labelled(v1).get("park") or {}
         run.observations["v1"] = {"status": park.get("status"), "fired": _fired(v1), "after": v1.racer_result.get("inspect_after")}
         if v1.status != "ok" or park.get("status") != "interrupted":
@@ -191,21 +221,27 @@ def upgrade_trial(run: TrialRun, point: str | None) -> TrialRecord:
         first["only_if_durable"] = True
         life: list[ActionSpec] = [{"op": "run"}, {**answer_action(s), "if": "interrupted"}]
         fired, missed = _kill(run, run.spec("v1", actions=life, armed=(point,)), point)
+        v1_versions = None  # a killed racer reports nothing; its environment is the scenario's target
         run.observations["v1"] = {"killed_at": point, "fired": fired}
         run.observations["kill"] = {"point": point, "confirmed": missed is None}
         if missed:
             return run.record(valid=False, invalid_reason=missed, fault_fired=False)
-        twin_fired, missed = _kill(run, _at(run.spec("twin", actions=life, armed=(point,)), v2_workload, v2_params, "v2", twin), point)
+        twin_fired, missed = _kill(
+            run, _at(run.spec("twin", actions=life, armed=(point,)), v2_workload, v2_params, "v2", twin, s=s), point, v2=True
+        )
         if missed:
             return run.record(valid=False, invalid_reason=f"{missed}: v2 has no twin of this kill point", fault_fired=True)
         baseline, scratch_fired_before = _answers(s, first), twin_fired
 
     # 2. v2 resumes the thread; v2 alone on its own thread (from scratch, or resuming its twin kill)
-    deploy = _at(run.spec("v2", actions=_answers(s, first), inspect_before=True, inspect_after=True), v2_workload, v2_params, "v2")
-    (h2,) = run.start([deploy])
-    v2 = _collect(run, h2, "v2")
-    (h3,) = run.start([_at(run.spec("scratch", actions=baseline, inspect_after=True), v2_workload, v2_params, "v2", twin)])
-    scratch = _collect(run, h3, "scratch")
+    deploy = _at(run.spec("v2", actions=_answers(s, first), inspect_before=True, inspect_after=True), v2_workload, v2_params, "v2", s=s)
+    v2 = _collect(run, _v2_start(run, deploy), "v2")
+    scratch_spec = _at(run.spec("scratch", actions=baseline, inspect_after=True), v2_workload, v2_params, "v2", twin, s=s)
+    scratch = _collect(run, _v2_start(run, scratch_spec), "scratch")
+    _forget_v2(run)
+    if s.upgrade_to.target is not None:  # the releases asked for, and those each side really ran (the racers' own report)
+        for side, t, ran in (("v1", s.target, v1_versions), ("v2", s.deployed_target, v2.racer_result.get("versions"))):
+            run.observations["versions"][side].update(asked={"version": t.version, "requirements": list(t.requirements)}, release=ran)
 
     res = v2.racer_result
     resume = _labelled(v2).get("resume")
@@ -276,8 +312,29 @@ def _values_diff(got: Any, want: Any) -> list[str]:
     return out
 
 
+def release_change(o: dict[str, Any]) -> str:
+    """``langgraph 1.0.10 -> 1.2.24``: the distributions whose version differs between the releases
+    v1 and v2 ran (their own report; a killed v1 reports none, so v2's side alone is named), or ''."""
+    vs = o.get("versions") or {}
+    ran1, ran2 = (vs.get("v1") or {}).get("release"), (vs.get("v2") or {}).get("release")
+    if not ran2:
+        return ""
+    if not ran1:  # killed before it could report: what it was asked to run
+        asked = (vs.get("v1") or {}).get("asked") or {}
+        v1 = " ".join(str(x) for x in (asked.get("version") or "default", *(asked.get("requirements") or ())))
+        return f"v1 (killed before it reported) asked release {v1}; v2 ran " + ", ".join(f"{d} {v}" for d, v in ran2.items() if v)
+    changed = [f"{d} {ran1.get(d) or 'absent'} -> {ran2.get(d) or 'absent'}" for d in sorted({*ran1, *ran2}) if ran1.get(d) != ran2.get(d)]
+    return ", ".join(changed) or "the same releases on both sides"
+
+
 def trial_up(rec: TrialRecord) -> tuple[Outcome, str]:
     """(outcome, reason) of UP in one valid trial."""
+    outcome, why = _trial_up(rec)
+    change = release_change(rec.observations)
+    return outcome, (f"{why} [{change}]" if change else why)
+
+
+def _trial_up(rec: TrialRecord) -> tuple[Outcome, str]:
     o = rec.observations
     v1, v2, scratch = o.get("v1") or {}, o.get("v2") or {}, o.get("scratch") or {}
     err = v2.get("error") or {}

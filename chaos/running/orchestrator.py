@@ -61,7 +61,7 @@ from chaos.running.runfolder import RunFolder, load_average, load_run, now_iso, 
 from chaos.running.stored import StoredTrials
 from chaos.running.trial import RunContext
 from chaos.running.workdir import scrub, work_folder
-from chaos.scenario.model import Cell, Scenario, expand, load_scenario
+from chaos.scenario.model import Cell, Scenario, TargetSpec, expand, load_scenario
 from chaos.targets import get_target
 
 EXIT_RUN_FAILED = 3
@@ -255,8 +255,9 @@ def run_loaded(scenario: Scenario, path: str | os.PathLike, opts: RunOptions | N
     if wanted is not None:  # a shard: the others run the rest; indices (and so seeds) stay the full run's
         cells = [c for c in cells if c.index in wanted]
     for cell in cells:
-        t = cell.scenario.target
-        preflight(cell, str(path), python_for(t.framework, t.version, t.requirements))
+        t, t2 = cell.scenario.target, cell.scenario.deployed_target
+        v2_python = _deployed_python(cell, str(path)) if t2 != t else None  # a release that does not install: exit 3
+        preflight(cell, str(path), python_for(t.framework, t.version, t.requirements), v2_python)
     RunStorage.preflight(cells, connect=True)  # Postgres needed but missing or refusing: refused before any folder is written
     folder = RunFolder.create(
         Path(opts.out),
@@ -336,9 +337,24 @@ def saver_preflight(ref: str, scenario_file: str | None, python: str) -> None:
     _preflight_ok.add((python, "saver", ref))
 
 
-def preflight(cell: Cell, scenario_file: str | None, python: str) -> None:
+def _deployed_python(cell: Cell, scenario_file: str) -> str:
+    """The interpreter of v2's release (``upgrade_to.target``), built once; a release or requirement
+    that does not install is one line naming the field, before any trial (exit 3)."""
+    t = cell.scenario.deployed_target
+    try:
+        return python_for(t.framework, t.version, t.requirements)
+    except EnvironmentProblem as exc:
+        asked = " ".join([f"{t.framework} {t.version or 'default'}", *t.requirements])
+        raise EnvironmentProblem(
+            f"{scenario_file}: upgrade_to.target ({asked}) does not install: {exc.message}",
+            hint="name a release and requirements that exist on PyPI and install together",
+        ) from None
+
+
+def preflight(cell: Cell, scenario_file: str | None, python: str, v2_python: str | None = None) -> None:
     """A user's workload factory must import in the racers' interpreter: check once, clearly. A
-    kind that deploys v2 of the workload (``Kind.deploys``) gets v2 checked the same way."""
+    kind that deploys v2 of the workload (``Kind.deploys``) gets v2 checked the same way, in v2's
+    interpreter when the deploy is also a library release (``v2_python``)."""
     from chaos.kinds import get_kind
 
     if cell.scenario.target.saver:
@@ -346,7 +362,7 @@ def preflight(cell: Cell, scenario_file: str | None, python: str) -> None:
     _preflight_workload(cell, scenario_file, python, "workload", "v1")
     if get_kind(cell.scenario.kind).deploys:
         field = "upgrade_to.workload" if cell.scenario.upgrade_to.workload else "workload"
-        _preflight_workload(deployed_cell(cell), scenario_file, python, field, "v2")
+        _preflight_workload(deployed_cell(cell), scenario_file, v2_python or python, field, "v2")
 
 
 def _preflight_workload(cell: Cell, scenario_file: str | None, python: str, field: str, version: str) -> None:
@@ -504,13 +520,14 @@ def _execute(
 
     launchers: dict[str, Launcher] = {}
 
-    def launcher_for(cell: Cell) -> Launcher:
+    def launcher_for(cell: Cell, target: TargetSpec | None = None) -> Launcher:
         s = cell.scenario
-        key = repr((s.target.framework, s.target.version, s.target.requirements, s.racers.placement, s.racers.start))
+        t = target or s.target
+        key = repr((t.framework, t.version, t.requirements, s.racers.placement, s.racers.start))
         if key not in launchers:
             launcher = make_launcher(
                 s.racers.placement,
-                python_for(s.target.framework, s.target.version, s.target.requirements),
+                python_for(t.framework, t.version, t.requirements),
                 run_id,
                 extra_paths=workload_paths(folder.meta.scenario_file),
                 start=s.racers.start,
@@ -549,6 +566,8 @@ def _execute(
             runner = runner_for(cell.scenario.kind, cell.scenario.target.framework)
             try:
                 ctx.launcher = launcher_for(cell)
+                deployed = cell.scenario.deployed_target  # a library release between pause and resume: v2's own venv
+                ctx.deploy_launcher = launcher_for(cell, deployed) if deployed != cell.scenario.target else None
                 valid_seen = False
                 for rec in runner(ctx, cell, prior.ids()):
                     signals.armed = False  # journaled <=> counted: no signal between the two

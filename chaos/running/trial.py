@@ -88,6 +88,7 @@ class RunContext:
     prior: Mapping[str, TrialRecord] | StoredTrials = field(default_factory=dict)  # journaled already: ``get(trial_id)``
     only: set[str] | None = None  # re-run just these trial ids (``chaos rerun``)
     lazy: FaultFs | None = None  # the run's lazy filesystem, when a cell's fault is power_loss or torn
+    deploy_launcher: Launcher | None = None  # v2's racers, when a deploy is also a library release (``upgrade_to.target``)
 
     def wants(self, trial_id: str, skip: set[str]) -> bool:
         """Should this trial run now: not journaled already, and asked for (if a subset is)?"""

@@ -140,14 +140,28 @@ class Racers(Strict):
     )
 
 
+class NextTarget(Strict):
+    """A library release between pause and resume (issue 26): the framework release and extra
+    requirements (a saver's release) the resuming racers run with, in an environment of their own."""
+
+    version: str | None = Field(None, description="v2's framework release (default: the scenario's target.version)")
+    requirements: list[Annotated[str, Field(max_length=MAX_NAME * 3)]] | None = Field(
+        None, max_length=32, description="v2's extra pip requirements (default: the scenario's target.requirements)"
+    )
+
+
 class NextVersion(Strict):
     """The workload a resume runs after a deploy (built with ``ctx.version == "v2"``): by default the
-    scenario's own factory and params, so one factory that reads ``ctx.version`` is a pair."""
+    scenario's own factory and params, so one factory that reads ``ctx.version`` is a pair. With
+    ``target``, v2 also runs another release of the framework or the saver."""
 
     workload: str | None = Field(
         None, max_length=MAX_NAME * 3, description="v2's factory: a built-in name or package.module:factory (default: workload)"
     )
     workload_params: dict[str, Any] | None = Field(None, description="v2's params (default: workload_params)")
+    target: NextTarget | None = Field(
+        None, description="v2's release: {version, requirements} of the framework and its saver (default: v1's)"
+    )
 
     @field_validator("workload_params")
     @classmethod
@@ -379,6 +393,17 @@ class Scenario(Strict):
         return self
 
     @model_validator(mode="after")
+    def _deployed_release(self) -> Scenario:
+        """``upgrade_to.target`` is read by a kind that deploys v2 only, and is a target as valid as v1's."""
+        if self.upgrade_to.target is None:
+            return self
+        if not get_kind(self.kind).deploys:
+            deployers = ", ".join(k.name for k in all_kinds() if k.deploys)
+            raise ValueError(f"upgrade_to.target: kind {self.kind} deploys no second release; kinds that do: {deployers}")
+        self.deployed_target  # noqa: B018  # v2's release, validated as a target: raises ValueError
+        return self
+
+    @model_validator(mode="after")
     def _kind_rules(self) -> Scenario:
         get_kind(self.kind).validate(self)  # raises ValueError: reported with the file and line
         return self
@@ -408,6 +433,22 @@ class Scenario(Strict):
         nxt = self.upgrade_to
         params = self.workload_params if nxt.workload_params is None else nxt.workload_params
         return nxt.workload or self.workload, dict(params)
+
+    @property
+    def deployed_target(self) -> TargetSpec:
+        """The target v2's racers run (``upgrade_to.target`` over v1's): the same unless the deploy
+        is also a library release."""
+        nxt = self.upgrade_to.target
+        if nxt is None:
+            return self.target
+        update: dict[str, Any] = {"version": nxt.version or self.target.version}
+        if nxt.requirements is not None:
+            update["requirements"] = list(nxt.requirements)
+        try:  # through the target's own validation (what v1's release is held to, v2's is)
+            return TargetSpec.model_validate({**self.target.model_dump(), **update})
+        except ValidationError as exc:
+            e = exc.errors()[0]
+            raise ValueError(f"upgrade_to.target.{'.'.join(map(str, e['loc']))}: {e['msg']}") from None
 
     @property
     def resume_value(self) -> Any:

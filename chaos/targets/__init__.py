@@ -117,6 +117,8 @@ COMMON_FIELDS: dict[str, str] = {
     "kill_points": "the sweeps and the deploy kinds (boundaries every adapter passes)",
     "upgrade_to.workload": "upgrade (an adapter without it reports the cell unknown with the reason)",
     "upgrade_to.workload_params": "upgrade",
+    "upgrade_to.target.version": "upgrade (v2's racers run in the environment of that release)",
+    "upgrade_to.target.requirements": "upgrade (v2's racers run in the environment of these requirements)",
     "effect_fault.task": "the workload's ctx.effect, in every adapter",
     "effect_fault.times": "the workload's ctx.effect, in every adapter",
     "crash_depth": "the sweeps",
@@ -197,6 +199,7 @@ TARGETS: dict[str, TargetInfo] = {
             "upgrade_defer_fanin_dropped": "upgrade pair: v1 defers the half-seen fan-in node, v2 does not (LangGraph 8618)",
             # a state that grows every step (chaos.workloads.growing_langgraph): checkpoint sizes and bounds
             "growing_messages": "s1 -> ... -> sN (steps), each appending a message of message_bytes to a list: checkpoints grow",
+            "upgrade_messages": "upgrade, a library release: the same graph at v1 and v2; messages, a dataclass and a pydantic model in state",
         },
         kinds=(
             "race",

@@ -26,13 +26,27 @@ Pairs (``upgrade_<change>``; the shape is ``pre -> gate (interrupt) -> end`` unl
 * ``defer_fanin``: ``pre -> (w1, mid)``, ``mid -> gate``, ``(w1, gate) -> join``; v2 marks
   ``join`` ``defer=True`` (LangGraph issue 8618); the thread pauses with ``join``'s barrier half seen.
 * ``defer_single_dropped`` / ``defer_fanin_dropped``: the other direction (v1 deferred, v2 not).
+
+One workload is the same graph at v1 and v2, for a deploy that is a library release only
+(``upgrade_to: {target: {version: ...}}``; LangGraph 7498, 6970, 7066):
+
+* ``messages``: ``pre`` writes langchain_core messages (human, an AI tool call, the tool's answer),
+  a dataclass (``Order``) and a pydantic model (``Customer``) into state; after the pause ``end``
+  fires an effect keyed by what it read back: each message's class, each custom value's class and
+  fields. A value that came back as ``None`` or a raw dict, or a message coerced to another class,
+  changes the key, so the ledger shows it.
 """
 
 from __future__ import annotations
 
 import operator
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated, Any, TypedDict
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+from pydantic import BaseModel
 
 from chaos.workloads import WorkloadContext
 from chaos.workloads.langgraph import PINNED, LangGraphWorkload
@@ -214,6 +228,57 @@ def defer_fanin(ctx: WorkloadContext, *, added: bool = True) -> LangGraphWorkloa
     return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []}, gated_task="gate", max_concurrency=PINNED)
 
 
+@dataclass
+class Order:
+    """A custom type in state (importable, as a team's own would be)."""
+
+    sku: str
+    qty: int
+
+
+class Customer(BaseModel):
+    """A pydantic model in state."""
+
+    name: str
+    tier: int
+
+
+def _seen(v: Any) -> str:
+    """What a node read back, without failing on a wrong type: the class and the fields."""
+    fields = getattr(v, "__dict__", None) if not isinstance(v, dict) else v
+    inner = ",".join(f"{k}={fields[k]}" for k in sorted(fields)) if isinstance(fields, dict) else repr(v)
+    return f"{type(v).__name__}({inner})"
+
+
+class ChatState(TypedDict, total=False):
+    log: Annotated[list, operator.add]
+    messages: Annotated[list[AnyMessage], add_messages]
+    order: Any
+    customer: Any
+
+
+def messages(ctx: WorkloadContext) -> LangGraphWorkload:
+    _v2(ctx)  # the same graph at both versions: only the library changes
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    def pre(state: ChatState) -> dict:
+        ctx.effect("pre")
+        call = {"name": "lookup", "args": {"sku": "A-7"}, "id": "call-1"}
+        said = [
+            HumanMessage("ship two of A-7", id="m1"),
+            AIMessage("", tool_calls=[call], id="m2"),
+            ToolMessage("in stock", tool_call_id="call-1", id="m3"),
+        ]
+        return {"log": ["pre"], "messages": said, "order": Order("A-7", 2), "customer": Customer(name="Ada", tier=2)}
+
+    def end(state: ChatState) -> dict:
+        kinds = "+".join(type(m).__name__ for m in state.get("messages") or [])
+        ctx.effect("end", f"{kinds}|{_seen(state.get('order'))}|{_seen(state.get('customer'))}")
+        return {"log": ["end"]}
+
+    return _chain(ctx, ChatState, [("pre", pre), ("gate", _gate(ctx)), ("end", end)])
+
+
 UPGRADE_PAIRS: dict[str, Callable[[WorkloadContext], LangGraphWorkload]] = {
     f"upgrade_{f.__name__}": f
     for f in (
@@ -229,5 +294,6 @@ UPGRADE_PAIRS: dict[str, Callable[[WorkloadContext], LangGraphWorkload]] = {
         defer_single_dropped,
         defer_fanin,
         defer_fanin_dropped,
+        messages,
     )
 }
