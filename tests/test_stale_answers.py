@@ -11,10 +11,10 @@ trial of a cell shows it.
 from __future__ import annotations
 
 import pytest
-
-from chaos.racer.errors import ScenarioError
 from kits import framework_support as look
 from kits.runs import run_text
+
+from chaos.racer.errors import ScenarioError
 
 STALE = """
 name: stale

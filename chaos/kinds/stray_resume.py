@@ -231,7 +231,12 @@ def ar_verdict(valid: list[TrialRecord], n: int) -> Verdict:
             trial_ids=[r.trial_id for r in silent],
         )
     err = ((valid[0].observations.get("stray") or {}).get("error") or {}).get("type")
-    return verdict("AR", "holds", f"all {len(valid)} trials: the answer addressed to an unknown interrupt id was refused ({err})", trial_ids=[r.trial_id for r in valid])
+    return verdict(
+        "AR",
+        "holds",
+        f"all {len(valid)} trials: the answer addressed to an unknown interrupt id was refused ({err})",
+        trial_ids=[r.trial_id for r in valid],
+    )
 
 
 def co_verdict(per: list[tuple[TrialRecord, str, str]], n: int, why: str | None = None) -> Verdict:

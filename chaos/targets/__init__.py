@@ -83,7 +83,10 @@ class TargetInfo:
 
 
 # fields with forms, declared form by form (``resume:app``): the forms a scenario can take
-FORMS: dict[str, tuple[str, ...]] = {"resume": ("none", "input", "command", "app"), "resume_by": ("thread", "interrupt", "none_after_answer", "unknown_id")}
+FORMS: dict[str, tuple[str, ...]] = {
+    "resume": ("none", "input", "command", "app"),
+    "resume_by": ("thread", "interrupt", "none_after_answer", "unknown_id"),
+}
 
 # scenario fields chaos reads the same way whatever the framework, and who reads them
 COMMON_FIELDS: dict[str, str] = {
@@ -204,7 +207,27 @@ TARGETS: dict[str, TargetInfo] = {
             "upgrade",
             "failing_effect",
         ),
-        properties=("EO", "PC", "FD", "CV", "CO", "RD", "FI", "LIVENESS", "FCL", "LU", "SG", "PT", "CC", "TR", "UP", "DU", "AA", "AR", "LC"),
+        properties=(
+            "EO",
+            "PC",
+            "FD",
+            "CV",
+            "CO",
+            "RD",
+            "FI",
+            "LIVENESS",
+            "FCL",
+            "LU",
+            "SG",
+            "PT",
+            "CC",
+            "TR",
+            "UP",
+            "DU",
+            "AA",
+            "AR",
+            "LC",
+        ),
         distributions=(
             "langgraph",
             "langgraph-checkpoint",
