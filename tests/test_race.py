@@ -61,7 +61,8 @@ def test_all_racers_passed_the_gate_and_the_history_is_jepsen_shaped(race_run):
         assert gate_arrivals == {"r0", "r1", "r2"}
         invokes = [op for op in r["history"] if op["type"] == "invoke"]
         completions = [op for op in r["history"] if op["type"] != "invoke"]
-        assert len(invokes) == len(completions) == 4  # park + 3 racers
+        assert len(invokes) == len(completions) == 5  # park + 3 racers + the read of the checkpoint tree (LC)
+        assert [op["f"] for op in invokes][-1] == "checkpoints"
         assert r["observations"]["release_spread_ms"] is not None
 
 
