@@ -44,6 +44,8 @@ PROPERTY_NAMES = {
     "TR": "no tool effect reordering (A6)",
     "UP": "upgrade safety",
     "AA": "approval authority",
+    "AR": "an answer addressed to nothing is refused",
+    "LC": "linear checkpoint chain",
 }
 
 
