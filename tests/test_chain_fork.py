@@ -67,3 +67,5 @@ def test_a_fork_and_its_orphans_are_named_per_namespace():
     assert chain["unreachable"] == [{"ns": "", "id": "03", "step": 1}]
     assert chain["latest"] == {"": "05", "agent:t": "12"}
     assert chain_of([c for c in tree if c["id"] != "03"])["forks"] == []
+    # a saver that lists no parents leaves nothing to judge: not read, never "all unreachable"
+    assert "no parent" in chain_of([{**c, "parent": None} for c in tree])["error"]

@@ -13,6 +13,10 @@ parent, step, source; no claiming read) and ``chain_of`` reports, per namespace:
 * ``unreachable``: checkpoints of a namespace not on the parent path from that namespace's latest
   (the greatest id: LangGraph's ids are time-ordered).
 
+A saver that lists no parent at all (several checkpoints, none with a parent) has no tree to
+judge: the summary is an ``error`` and the trial counts as not read (LC ``unknown``), never as
+every checkpoint unreachable.
+
 ``ChainTally`` folds a cell's records into the LC verdict without keeping them: violated by a valid
 trial with a fork or an unreachable checkpoint (its trial ids, the fork's parent and children in
 the reason), holds over the valid trials whose tree was read, ``unknown`` when no tree was read.
@@ -39,6 +43,8 @@ def chain_of(tree: list[dict[str, Any]]) -> dict[str, Any]:
     latest: dict[str, str] = {}
     for ns, cps in sorted(by_ns.items()):
         parent_of = {c["id"]: c.get("parent") for c in cps}
+        if len(cps) > 1 and not any(parent_of.values()):  # a saver that lists no parents: no tree to judge
+            return {"error": f"the saver lists no parent for any of the {len(cps)} checkpoints of namespace {ns!r}: no chain to read"}
         step_of = {c["id"]: c.get("step") for c in cps}
         children: dict[str, list[str]] = defaultdict(list)
         for c in cps:
