@@ -32,7 +32,7 @@ def _race(tmp_path, backend: str):
     assert cell.backend == backend and cell.valid_trials == cell.trials == 2, cell
     assert cell.saturation is not None and 0 < cell.saturation <= 1  # reported: mean gated fires / k
     assert sum(cell.fires.values()) == 2 and all(1 <= int(f) <= 4 for f in cell.fires)
-    assert {v.property: v.status for v in cell.verdicts}.keys() == {"CO", "LIVENESS"}
+    assert {v.property: v.status for v in cell.verdicts}.keys() == {"CO", "LIVENESS", "LC"}
     assert all(v.status != "unknown" for v in cell.verdicts), cell.verdicts
     return out
 

@@ -109,7 +109,7 @@ def test_a_racer_killed_by_someone_else_after_the_gate_makes_its_trial_unknown(t
     assert [r.retry_of for r in records] == [None, "c000-t0000", None, "c000-t0001"]
     assert res.summary.environment == 4 and res.summary.retried == 2 and res.summary.valid == 0
     (cell,) = res.cells
-    assert {v.property: v.status for v in cell.verdicts} == {"CO": "unknown", "LIVENESS": "unknown"}
+    assert {v.property: v.status for v in cell.verdicts} == {"CO": "unknown", "LIVENESS": "unknown", "LC": "unknown"}
     assert res.exit_code == 2
 
 

@@ -129,6 +129,14 @@ def test_the_fixed_assistant_pays_once_when_four_workers_resume(fixed):
     assert _verdict(race, "CO").status == "holds"
 
 
+def test_the_fixed_assistant_still_forks_its_thread_when_four_workers_resume(fixed):
+    """Idempotent effects pay once, but the four workers all commit: the thread's chain forks and
+    the checkpoints of all but one are unreachable from the latest (LC, LangGraph issue 8796). Only
+    a lease around resume (one writer per thread) would keep the chain linear."""
+    lc = _verdict(_cell(fixed, "race-k4"), "LC")
+    assert lc.status == "violated" and "no writer asked for a fork" in lc.reason and "unreachable from the latest" in lc.reason
+
+
 # ------------------------------------- the reference: a repeated answer addressed by id, by hand
 
 
@@ -183,9 +191,12 @@ def test_eo_holds_on_the_fixed_assistant_over_the_points_that_exercised_it(fixed
     assert _verdict(_cell(fixed, "sweep"), "EO").status == "holds"
 
 
-def test_the_fixed_run_exits_0(fixed):
-    """The fixed assistant passes: exit 0 (issue 12)."""
-    assert fixed.exit_code == 0
+def test_the_fixed_run_violates_only_the_forked_chain(fixed):
+    """The fixed assistant passes every effect property (issue 12); it exits 1 only for the chain its
+    racing workers fork (LC, issue 26), which no change inside the graph can prevent."""
+    violated = {(c.axes["case"]["name"], v.property) for c in fixed.cells for v in c.verdicts if v.status == "violated"}
+    assert violated == {("race-k4", "LC")}
+    assert fixed.exit_code == 1
 
 
 def test_the_node_rerun_duplicate_is_explained_as_needing_no_crash(stock):
@@ -217,11 +228,11 @@ def test_the_duplicates_are_told_once_per_cause_with_how_often_and_one_example(s
 
 
 def test_stock_violations_are_exactly_the_real_ones(stock):
-    """Stock exits 1 with only its real violations: EO, CO of the race, of the plain stray repeat and
+    """Stock exits 1 with only its real violations: EO, CO and LC (the forked chain) of the race, of the plain stray repeat and
     of the by-id repeat (real on stock: LangGraph hands an answer addressed to a task's first
     interrupt to its next one); LIVENESS (an app error) is not among them."""
     violated = {(c.axes["case"]["name"], v.property) for c in stock.cells for v in c.verdicts if v.status == "violated"}
-    assert violated == {("sweep", "EO"), ("race-k4", "CO"), ("stray", "CO"), ("stray-by-id", "CO")}
+    assert violated == {("sweep", "EO"), ("race-k4", "CO"), ("race-k4", "LC"), ("stray", "CO"), ("stray-by-id", "CO")}
 
 
 # ------------------------------------------------------------------ fork: the app's own answers

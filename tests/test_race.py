@@ -61,7 +61,8 @@ def test_all_racers_passed_the_gate_and_the_history_is_jepsen_shaped(race_run):
         assert gate_arrivals == {"r0", "r1", "r2"}
         invokes = [op for op in r["history"] if op["type"] == "invoke"]
         completions = [op for op in r["history"] if op["type"] != "invoke"]
-        assert len(invokes) == len(completions) == 4  # park + 3 racers
+        assert len(invokes) == len(completions) == 5  # park + 3 racers + the read of the checkpoint tree (LC)
+        assert [op["f"] for op in invokes][-1] == "checkpoints"
         assert r["observations"]["release_spread_ms"] is not None
 
 
@@ -123,5 +124,6 @@ def test_a_single_racer_consumes_once(tmp_path):
     out = run_text(tmp_path, RACE.replace("k: 3", "k: 1").replace("trials: 3", "trials: 2"))
     (cell,) = out.results.cells
     assert cell.fires == {"1": 2}
-    assert {v.property: v.status for v in cell.verdicts} == {"CO": "holds", "LIVENESS": "holds"}
+    # one writer: the thread's chain stays linear (LC, chaos.kinds.chain)
+    assert {v.property: v.status for v in cell.verdicts} == {"CO": "holds", "LIVENESS": "holds", "LC": "holds"}
     assert out.results.exit_code == 0

@@ -59,4 +59,4 @@ def test_a_single_payment_per_approval_holds_with_one_racer(tmp_path):
     (cell,) = out.results.cells
     assert cell.baseline is not None and cell.baseline.effects == {"send_payment:True": 1}
     assert cell.baseline.workflow_duplicates == {}
-    assert {v.property: v.status for v in cell.verdicts} == {"CO": "holds", "LIVENESS": "holds"}
+    assert {v.property: v.status for v in cell.verdicts} == {"CO": "holds", "LIVENESS": "holds", "LC": "holds"}

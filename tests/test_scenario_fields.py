@@ -79,6 +79,8 @@ SETS = {
     "answers": ("kill_sweep", "target: {{framework: {fw}, backend: {backend}}}\nanswers: [true, true]\n"),
     "resume:app": ("kill_sweep", "target: {{framework: {fw}, backend: {backend}}}\n"),
     "resume_by:interrupt": ("stray_resume", "target: {{framework: {fw}, backend: {backend}}}\nresume_by: interrupt\n"),
+    "resume_by:none_after_answer": ("stray_resume", "target: {{framework: {fw}, backend: {backend}}}\nresume_by: none_after_answer\n"),
+    "resume_by:unknown_id": ("stray_resume", "target: {{framework: {fw}, backend: {backend}}}\nresume_by: unknown_id\n"),
 }
 
 

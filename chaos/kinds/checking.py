@@ -46,6 +46,8 @@ PROPERTY_NAMES = {
     "AA": "approval authority",
     "SB": "store within its bounds",
     "CL": "a lost connection is survived or refused, never silent",
+    "AR": "an answer addressed to nothing is refused",
+    "LC": "linear checkpoint chain",
 }
 
 

@@ -37,6 +37,7 @@ from typing import Any
 
 from chaos.kinds.base import Kind, needs_approval_resume
 from chaos.kinds.baseline import baseline_of, with_baseline
+from chaos.kinds.chain import ChainTally, read_chain, reads_chain
 from chaos.kinds.checking import Tally, base_fields, times, verdict
 from chaos.kinds.phases import each_trial
 from chaos.racer.protocol import ActionSpec
@@ -155,6 +156,8 @@ def race_trial(run: TrialRun) -> TrialRecord:
         ),
         start_spread_ms=_spread([r.result.get("t_start_mono_ns") for r in results if r.result]),
     )
+    if all_ready and len(ready) == k and not hung and reads_chain(s):  # 4. the thread's checkpoint tree: LC
+        run.observations["chain"] = read_chain(run)
     if not all_ready or len(ready) != k:
         why = f"only {len(ready)}/{k} racers reached the start gate"
         if run.errors:
@@ -284,8 +287,10 @@ def check_race(cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
     base_effects: dict[str, int] | None = None  # the crash-free run's effects (chaos.kinds.baseline)
     base_trial = "?"
     own = 1  # fires of the gated effect in the uninterrupted run: more than one needs no race
+    chain = ChainTally()  # LC (chaos.kinds.chain)
     for r in records:
         tally.add(r)
+        chain.add(r)
         if base_effects is None and r.valid and r.observations.get("baseline_effects") is not None:
             base_effects, base_trial = r.observations["baseline_effects"], r.observations.get("baseline_trial") or "?"
             own = max(1, _gated_fires(base_effects, r.observations.get("gated_task")))
@@ -372,6 +377,8 @@ def check_race(cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
             )
         else:
             verdicts.append(verdict("LIVENESS", "holds", f"the gated effect fired in every one of {len(fires)} valid trials"))
+    if reads_chain(cell.scenario):
+        verdicts.append(chain.verdict())
     result.verdicts = verdicts
     return result
 

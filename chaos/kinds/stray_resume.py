@@ -17,6 +17,15 @@ completed thread, with ``interrupt: "first"`` when the scenario sets ``resume_by
 ``inspect``; ``gated_task``. Scenario fields: ``resume_by``; ``resume`` must be ``command:<value>``, or
 ``none`` on a framework with static breakpoints (LangGraph), whose approval ``invoke(None)`` is then
 sent twice. A static breakpoint has no id: ``resume_by: interrupt`` on one is ``unsupported`` with that reason.
+
+Two stale or unknown answers (LangGraph, issue 26): ``resume_by: none_after_answer`` sends, in
+phase ``stray``, a continue with no answer (``invoke(None)``) after the first answer was consumed
+(LangGraph issue 8837: the consumed value is re-delivered to a later interrupt of the same task);
+``resume_by: unknown_id`` addresses the stray answer to an interrupt id that no interrupt of the
+thread has (``UNKNOWN_ID``; LangGraph issue 8836: it is silently ignored). Both are judged for CO
+as above; ``unknown_id`` also for **AR** (an answer addressed to nothing is refused loudly): holds
+when the stray answer was refused with an error, violated when it was accepted (a no-op or
+worse) without one.
 """
 
 from __future__ import annotations
@@ -33,6 +42,10 @@ from chaos.running.trial import RunContext, TrialRun
 from chaos.scenario.model import Cell, Scenario
 
 MOVED_KEYS = ("values", "next", "pending_interrupts")
+# an interrupt id (LangGraph's are 32 hex digits) that no interrupt of any thread has
+UNKNOWN_ID = "0c4a05c4a05c4a05c4a05c4a05c4a05c"
+# the resume_by forms whose stray message is not the first answer sent again
+STALE_FORMS = ("none_after_answer", "unknown_id")
 
 
 class StrayResume(Kind):
@@ -49,6 +62,11 @@ class StrayResume(Kind):
         if scenario.resume == "none" and scenario.resume_by == "interrupt":
             raise ValueError(
                 "resume_by: interrupt addresses the first interrupt by its id with a command; resume: none sends invoke(None), which addresses nothing"
+            )
+        if scenario.resume == "none" and scenario.resume_by in STALE_FORMS:
+            raise ValueError(
+                f"resume_by: {scenario.resume_by} follows a consumed answer sent as a command; resume: none approves a static "
+                "breakpoint with invoke(None), which consumes no answer: set resume: command:<value>"
             )
 
     def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
@@ -76,6 +94,11 @@ def stray_trial(run: TrialRun) -> TrialRecord:
     answer: ActionSpec = {"op": "resume", "form": "none"} if s.resume == "none" else {"op": "resume", "form": "command", "value": v}
     if s.resume_by == "interrupt":
         answer["interrupt"] = "first"  # the same request, addressed to the interrupt it answered
+    stray: ActionSpec = dict(answer)  # type: ignore[assignment]
+    if s.resume_by == "none_after_answer":  # a continue with no answer (LangGraph 8837)
+        stray = {"op": "resume", "form": "none"}
+    elif s.resume_by == "unknown_id":  # the answer addressed to an interrupt no one has (LangGraph 8836)
+        stray = {**answer, "interrupt": UNKNOWN_ID}
     labelled, racers = run_phases(
         run,
         [
@@ -84,7 +107,7 @@ def stray_trial(run: TrialRun) -> TrialRecord:
                 "stray",
                 [
                     {"op": "inspect", "label": "before"},
-                    {**answer, "label": "stray", "keep_going": True},
+                    {**stray, "label": "stray", "keep_going": True},
                     {"op": "inspect", "label": "after"},
                 ],
             ),
@@ -144,6 +167,15 @@ def trial_co(rec: TrialRecord) -> tuple[str, str]:
     where = "a thread waiting at a later interrupt" if (o.get("consumed") or {}).get("waiting_at") else "a completed thread"
     if o.get("resume_by") == "interrupt":
         where += " (addressed to the first interrupt's id)"
+    elif o.get("resume_by") == "unknown_id":
+        where += f" (addressed to interrupt id {UNKNOWN_ID}, which no interrupt has)"
+    if o.get("resume_by") == "none_after_answer":  # no answer was sent: the continue after the consumed one
+        if stray.get("fired"):
+            return "violated", (
+                f"a continue with no answer (invoke(None)) to {where}, after the answer {o.get('sent')!r} was consumed, "
+                f"fired {', '.join(stray['fired'])}: a continue carries no answer, so the consumed one was delivered again"
+            )
+        where = f"{where}, sent as a continue with no answer (invoke(None)) after {o.get('sent')!r} was consumed,"
     if stray.get("fired"):
         return "violated", f"the stray answer {o.get('sent')!r} to {where} fired {', '.join(stray['fired'])}"
     moved = [k for k in MOVED_KEYS if before.get(k) != after.get(k)]
@@ -176,7 +208,35 @@ def check_stray(cell: Cell, records: list[TrialRecord]) -> CellResult:
         "invalid": dict(Counter(r.invalid_reason for r in records if not r.valid)),
     }
     result.verdicts = [co_verdict(per, len(records), next((r.invalid_reason for r in records if not r.valid), None))]
+    if cell.scenario.resume_by == "unknown_id":
+        result.verdicts.append(ar_verdict(valid, len(records)))
     return result
+
+
+def ar_verdict(valid: list[TrialRecord], n: int) -> Verdict:
+    """AR: an answer addressed to an interrupt id no interrupt has is refused loudly (an error)."""
+    if not valid:
+        return verdict("AR", "unknown", f"no valid trial of {n}")
+    silent = [r for r in valid if (r.observations.get("stray") or {}).get("status") != "error"]
+    if silent:
+        o = silent[0].observations
+        st = (o.get("stray") or {}).get("status")
+        fired = (o.get("stray") or {}).get("fired") or []
+        did = f"fired {', '.join(fired)}" if fired else "changed nothing and raised nothing"
+        return verdict(
+            "AR",
+            "violated",
+            f"{len(silent)}/{len(valid)} trials: the answer {o.get('sent')!r} addressed to interrupt id {UNKNOWN_ID}, which no "
+            f"interrupt has, was accepted silently (status {st}: it {did})",
+            trial_ids=[r.trial_id for r in silent],
+        )
+    err = ((valid[0].observations.get("stray") or {}).get("error") or {}).get("type")
+    return verdict(
+        "AR",
+        "holds",
+        f"all {len(valid)} trials: the answer addressed to an unknown interrupt id was refused ({err})",
+        trial_ids=[r.trial_id for r in valid],
+    )
 
 
 def co_verdict(per: list[tuple[TrialRecord, str, str]], n: int, why: str | None = None) -> Verdict:

@@ -219,8 +219,11 @@ class Scenario(Strict):
     fork_via: Literal["checkpoint", "explicit"] = Field(
         "checkpoint", description="resuming a past checkpoint: address it directly, or through the framework's explicit fork"
     )
-    resume_by: Literal["thread", "interrupt"] = Field(
-        "thread", description="a repeated answer: to whatever interrupt is pending, or to the first one by its id"
+    resume_by: Literal["thread", "interrupt", "none_after_answer", "unknown_id"] = Field(
+        "thread",
+        description="a repeated answer: to whatever interrupt is pending, or to the first one by its id; none_after_answer: "
+        "a continue with no answer (LangGraph invoke(None)) after the answer was consumed; unknown_id: the answer addressed "
+        "to an interrupt id no pending interrupt has",
     )
     answers: list[Any] | Literal["workload"] | None = Field(
         None,

@@ -88,7 +88,10 @@ class TargetInfo:
 
 
 # fields with forms, declared form by form (``resume:app``): the forms a scenario can take
-FORMS: dict[str, tuple[str, ...]] = {"resume": ("none", "input", "command", "app"), "resume_by": ("thread", "interrupt")}
+FORMS: dict[str, tuple[str, ...]] = {
+    "resume": ("none", "input", "command", "app"),
+    "resume_by": ("thread", "interrupt", "none_after_answer", "unknown_id"),
+}
 
 # scenario fields chaos reads the same way whatever the framework, and who reads them
 COMMON_FIELDS: dict[str, str] = {
@@ -137,6 +140,8 @@ _NOT_LANGGRAPH = {
     "answers": "its adapter answers every pause with resume's command value; an answers plan is read by the LangGraph adapter only",
     "resume:app": "its adapter has no recovery hook; resume: app:... is read by the LangGraph adapter only",
     "resume_by:interrupt": "its pauses have no interrupt ids to address an answer to; the repeat goes to the thread",
+    "resume_by:none_after_answer": "a continue with no answer after a consumed one is LangGraph's invoke(None); its adapter reads it only there",
+    "resume_by:unknown_id": "its pauses have no interrupt ids, so no answer can be addressed to an id that matches none",
 }
 
 # the fields an adapter reads for a team's own app (issue 28): answer plans and the app's own resume driver
@@ -162,6 +167,7 @@ TARGETS: dict[str, TargetInfo] = {
             "three_step_fsync": "three_step, SQLite synchronous=FULL (power-loss self-test: every checkpoint durable)",
             "three_step_nosync": "three_step, SQLite synchronous=OFF (power-loss self-test: checkpoints lost)",
             "two_gates": "pre -> gate (interrupt) -> gate2 (interrupt) -> end: a thread consumed but not complete",
+            "two_asks": "pre -> gate (interrupt() twice in one node; gate, then gate2 fire) -> end: LangGraph issue 8837's shape",
             "three_step_retry": "three_step with a RetryPolicy (3 attempts) on b",
             "three_step_retry_idempotent": "three_step_retry with idempotency-keyed effects",
             "charge_with_handler": "charge (error_handler: refund) beside approve (interrupt, then ship): LangGraph issue 9002",
@@ -213,8 +219,29 @@ TARGETS: dict[str, TargetInfo] = {
             "upgrade",
             "failing_effect",
         ),
-        properties=("EO", "PC", "FD", "CV", "CO", "RD", "FI", "LIVENESS", "FCL", "LU", "SG", "PT", "CC", "TR", "UP", "DU", "AA")
-        + ("SB", "CL"),  # store bounds, lost connections (issue 26: chaos.kinds.growth, chaos.kinds.db_disconnect)
+        properties=(
+            "EO",
+            "PC",
+            "FD",
+            "CV",
+            "CO",
+            "RD",
+            "FI",
+            "LIVENESS",
+            "FCL",
+            "LU",
+            "SG",
+            "PT",
+            "CC",
+            "TR",
+            "UP",
+            "DU",
+            "AA",
+            "AR",
+            "LC",
+            "SB",  # store bounds (issue 26: chaos.kinds.growth)
+            "CL",  # lost connections (chaos.kinds.db_disconnect)
+        ),
         distributions=(
             "langgraph",
             "langgraph-checkpoint",
@@ -223,7 +250,15 @@ TARGETS: dict[str, TargetInfo] = {
         ),
         boundaries="put(step,source):before/after, put_writes(node,channels):before/after, effect(task):after",
         features=(BRANCHES, BREAKPOINTS),
-        reads=("target.durability", "target.saver", "answers", "resume:app", "resume_by:interrupt"),
+        reads=(
+            "target.durability",
+            "target.saver",
+            "answers",
+            "resume:app",
+            "resume_by:interrupt",
+            "resume_by:none_after_answer",
+            "resume_by:unknown_id",
+        ),
         import_name="langgraph",
         default_version="1.2.24",
         pins=(

@@ -387,7 +387,7 @@ class LangGraphSession:
         if op == "fork":
             return self._fork(action)
         if op == "checkpoints":
-            return outcome("done", checkpoints=self._checkpoints(), **self._head())
+            return outcome("done", checkpoints=self._checkpoints(), tree=self._tree(), **self._head())
         if op == "intent":
             return outcome("done", intent=fork_intent())
         raise Unsupported(f"unknown op {op!r}; known: {', '.join(OPS)}")
@@ -737,6 +737,24 @@ class LangGraphSession:
             }
             for h in self._history()
         ]
+
+    def _tree(self) -> list[dict]:
+        """Every checkpoint of the thread as the saver lists it (``saver.list``: no claiming read,
+        every namespace), with its parent: the tree a chain check reads (``chaos.kinds.chain``)."""
+        out = []
+        for tup in self.saver.list({"configurable": {"thread_id": self.thread_id}}):
+            conf, parent = tup.config["configurable"], (tup.parent_config or {}).get("configurable") or {}
+            md = tup.metadata or {}
+            out.append(
+                {
+                    "id": conf.get("checkpoint_id"),
+                    "ns": conf.get("checkpoint_ns") or "",
+                    "parent": parent.get("checkpoint_id"),
+                    "step": md.get("step"),
+                    "source": md.get("source"),
+                }
+            )
+        return out
 
     def _head(self) -> dict:
         """The thread's state values and head checkpoint id after a call (None where unreadable)."""

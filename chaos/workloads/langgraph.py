@@ -14,6 +14,8 @@
 
 * ``two_gates``: pre -> gate -> gate2 -> end, two interrupts: after the first is answered the
   thread waits at the second, so a stray repeat of the first answer has a live interrupt to hit.
+* ``two_asks``: pre -> gate -> end, ``gate`` asks twice in one node: after the first answer the
+  thread waits at the second question of the same task (LangGraph issue 8837).
 * ``invalid_type``: a -> bad -> c over a pydantic state; ``bad`` writes a string into ``count: int``.
 * ``invalid_reducer``: the same, but ``bad`` writes an int into ``log`` whose reducer is list +.
 * ``three_step_retry``: three_step with a ``RetryPolicy`` on ``b`` (3 attempts): an effect of ``b``
@@ -287,6 +289,40 @@ def two_gates(ctx: WorkloadContext) -> LangGraphWorkload:
     return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []}, gated_task="gate", max_concurrency=PINNED)
 
 
+def two_asks(ctx: WorkloadContext) -> LangGraphWorkload:
+    """pre -> gate -> end, where ``gate`` asks twice in one node (LangGraph issue 8837's shape): the
+    first answer fires ``gate`` (keyed, so the node's re-runs from its top fire it once), the second
+    fires ``gate2``. After the first answer the thread waits at the second question of the same
+    task: a continue (``invoke(None)``) must re-ask it, never answer it with the consumed value."""
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import interrupt
+
+    def pre(state: GateState) -> dict:
+        ctx.effect("pre")
+        return {"log": ["pre"]}
+
+    def gate(state: GateState) -> dict:
+        first = interrupt({"question": "approve gate?"})
+        ctx.effect_once("gate", first)  # the node re-runs from its top on every resume
+        second = interrupt({"question": "approve gate2?"})
+        ctx.effect("gate2", second)
+        return {"log": ["gate"], "approved": second}
+
+    def end(state: GateState) -> dict:
+        ctx.effect("end")
+        return {"log": ["end"]}
+
+    g = StateGraph(GateState)
+    g.add_node("pre", pre)
+    g.add_node("gate", gate)
+    g.add_node("end", end)
+    g.add_edge(START, "pre")
+    g.add_edge("pre", "gate")
+    g.add_edge("gate", "end")
+    g.add_edge("end", END)
+    return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []}, gated_task="gate", max_concurrency=PINNED)
+
+
 def _invalid(ctx: WorkloadContext, bad_update: dict, field_name: str) -> LangGraphWorkload:
     from langgraph.graph import END, START, StateGraph
     from pydantic import BaseModel
@@ -388,6 +424,7 @@ BUILTIN = {
     "three_step_fsync": three_step_fsync,
     "three_step_nosync": three_step_nosync,
     "two_gates": two_gates,
+    "two_asks": two_asks,
     "three_step_retry": three_step_retry,
     "three_step_retry_idempotent": three_step_retry_idempotent,
     "charge_with_handler": charge_with_handler,
