@@ -125,6 +125,7 @@ COMMON_FIELDS: dict[str, str] = {
 # what an adapter other than LangGraph's does not read, unless it says otherwise (``_reading``)
 _NOT_LANGGRAPH = {
     "target.saver": "a saver factory is a LangGraph checkpoint saver",
+    "target.guard": "a guard (chaos.targets.guards) wraps a LangGraph checkpoint saver; no other adapter applies one yet",
     "answers": "its adapter answers every pause with resume's command value; an answers plan is read by the LangGraph adapter only",
     "resume:app": "its adapter has no recovery hook; resume: app:... is read by the LangGraph adapter only",
     "resume_by:interrupt": "its pauses have no interrupt ids to address an answer to; the repeat goes to the thread",
@@ -210,7 +211,7 @@ TARGETS: dict[str, TargetInfo] = {
         ),
         boundaries="put(step,source):before/after, put_writes(node,channels):before/after, effect(task):after",
         features=(BRANCHES, BREAKPOINTS),
-        reads=("target.durability", "target.saver", "answers", "resume:app", "resume_by:interrupt"),
+        reads=("target.durability", "target.saver", "target.guard", "answers", "resume:app", "resume_by:interrupt"),
         import_name="langgraph",
         default_version="1.2.24",
         pins=(
