@@ -267,14 +267,12 @@ def _spread(ts: list) -> float | None:
 
 
 class GuardTally:
-    """Per cell: racers a guard refused before any effect (a distribution over valid trials), trials
-    where it refused a racer only after its effect fired, and the wall time of each trial (the
-    guard's overhead is a ratio of the guarded cell's median to the stock cell's, ``chaos.kinds.guarding``)."""
+    """Per cell: racers a guard refused before any effect (a distribution over valid trials), and
+    trials where it refused a racer only after its effect fired."""
 
     def __init__(self) -> None:
         self.refusals: Counter = Counter()
         self.late: list[str] = []
-        self.wall_s: list[float] = []
         self.by: set[str] = set()
 
     @staticmethod
@@ -289,7 +287,6 @@ class GuardTally:
         self.by |= {p["refused_by"] for p in per if p.get("refused_by")}
         if any(p.get("refused_by") and p.get("fired") and p.get("outcome") != "refused" for p in per):
             self.late.append(r.trial_id)
-        self.wall_s.append(r.wall_s)
 
     def refused_words(self) -> str:
         dist = ", ".join(f"{n} refused: {t}" for n, t in sorted(self.refusals.items()))
@@ -299,7 +296,6 @@ class GuardTally:
         return {
             "refused": {str(n): t for n, t in sorted(self.refusals.items())},
             "refused_after_effect": self.late,
-            "trial_wall_s_median": statistics.median(self.wall_s) if self.wall_s else None,
         }
 
 
