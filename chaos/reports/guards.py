@@ -2,7 +2,8 @@
 
 Why: a team adopting a guard (``target.guard``) asks two questions of one run: does the fix hold
 where stock fails, and what does it cost? A pair is a guarded cell and the cell of the same kind,
-framework, backend, durability, workload, k, jitter and resume without a guard. The overhead is the
+framework, backend, durability, workload, k, jitter and resume without a guard (for an app-level
+guard, whose guarded app is another factory, the one such cell whatever its workload). The overhead is the
 ratio of their median wall time per valid trial (same run, same machine); a ratio below 1 means the
 guarded trials were shorter, e.g. because the guard turned racers away before they ran a node.
 """
@@ -40,17 +41,30 @@ class GuardPair:
         )
 
 
-def _twin_key(c: CellResult) -> tuple:
-    return (c.kind, c.framework, c.backend, c.durability, c.workload, c.k, c.jitter_ms, c.resume, c.version)
+def _twin_key(c: CellResult, workload: bool = True) -> tuple:
+    return (c.kind, c.framework, c.backend, c.durability, c.workload if workload else "", c.k, c.jitter_ms, c.resume, c.version)
 
 
 def guard_pairs(results: RunResults) -> list[GuardPair]:
-    """Every guarded cell with its stock twin (the first cell of the same shape without a guard)."""
+    """Every guarded cell with its stock twin: the first cell of the same shape without a guard, or,
+    when none runs the same workload (an app-level guard lives in the app's code, so the guarded app
+    is another factory), the only stock cell of that shape."""
     stock: dict[tuple, CellResult] = {}
+    loose: dict[tuple, list[CellResult]] = {}
     for c in results.cells:
         if is_none(c.guard):
             stock.setdefault(_twin_key(c), c)
-    return [GuardPair(c, stock[_twin_key(c)]) for c in results.cells if not is_none(c.guard) and _twin_key(c) in stock]
+            loose.setdefault(_twin_key(c, workload=False), []).append(c)
+    pairs = []
+    for c in results.cells:
+        if is_none(c.guard):
+            continue
+        twin = stock.get(_twin_key(c))
+        if twin is None and len(others := loose.get(_twin_key(c, workload=False), [])) == 1:
+            twin = others[0]
+        if twin is not None:
+            pairs.append(GuardPair(c, twin))
+    return pairs
 
 
 def markdown(results: RunResults, esc: Callable[[object], str] = str) -> list[str]:
