@@ -158,3 +158,14 @@ def test_a_teams_own_remit_saver_holds_once_chaos_knows_its_inspection_key(tmp_p
     (cell,) = run.results.cells
     assert cell.valid_trials == 3 and cell.fires == {"1": 3}
     assert {v.property: v.status for v in cell.verdicts} == {"CO": "holds", "LIVENESS": "holds"}
+
+
+def test_a_guard_factory_that_returns_no_guard_is_refused_before_any_trial(tmp_path):
+    path = write_scenario(tmp_path, BAD.format(backend="sqlite", guard="tests.kits.guards:not_a_guard", extra=""))
+    proc = subprocess.run(
+        [sys.executable, "-m", "chaos", "run", str(path), "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 3
+    (line,) = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert str(path) in line and "target.guard 'tests.kits.guards:not_a_guard' returned object, not a chaos.targets.guards.Guard" in line
+    assert not (tmp_path / "out").exists()

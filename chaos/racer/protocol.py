@@ -264,6 +264,7 @@ class TargetSpec(TypedDict, total=False):
     version: str | None
     durability: str
     saver: str | None  # LangGraph: package.module:factory of a team's own saver (chaos.targets.custom_saver)
+    guard: str | None  # LangGraph: a guard measured beside stock (chaos.targets.guards)
     requirements: list[str]  # extra pip requirements of the racers' environment
 
 

@@ -21,11 +21,14 @@ backend at load (``check_guard``), one line, exit 3.
 
 ``Reads`` tells the saver's reads apart: those made while the app runs (the graph's invoke, an
 ``update_state``, the team's recovery) go through untouched; every other read is chaos's own and
-carries the guard's ``inspect`` keys.
+carries the guard's ``inspect`` keys. ``python -m chaos.targets.guards REF`` loads a guard in the
+racers' Python (the preflight: a guard that does not import is refused before any trial).
 """
 
 from __future__ import annotations
 
+import sys
+import tempfile
 import typing
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -199,3 +202,19 @@ def refused_by(guard: Guard | None, exc: BaseException) -> str | None:
         seen.add(id(e))
         e = e.__cause__ or e.__context__
     return None
+
+
+def main(argv: list[str]) -> int:
+    """The preflight's check, in the racers' Python: load the guard once over a temporary folder
+    (REMIT imports, a factory returns a ``Guard``); one line on stderr and exit 3 if not."""
+    with tempfile.TemporaryDirectory(prefix="chaos-guard-check-") as tmp:
+        try:
+            load_guard(argv[0], GuardContext(folder=Path(tmp), trial_id="preflight", thread_id="preflight"))
+        except GuardError as exc:
+            print(exc, file=sys.stderr)
+            return 3
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
