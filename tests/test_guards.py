@@ -120,7 +120,12 @@ WITH_REMIT = ', requirements: ["remit-contract==0.1.2"]'
 @pytest.mark.parametrize(
     ("backend", "guard", "extra", "said"),
     [
-        ("sqlite", "remit_lock", WITH_REMIT, "unknown guard 'remit_lock': a built-in (remit, remit_gate, remit_validator)"),
+        (
+            "sqlite",
+            "remit_lock",
+            WITH_REMIT,
+            "unknown guard 'remit_lock': a built-in (remit, remit_gate, remit_validator, remit_fork_flag)",
+        ),
         ("sqlite", "mylock", WITH_REMIT, "unknown guard 'mylock'"),
         ("sqlite_async", "remit", WITH_REMIT, "guard 'remit' cannot wrap backend 'sqlite_async' (REMIT's shim refuses async savers)"),
         ("memory", "remit_gate", WITH_REMIT, "cannot wrap backend 'memory' (REMIT's gate takes its claim in the saver's own database"),
@@ -169,3 +174,20 @@ def test_a_guard_factory_that_returns_no_guard_is_refused_before_any_trial(tmp_p
     (line,) = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert str(path) in line and "target.guard 'tests.kits.guards:not_a_guard' returned object, not a chaos.targets.guards.Guard" in line
     assert not (tmp_path / "out").exists()
+
+
+def test_remits_fork_repair_serves_the_fork_its_own_value_and_adds_the_fork_flag(tmp_path):
+    """LangGraph issue 6663 (probe 134): a fork of the interrupt checkpoint with a second answer is
+    served the first answer on stock; REMIT, keyed on its explicit fork flag, serves the fork's own."""
+    _remit_env()
+    text = (
+        RACE.format(backend="sqlite", trials=1, guards="none, remit_fork_flag")
+        .replace("kind: race", "kind: fork\nfork_via: checkpoint")
+        .replace('resume: "command:true"', 'resume: "command:approve"')
+        .replace("racers: {k: 4}\n", "")
+    )
+    run = run_text(tmp_path, text)
+    guarded, stock = _cell(run, "remit_fork_flag"), _cell(run, "none")
+    assert {v.property: v.status for v in guarded.verdicts} == {"FD": "holds", "FI": "holds"}
+    assert "remit_fork" in next(v.reason for v in guarded.verdicts if v.property == "FI")
+    assert {v.property: v.status for v in stock.verdicts} == {"FD": "violated", "FI": "violated"}

@@ -346,7 +346,7 @@ def guard_preflight(ref: str, scenario_file: str | None, python: str) -> None:
         last = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
         raise TargetError(
             f"{scenario_file or 'scenario'}: {last}",
-            hint="target.guard names a built-in (remit, remit_gate, remit_validator) or package.module:factory returning a Guard",
+            hint="target.guard names a built-in (remit, remit_gate, remit_validator, remit_fork_flag) or package.module:factory returning a Guard",
         )
     _preflight_ok.add((python, "guard", ref))
 

@@ -100,7 +100,7 @@ class TargetSpec(Strict):
         None,
         max_length=MAX_NAME * 3,
         description="LangGraph: a guard measured beside stock (chaos.targets.guards): a built-in (remit, remit_gate, "
-        "remit_validator: REMIT, with remit-contract in requirements) or package.module:factory returning a Guard; "
+        "remit_validator, remit_fork_flag: REMIT, with remit-contract in requirements) or package.module:factory returning a Guard; "
         "'none' (or left out) is stock. A matrix axis 'guard' runs stock and guarded in one scenario",
     )
     requirements: list[Annotated[str, Field(max_length=MAX_NAME * 3)]] = Field(

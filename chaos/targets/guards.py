@@ -10,12 +10,15 @@ Guard``, ``ctx`` a ``GuardContext``):
 * ``inspect``: the ``configurable`` keys every read chaos makes of a thread carries, so chaos's
   inspections never consume, claim or lock what the guard keys on (REMIT's ``remit_inspect``);
 * ``refuses``: the exceptions that are the guard's loud refusal. A call they end before any effect
-  fired is ``refused`` (an outcome, not an error); after an effect, the error names the guard.
+  fired is ``refused`` (an outcome, not an error); after an effect, the error names the guard;
+* ``fork``: the ``configurable`` keys a fork carries (a guard whose fork intent is an explicit flag);
+  ``intent``: the retry/fork discriminator the guard adds to the API (FI), if any.
 
 Built-ins (REMIT, ``remit-contract`` on PyPI, imported only in the racers' Python):
 ``remit`` (the fork repair: an explicit ``checkpoint_id`` or ``remit_fork`` is fork intent),
 ``remit_gate`` (plus the cross-process consume-once gate), ``remit_validator`` (plus a validator
-that refuses a state whose value breaks the graph's state schema). REMIT wraps the synchronous
+that refuses a state whose value breaks the graph's state schema), ``remit_fork_flag`` (the fork
+repair keyed on REMIT's explicit flag only: a fork carries ``remit_fork``). REMIT wraps the synchronous
 SqliteSaver / PostgresSaver (and InMemorySaver without the gate): the scenario refuses any other
 backend at load (``check_guard``), one line, exit 3.
 
@@ -41,6 +44,7 @@ BUILTIN: dict[str, str] = {
     "remit": "REMIT's fork repair (remit.wrap; an explicit checkpoint_id or remit_fork is fork intent)",
     "remit_gate": "REMIT with its cross-process consume-once gate (remit.wrap(..., cross_process_gate=True))",
     "remit_validator": "REMIT with a validator refusing a state whose value breaks the graph's state schema",
+    "remit_fork_flag": "REMIT's fork repair keyed on its explicit flag (fork_on_explicit_checkpoint=False; a fork carries remit_fork)",
 }
 REMIT_DIST = "remit-contract"
 # the backends REMIT's shim wraps (synchronous savers; the gate needs a connection as ``.conn``)
@@ -67,6 +71,10 @@ class Guard:
     wrap: Callable[[Any, GuardContext], Any] | None = None
     inspect: dict[str, Any] = field(default_factory=dict)
     refuses: tuple[type[BaseException], ...] = ()
+    # ``configurable`` keys a fork (the fork kind's second answer) carries: the guard's fork intent
+    fork: dict[str, Any] = field(default_factory=dict)
+    # the retry/fork discriminator the guard adds to the framework's API (FI), e.g. REMIT's fork flag
+    intent: str = ""
 
 
 class GuardError(Exception):
@@ -132,6 +140,8 @@ def _remit(name: str) -> Guard:
             opts["cross_process_gate"] = True
         if name == "remit_validator":
             opts["validator"] = schema_validator(ctx.state_schema)
+        if name == "remit_fork_flag":
+            opts["fork_on_explicit_checkpoint"] = False
         conn = getattr(saver, "conn", None)
         args = (conn,) if conn is not None else ()
         try:
@@ -139,7 +149,15 @@ def _remit(name: str) -> Guard:
         except Exception as exc:
             raise GuardError(f"target.guard {name!r} cannot wrap {inner.__name__}: {type(exc).__name__}: {exc}") from None
 
-    return Guard(name=name, wrap=wrap, inspect={"remit_inspect": True}, refuses=(remit.RemitError,))
+    fork = {"remit_fork": True} if name == "remit_fork_flag" else {}
+    return Guard(
+        name=name,
+        wrap=wrap,
+        inspect={"remit_inspect": True},
+        refuses=(remit.RemitError,),
+        fork=fork,
+        intent="configurable.remit_fork (REMIT's explicit fork flag, read by every REMIT-wrapped saver)",
+    )
 
 
 _PLAIN = (int, float, str, bool, list, dict)
@@ -207,10 +225,13 @@ def refused_by(guard: Guard | None, exc: BaseException) -> str | None:
 def main(argv: list[str]) -> int:
     """The preflight's check, in the racers' Python: load the guard once over a temporary folder
     (REMIT imports, a factory returns a ``Guard``); one line on stderr and exit 3 if not."""
+    # run as ``-m``, this module is ``__main__``: check against the Guard class factories import
+    from chaos.targets import guards
+
     with tempfile.TemporaryDirectory(prefix="chaos-guard-check-") as tmp:
         try:
-            load_guard(argv[0], GuardContext(folder=Path(tmp), trial_id="preflight", thread_id="preflight"))
-        except GuardError as exc:
+            guards.load_guard(argv[0], guards.GuardContext(folder=Path(tmp), trial_id="preflight", thread_id="preflight"))
+        except guards.GuardError as exc:
             print(exc, file=sys.stderr)
             return 3
     return 0

@@ -394,7 +394,10 @@ class LangGraphSession:
         if op == "checkpoints":
             return outcome("done", checkpoints=self._checkpoints(), **self._head())
         if op == "intent":
-            return outcome("done", intent=fork_intent())
+            intent = fork_intent()
+            if self.guard is not None and self.guard.intent:  # the guard adds a discriminator to the wire (FI)
+                intent = {**intent, "discriminator": self.guard.intent, "note": f"added by guard {self.guard.name}: {self.guard.intent}"}
+            return outcome("done", intent=intent)
         raise Unsupported(f"unknown op {op!r}; known: {', '.join(OPS)}")
 
     def _recover(self, ref: str) -> ActionOutcome:
@@ -720,13 +723,14 @@ class LangGraphSession:
                 },
             )
         cid = snap.config["configurable"]["checkpoint_id"]
-        cfg = {**self.config, "configurable": {**self.config["configurable"], **snap.config["configurable"]}}
+        intent = self.guard.fork if self.guard is not None else {}  # a guard's fork intent (REMIT's remit_fork flag)
+        cfg = {**self.config, "configurable": {**self.config["configurable"], **snap.config["configurable"], **intent}}
         if via == "explicit":
             # LangGraph's explicit fork: a new checkpoint branching off ``cid`` (no state change).
             try:
                 with self.reads.app_call():
                     forked = self._bridge.run(self.graph.aupdate_state(cfg, None)) if self._bridge else self.graph.update_state(cfg, None)
-                cfg = {**self.config, "configurable": {**self.config["configurable"], **forked["configurable"]}}
+                cfg = {**self.config, "configurable": {**self.config["configurable"], **forked["configurable"], **intent}}
             except Exception as exc:
                 return outcome("error", error=error_of(exc), forked_from=cid, via=via)
         elif via != "checkpoint":
