@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from chaos.records import CellResult, RunResults
 from chaos.targets.guards import is_none
 
-
 MIN_TRIALS = 3  # valid trials per cell for an overhead ratio
 
 
