@@ -191,3 +191,19 @@ def test_remits_fork_repair_serves_the_fork_its_own_value_and_adds_the_fork_flag
     assert {v.property: v.status for v in guarded.verdicts} == {"FD": "holds", "FI": "holds"}
     assert "remit_fork" in next(v.reason for v in guarded.verdicts if v.property == "FI")
     assert {v.property: v.status for v in stock.verdicts} == {"FD": "violated", "FI": "violated"}
+
+
+def test_a_guard_that_refuses_only_after_the_effect_is_no_pass(tmp_path):
+    """A claim row placed after the gated effect: the racers it refuses had already fired, so the
+    refusal is an error naming the guard (the trial stays valid) and CO is violated, saying why."""
+    text = (
+        RACE.format(backend="sqlite", trials=2, guards="'tests.kits.guards:late_claim'")
+        .replace('requirements: ["remit-contract==0.1.2"]', "requirements: []")
+        .replace("workload: gate_after_interrupt", "workload: tests.kits.guards:gate_then_claim")
+    )
+    run = run_text(tmp_path, text)
+    (cell,) = run.results.cells
+    assert cell.valid_trials == 2
+    assert cell.summary["refused_after_effect"]  # at least one trial: every racer fires before any claim
+    co = next(v for v in cell.verdicts if v.property == "CO")
+    assert co.status == "violated" and "the guard refused it only after" in co.reason

@@ -26,3 +26,38 @@ def remit_keys(ctx: Any) -> Guard:
     import remit
 
     return Guard(name="remit_keys", wrap=None, inspect={"remit_inspect": True}, refuses=(remit.RemitError,))
+
+
+class TooLate(RuntimeError):
+    """A claim that came after the effect it should have guarded."""
+
+
+def late_claim(ctx: Any) -> Guard:
+    """An app-level guard put in the wrong place: its claim row comes after the gated effect."""
+    return Guard(name="late_claim", refuses=(TooLate,))
+
+
+def gate_then_claim(ctx: Any) -> Any:
+    """The gate fires its effect, then claims the thread (a unique row in the trial's scratch
+    folder): every racer fires, and every racer but one is refused only after."""
+    import sqlite3
+
+    from langgraph.types import interrupt
+
+    from tests.workloads.user_workloads import _gate_graph
+
+    def gate(state):
+        value = interrupt({"question": "approve?"})
+        ctx.effect("gate", value)
+        conn = sqlite3.connect(str(ctx.scratch / "claims.sqlite"), timeout=60)
+        try:
+            conn.execute("CREATE TABLE IF NOT EXISTS claims (thread TEXT PRIMARY KEY)")
+            with conn:
+                conn.execute("INSERT INTO claims VALUES (?)", (ctx.thread_id,))
+        except sqlite3.IntegrityError:
+            raise TooLate(f"thread {ctx.thread_id} is already claimed") from None
+        finally:
+            conn.close()
+        return {"log": ["gate"], "approved": value}
+
+    return _gate_graph(ctx, gate)
