@@ -93,6 +93,10 @@ def write_repro(run_dir: str | Path, trial_id: str, out: str | Path | None = Non
         raise ReproError(f"{where}: repro writes LangGraph's {' and '.join(WORKLOADS)} only, not {cell['framework']} {cell['workload']}")
     if cell["backend"] != "sqlite":
         raise ReproError(f"{where}: repro writes the SQLite saver only, not {cell['backend']}")
+    if cell.get("guard") not in (None, "none", "stock"):  # target.guard: the script would run stock, not the guard
+        raise ReproError(
+            f"{where}: repro writes stock LangGraph only; this cell ran with guard {cell['guard']!r}, which the script would leave out"
+        )
     resume = str(cell["resume"])
     if resume.startswith("app:"):
         raise ReproError(f"{where}: a team's recovery (resume: app:...) cannot be written without chaos")
