@@ -122,6 +122,10 @@ def write_repro(run_dir: str | Path, trial_id: str, out: str | Path | None = Non
     if backend != "sqlite":
         raise ReproError(f"{where}: repro writes the SQLite saver only, not {backend}")
     resume = str(sc.resume)
+    if sc.target.guard not in (None, "none", "stock"):  # target.guard: the script would run stock, not the guard
+        raise ReproError(
+            f"{where}: repro writes stock LangGraph only; this cell ran with guard {sc.target.guard!r}, which the script would leave out"
+        )
     if resume.startswith("app:"):
         raise ReproError(f"{where}: a team's recovery (resume: app:...) cannot be written without chaos")
     params: dict[str, Any] = {

@@ -268,3 +268,35 @@ def test_forking_the_payment_approval_with_ignore_is_ignored_on_fixed(fork):
     fd = _verdict(cell, "FD")
     assert fd.status == "holds", fd.reason
     assert "fired nothing, as 'ignore' does answered first" in fd.reason
+
+
+# ------------------------------------------------------------ the team's own guard: a claim row (issue 25)
+
+
+@pytest.fixture(scope="module")
+def claim_row(tmp_path_factory) -> chaos.RunResults:
+    data = yaml.safe_load((SCENARIOS / "claim_row.yaml").read_text())
+    data["kill_points"] = ["effect(task=send_payment)", "put(step=-1,source=input):before"]
+    data["trials"] = 3
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(REPO)
+        return chaos.run(data, out=tmp_path_factory.mktemp("claim_row"))
+
+
+def test_a_claim_row_lets_one_of_four_workers_pay_and_turns_the_others_away(claim_row):
+    guarded = _cell(claim_row, "race-k4-claim-row")
+    assert guarded.valid_trials == 3 and guarded.fires == {"1": 3}
+    assert _verdict(guarded, "CO").status == "holds" and _verdict(guarded, "LIVENESS").status == "holds"
+    assert "by claim_row" in _verdict(guarded, "CO").reason  # the losers were refused by the guard, not errors
+    assert guarded.racer_errors == 0 and not guarded.app_errors
+
+
+def test_a_worker_killed_after_paying_leaves_a_claim_no_recovery_may_take(claim_row):
+    """What the claim row does not claim, measured: the payment fires once, but its claim outlives
+    the worker, so every recovery is refused and the e-mail is never sent."""
+    sweep = _cell(claim_row, "sweep-claim-row")
+    after_paying = _point(sweep, "effect(task=send_payment)")
+    assert _fires(after_paying, "send_payment") == [1]
+    live = {v.property: v for v in after_paying.verdicts}
+    assert live["LIVENESS"].status == "violated" and "refused by guard claim_row: AlreadyClaimed" in live["LIVENESS"].reason
+    assert live["EO"].status == "holds"

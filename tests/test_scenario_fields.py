@@ -76,6 +76,10 @@ def test_the_forms_are_the_models():
 SETS = {
     "target.durability": ("kill_sweep", "target: {{framework: {fw}, backend: {backend}, durability: exit}}\n"),
     "target.saver": ("kill_sweep", "target: {{framework: {fw}, backend: {backend}, saver: 'tests.workloads.user_workloads:two_step'}}\n"),
+    "target.guard": (
+        "kill_sweep",
+        "target: {{framework: {fw}, backend: {backend}, guard: remit, requirements: [remit-contract==0.1.2]}}\n",
+    ),
     "answers": ("kill_sweep", "target: {{framework: {fw}, backend: {backend}}}\nanswers: [true, true]\n"),
     "resume:app": ("kill_sweep", "target: {{framework: {fw}, backend: {backend}}}\n"),
     "resume_by:interrupt": ("stray_resume", "target: {{framework: {fw}, backend: {backend}}}\nresume_by: interrupt\n"),

@@ -81,6 +81,13 @@ def summary_table(results) -> Table:
     return t
 
 
+def guard_lines(results) -> list[str]:
+    """One line per guarded cell beside its stock twin: verdicts and the overhead ratio."""
+    from chaos.reports.guards import guard_pairs
+
+    return [f"guard: {p.line()}" for p in guard_pairs(results)]
+
+
 def _reap_stale_quietly() -> None:
     """Every command that starts racers first reaps what a SIGKILLed earlier run left behind."""
     from chaos.running.registry import reap_stale
@@ -213,6 +220,8 @@ def run(
         progress.stop()
     res = outcome.results
     out.print(summary_table(res))
+    for line in guard_lines(res):  # target.guard: each guarded cell beside its stock twin, the overhead ratio
+        out.print(escape(line), highlight=False, soft_wrap=True)
     sm = res.summary
     out.print(
         f"trials: {sm.trials} ({sm.valid} valid, {sm.unknown} unknown, {sm.hung} hung, {sm.errored} errored, "
@@ -410,6 +419,8 @@ def _rerender(path: Path, rescore: bool) -> int:
     if torn:
         console.print("[yellow]the journal's last line was torn (the run died mid-write); it was left out[/]")
     out.print(summary_table(results))
+    for line in guard_lines(results):
+        out.print(escape(line), highlight=False, soft_wrap=True)
     out.print(f"run folder: {path}  (report.html, report.md, junit.xml{', results.json' if rescore else ''})")
     return results.exit_code
 

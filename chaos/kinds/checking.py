@@ -21,6 +21,7 @@ vacuous: over a sweep's points it holds where it was exercised, the vacuous poin
 
 from __future__ import annotations
 
+import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 
@@ -118,6 +119,7 @@ class Tally:
 
     def __init__(self, records: Iterable[TrialRecord] = ()):
         self.trials = self.valid = self.unknown = self.errored = 0
+        self.wall_s: list[float] = []  # valid trials' wall time (a guard's overhead)
         self.app_errors: list[str] = []  # the first distinct app errors (reason, then traceback)
         self._versions: dict[str, set] = defaultdict(set)
         for r in records:
@@ -127,6 +129,8 @@ class Tally:
         self.trials += 1
         self.valid += r.valid
         self.unknown += not r.valid
+        if r.valid:
+            self.wall_s.append(r.wall_s)
         self.errored += bool(r.errors)
         for o in r.racers if not r.valid else []:  # a valid trial's app error is its kind's measurement (v2 code on v1 state)
             if o.blame == "app" and len(self.app_errors) < 3 and not any(e.startswith(o.blame_reason or "") for e in self.app_errors):
@@ -145,6 +149,8 @@ def base_fields(cell: Cell, records: Iterable[TrialRecord] | Tally) -> dict:
     t = records if isinstance(records, Tally) else Tally(records)
     return dict(
         version=s.target.version,
+        guard=s.target.guard,
+        wall_s_median=statistics.median(t.wall_s) if t.wall_s else None,
         versions=t.versions(),
         cell_index=cell.index,
         cell_id=cell.id,

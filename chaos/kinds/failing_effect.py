@@ -232,8 +232,11 @@ def trial_liveness(rec: TrialRecord) -> tuple[str, str]:
     final = _final(rec)
     after = rec.observations.get("after_resume") or {}
     when = "after the resume" if rec.observations.get("resumed") else "in the run"
-    if final.get("status") == "error":
-        return "violated", f"the trial ended with an error {when}: {final.get('error')}"
+    if final.get("status") in ("error", "refused"):  # refused: by a guard (target.guard)
+        return (
+            "violated",
+            f"the trial ended {'refused' if final.get('status') == 'refused' else 'with an error'} {when}: {final.get('error')}",
+        )
     if after.get("next") and not after.get("pending_interrupts"):
         return "violated", f"the resume stopped with next={after.get('next')} and nothing to answer"
     return "holds", f"the trial ended {final.get('status')} {when}"

@@ -237,7 +237,7 @@ def trial_fd(rec: TrialRecord) -> tuple[str, str]:
     if alone is not None:  # the answer is not visible: compare effects with v1's and with v2's alone
         first, want = sorted((o.get("first") or {}).get("fired") or []), sorted(alone.get("fired") or [])
         got = sorted(fired)
-        if f.get("status") == "error" and not got:
+        if f.get("status") in ("error", "refused") and not got:  # refused: by a guard (target.guard)
             return "unknown", _fork_error(f.get("error") or {})
         if got == want:
             return "holds", f"the fork with {v2!r} fired {', '.join(got) or 'nothing'}, as {v2!r} does answered first (via {o.get('via')})"
@@ -255,7 +255,7 @@ def trial_fd(rec: TrialRecord) -> tuple[str, str]:
         return "violated", f"the fork with {v2!r} saw {v1!r} again{again} (via {o.get('via')})"
     if saw == v2 or keys_v2 in fired:
         return "holds", f"the fork saw {v2!r} and fired {', '.join(fired) or 'nothing'}"
-    if f.get("status") == "error":
+    if f.get("status") in ("error", "refused"):  # refused: by a guard (target.guard)
         return "unknown", _fork_error(f.get("error") or {})
     return "violated", (
         f"the fork with {v2!r} returned {f.get('status')} without running {gated}: v2's outcome "

@@ -176,6 +176,12 @@ def trial_cv(rec: TrialRecord) -> tuple[str, str]:
     shown = f"{field}={value!r}"
     if in_state and not loud:
         return "violated", f"persisted silently: the checkpoint holds {shown} and the run raised nothing{tail}"
+    if in_state and any(f.get("func") in ("put", "aput") for f in err.get("frames") or []):
+        # refused at the checkpoint commit (a validating saver), after the node's writes were saved (put_writes)
+        return "violated", (
+            f"persisted, refused too late: {err.get('type')} came at the checkpoint commit, after the node's writes were "
+            f"durable, and the state a fresh process reads holds {shown}{tail}"
+        )
     if in_state:
         return "violated", (
             f"persisted, refused too late: the checkpoint holds {shown}; {err.get('type')} came only when a later step read it{tail}"

@@ -147,6 +147,7 @@ def race_trial(run: TrialRun) -> TrialRecord:
                 ),
                 "status": r.status,
                 "outcome": (((r.result or {}).get("outcomes") or [{}])[-1]).get("status"),
+                "refused_by": ((((r.result or {}).get("outcomes") or [{}])[-1]).get("error") or {}).get("refused_by"),
                 **window_of(r.result, gated),
             }
             for i, r in enumerate(results)
@@ -268,6 +269,39 @@ def _spread(ts: list) -> float | None:
 # ------------------------------------------------------------------------------------ check
 
 
+class GuardTally:
+    """Per cell: racers a guard refused before any effect (a distribution over valid trials), and
+    trials where it refused a racer only after its effect fired."""
+
+    def __init__(self) -> None:
+        self.refusals: Counter = Counter()
+        self.late: list[str] = []
+        self.by: set[str] = set()
+
+    @staticmethod
+    def refused_in(r: TrialRecord) -> int:
+        return sum(1 for p in r.observations.get("per_racer") or [] if p.get("outcome") == "refused")
+
+    def add(self, r: TrialRecord) -> None:
+        if not r.valid:
+            return
+        per = r.observations.get("per_racer") or []
+        self.refusals[self.refused_in(r)] += 1
+        self.by |= {p["refused_by"] for p in per if p.get("refused_by")}
+        if any(p.get("refused_by") and p.get("fired") and p.get("outcome") != "refused" for p in per):
+            self.late.append(r.trial_id)
+
+    def refused_words(self) -> str:
+        dist = ", ".join(f"{n} refused: {t}" for n, t in sorted(self.refusals.items()))
+        return f"({dist} trials; by {', '.join(sorted(self.by)) or 'the framework'})"
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "refused": {str(n): t for n, t in sorted(self.refusals.items())},
+            "refused_after_effect": self.late,
+        }
+
+
 def check_race(cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
     """One pass over the cell's records, keeping numbers and trial ids, never the records."""
     k = cell.scenario.racers.k
@@ -288,13 +322,15 @@ def check_race(cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
     base_trial = "?"
     own = 1  # fires of the gated effect in the uninterrupted run: more than one needs no race
     chain = ChainTally()  # LC (chaos.kinds.chain)
+    guard = GuardTally()  # target.guard: refusals, refusals after an effect, wall time per trial
     for r in records:
         tally.add(r)
         chain.add(r)
+        guard.add(r)
         if base_effects is None and r.valid and r.observations.get("baseline_effects") is not None:
             base_effects, base_trial = r.observations["baseline_effects"], r.observations.get("baseline_trial") or "?"
             own = max(1, _gated_fires(base_effects, r.observations.get("gated_task")))
-        racer_errors += sum(1 for op in r.history if op.type in ("fail", "info"))
+        racer_errors += sum(1 for op in r.history if op.type in ("fail", "info")) - guard.refused_in(r)
         if not r.valid:
             fires_per_trial.append(None)
             invalid_reasons[r.invalid_reason or "?"] += 1
@@ -328,6 +364,8 @@ def check_race(cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
         window=race_window(offsets, windows, sources, k, cell.scenario.jitter_ms),
     )
     result.racer_errors = racer_errors
+    if cell.scenario.target.guard is not None or guard.refusals:
+        result.summary.update(guard.summary())
     if base_effects is not None:
         result.baseline = baseline_of(base_trial, base_effects)
     verdicts = []
@@ -352,6 +390,15 @@ def check_race(cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
                     ledger_seqs=dup_seqs,
                 )
             )
+        elif guard.late:  # a guard's refusal after the racer's effect fired: the refusal came too late
+            verdicts.append(
+                verdict(
+                    "CO",
+                    "violated",
+                    f"a racer's gated effect fired and the guard refused it only after, in {len(guard.late)}/{len(fires)} valid trials",
+                    trial_ids=guard.late,
+                )
+            )
         elif dup_ids:
             verdicts.append(
                 verdict(
@@ -365,7 +412,8 @@ def check_race(cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
         elif all(f == 0 for f in fires):
             verdicts.append(verdict("CO", "unknown", "vacuous: no racer fired the gated effect in any valid trial"))
         else:
-            verdicts.append(verdict("CO", "holds", f"at most one fire in each of {len(fires)} valid trials", trial_ids=valid_ids))
+            refused = f"; the others refused before any effect {guard.refused_words()}" if guard.refusals else ""
+            verdicts.append(verdict("CO", "holds", f"at most one fire in each of {len(fires)} valid trials{refused}", trial_ids=valid_ids))
         if none_fired:
             verdicts.append(
                 verdict(

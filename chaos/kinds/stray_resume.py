@@ -182,7 +182,7 @@ def trial_co(rec: TrialRecord) -> tuple[str, str]:
     if moved:
         changes = ", ".join(f"{k}: {before.get(k)!r} -> {after.get(k)!r}" for k in moved)
         return "violated", f"the stray answer to {where} moved the thread ({changes})"
-    if stray.get("status") == "error":
+    if stray.get("status") in ("error", "refused"):  # refused: by a guard (target.guard), before any effect
         how = f"refused ({(stray.get('error') or {}).get('type')})"
     else:
         how = f"accepted as a no-op ({stray.get('status')})"

@@ -475,8 +475,8 @@ def repeat_outcome(rec: TrialRecord, base: Baseline) -> str:
     if unanswerable(rec):
         return "nothing durable"
     o = rec.observations.get("resume_outcome") or {}
-    if o.get("status") == "error":
-        return f"resume error: {(o.get('error') or {}).get('type')}"
+    if o.get("status") in ("error", "refused"):  # refused: a guard (target.guard) turned the recovery away
+        return f"resume {o['status']}: {(o.get('error') or {}).get('type')}"
     parts = []
     if dups := sorted(crash_duplicates(rec, base)):
         parts.append("duplicated " + ", ".join(dups))
@@ -703,8 +703,9 @@ def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep, base: Bas
             # the framework's own "finished" was durable at the kill (an adapter reports ``ended``):
             # the run was over, there is nothing to resume, whatever a resume of it then says
             finished.append(r)
-        elif o.get("status") == "error":
-            dead.append((r, f"{o.get('error', {}).get('type')}: {o.get('error', {}).get('message', '')[:120]}"))
+        elif o.get("status") in ("error", "refused"):  # refused: a guard (target.guard) turned the recovery away
+            by = f"refused by guard {o['error'].get('refused_by')}: " if o.get("status") == "refused" and o.get("error") else ""
+            dead.append((r, f"{by}{o.get('error', {}).get('type')}: {o.get('error', {}).get('message', '')[:120]}"))
         elif after.get("next") and not after.get("pending_interrupts") and not after.get("breakpoint"):
             dead.append((r, f"stopped with next={after.get('next')}"))
     if dead:

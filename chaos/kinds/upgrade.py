@@ -341,7 +341,7 @@ def _trial_up(rec: TrialRecord) -> tuple[Outcome, str]:
     err_text = f"{err.get('type')}: {str(err.get('message'))[:120]}" if err else ""
     after, before = v2.get("after") or {}, v2.get("before") or {}
     moved = after.get("checkpoint") != before.get("checkpoint") or after.get("durable_checkpoints") != before.get("durable_checkpoints")
-    if v2.get("status") == "error" and not v2.get("fired") and not moved:
+    if v2.get("status") in ("error", "refused") and not v2.get("fired") and not moved:  # refused: by a guard
         return "refused", f"refused loudly ({err_text}): no effect fired, no checkpoint written"
     got = Counter(list(v1.get("fired") or []) + list(v2.get("fired") or []))
     want = Counter(scratch.get("fired") or [])

@@ -24,13 +24,15 @@ from typing import Any, Literal, NotRequired, TypedDict
 Op = Literal["run", "resume", "fork", "checkpoints", "inspect", "intent"]
 OPS: tuple[Op, ...] = ("run", "resume", "fork", "checkpoints", "inspect", "intent")
 
-OutcomeStatus = Literal["done", "interrupted", "error", "unsupported", "nothing_saved"]
+OutcomeStatus = Literal["done", "interrupted", "error", "unsupported", "nothing_saved", "refused"]
 """``done``: the call returned; ``interrupted``: it stopped at a pending interrupt (human input);
 ``error``: the framework raised (``error`` says how); ``unsupported``: the adapter raised
 ``Unsupported`` (the framework cannot express the action; the kind turns it into ``unknown``);
 ``nothing_saved``: a resume found no record of the run in a framework that keeps none of its own
 (the application saves, and had not yet): there was nothing to continue, which is neither the
-framework's failure nor chaos's (``NothingSaved``; a sweep's point is then vacuous)."""
+framework's failure nor chaos's (``NothingSaved``; a sweep's point is then vacuous);
+``refused``: a guard (``target.guard``) turned the call away loudly before any effect fired (its
+error names the guard in ``refused_by``): an outcome, not an error."""
 
 ResultStatus = Literal["ok", "harness_error"]
 """``ok``: the racer performed its actions (each action's own status is in its outcome);
@@ -66,6 +68,7 @@ class ErrorInfo(TypedDict):
     chain: NotRequired[list[str]]
     errno: NotRequired[int]
     traceback: NotRequired[str]
+    refused_by: NotRequired[str]  # the guard (target.guard) whose loud refusal this is
 
 
 BACKGROUND_SUFFIX = ".background.json"
@@ -265,6 +268,7 @@ class TargetSpec(TypedDict, total=False):
     version: str | None
     durability: str
     saver: str | None  # LangGraph: package.module:factory of a team's own saver (chaos.targets.custom_saver)
+    guard: str | None  # LangGraph: a guard measured beside stock (chaos.targets.guards)
     requirements: list[str]  # extra pip requirements of the racers' environment
 
 

@@ -24,6 +24,7 @@ from chaos.kinds.checking import PROPERTY_NAMES
 from chaos.kinds.growth import words as growth_words
 from chaos.records import CellResult, RunResults, TrialRecord
 from chaos.reports.explain import DuplicateGroups, explain_duplicates, timeline
+from chaos.reports.guards import guard_pairs
 
 PROPERTY_ORDER = ["EO", "PC", "CO", "FD", "CV", "RD", "FI", "FCL", "LIVENESS"]
 RANK = {"holds": 0, "unknown": 1, "violated": 2}
@@ -218,6 +219,7 @@ def render_run_html(
             groups=shown.duplicates.ordered(),
             n_explanations=shown.duplicates.n_explanations,
             violated_cells=violated_cells,
+            guard_pairs=guard_pairs(results),  # target.guard: each guarded cell beside its stock twin
             plots=list(plots),
             files=[f for f in ("results.json", "journal.jsonl", "report.md", "junit.xml", "run.json")],
         )

@@ -18,6 +18,7 @@ from chaos.kinds.checking import PROPERTY_NAMES
 from chaos.kinds.growth import words as growth_words
 from chaos.records import CellResult, RunResults
 from chaos.reports.explain import DuplicateGroups
+from chaos.reports.guards import markdown as guard_section
 
 MARK = {"holds": "holds", "violated": "**VIOLATED**", "unknown": "unknown"}
 
@@ -231,6 +232,7 @@ def render_markdown(results: RunResults, meta: dict, duplicates: DuplicateGroups
                 f"{c.max_fires if c.max_fires is not None else '-'} | {c.racer_errors} | {spread} | {_v(c, 'CO')} | {_v(c, 'LIVENESS')} |"
             )
         add("")
+    lines.extend(guard_section(results, _esc))  # target.guard: each guarded cell beside its stock twin
     if contract:
         add(f"## Resume contract ({', '.join(k.title.lower() for k in all_kinds() if k.section == 'contract')})")
         add("")

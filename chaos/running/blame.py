@@ -158,6 +158,8 @@ INJECTED = ("chaos.workloads.EffectFault",)
 def blame_error(err: ErrorInfo, framework: str, workload: str = "") -> Blame:
     """Whose fault a raised error is (see the module's docstring for the rules)."""
     text = f"{err.get('type')}: {(err.get('message') or '')[:300]}"
+    if err.get("refused_by"):  # a guard's loud refusal (target.guard) after an effect fired: what the guard did, a verdict
+        return Blame("framework", f"refused by guard {err['refused_by']}: {text}")
     if f"{err.get('module')}.{err.get('type')}" in INJECTED:
         return Blame("injected", f"the injected fault propagated: {text}")
     cause = environment_cause(err)

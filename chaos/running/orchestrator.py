@@ -351,6 +351,27 @@ def _deployed_python(cell: Cell, scenario_file: str) -> str:
         ) from None
 
 
+def guard_preflight(ref: str, scenario_file: str | None, python: str) -> None:
+    """A scenario's guard must load in the racers' Python (REMIT imports, a factory returns a
+    ``Guard``: ``chaos.targets.guards``), refused in one line naming the file."""
+    if (python, "guard", ref) in _preflight_ok:
+        return
+    import subprocess
+
+    from chaos.envs import racer_env
+    from chaos.racer.errors import TargetError
+
+    env = racer_env(python, workload_paths(scenario_file))
+    proc = subprocess.run([python, "-m", "chaos.targets.guards", ref], capture_output=True, text=True, env=env, timeout=300)
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+        raise TargetError(
+            f"{scenario_file or 'scenario'}: {last}",
+            hint="target.guard names a built-in (remit, remit_gate, remit_validator, remit_fork_flag) or package.module:factory returning a Guard",
+        )
+    _preflight_ok.add((python, "guard", ref))
+
+
 def preflight(cell: Cell, scenario_file: str | None, python: str, v2_python: str | None = None) -> None:
     """A user's workload factory must import in the racers' interpreter: check once, clearly. A
     kind that deploys v2 of the workload (``Kind.deploys``) gets v2 checked the same way, in v2's
@@ -359,6 +380,8 @@ def preflight(cell: Cell, scenario_file: str | None, python: str, v2_python: str
 
     if cell.scenario.target.saver:
         saver_preflight(cell.scenario.target.saver, scenario_file, python)
+    if cell.scenario.target.guard and cell.scenario.target.guard not in ("none", "stock"):
+        guard_preflight(cell.scenario.target.guard, scenario_file, python)
     _preflight_workload(cell, scenario_file, python, "workload", "v1")
     if get_kind(cell.scenario.kind).deploys:
         field = "upgrade_to.workload" if cell.scenario.upgrade_to.workload else "workload"

@@ -290,7 +290,7 @@ class TrialRun:
         else:
             outs = result.get("outcomes") or []
             last = outs[-1] if outs else None
-            if last is not None and last.get("status") == "error":
+            if last is not None and last.get("status") in ("error", "refused"):  # refused: a guard turned it away
                 st, op, detail = "ok", "fail", _error_text(last.get("error"))
             else:
                 st, op, detail = "ok", "ok", last.get("status") if last is not None else None

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from chaos.kinds import all_kinds, get_kind, kind_names
 from chaos.racer.errors import ScenarioError
-from chaos.targets import BRANCH_WORKLOADS, BRANCHES, TARGETS
+from chaos.targets import BRANCH_WORKLOADS, BRANCHES, TARGETS, guards
 
 RESUME_RE = re.compile(r"^(none|input|command:.+|app:[A-Za-z_][\w.]*:[A-Za-z_][\w.]*)$", re.DOTALL)
 BARE_WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
@@ -95,6 +95,13 @@ class TargetSpec(Strict):
         max_length=MAX_NAME * 3,
         description="LangGraph: package.module:factory returning a BaseCheckpointSaver given a SaverContext "
         "(chaos.targets.custom_saver); chaos wraps it with its barriers. Sets backend to 'saver'",
+    )
+    guard: str | None = Field(
+        None,
+        max_length=MAX_NAME * 3,
+        description="LangGraph: a guard measured beside stock (chaos.targets.guards): a built-in (remit, remit_gate, "
+        "remit_validator, remit_fork_flag: REMIT, with remit-contract in requirements) or package.module:factory returning a Guard; "
+        "'none' (or left out) is stock. A matrix axis 'guard' runs stock and guarded in one scenario",
     )
     requirements: list[Annotated[str, Field(max_length=MAX_NAME * 3)]] = Field(
         default_factory=list,
@@ -471,6 +478,7 @@ AXES: dict[str, tuple[str, ...]] = {
     "durability": ("target", "durability"),
     "version": ("target", "version"),
     "saver": ("target", "saver"),
+    "guard": ("target", "guard"),
     "requirements": ("target", "requirements"),
     "k": ("racers", "k"),
     "placement": ("racers", "placement"),
@@ -737,6 +745,20 @@ def check_semantics(scenario: Scenario, path: str = "<scenario>", node: yaml.Nod
             reason = _workload_importable(s.target.saver, [os.getcwd(), str(Path(path).parent)])
             if reason:
                 fail(("target", "saver"), f"the saver factory {s.target.saver!r} cannot be found: {reason}")
+        if s.target.framework == "langgraph" and s.target.guard is not None and not guards.is_none(s.target.guard):
+            # chaos.targets.guards: an unknown guard, one that cannot wrap the backend, or REMIT without its package
+            why = guards.check_guard(s.target.guard, s.target.backend)
+            if why is None and ":" in s.target.guard:
+                reason = _workload_importable(s.target.guard, [os.getcwd(), str(Path(path).parent)])
+                why = f"the guard factory {s.target.guard!r} cannot be found: {reason}" if reason else None
+            if (
+                why is None
+                and s.target.guard in guards.BUILTIN
+                and not any(r.strip().lower().replace("_", "-").startswith(guards.REMIT_DIST) for r in s.target.requirements)
+            ):
+                why = f"guard {s.target.guard!r} is REMIT: add {guards.REMIT_DIST}==0.1.2 to target.requirements (the racers' venv)"
+            if why is not None:
+                fail(("target", "guard"), why)
         # a kind the target does not support is not an input error: its cell reports every property
         # unknown with the adapter's reason (so one matrix can span frameworks)
         if s.recover_ref:

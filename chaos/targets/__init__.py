@@ -137,6 +137,7 @@ COMMON_FIELDS: dict[str, str] = {
 # what an adapter other than LangGraph's does not read, unless it says otherwise (``_reading``)
 _NOT_LANGGRAPH = {
     "target.saver": "a saver factory is a LangGraph checkpoint saver",
+    "target.guard": "a guard (chaos.targets.guards) wraps a LangGraph checkpoint saver; no other adapter applies one yet",
     "answers": "its adapter answers every pause with resume's command value; an answers plan is read by the LangGraph adapter only",
     "resume:app": "its adapter has no recovery hook; resume: app:... is read by the LangGraph adapter only",
     "resume_by:interrupt": "its pauses have no interrupt ids to address an answer to; the repeat goes to the thread",
@@ -253,6 +254,7 @@ TARGETS: dict[str, TargetInfo] = {
         reads=(
             "target.durability",
             "target.saver",
+            "target.guard",
             "answers",
             "resume:app",
             "resume_by:interrupt",

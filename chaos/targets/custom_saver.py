@@ -86,14 +86,23 @@ def _writes_name(writes: Any, task_path: Any) -> str:
     return f"put_writes(node={_node_of(task_path)},channels={'+'.join(str(w[0]) for w in writes)})"
 
 
-def wrap(inner: Any, barrier: BarrierClient) -> Any:
-    """A ``BaseCheckpointSaver`` delegating every method to ``inner``, writes through barriers."""
+def wrap(inner: Any, barrier: BarrierClient, reads: Any = None) -> Any:
+    """A ``BaseCheckpointSaver`` delegating every method to ``inner``, writes through barriers;
+    ``reads`` (``chaos.targets.guards.Reads``) gives chaos's own reads a guard's inspection keys."""
     from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    read_config = reads.config if reads is not None else (lambda config: config)
 
     class ChaosSaver(BaseCheckpointSaver):
         def __init__(self) -> None:
             super().__init__(serde=inner.serde)
             self.inner = inner
+
+        def get_tuple(self, config):
+            return inner.get_tuple(read_config(config))
+
+        async def aget_tuple(self, config):
+            return await inner.aget_tuple(read_config(config))
 
         @property
         def config_specs(self) -> list:

@@ -39,6 +39,7 @@ from chaos.racer.barrier import BarrierClient
 from chaos.racer.ledger import Ledger, Where, effect_key
 from chaos.racer.protocol import Action, ActionOutcome, InspectResult, RacerSpec, StoreSpec
 from chaos.targets.base import OPS, Unsupported, error_of, jsonable, outcome
+from chaos.targets.guards import refused_by
 from chaos.workloads import WorkloadContext, import_factory, scratch_dir
 from chaos.workloads.langgraph import Breakpoint, Edit
 
@@ -77,10 +78,12 @@ def _node_of(task_path: Any) -> str:
     return text.split(", ")[-1].strip("()'\" ") or "-"
 
 
-def instrument(saver: Any, barrier: BarrierClient) -> Any:
+def instrument(saver: Any, barrier: BarrierClient, reads: Any = None) -> Any:
     """Give ``saver`` a subclass whose writes pass through barriers and whose reads are marked
-    (``read``: a timestamp, no boundary); returns the saver."""
+    (``read``: a timestamp, no boundary); returns the saver. ``reads`` (``chaos.targets.guards.Reads``)
+    gives chaos's own reads the guard's inspection keys."""
     base = type(saver)
+    read_config = reads.config if reads is not None else (lambda config: config)
 
     def put_name(metadata: Any) -> str:
         md = metadata or {}
@@ -93,12 +96,12 @@ def instrument(saver: Any, barrier: BarrierClient) -> Any:
     class Instrumented(base):  # type: ignore[misc, valid-type]
         # reads are marked, not boundaries (no kill point): when the race window opens
         def get_tuple(self, config):
-            out = super().get_tuple(config)
+            out = super().get_tuple(read_config(config))
             barrier.mark("read")
             return out
 
         async def aget_tuple(self, config):
-            out = await super().aget_tuple(config)
+            out = await super().aget_tuple(read_config(config))
             barrier.mark("read")
             return out
 
@@ -277,17 +280,22 @@ class LangGraphSession:
         self._measure_store = bool(spec.get("measure_store"))  # inspect reports the store's sizes (chaos.targets.store_size)
         self._backend, self._store = str(target["backend"]), dict(spec.get("store") or {})
         saver_ref = target.get("saver")
+        # a guard (chaos.targets.guards): wraps the stock saver, and chaos's own reads carry its inspection keys
+        self.guard, self.reads, gctx = self._guard(spec)
         if saver_ref:  # a team's own saver (chaos.targets.custom_saver): wrapped, not subclassed
             from chaos.targets.custom_saver import close_saver, load_saver, saver_context, wrap
 
             inner = load_saver(saver_ref, saver_context(spec))
-            self.saver, self._close = wrap(inner, barrier), lambda: close_saver(inner)
+            guarded = self.guard.wrap(inner, gctx) if self.guard and self.guard.wrap else inner
+            self.saver, self._close = wrap(guarded, barrier, self.reads), lambda: close_saver(inner)
         elif self._bridge is not None:
             self.saver, self._close = make_async_saver(target["backend"], spec.get("store", {}), self._bridge)
-            instrument(self.saver, barrier)
+            instrument(self.saver, barrier, self.reads)
         else:
             self.saver, self._close = make_saver(target["backend"], spec.get("store", {}))
-            instrument(self.saver, barrier)
+            if self.guard and self.guard.wrap:
+                self.saver = self.guard.wrap(self.saver, gctx)
+            instrument(self.saver, barrier, self.reads)
         self.fired: list[dict] = []
         self.facts: list[dict] = []
         self.observed: dict[str, Any] = {}
@@ -320,6 +328,25 @@ class LangGraphSession:
         self.bp_before = _nodes_of(self.invoke_opts.get("interrupt_before") or getattr(self.graph, "interrupt_before_nodes", None))
         self.bp_after = _nodes_of(self.invoke_opts.get("interrupt_after") or getattr(self.graph, "interrupt_after_nodes", None))
         self.approvals: list[tuple[int, int]] = []  # (effects fired before it, t_mono_ns): every answer given
+
+    def _guard(self, spec: RacerSpec) -> tuple[Any, Any, Any]:
+        """The scenario's guard (None), the reads policy, and the guard's context."""
+        from chaos.targets.custom_saver import saver_context
+        from chaos.targets.guards import GuardContext, Reads, is_none, load_guard
+
+        ref = spec["target"].get("guard")
+        if ref is None or is_none(str(ref)):
+            return None, Reads(), None
+        sctx = saver_context(spec)
+        gctx = GuardContext(
+            folder=sctx.folder,
+            trial_id=sctx.trial_id,
+            thread_id=sctx.thread_id,
+            racer_id=sctx.racer_id,
+            state_schema=lambda: getattr(getattr(getattr(self, "graph", None), "builder", None), "state_schema", None),
+        )
+        guard = load_guard(str(ref), gctx)
+        return guard, Reads(guard.inspect), gctx
 
     def _effect(self, task: str, value: Any, once: bool = False) -> None:
         v = None if value is None else str(value)
@@ -389,7 +416,10 @@ class LangGraphSession:
         if op == "checkpoints":
             return outcome("done", checkpoints=self._checkpoints(), tree=self._tree(), **self._head())
         if op == "intent":
-            return outcome("done", intent=fork_intent())
+            intent = fork_intent()
+            if self.guard is not None and self.guard.intent:  # the guard adds a discriminator to the wire (FI)
+                intent = {**intent, "discriminator": self.guard.intent, "note": f"added by guard {self.guard.name}: {self.guard.intent}"}
+            return outcome("done", intent=intent)
         raise Unsupported(f"unknown op {op!r}; known: {', '.join(OPS)}")
 
     def _recover(self, ref: str) -> ActionOutcome:
@@ -407,7 +437,8 @@ class LangGraphSession:
             invoke=lambda payload: self._run_graph(payload, self.config),
         )
         try:
-            out = recover(self.ctx, thread)
+            with self.reads.app_call():
+                out = recover(self.ctx, thread)
         except Exception as exc:  # the procedure's own failure, or the framework's refusal inside it
             return outcome("error", error=error_of(exc), observed=self.observed, recovered_by=ref, **self._head())
         interrupts = _interrupts_of(out)
@@ -523,9 +554,11 @@ class LangGraphSession:
         if edit is not None:
             try:
                 if self._bridge is not None:
-                    self._bridge.run(self.graph.aupdate_state(self.config, edit.values, as_node=edit.as_node))
+                    with self.reads.app_call():
+                        self._bridge.run(self.graph.aupdate_state(self.config, edit.values, as_node=edit.as_node))
                 else:
-                    self.graph.update_state(self.config, edit.values, as_node=edit.as_node)
+                    with self.reads.app_call():
+                        self.graph.update_state(self.config, edit.values, as_node=edit.as_node)
             except Exception as exc:  # the framework's refusal of the edit, recorded as data
                 return outcome("error", error=error_of(exc), observed=self.observed, **self._head())
         return self._invoke(None, self.config, approved={"when": bp.when, "nodes": list(bp.nodes), "edited": edit is not None})
@@ -658,16 +691,25 @@ class LangGraphSession:
         return ids[0]
 
     def _run_graph(self, payload: Any, config: dict) -> Any:
-        """``invoke``, or on an async backend ``ainvoke`` awaited on the bridge's loop."""
-        if self._bridge is not None:
-            return self._bridge.run(self.graph.ainvoke(payload, config, **self.invoke_opts))
-        return self.graph.invoke(payload, config, **self.invoke_opts)
+        """``invoke``, or on an async backend ``ainvoke`` awaited on the bridge's loop (the app's
+        call: its reads are the app's, never given a guard's inspection keys)."""
+        with self.reads.app_call():
+            if self._bridge is not None:
+                return self._bridge.run(self.graph.ainvoke(payload, config, **self.invoke_opts))
+            return self.graph.invoke(payload, config, **self.invoke_opts)
 
     def _invoke(self, payload: Any, config: dict, **extra: Any) -> ActionOutcome:
+        fired0 = len(self.fired)
         try:
             out = self._run_graph(payload, config)
         except Exception as exc:  # the framework's answer, recorded as data
-            return outcome("error", error=error_of(exc), observed=self.observed, **self._head(), **extra)
+            err = error_of(exc)
+            by = refused_by(self.guard, exc)
+            if by is not None:  # the guard's loud refusal: before any effect an outcome, after one an error naming it
+                err["refused_by"] = by
+                if len(self.fired) == fired0:
+                    return outcome("refused", error=err, observed=self.observed, **self._head(), **extra)
+            return outcome("error", error=err, observed=self.observed, **self._head(), **extra)
         interrupts = _interrupts_of(out)
         bp = None if interrupts else self._breakpoint()
         if bp is not None:
@@ -703,12 +745,14 @@ class LangGraphSession:
                 },
             )
         cid = snap.config["configurable"]["checkpoint_id"]
-        cfg = {**self.config, "configurable": {**self.config["configurable"], **snap.config["configurable"]}}
+        intent = self.guard.fork if self.guard is not None else {}  # a guard's fork intent (REMIT's remit_fork flag)
+        cfg = {**self.config, "configurable": {**self.config["configurable"], **snap.config["configurable"], **intent}}
         if via == "explicit":
             # LangGraph's explicit fork: a new checkpoint branching off ``cid`` (no state change).
             try:
-                forked = self._bridge.run(self.graph.aupdate_state(cfg, None)) if self._bridge else self.graph.update_state(cfg, None)
-                cfg = {**self.config, "configurable": {**self.config["configurable"], **forked["configurable"]}}
+                with self.reads.app_call():
+                    forked = self._bridge.run(self.graph.aupdate_state(cfg, None)) if self._bridge else self.graph.update_state(cfg, None)
+                cfg = {**self.config, "configurable": {**self.config["configurable"], **forked["configurable"], **intent}}
             except Exception as exc:
                 return outcome("error", error=error_of(exc), forked_from=cid, via=via)
         elif via != "checkpoint":

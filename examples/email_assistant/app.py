@@ -36,7 +36,9 @@ An answer is an Agent Inbox response: ``[{"type": "accept"}]`` (a list, as the i
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
@@ -117,9 +119,45 @@ def _pending_calls(messages: list[AnyMessage]) -> tuple[list[ToolCall], int]:
     return [], 0
 
 
-def build(ctx: WorkloadContext, *, fixed: bool) -> Any:
-    """Compile the assistant with ``ctx.checkpointer``; ``fixed`` picks the variant."""
-    fire = ctx.effect_once if fixed else ctx.effect
+class AlreadyClaimed(RuntimeError):
+    """The claim row of this effect is taken: another worker (or an earlier attempt) holds it."""
+
+
+def claim_row(ctx: WorkloadContext) -> Callable[[str, Any], None]:
+    """A team's own guard: before an effect, a unique ``INSERT`` of its key into a ``claims`` table
+    of a database every worker of the thread shares (here the trial's scratch folder); a second
+    claim of the same key raises ``AlreadyClaimed`` before the effect, so only one worker fires."""
+    import sqlite3
+
+    folder = ctx.scratch if ctx.scratch is not None else Path(tempfile.mkdtemp(prefix="claims-"))
+    path = str(folder / "claims.sqlite")
+
+    def fire(task: str, key: Any) -> None:
+        conn = sqlite3.connect(path, timeout=60)
+        try:
+            conn.execute("CREATE TABLE IF NOT EXISTS claims (thread TEXT, effect TEXT, key TEXT, PRIMARY KEY (thread, effect, key))")
+            with conn:
+                conn.execute("INSERT INTO claims VALUES (?, ?, ?)", (ctx.thread_id, task, str(key)))
+        except sqlite3.IntegrityError:
+            raise AlreadyClaimed(f"{task} {key} is already claimed on thread {ctx.thread_id}") from None
+        finally:
+            conn.close()
+        ctx.effect(task, key)
+
+    return fire
+
+
+def claim_guard(ctx: Any) -> Any:
+    """``target.guard`` for the claim row: it wraps no saver; its refusal is ``AlreadyClaimed``."""
+    from chaos.targets.guards import Guard
+
+    return Guard(name="claim_row", refuses=(AlreadyClaimed,))
+
+
+def build(ctx: WorkloadContext, *, fixed: bool, fire: Callable[[str, Any], None] | None = None) -> Any:
+    """Compile the assistant with ``ctx.checkpointer``; ``fixed`` picks the variant; ``fire`` (the
+    fixed graph with another guard than idempotency keys) fires each effect."""
+    fire = fire or (ctx.effect_once if fixed else ctx.effect)
 
     def send_payment(invoice: str, amount_eur: int, to: str) -> str:
         fire("send_payment", invoice)
@@ -192,8 +230,10 @@ def build(ctx: WorkloadContext, *, fixed: bool) -> Any:
     return root.compile(checkpointer=ctx.checkpointer)
 
 
-def _workload(ctx: WorkloadContext, *, fixed: bool) -> LangGraphWorkload:
-    return LangGraphWorkload(graph=build(ctx, fixed=fixed), input={"email_input": dict(EMAIL), "messages": []}, gated_task="send_payment")
+def _workload(ctx: WorkloadContext, *, fixed: bool, fire: Callable[[str, Any], None] | None = None) -> LangGraphWorkload:
+    return LangGraphWorkload(
+        graph=build(ctx, fixed=fixed, fire=fire), input={"email_input": dict(EMAIL), "messages": []}, gated_task="send_payment"
+    )
 
 
 def stock(ctx: WorkloadContext) -> LangGraphWorkload:
@@ -204,3 +244,13 @@ def stock(ctx: WorkloadContext) -> LangGraphWorkload:
 def fixed(ctx: WorkloadContext) -> LangGraphWorkload:
     """The assistant fixed: one approval per task, and every effect with an idempotency key."""
     return _workload(ctx, fixed=True)
+
+
+def unkeyed(ctx: WorkloadContext) -> LangGraphWorkload:
+    """The fixed graph (one approval per task) before any guard: effects fire with no key."""
+    return _workload(ctx, fixed=True, fire=ctx.effect)
+
+
+def claimed(ctx: WorkloadContext) -> LangGraphWorkload:
+    """The fixed graph guarded by the team's own claim row (``claim_row``) instead of idempotency keys."""
+    return _workload(ctx, fixed=True, fire=claim_row(ctx))

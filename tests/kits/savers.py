@@ -26,3 +26,16 @@ def not_a_saver(ctx: Any) -> Any:
 
 def raises(ctx: Any) -> Any:
     raise RuntimeError("no credentials for the store")
+
+
+def remit_gate_sqlite(ctx: Any) -> Any:
+    """A team's own REMIT-wrapped SqliteSaver with its cross-process gate (the issue's scenario):
+    the saver is the team's; chaos learns REMIT's inspection key from the guard (tests.kits.guards:remit_keys)."""
+    import remit
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    conn = sqlite3.connect(str(ctx.folder / "checkpoints.sqlite"), check_same_thread=False, timeout=60)
+    conn.execute("PRAGMA busy_timeout=60000")
+    saver = remit.wrap(SqliteSaver, conn, cross_process_gate=True)
+    saver.setup()
+    return saver
