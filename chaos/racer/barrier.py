@@ -38,6 +38,7 @@ import time
 from dataclasses import dataclass, field
 
 from chaos.racer.protocol import BarrierSpec, ErrorInfo, MarkEntry, TraceEntry
+from chaos.racer.redact import redact, redact_obj
 
 GATE = "gate"
 HOLD = "hold"
@@ -108,8 +109,8 @@ class BarrierClient:
         (the racer is killed at its next barrier first); the arrival record at that barrier still
         tells the orchestrator that the store may lack what the racer passed before the kill."""
         with self._lock:  # an arrival in progress keeps its record whole: the error is in the next one
-            if len(self.store_errors) < 16:
-                self.store_errors.append({"call": name, **error})
+            if len(self.store_errors) < 16:  # masked whole: an arrival file is kept with the work folder
+                self.store_errors.append(redact_obj({"call": name, **error}, keep_numbers=True))
 
     def mark(self, name: str) -> None:
         """Record when ``name`` happened (monotonic and wall clock); never stops, never a boundary.
@@ -137,7 +138,8 @@ class BarrierClient:
             "t_wall": time.time(),
             "t_mono_ns": time.monotonic_ns(),
             # the evidence the store at a kill here is judged against: what this racer passed, what failed
-            "passed": [t["barrier"] for t in self.trace[-256:]],
+            # (masked: an effect label may carry a secret, and arrival files stay with a kept work folder)
+            "passed": [redact(t["barrier"]) for t in self.trace[-256:]],
             "store_errors": list(self.store_errors),
         }
         payload = json.dumps(record).encode()
