@@ -84,6 +84,21 @@ def track_passes(flow_class: type, offsets: dict[str, int]) -> None:
     flow_class._execute_method = _execute_method  # type: ignore[attr-defined]
 
 
+def track_approvals(flow_class: type, note: Any) -> None:
+    """Wrap ``resume_async`` of this racer's flow class (``resume`` runs it) so every answer to a
+    pending ``@human_feedback`` review is noted as an approval, whoever gives it (chaos's driver by
+    the plan, or a team's own ``resume: app:`` driver): a kickoff by id is a recovery, never an
+    approval (CrewAI runs the flow again from its start and the review is asked again)."""
+    orig = flow_class.resume_async  # type: ignore[attr-defined]  # a Flow subclass
+
+    async def resume_async(self, feedback: str = "", *args, **kwargs):
+        if getattr(self, "_pending_feedback_context", None) is not None:
+            note()
+        return await orig(self, feedback, *args, **kwargs)
+
+    flow_class.resume_async = resume_async  # type: ignore[attr-defined]
+
+
 def where_fired() -> Where | None:
     running = RUNNING.get()
     if running is None:
@@ -261,6 +276,8 @@ class CrewAISession(SessionBase):
         if getattr(self.flow_class, "_execute_method", None) is not None:
             track_passes(self.flow_class, self.offsets)
             self.recorder.where = where_fired
+        if getattr(self.flow_class, "resume_async", None) is not None:
+            track_approvals(self.flow_class, self.recorder.note_approval)
 
     # ---------------------------------------------------------------- durable passes
 
@@ -493,7 +510,7 @@ class CrewAISession(SessionBase):
     def perform(self, action: Action) -> ActionOutcome:
         if action.get("op", "run") not in ("run", "resume", "fork", "checkpoints", "intent"):
             raise Unsupported(f"{action.get('op')!r}: " + UNSUPPORTED_OPS)
-        self.recorder.begin_call()
+        self.recorder.begin_action()
         try:
             out = self._perform(action)
         except Unsupported:
@@ -501,7 +518,7 @@ class CrewAISession(SessionBase):
         except Exception as exc:  # the framework's answer, recorded as data
             out = outcome("error", self.recorder.observed, error=error_of(exc))
         out["persistence_errors"] = list(self.persistence_errors)
-        return out
+        return self.recorder.with_approvals(out)
 
     def inspect(self) -> InspectResult:
         try:
