@@ -83,3 +83,29 @@ def test_the_refund_swarms_own_driver_sends_the_plans_denial(tmp_path):
     assert p.reached == 1 and not p.effect_counts.get("refund_flight:ABC123", [0])[0]
     assert p.resume_outcomes == ["done"]
     assert _verdict(cell, "LIVENESS").status == "holds"
+
+
+def test_the_review_flows_own_driver_answers_the_review_its_own_kickoff_reopens(tmp_path):
+    # killed before the pending review was saved, the team's driver finds nothing pending and kicks
+    # the flow off by id: CrewAI asks the review again. The driver is called again for that review,
+    # with the plan's answer for it, so the resume runs to the end by the plan
+    results = _run(
+        tmp_path,
+        {
+            "name": "crew_app_plan",
+            "kind": "kill_sweep",
+            "target": {"framework": "crewai", "backend": "sqlite"},
+            "workload": "examples.crewai_review.app:stock",
+            "resume": "app:examples.crewai_review.app:resume_review",
+            "answers": ["approve", "approve"],
+            "kill_points": ["save_pending(method=draft):before"],
+            "trials": 1,
+            "seed": 7,
+            "timeout_s": 120,
+        },
+    )
+    (cell,) = results.cells
+    p = _point(cell, "save_pending(method=draft):before#1")
+    assert p.reached == 1 and p.resume_outcomes == ["done"], p.resume_outcomes
+    assert p.effect_counts["publish_post:post-7"] == [1]
+    assert _verdict(p, "LIVENESS").status == "holds"

@@ -483,7 +483,31 @@ class CrewAISession(SessionBase):
 
     def _recover(self, action: Action) -> ActionOutcome:
         """The team's own resume driver (``resume: app:package.module:recover``): ``recover(ctx, run)``
-        with a ``CrewRun``; a ``HumanFeedbackPending`` it returns means the flow paused again."""
+        with a ``CrewRun``; a ``HumanFeedbackPending`` it returns means the flow paused again. With
+        an answer plan (``plan``, backend ``sqlite``) it is called again for each pending review
+        the flow reaches, with the plan's n-th answer in ``run.answer`` (n counted from the
+        durable rows, as chaos's own driver counts it), until the flow finishes or the plan is
+        used up: the whole run is answered by the plan."""
+        plan = list(action.get("plan") or [])
+        observed: dict[str, Any] = {}
+        out: ActionOutcome | None = None
+        for call in range(MAX_ANSWERS):
+            pending = self.backend == "sqlite" and self.persistence.load_pending_feedback(self.thread_id) is not None
+            n = (self._saved_methods().count(self.workload.pause_method or "") + 1) // 2 - 1 if pending else -1
+            answer = plan[n] if pending and 0 <= n < len(plan) else None
+            if (plan and pending and answer is None) or (call and not pending):
+                break  # the plan is used up, or the flow left the review: leave it as it is
+            self.recorder.begin_call()
+            out = self._recover_once(action, plan, answer)
+            observed.update(self.recorder.observed)
+            if not plan or out["status"] != "interrupted":
+                break
+        if out is None:  # a review is pending that the plan has no answer for
+            out = outcome("interrupted", {}, interrupts=["pending feedback"], recovered_by=action.get("recover") or "")
+        out["observed"] = observed or out.get("observed") or {}
+        return out
+
+    def _recover_once(self, action: Action, plan: list[Any], answer: Any) -> ActionOutcome:
         from crewai.flow.async_feedback.types import HumanFeedbackPending
 
         from chaos.workloads.crewai import CrewRun
@@ -497,7 +521,8 @@ class CrewAISession(SessionBase):
             persistence=getattr(self, "persistence", None),
             checkpoint=self._config if self.provider_kind else None,
             latest_checkpoint=cps[-1][0] if cps else None,
-            answers=list(action.get("plan") or []),
+            answers=plan,
+            answer=answer,
         )
         try:
             got = recover(self.ctx, run)
