@@ -134,7 +134,7 @@ def test_four_editors_approving_one_review_publish_more_than_once(li_stock):
 def test_the_fixed_review_publishes_once_resumed_either_way_and_exits_0(li_fixed):
     for case in ("sweep", "sweep-app"):
         cell = _cell(li_fixed, case)
-        assert {v.property: v.status for v in cell.verdicts} == {"EO": "holds", "PC": "holds", "LIVENESS": "holds"}, case
+        assert {v.property: v.status for v in cell.verdicts} == {"EO": "holds", "PC": "holds", "LIVENESS": "holds", "AA": "holds"}, case
     assert _verdict(_cell(li_fixed, "race-k4"), "CO").status == "holds"
     assert li_fixed.exit_code == 0
 
@@ -164,6 +164,6 @@ def test_four_workers_answering_one_handoff_refund_more_than_once(ag_stock):
 def test_the_fixed_refund_happens_once_resumed_either_way_and_exits_0(ag_fixed):
     for case in ("sweep", "sweep-app"):
         cell = _cell(ag_fixed, case)
-        assert {v.property: v.status for v in cell.verdicts} == {"EO": "holds", "PC": "holds", "LIVENESS": "holds"}, case
+        assert {v.property: v.status for v in cell.verdicts} == {"EO": "holds", "PC": "holds", "LIVENESS": "holds", "AA": "holds"}, case
     assert _verdict(_cell(ag_fixed, "race-k4"), "CO").status == "holds"
     assert ag_fixed.exit_code == 0

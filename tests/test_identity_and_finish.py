@@ -98,7 +98,7 @@ def test_a_run_not_finished_at_the_kill_still_needs_its_resume_to_finish():
     [
         ("langgraph", "which FCL judges"),
         ("crewai", "which FCL judges"),
-        ("llamaindex", "which nothing judges on llamaindex: the framework persists nothing itself"),
+        ("llamaindex", "a run lost before its first save is not judged on llamaindex (FCL: the framework persists nothing itself"),
     ],
 )
 def test_a_crash_before_the_first_save_names_fcl_only_where_fcl_is_judged(framework, said):

@@ -1,5 +1,11 @@
 """Approval authority (AA), judged in sweeps: an effect behind an approval fires only after that approval was given.
 
+Judged where the adapter reports each approval it gives apart from its recovery calls: LangGraph
+(an answer to an ``interrupt()``, or a breakpoint's ``invoke(None)`` given by the plan), CrewAI
+(``resume`` of a pending ``@human_feedback``), LlamaIndex (a ``HumanResponseEvent`` sent), AutoGen
+(a task given to a team that waits for a human); not on pydantic-graph (no pause of its own: the
+call that runs the node after a pause is the same, answered or not; see ``chaos.targets``).
+
 Why: a pause for a human is only worth its name if nothing can walk past it. With LangGraph's static
 breakpoints (``interrupt_before`` / ``interrupt_after``) "recover after a crash" and "approve" are the
 same call, ``invoke(None)``: a recovery that finds the thread waiting at the breakpoint passes it and
@@ -38,6 +44,16 @@ from chaos.scenario.model import Cell
 __all__ = ["PROPERTY", "before_kill", "dry_observations", "judged", "point_verdicts", "trial_aa", "workflow_verdict"]
 
 PROPERTY = "AA"
+
+
+# per framework, the call a recovery of each resume form makes (``command``: how a thread with no
+# pending answer is continued before the plan answers)
+RECOVERY_CALLS = {
+    "langgraph": {"none": "invoke(None)", "input": "invoke(input)", "command": "invoke(None), continuing the thread"},
+    "crewai": {"none": "kickoff by id", "input": "a new kickoff", "command": "kickoff by id, continuing the flow"},
+    "llamaindex": {"none": "Context.from_dict + run", "input": "a new run", "command": "Context.from_dict + run, continuing the run"},
+    "autogen": {"none": "load_state + run()", "input": "a new team run", "command": "load_state + run(), continuing the team"},
+}
 
 
 def _gated(key: str, gated: str | None) -> bool:
@@ -89,7 +105,7 @@ def _waited_at(rec: TrialRecord) -> str:
     if bp:
         return f"the static breakpoint {bp.get('when')} {', '.join(bp.get('nodes') or [])}"
     if at.get("pending_interrupts"):
-        return "a pending interrupt"
+        return "a pending interrupt" if rec.observations.get("framework", "langgraph") == "langgraph" else "a pending pause"
     return "no pending approval yet"
 
 
@@ -98,7 +114,8 @@ def _call(rec: TrialRecord) -> str:
     form = action.get("form")
     if form == "app":
         return f"the team's recovery {action.get('recover')}"
-    return {"none": "invoke(None)", "input": "invoke(input)"}.get(str(form), "invoke(None), continuing the thread")
+    calls = RECOVERY_CALLS.get(str(rec.observations.get("framework", "langgraph")), RECOVERY_CALLS["langgraph"])
+    return calls.get(str(form), calls["command"])
 
 
 def trial_aa(rec: TrialRecord) -> tuple[str, str, list[int]]:

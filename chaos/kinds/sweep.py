@@ -388,6 +388,7 @@ def _last_resume(run: TrialRun, rec: RacerHandle, action: ActionSpec) -> tuple[d
         resume_fired=[f["effect_key"] for f in res.get("fired", [])],
         resume_approvals=(outcomes[-1].get("approvals") if outcomes else None) or [],  # AA
         gated_task=res.get("gated_task"),
+        framework=cell.scenario.target.framework,  # AA names the recovery call in the framework's words
     )
     if out.status != "ok":
         return res, run.record(valid=False, invalid_reason=f"resume racer {out.status}: {run.history[-1].detail}", fault_fired=True)

@@ -38,7 +38,6 @@ BRANCH_WORKLOADS = ("parallel_send", "parallel_send_idempotent", "parallel_tools
 # and accepts ``resume: none`` as the approval in races and stray resumes
 BREAKPOINTS = "breakpoints"
 # approval authority: a recovery call can be told from an approval (why not, per adapter, in ``unsupported``)
-AA_UNSUPPORTED_WHY = "approval authority is judged where the adapter reports each approval it gives apart from its recovery calls"
 
 
 @dataclass(frozen=True)
@@ -281,15 +280,13 @@ TARGETS: dict[str, TargetInfo] = {
             "invalid_type": "@start a -> bad -> c over Flow[CountState]; bad assigns a str to count: int",
         },
         kinds=("race", "kill_sweep", "first_checkpoint", "stray_resume", "recovery_determinism", "fork", "invalid_state"),
-        properties=("EO", "PC", "CO", "RD", "LIVENESS", "DU", "FD", "FI", "CV", "FCL"),
+        properties=("EO", "PC", "CO", "RD", "LIVENESS", "DU", "FD", "FI", "CV", "FCL", "AA"),
         distributions=("crewai",),
         boundaries=(
             "save_state(method=X), save_pending(method=X), clear_pending (sqlite); "
             "checkpoint(provider=json|sqlite,completed=a+b) (checkpoint_*), each :before/:after; effect(task):after"
         ),
         unsupported={
-            "AA": "not judged yet: the adapter does not report which of its calls gave an approval (from_pending(id).resume(v)) and which recovered (kickoff by id); "
-            + AA_UNSUPPORTED_WHY,
             BRANCHES: "no parallel-branch workload for CrewAI yet: Flow listeners of one method may run concurrently, but the adapter's workloads and barriers are one method after another",
             "shared_state": "no shared-state agent workloads for CrewAI yet",
             "upgrade": "no v1/v2 workload pairs for CrewAI yet (its factories do not read ctx.version)",
@@ -320,12 +317,10 @@ TARGETS: dict[str, TargetInfo] = {
             "invalid_type": "a -> bad -> c over a typed state (Context[CountState]); bad assigns a str to count: int in edit_state",
         },
         kinds=("race", "kill_sweep", "stray_resume", "recovery_determinism", "invalid_state"),
-        properties=("EO", "PC", "CO", "RD", "LIVENESS", "DU", "CV"),
+        properties=("EO", "PC", "CO", "RD", "LIVENESS", "DU", "CV", "AA"),
         distributions=("llama-index-workflows",),
         boundaries="save(after=<step>):before/after, save(input_required):before/after, effect(task):after",
         unsupported={
-            "AA": "not judged yet: the adapter does not report which of its calls gave an approval (send_event(HumanResponseEvent)) and which recovered (Context.from_dict + run); "
-            + AA_UNSUPPORTED_WHY,
             BRANCHES: "no parallel-branch workload for LlamaIndex yet: the adapter saves the Context after each step of a sequential workflow (no steps with num_workers > 1)",
             "fork": "the application keeps only the latest Context.to_dict; the framework has no checkpoint ids or fork operation",
             "FI": "Context.from_dict has no notion of retry vs fork: every restore is a new run of the saved dict",
@@ -360,7 +355,10 @@ TARGETS: dict[str, TargetInfo] = {
         distributions=("pydantic-graph",),
         boundaries="save(node=X,status=created|pending|running|success):before/after, save(end):before/after, effect(task):after",
         unsupported={
-            "AA": "a recovery cannot be told from an approval: the answer travels in the deps of the same iter_from_persistence call that continues the run",
+            "AA": "a recovery cannot be told from an approval: pydantic-graph has no pause of its own (the app stops iterating before "
+            "the node that needs the answer) and records no approval; the call that runs that node (iter_from_persistence with the "
+            "answer in deps, or load_next and a node built from the answer, as its docs' question graph does) is the same call "
+            "whether a human answered or a recovery passed None",
             BRANCHES: "a pydantic-graph run is one node after another (each node returns the next): there are no parallel branches",
             "fork": "pydantic-graph resumes only the next 'created' snapshot (load_next); no API addresses a past snapshot, so a fork cannot be expressed",
             "FI": "no API distinguishes retry from fork: iter_from_persistence takes no snapshot id",
@@ -392,12 +390,10 @@ TARGETS: dict[str, TargetInfo] = {
             "invalid_type": "a -> bad -> c (tool agents); from bad's turn on the store saves a first message whose content is an int (tampered below the framework)",
         },
         kinds=("race", "kill_sweep", "stray_resume", "recovery_determinism", "invalid_state"),
-        properties=("EO", "PC", "CO", "RD", "LIVENESS", "DU", "CV"),
+        properties=("EO", "PC", "CO", "RD", "LIVENESS", "DU", "CV", "AA"),
         distributions=("autogen-agentchat", "autogen-core", "autogen-ext"),
         boundaries="save(turn=<agent>):before/after, effect(task):after",
         unsupported={
-            "AA": "not judged yet: the adapter does not report which of its calls gave an approval (run(task=answer)) and which recovered (load_state + run()); "
-            + AA_UNSUPPORTED_WHY,
             BRANCHES: "a round-robin team takes one turn at a time: there are no parallel branches (the adapter runs no parallel tool calls either)",
             "fork": "save_state returns the latest state only; AgentChat has no checkpoint ids or fork operation",
             "FI": "load_state has no notion of retry vs fork",

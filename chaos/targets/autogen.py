@@ -24,9 +24,15 @@ Resume forms: ``none`` -> ``load_state`` + ``run()`` with no task (AgentChat's "
 ``run(task=<the human's answer>)``: a ``HandoffMessage`` back to the agent that handed off, else a
 ``TextMessage`` from ``user``; with ``answers`` (a plan), the n-th pause gets the n-th answer,
 pause after pause, the pause's number read from the saved document; ``app`` -> the team's own
-``recover(ctx, thread)`` (``chaos.workloads.autogen.AutoGenThread``). A saved run that ended is
+``recover(ctx, thread)`` (``chaos.workloads.autogen.AutoGenThread``), called again at each pause
+the run reaches while an ``answers`` plan has an answer for it (``thread.answer``). A saved run that ended is
 nothing to resume, answered or not (outcome ``done`` with ``nothing_to_resume``): a loaded finished
 team would go round again.
+
+A task given to a team that waits for a human is its answer: an approval, listed in the action's
+outcome (``approvals``), whoever gives it (the adapter by the plan, or a team's own driver through
+``thread.run(task)``); ``run()`` with no task on a waiting team is a recovery, and on a round-robin
+team it goes on to the next agent, past the pause, so approval authority (AA) is judged.
 """
 
 from __future__ import annotations
@@ -89,6 +95,7 @@ class AutoGenSession(AsyncSession):
         self.completed: list[str] = []
         self.turns: list[str] = []  # the turns recorded complete (turn1, turn2, ...): their identities
         self.pauses = 0
+        self.awaiting = False  # the team, as loaded or last run, waits for a human
         self.last: ActionOutcome | None = None  # what the last run of turns returned (for app recoveries)
 
     def _where(self) -> Where:
@@ -102,6 +109,7 @@ class AutoGenSession(AsyncSession):
         self.completed = [] if doc is None else list(doc["completed"])
         self.turns = [] if doc is None or doc.get("ended") else list(doc.get("turns") or [])
         self.pauses = 0 if doc is None else int(doc.get("pauses", 1 if doc.get("awaiting_input") else 0))
+        self.awaiting = bool((doc or {}).get("awaiting_input"))
         if doc is not None:
             self.seq = doc["seq"]
 
@@ -109,6 +117,8 @@ class AutoGenSession(AsyncSession):
         from autogen_agentchat.messages import BaseChatMessage, HandoffMessage
 
         w = self.workload
+        if task is not None and self.awaiting:  # a task given to a team that waits for a human is its answer
+            self.recorder.note_approval()
         for _ in range(MAX_TURNS_PER_ACTION):
             result = await self.team.run(task=task)
             task = None
@@ -120,7 +130,7 @@ class AutoGenSession(AsyncSession):
             stopped = bool(result.stop_reason) and not str(result.stop_reason).startswith("Maximum number of turns")
             if speaker in w.tasks:
                 self.completed.append(w.tasks[speaker])
-            awaiting = speaker == w.pause_after or handoff is not None
+            awaiting = self.awaiting = speaker == w.pause_after or handoff is not None
             ended = not awaiting and (speaker == w.last or (w.last is None and stopped))
             self.seq += 1
             self.turns.append(f"turn{len(self.turns) + 1}")
@@ -178,7 +188,7 @@ class AutoGenSession(AsyncSession):
             self.seq = (self.store.load() or {}).get("seq", 0)
             return await self._turns(self.workload.task)
         if form == "app":
-            return await self._recover(action.get("recover") or "")
+            return await self._recover(action.get("recover") or "", action.get("plan"))
         doc = self._saved()
         self._begin(doc)
         if doc.get("ended"):  # a finished run is not run again, answered or not: nothing to resume
@@ -232,11 +242,34 @@ class AutoGenSession(AsyncSession):
         out["answered"] = answered
         return out
 
-    async def _recover(self, ref: str) -> ActionOutcome:
-        """The team's own recovery: ``recover(ctx, thread)`` from ``package.module:recover``."""
+    async def _recover(self, ref: str, plan: list[Any] | None = None) -> ActionOutcome:
+        """The team's own recovery: ``recover(ctx, thread)`` from ``package.module:recover``. With an
+        answer plan (``plan``) it is called again for each pause the run reaches, with the plan's
+        n-th answer in ``thread.answer`` (n read from the saved document), until the run ends or
+        the plan is used up: the whole run is answered by the plan, as chaos's own driver does."""
+        plan = list(plan or [])
+        observed: dict[str, Any] = {}
+        out: ActionOutcome | None = None
+        for call in range(MAX_ANSWERS):
+            doc = self.store.load()
+            waiting = bool((doc or {}).get("awaiting_input"))
+            n = int((doc or {}).get("pauses", 1 if waiting else 0)) - 1
+            answer = plan[n] if waiting and 0 <= n < len(plan) else None
+            if (plan and waiting and answer is None) or (call and not waiting):
+                break  # the plan is used up, or the run left the pause: leave it as it is
+            self.recorder.begin_call()
+            out = await self._recover_once(ref, doc, plan, answer)
+            observed.update(self.recorder.observed)
+            if not plan or out["status"] != "interrupted":
+                break
+        if out is None:  # the run waits at a pause the plan has no answer for
+            out = outcome("interrupted", {}, interrupts=["awaiting human"], recovered_by=ref, ran=False)
+        out["observed"] = observed or out.get("observed") or {}
+        return out
+
+    async def _recover_once(self, ref: str, doc: dict | None, plan: list[Any], answer: Any) -> ActionOutcome:
         from chaos.workloads.autogen import AutoGenThread
 
-        doc = self.store.load()
         self._begin(doc)
         self.last = None
         thread = AutoGenThread(
@@ -250,6 +283,8 @@ class AutoGenSession(AsyncSession):
             pauses=self.pauses,
             ended=bool((doc or {}).get("ended")),
             run=self._turns,
+            answers=plan,
+            answer=answer,
         )
         try:
             got = import_factory(ref)(self._context(), thread)

@@ -4,6 +4,10 @@
   to the ledger (committed), remember it for the racer's result, then pass the
   ``effect(task=X):after`` barrier so a sweep can crash right after the effect and before the
   framework records it.
+  It also keeps the approvals the session gives (``note_approval``: an answer to a pause, told
+  apart from a recovery call by the adapter), listed in the action's outcome as ``approvals``
+  (``with_approvals``: effects the call had fired before each, and when), so approval authority
+  (AA, ``chaos.kinds.approval``) can tell a recovery that walked past a pause from an approval.
 * ``JsonFileStore``: an atomic JSON document on disk (write, fsync, rename), for frameworks whose
   persistence API hands the application a dict to keep (LlamaIndex ``Context.to_dict``, AutoGen
   ``save_state``). Its ``save`` passes ``save(<what>):before`` / ``:after`` barriers: ``:before``
@@ -46,9 +50,29 @@ class EffectRecorder:
         self.fired: list[Fired] = []
         self.observed: dict[str, Any] = {}  # values seen during the current call (reset by begin_call)
         self.where: Callable[[], Where | None] | None = None
+        self.approvals: list[tuple[int, int]] = []  # (effects fired before it, t_mono_ns): every answer given
+        self._call_start = (0, 0)  # (effects, approvals) when the current call began
 
     def begin_call(self) -> None:
         self.observed = {}
+
+    def begin_action(self) -> None:
+        """A racer action begins: its values and its approvals are counted from here."""
+        self.begin_call()
+        self._call_start = (len(self.fired), len(self.approvals))
+
+    def note_approval(self) -> None:
+        """An answer to a pause is given now, after the effects fired so far."""
+        import time
+
+        self.approvals.append((len(self.fired), time.monotonic_ns()))
+
+    def with_approvals(self, out: ActionOutcome) -> ActionOutcome:
+        """``out`` with the approvals given since ``begin_action`` (``approvals``, as LangGraph's adapter reports them)."""
+        fired0, given0 = self._call_start
+        if len(self.approvals) > given0:
+            out["approvals"] = [{"fired_before": n - fired0, "t_mono_ns": t} for n, t in self.approvals[given0:]]
+        return out
 
     def __call__(self, task: str, value: Any, once: bool = False) -> None:
         """Record the effect; ``once``: with an idempotency key (thread, task, value), so a second
@@ -151,15 +175,15 @@ class AsyncSession(SessionBase):
     def perform(self, action: Action) -> ActionOutcome:
         if action.get("op", "run") not in ("run", "resume"):
             raise Unsupported(f"{action.get('op')!r}: " + self.unsupported_ops)
-        self.recorder.begin_call()
+        self.recorder.begin_action()
         try:
-            return self.aio.run(self._perform(action))  # type: ignore[attr-defined]
+            return self.recorder.with_approvals(self.aio.run(self._perform(action)))  # type: ignore[attr-defined]
         except NothingSaved as exc:  # the application had saved nothing yet: nothing to continue, no one's fault
             return nothing_saved_outcome(str(exc))
         except Unsupported:
             raise  # the adapter cannot express the action: the racer records it as unsupported, with the reason
         except Exception as exc:  # the framework's answer, recorded as data
-            return outcome("error", self.recorder.observed, error=error_of(exc))
+            return self.recorder.with_approvals(outcome("error", self.recorder.observed, error=error_of(exc)))
 
 
 def prewarm_factories(builtin: dict, only: str | None = None) -> list:

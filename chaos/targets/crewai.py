@@ -84,6 +84,21 @@ def track_passes(flow_class: type, offsets: dict[str, int]) -> None:
     flow_class._execute_method = _execute_method  # type: ignore[attr-defined]
 
 
+def track_approvals(flow_class: type, note: Any) -> None:
+    """Wrap ``resume_async`` of this racer's flow class (``resume`` runs it) so every answer to a
+    pending ``@human_feedback`` review is noted as an approval, whoever gives it (chaos's driver by
+    the plan, or a team's own ``resume: app:`` driver): a kickoff by id is a recovery, never an
+    approval (CrewAI runs the flow again from its start and the review is asked again)."""
+    orig = flow_class.resume_async  # type: ignore[attr-defined]  # a Flow subclass
+
+    async def resume_async(self, feedback: str = "", *args, **kwargs):
+        if getattr(self, "_pending_feedback_context", None) is not None:
+            note()
+        return await orig(self, feedback, *args, **kwargs)
+
+    flow_class.resume_async = resume_async  # type: ignore[attr-defined]
+
+
 def where_fired() -> Where | None:
     running = RUNNING.get()
     if running is None:
@@ -261,6 +276,8 @@ class CrewAISession(SessionBase):
         if getattr(self.flow_class, "_execute_method", None) is not None:
             track_passes(self.flow_class, self.offsets)
             self.recorder.where = where_fired
+        if getattr(self.flow_class, "resume_async", None) is not None:
+            track_approvals(self.flow_class, self.recorder.note_approval)
 
     # ---------------------------------------------------------------- durable passes
 
@@ -466,7 +483,31 @@ class CrewAISession(SessionBase):
 
     def _recover(self, action: Action) -> ActionOutcome:
         """The team's own resume driver (``resume: app:package.module:recover``): ``recover(ctx, run)``
-        with a ``CrewRun``; a ``HumanFeedbackPending`` it returns means the flow paused again."""
+        with a ``CrewRun``; a ``HumanFeedbackPending`` it returns means the flow paused again. With
+        an answer plan (``plan``, backend ``sqlite``) it is called again for each pending review
+        the flow reaches, with the plan's n-th answer in ``run.answer`` (n counted from the
+        durable rows, as chaos's own driver counts it), until the flow finishes or the plan is
+        used up: the whole run is answered by the plan."""
+        plan = list(action.get("plan") or [])
+        observed: dict[str, Any] = {}
+        out: ActionOutcome | None = None
+        for call in range(MAX_ANSWERS):
+            pending = self.backend == "sqlite" and self.persistence.load_pending_feedback(self.thread_id) is not None
+            n = (self._saved_methods().count(self.workload.pause_method or "") + 1) // 2 - 1 if pending else -1
+            answer = plan[n] if pending and 0 <= n < len(plan) else None
+            if (plan and pending and answer is None) or (call and not pending):
+                break  # the plan is used up, or the flow left the review: leave it as it is
+            self.recorder.begin_call()
+            out = self._recover_once(action, plan, answer)
+            observed.update(self.recorder.observed)
+            if not plan or out["status"] != "interrupted":
+                break
+        if out is None:  # a review is pending that the plan has no answer for
+            out = outcome("interrupted", {}, interrupts=["pending feedback"], recovered_by=action.get("recover") or "")
+        out["observed"] = observed or out.get("observed") or {}
+        return out
+
+    def _recover_once(self, action: Action, plan: list[Any], answer: Any) -> ActionOutcome:
         from crewai.flow.async_feedback.types import HumanFeedbackPending
 
         from chaos.workloads.crewai import CrewRun
@@ -480,7 +521,8 @@ class CrewAISession(SessionBase):
             persistence=getattr(self, "persistence", None),
             checkpoint=self._config if self.provider_kind else None,
             latest_checkpoint=cps[-1][0] if cps else None,
-            answers=list(action.get("plan") or []),
+            answers=plan,
+            answer=answer,
         )
         try:
             got = recover(self.ctx, run)
@@ -493,7 +535,7 @@ class CrewAISession(SessionBase):
     def perform(self, action: Action) -> ActionOutcome:
         if action.get("op", "run") not in ("run", "resume", "fork", "checkpoints", "intent"):
             raise Unsupported(f"{action.get('op')!r}: " + UNSUPPORTED_OPS)
-        self.recorder.begin_call()
+        self.recorder.begin_action()
         try:
             out = self._perform(action)
         except Unsupported:
@@ -501,7 +543,7 @@ class CrewAISession(SessionBase):
         except Exception as exc:  # the framework's answer, recorded as data
             out = outcome("error", self.recorder.observed, error=error_of(exc))
         out["persistence_errors"] = list(self.persistence_errors)
-        return out
+        return self.recorder.with_approvals(out)
 
     def inspect(self) -> InspectResult:
         try:

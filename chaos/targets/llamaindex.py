@@ -20,13 +20,18 @@ re-runs it from its ``StartEvent``), so its passes count from the first again; t
 resume forms never do that: a saved run that ended (its last step returned the ``StopEvent``, from
 whichever end) is nothing to resume, answered or not (outcome ``done`` with ``nothing_to_resume``).
 
+Every ``HumanResponseEvent`` sent into the workflow (by the adapter or by a team's own driver) is
+an approval, listed in the action's outcome (``approvals``); a restore that runs on without one is
+a recovery, so approval authority (AA) is judged.
+
 Resume forms: ``none`` -> ``from_dict`` + ``run(ctx=...)`` (continue what the saved context holds);
 ``input`` -> a new run with a fresh context; ``command`` -> ``from_dict`` + ``run`` +
 ``send_event(HumanResponseEvent(response=value))``, the documented way to answer a pause; with
 ``answers`` (a plan), the n-th pause of the run gets the n-th answer, pause after pause, until the
 run ends or the plan is used up (the pause's number is read from the saved document, so a fresh
 process after a crash picks up the plan where the run is); ``app`` -> the team's own
-``recover(ctx, thread)`` (``chaos.workloads.llamaindex.LlamaThread``).
+``recover(ctx, thread)`` (``chaos.workloads.llamaindex.LlamaThread``), called again at each pause
+the run reaches while an ``answers`` plan has an answer for it (``thread.answer``).
 """
 
 from __future__ import annotations
@@ -46,6 +51,32 @@ UNSUPPORTED_OPS = "LlamaIndex Workflows has no checkpoint ids or fork operation 
 FINISHED = "the saved run had ended: nothing to resume (the driver does not run a finished run again; LlamaIndex would restore it and start the run over from its StartEvent)"
 ADDRESSED = "an answer cannot be addressed to one pause: a HumanResponseEvent carries no pause id, it goes to whatever step waits for one (resume_by: interrupt is LangGraph's)"
 MAX_ANSWERS = 100  # pauses a plan answers in one call (a workflow that always asks again)
+
+
+_NOTE_APPROVAL: list[Any] = [None]  # the live session's EffectRecorder.note_approval
+
+
+def track_approvals(note: Any) -> None:
+    """Note every ``HumanResponseEvent`` sent into a workflow as an approval, whoever sends it
+    (chaos's driver by the plan, or a team's own ``resume: app:`` driver through
+    ``handler.ctx.send_event``): that event is the only answer a waiting step takes, so a restored
+    context that runs on without one was not approved. ``Context.send_event`` is wrapped once per
+    process; the note goes to the session opened last (a racer has one)."""
+    from workflows import Context
+    from workflows.events import HumanResponseEvent
+
+    _NOTE_APPROVAL[0] = note
+    if getattr(Context.send_event, "_chaos_approvals", False):
+        return
+    orig = Context.send_event
+
+    def send_event(self: Any, message: Any, step: str | None = None) -> None:
+        if isinstance(message, HumanResponseEvent) and _NOTE_APPROVAL[0] is not None:
+            _NOTE_APPROVAL[0]()
+        return orig(self, message, step)
+
+    send_event._chaos_approvals = True  # type: ignore[attr-defined]
+    Context.send_event = send_event
 
 
 class NoSavedContext(NothingSaved):
@@ -78,6 +109,7 @@ class LlamaIndexSession(AsyncSession):
         self.recorder.where = self._where
         self.spec = spec
         self.workload = build_workload(spec, self.recorder, BUILTIN, LlamaWorkload)
+        track_approvals(self.recorder.note_approval)
         self.completed: list[str] = []
         self.pauses = 0
         self.base: dict[str, int] = {}  # step -> passes recorded complete when this action began
@@ -174,7 +206,7 @@ class LlamaIndexSession(AsyncSession):
             self.seq = (self.store.load() or {}).get("seq", 0)
             return await self._drive(wf.run(**self.workload.input))
         if form == "app":
-            return await self._recover(action.get("recover") or "")
+            return await self._recover(action.get("recover") or "", action.get("plan"))
         doc = self._saved()
         self._begin(doc)
         if doc.get("ended"):  # a finished run is not run again, answered or not: nothing to resume
@@ -230,11 +262,34 @@ class LlamaIndexSession(AsyncSession):
         out["answered"] = answered
         return out
 
-    async def _recover(self, ref: str) -> ActionOutcome:
-        """The team's own recovery: ``recover(ctx, thread)`` from ``package.module:recover``."""
+    async def _recover(self, ref: str, plan: list[Any] | None = None) -> ActionOutcome:
+        """The team's own recovery: ``recover(ctx, thread)`` from ``package.module:recover``. With an
+        answer plan (``plan``) it is called again for each pause the run reaches, with the plan's
+        n-th answer in ``thread.answer`` (n read from the saved document), until the run ends or
+        the plan is used up: the whole run is answered by the plan, as chaos's own driver does."""
+        plan = list(plan or [])
+        observed: dict[str, Any] = {}
+        out: ActionOutcome | None = None
+        for call in range(MAX_ANSWERS):
+            doc = self.store.load()
+            waiting = bool((doc or {}).get("awaiting_input"))
+            n = int((doc or {}).get("pauses", 1 if waiting else 0)) - 1
+            answer = plan[n] if waiting and 0 <= n < len(plan) else None
+            if (plan and waiting and answer is None) or (call and not waiting):
+                break  # the plan is used up, or the run left the pause: leave it as it is
+            self.recorder.begin_call()
+            out = await self._recover_once(ref, doc, plan, answer)
+            observed.update(self.recorder.observed)
+            if not plan or out["status"] != "interrupted":
+                break
+        if out is None:  # the run waits at a pause the plan has no answer for
+            out = outcome("interrupted", {}, interrupts=["input_required"], recovered_by=ref, ran=False)
+        out["observed"] = observed or out.get("observed") or {}
+        return out
+
+    async def _recover_once(self, ref: str, doc: dict | None, plan: list[Any], answer: Any) -> ActionOutcome:
         from chaos.workloads.llamaindex import LlamaThread
 
-        doc = self.store.load()
         self._begin(doc)
         self.last = None
         thread = LlamaThread(
@@ -247,6 +302,8 @@ class LlamaIndexSession(AsyncSession):
             pauses=self.pauses,
             ended=bool((doc or {}).get("ended")),
             drive=self._drive,
+            answers=plan,
+            answer=answer,
         )
         try:
             got = import_factory(ref)(self._context(), thread)

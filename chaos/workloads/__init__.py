@@ -12,6 +12,18 @@ A trial may inject a fault on an effect (``effect_fault``): the effect is perfor
 its barrier passed, and then ``ctx.effect`` raises ``EffectFault``, as a provider that charged the
 card and then timed out would. Which firings fail is counted per trial, across its racers, in the
 trial's scratch folder, so a retry or a resume in a fresh process sees the fault as spent.
+
+The public types a team's own app needs live here, one place for every framework (``__all__``)::
+
+    from chaos.workloads import WorkloadContext, LangGraphWorkload, Breakpoint, Edit  # LangGraph
+    from chaos.workloads import PGWorkload, PGRun, Deps          # pydantic-graph
+    from chaos.workloads import CrewWorkload, CrewRun            # CrewAI Flows
+    from chaos.workloads import LlamaWorkload, LlamaThread       # LlamaIndex Workflows
+    from chaos.workloads import AutoGenWorkload, AutoGenThread   # AutoGen AgentChat
+
+Each framework's names are imported on first use (PEP 562 ``__getattr__``) from
+``chaos.workloads.<framework>``, which imports that framework: importing this package stays
+standard-library only, and an app names only its own framework's types.
 """
 
 from __future__ import annotations
@@ -24,6 +36,60 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from chaos.racer.protocol import RacerSpec
+    from chaos.workloads.autogen import AutoGenThread, AutoGenWorkload
+    from chaos.workloads.crewai import CrewRun, CrewWorkload
+    from chaos.workloads.langgraph import Breakpoint, Edit, LangGraphWorkload
+    from chaos.workloads.llamaindex import LlamaThread, LlamaWorkload
+    from chaos.workloads.pydantic_graph import Deps, PGRun, PGWorkload
+
+__all__ = [
+    "AutoGenThread",
+    "AutoGenWorkload",
+    "Breakpoint",
+    "CrewRun",
+    "CrewWorkload",
+    "Deps",
+    "Edit",
+    "EffectFault",
+    "LangGraphWorkload",
+    "LlamaThread",
+    "LlamaWorkload",
+    "PGRun",
+    "PGWorkload",
+    "WorkloadContext",
+]
+
+# a team's public type -> the module that defines it (imported, with its framework, on first use)
+_PUBLIC = {
+    "LangGraphWorkload": "chaos.workloads.langgraph",
+    "Breakpoint": "chaos.workloads.langgraph",
+    "Edit": "chaos.workloads.langgraph",
+    "PGWorkload": "chaos.workloads.pydantic_graph",
+    "PGRun": "chaos.workloads.pydantic_graph",
+    "Deps": "chaos.workloads.pydantic_graph",
+    "CrewWorkload": "chaos.workloads.crewai",
+    "CrewRun": "chaos.workloads.crewai",
+    "LlamaWorkload": "chaos.workloads.llamaindex",
+    "LlamaThread": "chaos.workloads.llamaindex",
+    "AutoGenWorkload": "chaos.workloads.autogen",
+    "AutoGenThread": "chaos.workloads.autogen",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _PUBLIC.get(name)
+    if module is None:
+        # a submodule (``from chaos.workloads import langgraph``) is found by the import system after this
+        raise AttributeError(f"module 'chaos.workloads' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # the next use does not come here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
 
 
 class EffectFault(Exception):

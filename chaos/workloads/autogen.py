@@ -121,7 +121,9 @@ class AutoGenThread:
     ``saved``: the ``team.save_state()`` the application saved last (None: nothing was saved);
     ``awaiting_input``: the run waits for a human; ``handoff_from``: the agent that handed off to
     the human (None for a round-robin pause); ``question``: what it asked; ``pauses``: how many
-    pauses the run has made; ``ended``: the run had finished. ``run(task)`` (awaitable) runs the
+    pauses the run has made; ``ended``: the run had finished; ``answers``: the scenario's plan (if
+    any) and ``answer``: its answer for the pause the run waits at now (None: no plan, or used up;
+    with a plan, ``recover`` is called again at each pause the run reaches). ``run(task)`` (awaitable) runs the
     team turn by turn as chaos does, saving after each turn, and returns what happened;
     ``recover`` returns what its last ``run`` returned."""
 
@@ -135,6 +137,8 @@ class AutoGenThread:
     pauses: int
     ended: bool
     run: Callable[[Any], Any]
+    answers: list[Any] = field(default_factory=list)
+    answer: Any = None
 
 
 def three_step(ctx) -> AutoGenWorkload:

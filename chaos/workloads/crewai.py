@@ -54,7 +54,9 @@ class CrewRun:
     ``recover(ctx, run)`` in the fresh process): the flow id, the flow class as chaos persists it,
     the ``@persist`` persistence (backend ``sqlite``; else None), ``checkpoint(restore_from=None)``
     (a ``CheckpointConfig`` of the checkpoint backends; else None), the latest checkpoint's
-    location (or None), and the scenario's answer plan. Return what the driver's last ``kickoff``
+    location (or None), the scenario's answer plan (``answers``) and its answer for the review
+    pending now (``answer``: None with no plan, or when it is used up; with a plan the driver is
+    called again at each pending review the flow reaches). Return what the driver's last ``kickoff``
     / ``resume`` returned (a ``HumanFeedbackPending`` when the flow paused again)."""
 
     thread_id: str
@@ -63,6 +65,7 @@ class CrewRun:
     checkpoint: Callable[..., Any] | None
     latest_checkpoint: str | None
     answers: list[Any] = field(default_factory=list)
+    answer: Any = None
 
 
 def three_step(ctx) -> CrewWorkload:

@@ -137,7 +137,9 @@ class LlamaThread:
     ``saved``: the ``Context.to_dict()`` the application saved last (None: nothing was saved, the
     kill came before the first step finished); ``awaiting_input``: that save was made at an
     ``InputRequiredEvent`` (a human was asked); ``question``: that event's fields; ``pauses``: how
-    many pauses the run has made so far; ``ended``: the run had finished.
+    many pauses the run has made so far; ``ended``: the run had finished; ``answers``: the
+    scenario's plan (if any) and ``answer``: its answer for the pause the run waits at now (None:
+    no plan, or used up; with a plan, ``recover`` is called again at each pause the run reaches).
     ``drive(handler)`` (awaitable) streams a ``workflow.run(...)`` handler the way chaos does,
     saving the context at every step boundary and at the next pause, and returns what happened;
     ``recover`` returns what its last ``drive`` returned."""
@@ -151,6 +153,8 @@ class LlamaThread:
     pauses: int
     ended: bool
     drive: Callable[[Any], Any]
+    answers: list[Any] = field(default_factory=list)
+    answer: Any = None
 
 
 def _timeout(ctx) -> float:

@@ -114,8 +114,8 @@ def fixed(ctx: Any) -> AutoGenWorkload:
 async def recover(ctx: Any, thread: Any) -> None:
     """The app's own resume driver (``resume: app:examples.autogen_refund.app:recover``), as the
     docs write it: ``load_state`` the saved team and run it on; a handoff to the customer gets the
-    customer's answer (here ``ctx.params["answer"]``, default ``approve``, standing for the app's
-    inbox) back as ``HandoffMessage(source="user", target=<who handed off>)``. A run that had ended
+    customer's answer (the scenario's ``answers`` plan in ``thread.answer``; else
+    ``ctx.params["answer"]``, default ``approve``, standing for the app's inbox) back as ``HandoffMessage(source="user", target=<who handed off>)``. A run that had ended
     is left alone; with nothing saved, the request is run again from the start."""
     from autogen_agentchat.messages import HandoffMessage
 
@@ -126,7 +126,7 @@ async def recover(ctx: Any, thread: Any) -> None:
         return
     await thread.team.load_state(thread.saved)
     if thread.awaiting_input and thread.handoff_from:
-        answer = str(ctx.params.get("answer", "approve"))
+        answer = str(thread.answer if thread.answer is not None else ctx.params.get("answer", "approve"))
         await thread.run(HandoffMessage(source="user", target=thread.handoff_from, content=answer))
     else:
         await thread.run(None)

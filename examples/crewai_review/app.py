@@ -119,9 +119,11 @@ def fixed(ctx) -> CrewWorkload:
 
 def resume_review(ctx, run) -> Any:
     """A team's own resume driver, as CrewAI documents it: answer the pending review with the
-    plan's answer (``from_pending(id).resume(feedback)``); with nothing pending, restore the flow
-    by id (``kickoff(inputs={"id": ...})``), which CrewAI runs again from its start."""
+    plan's answer for it (``run.answer``) by ``from_pending(id).resume(feedback)``; with nothing
+    pending, restore the flow by id (``kickoff(inputs={"id": ...})``), which CrewAI runs again from
+    its start."""
     if run.persistence.load_pending_feedback(run.thread_id) is not None:
         flow = run.flow_class.from_pending(run.thread_id, run.persistence)
-        return flow.resume(str(run.answers[0] if run.answers else "approve"))
+        answer = run.answer if run.answer is not None else (run.answers[0] if run.answers else "approve")
+        return flow.resume(str(answer))
     return run.flow_class().kickoff(inputs={"id": run.thread_id})

@@ -100,8 +100,9 @@ def fixed(ctx: Any) -> LlamaWorkload:
 async def recover(ctx: Any, thread: Any) -> None:
     """The app's own resume driver (``resume: app:examples.llamaindex_review.app:recover``), as the
     docs write it: restore the saved context with ``Context.from_dict`` and run on it; a run that
-    waits for the editor gets the editor's answer (here ``ctx.params["answer"]``, default
-    ``approve``, standing for the app's inbox) as a ``HumanResponseEvent``. A run that had ended
+    waits for the editor gets the editor's answer (the scenario's ``answers`` plan, pause by pause,
+    in ``thread.answer``; else ``ctx.params["answer"]``, default ``approve``, standing for the app's
+    inbox) as a ``HumanResponseEvent``. A run that had ended
     is left alone; with nothing saved, the post is drafted again from the start."""
     wf = thread.workflow
     if thread.saved is None:
@@ -111,5 +112,6 @@ async def recover(ctx: Any, thread: Any) -> None:
         return
     handler = wf.run(ctx=Context.from_dict(wf, thread.saved))
     if thread.awaiting_input:
-        handler.ctx.send_event(HumanResponseEvent(response=ctx.params.get("answer", "approve")))
+        answer = thread.answer if thread.answer is not None else ctx.params.get("answer", "approve")
+        handler.ctx.send_event(HumanResponseEvent(response=answer))
     await thread.drive(handler)
