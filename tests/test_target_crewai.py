@@ -158,10 +158,10 @@ matrix:
     # the approver was notified, and the kill came before the pause was saved: no run to answer
     announced = look.point_verdict(sweep, "save_pending(method=ask):before", "EO")
     assert announced.vacuous and "the pause was announced (whoever it notifies was asked) but never saved" in announced.reason
-    # FCL is not judged on CrewAI: the reason says so, and why, instead of naming a judge that never runs
+    # FCL is judged on CrewAI (the first_checkpoint kind runs there): the vacuous point names its judge
     for v in (announced, look.point_verdict(sweep, "effect(task=notify)", "EO")):
-        assert "which FCL judges" not in v.reason, v.reason
-        assert "a run lost before its first save is not judged on crewai (FCL: @persist saves only after" in v.reason
+        assert "a crash before the first checkpoint loses the run, which FCL judges" in v.reason, v.reason
+        assert "is not judged on crewai" not in v.reason, v.reason
     # no checkpoint precedes a pause in the first method: chaos found nothing to fork, CrewAI refused nothing
     fd = look.verdict(fork, "FD")
     assert fd.status == "unknown", fd.reason
