@@ -129,12 +129,15 @@ def test_the_fixed_assistant_pays_once_when_four_workers_resume(fixed):
     assert _verdict(race, "CO").status == "holds"
 
 
-def test_the_fixed_assistant_still_forks_its_thread_when_four_workers_resume(fixed):
-    """Idempotent effects pay once, but the four workers all commit: the thread's chain forks and
-    the checkpoints of all but one are unreachable from the latest (LC, LangGraph issue 8796). Only
-    a lease around resume (one writer per thread) would keep the chain linear."""
-    lc = _verdict(_cell(fixed, "race-k4"), "LC")
-    assert lc.status == "violated" and "no writer asked for a fork" in lc.reason and "unreachable from the latest" in lc.reason
+def test_the_fixed_assistant_keeps_its_chain_linear_behind_the_gate(fixed):
+    """Idempotent effects pay once, but four workers that all commit fork the thread's chain (LC,
+    LangGraph issue 8796; stock does). The fixed assistant's workers resume behind a cross-process
+    gate (REMIT's): one is served, the others are turned away before any node runs, so nothing
+    forks."""
+    race = _cell(fixed, "race-k4")
+    lc = _verdict(race, "LC")
+    assert lc.status == "holds", lc.reason
+    assert _verdict(race, "LIVENESS").status == "holds"
 
 
 # ------------------------------------- the reference: a repeated answer addressed by id, by hand
@@ -191,12 +194,12 @@ def test_eo_holds_on_the_fixed_assistant_over_the_points_that_exercised_it(fixed
     assert _verdict(_cell(fixed, "sweep"), "EO").status == "holds"
 
 
-def test_the_fixed_run_violates_only_the_forked_chain(fixed):
-    """The fixed assistant passes every effect property (issue 12); it exits 1 only for the chain its
-    racing workers fork (LC, issue 26), which no change inside the graph can prevent."""
+def test_the_fixed_run_exits_0(fixed):
+    """The fixed assistant passes every property it is judged on (issue 12), its race's chain
+    included (LC, issue 26: the workers resume behind a cross-process gate)."""
     violated = {(c.axes["case"]["name"], v.property) for c in fixed.cells for v in c.verdicts if v.status == "violated"}
-    assert violated == {("race-k4", "LC")}
-    assert fixed.exit_code == 1
+    assert violated == set()
+    assert fixed.exit_code == 0
 
 
 def test_the_node_rerun_duplicate_is_explained_as_needing_no_crash(stock):
@@ -228,11 +231,15 @@ def test_the_duplicates_are_told_once_per_cause_with_how_often_and_one_example(s
 
 
 def test_stock_violations_are_exactly_the_real_ones(stock):
-    """Stock exits 1 with only its real violations: EO, CO and LC (the forked chain) of the race, of the plain stray repeat and
+    """Stock exits 1 with only its real violations: EO, CO of the race, of the plain stray repeat and
     of the by-id repeat (real on stock: LangGraph hands an answer addressed to a task's first
-    interrupt to its next one); LIVENESS (an app error) is not among them."""
+    interrupt to its next one); LIVENESS (an app error) is not among them. The race's chain (LC)
+    is open: a worker whose resumed task stops at the e-mail approval saves pending writes on the
+    same checkpoint and forks nothing, one that commits a new checkpoint beside another forks it;
+    which happens is the race's timing (measured both ways), so LC is judged, either way."""
     violated = {(c.axes["case"]["name"], v.property) for c in stock.cells for v in c.verdicts if v.status == "violated"}
-    assert violated == {("sweep", "EO"), ("race-k4", "CO"), ("race-k4", "LC"), ("stray", "CO"), ("stray-by-id", "CO")}
+    assert violated - {("race-k4", "LC")} == {("sweep", "EO"), ("race-k4", "CO"), ("stray", "CO"), ("stray-by-id", "CO")}
+    assert _verdict(_cell(stock, "race-k4"), "LC").status in ("holds", "violated")
 
 
 # ------------------------------------------------------------------ fork: the app's own answers
