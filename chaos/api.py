@@ -17,7 +17,7 @@ What it promises:
   ``chaos analyze``, writes nothing unless asked.
 * ``load_scenario(path)`` loads and validates a scenario file.
 
-Bad input, a broken environment or a damaged run folder raise ``chaos.racer.errors.ChaosError``
+Bad input, a broken environment or a damaged run folder raise ``chaos.errors.ChaosError``
 (one line naming the file and field), before anything is written, as the command line refuses
 them; what the framework did is never an exception: it is in the verdicts.
 """
