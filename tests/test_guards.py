@@ -55,7 +55,8 @@ def test_remits_gate_serves_one_racer_and_refuses_the_others_beside_stock(tmp_pa
     assert gate.valid_trials == gate.trials == 4
     assert gate.fires == {"1": 4}
     verdicts = {v.property: v.status for v in gate.verdicts}
-    assert verdicts == {"CO": "holds", "LIVENESS": "holds"}
+    # LC too (issue 26): the refused racers wrote nothing, so the thread's chain stays linear
+    assert verdicts == {"CO": "holds", "LIVENESS": "holds", "LC": "holds"}
     # the three that were not served were refused before any effect, or found nothing left to do
     assert sum(int(n) * t for n, t in gate.summary["refused"].items()) >= 1
     assert gate.summary["refused_after_effect"] == []
@@ -162,7 +163,7 @@ def test_a_teams_own_remit_saver_holds_once_chaos_knows_its_inspection_key(tmp_p
     run = run_text(tmp_path, text)
     (cell,) = run.results.cells
     assert cell.valid_trials == 3 and cell.fires == {"1": 3}
-    assert {v.property: v.status for v in cell.verdicts} == {"CO": "holds", "LIVENESS": "holds"}
+    assert {v.property: v.status for v in cell.verdicts} == {"CO": "holds", "LIVENESS": "holds", "LC": "holds"}
 
 
 def test_a_guard_factory_that_returns_no_guard_is_refused_before_any_trial(tmp_path):
