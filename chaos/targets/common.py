@@ -14,6 +14,8 @@
   means nothing of this save is durable, ``:after`` means the rename is done.
 * ``store_file``: the per-trial file a file-backed target keeps its state in.
 * ``outcome``: an ``ActionOutcome`` (``chaos.racer.protocol``) with the values the call observed.
+* ``recover_by_plan``: the loop that runs a team's own recovery (``recover(ctx, thread)``) once, or
+  once per pause an answer plan answers, for the adapters whose state is one saved document.
 * ``prewarm_workloads``: a fork server's ``prewarm`` for an adapter: read the versions, build
   each built-in workload once (no run, no loop, no thread).
 * ``SessionLoop``: one event loop for a session's whole life. Async frameworks bind queues and
@@ -27,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -184,6 +186,43 @@ class AsyncSession(SessionBase):
             raise  # the adapter cannot express the action: the racer records it as unsupported, with the reason
         except Exception as exc:  # the framework's answer, recorded as data
             return self.recorder.with_approvals(outcome("error", self.recorder.observed, error=error_of(exc)))
+
+
+async def recover_by_plan(
+    ref: str,
+    plan: list[Any] | None,
+    *,
+    load: Callable[[], dict | None],
+    recorder: EffectRecorder,
+    once: Callable[[str, dict | None, list[Any], Any], Awaitable[ActionOutcome]],
+    waiting: str,
+    most: int,
+) -> ActionOutcome:
+    """The team's own recovery ``ref`` (``package.module:recover``), run by ``once(ref, doc, plan,
+    answer)``. With an answer plan it is called again for each pause the run reaches (at most
+    ``most`` calls), with the plan's n-th answer (n read from the saved document ``load()``:
+    ``pauses``, ``awaiting_input``), until the run ends or the plan is used up: the whole run is
+    answered by the plan, as chaos's own driver does. ``waiting``: the interrupt a run left at a
+    pause the plan has no answer for reports. Outcome: the last call's, with the values every call saw."""
+    plan = list(plan or [])
+    observed: dict[str, Any] = {}
+    out: ActionOutcome | None = None
+    for call in range(most):
+        doc = load()
+        at_pause = bool((doc or {}).get("awaiting_input"))
+        n = int((doc or {}).get("pauses", 1 if at_pause else 0)) - 1
+        answer = plan[n] if at_pause and 0 <= n < len(plan) else None
+        if (plan and at_pause and answer is None) or (call and not at_pause):
+            break  # the plan is used up, or the run left the pause: leave it as it is
+        recorder.begin_call()
+        out = await once(ref, doc, plan, answer)
+        observed.update(recorder.observed)
+        if not plan or out["status"] != "interrupted":
+            break
+    if out is None:  # the run waits at a pause the plan has no answer for
+        out = outcome("interrupted", {}, interrupts=[waiting], recovered_by=ref, ran=False)
+    out["observed"] = observed or out.get("observed") or {}
+    return out
 
 
 def prewarm_factories(builtin: dict, only: str | None = None) -> list:
