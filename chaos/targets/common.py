@@ -12,6 +12,8 @@
   persistence API hands the application a dict to keep (LlamaIndex ``Context.to_dict``, AutoGen
   ``save_state``). Its ``save`` passes ``save(<what>):before`` / ``:after`` barriers: ``:before``
   means nothing of this save is durable, ``:after`` means the rename is done.
+* ``append_effect``: one effect row appended to the ledger (idempotently with ``once``), as every
+  adapter's effect hook (LangGraph's too) records it.
 * ``store_file``: the per-trial file a file-backed target keeps its state in.
 * ``outcome``: an ``ActionOutcome`` (``chaos.racer.protocol``) with the values the call observed.
 * ``recover_by_plan``: the loop that runs a team's own recovery (``recover(ctx, thread)``) once, or
@@ -81,18 +83,25 @@ class EffectRecorder:
         attempt records nothing (``ctx.effect_once``), as a provider's idempotency key would."""
         v = None if value is None else str(value)
         where = self.where() if self.where is not None else None
-        if once:
-            append_once = getattr(self.ledger, "append_once", None)
-            if append_once is None:
-                raise NotImplementedError(f"{type(self.ledger).__name__} has no idempotent append (effect_once)")
-            seq, inserted = append_once(task=task, value=v, thread_id=self.thread_id, where=where)
-        else:
-            seq, inserted = self.ledger.append(task=task, value=v, thread_id=self.thread_id, where=where), True
-        if inserted:
-            self.fired.append({"seq": seq, "effect_key": effect_key(task, v)})
+        fired = append_effect(self.ledger, task, v, self.thread_id, where, once)
+        if fired is not None:
+            self.fired.append(fired)
         if value is not None:
             self.observed[task] = jsonable(value)
         self.barrier.hit(f"effect(task={task}):after")
+
+
+def append_effect(ledger: Ledger, task: str, v: str | None, thread_id: str, where: Where | None, once: bool) -> Fired | None:
+    """Append one effect row to the ledger (``once``: with an idempotency key, so a second attempt
+    records nothing); the ``Fired`` entry for the racer's result, or None when nothing was recorded."""
+    if once:
+        append_once = getattr(ledger, "append_once", None)
+        if append_once is None:
+            raise NotImplementedError(f"{type(ledger).__name__} has no idempotent append (effect_once)")
+        seq, inserted = append_once(task=task, value=v, thread_id=thread_id, where=where)
+    else:
+        seq, inserted = ledger.append(task=task, value=v, thread_id=thread_id, where=where), True
+    return {"seq": seq, "effect_key": effect_key(task, v)} if inserted else None
 
 
 def store_file(spec: RacerSpec, suffix: str) -> Path:
