@@ -44,8 +44,8 @@ from chaos.racer.barrier import BarrierClient
 from chaos.racer.ledger import Ledger, Where
 from chaos.racer.protocol import Action, ActionOutcome, InspectResult, RacerSpec
 from chaos.targets.base import NothingSaved, Unsupported, error_of, jsonable
-from chaos.targets.common import AsyncSession, outcome, recover_by_plan
-from chaos.workloads import WorkloadContext, build_workload, import_factory, scratch_dir
+from chaos.targets.common import AsyncSession, outcome, recover_by_plan, recovery_context
+from chaos.workloads import WorkloadContext, build_workload, import_factory
 
 MAX_TURNS_PER_ACTION = 32
 FINISHED = (
@@ -289,17 +289,7 @@ class AutoGenSession(AsyncSession):
         return outcome("interrupted" if waiting else "done", self.recorder.observed, recovered_by=ref, ran=False)
 
     def _context(self) -> WorkloadContext:
-        spec = self.spec
-        return WorkloadContext(
-            checkpointer=None,
-            effect_hook=self.recorder,
-            seed=int(spec.get("seed", 0)),
-            racer_id=spec["racer_id"],
-            params=dict(spec.get("workload_params") or {}),
-            trial_id=spec.get("trial_id", ""),
-            thread_id=self.thread_id,
-            scratch=scratch_dir(spec),
-        )
+        return recovery_context(self.spec, self.recorder, self.thread_id)
 
     def inspect(self) -> InspectResult:
         try:

@@ -18,6 +18,7 @@
 * ``outcome``: an ``ActionOutcome`` (``chaos.racer.protocol``) with the values the call observed.
 * ``recover_by_plan``: the loop that runs a team's own recovery (``recover(ctx, thread)``) once, or
   once per pause an answer plan answers, for the adapters whose state is one saved document.
+* ``recovery_context``: the ``WorkloadContext`` a team's own recovery is called with.
 * ``prewarm_workloads``: a fork server's ``prewarm`` for an adapter: read the versions, build
   each built-in workload once (no run, no loop, no thread).
 * ``SessionLoop``: one event loop for a session's whole life. Async frameworks bind queues and
@@ -33,13 +34,16 @@ import json
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chaos.racer.barrier import BarrierClient, write_atomic
 from chaos.racer.ledger import Ledger, Where, effect_key
 from chaos.racer.protocol import Action, ActionOutcome, ErrorInfo, Fired, OutcomeStatus, RacerSpec
 from chaos.targets.base import NothingSaved, Unsupported, error_of, jsonable, nothing_saved_outcome
 from chaos.targets.base import outcome as base_outcome
+
+if TYPE_CHECKING:
+    from chaos.workloads import WorkloadContext
 
 
 class EffectRecorder:
@@ -232,6 +236,23 @@ async def recover_by_plan(
         out = outcome("interrupted", {}, interrupts=[waiting], recovered_by=ref, ran=False)
     out["observed"] = observed or out.get("observed") or {}
     return out
+
+
+def recovery_context(spec: RacerSpec, recorder: EffectRecorder, thread_id: str) -> WorkloadContext:
+    """The ``WorkloadContext`` a team's own recovery (``recover(ctx, thread)``) gets: no
+    checkpointer, effects through ``recorder``, the session's thread."""
+    from chaos.workloads import WorkloadContext, scratch_dir
+
+    return WorkloadContext(
+        checkpointer=None,
+        effect_hook=recorder,
+        seed=int(spec.get("seed", 0)),
+        racer_id=spec["racer_id"],
+        params=dict(spec.get("workload_params") or {}),
+        trial_id=spec.get("trial_id", ""),
+        thread_id=thread_id,
+        scratch=scratch_dir(spec),
+    )
 
 
 def prewarm_factories(builtin: dict, only: str | None = None) -> list:

@@ -44,8 +44,8 @@ from chaos.racer.barrier import BarrierClient
 from chaos.racer.ledger import Ledger, Where
 from chaos.racer.protocol import Action, ActionOutcome, InspectResult, RacerSpec
 from chaos.targets.base import NothingSaved, Unsupported, error_of, jsonable
-from chaos.targets.common import AsyncSession, outcome, recover_by_plan
-from chaos.workloads import WorkloadContext, build_workload, import_factory, scratch_dir
+from chaos.targets.common import AsyncSession, outcome, recover_by_plan, recovery_context
+from chaos.workloads import WorkloadContext, build_workload, import_factory
 
 UNSUPPORTED_OPS = "LlamaIndex Workflows has no checkpoint ids or fork operation (the application keeps one Context dict)"
 FINISHED = "the saved run had ended: nothing to resume (the driver does not run a finished run again; LlamaIndex would restore it and start the run over from its StartEvent)"
@@ -310,17 +310,7 @@ class LlamaIndexSession(AsyncSession):
         return outcome("interrupted" if waiting else "done", self.recorder.observed, recovered_by=ref, ran=False)
 
     def _context(self) -> WorkloadContext:
-        spec = self.spec
-        return WorkloadContext(
-            checkpointer=None,
-            effect_hook=self.recorder,
-            seed=int(spec.get("seed", 0)),
-            racer_id=spec["racer_id"],
-            params=dict(spec.get("workload_params") or {}),
-            trial_id=spec.get("trial_id", ""),
-            thread_id=self.thread_id,
-            scratch=scratch_dir(spec),
-        )
+        return recovery_context(self.spec, self.recorder, self.thread_id)
 
     def inspect(self) -> InspectResult:
         try:
