@@ -37,15 +37,14 @@ team it goes on to the next agent, past the pause, so approval authority (AA) is
 
 from __future__ import annotations
 
-import inspect as pyinspect
 from typing import Any
 
 from chaos.racer.barrier import BarrierClient
 from chaos.racer.ledger import Ledger, Where
 from chaos.racer.protocol import Action, ActionOutcome, InspectResult, RacerSpec
 from chaos.targets.base import NothingSaved, Unsupported, error_of, jsonable
-from chaos.targets.common import AsyncSession, outcome, recover_by_plan, recovery_context
-from chaos.workloads import WorkloadContext, build_workload, import_factory
+from chaos.targets.common import AsyncSession, call_recovery, outcome, recover_by_plan, recovery_context
+from chaos.workloads import WorkloadContext, build_workload
 
 MAX_TURNS_PER_ACTION = 32
 FINISHED = (
@@ -274,12 +273,9 @@ class AutoGenSession(AsyncSession):
             answers=plan,
             answer=answer,
         )
-        try:
-            got = import_factory(ref)(self._context(), thread)
-            if pyinspect.isawaitable(got):
-                await got
-        except Exception as exc:  # the procedure's own failure, or the framework's refusal inside it
-            return outcome("error", self.recorder.observed, error=error_of(exc), recovered_by=ref)
+        failed = await call_recovery(ref, self._context, thread, self.recorder)
+        if failed is not None:
+            return failed
         if self.last is not None:
             self.last["recovered_by"] = ref
             return self.last

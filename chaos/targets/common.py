@@ -238,6 +238,32 @@ async def recover_by_plan(
     return out
 
 
+async def call_recovery(
+    ref: str,
+    context: Callable[[], WorkloadContext],
+    thread: Any,
+    recorder: EffectRecorder,
+    passed_on: tuple[type[Exception], ...] = (),
+) -> ActionOutcome | None:
+    """Call the team's ``recover(context(), thread)`` (awaited when it is a coroutine): None when it
+    returned; a failure of importing it, of building its context, or its own (or the framework's
+    refusal inside it) is an ``error`` outcome. ``passed_on``: exceptions that are not the
+    procedure's to own, raised on as they are."""
+    import inspect
+
+    from chaos.workloads import import_factory
+
+    try:
+        got = import_factory(ref)(context(), thread)
+        if inspect.isawaitable(got):
+            await got
+    except passed_on:
+        raise
+    except Exception as exc:  # the procedure's own failure, or the framework's refusal inside it
+        return outcome("error", recorder.observed, error=error_of(exc), recovered_by=ref)
+    return None
+
+
 def recovery_context(spec: RacerSpec, recorder: EffectRecorder, thread_id: str) -> WorkloadContext:
     """The ``WorkloadContext`` a team's own recovery (``recover(ctx, thread)``) gets: no
     checkpointer, effects through ``recorder``, the session's thread."""

@@ -36,7 +36,6 @@ the run reaches while an ``answers`` plan has an answer for it (``thread.answer`
 
 from __future__ import annotations
 
-import inspect as pyinspect
 import json
 from typing import Any
 
@@ -44,8 +43,8 @@ from chaos.racer.barrier import BarrierClient
 from chaos.racer.ledger import Ledger, Where
 from chaos.racer.protocol import Action, ActionOutcome, InspectResult, RacerSpec
 from chaos.targets.base import NothingSaved, Unsupported, error_of, jsonable
-from chaos.targets.common import AsyncSession, outcome, recover_by_plan, recovery_context
-from chaos.workloads import WorkloadContext, build_workload, import_factory
+from chaos.targets.common import AsyncSession, call_recovery, outcome, recover_by_plan, recovery_context
+from chaos.workloads import WorkloadContext, build_workload
 
 UNSUPPORTED_OPS = "LlamaIndex Workflows has no checkpoint ids or fork operation (the application keeps one Context dict)"
 FINISHED = "the saved run had ended: nothing to resume (the driver does not run a finished run again; LlamaIndex would restore it and start the run over from its StartEvent)"
@@ -293,14 +292,9 @@ class LlamaIndexSession(AsyncSession):
             answers=plan,
             answer=answer,
         )
-        try:
-            got = import_factory(ref)(self._context(), thread)
-            if pyinspect.isawaitable(got):
-                await got
-        except NothingSaved:
-            raise
-        except Exception as exc:  # the procedure's own failure, or the framework's refusal inside it
-            return outcome("error", self.recorder.observed, error=error_of(exc), recovered_by=ref)
+        failed = await call_recovery(ref, self._context, thread, self.recorder, passed_on=(NothingSaved,))
+        if failed is not None:
+            return failed
         if self.last is not None:
             self.last["recovered_by"] = ref
             return self.last
