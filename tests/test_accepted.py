@@ -11,6 +11,7 @@ import datetime as dt
 import xml.etree.ElementTree as ET
 
 import pytest
+from kits.runkit import verdict_cell
 
 from chaos.accepted import BaselineError, apply_baseline, load_baseline
 from chaos.records import CellResult, RunResults, Verdict
@@ -18,24 +19,8 @@ from chaos.reports.junit import junit_xml
 
 
 def _cell(cell_id: str, framework: str, **statuses: str) -> CellResult:
-    return CellResult(
-        cell_index=0,
-        cell_id=cell_id,
-        axes={},
-        kind="kill_sweep",
-        framework=framework,
-        backend="sqlite",
-        durability="sync",
-        k=1,
-        jitter_ms=0,
-        resume="none",
-        workload="three_step",
-        trials=1,
-        valid_trials=1,
-        unknown_trials=0,
-        errored_trials=0,
-        verdicts=[Verdict(property=p, status=s, reason=f"{p} is {s}") for p, s in statuses.items()],  # type: ignore[arg-type]
-    )
+    verdicts = [Verdict(property=p, status=s, reason=f"{p} is {s}") for p, s in statuses.items()]  # type: ignore[arg-type]
+    return verdict_cell(verdicts, cell_id=cell_id, framework=framework)
 
 
 def _results(*cells: CellResult) -> RunResults:

@@ -12,27 +12,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
+from kits.appruns import only_point, only_verdict, run_from_repo
 
 import chaos
 
-REPO = Path(__file__).resolve().parent.parent
-
 
 def _run(tmp_path: Path, scenario: dict) -> chaos.RunResults:
-    with pytest.MonkeyPatch.context() as mp:
-        mp.chdir(REPO)  # the apps are examples.<example>.app
-        return chaos.run(scenario, out=tmp_path / "reports")
-
-
-def _point(cell, name: str):
-    (p,) = [p for p in cell.points if p.point == name]
-    return p
-
-
-def _verdict(cell_or_point, prop: str):
-    (v,) = [v for v in cell_or_point.verdicts if v.property == prop]
-    return v
+    return run_from_repo(scenario, tmp_path / "reports")  # the apps are examples.<example>.app
 
 
 def test_the_review_loops_own_driver_answers_revise_then_approve_over_the_whole_run(tmp_path):
@@ -56,9 +42,9 @@ def test_the_review_loops_own_driver_answers_revise_then_approve_over_the_whole_
     assert boundaries == ["save(input_required):after#1", "save(input_required):after#2"], boundaries
     # killed at either review, the driver answers from that review on by the plan: one publish
     for name in boundaries:
-        p = _point(cell, name)
+        p = only_point(cell, name)
         assert p.reached == 1 and p.effect_counts == {"publish_post:post-1": [1]}, (name, p.effect_counts)
-        assert _verdict(p, "LIVENESS").status == "holds"
+        assert only_verdict(p, "LIVENESS").status == "holds"
     assert {v.property: v.status for v in cell.verdicts} == {"EO": "holds", "PC": "holds", "LIVENESS": "holds", "AA": "holds"}
 
 
@@ -78,11 +64,11 @@ def test_the_refund_swarms_own_driver_sends_the_plans_denial(tmp_path):
         },
     )
     (cell,) = results.cells
-    p = _point(cell, "save(turn=flights_refunder):after#1")
+    p = only_point(cell, "save(turn=flights_refunder):after#1")
     # the customer's "deny" reaches the refunder (the driver's default would have been "approve")
     assert p.reached == 1 and not p.effect_counts.get("refund_flight:ABC123", [0])[0]
     assert p.resume_outcomes == ["done"]
-    assert _verdict(cell, "LIVENESS").status == "holds"
+    assert only_verdict(cell, "LIVENESS").status == "holds"
 
 
 def test_the_review_flows_own_driver_answers_the_review_its_own_kickoff_reopens(tmp_path):
@@ -105,7 +91,7 @@ def test_the_review_flows_own_driver_answers_the_review_its_own_kickoff_reopens(
         },
     )
     (cell,) = results.cells
-    p = _point(cell, "save_pending(method=draft):before#1")
+    p = only_point(cell, "save_pending(method=draft):before#1")
     assert p.reached == 1 and p.resume_outcomes == ["done"], p.resume_outcomes
     assert p.effect_counts["publish_post:post-7"] == [1]
-    assert _verdict(p, "LIVENESS").status == "holds"
+    assert only_verdict(p, "LIVENESS").status == "holds"

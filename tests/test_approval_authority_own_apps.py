@@ -22,33 +22,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 import yaml
+from kits.appruns import case_cell, only_point, only_verdict, run_from_repo
 
 import chaos
 
-REPO = Path(__file__).resolve().parent.parent
-
 
 def _run(tmp_path: Path, scenario: dict) -> chaos.RunResults:
-    with pytest.MonkeyPatch.context() as mp:
-        mp.chdir(REPO)  # the workloads and recoveries are examples.* and tests.workloads.*
-        return chaos.run(yaml.safe_load(yaml.safe_dump(scenario)), out=tmp_path / "reports")
-
-
-def _cell(results: chaos.RunResults, case: str):
-    (cell,) = [c for c in results.cells if c.axes["case"]["name"] == case]
-    return cell
+    # the workloads and recoveries are examples.* and tests.workloads.*
+    return run_from_repo(yaml.safe_load(yaml.safe_dump(scenario)), tmp_path / "reports")
 
 
 def _aa(cell_or_point):
-    (v,) = [v for v in cell_or_point.verdicts if v.property == "AA"]
-    return v
-
-
-def _point(cell, name: str):
-    (p,) = [p for p in cell.points if p.point == name]
-    return p
+    return only_verdict(cell_or_point, "AA")
 
 
 def test_autogen_continuing_a_team_that_waits_for_a_human_fires_the_gate_unapproved(tmp_path):
@@ -71,13 +57,13 @@ def test_autogen_continuing_a_team_that_waits_for_a_human_fires_the_gate_unappro
             },
         },
     )
-    approved = _cell(results, "approved")
+    approved = case_cell(results, "approved")
     assert _aa(approved).status == "holds", _aa(approved).reason
-    walked = _cell(results, "continue")
+    walked = case_cell(results, "continue")
     aa = _aa(walked)
     assert aa.status == "violated", aa.reason
     # killed once the pause was saved: the team's continue let the gate speak, with no answer given
-    at_pause = _aa(_point(walked, "save(turn=ask):after#1"))
+    at_pause = _aa(only_point(walked, "save(turn=ask):after#1"))
     assert at_pause.status == "violated"
     assert "autogen_continue" in at_pause.reason and "gate" in at_pause.reason and "a pending pause" in at_pause.reason
     assert at_pause.evidence.trial_ids and at_pause.evidence.ledger_seqs
@@ -103,12 +89,12 @@ def test_llamaindex_a_recovery_that_sends_the_approved_event_itself_publishes_un
             },
         },
     )
-    approved = _cell(results, "approved")
+    approved = case_cell(results, "approved")
     assert _aa(approved).status == "holds", _aa(approved).reason
-    aa = _aa(_point(_cell(results, "resend"), "save(input_required):after#1"))
+    aa = _aa(only_point(case_cell(results, "resend"), "save(input_required):after#1"))
     assert aa.status == "violated", aa.reason
     assert "llamaindex_resend" in aa.reason and "publish_post" in aa.reason
-    assert _aa(_cell(results, "resend")).status == "violated"
+    assert _aa(case_cell(results, "resend")).status == "violated"
 
 
 def test_crewai_a_kickoff_by_id_asks_the_review_again_so_the_publish_stays_behind_its_approval(tmp_path):
@@ -137,14 +123,14 @@ def test_crewai_a_kickoff_by_id_asks_the_review_again_so_the_publish_stays_behin
     # chaos's driver and the team's own (from_pending(id).resume(answer)) both approve: AA holds,
     # at the pending review (the recovery's answer is the approval) and after the publish
     for case in ("approved", "own-driver"):
-        cell = _cell(results, case)
+        cell = case_cell(results, case)
         assert _aa(cell).status == "holds", (case, _aa(cell).reason)
-        assert _aa(_point(cell, "save_pending(method=draft):after#1")).status == "holds", case
+        assert _aa(only_point(cell, "save_pending(method=draft):after#1")).status == "holds", case
     # a kickoff by id, with the review pending, runs the flow again from its start: the review is
     # asked again and nothing is published, so no recovery walks past it (the gated effect never
     # fires: AA has nothing to judge, and nothing is violated)
-    kickoff = _cell(results, "kickoff")
-    pending = _point(kickoff, "save_pending(method=draft):after#1")
+    kickoff = case_cell(results, "kickoff")
+    pending = only_point(kickoff, "save_pending(method=draft):after#1")
     assert pending.reached == 1 and pending.effect_counts.get("publish_post:post-7", [0]) == [0]
     assert pending.resume_outcomes == ["interrupted"]
     assert not [v for v in kickoff.verdicts if v.property == "AA"]

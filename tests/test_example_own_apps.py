@@ -21,10 +21,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from kits.appruns import REPO, case_cell, only_verdict, point_with, run_from_repo
 
 import chaos
-
-REPO = Path(__file__).resolve().parent.parent
 
 # per example: the kill points that tell its story (before the first save, the first pause, the
 # second pass of the loop, right after the irreversible write, and before the last save)
@@ -52,29 +51,7 @@ def _run(example: str, variant: str, out: Path) -> chaos.RunResults:
         if str(case.get("resume", "")).startswith("app:"):
             # the app's driver answers the durable pause itself: kill once it is saved
             case["kill_points"] = [PAUSED[example]]
-    with pytest.MonkeyPatch.context() as mp:
-        mp.chdir(REPO)  # the scenarios name the app as examples.<example>.app:<variant>
-        return chaos.run(data, out=out)
-
-
-def _cell(results: chaos.RunResults, case: str):
-    (cell,) = [c for c in results.cells if c.axes["case"]["name"] == case]
-    return cell
-
-
-def _verdict(cell, prop: str):
-    (v,) = [v for v in cell.verdicts if v.property == prop]
-    return v
-
-
-def _point(cell, fragment: str):
-    (p,) = [p for p in cell.points if fragment in p.point]
-    return p
-
-
-def _point_verdict(point, prop: str):
-    (v,) = [v for v in point.verdicts if v.property == prop]
-    return v
+    return run_from_repo(data, out)  # the scenarios name the app as examples.<example>.app:<variant>
 
 
 @pytest.fixture(scope="module")
@@ -101,41 +78,41 @@ def ag_fixed(tmp_path_factory) -> chaos.RunResults:
 
 
 def test_the_second_review_gets_the_second_answer_and_a_kill_after_publishing_publishes_again(li_stock):
-    sweep = _cell(li_stock, "sweep")
+    sweep = case_cell(li_stock, "sweep")
     # answers: [revise, approve]: the first review loops back to draft, the second approves, so
     # the sweep reaches the publish; killed right after it, the resumed worker publishes again
     # (the step had not been saved complete)
-    point = _point(sweep, "effect(task=publish_post):after#1")
+    point = point_with(sweep, "effect(task=publish_post):after#1")
     assert point.reached == 1
     assert point.effect_counts == {"publish_post:post-1": [2]}
-    assert _verdict(sweep, "EO").status == "violated"
+    assert only_verdict(sweep, "EO").status == "violated"
     # the loop's second pass is progress, not a completed step run again
-    assert _point_verdict(_point(sweep, "save(input_required):after#2"), "PC").status == "holds"
-    assert _point(sweep, "save(input_required):after#2").effect_counts == {"publish_post:post-1": [1]}
+    assert only_verdict(point_with(sweep, "save(input_required):after#2"), "PC").status == "holds"
+    assert point_with(sweep, "save(input_required):after#2").effect_counts == {"publish_post:post-1": [1]}
 
 
 def test_a_kill_before_the_pause_is_saved_leaves_the_run_asking_not_stuck(li_stock):
-    sweep = _cell(li_stock, "sweep")
+    sweep = case_cell(li_stock, "sweep")
     # the step that asks is saved once, with its question: killed before that save, the restored
     # run (after draft) asks again, and the plan answers it
-    point = _point(sweep, "save(input_required):before#1")
-    assert _point_verdict(point, "LIVENESS").status == "holds"
+    point = point_with(sweep, "save(input_required):before#1")
+    assert only_verdict(point, "LIVENESS").status == "holds"
     assert point.effect_counts == {"publish_post:post-1": [1]}
     boundaries = [p.point for p in sweep.points]
     assert not any("save(after=ask)" in b for b in boundaries), boundaries
 
 
 def test_four_editors_approving_one_review_publish_more_than_once(li_stock):
-    race = _cell(li_stock, "race-k4")
+    race = case_cell(li_stock, "race-k4")
     assert race.valid_trials == 2
-    assert _verdict(race, "CO").status == "violated"
+    assert only_verdict(race, "CO").status == "violated"
 
 
 def test_the_fixed_review_publishes_once_resumed_either_way_and_exits_0(li_fixed):
     for case in ("sweep", "sweep-app"):
-        cell = _cell(li_fixed, case)
+        cell = case_cell(li_fixed, case)
         assert {v.property: v.status for v in cell.verdicts} == {"EO": "holds", "PC": "holds", "LIVENESS": "holds", "AA": "holds"}, case
-    assert _verdict(_cell(li_fixed, "race-k4"), "CO").status == "holds"
+    assert only_verdict(case_cell(li_fixed, "race-k4"), "CO").status == "holds"
     assert li_fixed.exit_code == 0
 
 
@@ -143,27 +120,27 @@ def test_the_fixed_review_publishes_once_resumed_either_way_and_exits_0(li_fixed
 
 
 def test_a_handoff_to_the_customer_is_a_pause_and_a_kill_after_the_refund_refunds_again(ag_stock):
-    sweep = _cell(ag_stock, "sweep")
+    sweep = case_cell(ag_stock, "sweep")
     # the answer goes back to the refunder as a HandoffMessage from the user; it refunds, and
     # killed right after the refund (the turn not yet saved) the resumed worker refunds again
-    point = _point(sweep, "effect(task=refund_flight):after#1")
+    point = point_with(sweep, "effect(task=refund_flight):after#1")
     assert point.reached == 1
     assert point.effect_counts == {"refund_flight:ABC123": [2]}
-    assert _verdict(sweep, "EO").status == "violated"
+    assert only_verdict(sweep, "EO").status == "violated"
     # killed once the handoff is saved, the pause is answered once: one refund
-    assert _point(sweep, "save(turn=flights_refunder):after#1").effect_counts == {"refund_flight:ABC123": [1]}
-    assert _verdict(sweep, "LIVENESS").status == "holds"
+    assert point_with(sweep, "save(turn=flights_refunder):after#1").effect_counts == {"refund_flight:ABC123": [1]}
+    assert only_verdict(sweep, "LIVENESS").status == "holds"
 
 
 def test_four_workers_answering_one_handoff_refund_more_than_once(ag_stock):
-    race = _cell(ag_stock, "race-k4")
+    race = case_cell(ag_stock, "race-k4")
     assert race.valid_trials == 2
-    assert _verdict(race, "CO").status == "violated"
+    assert only_verdict(race, "CO").status == "violated"
 
 
 def test_the_fixed_refund_happens_once_resumed_either_way_and_exits_0(ag_fixed):
     for case in ("sweep", "sweep-app"):
-        cell = _cell(ag_fixed, case)
+        cell = case_cell(ag_fixed, case)
         assert {v.property: v.status for v in cell.verdicts} == {"EO": "holds", "PC": "holds", "LIVENESS": "holds", "AA": "holds"}, case
-    assert _verdict(_cell(ag_fixed, "race-k4"), "CO").status == "holds"
+    assert only_verdict(case_cell(ag_fixed, "race-k4"), "CO").status == "holds"
     assert ag_fixed.exit_code == 0

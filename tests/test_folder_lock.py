@@ -19,7 +19,7 @@ import subprocess
 import sys
 import textwrap
 
-from kits.robustkit import chaos, chaos_bg, chaos_env, journal_lines, one_line, wait_for
+from kits.robustkit import chaos, chaos_bg, chaos_env, journal_lines, one_line, pid_alive, wait_for
 
 from chaos.running import registry
 from chaos.running.journal import read_journal
@@ -42,14 +42,6 @@ def _racers(run_id: str) -> list[int]:
     return [pid for pid, _, _ in registry.racer_processes(run_id)]
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except FileNotFoundError:
-        return False
-
-
 def test_a_second_orchestrator_from_another_state_folder_refuses_and_the_first_finishes_alone(tmp_path):
     scenario = tmp_path / "lock_probe.yaml"
     scenario.write_text(SCENARIO)
@@ -64,7 +56,7 @@ def test_a_second_orchestrator_from_another_state_folder_refuses_and_the_first_f
         wait_for(lambda: journal_lines(journal) >= 1 and _racers(run_id), 180, "a journaled trial and a racer in flight")
         os.kill(first.pid, signal.SIGSTOP)  # alive, holding its locks, doing nothing
         stopped = True
-        in_flight = [p for p in _racers(run_id) if _alive(p)]
+        in_flight = [p for p in _racers(run_id) if pid_alive(p)]
         lines_then = journal.read_bytes()
 
         # the user resumes it from another state folder: one line, exit 3, nothing touched
@@ -81,7 +73,7 @@ def test_a_second_orchestrator_from_another_state_folder_refuses_and_the_first_f
         # and the reaper of the other state folder leaves its racers alone
         cleaned = chaos(["clean"], state_b)
         assert cleaned.returncode == 0, cleaned.stderr
-        assert all(_alive(p) for p in in_flight), "a racer of a live run was killed"
+        assert all(pid_alive(p) for p in in_flight), "a racer of a live run was killed"
         assert journal.read_bytes() == lines_then
         assert not (run_dir / "results.json").exists()
 
@@ -157,7 +149,7 @@ def test_the_reaper_of_a_dead_orchestrators_state_folder_leaves_the_racers_of_th
         cleaned = chaos(["clean"], state_a)
         assert cleaned.returncode == 0, cleaned.stderr
         assert "left alone" in cleaned.stdout, cleaned.stdout
-        assert _alive(racer), "the reaper killed a racer of a run that is being executed"
+        assert pid_alive(racer), "the reaper killed a racer of a run that is being executed"
         assert (run_dir / "work").exists()
         assert "interrupted" not in json.loads((run_dir / "run.json").read_text())
         assert not (state_a / "active" / "shared-run-1.json").exists()  # only the stale entry went
@@ -165,5 +157,5 @@ def test_the_reaper_of_a_dead_orchestrators_state_folder_leaves_the_racers_of_th
     finally:
         live.kill()
         live.wait()
-        if _alive(racer):
+        if pid_alive(racer):
             os.kill(racer, signal.SIGKILL)

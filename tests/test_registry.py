@@ -14,7 +14,7 @@ import subprocess
 import sys
 import textwrap
 
-from kits.robustkit import chaos, chaos_env, wait_for
+from kits.robustkit import chaos, chaos_env, pid_alive, wait_for
 
 from chaos.running import registry
 
@@ -30,14 +30,6 @@ DEAD_ORCHESTRATOR = textwrap.dedent("""
         print(child.pid, flush=True)
         sys.stdin.read()   # until killed
 """)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except FileNotFoundError:
-        return False
 
 
 def test_chaos_clean_reaps_a_sigkilled_runs_racers_and_folders(tmp_path):
@@ -61,7 +53,7 @@ def test_chaos_clean_reaps_a_sigkilled_runs_racers_and_folders(tmp_path):
         try:
             assert registry.run_is_alive("dead-run-1")
             assert registry.reap_stale() == []  # alive: untouched
-            assert _alive(racer)
+            assert pid_alive(racer)
         finally:
             del os.environ["CHAOS_STATE_DIR"]
         orch.send_signal(signal.SIGKILL)
@@ -69,12 +61,12 @@ def test_chaos_clean_reaps_a_sigkilled_runs_racers_and_folders(tmp_path):
     finally:
         if orch.poll() is None:
             orch.kill()
-    assert _alive(racer)  # orphaned: nothing ended it
+    assert pid_alive(racer)  # orphaned: nothing ended it
 
     out = chaos(["clean"], state)
     assert out.returncode == 0, out.stderr
     assert "dead-run-1" in out.stdout and str(racer) in out.stdout and "work" in out.stdout
-    wait_for(lambda: not _alive(racer), 10, "the orphan racer to be gone")
+    wait_for(lambda: not pid_alive(racer), 10, "the orphan racer to be gone")
     assert not (run_dir / "work").exists()
     assert not (state / "active" / "dead-run-1.json").exists()
     assert json.loads((run_dir / "run.json").read_text())["interrupted"] is True
@@ -129,19 +121,19 @@ def test_chaos_clean_leaves_a_live_run_alone_when_its_registry_file_was_deleted(
         out = chaos(["clean"], state)
         assert out.returncode == 0, out.stderr
         assert "nothing to clean" in out.stdout
-        assert _alive(racer)  # the live orchestrator's lock says alive, whatever the file system says
+        assert pid_alive(racer)  # the live orchestrator's lock says alive, whatever the file system says
         assert (run_dir / "work").exists()
         orch.send_signal(signal.SIGKILL)  # now it is dead: its lock is gone with it
         orch.wait(timeout=30)
         out = chaos(["clean"], state)
         assert out.returncode == 0, out.stderr
         assert "live-run-3" in out.stdout and str(racer) in out.stdout
-        wait_for(lambda: not _alive(racer), 10, "the orphan racer to be gone")
+        wait_for(lambda: not pid_alive(racer), 10, "the orphan racer to be gone")
     finally:
         if orch.poll() is None:
             orch.kill()
             orch.wait()
-        if _alive(racer):
+        if pid_alive(racer):
             os.kill(racer, signal.SIGKILL)
 
 

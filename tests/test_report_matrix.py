@@ -2,29 +2,15 @@
 
 from __future__ import annotations
 
-from chaos.records import CellResult, Evidence, RunResults, TrialSummary, Verdict
+from kits.runkit import verdict_cell
+
+from chaos.records import Evidence, RunResults, TrialSummary, Verdict
 from chaos.reports.markdown import render_markdown
 
 
 def _cell(i, framework, verdicts):
-    return CellResult(
-        cell_index=i,
-        cell_id=f"case={i}",
-        axes={},
-        kind="kill_sweep",
-        framework=framework,
-        backend="sqlite",
-        durability="sync",
-        k=1,
-        jitter_ms=0,
-        resume="none",
-        workload="three_step",
-        trials=1,
-        valid_trials=1,
-        unknown_trials=0,
-        errored_trials=0,
-        verdicts=[Verdict(property=p, status=s, reason=f"{p} is {s}", evidence=Evidence(trial_ids=[f"c{i:03d}-t0"])) for p, s in verdicts],
-    )
+    verdicts = [Verdict(property=p, status=s, reason=f"{p} is {s}", evidence=Evidence(trial_ids=[f"c{i:03d}-t0"])) for p, s in verdicts]
+    return verdict_cell(verdicts, index=i, cell_id=f"case={i}", framework=framework)
 
 
 def test_matrix_shows_the_worst_verdict_per_framework_and_links_to_its_row():

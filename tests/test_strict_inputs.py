@@ -16,9 +16,10 @@ import time
 
 import pytest
 from kits.robustkit import chaos, one_line
+from kits.runkit import verdict_cell
 
 from chaos.accepted import BaselineError, accept, load_baseline
-from chaos.records import CellResult, RunResults, Verdict
+from chaos.records import RunResults, Verdict
 
 ONE_CELL = "name: one\nkind: kill_sweep\ntarget: {framework: langgraph, backend: sqlite, durability: sync}\nworkload: three_step\nresume: none\ntrials: 1\n"
 
@@ -26,24 +27,7 @@ ONE_CELL = "name: one\nkind: kill_sweep\ntarget: {framework: langgraph, backend:
 def _eo_violated() -> RunResults:
     from chaos.kinds.checking import exit_code, verdict_counts
 
-    cell = CellResult(
-        cell_index=0,
-        cell_id="default",
-        axes={},
-        kind="kill_sweep",
-        framework="langgraph",
-        backend="sqlite",
-        durability="sync",
-        k=1,
-        jitter_ms=0,
-        resume="none",
-        workload="three_step",
-        trials=1,
-        valid_trials=1,
-        unknown_trials=0,
-        errored_trials=0,
-        verdicts=[Verdict(property="EO", status="violated", reason="c fired twice")],
-    )
+    cell = verdict_cell([Verdict(property="EO", status="violated", reason="c fired twice")])
     return RunResults(run_id="r", scenario="s", seed=1, exit_code=exit_code([cell]), verdict_counts=verdict_counts([cell]), cells=[cell])
 
 

@@ -67,6 +67,12 @@ def held_elsewhere(folder: str | Path) -> bool:
         fd = os.open(folder / LOCK_NAME, os.O_RDONLY | os.O_CLOEXEC)
     except (FileNotFoundError, NotADirectoryError):
         return False  # no lock file: no chaos process ever executed it since locks exist
+    return locked_exclusively(fd)
+
+
+def locked_exclusively(fd: int) -> bool:
+    """True while another open file holds an exclusive flock on ``fd``'s file (a shared lock is
+    tried without blocking and dropped again); ``fd`` is closed either way."""
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except BlockingIOError:

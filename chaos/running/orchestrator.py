@@ -316,10 +316,10 @@ def workload_paths(scenario_file: str | None) -> list[str]:
     return paths
 
 
-def saver_preflight(ref: str, scenario_file: str | None, python: str) -> None:
-    """A scenario's saver factory must import and return a saver in the racers' Python: built
-    once over a temporary folder (``chaos.targets.custom_saver``), refused in one line naming the file."""
-    if (python, "saver", ref) in _preflight_ok:
+def _module_preflight(what: str, module: str, ref: str, scenario_file: str | None, python: str, hint: str) -> None:
+    """Run ``python -m <module> <ref>`` in the racers' Python (once per interpreter and ref); a
+    failure is refused in one line naming the scenario file, with the exit's last stderr line."""
+    if (python, what, ref) in _preflight_ok:
         return
     import subprocess
 
@@ -327,14 +327,24 @@ def saver_preflight(ref: str, scenario_file: str | None, python: str) -> None:
     from chaos.racer.errors import TargetError
 
     env = racer_env(python, workload_paths(scenario_file))
-    proc = subprocess.run([python, "-m", "chaos.targets.custom_saver", ref], capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run([python, "-m", module, ref], capture_output=True, text=True, env=env, timeout=300)
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
-        raise TargetError(
-            f"{scenario_file or 'scenario'}: {last}",
-            hint="target.saver names package.module:factory; the factory takes a SaverContext and returns a BaseCheckpointSaver",
-        )
-    _preflight_ok.add((python, "saver", ref))
+        raise TargetError(f"{scenario_file or 'scenario'}: {last}", hint=hint)
+    _preflight_ok.add((python, what, ref))
+
+
+def saver_preflight(ref: str, scenario_file: str | None, python: str) -> None:
+    """A scenario's saver factory must import and return a saver in the racers' Python: built
+    once over a temporary folder (``chaos.targets.custom_saver``), refused in one line naming the file."""
+    _module_preflight(
+        "saver",
+        "chaos.targets.custom_saver",
+        ref,
+        scenario_file,
+        python,
+        hint="target.saver names package.module:factory; the factory takes a SaverContext and returns a BaseCheckpointSaver",
+    )
 
 
 def _deployed_python(cell: Cell, scenario_file: str) -> str:
@@ -354,22 +364,14 @@ def _deployed_python(cell: Cell, scenario_file: str) -> str:
 def guard_preflight(ref: str, scenario_file: str | None, python: str) -> None:
     """A scenario's guard must load in the racers' Python (REMIT imports, a factory returns a
     ``Guard``: ``chaos.targets.guards``), refused in one line naming the file."""
-    if (python, "guard", ref) in _preflight_ok:
-        return
-    import subprocess
-
-    from chaos.envs import racer_env
-    from chaos.racer.errors import TargetError
-
-    env = racer_env(python, workload_paths(scenario_file))
-    proc = subprocess.run([python, "-m", "chaos.targets.guards", ref], capture_output=True, text=True, env=env, timeout=300)
-    if proc.returncode != 0:
-        last = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
-        raise TargetError(
-            f"{scenario_file or 'scenario'}: {last}",
-            hint="target.guard names a built-in (remit, remit_gate, remit_validator, remit_fork_flag) or package.module:factory returning a Guard",
-        )
-    _preflight_ok.add((python, "guard", ref))
+    _module_preflight(
+        "guard",
+        "chaos.targets.guards",
+        ref,
+        scenario_file,
+        python,
+        hint="target.guard names a built-in (remit, remit_gate, remit_validator, remit_fork_flag) or package.module:factory returning a Guard",
+    )
 
 
 def preflight(cell: Cell, scenario_file: str | None, python: str, v2_python: str | None = None) -> None:

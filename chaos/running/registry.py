@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from chaos.racer.procfs import proc_state
+from chaos.running.folderlock import locked_exclusively
 
 ENV_RUN_ID = "CHAOS_RUN_ID"
 ENV_REGISTRY = "CHAOS_RUN_REGISTRY"
@@ -260,13 +261,7 @@ def _is_locked(path: str | Path) -> bool:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
-    return False
+    return locked_exclusively(fd)
 
 
 def lock_id_of(st: os.stat_result) -> str:

@@ -26,6 +26,8 @@ from typing import Annotated, Any, Literal, cast
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, ValidationInfo, field_validator, model_validator
 
+from chaos.inputfile import MAX_NODES
+from chaos.inputfile import expanded_size as _expanded_size
 from chaos.kinds import all_kinds, get_kind, kind_names
 from chaos.racer.errors import ScenarioError
 from chaos.targets import BRANCH_WORKLOADS, BRANCHES, TARGETS, guards
@@ -578,31 +580,6 @@ def _describe(err: Mapping[str, Any]) -> str:
         return f"{field}: {msg}"  # a rule about the whole scenario: quoting all of it helps no one
     got = repr(err.get("input"))
     return f"{field}: {msg} (got {got if len(got) <= 200 else got[:200] + '...'})"
-
-
-MAX_NODES = 100_000
-
-
-def _expanded_size(node: yaml.Node) -> int:
-    """The number of nodes ``node`` stands for once aliases are expanded (linear time: memoised)."""
-    memo: dict[int, int] = {}
-
-    def size(n: yaml.Node, depth: int = 0) -> int:
-        if depth > 200:
-            raise RecursionError
-        if id(n) in memo:
-            return memo[id(n)]
-        memo[id(n)] = 1  # a cycle counts once
-        if isinstance(n, yaml.MappingNode):
-            total = 1 + sum(size(k, depth + 1) + size(v, depth + 1) for k, v in n.value)
-        elif isinstance(n, yaml.SequenceNode):
-            total = 1 + sum(size(v, depth + 1) for v in n.value)
-        else:
-            total = 1
-        memo[id(n)] = min(total, MAX_NODES + 1)
-        return memo[id(n)]
-
-    return size(node)
 
 
 def parse_scenario(text: str, path: str = "<scenario>") -> Scenario:

@@ -37,15 +37,14 @@ team it goes on to the next agent, past the pause, so approval authority (AA) is
 
 from __future__ import annotations
 
-import inspect as pyinspect
 from typing import Any
 
 from chaos.racer.barrier import BarrierClient
 from chaos.racer.ledger import Ledger, Where
 from chaos.racer.protocol import Action, ActionOutcome, InspectResult, RacerSpec
 from chaos.targets.base import NothingSaved, Unsupported, error_of, jsonable
-from chaos.targets.common import AsyncSession, outcome
-from chaos.workloads import WorkloadContext, build_workload, import_factory, scratch_dir
+from chaos.targets.common import AsyncSession, call_recovery, outcome, recover_by_plan, recovery_context
+from chaos.workloads import WorkloadContext, build_workload
 
 MAX_TURNS_PER_ACTION = 32
 FINISHED = (
@@ -243,29 +242,17 @@ class AutoGenSession(AsyncSession):
         return out
 
     async def _recover(self, ref: str, plan: list[Any] | None = None) -> ActionOutcome:
-        """The team's own recovery: ``recover(ctx, thread)`` from ``package.module:recover``. With an
-        answer plan (``plan``) it is called again for each pause the run reaches, with the plan's
-        n-th answer in ``thread.answer`` (n read from the saved document), until the run ends or
-        the plan is used up: the whole run is answered by the plan, as chaos's own driver does."""
-        plan = list(plan or [])
-        observed: dict[str, Any] = {}
-        out: ActionOutcome | None = None
-        for call in range(MAX_ANSWERS):
-            doc = self.store.load()
-            waiting = bool((doc or {}).get("awaiting_input"))
-            n = int((doc or {}).get("pauses", 1 if waiting else 0)) - 1
-            answer = plan[n] if waiting and 0 <= n < len(plan) else None
-            if (plan and waiting and answer is None) or (call and not waiting):
-                break  # the plan is used up, or the run left the pause: leave it as it is
-            self.recorder.begin_call()
-            out = await self._recover_once(ref, doc, plan, answer)
-            observed.update(self.recorder.observed)
-            if not plan or out["status"] != "interrupted":
-                break
-        if out is None:  # the run waits at a pause the plan has no answer for
-            out = outcome("interrupted", {}, interrupts=["awaiting human"], recovered_by=ref, ran=False)
-        out["observed"] = observed or out.get("observed") or {}
-        return out
+        """The team's own recovery: ``recover(ctx, thread)`` from ``package.module:recover``, once or
+        once per pause an answer plan answers (``recover_by_plan``, ``chaos.targets.common``)."""
+        return await recover_by_plan(
+            ref,
+            plan,
+            load=self.store.load,
+            recorder=self.recorder,
+            once=self._recover_once,
+            waiting="awaiting human",
+            most=MAX_ANSWERS,
+        )
 
     async def _recover_once(self, ref: str, doc: dict | None, plan: list[Any], answer: Any) -> ActionOutcome:
         from chaos.workloads.autogen import AutoGenThread
@@ -286,12 +273,9 @@ class AutoGenSession(AsyncSession):
             answers=plan,
             answer=answer,
         )
-        try:
-            got = import_factory(ref)(self._context(), thread)
-            if pyinspect.isawaitable(got):
-                await got
-        except Exception as exc:  # the procedure's own failure, or the framework's refusal inside it
-            return outcome("error", self.recorder.observed, error=error_of(exc), recovered_by=ref)
+        failed = await call_recovery(ref, self._context, thread, self.recorder)
+        if failed is not None:
+            return failed
         if self.last is not None:
             self.last["recovered_by"] = ref
             return self.last
@@ -301,17 +285,7 @@ class AutoGenSession(AsyncSession):
         return outcome("interrupted" if waiting else "done", self.recorder.observed, recovered_by=ref, ran=False)
 
     def _context(self) -> WorkloadContext:
-        spec = self.spec
-        return WorkloadContext(
-            checkpointer=None,
-            effect_hook=self.recorder,
-            seed=int(spec.get("seed", 0)),
-            racer_id=spec["racer_id"],
-            params=dict(spec.get("workload_params") or {}),
-            trial_id=spec.get("trial_id", ""),
-            thread_id=self.thread_id,
-            scratch=scratch_dir(spec),
-        )
+        return recovery_context(self.spec, self.recorder, self.thread_id)
 
     def inspect(self) -> InspectResult:
         try:

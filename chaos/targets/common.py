@@ -12,8 +12,13 @@
   persistence API hands the application a dict to keep (LlamaIndex ``Context.to_dict``, AutoGen
   ``save_state``). Its ``save`` passes ``save(<what>):before`` / ``:after`` barriers: ``:before``
   means nothing of this save is durable, ``:after`` means the rename is done.
+* ``append_effect``: one effect row appended to the ledger (idempotently with ``once``), as every
+  adapter's effect hook (LangGraph's too) records it.
 * ``store_file``: the per-trial file a file-backed target keeps its state in.
 * ``outcome``: an ``ActionOutcome`` (``chaos.racer.protocol``) with the values the call observed.
+* ``recover_by_plan``: the loop that runs a team's own recovery (``recover(ctx, thread)``) once, or
+  once per pause an answer plan answers, for the adapters whose state is one saved document.
+* ``recovery_context``: the ``WorkloadContext`` a team's own recovery is called with.
 * ``prewarm_workloads``: a fork server's ``prewarm`` for an adapter: read the versions, build
   each built-in workload once (no run, no loop, no thread).
 * ``SessionLoop``: one event loop for a session's whole life. Async frameworks bind queues and
@@ -27,15 +32,18 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chaos.racer.barrier import BarrierClient, write_atomic
 from chaos.racer.ledger import Ledger, Where, effect_key
 from chaos.racer.protocol import Action, ActionOutcome, ErrorInfo, Fired, OutcomeStatus, RacerSpec
 from chaos.targets.base import NothingSaved, Unsupported, error_of, jsonable, nothing_saved_outcome
 from chaos.targets.base import outcome as base_outcome
+
+if TYPE_CHECKING:
+    from chaos.workloads import WorkloadContext
 
 
 class EffectRecorder:
@@ -79,18 +87,25 @@ class EffectRecorder:
         attempt records nothing (``ctx.effect_once``), as a provider's idempotency key would."""
         v = None if value is None else str(value)
         where = self.where() if self.where is not None else None
-        if once:
-            append_once = getattr(self.ledger, "append_once", None)
-            if append_once is None:
-                raise NotImplementedError(f"{type(self.ledger).__name__} has no idempotent append (effect_once)")
-            seq, inserted = append_once(task=task, value=v, thread_id=self.thread_id, where=where)
-        else:
-            seq, inserted = self.ledger.append(task=task, value=v, thread_id=self.thread_id, where=where), True
-        if inserted:
-            self.fired.append({"seq": seq, "effect_key": effect_key(task, v)})
+        fired = append_effect(self.ledger, task, v, self.thread_id, where, once)
+        if fired is not None:
+            self.fired.append(fired)
         if value is not None:
             self.observed[task] = jsonable(value)
         self.barrier.hit(f"effect(task={task}):after")
+
+
+def append_effect(ledger: Ledger, task: str, v: str | None, thread_id: str, where: Where | None, once: bool) -> Fired | None:
+    """Append one effect row to the ledger (``once``: with an idempotency key, so a second attempt
+    records nothing); the ``Fired`` entry for the racer's result, or None when nothing was recorded."""
+    if once:
+        append_once = getattr(ledger, "append_once", None)
+        if append_once is None:
+            raise NotImplementedError(f"{type(ledger).__name__} has no idempotent append (effect_once)")
+        seq, inserted = append_once(task=task, value=v, thread_id=thread_id, where=where)
+    else:
+        seq, inserted = ledger.append(task=task, value=v, thread_id=thread_id, where=where), True
+    return {"seq": seq, "effect_key": effect_key(task, v)} if inserted else None
 
 
 def store_file(spec: RacerSpec, suffix: str) -> Path:
@@ -184,6 +199,86 @@ class AsyncSession(SessionBase):
             raise  # the adapter cannot express the action: the racer records it as unsupported, with the reason
         except Exception as exc:  # the framework's answer, recorded as data
             return self.recorder.with_approvals(outcome("error", self.recorder.observed, error=error_of(exc)))
+
+
+async def recover_by_plan(
+    ref: str,
+    plan: list[Any] | None,
+    *,
+    load: Callable[[], dict | None],
+    recorder: EffectRecorder,
+    once: Callable[[str, dict | None, list[Any], Any], Awaitable[ActionOutcome]],
+    waiting: str,
+    most: int,
+) -> ActionOutcome:
+    """The team's own recovery ``ref`` (``package.module:recover``), run by ``once(ref, doc, plan,
+    answer)``. With an answer plan it is called again for each pause the run reaches (at most
+    ``most`` calls), with the plan's n-th answer (n read from the saved document ``load()``:
+    ``pauses``, ``awaiting_input``), until the run ends or the plan is used up: the whole run is
+    answered by the plan, as chaos's own driver does. ``waiting``: the interrupt a run left at a
+    pause the plan has no answer for reports. Outcome: the last call's, with the values every call saw."""
+    plan = list(plan or [])
+    observed: dict[str, Any] = {}
+    out: ActionOutcome | None = None
+    for call in range(most):
+        doc = load()
+        at_pause = bool((doc or {}).get("awaiting_input"))
+        n = int((doc or {}).get("pauses", 1 if at_pause else 0)) - 1
+        answer = plan[n] if at_pause and 0 <= n < len(plan) else None
+        if (plan and at_pause and answer is None) or (call and not at_pause):
+            break  # the plan is used up, or the run left the pause: leave it as it is
+        recorder.begin_call()
+        out = await once(ref, doc, plan, answer)
+        observed.update(recorder.observed)
+        if not plan or out["status"] != "interrupted":
+            break
+    if out is None:  # the run waits at a pause the plan has no answer for
+        out = outcome("interrupted", {}, interrupts=[waiting], recovered_by=ref, ran=False)
+    out["observed"] = observed or out.get("observed") or {}
+    return out
+
+
+async def call_recovery(
+    ref: str,
+    context: Callable[[], WorkloadContext],
+    thread: Any,
+    recorder: EffectRecorder,
+    passed_on: tuple[type[Exception], ...] = (),
+) -> ActionOutcome | None:
+    """Call the team's ``recover(context(), thread)`` (awaited when it is a coroutine): None when it
+    returned; a failure of importing it, of building its context, or its own (or the framework's
+    refusal inside it) is an ``error`` outcome. ``passed_on``: exceptions that are not the
+    procedure's to own, raised on as they are."""
+    import inspect
+
+    from chaos.workloads import import_factory
+
+    try:
+        got = import_factory(ref)(context(), thread)
+        if inspect.isawaitable(got):
+            await got
+    except passed_on:
+        raise
+    except Exception as exc:  # the procedure's own failure, or the framework's refusal inside it
+        return outcome("error", recorder.observed, error=error_of(exc), recovered_by=ref)
+    return None
+
+
+def recovery_context(spec: RacerSpec, recorder: EffectRecorder, thread_id: str) -> WorkloadContext:
+    """The ``WorkloadContext`` a team's own recovery (``recover(ctx, thread)``) gets: no
+    checkpointer, effects through ``recorder``, the session's thread."""
+    from chaos.workloads import WorkloadContext, scratch_dir
+
+    return WorkloadContext(
+        checkpointer=None,
+        effect_hook=recorder,
+        seed=int(spec.get("seed", 0)),
+        racer_id=spec["racer_id"],
+        params=dict(spec.get("workload_params") or {}),
+        trial_id=spec.get("trial_id", ""),
+        thread_id=thread_id,
+        scratch=scratch_dir(spec),
+    )
 
 
 def prewarm_factories(builtin: dict, only: str | None = None) -> list:

@@ -24,7 +24,7 @@ from typing import Any
 
 from chaos.racer.barrier import BarrierClient
 from chaos.targets.base import error_of
-from chaos.workloads import import_factory
+from chaos.workloads import call_factory
 
 
 @dataclass(frozen=True)
@@ -59,14 +59,7 @@ def load_saver(ref: str, ctx: SaverContext) -> Any:
     """Import ``ref``, call it with ``ctx``, check it returned a ``BaseCheckpointSaver``."""
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
-    try:
-        factory = import_factory(ref)
-    except Exception as exc:
-        raise SaverError(f"target.saver {ref!r} does not import: {type(exc).__name__}: {exc}") from None
-    try:
-        saver = factory(ctx)
-    except Exception as exc:
-        raise SaverError(f"target.saver {ref!r} raised while building the saver: {type(exc).__name__}: {exc}") from None
+    saver = call_factory(ref, ctx, "target.saver", "saver", SaverError)
     if not isinstance(saver, BaseCheckpointSaver):
         raise SaverError(
             f"target.saver {ref!r} returned {type(saver).__name__}, not a langgraph BaseCheckpointSaver: "

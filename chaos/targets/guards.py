@@ -110,16 +110,9 @@ def load_guard(ref: str, ctx: GuardContext) -> Guard:
     """The guard ``ref`` names (a built-in, or ``package.module:factory`` called with ``ctx``)."""
     if ref in BUILTIN:
         return _remit(ref)
-    from chaos.workloads import import_factory
+    from chaos.workloads import call_factory
 
-    try:
-        factory = import_factory(ref)
-    except Exception as exc:
-        raise GuardError(f"target.guard {ref!r} does not import: {type(exc).__name__}: {exc}") from None
-    try:
-        guard = factory(ctx)
-    except Exception as exc:
-        raise GuardError(f"target.guard {ref!r} raised while building the guard: {type(exc).__name__}: {exc}") from None
+    guard = call_factory(ref, ctx, "target.guard", "guard", GuardError)
     if not isinstance(guard, Guard):
         raise GuardError(f"target.guard {ref!r} returned {type(guard).__name__}, not a chaos.targets.guards.Guard")
     return guard

@@ -36,9 +36,10 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from chaos.racer.barrier import BarrierClient
-from chaos.racer.ledger import Ledger, Where, effect_key
-from chaos.racer.protocol import Action, ActionOutcome, InspectResult, RacerSpec, StoreSpec
+from chaos.racer.ledger import Ledger, Where
+from chaos.racer.protocol import Action, ActionOutcome, Fired, InspectResult, RacerSpec, StoreSpec
 from chaos.targets.base import OPS, Unsupported, error_of, jsonable, outcome
+from chaos.targets.common import append_effect
 from chaos.targets.guards import refused_by
 from chaos.workloads import WorkloadContext, import_factory, scratch_dir
 from chaos.workloads.langgraph import Breakpoint, Edit
@@ -296,7 +297,7 @@ class LangGraphSession:
             if self.guard and self.guard.wrap:
                 self.saver = self.guard.wrap(self.saver, gctx)
             instrument(self.saver, barrier, self.reads)
-        self.fired: list[dict] = []
+        self.fired: list[Fired] = []
         self.facts: list[dict] = []
         self.observed: dict[str, Any] = {}
         ctx = WorkloadContext(
@@ -350,16 +351,9 @@ class LangGraphSession:
 
     def _effect(self, task: str, value: Any, once: bool = False) -> None:
         v = None if value is None else str(value)
-        where = where_fired()
-        if once:
-            append_once = getattr(self.ledger, "append_once", None)
-            if append_once is None:
-                raise NotImplementedError(f"{type(self.ledger).__name__} has no idempotent append (effect_once)")
-            seq, inserted = append_once(task=task, value=v, thread_id=self.thread_id, where=where)
-        else:
-            seq, inserted = self.ledger.append(task=task, value=v, thread_id=self.thread_id, where=where), True
-        if inserted:
-            self.fired.append({"seq": seq, "effect_key": effect_key(task, v)})
+        fired = append_effect(self.ledger, task, v, self.thread_id, where_fired(), once)
+        if fired is not None:
+            self.fired.append(fired)
         if value is not None:
             self.observed[task] = jsonable(value)
         self.barrier.hit(f"effect(task={task}):after")

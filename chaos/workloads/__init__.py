@@ -204,6 +204,20 @@ def import_factory(ref: str) -> Callable:
     return obj
 
 
+def call_factory(ref: str, ctx: Any, field: str, made: str, error: type[Exception]) -> Any:
+    """Import ``package.module:factory`` and call it with ``ctx``: a failure of either is one
+    ``error`` naming the scenario ``field``, the reference and the exception (``made``: what the
+    factory builds, e.g. "guard"). Checking what it returned is the caller's."""
+    try:
+        factory = import_factory(ref)
+    except Exception as exc:
+        raise error(f"{field} {ref!r} does not import: {type(exc).__name__}: {exc}") from None
+    try:
+        return factory(ctx)
+    except Exception as exc:
+        raise error(f"{field} {ref!r} raised while building the {made}: {type(exc).__name__}: {exc}") from None
+
+
 def build_workload(
     spec: RacerSpec, effect_hook: Callable[[str, Any], None], builtin: dict, expected: type, checkpointer: Any = None
 ) -> Any:

@@ -119,8 +119,22 @@ class StepState(TypedDict, total=False):
     log: Annotated[list, operator.add]
 
 
-def gate_after_interrupt(ctx: WorkloadContext, *, idempotent: bool = False, pre_effect: bool = True) -> LangGraphWorkload:
+def _pre_gate_end(ctx: WorkloadContext, pre: Callable, gate: Callable, end: Callable) -> LangGraphWorkload:
+    """The gated chain ``pre -> gate -> end`` over ``GateState``, gated at ``gate``, one task at a time."""
     from langgraph.graph import END, START, StateGraph
+
+    g = StateGraph(GateState)
+    g.add_node("pre", pre)
+    g.add_node("gate", gate)
+    g.add_node("end", end)
+    g.add_edge(START, "pre")
+    g.add_edge("pre", "gate")
+    g.add_edge("gate", "end")
+    g.add_edge("end", END)
+    return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []}, gated_task="gate", max_concurrency=PINNED)
+
+
+def gate_after_interrupt(ctx: WorkloadContext, *, idempotent: bool = False, pre_effect: bool = True) -> LangGraphWorkload:
     from langgraph.types import interrupt
 
     fire = ctx.effect_once if idempotent else ctx.effect
@@ -139,15 +153,7 @@ def gate_after_interrupt(ctx: WorkloadContext, *, idempotent: bool = False, pre_
         fire("end")
         return {"log": ["end"]}
 
-    g = StateGraph(GateState)
-    g.add_node("pre", pre)
-    g.add_node("gate", gate)
-    g.add_node("end", end)
-    g.add_edge(START, "pre")
-    g.add_edge("pre", "gate")
-    g.add_edge("gate", "end")
-    g.add_edge("end", END)
-    return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []}, gated_task="gate", max_concurrency=PINNED)
+    return _pre_gate_end(ctx, pre, gate, end)
 
 
 def approval_idempotent(ctx: WorkloadContext) -> LangGraphWorkload:
@@ -294,7 +300,6 @@ def two_asks(ctx: WorkloadContext) -> LangGraphWorkload:
     first answer fires ``gate`` (keyed, so the node's re-runs from its top fire it once), the second
     fires ``gate2``. After the first answer the thread waits at the second question of the same
     task: a continue (``invoke(None)``) must re-ask it, never answer it with the consumed value."""
-    from langgraph.graph import END, START, StateGraph
     from langgraph.types import interrupt
 
     def pre(state: GateState) -> dict:
@@ -312,15 +317,7 @@ def two_asks(ctx: WorkloadContext) -> LangGraphWorkload:
         ctx.effect("end")
         return {"log": ["end"]}
 
-    g = StateGraph(GateState)
-    g.add_node("pre", pre)
-    g.add_node("gate", gate)
-    g.add_node("end", end)
-    g.add_edge(START, "pre")
-    g.add_edge("pre", "gate")
-    g.add_edge("gate", "end")
-    g.add_edge("end", END)
-    return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []}, gated_task="gate", max_concurrency=PINNED)
+    return _pre_gate_end(ctx, pre, gate, end)
 
 
 def _invalid(ctx: WorkloadContext, bad_update: dict, field_name: str) -> LangGraphWorkload:

@@ -74,6 +74,15 @@ def one_line(text: str) -> str:
     return lines[0]
 
 
+def pid_alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie or a dead process is not alive), read from /proc."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+
+
 def docker_containers(run_id: str) -> list | None:
     """Containers labelled with the run, or None when no Docker engine answers here."""
     try:

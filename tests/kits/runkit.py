@@ -7,7 +7,7 @@ hostile strings where a run's strings go. The nightly tests use records from rea
 from __future__ import annotations
 
 from chaos.kinds.checking import analyze_cell, exit_code, verdict_counts
-from chaos.records import BarrierEvent, Op, RacerOutcome, RunResults, TrialRecord
+from chaos.records import BarrierEvent, CellResult, Op, RacerOutcome, RunResults, TrialRecord, Verdict
 from chaos.scenario.model import Scenario, expand
 
 
@@ -114,3 +114,26 @@ def race_record(
 def results_of(cells_and_records: list[tuple], name: str = "race_demo") -> RunResults:
     cells = [analyze_cell(c, recs) for c, recs in cells_and_records]
     return RunResults(run_id="demo", scenario=name, seed=1, exit_code=exit_code(cells), verdict_counts=verdict_counts(cells), cells=cells)
+
+
+def verdict_cell(verdicts: list[Verdict], *, index: int = 0, cell_id: str = "default", framework: str = "langgraph") -> CellResult:
+    """A finished kill-sweep cell (one valid trial of ``three_step`` on SQLite) with ``verdicts``,
+    for the tests of what is done with verdicts (baselines, reports)."""
+    return CellResult(
+        cell_index=index,
+        cell_id=cell_id,
+        axes={},
+        kind="kill_sweep",
+        framework=framework,
+        backend="sqlite",
+        durability="sync",
+        k=1,
+        jitter_ms=0,
+        resume="none",
+        workload="three_step",
+        trials=1,
+        valid_trials=1,
+        unknown_trials=0,
+        errored_trials=0,
+        verdicts=verdicts,
+    )
