@@ -190,7 +190,7 @@ EXCLUDED = {
 
 # -- comparing ---------------------------------------------------------------------------------------
 
-TIMING_KEYS = {"release_spread_ms", "ledger_seqs", "run_id"}
+TIMING_KEYS = {"release_spread_ms", "ledger_seqs", "run_id", "wall_s_median", "store_size"}
 
 
 def _comparable_fallback(data: dict) -> dict:

@@ -123,13 +123,14 @@ def _resume_locked(run_dir: Path, opts):
     return execute(RunFolder(path=run_dir, meta=meta), scenario, cells, opts)
 
 
-TIMING_KEYS = {"release_spread_ms", "ledger_seqs", "run_id"}
+TIMING_KEYS = {"release_spread_ms", "ledger_seqs", "run_id", "wall_s_median", "store_size"}
 
 
 def comparable(results: RunResults | dict) -> dict:
     """``results`` without what legitimately differs between two runs of the same scenario and
-    seed: the run id, timings, and ledger sequence numbers (a resumed run's aborted rows consume
-    some). Verdicts, reasons, trial ids, effect counts and fires stay."""
+    seed: the run id, timings (a guard's median trial time too), ledger sequence numbers (a resumed
+    run's aborted rows consume some) and the store's measured sizes (a checkpoint's timestamp and
+    ids serialise to a byte more or less). Verdicts, reasons, trial ids, effect counts and fires stay."""
     data = results.model_dump(mode="json") if isinstance(results, RunResults) else results
 
     def strip(x):
