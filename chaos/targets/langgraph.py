@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -225,6 +226,22 @@ def _app_name(store: StoreSpec) -> dict[str, Any]:
     return {"application_name": store["application_name"]} if store.get("application_name") else {}
 
 
+def _setup_shared_sqlite(saver: Any, attempts: int = 50) -> None:
+    """``SqliteSaver.setup()`` on a store that other racers open at the same moment. Its ``PRAGMA
+    journal_mode=WAL`` needs an exclusive lock, which SQLite refuses at once ("database is locked",
+    no busy handler: it would deadlock) while another connection is in the middle of the same
+    setup; seen as a racer's harness error about once in 20 starts of three racers on one new store.
+    Setup is idempotent (``IF NOT EXISTS``), so it is tried again, a bounded number of times."""
+    for attempt in range(attempts):
+        try:
+            saver.setup()
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == attempts - 1:
+                raise
+            time.sleep(0.01 * (attempt + 1))  # back off from the other setup (at most about 12 s in all)
+
+
 def make_saver(backend: str, store: StoreSpec) -> tuple[Any, Any]:
     """The backend's saver and a closer for its connection."""
     if backend == "memory":
@@ -237,7 +254,7 @@ def make_saver(backend: str, store: StoreSpec) -> tuple[Any, Any]:
         conn = sqlite3.connect(store["path"], check_same_thread=False, timeout=60)
         conn.execute("PRAGMA busy_timeout=60000")
         saver = SqliteSaver(conn)
-        saver.setup()
+        _setup_shared_sqlite(saver)
         return saver, conn.close
     if backend == "postgres":
         import psycopg
