@@ -65,8 +65,10 @@ def test_a_saver_that_swallows_the_failed_write_loses_it_silently(tmp_path, repo
     assert cl.status == "violated", cl
     assert "lost silently: the racer finished (done) with no error, yet the store holds 2 of 5 checkpoints" in cl.reason, cl
     assert cl.evidence.trial_ids == [cell.points[0].verdicts[0].evidence.trial_ids[0]] == ["c000-p000-r000"]
-    # the resume then re-runs what the store lost: the silent loss duplicates b, as a crash would
-    assert v["EO"].status == "violated" and "duplicated 'b'" in v["EO"].reason, v["EO"]
+    # the resume then re-runs what the store lost, as a crash would: which steps (b alone, or a, b
+    # and c) depends on which of the swallowed writes LangGraph's background thread had sent
+    eo = v["EO"]
+    assert eo.status == "violated" and "duplicated" in eo.reason and "b" in eo.reason.split("duplicated", 1)[1], eo
 
 
 def test_a_fault_on_a_backend_with_no_connection_is_refused_in_one_line(tmp_path, repo):
