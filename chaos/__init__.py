@@ -44,7 +44,7 @@ _PUBLIC = {
     "rerun": "chaos.api",
     "analyze": "chaos.api",
     "load_scenario": "chaos.api",
-    "RunOptions": "chaos.running.orchestrator",
+    "RunOptions": "chaos.running.options",
     "RunResults": "chaos.records",
     "Verdict": "chaos.records",
     "WorkloadContext": "chaos.workloads",
@@ -53,7 +53,7 @@ _PUBLIC = {
 if TYPE_CHECKING:
     from chaos.api import analyze, load_scenario, rerun, run
     from chaos.records import RunResults, Verdict
-    from chaos.running.orchestrator import RunOptions
+    from chaos.running.options import RunOptions
     from chaos.workloads import WorkloadContext
 
 

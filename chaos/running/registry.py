@@ -128,7 +128,7 @@ class ActiveRun:
             ENV_RUN_DIR: str(self.info["run_dir"]),
         }
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:
@@ -321,6 +321,11 @@ def _kill_and_wait(pids: list[int], timeout: float = 10.0) -> list[int]:
         if pending:
             time.sleep(0.005)
     return gone
+
+
+def kill_run_racers(run_id: str) -> list[int]:
+    """SIGKILL every racer on this machine labelled with ``run_id``; returns those seen gone."""
+    return _kill_and_wait([pid for pid, _, _ in racer_processes(run_id)])
 
 
 def _docker_reap(run_id: str) -> list[str]:

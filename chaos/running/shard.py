@@ -33,11 +33,11 @@ from pydantic import Field
 
 from chaos.racer.errors import ChaosError
 from chaos.records import FileRecord, Record
+from chaos.running.nights import nights
 from chaos.scenario.model import Cell, Scenario, expand
 from chaos.scenario.suite import LoadedSuite
 
 SHARD_RE = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
-PLAN = "shard.json"
 TIMINGS = "timings.json"
 MAX_SHARDS = 10_000
 
@@ -141,8 +141,6 @@ def read_timings(path: Path | None) -> tuple[dict[str, dict[str, float]], str | 
     elif (path / TIMINGS).is_file():
         candidates = [path / TIMINGS]
     elif path.is_dir():
-        from chaos.running.nightly import nights
-
         candidates = [d / TIMINGS for d in reversed(nights(path)) if (d / TIMINGS).is_file()][:1]
     if not candidates:
         return {}, None

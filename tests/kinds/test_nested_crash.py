@@ -13,7 +13,8 @@ from kits.runs import run_text
 from chaos.kinds import get_kind
 from chaos.racer.errors import ScenarioError
 from chaos.records import TrialRecord
-from chaos.running.orchestrator import RunOptions, rerun
+from chaos.running.options import RunOptions
+from chaos.running.resume import rerun
 from chaos.scenario.model import expand, parse_scenario
 
 NESTED = """\
