@@ -55,11 +55,22 @@ class SaverError(Exception):
     """The factory did not give a saver: the message names the reference and what to change."""
 
 
+# the module a scenario's ``chaos.savers:<name>`` means: chaos's own factories, racer side (an SSH
+# host gets the racer folders only, not chaos/savers.py)
+SAVER_ALIASES = {"chaos.savers": "chaos.targets.savers"}
+
+
+def saver_ref(ref: str) -> str:
+    """``ref`` with an aliased module replaced by the racer-side one it names."""
+    module, sep, attr = ref.partition(":")
+    return f"{SAVER_ALIASES.get(module, module)}{sep}{attr}"
+
+
 def load_saver(ref: str, ctx: SaverContext) -> Any:
     """Import ``ref``, call it with ``ctx``, check it returned a ``BaseCheckpointSaver``."""
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
-    saver = call_factory(ref, ctx, "target.saver", "saver", SaverError)
+    saver = call_factory(saver_ref(ref), ctx, "target.saver", "saver", SaverError, as_written=ref)
     if not isinstance(saver, BaseCheckpointSaver):
         raise SaverError(
             f"target.saver {ref!r} returned {type(saver).__name__}, not a langgraph BaseCheckpointSaver: "
