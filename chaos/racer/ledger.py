@@ -30,7 +30,7 @@ import socket
 import sqlite3
 import threading
 import time
-from typing import Protocol, TypedDict
+from typing import Protocol, TypedDict, runtime_checkable
 
 from chaos.racer.protocol import LedgerSpec
 from chaos.racer.redact import redact, stable_mask
@@ -100,6 +100,14 @@ class Ledger(Protocol):
     def append(self, *, task: str, value: str | None, thread_id: str, where: Where | None = None) -> int: ...
     def rows(self, *, run_id: str, trial_id: str | None = None) -> list[dict]: ...
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class AppendsOnce(Protocol):
+    """A ledger with an idempotent append (``effect_once``: a second attempt with the same key
+    records nothing): ``(seq, inserted)``."""
+
+    def append_once(self, *, task: str, value: str | None, thread_id: str, where: Where | None = None) -> tuple[int, bool]: ...
 
 
 def effect_key(task: str, value: str | None) -> str:

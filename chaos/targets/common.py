@@ -34,10 +34,10 @@ import json
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from chaos.racer.barrier import BarrierClient, write_atomic
-from chaos.racer.ledger import Ledger, Where, effect_key
+from chaos.racer.ledger import AppendsOnce, Ledger, Where, effect_key
 from chaos.racer.protocol import Action, ActionOutcome, ErrorInfo, Fired, OutcomeStatus, RacerSpec
 from chaos.targets.base import NothingSaved, Unsupported, error_of, jsonable, nothing_saved_outcome
 from chaos.targets.base import outcome as base_outcome
@@ -99,10 +99,9 @@ def append_effect(ledger: Ledger, task: str, v: str | None, thread_id: str, wher
     """Append one effect row to the ledger (``once``: with an idempotency key, so a second attempt
     records nothing); the ``Fired`` entry for the racer's result, or None when nothing was recorded."""
     if once:
-        append_once = getattr(ledger, "append_once", None)
-        if append_once is None:
+        if not isinstance(ledger, AppendsOnce):
             raise NotImplementedError(f"{type(ledger).__name__} has no idempotent append (effect_once)")
-        seq, inserted = append_once(task=task, value=v, thread_id=thread_id, where=where)
+        seq, inserted = ledger.append_once(task=task, value=v, thread_id=thread_id, where=where)
     else:
         seq, inserted = ledger.append(task=task, value=v, thread_id=thread_id, where=where), True
     return {"seq": seq, "effect_key": effect_key(task, v)} if inserted else None
@@ -148,6 +147,13 @@ def outcome(
     return base_outcome(status, error=error, interrupts=list(interrupts or []), observed=observed, **extra)
 
 
+@runtime_checkable
+class GatesATask(Protocol):
+    """A workload whose effect an approval gates (``gated_task``: a race counts its fires)."""
+
+    gated_task: str | None
+
+
 class SessionBase:
     """What every file-backed session exposes besides perform/inspect/close (see chaos.targets.base)."""
 
@@ -165,7 +171,7 @@ class SessionBase:
 
     @property
     def gated_task(self) -> str | None:
-        return getattr(self.workload, "gated_task", None)
+        return self.workload.gated_task if isinstance(self.workload, GatesATask) else None
 
 
 class AsyncSession(SessionBase):

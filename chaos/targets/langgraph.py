@@ -291,6 +291,7 @@ class LangGraphSession:
         self.barrier = barrier
         self.ledger = ledger
         self.thread_id = spec["thread_id"]
+        self.graph: Any = None  # built below, after the saver: a guard asking for the state schema before gets None
         # "default": pass no durability, so LangGraph's own default (or the graph's) applies
         durability = target.get("durability", "sync")
         self.invoke_opts: dict[str, Any] = {} if durability == "default" else {"durability": durability}
@@ -340,9 +341,10 @@ class LangGraphSession:
         if self.workload.max_concurrency:  # the workload's own choice; chaos forces none
             self.config["max_concurrency"] = self.workload.max_concurrency
         # static breakpoints: the graph's own (compile time) and the workload's per-invoke ones
-        for key in ("interrupt_before", "interrupt_after"):
-            if getattr(self.workload, key):
-                self.invoke_opts[key] = getattr(self.workload, key)
+        if self.workload.interrupt_before:
+            self.invoke_opts["interrupt_before"] = self.workload.interrupt_before
+        if self.workload.interrupt_after:
+            self.invoke_opts["interrupt_after"] = self.workload.interrupt_after
         self.bp_before = _nodes_of(self.invoke_opts.get("interrupt_before") or getattr(self.graph, "interrupt_before_nodes", None))
         self.bp_after = _nodes_of(self.invoke_opts.get("interrupt_after") or getattr(self.graph, "interrupt_after_nodes", None))
         self.approvals: list[tuple[int, int]] = []  # (effects fired before it, t_mono_ns): every answer given
@@ -361,7 +363,7 @@ class LangGraphSession:
             trial_id=sctx.trial_id,
             thread_id=sctx.thread_id,
             racer_id=sctx.racer_id,
-            state_schema=lambda: getattr(getattr(getattr(self, "graph", None), "builder", None), "state_schema", None),
+            state_schema=lambda: getattr(getattr(self.graph, "builder", None), "state_schema", None),
         )
         guard = load_guard(str(ref), gctx)
         return guard, Reads(guard.inspect), gctx
