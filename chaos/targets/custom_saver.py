@@ -24,6 +24,7 @@ from typing import Any
 
 from chaos.racer.barrier import BarrierClient
 from chaos.targets.base import error_of
+from chaos.targets.saver_boundaries import put_name, writes_name
 from chaos.workloads import call_factory
 
 
@@ -79,17 +80,6 @@ def load_saver(ref: str, ctx: SaverContext) -> Any:
     return saver
 
 
-def _put_name(metadata: Any) -> str:
-    md = metadata or {}
-    return f"put(step={md.get('step')},source={md.get('source')})"
-
-
-def _writes_name(writes: Any, task_path: Any) -> str:
-    from chaos.targets.langgraph import _node_of
-
-    return f"put_writes(node={_node_of(task_path)},channels={'+'.join(str(w[0]) for w in writes)})"
-
-
 def wrap(inner: Any, barrier: BarrierClient, reads: Any = None) -> Any:
     """A ``BaseCheckpointSaver`` delegating every method to ``inner``, writes through barriers;
     ``reads`` (``chaos.targets.guards.Reads``) gives chaos's own reads a guard's inspection keys."""
@@ -113,7 +103,7 @@ def wrap(inner: Any, barrier: BarrierClient, reads: Any = None) -> Any:
             return inner.config_specs
 
         def put(self, config, checkpoint, metadata, new_versions):
-            name = _put_name(metadata)
+            name = put_name(metadata)
             barrier.hit(name + ":before")
             try:
                 out = inner.put(config, checkpoint, metadata, new_versions)
@@ -124,7 +114,7 @@ def wrap(inner: Any, barrier: BarrierClient, reads: Any = None) -> Any:
             return out
 
         def put_writes(self, config, writes, task_id, task_path=""):
-            name = _writes_name(writes, task_path)
+            name = writes_name(writes, task_path)
             barrier.hit(name + ":before")
             try:
                 out = inner.put_writes(config, writes, task_id, task_path)
@@ -135,7 +125,7 @@ def wrap(inner: Any, barrier: BarrierClient, reads: Any = None) -> Any:
             return out
 
         async def aput(self, config, checkpoint, metadata, new_versions):
-            name = _put_name(metadata)
+            name = put_name(metadata)
             barrier.hit(name + ":before")
             try:
                 out = await inner.aput(config, checkpoint, metadata, new_versions)
@@ -146,7 +136,7 @@ def wrap(inner: Any, barrier: BarrierClient, reads: Any = None) -> Any:
             return out
 
         async def aput_writes(self, config, writes, task_id, task_path=""):
-            name = _writes_name(writes, task_path)
+            name = writes_name(writes, task_path)
             barrier.hit(name + ":before")
             try:
                 out = await inner.aput_writes(config, writes, task_id, task_path)
