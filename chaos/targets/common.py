@@ -207,6 +207,60 @@ class AsyncSession(SessionBase):
             return self.recorder.with_approvals(outcome("error", self.recorder.observed, error=error_of(exc)))
 
 
+async def answer_by_plan(
+    plan: Any,
+    doc: dict,
+    *,
+    pause_number: Callable[[], int],
+    workload_answer: Callable[[Any], Any] | None,
+    workload_type: str,
+    no_question: Any,
+    go_on: Callable[[dict], Awaitable[ActionOutcome]],
+    answer: Callable[[dict, Any], Awaitable[ActionOutcome]],
+    saved: Callable[[], dict],
+    recorder: EffectRecorder,
+    waiting: str,
+    most: int,
+) -> ActionOutcome:
+    """Answer pause after pause, for an own-app adapter whose saved document says whether the run
+    waits (``awaiting_input``) and what it asked (``question``): the n-th pause of the run
+    (``pause_number()``, 1-based, read after each save) gets ``plan[n]`` (or the workload's
+    ``answer(question)`` with ``answers: workload``) until the run ends or the plan is used up (at
+    most ``most`` calls). ``go_on(doc)`` continues a run nothing waits in, ``answer(doc, value)``
+    answers its pause, ``saved()`` reads the document again. Outcome: the last call's (``waiting``
+    as its interrupt when no call was made), with ``answered`` (``[[pause, value], ...]``) and the
+    values seen by every call."""
+    answered: list[list[Any]] = []
+    observed: dict[str, Any] = {}
+    out: ActionOutcome | None = None
+    for _ in range(most):
+        if not doc.get("awaiting_input"):
+            if out is not None:
+                break  # the last answer ended the run without a pause
+            out = await go_on(doc)  # nothing waits: continue the run as it is
+        else:
+            n = pause_number() - 1
+            if plan == "workload":
+                if workload_answer is None:
+                    raise Unsupported(f"answers: workload, but the {workload_type} defines no answer(question) callable")
+                value = workload_answer(doc.get("question") or no_question)
+            elif isinstance(plan, list) and n < len(plan):
+                value = plan[n]
+            else:
+                break  # the plan is used up: leave the run waiting
+            answered.append([n, jsonable(value)])
+            out = await answer(doc, value)
+        observed.update(recorder.observed)
+        if out["status"] != "interrupted":
+            break
+        doc = saved()
+    if out is None:
+        out = outcome("interrupted", {}, interrupts=[waiting])
+    out["observed"] = observed or out.get("observed") or {}
+    out["answered"] = answered
+    return out
+
+
 async def recover_by_plan(
     ref: str,
     plan: list[Any] | None,

@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from chaos.racer.lazy import lazy_attribute
+
 if TYPE_CHECKING:
     from chaos.racer.protocol import RacerSpec
     from chaos.workloads.autogen import AutoGenThread, AutoGenWorkload
@@ -77,15 +79,7 @@ _PUBLIC = {
 
 
 def __getattr__(name: str) -> Any:
-    module = _PUBLIC.get(name)
-    if module is None:
-        # a submodule (``from chaos.workloads import langgraph``) is found by the import system after this
-        raise AttributeError(f"module 'chaos.workloads' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # the next use does not come here
-    return value
+    return lazy_attribute(__name__, _PUBLIC, globals(), name)
 
 
 def __dir__() -> list[str]:
