@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from chaos.racer.lazy import lazy_attribute
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -58,15 +60,7 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    module = _PUBLIC.get(name)
-    if module is None:
-        # a submodule (``from chaos import racer``) is found by the import system after this
-        raise AttributeError(f"module 'chaos' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # the next use does not come here
-    return value
+    return lazy_attribute(__name__, _PUBLIC, globals(), name)
 
 
 def __dir__() -> list[str]:

@@ -15,14 +15,12 @@ resume), ``faults`` (a sweep's power loss or torn write after the kill, and DU a
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
+
+from chaos.kinds.base import runner_for  # noqa: F401  (re-exported: the orchestrator asks here)
 
 if TYPE_CHECKING:
     from chaos.kinds.base import Kind
-    from chaos.records import TrialRecord
-    from chaos.running.trial import RunContext
-    from chaos.scenario.model import Cell
 
 # name -> module holding ``KIND``. The order is the order users see (error messages, the schema).
 KINDS: dict[str, str] = {
@@ -55,17 +53,3 @@ def get_kind(name: str) -> Kind:
 
 def all_kinds() -> list[Kind]:
     return [get_kind(n) for n in KINDS]
-
-
-def runner_for(kind: str, framework: str | None = None) -> Callable[[RunContext, Cell, set[str]], Iterator[TrialRecord]]:
-    """``run_cell`` of ``kind``, or a runner of no trial when ``framework``'s adapter does not
-    support the kind (its cell's analysis then reports every property ``unknown`` with the reason)."""
-    from chaos.targets import get_target
-
-    if framework is not None and get_target(framework).supports(kind) is not None:
-        return _nothing
-    return get_kind(kind).run_cell
-
-
-def _nothing(ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
-    return iter(())

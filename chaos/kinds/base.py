@@ -27,7 +27,7 @@ for a violating trial, shown in report.html).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, ClassVar, Literal, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -97,3 +97,22 @@ def needs_approval_resume(kind: str, scenario: Scenario) -> None:
         return  # said, not defaulted: the approval of a static breakpoint
     also = " (or 'none': the invoke(None) that approves a static breakpoint)" if approves_breakpoints(scenario) else ""
     raise ValueError(f"a {kind} resumes a pending interrupt: set resume to 'command:<value>'{also}")
+
+
+def runner_for(kind: str, framework: str | None = None) -> Callable[[RunContext, Cell, set[str]], Iterator[TrialRecord]]:
+    """``run_cell`` of ``kind``, or a runner of no trial when ``framework``'s adapter does not
+    support the kind (its cell's analysis then reports every property ``unknown`` with the reason).
+
+    Here, beside the interface, and not in the registry (``chaos.kinds``): the registry, which the
+    scenario model reads, then names no type of the run path, even for mypy (issue 23's import loop
+    kinds -> running.trial -> scenario.model -> kinds)."""
+    from chaos.kinds import get_kind
+    from chaos.targets import get_target
+
+    if framework is not None and get_target(framework).supports(kind) is not None:
+        return _nothing
+    return get_kind(kind).run_cell
+
+
+def _nothing(ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
+    return iter(())
