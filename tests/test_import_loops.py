@@ -24,20 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CHAOS = ROOT / "chaos"
 
 # Loops another branch removes; each entry names it, so the merge can drop the entry with the loop.
-ALLOWED: dict[frozenset[str], str] = {
-    # h-execution (issue 23) owns chaos/running and splits the orchestrator: orchestrator -> shard ->
-    # nightly -> orchestrator (the nightly borrows the orchestrator's signal handling), with merge <->
-    # nightly and resume -> orchestrator in the same ring. REMOVE this entry when h-execution merges.
-    frozenset(
-        {
-            "chaos.running.merge",
-            "chaos.running.nightly",
-            "chaos.running.orchestrator",
-            "chaos.running.resume",
-            "chaos.running.shard",
-        }
-    ): "h-execution",
-}
+ALLOWED: dict[frozenset[str], str] = {}
 
 
 def module_name(path: Path) -> str:

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from chaos.envs import python_for
-from chaos.kinds import runner_for
+from chaos.kinds.base import runner_for
 from chaos.kinds.faults import LAZY_FAULTS
 from chaos.launchers import Launcher, make_launcher
 from chaos.lazyfs import LazyMount
