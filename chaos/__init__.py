@@ -24,8 +24,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from chaos.racer.lazy import lazy_attribute
-
 __version__ = "0.1.0"
 
 __all__ = [
@@ -60,6 +58,9 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
+    # imported here, not at the top: ``import chaos`` alone loads no other module (the pytest plugin's promise)
+    from chaos.racer.lazy import lazy_attribute
+
     return lazy_attribute(__name__, _PUBLIC, globals(), name)
 
 
