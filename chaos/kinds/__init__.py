@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from chaos.kinds.base import Kind
+    from chaos.kinds.base import Kind, KindOptions
     from chaos.records import TrialRecord
     from chaos.running.trial import RunContext
     from chaos.scenario.model import Cell
@@ -55,6 +55,24 @@ def get_kind(name: str) -> Kind:
 
 def all_kinds() -> list[Kind]:
     return [get_kind(n) for n in KINDS]
+
+
+def option_models() -> list[type[KindOptions]]:
+    """Every kind's options model, once each (the sweeps share theirs), in the registry's order."""
+    return list(dict.fromkeys(k.Options for k in all_kinds()))
+
+
+def option_owner(key: str) -> type[KindOptions]:
+    """The options model that declares the scenario field ``key``; ``KeyError`` when none does."""
+    for model in option_models():
+        if key in model.model_fields:
+            return model
+    raise KeyError(f"no kind declares the option {key!r}")
+
+
+def option_readers(key: str) -> list[str]:
+    """The kinds that read the option ``key`` (whose options model declares it)."""
+    return [k.name for k in all_kinds() if key in k.Options.model_fields]
 
 
 def runner_for(kind: str, framework: str | None = None) -> Callable[[RunContext, Cell, set[str]], Iterator[TrialRecord]]:

@@ -6,6 +6,9 @@ class says:
 
 * ``name``, ``about`` (one line), ``properties`` (the property codes its checker judges, in the
   order its verdicts come) and ``fields`` (the scenario fields it reads beyond the common ones);
+* ``Options``: its options model (a ``KindOptions``), the scenario fields only it (or its engine,
+  the sweep) reads, with their types, defaults and rules; the scenario model validates each of
+  them through it, and the kind reads them typed (``ForkOptions.of(cell.scenario).fork_via``);
 * ``clean_run``: False when its workloads raise by design (``invalid_state``), so the preflight
   does not refuse a user's workload for the error the kind measures;
 * ``deploys``: True when its trials also build the workload at version v2 (``Scenario.deployed``),
@@ -16,10 +19,14 @@ class says:
   scenario loader turns it into a ``ScenarioError`` naming file, line and field);
 * ``run_cell(ctx, cell, skip)``: the cell's trials as ``TrialRecord``s, yielded one by one so the
   orchestrator journals each as it ends (trials in ``skip`` are journaled already);
-* ``check(cell, records)``: a ``CellResult`` with the kind's verdicts, a pure function of the
-  records (``chaos analyze`` re-scores a stored journal with it). ``chaos.kinds.checking`` holds
-  the shared rules and helpers, and calls it check-safe: a checker that raises gives every
-  property ``unknown`` with the error.
+* ``summary(cell, records)``: the cell's numbers (a ``CellResult`` without verdicts) and what its
+  checkers judge (``facts``: the records as a list, or what a one-pass kind folds them into);
+* ``checkers(cell)``: one ``Checker`` per property it judges in this cell, in the order its
+  verdicts come: the ``Property`` (code, name, the contract's anchor) and ``judge(cell, facts)``,
+  that property's ``Verdict``. Pure functions of the records (``chaos analyze`` re-scores a stored
+  journal with them); ``chaos.kinds.checking.analyze_cell`` calls each in isolation (Jepsen's
+  ``compose``, check-safe per property): a judge that raises costs its own property (``unknown``
+  with the error), never the others.
 
 Optional capabilities are small protocols a kind class also implements: ``Explains`` (plain words
 for a violating trial, shown in report.html).
@@ -27,15 +34,105 @@ for a violating trial, shown in report.html).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, ClassVar, Literal, Protocol, runtime_checkable
+import functools
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Generic, Literal, Protocol, TypeVar, cast, runtime_checkable
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, TypeAdapter
 
 if TYPE_CHECKING:
-    from chaos.records import CellResult, TrialRecord
+    from chaos.records import CellResult, TrialRecord, Verdict
     from chaos.running.trial import RunContext
     from chaos.scenario.model import Cell, Scenario
 
 Section = Literal["saturation", "sweep", "contract"]
+
+CONTRACT = "docs/contract.md"
+
+
+@dataclass(frozen=True)
+class Property:
+    """A property a checker judges: its code (``EO``), its name (shown beside the code in every
+    report) and where docs/contract.md defines it (``#<anchor>``)."""
+
+    code: str
+    name: str
+    anchor: str = ""
+
+    @property
+    def doc(self) -> str:
+        return f"{CONTRACT}#{self.anchor}" if self.anchor else CONTRACT
+
+
+F = TypeVar("F")
+
+
+@dataclass(frozen=True)
+class Checker(Generic[F]):
+    """One property's checker: ``judge(cell, facts)`` is that property's ``Verdict`` (``facts``:
+    what the kind's ``summary`` gathered from the records, by default the records as a list)."""
+
+    property: Property
+    judge: Callable[[Cell, F], Verdict]
+
+
+class KindOptions(BaseModel):
+    """A kind's options: the scenario fields only it (or its engine) reads, declared where the kind
+    is. Each field's name is its YAML key, flat in the scenario file as ever; its type, default,
+    description and constraints are the rule, and a rule of one value is an ``AfterValidator`` in
+    its annotation (it runs after the check that the scenario's kind reads the field). The scenario
+    model (``chaos.scenario.model``) validates each key through ``validate_key`` and the rules
+    between the options and the rest of the scenario through ``check``; a ``ValueError`` becomes a
+    ``ScenarioError`` naming the file, line and field. A kind reads its options typed with ``of``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # keys a scenario of another kind may not set (it would silently ignore them)
+    refused_elsewhere: ClassVar[frozenset[str]] = frozenset()
+
+    @classmethod
+    def of(cls: type[OptionsT], scenario: Scenario) -> OptionsT:
+        """The scenario's values of these options (already validated when it loaded)."""
+        return cast(OptionsT, cls.model_construct(**{key: getattr(scenario, key) for key in cls.model_fields}))
+
+    @classmethod
+    def default_of(cls, key: str) -> Any:
+        return cls.model_fields[key].get_default(call_default_factory=True)
+
+    @classmethod
+    def validate_key(cls, key: str, value: Any, reads: Callable[[Any], None] = lambda v: None) -> Any:
+        """``value`` of ``key`` validated: its type and constraints, then ``reads(value)`` (which
+        raises when the scenario's kind would ignore it), then the key's own rules."""
+        typed, rules = _adapters(cls, key)
+        value = typed.validate_python(value)
+        reads(value)
+        for rule in rules:
+            value = rule(value)
+        return value
+
+    def check(self, scenario: Scenario) -> None:
+        """Rules between these options and the rest of ``scenario``: raise ``ValueError``. Run on
+        every scenario, whatever its kind (an option set on a kind that has none of it is refused here)."""
+        return None
+
+
+OptionsT = TypeVar("OptionsT", bound=KindOptions)
+
+
+class NoOptions(KindOptions):
+    """A kind that reads no field of its own."""
+
+
+@functools.cache
+def _adapters(model: type[KindOptions], key: str) -> tuple[TypeAdapter[Any], list[Callable[[Any], Any]]]:
+    """The validator of ``key``'s type and constraints, and its rules (its ``AfterValidator`` s) apart."""
+    f = model.model_fields[key]
+    rules = [m.func for m in f.metadata if isinstance(m, AfterValidator)]
+    kept = [m for m in f.metadata if not isinstance(m, AfterValidator)]
+    annotation: Any = f.annotation
+    typed: TypeAdapter[Any] = TypeAdapter(Annotated[(annotation, *kept)] if kept else annotation)
+    return typed, rules  # type: ignore[return-value]
 
 
 @runtime_checkable
@@ -51,6 +148,7 @@ class Kind(Protocol):
     counts_gated: ClassVar[bool] = False  # its verdict counts fires of the gated effect (the preflight checks the answer fires it)
     section: ClassVar[Section]
     title: ClassVar[str]
+    Options: ClassVar[type[KindOptions]] = NoOptions
 
     def validate(self, scenario: Scenario) -> None:
         """Raise ``ValueError`` when ``scenario`` cannot be run as this kind. Default: no extra rule."""

@@ -30,6 +30,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from chaos.kinds.checking import verdict
+from chaos.kinds.sweep_options import SweepOptions
 from chaos.records import TrialRecord, Verdict
 from chaos.running.trial import application_name
 
@@ -42,7 +43,7 @@ TERMINATE_WAIT_MS = 10_000  # pg_terminate_backend waits (at most this) until th
 
 
 def properties_of(cell: Cell) -> tuple[str, ...]:
-    return (PROPERTY,) if cell.scenario.fault == "db_disconnect" else ()
+    return (PROPERTY,) if SweepOptions.of(cell.scenario).fault == "db_disconnect" else ()
 
 
 def terminate(dsn: str, name: str) -> dict[str, Any]:

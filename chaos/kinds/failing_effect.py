@@ -35,15 +35,39 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Iterator
 
-from chaos.kinds.base import Kind
+from pydantic import BaseModel, ConfigDict, Field
+
+from chaos.kinds.base import Kind, KindOptions
 from chaos.kinds.baseline import MAX_ANSWERS, answer_action, baseline_of, effect_counts, with_baseline
 from chaos.kinds.checking import base_fields, times, verdict
 from chaos.kinds.phases import each_trial, failed
 from chaos.racer.protocol import ActionSpec
 from chaos.records import CellResult, TrialRecord, Verdict
 from chaos.running.trial import RunContext, TrialRun
-from chaos.scenario.model import Cell, Scenario
+from chaos.scenario.model import MAX_NAME, Cell, Scenario
 from chaos.targets import TARGETS
+
+
+class EffectFault(BaseModel):
+    """An effect that fails after doing its work: the trial's first ``times`` firings of effect
+    ``task`` commit their ledger row, pass their barrier, then raise (``chaos.workloads.EffectFault``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    task: str = Field(min_length=1, max_length=MAX_NAME, description="the effect label the workload passes to ctx.effect")
+    times: int = Field(1, ge=1, le=100, strict=True, description="how many of its first firings in a trial fail")
+
+
+class FailingEffectOptions(KindOptions):
+    """What a failing effect reads: which effect fails, how often."""
+
+    refused_elsewhere = frozenset({"effect_fault"})
+
+    effect_fault: EffectFault | None = Field(
+        None,
+        description="an effect that fails after doing its work ({task, times}): its first `times` firings in a trial "
+        "are performed and committed, then raise, as a provider that charges the card and then times out",
+    )
 
 
 class FailingEffect(Kind):
@@ -54,9 +78,10 @@ class FailingEffect(Kind):
     clean_run = True
     section = "contract"
     title = "Effects that fail after doing their work"
+    Options = FailingEffectOptions
 
     def validate(self, scenario: Scenario) -> None:
-        if scenario.effect_fault is None:
+        if FailingEffectOptions.of(scenario).effect_fault is None:
             raise ValueError(f"a {self.name} trial injects a fault on an effect: set effect_fault: {{task: <the effect's label>}}")
         info = TARGETS.get(scenario.target.framework)
         if info is not None and scenario.target.backend in info.in_process_backends:
@@ -135,7 +160,7 @@ def failing_trial(run: TrialRun) -> TrialRecord:
         run.observations.update(
             at_resume=(second.result or {}).get("inspect_before"), after_resume=(second.result or {}).get("inspect_after")
         )
-    fault = s.effect_fault
+    fault = FailingEffectOptions.of(s).effect_fault
     fired = _faults(outs)
     # what each call fired, in order (the racer's result is not kept whole in the journal)
     run.observations["calls"] = [

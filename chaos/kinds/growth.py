@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from chaos.kinds.checking import verdict
+from chaos.kinds.sweep_options import SweepOptions
 from chaos.records import TrialRecord, Verdict
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ def measures(cell: Cell) -> bool:
 
 
 def properties_of(cell: Cell) -> tuple[str, ...]:
-    return (PROPERTY,) if cell.scenario.bounds is not None else ()
+    return (PROPERTY,) if SweepOptions.of(cell.scenario).bounds is not None else ()
 
 
 def raw_of(dry: TrialRecord | None) -> dict[str, Any] | None:
@@ -84,7 +85,7 @@ def words(s: dict[str, Any]) -> str:
 
 def cell_verdict(cell: Cell, dry: TrialRecord | None) -> list[Verdict]:
     """SB for the cell (nothing when the scenario sets no bounds)."""
-    bounds = cell.scenario.bounds
+    bounds = SweepOptions.of(cell.scenario).bounds
     if bounds is None:
         return []
     s = summary(dry)

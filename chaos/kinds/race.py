@@ -35,7 +35,9 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from chaos.kinds.base import Kind, needs_approval_resume
+from pydantic import Field
+
+from chaos.kinds.base import Kind, KindOptions, needs_approval_resume
 from chaos.kinds.baseline import baseline_of, with_baseline
 from chaos.kinds.chain import ChainTally, read_chain, reads_chain
 from chaos.kinds.checking import Tally, base_fields, times, verdict
@@ -46,6 +48,12 @@ from chaos.running.trial import RunContext, TrialRun
 from chaos.scenario.model import Cell, Scenario
 
 
+class RaceOptions(KindOptions):
+    """What a race reads beyond k and the jitter: whether each racer answers with its own value."""
+
+    distinct_values: bool = Field(False, description="racers at one interrupt: each resumes with its own value")
+
+
 class Race(Kind):
     name = "race"
     about = "k racers resume one parked interrupt at once: does exactly one consume it?"
@@ -54,11 +62,12 @@ class Race(Kind):
     counts_gated = True
     section = "saturation"
     title = "Race"
+    Options = RaceOptions
 
     def validate(self, scenario: Scenario) -> None:
         needs_approval_resume(self.name, scenario)
         if scenario.resume == "none":  # every racer sends invoke(None): no value travels
-            if scenario.distinct_values:
+            if RaceOptions.of(scenario).distinct_values:
                 raise ValueError(
                     "distinct_values gives each racer its own answer, but resume: none approves with invoke(None), which carries none"
                 )
@@ -106,7 +115,7 @@ def race_trial(run: TrialRun) -> TrialRecord:
     value = s.first_answer  # the answer plan's first value, else resume's command value
     specs = []
     for i in range(k):
-        v = f"{value}#r{i}" if s.distinct_values else value
+        v = f"{value}#r{i}" if RaceOptions.of(s).distinct_values else value
         # resume: none (a static breakpoint's approval, LangGraph): every racer sends invoke(None)
         act: ActionSpec = {"op": "resume", "form": "none"} if s.resume == "none" else {"op": "resume", "form": "command", "value": v}
         specs.append(run.spec(f"r{i}", actions=[act], gate=True))

@@ -53,6 +53,7 @@ from chaos.kinds import approval, db_disconnect, faults, growth
 from chaos.kinds.base import Kind, approves_breakpoints
 from chaos.kinds.baseline import answer_action, approvals_plan, approve_action, baseline_of, effect_counts
 from chaos.kinds.checking import base_fields, combine, times, verdict
+from chaos.kinds.sweep_options import SweepOptions
 from chaos.launchers import RacerHandle
 from chaos.racer.barrier import HOLD
 from chaos.racer.protocol import ActionSpec
@@ -104,6 +105,7 @@ class SweepKind(Kind):
     sweep: ClassVar[Sweep] = Sweep()
     fields = ("resume", "kill_points", "trials", "crash_depth", "recovery_kill_points", "fault", "bounds")
     section = "sweep"
+    Options = SweepOptions
 
     def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
         return self.sweep.run_cell(ctx, cell, skip)
@@ -235,7 +237,7 @@ def run_sweep(ctx: RunContext, cell: Cell, skip: set[str], sweep: Sweep) -> Iter
     if dry is None or not dry.valid:
         return
     points = points_of(cell, dry.observations["boundaries"], sweep.narrow)
-    if cell.scenario.crash_depth > 1:
+    if SweepOptions.of(cell.scenario).crash_depth > 1:
         for p_index, point in enumerate(points):
             yield from _nested(ctx, cell, skip, dry, [f"p{p_index:03d}"], [point])
         return
@@ -257,7 +259,7 @@ def chain_name(chain: list[str]) -> str:
 def recovery_points(cell: Cell, boundaries: list[str]) -> list[str]:
     """A recovery's kill points: its boundaries, kept to those naming one of the scenario's
     ``recovery_kill_points`` when it lists any."""
-    wanted = cell.scenario.recovery_kill_points
+    wanted = SweepOptions.of(cell.scenario).recovery_kill_points
     return [b for b in boundaries if any(w in b for w in wanted)] if wanted else list(boundaries)
 
 
@@ -285,7 +287,7 @@ def _nested(ctx: RunContext, cell: Cell, skip: set[str], dry: TrialRecord, ids: 
         return
     for q_index, b in enumerate(recovery_points(cell, disc.observations.get("resume_boundaries") or [])):
         deeper, longer = [*ids, f"q{q_index:03d}"], [*chain, b]
-        if len(longer) < cell.scenario.crash_depth:
+        if len(longer) < SweepOptions.of(cell.scenario).crash_depth:
             yield from _nested(ctx, cell, skip, dry, deeper, longer)
             continue
         for rep in range(cell.scenario.trials):
@@ -402,7 +404,7 @@ def _against(dry: TrialRecord, point: str) -> Callable[[TrialRun], TrialRecord]:
     def body(run: TrialRun) -> TrialRecord:
         run.observations["baseline_effects"] = _counts(dry)
         run.observations.update(approval.before_kill(dry, point))  # AA
-        if run.cell.scenario.fault == "db_disconnect":  # no kill: the racer's connection is lost there
+        if SweepOptions.of(run.cell.scenario).fault == "db_disconnect":  # no kill: the racer's connection is lost there
             run.observations["expected"] = db_disconnect.expected_of(dry)
             return db_disconnect.disconnect_trial(run, point)
         return kill_trial(run, point)
@@ -760,7 +762,7 @@ def chains_of(cell: Cell, boundaries: list[str], records: list[TrialRecord], swe
                 out.append((chain_name([*chain, "(recovery)"]), disc))
             return
         for q, b in enumerate(recovery_points(cell, disc.observations.get("resume_boundaries") or [])):
-            if len(chain) + 1 < cell.scenario.crash_depth:
+            if len(chain) + 1 < SweepOptions.of(cell.scenario).crash_depth:
                 walk([*ids, f"q{q:03d}"], [*chain, b])
             else:
                 out.append((chain_name([*chain, b]), None))
@@ -785,7 +787,7 @@ def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellRes
     by_point: dict[str, list[TrialRecord]] = defaultdict(list)
     for r in trials:
         by_point[r.point or "?"].append(r)
-    if cell.scenario.crash_depth > 1:
+    if SweepOptions.of(cell.scenario).crash_depth > 1:
         chains = chains_of(cell, dry.observations.get("boundaries", []), records, sweep)
         points = [name for name, _ in chains]
         for name, disc in chains:

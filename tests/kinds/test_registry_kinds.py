@@ -31,6 +31,7 @@ def test_every_registered_kind_is_one_module_that_declares_itself():
         assert isinstance(kind, Kind) and kind.name == name and module == f"chaos.kinds.{name}"
         assert kind.properties and set(kind.properties) <= set(PROPERTY_NAMES), name
         assert set(kind.fields) <= set(Scenario.model_fields), name
+        assert set(kind.Options.model_fields) <= set(kind.fields), name  # its options are fields it reads
         assert kind.section in ("saturation", "sweep", "contract") and kind.title and kind.about
     assert [k.name for k in all_kinds()] == list(kind_names())
 
