@@ -3,13 +3,16 @@
 Each kind is one module in this package that holds its runner, its checker and its explanation
 (``chaos.kinds.base.Kind``); ``KINDS`` maps its name to that module. Scenario validation, the
 orchestrator, analysis, the reports and the explanations all ask here (``get_kind``,
-``kind_names``) and never name a kind themselves. Modules are imported on first use, so importing
-the registry costs nothing and the scenario model can ask it without an import cycle.
+``kind_names``, ``option_owner`` for a kind's own scenario fields, ``property_names`` for what the
+reports call each property, gathered from the kinds' checkers) and never name a kind themselves.
+Modules are imported on first use, so importing the registry costs nothing and the scenario model
+can ask it without an import cycle.
 
 Shared machinery that is not a kind lives beside them and names no kind: ``checking`` (verdicts,
 tallies, exit codes, check-safe dispatch), ``sweep`` (crash at each persistence boundary, then
 resume), ``faults`` (a sweep's power loss or torn write after the kill, and DU and CV), ``phases``
-(a trial as labelled phases in fresh processes or one), ``base`` (the interface). docs/adding-a-kind.md shows how to add one.
+(a trial as labelled phases in fresh processes or one), ``sweep_options`` (the sweeps' options
+model), ``base`` (the interface). docs/adding-a-kind.md shows how to add one.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from chaos.kinds.base import Kind, KindOptions
+    from chaos.kinds.base import Kind, KindOptions, Property
     from chaos.records import TrialRecord
     from chaos.running.trial import RunContext
     from chaos.scenario.model import Cell
@@ -73,6 +76,23 @@ def option_owner(key: str) -> type[KindOptions]:
 def option_readers(key: str) -> list[str]:
     """The kinds that read the option ``key`` (whose options model declares it)."""
     return [k.name for k in all_kinds() if key in k.Options.model_fields]
+
+
+def properties() -> dict[str, Property]:
+    """Every property a kind's checkers judge, by code, in the registry's order (a code shared by
+    several kinds is one property: they must agree on its name)."""
+    out: dict[str, Property] = {}
+    for kind in all_kinds():
+        for p in (c.property for c in kind.checks):
+            known = out.setdefault(p.code, p)
+            if known.name != p.name:
+                raise ValueError(f"property {p.code} is named {known.name!r} and {p.name!r} by two kinds")
+    return out
+
+
+def property_names() -> dict[str, str]:
+    """Code -> name of every property (shown beside the code in every report)."""
+    return {code: p.name for code, p in properties().items()}
 
 
 def runner_for(kind: str, framework: str | None = None) -> Callable[[RunContext, Cell, set[str]], Iterator[TrialRecord]]:

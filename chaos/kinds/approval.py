@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from chaos.kinds.base import Property
 from chaos.kinds.checking import verdict
 from chaos.kinds.sweep_options import SweepOptions
 from chaos.records import TrialRecord, Verdict
@@ -44,7 +45,8 @@ from chaos.scenario.model import Cell
 
 __all__ = ["PROPERTY", "before_kill", "dry_observations", "judged", "point_verdicts", "trial_aa", "workflow_verdict"]
 
-PROPERTY = "AA"
+AA = Property("AA", "approval authority", "approval-authority-aa-sweeps")
+PROPERTY = AA.code
 
 
 # per framework, the call a recovery of each resume form makes (``command``: how a thread with no

@@ -19,14 +19,17 @@ class says:
   scenario loader turns it into a ``ScenarioError`` naming file, line and field);
 * ``run_cell(ctx, cell, skip)``: the cell's trials as ``TrialRecord``s, yielded one by one so the
   orchestrator journals each as it ends (trials in ``skip`` are journaled already);
+* ``checks``: its ``Checker`` s, one per property it can judge: the ``Property`` (code, name, the
+  contract's anchor) and ``judge(cell, facts)``, that property's ``Verdict``; the registry gathers
+  the properties' names from them (``chaos.kinds.property_names``);
 * ``summary(cell, records)``: the cell's numbers (a ``CellResult`` without verdicts) and what its
   checkers judge (``facts``: the records as a list, or what a one-pass kind folds them into);
-* ``checkers(cell)``: one ``Checker`` per property it judges in this cell, in the order its
-  verdicts come: the ``Property`` (code, name, the contract's anchor) and ``judge(cell, facts)``,
-  that property's ``Verdict``. Pure functions of the records (``chaos analyze`` re-scores a stored
-  journal with them); ``chaos.kinds.checking.analyze_cell`` calls each in isolation (Jepsen's
-  ``compose``, check-safe per property): a judge that raises costs its own property (``unknown``
-  with the error), never the others.
+* ``checkers(cell, facts)``: the checkers this cell is judged by, in the order its verdicts come
+  (default: ``checks``; a sweep adds a fault's properties, a stray resume AR by its form).
+  Checkers are pure functions of the records (``chaos analyze`` re-scores a stored journal with
+  them); ``chaos.kinds.checking.compose`` calls each in isolation (Jepsen's ``compose``,
+  check-safe per property): a judge that raises costs its own property (``unknown`` with the
+  error), never the others; ``check(cell, records)`` is that composition.
 
 Optional capabilities are small protocols a kind class also implements: ``Explains`` (plain words
 for a violating trial, shown in report.html).
@@ -158,9 +161,22 @@ class Kind(Protocol):
         """The cell's trials, one ``TrialRecord`` at a time (``ctx.wants(trial_id, skip)`` filters)."""
         ...
 
-    def check(self, cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
-        """The cell's numbers and verdicts, one per code in ``properties``, from its trial records."""
+    checks: ClassVar[tuple[Checker[Any], ...]] = ()  # every checker it has (the registry gathers their properties)
+
+    def summary(self, cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult, Any]:
+        """The cell's numbers (a ``CellResult`` without verdicts) and the facts its checkers judge
+        (the records as a list, or what a kind that keeps no record folds them into)."""
         ...
+
+    def checkers(self, cell: Cell, facts: Any) -> tuple[Checker[Any], ...]:
+        """The checkers this cell is judged by, in the order its verdicts come. Default: ``checks``."""
+        return self.checks
+
+    def check(self, cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
+        """The cell's numbers and verdicts: ``summary``, then each checker in isolation (``chaos.kinds.checking.compose``)."""
+        from chaos.kinds.checking import compose
+
+        return compose(self, cell, records)
 
 
 @runtime_checkable

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from chaos.kinds.base import Property
 from chaos.kinds.checking import verdict
 from chaos.kinds.sweep_options import SweepOptions
 from chaos.records import TrialRecord, Verdict
@@ -38,7 +39,10 @@ if TYPE_CHECKING:
     from chaos.running.trial import TrialRun
     from chaos.scenario.model import Cell
 
-PROPERTY = "CL"
+CL = Property(
+    "CL", "a lost connection is survived or refused, never silent", "a-connection-lost-under-the-saver-cl-sweeps-with-fault-db_disconnect"
+)
+PROPERTY = CL.code
 TERMINATE_WAIT_MS = 10_000  # pg_terminate_backend waits (at most this) until the backend has exited
 
 

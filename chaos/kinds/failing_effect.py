@@ -37,10 +37,11 @@ from collections.abc import Iterable, Iterator
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from chaos.kinds.base import Kind, KindOptions
+from chaos.kinds.base import Checker, Kind, KindOptions
 from chaos.kinds.baseline import MAX_ANSWERS, answer_action, baseline_of, effect_counts, with_baseline
 from chaos.kinds.checking import base_fields, times, verdict
 from chaos.kinds.phases import each_trial, failed
+from chaos.kinds.sweep import EO, LIVENESS
 from chaos.racer.protocol import ActionSpec
 from chaos.records import CellResult, TrialRecord, Verdict
 from chaos.running.trial import RunContext, TrialRun
@@ -70,10 +71,21 @@ class FailingEffectOptions(KindOptions):
     )
 
 
+def check_eo(cell: Cell, records: list[TrialRecord]) -> Verdict:
+    """EO over the cell's trials (``trial_eo`` of each, combined)."""
+    return _combine("EO", [r for r in records if r.valid], len(records), trial_eo)
+
+
+def check_liveness(cell: Cell, records: list[TrialRecord]) -> Verdict:
+    """LIVENESS over the cell's trials (``trial_liveness`` of each, combined)."""
+    return _combine("LIVENESS", [r for r in records if r.valid], len(records), trial_liveness)
+
+
 class FailingEffect(Kind):
     name = "failing_effect"
     about = "an effect fails after doing its work (charged, then timed out): does a retry, a handler or a resume do it twice?"
     properties = ("EO", "LIVENESS")
+    checks = (Checker(EO, check_eo), Checker(LIVENESS, check_liveness))
     fields = ("effect_fault", "resume", "answers", "trials")
     clean_run = True
     section = "contract"
@@ -93,8 +105,9 @@ class FailingEffect(Kind):
     def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
         return with_baseline(ctx, cell, each_trial(ctx, cell, skip, failing_trial))
 
-    def check(self, cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
-        return check_failing(cell, list(records))
+    def summary(self, cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult, list[TrialRecord]]:
+        recs = list(records)
+        return failing_summary(cell, recs), recs
 
     def explain(self, rec: TrialRecord) -> list[str]:
         return [why for status, why in (trial_eo(rec), trial_liveness(rec)) if status == "violated"]
@@ -288,7 +301,8 @@ def _combine(prop: str, valid: list[TrialRecord], n: int, judge) -> Verdict:
     return verdict(prop, "holds", f"all {len(valid)} trials: {per[0][2]}", trial_ids=[r.trial_id for r in valid])
 
 
-def check_failing(cell: Cell, records: list[TrialRecord]) -> CellResult:
+def failing_summary(cell: Cell, records: list[TrialRecord]) -> CellResult:
+    """The cell's numbers: the run's and the resume's statuses, the faults that fired, the baseline."""
     valid = [r for r in records if r.valid]
     result = CellResult(**base_fields(cell, records))
     base = next((r.observations["baseline_effects"] for r in records if r.observations.get("baseline_effects") is not None), None)
@@ -302,5 +316,4 @@ def check_failing(cell: Cell, records: list[TrialRecord]) -> CellResult:
         "faults_fired": sum(len(r.observations.get("faults_fired") or []) for r in valid),
         "invalid": dict(Counter(r.invalid_reason for r in records if not r.valid)),
     }
-    result.verdicts = [_combine("EO", valid, len(records), trial_eo), _combine("LIVENESS", valid, len(records), trial_liveness)]
     return result

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from chaos.kinds.base import Property
 from chaos.kinds.checking import verdict
 from chaos.kinds.sweep_options import SweepOptions
 from chaos.records import TrialRecord, Verdict
@@ -34,7 +35,10 @@ if TYPE_CHECKING:
     from chaos.running.trial import TrialRun
     from chaos.scenario.model import Cell
 
-FAULT_PROPERTIES = ("DU", "CV")
+ANCHOR = "power-loss-and-torn-writes-du-cv-sweeps-with-fault-power_loss--torn"
+DU = Property("DU", "durability of acknowledged state", ANCHOR)
+CV = Property("CV", "checkpoint validity", ANCHOR)
+FAULT_PROPERTIES = (DU.code, CV.code)
 LAZY_FAULTS = ("power_loss", "torn")  # the faults whose store lives on the lazy filesystem (db_disconnect: chaos.kinds.db_disconnect)
 
 

@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from chaos.kinds.base import Kind, KindOptions, needs_command_resume
+from chaos.kinds.base import Checker, Kind, KindOptions, Property, needs_command_resume
 from chaos.kinds.checking import base_fields, verdict
 from chaos.kinds.phases import each_trial, failed, run_phases
 from chaos.records import CellResult, TrialRecord, Verdict
@@ -48,6 +48,20 @@ class ForkOptions(KindOptions):
     )
 
 
+FD = Property("FD", "fork determinism", "fork-fd-and-fi-kind-fork")
+FI = Property("FI", "fork intent", "fork-fd-and-fi-kind-fork")
+
+
+def check_fd(cell: Cell, records: list[TrialRecord]) -> Verdict:
+    """FD over the cell's trials (``fd_verdict``)."""
+    return fd_verdict([r for r in records if r.valid], [r for r in records if not r.valid])
+
+
+def check_fi(cell: Cell, records: list[TrialRecord]) -> Verdict:
+    """FI over the cell's trials (``fi_verdict``)."""
+    return fi_verdict(records)
+
+
 class Fork(Kind):
     name = "fork"
     about = "answer an interrupt, then resume its checkpoint with another value: does the fork yield the new outcome?"
@@ -56,6 +70,7 @@ class Fork(Kind):
     section = "contract"
     title = "Fork"
     Options = ForkOptions
+    checks = (Checker(FD, check_fd), Checker(FI, check_fi))
 
     def validate(self, scenario: Scenario) -> None:
         needs_command_resume(self.name, scenario)
@@ -63,8 +78,9 @@ class Fork(Kind):
     def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
         return each_trial(ctx, cell, skip, fork_trial)
 
-    def check(self, cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
-        return check_fork(cell, list(records))
+    def summary(self, cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult, list[TrialRecord]]:
+        recs = list(records)
+        return fork_summary(cell, recs), recs
 
     def explain(self, rec: TrialRecord) -> list[str]:
         """A second fire is the point of a fork: only a violating fork is explained."""
@@ -326,7 +342,8 @@ def fi_verdict(records: list[TrialRecord]) -> Verdict:
     )
 
 
-def check_fork(cell: Cell, records: list[TrialRecord]) -> CellResult:
+def fork_summary(cell: Cell, records: list[TrialRecord]) -> CellResult:
+    """The cell's numbers: what the forks observed and fired, and why trials were invalid."""
     valid = [r for r in records if r.valid]
     result = CellResult(**base_fields(cell, records))
     result.summary = {
@@ -335,5 +352,4 @@ def check_fork(cell: Cell, records: list[TrialRecord]) -> CellResult:
         "fork_fired": dict(Counter(",".join(r.observations["fork"].get("all_fired") or []) or "-" for r in valid)),
         "invalid": dict(Counter(r.invalid_reason for r in records if not r.valid)),
     }
-    result.verdicts = [fd_verdict(valid, [r for r in records if not r.valid]), fi_verdict(records)]
     return result

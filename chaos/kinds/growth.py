@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from chaos.kinds.base import Property
 from chaos.kinds.checking import verdict
 from chaos.kinds.sweep_options import SweepOptions
 from chaos.records import TrialRecord, Verdict
@@ -24,7 +25,8 @@ from chaos.records import TrialRecord, Verdict
 if TYPE_CHECKING:
     from chaos.scenario.model import Cell
 
-PROPERTY = "SB"
+SB = Property("SB", "store within its bounds", "checkpoint-sizes-and-their-bound-sb-sweeps-bounds")
+PROPERTY = SB.code
 MEASURING = ("langgraph",)  # the adapters whose inspect measures the store (``measure_store``)
 KEEP = 500  # checkpoint sizes kept in results.json (the first ones and the last ones beyond that)
 

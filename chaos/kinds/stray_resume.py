@@ -36,9 +36,10 @@ from typing import Literal
 
 from pydantic import Field
 
-from chaos.kinds.base import Kind, KindOptions, needs_approval_resume
+from chaos.kinds.base import Checker, Kind, KindOptions, Property, needs_approval_resume
 from chaos.kinds.checking import base_fields, verdict
 from chaos.kinds.phases import each_trial, failed, run_phases
+from chaos.kinds.race import CO
 from chaos.racer.protocol import ActionSpec
 from chaos.records import CellResult, TrialRecord, Verdict
 from chaos.running.trial import RunContext, TrialRun
@@ -62,10 +63,14 @@ class StrayOptions(KindOptions):
     )
 
 
+AR = Property("AR", "an answer addressed to nothing is refused", "stray-resume-co-kind-stray_resume")
+
+
 class StrayResume(Kind):
     name = "stray_resume"
     about = "send the answer to a consumed interrupt again: is the repeat inert?"
     properties = ("CO",)
+    checks = (Checker(CO, lambda cell, records: check_co(cell, records)), Checker(AR, lambda cell, records: check_ar(cell, records)))
     fields = ("resume_by",)
     counts_gated = True
     section = "contract"
@@ -88,8 +93,13 @@ class StrayResume(Kind):
     def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
         return each_trial(ctx, cell, skip, stray_trial)
 
-    def check(self, cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
-        return check_stray(cell, list(records))
+    def summary(self, cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult, list[TrialRecord]]:
+        recs = list(records)
+        return stray_summary(cell, recs), recs
+
+    def checkers(self, cell: Cell, facts: list[TrialRecord]) -> tuple[Checker[list[TrialRecord]], ...]:
+        """CO; AR too when the stray answer is addressed to an unknown interrupt id."""
+        return self.checks if StrayOptions.of(cell.scenario).resume_by == "unknown_id" else self.checks[:1]
 
     def explain(self, rec: TrialRecord) -> list[str]:
         """Only a stray answer that was not inert is explained, with the trial's ledger."""
@@ -209,10 +219,10 @@ def trial_co(rec: TrialRecord) -> tuple[str, str]:
     return "holds", f"the stray answer to {where} was inert: {how}{extra}"
 
 
-def check_stray(cell: Cell, records: list[TrialRecord]) -> CellResult:
+def stray_summary(cell: Cell, records: list[TrialRecord]) -> CellResult:
+    """The cell's numbers: where the thread was after the first answer, what the stray one did."""
     valid = [r for r in records if r.valid]
     result = CellResult(**base_fields(cell, records))
-    per = [(r, *trial_co(r)) for r in valid]
     result.summary = {
         "resume_by": StrayOptions.of(cell.scenario).resume_by,
         "thread_after_first_answer": dict(
@@ -224,10 +234,18 @@ def check_stray(cell: Cell, records: list[TrialRecord]) -> CellResult:
         "stray_fired": dict(Counter(",".join((r.observations.get("stray") or {}).get("fired") or []) or "-" for r in valid)),
         "invalid": dict(Counter(r.invalid_reason for r in records if not r.valid)),
     }
-    result.verdicts = [co_verdict(per, len(records), next((r.invalid_reason for r in records if not r.valid), None))]
-    if StrayOptions.of(cell.scenario).resume_by == "unknown_id":
-        result.verdicts.append(ar_verdict(valid, len(records)))
     return result
+
+
+def check_co(cell: Cell, records: list[TrialRecord]) -> Verdict:
+    """CO over the cell's trials (``trial_co`` of each, ``co_verdict``)."""
+    per = [(r, *trial_co(r)) for r in records if r.valid]
+    return co_verdict(per, len(records), next((r.invalid_reason for r in records if not r.valid), None))
+
+
+def check_ar(cell: Cell, records: list[TrialRecord]) -> Verdict:
+    """AR over the cell's trials (``ar_verdict``)."""
+    return ar_verdict([r for r in records if r.valid], len(records))
 
 
 def ar_verdict(valid: list[TrialRecord], n: int) -> Verdict:

@@ -55,7 +55,7 @@ from typing import Annotated, Any, Literal, cast
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from chaos.envs import requirement_names
-from chaos.kinds.base import Kind, KindOptions, needs_command_resume
+from chaos.kinds.base import Checker, Kind, KindOptions, Property, needs_command_resume
 from chaos.kinds.baseline import MAX_ANSWERS, answer_action, baseline_actions
 from chaos.kinds.checking import base_fields, verdict
 from chaos.kinds.phases import each_trial, in_process
@@ -126,10 +126,14 @@ class UpgradeOptions(KindOptions):
         scenario.deployed_target  # noqa: B018  # v2's release, validated as a target: raises ValueError
 
 
+UP = Property("UP", "upgrade safety", "upgrade-between-pause-and-resume-up-kind-upgrade")
+
+
 class Upgrade(Kind):
     name = "upgrade"
     about = "pause under v1, deploy v2, resume: refused loudly, resumed as v2 would run, or silently wrong?"
     properties = ("UP",)
+    checks = (Checker(UP, lambda cell, records: check_up(cell, records)),)
     fields = ("resume", "answers", "upgrade_to", "kill_points", "trials")
     deploys = True
     section = "contract"
@@ -153,8 +157,9 @@ class Upgrade(Kind):
             return _kill_cell(ctx, cell, skip)
         return each_trial(ctx, cell, skip, lambda run: upgrade_trial(run, None))
 
-    def check(self, cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
-        return check_upgrade(cell, list(records))
+    def summary(self, cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult, list[TrialRecord]]:
+        recs = list(records)
+        return upgrade_summary(cell, recs), recs
 
     def explain(self, rec: TrialRecord) -> list[str]:
         outcome, why = trial_up(rec)
@@ -447,7 +452,8 @@ def up_verdict(valid: list[TrialRecord], n: int) -> Verdict:
     return verdict("UP", "holds", f"all {len(valid)} trials ({counts}): {per[0][2]}", trial_ids=[r.trial_id for r in valid])
 
 
-def check_upgrade(cell: Cell, records: list[TrialRecord]) -> CellResult:
+def upgrade_summary(cell: Cell, records: list[TrialRecord]) -> CellResult:
+    """The cell's numbers: each valid trial's outcome (refused, resumed as v2, resumed wrong), and the invalid ones."""
     trials = [r for r in records if not r.trial_id.endswith("-dry")]
     valid = [r for r in trials if r.valid]
     result = CellResult(**base_fields(cell, trials))
@@ -455,9 +461,13 @@ def check_upgrade(cell: Cell, records: list[TrialRecord]) -> CellResult:
         "outcome": dict(Counter(trial_up(r)[0] for r in valid)),
         "invalid": dict(Counter(r.invalid_reason for r in trials if not r.valid)),
     }
+    return result
+
+
+def check_up(cell: Cell, records: list[TrialRecord]) -> Verdict:
+    """UP over the cell's trials (``up_verdict``); unknown when v1's dry run failed before any trial."""
+    trials = [r for r in records if not r.trial_id.endswith("-dry")]
     dry = next((r for r in records if r.trial_id.endswith("-dry") and not r.valid), None)
     if not trials and dry is not None:
-        result.verdicts = [verdict("UP", "unknown", f"the v1 dry run failed: {dry.invalid_reason}")]
-    else:
-        result.verdicts = [up_verdict(valid, len(trials))]
-    return result
+        return verdict("UP", "unknown", f"the v1 dry run failed: {dry.invalid_reason}")
+    return up_verdict([r for r in trials if r.valid], len(trials))
