@@ -47,7 +47,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from chaos.kinds import approval, db_disconnect, faults, growth
 from chaos.kinds.base import Checker, Kind, Property, approves_breakpoints
@@ -835,10 +835,13 @@ def sweep_summary(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> tuple
         recs = by_point.get(point, [])
         valid = [r for r in recs if r.valid]
         keys = sorted({k for r in valid for k in _counts(r)} | set(base.effects))
-        pv = _point_verdicts(point, recs, sweep, base, cell.scenario.target.framework)
-        pv += faults.point_verdicts(cell, point, recs, {r.trial_id: lost_effects(r, base) for r in valid})
-        pv += db_disconnect.point_verdicts(cell, point, recs)
-        pv += approval.point_verdicts(point, recs) if judge_aa else []
+        # each property's judge at the point, check-safe: one that raises costs its properties there
+        framework = cell.scenario.target.framework
+        lost = {r.trial_id: lost_effects(r, base) for r in valid}
+        pv = at_point(point, sweep.properties, _point_verdicts, point, recs, sweep, base, framework)
+        pv += at_point(point, faults.properties_of(cell), faults.point_verdicts, cell, point, recs, lost)
+        pv += at_point(point, db_disconnect.properties_of(cell), db_disconnect.point_verdicts, cell, point, recs)
+        pv += at_point(point, (approval.PROPERTY,), approval.point_verdicts, point, recs) if judge_aa else []
         for v in pv:
             all_verdicts[v.property].append(v)
         outcomes: list[str] = []
@@ -868,6 +871,16 @@ def sweep_summary(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> tuple
     result.store_size = growth.summary(dry)  # bytes per checkpoint and per thread, and SB when bounded
     facts = SweepFacts(dry=dry, base=base, at_points=dict(all_verdicts), points=result.points, judge_aa=judge_aa)
     return result, facts
+
+
+def at_point(point: str, codes: Iterable[str], judge: Callable[..., list[Verdict]], *args: Any) -> list[Verdict]:
+    """The verdicts ``judge(*args)`` gives at ``point``, or, when it raises, each of ``codes``
+    ``unknown`` there with the error (check-safe per property at each kill point, as ``compose`` per cell)."""
+    try:
+        return judge(*args)
+    except Exception as exc:
+        why = f"{type(exc).__name__}: {exc}"[:1000]
+        return [verdict(c, "unknown", f"{point}: the {c} checker failed: {why}", points=[point]) for c in codes]
 
 
 def sweep_checks(sweep: Sweep) -> tuple[Checker[SweepFacts], ...]:
