@@ -761,7 +761,7 @@ def expand(scenario: Scenario, *, path: str = "<scenario>", node: yaml.Node | No
 def json_schema() -> dict:
     """The JSON Schema of a scenario file, generated from the models: each kind option's from its
     kind's options model, in its place in the file."""
-    from chaos.kinds import option_models, option_owner
+    from chaos.kinds import option_models
 
     schema = Scenario.model_json_schema()
     defs = schema.setdefault("$defs", {})
@@ -771,5 +771,4 @@ def json_schema() -> dict:
         for key, prop in own["properties"].items():
             schema["properties"][key] = prop
     schema["$defs"] = dict(sorted(defs.items()))
-    assert all(option_owner(k) for k in KIND_OPTIONS)
     return schema
