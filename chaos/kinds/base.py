@@ -51,8 +51,6 @@ if TYPE_CHECKING:
 
 Section = Literal["saturation", "sweep", "contract"]
 
-CONTRACT = "docs/contract.md"
-
 
 @dataclass(frozen=True)
 class Property:
@@ -61,11 +59,7 @@ class Property:
 
     code: str
     name: str
-    anchor: str = ""
-
-    @property
-    def doc(self) -> str:
-        return f"{CONTRACT}#{self.anchor}" if self.anchor else CONTRACT
+    anchor: str = ""  # docs/contract.md#<anchor> (tests/kinds/test_registry_kinds.py checks the section exists)
 
 
 F = TypeVar("F")
@@ -152,6 +146,7 @@ class Kind(Protocol):
     section: ClassVar[Section]
     title: ClassVar[str]
     Options: ClassVar[type[KindOptions]] = NoOptions
+    checks: ClassVar[tuple[Checker[Any], ...]] = ()  # every checker it has (the registry gathers their properties)
 
     def validate(self, scenario: Scenario) -> None:
         """Raise ``ValueError`` when ``scenario`` cannot be run as this kind. Default: no extra rule."""
@@ -160,8 +155,6 @@ class Kind(Protocol):
     def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
         """The cell's trials, one ``TrialRecord`` at a time (``ctx.wants(trial_id, skip)`` filters)."""
         ...
-
-    checks: ClassVar[tuple[Checker[Any], ...]] = ()  # every checker it has (the registry gathers their properties)
 
     def summary(self, cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult, Any]:
         """The cell's numbers (a ``CellResult`` without verdicts) and the facts its checkers judge
