@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from chaos.racer.lazy import lazy_attribute
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -44,7 +46,7 @@ _PUBLIC = {
     "rerun": "chaos.api",
     "analyze": "chaos.api",
     "load_scenario": "chaos.api",
-    "RunOptions": "chaos.running.orchestrator",
+    "RunOptions": "chaos.running.options",
     "RunResults": "chaos.records",
     "Verdict": "chaos.records",
     "WorkloadContext": "chaos.workloads",
@@ -53,20 +55,12 @@ _PUBLIC = {
 if TYPE_CHECKING:
     from chaos.api import analyze, load_scenario, rerun, run
     from chaos.records import RunResults, Verdict
-    from chaos.running.orchestrator import RunOptions
+    from chaos.running.options import RunOptions
     from chaos.workloads import WorkloadContext
 
 
 def __getattr__(name: str) -> Any:
-    module = _PUBLIC.get(name)
-    if module is None:
-        # a submodule (``from chaos import racer``) is found by the import system after this
-        raise AttributeError(f"module 'chaos' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # the next use does not come here
-    return value
+    return lazy_attribute(__name__, _PUBLIC, globals(), name)
 
 
 def __dir__() -> list[str]:

@@ -18,14 +18,12 @@ model), ``base`` (the interface). docs/adding-a-kind.md shows how to add one.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
+
+from chaos.kinds.base import runner_for  # noqa: F401  (re-exported: the orchestrator asks here)
 
 if TYPE_CHECKING:
     from chaos.kinds.base import Kind, KindOptions, Property
-    from chaos.records import TrialRecord
-    from chaos.running.trial import RunContext
-    from chaos.scenario.model import Cell
 
 # name -> module holding ``KIND``. The order is the order users see (error messages, the schema).
 KINDS: dict[str, str] = {
@@ -93,17 +91,3 @@ def properties() -> dict[str, Property]:
 def property_names() -> dict[str, str]:
     """Code -> name of every property (shown beside the code in every report)."""
     return {code: p.name for code, p in properties().items()}
-
-
-def runner_for(kind: str, framework: str | None = None) -> Callable[[RunContext, Cell, set[str]], Iterator[TrialRecord]]:
-    """``run_cell`` of ``kind``, or a runner of no trial when ``framework``'s adapter does not
-    support the kind (its cell's analysis then reports every property ``unknown`` with the reason)."""
-    from chaos.targets import get_target
-
-    if framework is not None and get_target(framework).supports(kind) is not None:
-        return _nothing
-    return get_kind(kind).run_cell
-
-
-def _nothing(ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
-    return iter(())

@@ -42,21 +42,12 @@ from chaos.kinds.checking import verdict
 from chaos.kinds.sweep_options import SweepOptions
 from chaos.records import TrialRecord, Verdict
 from chaos.scenario.model import Cell
+from chaos.targets import TARGETS
 
 __all__ = ["PROPERTY", "before_kill", "dry_observations", "judged", "point_verdicts", "trial_aa", "workflow_verdict"]
 
 AA = Property("AA", "approval authority", "approval-authority-aa-sweeps")
 PROPERTY = AA.code
-
-
-# per framework, the call a recovery of each resume form makes (``command``: how a thread with no
-# pending answer is continued before the plan answers)
-RECOVERY_CALLS = {
-    "langgraph": {"none": "invoke(None)", "input": "invoke(input)", "command": "invoke(None), continuing the thread"},
-    "crewai": {"none": "kickoff by id", "input": "a new kickoff", "command": "kickoff by id, continuing the flow"},
-    "llamaindex": {"none": "Context.from_dict + run", "input": "a new run", "command": "Context.from_dict + run, continuing the run"},
-    "autogen": {"none": "load_state + run()", "input": "a new team run", "command": "load_state + run(), continuing the team"},
-}
 
 
 def _gated(key: str, gated: str | None) -> bool:
@@ -116,13 +107,20 @@ def _waited_at(rec: TrialRecord) -> str:
     return "no pending approval yet"
 
 
+def recovery_call(framework: str, form: str) -> str:
+    """The call a recovery of resume form ``form`` makes on ``framework`` (its ``TargetInfo.recovery_calls``;
+    LangGraph's where the adapter declares none)."""
+    info = TARGETS.get(framework)
+    calls = (info.recovery_calls if info is not None else {}) or TARGETS["langgraph"].recovery_calls
+    return calls.get(form, calls["command"])
+
+
 def _call(rec: TrialRecord) -> str:
     action = rec.observations.get("resume_action") or {}
     form = action.get("form")
     if form == "app":
         return f"the team's recovery {action.get('recover')}"
-    calls = RECOVERY_CALLS.get(str(rec.observations.get("framework", "langgraph")), RECOVERY_CALLS["langgraph"])
-    return calls.get(str(form), calls["command"])
+    return recovery_call(str(rec.observations.get("framework", "langgraph")), str(form))
 
 
 def trial_aa(rec: TrialRecord) -> tuple[str, str, list[int]]:

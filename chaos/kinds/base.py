@@ -29,7 +29,7 @@ class says:
   Checkers are pure functions of the records (``chaos analyze`` re-scores a stored journal with
   them); ``chaos.kinds.checking.compose`` calls each in isolation (Jepsen's ``compose``,
   check-safe per property): a judge that raises costs its own property (``unknown`` with the
-  error), never the others; ``check(cell, records)`` is that composition.
+  error), never the others.
 
 Optional capabilities are small protocols a kind class also implements: ``Explains`` (plain words
 for a violating trial, shown in report.html).
@@ -165,12 +165,6 @@ class Kind(Protocol):
         """The checkers this cell is judged by, in the order its verdicts come. Default: ``checks``."""
         return self.checks
 
-    def check(self, cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
-        """The cell's numbers and verdicts: ``summary``, then each checker in isolation (``chaos.kinds.checking.compose``)."""
-        from chaos.kinds.checking import compose
-
-        return compose(self, cell, records)
-
 
 @runtime_checkable
 class Explains(Protocol):
@@ -204,3 +198,22 @@ def needs_approval_resume(kind: str, scenario: Scenario) -> None:
         return  # said, not defaulted: the approval of a static breakpoint
     also = " (or 'none': the invoke(None) that approves a static breakpoint)" if approves_breakpoints(scenario) else ""
     raise ValueError(f"a {kind} resumes a pending interrupt: set resume to 'command:<value>'{also}")
+
+
+def runner_for(kind: str, framework: str | None = None) -> Callable[[RunContext, Cell, set[str]], Iterator[TrialRecord]]:
+    """``run_cell`` of ``kind``, or a runner of no trial when ``framework``'s adapter does not
+    support the kind (its cell's analysis then reports every property ``unknown`` with the reason).
+
+    Here, beside the interface, and not in the registry (``chaos.kinds``): the registry, which the
+    scenario model reads, then names no type of the run path, even for mypy (issue 23's import loop
+    kinds -> running.trial -> scenario.model -> kinds)."""
+    from chaos.kinds import get_kind
+    from chaos.targets import get_target
+
+    if framework is not None and get_target(framework).supports(kind) is not None:
+        return _nothing
+    return get_kind(kind).run_cell
+
+
+def _nothing(ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
+    return iter(())

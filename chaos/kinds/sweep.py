@@ -418,8 +418,9 @@ def _against(dry: TrialRecord, point: str) -> Callable[[TrialRun], TrialRecord]:
         run.observations["baseline_effects"] = _counts(dry)
         run.observations.update(approval.before_kill(dry, point))  # AA
         if SweepOptions.of(run.cell.scenario).fault == "db_disconnect":  # no kill: the racer's connection is lost there
-            run.observations["expected"] = db_disconnect.expected_of(dry)
-            return db_disconnect.disconnect_trial(run, point)
+            run.observations["expected"] = db_disconnect.expected_of(outcome_of_dry(dry))
+            steps = db_disconnect.SweepSteps(_actions(run.cell), _resume_action(run.cell), _last_resume)
+            return db_disconnect.disconnect_trial(run, point, steps)
         return kill_trial(run, point)
 
     return body

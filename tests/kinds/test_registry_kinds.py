@@ -20,7 +20,7 @@ from chaos.kinds.base import Checker, Explains, Kind
 from chaos.kinds.checking import analyze_cell
 from chaos.racer.errors import ScenarioError
 from chaos.reports.explain import explain_duplicates
-from chaos.running.orchestrator import analyse_run
+from chaos.running.analysis import analyse_run
 from chaos.scenario.model import Scenario, expand, json_schema, parse_scenario
 
 REPO = Path(__file__).resolve().parents[2]
