@@ -37,14 +37,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from chaos.kinds.base import Property
 from chaos.kinds.checking import verdict
+from chaos.kinds.sweep_options import SweepOptions
 from chaos.records import TrialRecord, Verdict
 from chaos.scenario.model import Cell
 from chaos.targets import TARGETS
 
 __all__ = ["PROPERTY", "before_kill", "dry_observations", "judged", "point_verdicts", "trial_aa", "workflow_verdict"]
 
-PROPERTY = "AA"
+AA = Property("AA", "approval authority", "approval-authority-aa-sweeps")
+PROPERTY = AA.code
 
 
 def _gated(key: str, gated: str | None) -> bool:
@@ -82,7 +85,11 @@ def judged(cell: Cell, dry: TrialRecord | None, trials: list[TrialRecord]) -> bo
     fires says nothing about approvals."""
     from chaos.targets import get_target
 
-    if dry is None or cell.scenario.crash_depth > 1 or get_target(cell.scenario.target.framework).supports(PROPERTY) is not None:
+    if (
+        dry is None
+        or SweepOptions.of(cell.scenario).crash_depth > 1
+        or get_target(cell.scenario.target.framework).supports(PROPERTY) is not None
+    ):
         return False
     gated = dry.observations.get("gated_task")
     return dry.observations.get("gated_at") is not None or any(

@@ -31,7 +31,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from chaos.kinds.base import Property
 from chaos.kinds.checking import verdict
+from chaos.kinds.sweep_options import SweepOptions
 from chaos.records import TrialRecord, Verdict
 from chaos.running.trial import application_name
 
@@ -51,12 +53,15 @@ class SweepSteps:
     last_resume: Callable[[TrialRun, RacerHandle, ActionSpec], tuple[dict, TrialRecord | None]]
 
 
-PROPERTY = "CL"
+CL = Property(
+    "CL", "a lost connection is survived or refused, never silent", "a-connection-lost-under-the-saver-cl-sweeps-with-fault-db_disconnect"
+)
+PROPERTY = CL.code
 TERMINATE_WAIT_MS = 10_000  # pg_terminate_backend waits (at most this) until the backend has exited
 
 
 def properties_of(cell: Cell) -> tuple[str, ...]:
-    return (PROPERTY,) if cell.scenario.fault == "db_disconnect" else ()
+    return (PROPERTY,) if SweepOptions.of(cell.scenario).fault == "db_disconnect" else ()
 
 
 def terminate(dsn: str, name: str) -> dict[str, Any]:
