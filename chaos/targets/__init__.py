@@ -69,6 +69,9 @@ class TargetInfo:
     # boundaries (prefixes) that save a pause the workflow has already announced: killed at one's
     # ``:before`` with nothing saved, the approver was asked about a run that is gone
     pause_saves: tuple[str, ...] = ()
+    # ``module:function`` wrapping each cell's runner (a server the cell's racers are clients of:
+    # ``chaos.targets.langgraph_server_host:serving``); "" for a framework whose racers run the app
+    cell_host: str = ""
 
     def supports(self, what: str) -> str | None:
         """None if ``what`` (a kind or property) is supported; else the reason it is not."""
@@ -411,6 +414,58 @@ TARGETS: dict[str, TargetInfo] = {
         import_name="autogen_agentchat",
         default_version="0.7.5",
         pins=("autogen-agentchat=={version}", "autogen-core=={version}", "autogen-ext=={version}"),
+    ),
+    "langgraph_server": TargetInfo(
+        framework="langgraph_server",
+        module="chaos.targets.langgraph_server",
+        about="LangGraph Agent Server (langgraph dev, in-memory runtime) started by chaos per cell; racers are langgraph-sdk clients",
+        backends=("inmem",),
+        workloads={
+            "gate_after_interrupt": "deployed: pre -> gate (interrupt(), effect keyed by the resume value) -> end",
+            "approval_idempotent": "deployed: gate_after_interrupt with idempotent effects",
+            "three_step": "deployed: a -> b -> c, one effect each",
+            "three_step_idempotent": "deployed: three_step with idempotent effects",
+            "two_gates": "deployed: pre -> gate -> gate2 -> end",
+        },
+        kinds=("race",),
+        properties=("CO", "LIVENESS"),
+        distributions=("langgraph-api", "langgraph-runtime-inmem", "langgraph-sdk", "langgraph"),
+        boundaries="none inside the server yet (the server process is not instrumented); effect rows from its worker",
+        unsupported={
+            "kill_sweep": "not built yet: barriers inside the server's worker (the whole server as the victim) are issue 30's next step",
+            "first_checkpoint": "not built yet: needs barriers inside the server's worker",
+            "fork": "not driven through the runs API yet",
+            "stray_resume": "not driven through the runs API yet",
+            "recovery_determinism": "needs kill_sweep",
+            "invalid_state": "not driven through the runs API yet",
+            "shared_state": "no shared-state workloads are deployed behind the server",
+            "upgrade": "a deploy between pause and resume is a server restart on new code: not built yet",
+            "failing_effect": "not driven through the runs API yet",
+            "EO": "needs kill_sweep",
+            "PC": "needs kill_sweep",
+            "AA": "the server decides what a resume approves; chaos sees no approval apart from a recovery call",
+            BRANCHES: "no parallel-branch workload is deployed behind the server yet",
+            "durability": "the server chooses its checkpointer's durability; a client cannot set it",
+        },
+        reads=(),
+        unread_fields=_unread(
+            **{
+                "answers": "a client answers every pause with resume's command value; answer plans are not sent through the API yet",
+                "resume:app": "the runs API has no recovery hook for an app's own resume",
+                "target.durability": "the server chooses its checkpointer's durability; a client cannot set it",
+            }
+        ),
+        in_process_backends=(),
+        import_name="langgraph_api",
+        default_version="0.16.7",
+        pins=(
+            "langgraph-api=={version}",
+            "langgraph-cli[inmem]==0.4.40",
+            "langgraph-runtime-inmem==0.36.7",
+            "langgraph-sdk==0.4.14",
+            "langgraph==1.2.24",
+        ),
+        cell_host="chaos.targets.langgraph_server_host:serving",
     ),
 }
 
