@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from chaos.envs import python_for
+from chaos.racer.protocol import LedgerSpec
 from chaos.targets.langgraph_server_host import AgentServer, builtin_config
 
 OPS = Path(".langgraph_api") / ".langgraph_ops.pckl"
@@ -27,7 +28,7 @@ OPS = Path(".langgraph_api") / ".langgraph_ops.pckl"
 
 @pytest.fixture
 def server(tmp_path):
-    ledger = {"kind": "sqlite", "path": str(tmp_path / "ledger.sqlite")}
+    ledger: LedgerSpec = {"kind": "sqlite", "path": str(tmp_path / "ledger.sqlite")}
     s = AgentServer(python_for("langgraph_server"), tmp_path / "srv", builtin_config(("gate_after_interrupt",)), ledger=ledger)
     s.start()
     yield s
