@@ -12,7 +12,7 @@ What it promises (``chaos.targets.base`` is the contract):
   outcome is ``interrupted`` when the thread then waits at an interrupt.
 * ``resume`` (``command``: ``Command(resume=value)``; ``input``: a new input; ``none``: no input)
   starts a run with ``multitask_strategy`` = ``workload_params.multitask_strategy`` (default
-  ``reject``, the server's own default) and joins it. Every outcome carries ``http``: the create's
+  ``enqueue``, the server's own: langgraph_api/models/run.py) and joins it. Every outcome carries ``http``: the create's
   HTTP status (200, 409, ...), the run's final status as the server reports it (``success``,
   ``interrupted`` = cancelled by a later run, ``error``, ...; ``deleted`` when the run no longer
   exists: ``rollback`` deletes the run it replaces) and the run id. A 409 is the server refusing
@@ -20,13 +20,18 @@ What it promises (``chaos.targets.base`` is the contract):
   cancelled or deleted is ``refused`` too, with the reason, since the server, not the graph, ended it.
 * Effects are fired in the server's worker (``chaos.targets.langgraph_server_app``), tagged with
   this racer's id by the run's config; after each action ``fired`` lists this racer's ledger rows.
-* ``inspect`` reads the thread back through the API: a thread the server no longer knows is
-  ``error`` ``NotFoundError`` with ``checkpoints: None`` and ``thread_found: False`` (lost state).
+* ``inspect`` reads the thread back through the API: a thread the server no longer knows has no
+  durable checkpoint, ``thread_found: False`` and ``lost_thread`` (its server id): lost state.
+* With no ``url`` in the store spec (a sweep) the racer is the server
+  (``chaos.targets.langgraph_server_inproc``, in the trial's ``agent-server`` folder): its barriers
+  stop the whole server. A resume that finds the thread gone re-creates it and runs the input
+  again, as a client told ``Thread not found`` would (``lost_thread`` in its outcome).
 """
 
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 from typing import Any
 
 from chaos.racer.barrier import BarrierClient
@@ -48,14 +53,21 @@ class ServerSession:
     def __init__(self, spec: RacerSpec, barrier: BarrierClient, ledger: Ledger):
         from langgraph_sdk import get_sync_client
 
-        url = (spec.get("store") or {}).get("url")
-        if not url:
-            raise RuntimeError("the racer's store spec names no Agent Server url (the cell's server was not started)")
+        store = spec.get("store") or {}
+        url = store.get("url")
+        self.in_process = not url
+        if not url:  # a sweep: this racer is the server (the victim), in the trial's server folder
+            from chaos.targets import langgraph_server_inproc
+            from chaos.targets.langgraph_server_app import DEPLOYED
+            from chaos.targets.langgraph_server_host import builtin_config
+
+            folder = Path(store.get("path") or f"{spec['thread_id']}.state").parent / "agent-server"
+            url = langgraph_server_inproc.start(folder, builtin_config(DEPLOYED)["graphs"], barrier, ledger)
         self.spec = spec
         self.barrier = barrier
         self.ledger = ledger
         self.params = dict(spec.get("workload_params") or {})
-        self.strategy = str(self.params.get("multitask_strategy", "reject"))
+        self.strategy = str(self.params.get("multitask_strategy", "enqueue"))
         if self.strategy not in STRATEGIES:
             raise ValueError(f"workload_params.multitask_strategy {self.strategy!r}: one of {', '.join(STRATEGIES)}")
         self.graph_id = str(self.params.get("graph_id") or spec["workload"])
@@ -89,6 +101,13 @@ class ServerSession:
             self.client.threads.create(thread_id=self.thread_id, if_exists="do_nothing", metadata={"chaos_thread": self.spec["thread_id"]})
             return self._run(input=self.input)
         if op == "resume":
+            if self.in_process and not self._thread_exists():  # the restarted server lost it: a client re-creates it
+                self.client.threads.create(
+                    thread_id=self.thread_id, if_exists="do_nothing", metadata={"chaos_thread": self.spec["thread_id"]}
+                )
+                out = self._run(input=self.input)
+                out["lost_thread"] = self.thread_id  # type: ignore[typeddict-unknown-key]
+                return out
             form = action.get("form", "command")
             if form == "command":
                 return self._run(command={"resume": action.get("value")}, multitask_strategy=self.strategy)
@@ -117,8 +136,9 @@ class ServerSession:
             return outcome("error", error=error_of(exc), http=http)
         http["create"] = 200
         http["run_id"] = run["run_id"]
+        joined: Any = None
         try:
-            self.client.runs.join(self.thread_id, run["run_id"])
+            joined = self.client.runs.join(self.thread_id, run["run_id"])
         except NotFoundError:
             pass  # deleted meanwhile (rollback): read below
         except Exception as exc:
@@ -144,11 +164,20 @@ class ServerSession:
             failed: ErrorInfo = {
                 "type": f"Run{status.title()}",
                 "module": "langgraph_api",
-                "message": f"run {run['run_id']} ended {status}",
+                "message": f"run {run['run_id']} ended {status}: {_error_in(joined)}",
                 "where": "",
             }
             return outcome("error", error=failed, http=http, values=values, checkpoint=checkpoint)
         return outcome("interrupted" if interrupts else "done", http=http, values=values, checkpoint=checkpoint, interrupts=interrupts)
+
+    def _thread_exists(self) -> bool:
+        from langgraph_sdk.errors import NotFoundError
+
+        try:
+            self.client.threads.get(self.thread_id)
+        except NotFoundError:
+            return False
+        return True
 
     def _state(self) -> dict[str, Any] | None:
         try:
@@ -191,8 +220,17 @@ class ServerSession:
             state: dict[str, Any] = dict(self.client.threads.get_state(self.thread_id))
             history = list(self.client.threads.get_history(self.thread_id, limit=1000))
             thread = dict(self.client.threads.get(self.thread_id))
-        except NotFoundError as exc:
-            return {"checkpoints": None, "error": error_of(exc), "thread_found": False}  # type: ignore[typeddict-unknown-key]
+        except NotFoundError:  # nothing of the thread is durable as far as the API can tell: lost state
+            return {  # type: ignore[typeddict-unknown-key]
+                "checkpoints": 0,
+                "durable_checkpoints": 0,
+                "next": [],
+                "completed_tasks": [],
+                "completed_by_namespace": {"": []},
+                "pending_interrupts": 0,
+                "thread_found": False,
+                "lost_thread": self.thread_id,
+            }
         except Exception as exc:
             return {"checkpoints": None, "error": error_of(exc)}
         completed = [n for h in reversed(history) for n in _ran(h)]
@@ -216,6 +254,14 @@ class ServerSession:
             self.client.http.client.close()
         except Exception:
             pass
+
+
+def _error_in(joined: Any) -> str:
+    """The error a joined run's output names (the server puts ``__error__`` there), or ``?``."""
+    err = joined.get("__error__") if isinstance(joined, dict) else None
+    if isinstance(err, dict):
+        return f"{err.get('error')}: {str(err.get('message'))[:500]}"
+    return "?"
 
 
 def _ran(checkpoint: dict) -> list[str]:

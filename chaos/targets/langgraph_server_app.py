@@ -9,6 +9,9 @@ the node fires, the run's config: the client that created the run passes ``chaos
 ledger (``LedgerSpec`` as JSON) and the run id come from the server's environment
 (``CHAOS_SERVER_LEDGER``, ``CHAOS_RUN_ID``).
 
+In a sweep the server runs inside the racer (``chaos.targets.langgraph_server_inproc``): an effect
+then appends to that racer's ledger and passes ``effect(task=X):after`` on its barrier.
+
 What it promises: every ``ctx.effect`` of a deployed built-in appends one committed ledger row,
 tagged with the trial and the racer whose run executed the node, before the node returns; a node
 run with no chaos ids in its config (a run started by hand) raises instead of counting an effect
@@ -45,12 +48,17 @@ def _ledger(conf: dict) -> Ledger:
 def _effect(task: str, value: Any = None, once: bool = False) -> None:
     from langgraph.config import get_config
 
+    from chaos.targets import langgraph_server_inproc as inproc
     from chaos.targets.langgraph import where_fired
 
     conf = get_config().get("configurable") or {}
     if "chaos_trial_id" not in conf:
         raise RuntimeError(f"effect {task!r}: the run carries no chaos_trial_id in config.configurable; it was not started by chaos")
     v = None if value is None else str(value)
+    if inproc.LEDGER is not None and inproc.BARRIER is not None:  # the server is this racer: its ledger and barriers
+        append_effect(inproc.LEDGER, task, v, str(conf.get("chaos_thread_id", "")), where_fired(), once)
+        inproc.BARRIER.hit(f"effect(task={task}):after")
+        return
     append_effect(_ledger(conf), task, v, str(conf.get("chaos_thread_id", "")), where_fired(), once)
 
 

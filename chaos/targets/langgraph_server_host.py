@@ -269,6 +269,9 @@ def server_for(ctx: RunContext, cell: Cell) -> AgentServer:
     return AgentServer(python, folder, builtin_config(DEPLOYED), ledger=ctx.ledger_config, labels=run_labels(ctx.run_id, ctx.run_dir))
 
 
+# kinds whose racers are clients of one server per cell; the sweeps run the server inside each racer
+# (chaos.targets.langgraph_server_inproc), since the server is what they kill
+SHARED_SERVER_KINDS = ("race", "double_texting")
 CellRunner = Callable[["RunContext", "Cell", set[str]], Iterator["TrialRecord"]]
 
 
@@ -276,6 +279,9 @@ def serving(run_cell: CellRunner) -> CellRunner:
     """``run_cell`` with an Agent Server running for the cell; each trial's store spec names its URL."""
 
     def run(ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
+        if cell.scenario.kind not in SHARED_SERVER_KINDS:  # a sweep: each racer is the server (its victim)
+            yield from run_cell(ctx, cell, skip)
+            return
         server = server_for(ctx, cell)
         try:
             server.start()
