@@ -49,6 +49,7 @@ PROPERTY_NAMES = {
     "CL": "a lost connection is survived or refused, never silent",
     "AR": "an answer addressed to nothing is refused",
     "LC": "linear checkpoint chain",
+    "DT": "a second message keeps the multitask strategy's promise",
 }
 
 

@@ -426,9 +426,10 @@ TARGETS: dict[str, TargetInfo] = {
             "three_step": "deployed: a -> b -> c, one effect each",
             "three_step_idempotent": "deployed: three_step with idempotent effects",
             "two_gates": "deployed: pre -> gate -> gate2 -> end",
+            "slow_reply": "deployed: draft (effect) -> hold (waits until the trial releases it) -> send (effect): a run in flight, for double_texting",
         },
-        kinds=("race", "kill_sweep"),
-        properties=("CO", "LIVENESS", "EO", "PC"),
+        kinds=("race", "kill_sweep", "double_texting"),
+        properties=("CO", "LIVENESS", "EO", "PC", "DT"),
         distributions=("langgraph-api", "langgraph-runtime-inmem", "langgraph-sdk", "langgraph"),
         boundaries="in the server's worker: put(step,source):before/after, put_writes(node,channels):before/after (the in-memory runtime's saver), effect(task):after",
         unsupported={

@@ -21,8 +21,9 @@ nobody can attribute.
 from __future__ import annotations
 
 import json
+import operator
 import os
-from typing import Any
+from typing import Annotated, Any, TypedDict
 
 from chaos.racer.ledger import Ledger, open_ledger
 from chaos.targets.common import append_effect
@@ -31,7 +32,15 @@ from chaos.workloads import WorkloadContext
 ENV_LEDGER = "CHAOS_SERVER_LEDGER"
 ENV_RUN_ID = "CHAOS_RUN_ID"
 # the built-ins a server deploys (graph id = workload name)
-DEPLOYED = ("gate_after_interrupt", "approval_idempotent", "three_step", "three_step_idempotent", "two_gates")
+DEPLOYED = ("gate_after_interrupt", "approval_idempotent", "three_step", "three_step_idempotent", "two_gates", "slow_reply")
+
+
+class Chat(TypedDict, total=False):
+    """``slow_reply``'s state: the message, and what each node did with which message."""
+
+    msg: str
+    log: Annotated[list, operator.add]
+
 
 _ledgers: dict[tuple[str, str, str], Ledger] = {}
 
@@ -62,10 +71,48 @@ def _effect(task: str, value: Any = None, once: bool = False) -> None:
     append_effect(_ledger(conf), task, v, str(conf.get("chaos_thread_id", "")), where_fired(), once)
 
 
+def slow_reply_graph() -> Any:
+    """``draft`` (effect ``draft:<msg>``) -> ``hold`` (waits until the file the run's config names in
+    ``chaos_release`` exists: a long model call whose end the trial controls) -> ``send`` (effect
+    ``send:<msg>``). Each message's nodes append to ``log``: the thread's state says which messages'
+    work it kept. For double texting: a second message arrives while the first run waits in ``hold``."""
+    import time
+    from pathlib import Path
+
+    from langgraph.config import get_config
+    from langgraph.graph import END, START, StateGraph
+
+    def draft(state: Chat) -> dict:
+        _effect("draft", state.get("msg"))
+        return {"log": [f"draft:{state.get('msg')}"]}
+
+    def hold(state: Chat) -> dict:
+        release = (get_config().get("configurable") or {}).get("chaos_release")
+        deadline = time.monotonic() + 120
+        while release and not Path(release).exists() and time.monotonic() < deadline:
+            time.sleep(0.005)  # the stand-in for a slow model call: it ends when the trial says so
+        return {"log": [f"hold:{state.get('msg')}"]}
+
+    def send(state: Chat) -> dict:
+        _effect("send", state.get("msg"))
+        return {"log": [f"send:{state.get('msg')}"]}
+
+    g = StateGraph(Chat)
+    for name, fn in (("draft", draft), ("hold", hold), ("send", send)):
+        g.add_node(name, fn)
+    g.add_edge(START, "draft")
+    g.add_edge("draft", "hold")
+    g.add_edge("hold", "send")
+    g.add_edge("send", END)
+    return g.compile()
+
+
 def build(name: str) -> Any:
     """The compiled graph of built-in workload ``name``, with no checkpointer (the server's own applies)."""
     from chaos.workloads.langgraph import BUILTIN
 
+    if name == "slow_reply":
+        return slow_reply_graph()
     ctx = WorkloadContext(checkpointer=None, effect_hook=_effect)
     return BUILTIN[name](ctx).graph
 
@@ -75,3 +122,4 @@ approval_idempotent = build("approval_idempotent")
 three_step = build("three_step")
 three_step_idempotent = build("three_step_idempotent")
 two_gates = build("two_gates")
+slow_reply = build("slow_reply")
