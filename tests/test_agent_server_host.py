@@ -145,3 +145,19 @@ def test_a_server_that_never_answers_is_killed_and_named(server_python, tmp_path
         s.start()
     assert "did not answer within" in err.value.message
     assert s.proc is not None and _gone(s.proc.pid) and not s.alive()
+
+
+@pytest.mark.parametrize("workload", ["nope", "mypkg.graphs:agent"])
+def test_a_graph_the_server_does_not_serve_is_refused_at_load_one_line_exit_3(tmp_path, workload):
+    scenario = tmp_path / "s.yaml"
+    text = (Path(__file__).resolve().parent.parent / "scenarios" / "agent_server.yaml").read_text()
+    text = text.replace("workload: gate_after_interrupt", f"workload: {workload}").split("matrix:")[0]
+    scenario.write_text(text)
+    env = {**os.environ, "PYTHONPATH": chaos_root(), "CHAOS_STATE_DIR": str(tmp_path / "state")}
+    out = subprocess.run(
+        [sys.executable, "-m", "chaos", "run", str(scenario), "--out", str(tmp_path / "out")], capture_output=True, text=True, env=env
+    )
+    assert out.returncode == 3, out.stderr
+    lines = [ln for ln in out.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and f"unknown workload {workload!r}" in lines[0] and "built-in: gate_after_interrupt" in lines[0]
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").rglob("agent-server-*"))
