@@ -58,11 +58,10 @@ class ServerSession:
         self.in_process = not url
         if not url:  # a sweep: this racer is the server (the victim), in the trial's server folder
             from chaos.targets import langgraph_server_inproc
-            from chaos.targets.langgraph_server_app import DEPLOYED
-            from chaos.targets.langgraph_server_host import builtin_config
+            from chaos.targets.langgraph_server_host import graphs_for
 
             folder = Path(store.get("path") or f"{spec['thread_id']}.state").parent / "agent-server"
-            url = langgraph_server_inproc.start(folder, builtin_config(DEPLOYED)["graphs"], barrier, ledger)
+            url = langgraph_server_inproc.start(folder, graphs_for(spec["workload"]), barrier, ledger)
         self.spec = spec
         self.barrier = barrier
         self.ledger = ledger
@@ -70,7 +69,9 @@ class ServerSession:
         self.strategy = str(self.params.get("multitask_strategy", "enqueue"))
         if self.strategy not in STRATEGIES:
             raise ValueError(f"workload_params.multitask_strategy {self.strategy!r}: one of {', '.join(STRATEGIES)}")
-        self.graph_id = str(self.params.get("graph_id") or spec["workload"])
+        from chaos.targets.langgraph_server_host import APP_GRAPH
+
+        self.graph_id = APP_GRAPH if ":" in spec["workload"] else str(spec["workload"])
         self.input = self.params.get("input", DEFAULT_INPUT)
         self.client: Any = get_sync_client(url=url, timeout=float(self.params.get("http_timeout_s", 120)))
         self.thread_id = server_thread_id(spec.get("run_id", ""), spec["thread_id"])

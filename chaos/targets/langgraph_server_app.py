@@ -71,6 +71,17 @@ def _effect(task: str, value: Any = None, once: bool = False) -> None:
     append_effect(_ledger(conf), task, v, str(conf.get("chaos_thread_id", "")), where_fired(), once)
 
 
+def effect(task: str, value: Any = None) -> None:
+    """Count an irreversible effect of a team's own deployed graph (call it in the node, after the
+    effect): ``from chaos.targets.langgraph_server_app import effect``. Outside a run chaos started it raises."""
+    _effect(task, value)
+
+
+def effect_once(task: str, value: Any = None) -> None:
+    """``effect`` with an idempotency key (thread, task, value): a second attempt records nothing."""
+    _effect(task, value, once=True)
+
+
 def slow_reply_graph() -> Any:
     """``draft`` (effect ``draft:<msg>``) -> ``hold`` (waits until the file the run's config names in
     ``chaos_release`` exists: a long model call whose end the trial controls) -> ``send`` (effect

@@ -86,6 +86,22 @@ def builtin_config(graphs: tuple[str, ...]) -> dict:
     return {"graphs": {g: f"{APP_MODULE}:{g}" for g in graphs}, "dependencies": ["."]}
 
 
+# the graph id a team's own graph (workload ``package.module:graph``) is served under
+APP_GRAPH = "app"
+
+
+def graphs_for(workload: str) -> dict[str, str]:
+    """The graphs a server for ``workload`` serves: the built-ins, and a team's own graph
+    (``package.module:graph``, a graph factory as langgraph.json names one: the server calls it with
+    the run's config) as ``app``."""
+    from chaos.targets.langgraph_server_app import DEPLOYED
+
+    graphs = dict(builtin_config(DEPLOYED)["graphs"])
+    if ":" in workload:
+        graphs[APP_GRAPH] = workload
+    return graphs
+
+
 def _pdeathsig() -> None:  # pragma: no cover - runs in the child between fork and exec
     import ctypes
 
@@ -139,7 +155,10 @@ class AgentServer:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         if self.ledger is not None:
             env["CHAOS_SERVER_LEDGER"] = json.dumps(self.ledger)
-        env.update(self.extra_env)
+        extra = dict(self.extra_env)
+        if "PYTHONPATH" in extra:  # added to chaos's own path, never replacing it
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (env["PYTHONPATH"], extra.pop("PYTHONPATH")) if p)
+        env.update(extra)
         return env
 
     def start(self) -> AgentServer:
@@ -261,12 +280,20 @@ def run_labels(run_id: str, run_dir: Path) -> dict[str, str]:
 def server_for(ctx: RunContext, cell: Cell) -> AgentServer:
     """The (not yet started) server of ``cell``: the built-ins, or the scenario's own ``langgraph.json``."""
     from chaos.envs import python_for
-    from chaos.targets.langgraph_server_app import DEPLOYED
 
     t = cell.scenario.target
     python = python_for(t.framework, t.version, t.requirements)
     folder = ctx.work_dir / f"agent-server-{cell.index}"
-    return AgentServer(python, folder, builtin_config(DEPLOYED), ledger=ctx.ledger_config, labels=run_labels(ctx.run_id, ctx.run_dir))
+    config = {"graphs": graphs_for(cell.scenario.workload), "dependencies": ["."]}
+    # a team's module is looked up where its racers look it up: the working folder and the scenario's
+    paths = [os.getcwd()]
+    with contextlib.suppress(OSError, ValueError):
+        scenario_file = json.loads((Path(ctx.run_dir) / "run.json").read_text()).get("scenario_file")
+        if scenario_file:
+            paths.append(str(Path(scenario_file).resolve().parent))
+    extra = {"PYTHONPATH": os.pathsep.join([*paths, os.environ.get("PYTHONPATH", "")])}
+    labels = run_labels(ctx.run_id, ctx.run_dir)
+    return AgentServer(python, folder, config, ledger=ctx.ledger_config, labels=labels, extra_env=extra)
 
 
 # kinds whose racers are clients of one server per cell; the sweeps run the server inside each racer
