@@ -25,7 +25,8 @@ REPO = Path(__file__).resolve().parent.parent
 @pytest.fixture(scope="module")
 def server_race(tmp_path_factory):
     text = (REPO / "scenarios" / "agent_server.yaml").read_text().replace("trials: 5", "trials: 2")
-    text = "\n".join(line for line in text.splitlines() if "server-kill-sweep" not in line)  # tests/test_agent_server_sweep.py
+    # the other cells have their own tests (test_agent_server_sweep.py, test_agent_server_double_texting.py)
+    text = "\n".join(line for line in text.splitlines() if "server-kill-sweep" not in line and "- {name: dt-" not in line)
     return run_text(tmp_path_factory.mktemp("agent_server"), text)
 
 
