@@ -103,6 +103,10 @@ def _cases(file: str, names: list[str]) -> dict[str, Any]:
     return {"matrix": {"case": [by_name[n] for n in names]}}
 
 
+# "langgraph_server" (contract_langgraph_server.yaml): races through the Agent Server only, which are
+# timing-dependent, so it has no deterministic case to compare yet
+
+
 def default_entries() -> list[Entry]:
     """The quick set: every deterministic shipped scenario, cut down like scenarios/nightly.yaml."""
     all_cases = {c["name"] for c in yaml.safe_load((REPO / "scenarios" / "contract_all.yaml").read_text())["matrix"]["case"]}

@@ -39,7 +39,10 @@ def test_a_scenario_without_matrix_is_one_cell():
         (BASE + "matrix:\n  colour: [red]\n", "unknown matrix axis 'colour'"),
         (BASE.replace("gate_after_interrupt", "nope.module:factory"), "module 'nope.module' does not import"),
         (BASE.replace("gate_after_interrupt", "not a factory"), "unknown workload 'not a factory'"),
-        (BASE + "target: {framework: crew}\n", "unknown framework 'crew'; known: autogen, crewai, langgraph, llamaindex, pydantic_graph"),
+        (
+            BASE + "target: {framework: crew}\n",
+            "unknown framework 'crew'; known: autogen, crewai, langgraph, langgraph_server, llamaindex, pydantic_graph",
+        ),
         (BASE + "target: {backend: mongo}\n", "langgraph has no backend 'mongo'"),
         # (an explicit ``none`` is accepted: a race of static-breakpoint approvals, invoke(None))
         (BASE.replace('"command:true"', "input"), "a race resumes a pending interrupt"),

@@ -37,6 +37,7 @@ KINDS: dict[str, str] = {
     "shared_state": "chaos.kinds.shared_state",
     "upgrade": "chaos.kinds.upgrade",
     "failing_effect": "chaos.kinds.failing_effect",
+    "double_texting": "chaos.kinds.double_texting",
 }
 
 

@@ -212,6 +212,12 @@ def runner_for(kind: str, framework: str | None = None) -> Callable[[RunContext,
 
     if framework is not None and get_target(framework).supports(kind) is not None:
         return _nothing
+    host = get_target(framework).cell_host if framework is not None else ""
+    if host:  # the cell's racers are clients of a server chaos starts for the cell (TargetInfo.cell_host)
+        from chaos.workloads import import_factory
+
+        serving = import_factory(host)
+        return cast("Callable[[RunContext, Cell, set[str]], Iterator[TrialRecord]]", serving(get_kind(kind).run_cell))
     return get_kind(kind).run_cell
 
 

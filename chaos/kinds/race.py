@@ -172,6 +172,7 @@ def race_trial(run: TrialRun) -> TrialRecord:
                 "outcome": (((r.result or {}).get("outcomes") or [{}])[-1]).get("status"),
                 "refused_by": ((((r.result or {}).get("outcomes") or [{}])[-1]).get("error") or {}).get("refused_by"),
                 **window_of(r.result, gated),
+                **_http_of(r.result),
             }
             for i, r in enumerate(results)
         ],
@@ -190,6 +191,12 @@ def race_trial(run: TrialRun) -> TrialRecord:
     if hung:
         return run.record(valid=False, invalid_reason=f"{len(hung)} racer(s) hung after the gate and were killed", fault_fired=True)
     return run.record(valid=True, fault_fired=True)
+
+
+def _http_of(result: Any) -> dict[str, Any]:
+    """A server client's HTTP outcome (``langgraph_server``: create status, run status), if its last outcome has one."""
+    http = (((result or {}).get("outcomes") or [{}])[-1]).get("http")
+    return {"http": http} if http else {}
 
 
 # the boundaries that commit a checkpoint: LangGraph's put (not put_writes), every other adapter's save

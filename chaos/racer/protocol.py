@@ -281,6 +281,7 @@ class StoreSpec(TypedDict, total=False):
     schema: str
     setup: bool
     application_name: str  # the saver connection's name in pg_stat_activity (the racer's own)
+    url: str  # a server the racers are clients of (``TargetInfo.cell_host``: the LangGraph Agent Server)
 
 
 class LedgerSpec(TypedDict, total=False):

@@ -1,0 +1,279 @@
+"""Racer side of the ``langgraph_server`` target: a client of the LangGraph Agent Server, through ``langgraph-sdk`` only.
+
+Why: a team that deploys its graph behind the Agent Server never calls ``graph.invoke``; it calls
+the runs API, and concurrency on a thread is the server's business (``multitask_strategy``). A
+racer here is one such client. The server itself (``chaos.targets.langgraph_server_host``) is
+started by the orchestrator for the cell; its URL arrives in the racer's store spec (``url``).
+
+What it promises (``chaos.targets.base`` is the contract):
+
+* ``run``: creates the trial's thread on the server (a UUID derived from chaos's thread id), starts
+  a run of the workload's graph (graph id = workload name) with ``runs.create`` and joins it; the
+  outcome is ``interrupted`` when the thread then waits at an interrupt.
+* ``resume`` (``command``: ``Command(resume=value)``; ``input``: a new input; ``none``: no input)
+  starts a run with ``multitask_strategy`` = ``workload_params.multitask_strategy`` (default
+  ``enqueue``, the server's own: langgraph_api/models/run.py) and joins it. Every outcome carries ``http``: the create's
+  HTTP status (200, 409, ...), the run's final status as the server reports it (``success``,
+  ``interrupted`` = cancelled by a later run, ``error``, ...; ``deleted`` when the run no longer
+  exists: ``rollback`` deletes the run it replaces) and the run id. A 409 is the server refusing
+  the run before anything ran (``refused``, ``refused_by`` naming the strategy); a run the server
+  cancelled or deleted is ``refused`` too, with the reason, since the server, not the graph, ended it.
+* Effects are fired in the server's worker (``chaos.targets.langgraph_server_app``), tagged with
+  this racer's id by the run's config; after each action ``fired`` lists this racer's ledger rows.
+* ``inspect`` reads the thread back through the API: a thread the server no longer knows has no
+  durable checkpoint, ``thread_found: False`` and ``lost_thread`` (its server id): lost state.
+* With no ``url`` in the store spec (a sweep) the racer is the server
+  (``chaos.targets.langgraph_server_inproc``, in the trial's ``agent-server`` folder): its barriers
+  stop the whole server. A resume that finds the thread gone re-creates it and runs the input
+  again, as a client told ``Thread not found`` would (``lost_thread`` in its outcome).
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+from chaos.racer.barrier import BarrierClient
+from chaos.racer.ledger import Ledger
+from chaos.racer.protocol import Action, ActionOutcome, ErrorInfo, Fired, InspectResult, RacerSpec
+from chaos.targets.base import Unsupported, error_of, jsonable, outcome
+
+STRATEGIES = ("reject", "enqueue", "interrupt", "rollback")
+DEFAULT_INPUT: dict[str, Any] = {"log": []}
+GATED = {"gate_after_interrupt": "gate", "approval_idempotent": "gate", "two_gates": "gate"}
+
+
+def server_thread_id(run_id: str, thread_id: str) -> str:
+    """The server's thread id for chaos's thread (the server wants UUIDs): stable per run and thread."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"chaos:{run_id}/{thread_id}"))
+
+
+class ServerSession:
+    def __init__(self, spec: RacerSpec, barrier: BarrierClient, ledger: Ledger):
+        from langgraph_sdk import get_sync_client
+
+        store = spec.get("store") or {}
+        url = store.get("url")
+        self.in_process = not url
+        if not url:  # a sweep: this racer is the server (the victim), in the trial's server folder
+            from chaos.targets import langgraph_server_inproc
+            from chaos.targets.langgraph_server_host import graphs_for
+
+            folder = Path(store.get("path") or f"{spec['thread_id']}.state").parent / "agent-server"
+            url = langgraph_server_inproc.start(folder, graphs_for(spec["workload"]), barrier, ledger)
+        self.spec = spec
+        self.barrier = barrier
+        self.ledger = ledger
+        self.params = dict(spec.get("workload_params") or {})
+        self.strategy = str(self.params.get("multitask_strategy", "enqueue"))
+        if self.strategy not in STRATEGIES:
+            raise ValueError(f"workload_params.multitask_strategy {self.strategy!r}: one of {', '.join(STRATEGIES)}")
+        from chaos.targets.langgraph_server_host import APP_GRAPH
+
+        self.graph_id = APP_GRAPH if ":" in spec["workload"] else str(spec["workload"])
+        self.input = self.params.get("input", DEFAULT_INPUT)
+        self.client: Any = get_sync_client(url=url, timeout=float(self.params.get("http_timeout_s", 120)))
+        self.thread_id = server_thread_id(spec.get("run_id", ""), spec["thread_id"])
+        self.config = {
+            "configurable": {
+                "chaos_trial_id": spec.get("trial_id", ""),
+                "chaos_racer_id": spec["racer_id"],
+                "chaos_cell_id": spec.get("cell_id", ""),
+                "chaos_thread_id": spec["thread_id"],
+            }
+        }
+        self.fired: list[Fired] = []
+        self._seen: set[int] = set()
+        self.gated_task: str | None = GATED.get(self.graph_id, self.params.get("gated_task"))
+        self.meta: dict[str, Any] = {"server_thread_id": self.thread_id, "multitask_strategy": self.strategy}
+
+    # ---------------------------------------------------------------- actions
+
+    def perform(self, action: Action) -> ActionOutcome:
+        try:
+            return self._perform(action)
+        finally:
+            self._collect_fired()
+
+    def _perform(self, action: Action) -> ActionOutcome:
+        op = action.get("op")
+        if op == "run":
+            self.client.threads.create(thread_id=self.thread_id, if_exists="do_nothing", metadata={"chaos_thread": self.spec["thread_id"]})
+            return self._run(input=self.input)
+        if op == "resume":
+            if self.in_process and not self._thread_exists():  # the restarted server lost it: a client re-creates it
+                self.client.threads.create(
+                    thread_id=self.thread_id, if_exists="do_nothing", metadata={"chaos_thread": self.spec["thread_id"]}
+                )
+                out = self._run(input=self.input)
+                out["lost_thread"] = self.thread_id  # type: ignore[typeddict-unknown-key]
+                return out
+            form = action.get("form", "command")
+            if form == "command":
+                return self._run(command={"resume": action.get("value")}, multitask_strategy=self.strategy)
+            if form == "input":
+                return self._run(input=action.get("value") or self.input, multitask_strategy=self.strategy)
+            if form == "none":
+                return self._run(input=None, multitask_strategy=self.strategy)
+            raise Unsupported(f"resume form {form!r}: the runs API has no recovery hook for an app's own resume")
+        raise Unsupported(f"op {op!r} is not driven through the Agent Server's API yet")
+
+    def _run(self, **kwargs: Any) -> ActionOutcome:
+        from langgraph_sdk.errors import APIStatusError, NotFoundError
+
+        http: dict[str, Any] = {"strategy": kwargs.get("multitask_strategy")}
+        try:
+            run = self.client.runs.create(self.thread_id, self.graph_id, config=self.config, **kwargs)
+        except APIStatusError as exc:
+            http["create"] = exc.status_code
+            if exc.status_code == 409:
+                err = error_of(exc)
+                err["refused_by"] = f"multitask_strategy={self.strategy} (HTTP 409)"
+                return outcome("refused", error=err, http=http)
+            return outcome("error", error=error_of(exc), http=http)
+        except Exception as exc:  # the server is gone (connection refused) or answered nonsense
+            http["create"] = None
+            return outcome("error", error=error_of(exc), http=http)
+        http["create"] = 200
+        http["run_id"] = run["run_id"]
+        joined: Any = None
+        try:
+            joined = self.client.runs.join(self.thread_id, run["run_id"])
+        except NotFoundError:
+            pass  # deleted meanwhile (rollback): read below
+        except Exception as exc:
+            http["join_error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
+        status: str
+        try:
+            status = self.client.runs.get(self.thread_id, run["run_id"])["status"]
+        except NotFoundError:
+            status = "deleted"
+        except Exception as exc:
+            return outcome("error", error=error_of(exc), http=http)
+        http["run_status"] = status
+        state = self._state()
+        interrupts = self._interrupts(state)
+        values = jsonable((state or {}).get("values"))
+        checkpoint = ((state or {}).get("checkpoint") or {}).get("checkpoint_id")
+        if status in ("interrupted", "deleted"):
+            why = "cancelled by a later run" if status == "interrupted" else "deleted by a later run (rollback)"
+            ended: ErrorInfo = {"type": "RunEnded", "module": "langgraph_api", "message": f"run {run['run_id']} {why}", "where": ""}
+            ended["refused_by"] = f"multitask_strategy={self.strategy} ({status})"
+            return outcome("refused", error=ended, http=http, values=values, checkpoint=checkpoint, interrupts=interrupts)
+        if status != "success":
+            failed: ErrorInfo = {
+                "type": f"Run{status.title()}",
+                "module": "langgraph_api",
+                "message": f"run {run['run_id']} ended {status}: {_error_in(joined)}",
+                "where": "",
+            }
+            return outcome("error", error=failed, http=http, values=values, checkpoint=checkpoint)
+        return outcome("interrupted" if interrupts else "done", http=http, values=values, checkpoint=checkpoint, interrupts=interrupts)
+
+    def _thread_exists(self) -> bool:
+        from langgraph_sdk.errors import NotFoundError
+
+        try:
+            self.client.threads.get(self.thread_id)
+        except NotFoundError:
+            return False
+        return True
+
+    def _state(self) -> dict[str, Any] | None:
+        try:
+            return dict(self.client.threads.get_state(self.thread_id))
+        except Exception:
+            return None
+
+    @staticmethod
+    def _interrupts(state: dict[str, Any] | None) -> list:
+        if not state:
+            return []
+        out = list(state.get("interrupts") or [])
+        for task in state.get("tasks") or []:
+            out += list(task.get("interrupts") or [])
+        seen, uniq = set(), []
+        for i in out:  # a pending interrupt is listed on the thread and on its task
+            key = (i or {}).get("id") if isinstance(i, dict) else repr(i)
+            if key not in seen:
+                seen.add(key)
+                uniq.append(jsonable(i))
+        return uniq
+
+    def _collect_fired(self) -> None:
+        """This racer's effect rows (fired by the server's worker, tagged with its id)."""
+        try:
+            rows = self.ledger.rows(run_id=self.spec.get("run_id", ""), trial_id=self.spec.get("trial_id", ""))
+        except Exception:
+            return
+        for r in rows:
+            if r.get("racer_id") == self.spec["racer_id"] and r["seq"] not in self._seen:
+                self._seen.add(r["seq"])
+                self.fired.append({"seq": r["seq"], "effect_key": r["effect_key"]})
+
+    # ---------------------------------------------------------------- inspect
+
+    def inspect(self) -> InspectResult:
+        from langgraph_sdk.errors import NotFoundError
+
+        try:
+            state: dict[str, Any] = dict(self.client.threads.get_state(self.thread_id))
+            history = list(self.client.threads.get_history(self.thread_id, limit=1000))
+            thread = dict(self.client.threads.get(self.thread_id))
+        except NotFoundError:  # nothing of the thread is durable as far as the API can tell: lost state
+            return {  # type: ignore[typeddict-unknown-key]
+                "checkpoints": 0,
+                "durable_checkpoints": 0,
+                "next": [],
+                "completed_tasks": [],
+                "completed_by_namespace": {"": []},
+                "pending_interrupts": 0,
+                "thread_found": False,
+                "lost_thread": self.thread_id,
+            }
+        except Exception as exc:
+            return {"checkpoints": None, "error": error_of(exc)}
+        completed = [n for h in reversed(history) for n in _ran(h)]
+        return {  # type: ignore[typeddict-unknown-key]
+            "checkpoints": len(history),
+            "durable_checkpoints": len(history),
+            "head_step": (state.get("metadata") or {}).get("step"),
+            "next": list(state.get("next") or []),
+            "completed_tasks": completed,
+            "completed_by_namespace": {"": completed},
+            "pending_interrupts": len(self._interrupts(state)),
+            "values": jsonable(state.get("values")),
+            "checkpoint": (state.get("checkpoint") or {}).get("checkpoint_id"),
+            "thread_found": True,
+            "thread_status": thread.get("status"),
+            "ended": not state.get("next"),
+        }
+
+    def close(self) -> None:
+        try:
+            self.client.http.client.close()
+        except Exception:
+            pass
+
+
+def _error_in(joined: Any) -> str:
+    """The error a joined run's output names (the server puts ``__error__`` there), or ``?``."""
+    err = joined.get("__error__") if isinstance(joined, dict) else None
+    if isinstance(err, dict):
+        return f"{err.get('error')}: {str(err.get('message'))[:500]}"
+    return "?"
+
+
+def _ran(checkpoint: dict) -> list[str]:
+    """The nodes whose writes a history entry's checkpoint recorded (``metadata.writes``' keys, if any)."""
+    md = checkpoint.get("metadata") or {}
+    writes = md.get("writes") or {}
+    return [str(n) for n in writes if n != "__start__"] if isinstance(writes, dict) else []
+
+
+def open_session(spec: RacerSpec, barrier: BarrierClient, ledger: Ledger) -> ServerSession:
+    return ServerSession(spec, barrier, ledger)
+
+
+PRELOAD = ("langgraph_sdk", "httpx")

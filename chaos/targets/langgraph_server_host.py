@@ -1,0 +1,332 @@
+"""The LangGraph Agent Server chaos starts, waits for, kills, restarts and stops (orchestrator side).
+
+Why: the ``langgraph_server`` target tests the graph as deployed behind LangGraph's Agent Server
+(``langgraph dev``: ``langgraph-api`` over the in-memory runtime), so the system under test is a
+server process, not a racer. One server serves one cell (started once, before its first trial;
+again only after a kill); racers are its clients (``chaos.targets.langgraph_server``), told its URL
+in their store spec.
+
+What it promises:
+
+* ``AgentServer.start()`` writes a ``langgraph.json`` in its own folder (the built-ins of
+  ``chaos.targets.langgraph_server_app``, or the user's file copied as is), starts
+  ``langgraph dev --no-browser --no-reload`` on 127.0.0.1 in a process group of its own, with the
+  run's registry labels in its environment (a dead orchestrator's server is found and killed by
+  ``chaos clean`` / the next ``chaos run``, as a stray racer is) and a parent-death signal (it dies
+  with the orchestrator), and returns when ``/ok`` answers. It phones nowhere: CLI analytics,
+  version check and LangSmith tracing are off (``OFFLINE_ENV``); without a license key the server's
+  metadata loop does not start.
+* Every way it can fail to come up (a ``langgraph.json`` that does not load, a graph id it does
+  not serve, a port in use, no answer within ``ready_timeout_s``) is a ``TargetError``: one line
+  naming what and what to do (exit 3), the server's process group killed first.
+* ``kill()`` SIGKILLs the whole group (the victim of a server kill) and waits; ``restart()`` starts
+  it again on the same folder and port; ``stop()`` asks it to shut down (SIGTERM: the in-memory
+  runtime flushes ``.langgraph_api/`` then), SIGKILLs what remains after ``grace_s``, and removes
+  the folder. No process, port or folder is left behind.
+* ``serving(run_cell)`` wraps a kind's cell runner: the server runs for the cell, and every
+  trial's store spec carries its ``url``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from chaos.racer.errors import TargetError
+from chaos.racer.protocol import LedgerSpec, StoreSpec
+
+if TYPE_CHECKING:
+    from chaos.records import TrialRecord
+    from chaos.running.trial import RunContext
+    from chaos.scenario.model import Cell
+
+OFFLINE_ENV = {
+    "LANGGRAPH_CLI_NO_ANALYTICS": "1",  # langgraph_cli/analytics.py
+    "LANGGRAPH_NO_VERSION_CHECK": "true",  # langgraph_api/cli.py: _check_newer_version asks PyPI
+    "LANGSMITH_TRACING": "false",
+    "LANGCHAIN_TRACING_V2": "false",
+    "LANGSMITH_TRACING_V2": "false",
+}
+READY_TIMEOUT_S = 90.0
+APP_MODULE = Path(__file__).with_name("langgraph_server_app.py")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def port_in_use(port: int) -> bool:
+    """Something listens on ``port`` (bound as the server binds it: connections in TIME_WAIT do not count)."""
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
+
+
+def builtin_config(graphs: tuple[str, ...]) -> dict:
+    """The ``langgraph.json`` serving chaos's built-in workloads (graph id = workload name)."""
+    return {"graphs": {g: f"{APP_MODULE}:{g}" for g in graphs}, "dependencies": ["."]}
+
+
+# the graph id a team's own graph (workload ``package.module:graph``) is served under
+APP_GRAPH = "app"
+
+
+def graphs_for(workload: str) -> dict[str, str]:
+    """The graphs a server for ``workload`` serves: the built-ins, and a team's own graph
+    (``package.module:graph``, a graph factory as langgraph.json names one: the server calls it with
+    the run's config) as ``app``."""
+    from chaos.targets.langgraph_server_app import DEPLOYED
+
+    graphs = dict(builtin_config(DEPLOYED)["graphs"])
+    if ":" in workload:
+        graphs[APP_GRAPH] = workload
+    return graphs
+
+
+def _pdeathsig() -> None:  # pragma: no cover - runs in the child between fork and exec
+    import ctypes
+
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+class AgentServer:
+    """One ``langgraph dev`` process (group) over one folder; see the module docstring."""
+
+    def __init__(
+        self,
+        python: str,
+        folder: Path,
+        config: dict,
+        *,
+        ledger: LedgerSpec | None = None,
+        labels: dict[str, str] | None = None,
+        port: int | None = None,
+        ready_timeout_s: float = READY_TIMEOUT_S,
+        extra_env: dict[str, str] | None = None,
+    ):
+        self.python = python
+        self.folder = Path(folder)
+        self.config = config
+        self.ledger = ledger
+        self.labels = dict(labels or {})
+        self.port = port
+        self.ready_timeout_s = ready_timeout_s
+        self.extra_env = dict(extra_env or {})
+        self.proc: subprocess.Popen | None = None
+        self.starts: list[float] = []  # seconds each start took until /ok answered
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def log_path(self) -> Path:
+        return self.folder / "server.log"
+
+    def _env(self) -> dict[str, str]:
+        from chaos.envs import chaos_root
+
+        env = dict(os.environ)
+        env.update(OFFLINE_ENV)
+        env.update(self.labels)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (chaos_root(), str(self.folder), env.get("PYTHONPATH", "")) if p)
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        if self.ledger is not None:
+            env["CHAOS_SERVER_LEDGER"] = json.dumps(self.ledger)
+        extra = dict(self.extra_env)
+        if "PYTHONPATH" in extra:  # added to chaos's own path, never replacing it
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (env["PYTHONPATH"], extra.pop("PYTHONPATH")) if p)
+        env.update(extra)
+        return env
+
+    def start(self) -> AgentServer:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        if self.port is None:
+            self.port = free_port()
+        elif port_in_use(self.port):
+            raise TargetError(
+                f"the Agent Server's port {self.port} is in use",
+                hint="stop what listens there, or leave the port out (chaos picks a free one)",
+            )
+        cfg = self.folder / "langgraph.json"
+        cfg.write_text(json.dumps(self.config, indent=2))
+        cmd = [self.python, "-m", "langgraph_cli", "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1"]
+        cmd += ["--port", str(self.port), "--config", str(cfg)]
+        t0 = time.monotonic()
+        log = open(self.log_path, "ab")  # the child inherits it; ours is closed below
+        try:
+            self.proc = subprocess.Popen(
+                cmd, cwd=self.folder, env=self._env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_pdeathsig
+            )
+        finally:
+            log.close()
+        why = self._wait_ready()
+        if why is not None:
+            self.kill()
+            raise TargetError(f"the LangGraph Agent Server did not start: {why}", hint=f"its log: {self.log_path}")
+        self.starts.append(time.monotonic() - t0)
+        return self
+
+    def _wait_ready(self) -> str | None:
+        """None once ``/ok`` answers and every graph id of the config is served; else why not."""
+        deadline = time.monotonic() + self.ready_timeout_s
+        delay = 0.02
+        while time.monotonic() < deadline:
+            if self.proc is None or self.proc.poll() is not None:
+                return f"it exited ({self.proc.returncode if self.proc else '?'}): {self._last_error()}"
+            try:
+                with urllib.request.urlopen(f"{self.url}/ok", timeout=2) as r:
+                    if r.status == 200:
+                        return self._graphs_missing()
+            except (urllib.error.URLError, OSError):
+                pass
+            time.sleep(delay)  # polling a port that is not open yet: nothing to wait on but time
+            delay = min(delay * 1.5, 0.2)
+        return f"/ok did not answer within {self.ready_timeout_s:.0f} s"
+
+    def _graphs_missing(self) -> str | None:
+        """Why a graph of the config is not served (the server loads graphs at start-up and exits on a
+        broken one, so this is a last check), or None."""
+        want = sorted((self.config.get("graphs") or {}).keys())
+        req = urllib.request.Request(
+            f"{self.url}/assistants/search", data=b'{"limit": 1000}', headers={"Content-Type": "application/json"}, method="POST"
+        )
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                served = {a.get("graph_id") for a in json.loads(r.read())}
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            return f"its assistants could not be listed ({exc})"
+        missing = [g for g in want if g not in served]
+        return f"graph(s) {', '.join(missing)} not served" if missing else None
+
+    def _last_error(self) -> str:
+        try:
+            lines = [ln.strip() for ln in self.log_path.read_text(errors="replace").splitlines() if ln.strip()]
+        except OSError:
+            return "no log"
+        errs = [ln for ln in lines if "Error" in ln or "error" in ln]
+        return (errs or lines or ["no output"])[-1][:300]
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def kill(self) -> None:
+        """SIGKILL the server's whole process group and reap it."""
+        if self.proc is None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=30)
+
+    def restart(self) -> AgentServer:
+        """Start again on the same folder and port (after a kill)."""
+        self.kill()
+        return self.start()
+
+    def shutdown(self, grace_s: float = 30.0) -> None:
+        """SIGTERM (a clean shutdown: the in-memory runtime flushes its files), then SIGKILL after ``grace_s``."""
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            pass
+        self.kill()
+
+    def stop(self, *, keep_folder: bool = False) -> None:
+        self.shutdown()
+        self.kill()  # whatever of the group outlived its leader
+        if not keep_folder:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def run_labels(run_id: str, run_dir: Path) -> dict[str, str]:
+    """The run's registry labels (``chaos.running.registry``), for a process chaos starts itself."""
+    from chaos.running import registry
+
+    path = registry.entry_path(run_id)
+    labels = {registry.ENV_RUN_ID: run_id, registry.ENV_RUN_DIR: str(Path(run_dir).resolve())}
+    if path.exists():
+        labels[registry.ENV_REGISTRY] = str(path.resolve())
+        labels[registry.ENV_LOCK] = registry.lock_id_of(path.stat())
+    return labels
+
+
+def server_for(ctx: RunContext, cell: Cell) -> AgentServer:
+    """The (not yet started) server of ``cell``: the built-ins, or the scenario's own ``langgraph.json``."""
+    from chaos.envs import python_for
+
+    t = cell.scenario.target
+    python = python_for(t.framework, t.version, t.requirements)
+    folder = ctx.work_dir / f"agent-server-{cell.index}"
+    config = {"graphs": graphs_for(cell.scenario.workload), "dependencies": ["."]}
+    # a team's module is looked up where its racers look it up: the working folder and the scenario's
+    paths = [os.getcwd()]
+    with contextlib.suppress(OSError, ValueError):
+        scenario_file = json.loads((Path(ctx.run_dir) / "run.json").read_text()).get("scenario_file")
+        if scenario_file:
+            paths.append(str(Path(scenario_file).resolve().parent))
+    extra = {"PYTHONPATH": os.pathsep.join([*paths, os.environ.get("PYTHONPATH", "")])}
+    labels = run_labels(ctx.run_id, ctx.run_dir)
+    return AgentServer(python, folder, config, ledger=ctx.ledger_config, labels=labels, extra_env=extra)
+
+
+# kinds whose racers are clients of one server per cell; the sweeps run the server inside each racer
+# (chaos.targets.langgraph_server_inproc), since the server is what they kill
+SHARED_SERVER_KINDS = ("race", "double_texting")
+CellRunner = Callable[["RunContext", "Cell", set[str]], Iterator["TrialRecord"]]
+
+
+def serving(run_cell: CellRunner) -> CellRunner:
+    """``run_cell`` with an Agent Server running for the cell; each trial's store spec names its URL."""
+
+    def run(ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
+        if cell.scenario.kind not in SHARED_SERVER_KINDS:  # a sweep: each racer is the server (its victim)
+            yield from run_cell(ctx, cell, skip)
+            return
+        server = server_for(ctx, cell)
+        try:
+            server.start()
+            store_for = ctx.store_for
+
+            def with_url(c: Cell, trial_id: str, trial_dir: Path) -> StoreSpec:
+                spec = dict(store_for(c, trial_id, trial_dir))
+                spec["url"] = server.url
+                return spec  # type: ignore[return-value]
+
+            yield from run_cell(dataclasses.replace(ctx, store_for=with_url), cell, skip)
+        finally:
+            server.stop(keep_folder=ctx.keep_work)
+
+    return run
+
+
+if __name__ == "__main__":  # a manual check: python -m chaos.targets.langgraph_server_host PYTHON
+    s = AgentServer(sys.argv[1], Path(sys.argv[2]), builtin_config(("gate_after_interrupt",))).start()
+    print(s.url, f"{s.starts[-1]:.2f}s")
+    s.stop()

@@ -1,0 +1,60 @@
+"""The Agent Server SIGKILLed at the boundaries of its own worker, restarted, and the thread read back through the API.
+
+``scenarios/agent_server.yaml``'s server-kill sweep, cut to three kill points: the racer is the
+server (``chaos.targets.langgraph_server_inproc``), its checkpoint writes and effects are barriers,
+and the whole server process is the victim. The recovery racer starts the server again on the same
+``.langgraph_api/`` folder and asks for the thread. Measured on langgraph-api 0.16.7 with the
+in-memory runtime: the thread is gone at every point (the runtime had not flushed), so the client
+re-creates it and runs the workflow again: effects fired before the kill fire twice (EO violated),
+the rerun completes (LIVENESS holds), and no node the server recorded complete ran again (PC holds:
+it recorded nothing that survived).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from kits.runs import run_text
+
+from chaos.running.journal import read_journal
+
+REPO = Path(__file__).resolve().parent.parent
+POINTS = ["effect(task=a)", "put(step=2,source=loop):after", "effect(task=c)"]
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    lines = (REPO / "scenarios" / "agent_server.yaml").read_text().splitlines()
+    text = "\n".join(line for line in lines if "- {name: race-" not in line and "- {name: dt-" not in line)
+    text += f"\nkill_points: {json.dumps(POINTS)}\n"
+    return run_text(tmp_path_factory.mktemp("agent_server_sweep"), text)
+
+
+def test_every_point_is_a_confirmed_kill_of_the_server_and_the_thread_is_gone_after_the_restart(sweep):
+    records, torn = read_journal(sweep.run_dir / "journal.jsonl")
+    assert not torn
+    judged = [r for r in records if r.get("point")]
+    assert len(judged) == len(POINTS) and all(r["valid"] for r in judged), [r.get("invalid_reason") for r in judged]
+    lost = []
+    for r in judged:
+        victim = next(o for o in r["racers"] if o["role"] == "victim")
+        assert victim["status"] == "killed" and victim["kill_confirmed"]
+        resume = next(o for o in r["racers"] if o["role"] == "resume")
+        before = resume["result"]["inspect_before"]
+        assert before["thread_found"] is False and before["lost_thread"]
+        (out,) = resume["result"]["outcomes"]
+        assert out["lost_thread"] == before["lost_thread"] and out["status"] == "done"
+        lost.append(before["lost_thread"])
+    assert len(set(lost)) == len(POINTS)  # one server thread per trial, each named
+
+
+def test_the_verdicts_of_the_server_kill(sweep):
+    results = json.loads((sweep.run_dir / "results.json").read_text())
+    (cell,) = results["cells"]
+    status = {v["property"]: v["status"] for v in cell["verdicts"]}
+    assert status == {"EO": "violated", "PC": "holds", "LIVENESS": "holds"}, cell["verdicts"]
+    for p in cell["points"]:
+        eo = next(v for v in p["verdicts"] if v["property"] == "EO")
+        assert eo["status"] == "violated" and "duplicated 'a'" in (eo.get("reason") or eo.get("evidence") or "")
