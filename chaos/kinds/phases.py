@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from chaos.racer.protocol import ActionOutcome, ActionSpec
+from chaos.racer.protocol import ActionOutcome, ActionSpec, InspectResult
 from chaos.records import RacerOutcome, TrialRecord
 from chaos.running.trial import RunContext, TrialRun, attempts
 from chaos.scenario.model import Cell
@@ -51,6 +51,12 @@ def run_phases(run: TrialRun, phases: list[tuple[str, list[ActionSpec]]]) -> tup
         racers.append(out)
         labelled.update(out.labelled)
     return labelled, racers
+
+
+def inspected(labelled: dict[str, ActionOutcome], label: str) -> InspectResult | None:
+    """What the ``inspect`` action labelled ``label`` found (None if it was not performed or found nothing)."""
+    o = labelled.get(label)
+    return o.get("inspect") if o else None
 
 
 def failed(racers: list[RacerOutcome]) -> str | None:

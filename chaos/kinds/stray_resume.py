@@ -36,7 +36,7 @@ from typing import Any, TypedDict
 
 from chaos.kinds.base import Kind, needs_approval_resume
 from chaos.kinds.checking import base_fields, verdict
-from chaos.kinds.phases import each_trial, failed, run_phases
+from chaos.kinds.phases import each_trial, failed, inspected, run_phases
 from chaos.racer.protocol import ActionSpec, ErrorInfo, InspectResult, OutcomeStatus
 from chaos.records import CellResult, TrialRecord, Verdict, error_field, error_of, status_of
 from chaos.running.trial import RunContext, TrialRun
@@ -116,9 +116,8 @@ def stray_trial(run: TrialRun) -> TrialRecord:
     )
     gated = next((r.gated_task for r in racers if r.result), None)
     run_o, resume_o, stray_o = labelled.get("run"), labelled.get("resume"), labelled.get("stray")
-    before_o, after_o = labelled.get("before"), labelled.get("after")
-    before: InspectResult = (before_o.get("inspect") if before_o else None) or {}
-    after: InspectResult = (after_o.get("inspect") if after_o else None) or {}
+    before: InspectResult = inspected(labelled, "before") or {}
+    after: InspectResult = inspected(labelled, "after") or {}
     resume_fired = resume_o.get("fired", []) if resume_o else []
     breakpoint = resume_o.get("breakpoint") if resume_o else None
     consumed_obs: ConsumedObs = {
