@@ -167,6 +167,22 @@ class ForkIntent(TypedDict):
     note: str
 
 
+class StoreSize(TypedDict, total=False):
+    """What the store holds for the thread (``chaos.targets.store_size.measure``; read by
+    ``chaos.kinds.growth``): each root checkpoint's serialised size (oldest first) and their count,
+    the thread's and the whole store's bytes, per table, and where they were read (``source``:
+    ``sqlite`` / ``postgres``, with its ``schema``). ``error`` alone when the measurement failed."""
+
+    checkpoint_bytes: list[int]
+    checkpoints: int
+    source: str
+    store_bytes: int
+    thread_bytes: int
+    tables: dict[str, int]
+    schema: str
+    error: str
+
+
 class InspectResult(TypedDict, total=False):
     """The durable state of the thread as the framework reports it (``Session.inspect``).
 
@@ -198,7 +214,7 @@ class InspectResult(TypedDict, total=False):
     error: ErrorInfo | None
     values_source: Literal["saver"]
     pending_writes: list[list[Any]]
-    store_size: dict[str, Any]  # LangGraph, when the spec asks (``measure_store``): chaos.targets.store_size
+    store_size: StoreSize  # LangGraph, when the spec asks (``measure_store``): chaos.targets.store_size
     raw_error: ErrorInfo
     ended: bool
     persistence_errors: list[dict[str, Any]]
