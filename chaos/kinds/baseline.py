@@ -88,7 +88,7 @@ def run_baseline(ctx: RunContext, cell: Cell) -> dict[str, Any]:
         (h,) = run.start([run.spec("base", actions=baseline_actions(cell))])
         hung = run.wait_exit([h])
         out = run.collect(h, "base", "run", hung=bool(hung))
-        outcomes = (out.result or {}).get("outcomes") or []
+        outcomes = out.outcomes
         err = next((o.get("error") for o in outcomes if o.get("status") == "error"), None)
         if out.status != "ok" or err:
             why = f"{err.get('type')}: {err.get('message')}" if err else f"{out.status}: {run.history[-1].detail}"

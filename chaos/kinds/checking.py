@@ -136,7 +136,7 @@ class Tally:
             if o.blame == "app" and len(self.app_errors) < 3 and not any(e.startswith(o.blame_reason or "") for e in self.app_errors):
                 self.app_errors.append(f"{o.blame_reason}\n{o.blame_traceback or ''}".rstrip())
         for o in r.racers:
-            for dist, v in ((o.result or {}).get("versions") or {}).items():
+            for dist, v in o.versions.items():
                 self._versions[dist].add(v)
 
     def versions(self) -> dict[str, str | None]:

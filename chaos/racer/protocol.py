@@ -157,6 +157,17 @@ class CheckpointInfo(TypedDict, total=False):
     interrupts: int
 
 
+class TreeCheckpoint(TypedDict, total=False):
+    """One checkpoint of the thread's whole tree (``checkpoints`` op, LangGraph's ``tree``: every
+    namespace, no claiming read), with its parent: what ``chaos.kinds.chain`` judges LC by."""
+
+    id: str | None
+    ns: str
+    parent: str | None
+    step: int | None
+    source: str | None
+
+
 class ForkIntent(TypedDict):
     """What the framework's API says about retry vs fork (``intent`` op): ``discriminator`` names
     the parameter that tells a retry from a fork (``None`` if there is none), ``surface`` the
@@ -247,6 +258,7 @@ class ActionOutcome(TypedDict, total=False):
     approvals: list[dict[str, Any]]  # approvals this call gave, in order: effects fired before each, t_mono_ns
     # per op
     checkpoints: list[CheckpointInfo]
+    tree: list[TreeCheckpoint]  # ``checkpoints`` op, where the adapter lists every namespace with parents (LangGraph)
     intent: ForkIntent
     inspect: InspectResult
     forked_from: str
