@@ -24,6 +24,7 @@ from __future__ import annotations
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
+from typing import TypedDict, Unpack
 
 from chaos.records import CellResult, Evidence, Status, TrialRecord, TrialSummary, Verdict
 from chaos.scenario.model import Cell
@@ -52,7 +53,16 @@ PROPERTY_NAMES = {
 }
 
 
-def verdict(prop: str, status: Status, reason: str, *, vacuous: bool = False, **ev) -> Verdict:
+class EvidenceFields(TypedDict, total=False):
+    """What a verdict may name as its evidence (``chaos.records.Evidence``)."""
+
+    trial_ids: list[str]
+    points: list[str]
+    ledger_seqs: list[int]
+    note: str
+
+
+def verdict(prop: str, status: Status, reason: str, *, vacuous: bool = False, **ev: Unpack[EvidenceFields]) -> Verdict:
     return Verdict(property=prop, status=status, reason=reason, evidence=Evidence(**ev), vacuous=vacuous)
 
 

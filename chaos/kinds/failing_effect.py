@@ -145,11 +145,7 @@ def failing_trial(run: TrialRun) -> TrialRecord:
     fault = s.effect_fault
     fired = _faults(outs)
     # what each call fired, in order (the racer's result is not kept whole in the journal)
-    run.observations["calls"] = [
-        [o.racer_id, _call_name(x.get("action")), list(x.get("fired") or [])]
-        for o in racers
-        for x in o.outcomes
-    ]
+    run.observations["calls"] = [[o.racer_id, _call_name(x.get("action")), list(x.get("fired") or [])] for o in racers for x in o.outcomes]
     run.observations.update(
         effect_fault={"task": fault.task, "times": fault.times} if fault else None,
         faults_fired=fired,
@@ -278,7 +274,9 @@ def check_failing(cell: Cell, records: list[TrialRecord]) -> CellResult:
         result.baseline = baseline_of(next(r.observations.get("baseline_trial") or "?" for r in records), base)
     result.summary = {
         "run_status": dict(Counter(str(r.observed("run", CallSummary).get("status")) for r in valid)),
-        "resume_status": dict(Counter(str(r.observed("resume", CallSummary).get("status")) for r in valid if r.observations.get("resumed"))),
+        "resume_status": dict(
+            Counter(str(r.observed("resume", CallSummary).get("status")) for r in valid if r.observations.get("resumed"))
+        ),
         "faults_fired": sum(len(r.observations.get("faults_fired") or []) for r in valid),
         "invalid": dict(Counter(r.invalid_reason for r in records if not r.valid)),
     }

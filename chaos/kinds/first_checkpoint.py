@@ -44,8 +44,7 @@ def point_fcl(point: str, valid: list[TrialRecord]) -> Verdict:
     lost = [
         r
         for r in valid
-        if (r.observed_inspect("at_kill").get("checkpoints") or 0) == 0
-        and r.observed_outcome("resume_outcome").get("status") != "done"
+        if (r.observed_inspect("at_kill").get("checkpoints") or 0) == 0 and r.observed_outcome("resume_outcome").get("status") != "done"
     ]
     if lost:
         fired = sum(len(r.ledger) for r in lost)
