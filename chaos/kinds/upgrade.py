@@ -58,6 +58,7 @@ from chaos.kinds.baseline import MAX_ANSWERS, answer_action, baseline_actions
 from chaos.kinds.checking import base_fields, verdict
 from chaos.kinds.phases import each_trial, in_process
 from chaos.kinds.sweep import dry_runs, points_of
+from chaos.launchers import RacerHandle
 from chaos.racer.protocol import ActionOutcome, ActionSpec, RacerSpec, TargetSpec
 from chaos.records import CellResult, RacerOutcome, TrialRecord, Verdict, error_field, error_of
 from chaos.running.trial import RunContext, TrialRun, attempts
@@ -119,7 +120,7 @@ def _at(spec: RacerSpec, workload: str, params: dict[str, Any], version: str, th
     return spec
 
 
-def _v2_start(run: TrialRun, spec: RacerSpec) -> Any:
+def _v2_start(run: TrialRun, spec: RacerSpec) -> RacerHandle:
     """Start a racer of v2: in v2's own environment when the deploy is a library release (the
     trial still owns the handle: its cleanup kills it if it is left running)."""
     launcher = run.ctx.deploy_launcher
@@ -158,7 +159,7 @@ def _at_point(point: str) -> Callable[[TrialRun], TrialRecord]:
     return lambda run: upgrade_trial(run, point)
 
 
-def _collect(run: TrialRun, h: Any, role: str) -> RacerOutcome:
+def _collect(run: TrialRun, h: RacerHandle, role: str) -> RacerOutcome:
     hung = run.wait_exit([h])
     return run.collect(h, role, role, hung=bool(hung))
 
