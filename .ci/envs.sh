@@ -5,12 +5,15 @@
 #   framework          -> its default pinned release (chaos/targets/__init__.py), one env each:
 #                         their dependencies may conflict with LangGraph's and with each other's
 #   framework:version  -> that release (the version-axis tests)
-# Usage: bash .ci/envs.sh [spec ...]   (default: every spec below)
+# Usage: bash .ci/envs.sh [spec ...]   (default: every adapter's TargetInfo.ci_versions, so a new
+# adapter is built with nothing added here; LangGraph's default release is in the orchestrator's env)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 specs=("$@")
 if [ ${#specs[@]} -eq 0 ]; then
-  specs=(langgraph:1.0.10 pydantic_graph llamaindex autogen crewai)
+  mapfile -t specs < <(PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" python -c \
+    "from chaos.targets import ci_specs; print(*ci_specs(), sep='\\n')")
+  [ ${#specs[@]} -gt 0 ] || { echo "envs.sh: could not read chaos.targets" >&2; exit 1; }
 fi
 for spec in "${specs[@]}"; do
   framework=${spec%%:*}

@@ -22,7 +22,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's chaos, not an installed one
 
 from chaos.running.journal import read_journal
-from chaos.running.orchestrator import RunOptions, run_scenario
+from chaos.running.options import RunOptions
+from chaos.running.orchestrator import run_scenario
 
 RACE = """\
 name: bench_race_k4

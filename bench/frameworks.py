@@ -28,7 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from chaos.envs import python_for, racer_env
 from chaos.running.journal import read_journal
-from chaos.running.orchestrator import RunOptions, run_scenario
+from chaos.running.options import RunOptions
+from chaos.running.orchestrator import run_scenario
 
 # backend, kill point, and what a racer of the framework imports (the cost measured as "import")
 FRAMEWORKS = {

@@ -24,7 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout
 
 from chaos.lazyfs import LazyMount, missing
 from chaos.running.journal import read_journal
-from chaos.running.orchestrator import RunOptions, run_scenario
+from chaos.running.options import RunOptions
+from chaos.running.orchestrator import run_scenario
 
 SWEEP = """\
 name: bench_lazyfs

@@ -53,7 +53,8 @@ from chaos.launchers.local import LocalLauncher  # noqa: E402
 from chaos.launchers.warm.client import WarmLauncher  # noqa: E402
 from chaos.racer.barrier import read_arrivals  # noqa: E402
 from chaos.racer.ledger import SqliteLedger  # noqa: E402
-from chaos.running.orchestrator import RunOptions, run_scenario  # noqa: E402
+from chaos.running.options import RunOptions  # noqa: E402
+from chaos.running.orchestrator import run_scenario  # noqa: E402
 from chaos.running.trial import RunContext, TrialRun  # noqa: E402
 from chaos.scenario.model import Scenario, expand  # noqa: E402
 

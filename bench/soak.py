@@ -29,7 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from chaos.running import registry  # noqa: E402
-from chaos.running.orchestrator import RunOptions, run_scenario  # noqa: E402
+from chaos.running.options import RunOptions  # noqa: E402
+from chaos.running.orchestrator import run_scenario  # noqa: E402
 
 
 def snapshot() -> dict:

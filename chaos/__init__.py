@@ -44,7 +44,7 @@ _PUBLIC = {
     "rerun": "chaos.api",
     "analyze": "chaos.api",
     "load_scenario": "chaos.api",
-    "RunOptions": "chaos.running.orchestrator",
+    "RunOptions": "chaos.running.options",
     "RunResults": "chaos.records",
     "Verdict": "chaos.records",
     "WorkloadContext": "chaos.workloads",
@@ -53,20 +53,15 @@ _PUBLIC = {
 if TYPE_CHECKING:
     from chaos.api import analyze, load_scenario, rerun, run
     from chaos.records import RunResults, Verdict
-    from chaos.running.orchestrator import RunOptions
+    from chaos.running.options import RunOptions
     from chaos.workloads import WorkloadContext
 
 
 def __getattr__(name: str) -> Any:
-    module = _PUBLIC.get(name)
-    if module is None:
-        # a submodule (``from chaos import racer``) is found by the import system after this
-        raise AttributeError(f"module 'chaos' has no attribute {name!r}")
-    import importlib
+    # imported here, not at the top: ``import chaos`` alone loads no other module (the pytest plugin's promise)
+    from chaos.racer.lazy import lazy_attribute
 
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # the next use does not come here
-    return value
+    return lazy_attribute(__name__, _PUBLIC, globals(), name)
 
 
 def __dir__() -> list[str]:

@@ -68,10 +68,10 @@ class BaselineEntry(BaseModel):
     @field_validator("property")
     @classmethod
     def _known_property(cls, v: str) -> str:
-        from chaos.kinds.checking import PROPERTY_NAMES
+        from chaos.kinds import property_names
 
-        if v not in PROPERTY_NAMES:
-            raise ValueError(f"unknown property {v!r}; properties are: {', '.join(PROPERTY_NAMES)}")
+        if v not in (names := property_names()):
+            raise ValueError(f"unknown property {v!r}; properties are: {', '.join(names)}")
         return v
 
     @model_validator(mode="after")

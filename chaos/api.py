@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from chaos.records import RunResults
-from chaos.running.orchestrator import RunOptions, RunOutcome
+from chaos.running.options import RunOptions, RunOutcome
 from chaos.scenario.model import Scenario
 
 __all__ = ["analyze", "load_scenario", "rerun", "run"]
@@ -63,7 +63,7 @@ def run(scenario: str | os.PathLike | Scenario | dict[str, Any], options: RunOpt
 def rerun(run_dir: str | os.PathLike, trial_ids: str | Iterable[str], options: RunOptions | None = None) -> RunResults:
     """Re-run some trials of a stored run alone (same seed, cell and kill point) into a new run folder
     (beside the stored run unless ``options.out`` says where)."""
-    from chaos.running.orchestrator import rerun as _rerun
+    from chaos.running.resume import rerun as _rerun
 
     ids = [trial_ids] if isinstance(trial_ids, str) else list(trial_ids)
     outcome, _comparison = _rerun(Path(run_dir), ids, options)
@@ -75,7 +75,8 @@ def analyze(run_dir: str | os.PathLike, *, write: bool = False) -> RunResults:
 
     With ``write=True`` results.json and the reports are rewritten, as ``chaos analyze`` does;
     otherwise the run folder is only read."""
-    from chaos.running.orchestrator import analyse_loaded, load_run, write_results
+    from chaos.running.analysis import analyse_loaded, write_results
+    from chaos.running.runfolder import load_run
 
     folder = Path(run_dir)
     meta, scenario, cells, records, _torn = load_run(folder)

@@ -55,7 +55,7 @@ _LAZY = {
     "HostError": "chaos.remote.ssh_session",  # an SSH host that cannot be used
     "InventoryError": "chaos.remote.inventory",  # an inventory (hosts/*.yaml) that cannot be used
     "ReproError": "chaos.repro",  # a repro that cannot be written
-    "RunFailed": "chaos.running.orchestrator",  # the run stopped on a fault outside the framework
+    "RunFailed": "chaos.running.failure",  # the run stopped on a fault outside the framework
 }
 
 if TYPE_CHECKING:
@@ -65,8 +65,8 @@ if TYPE_CHECKING:
     from chaos.remote.inventory import InventoryError
     from chaos.remote.ssh_session import HostError
     from chaos.repro import ReproError
+    from chaos.running.failure import RunFailed
     from chaos.running.folderlock import FolderBusy
-    from chaos.running.orchestrator import RunFailed
 
 
 def __getattr__(name: str) -> Any:

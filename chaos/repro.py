@@ -53,9 +53,9 @@ def _trial(run_dir: Path, trial_id: str) -> tuple[Cell, dict[str, Any]]:
 
     The trial id must be one the run's scenario expands to (``load_run`` checks every journaled
     id against it) and of a shape chaos makes, so the file names it makes stay in the folder."""
-    from chaos.running.runfolder import _TRIAL_ID, load_run
+    from chaos.running.runfolder import TRIAL_ID, load_run
 
-    if not _TRIAL_ID.match(trial_id):
+    if not TRIAL_ID.match(trial_id):
         raise ReproError(
             f"{run_dir}: {trial_id!r} is not a trial id (c000-t0001, c000-p003-r000)", hint="take one from a verdict's evidence"
         )
@@ -161,7 +161,7 @@ def write_repro(run_dir: str | Path, trial_id: str, out: str | Path | None = Non
     text = re.sub(r"@([A-Z_]+)@", literal, text)
     target = Path(out) if out is not None else folder
     target.mkdir(parents=True, exist_ok=True)
-    script = target / f"repro_{trial_id}.py"  # trial_id matched _TRIAL_ID: letters, digits and dashes only
+    script = target / f"repro_{trial_id}.py"  # trial_id matched TRIAL_ID: letters, digits and dashes only
     script.write_text(text)
     md = target / f"repro_{trial_id}.md"
     md.write_text(_markdown(summary, verdict, sc, trial_id, point, versions, script.name))

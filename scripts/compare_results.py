@@ -53,26 +53,37 @@ REPO = Path(__file__).resolve().parent.parent
 DEFAULT_BASE = "e518d3e"
 RUN_TIMEOUT_S = 3600
 
-# contract_langgraph cases whose outcome is deterministic: every case but the functional API (a task's
-# write is saved on a background thread within one step) and RD under async durability (issue 8039).
-LANGGRAPH_DETERMINISTIC_CASES = [
-    "fork-checkpoint",
-    "fork-checkpoint-memory",
-    "fork-explicit",
-    "stray-completed",
-    "stray-waiting",
-    "stray-waiting-memory",
-    "stray-waiting-by-id",
-    "invalid-type",
-    "invalid-reducer",
-    "recovery-sync",
-]
-NOT_RACES = ["sweep-three-step", "sweep-gate", "stray-completed", "recovery"]
-# CrewAI cases under @persist (saved in the method's own thread). CheckpointConfig cases are left out:
-# CrewAI's event bus writes a checkpoint from a thread pool (events/event_bus.py, _sync_executor), so
-# whether method a's checkpoint is durable when b's effect fires is open (measured: 0 in one run, 1 in
-# the next, at effect(task=b):after, same seed and code).
-CREWAI_DETERMINISTIC_CASES = ["persist-three-step", "persist-gate", "stray-completed"]
+NOT_RACES_KILL_POINTS = ["effect(task=b)", "effect(task=gate)"]
+
+
+def _targets() -> dict[str, Any]:
+    """The adapters of the current tree (``chaos.targets.TARGETS``): which frameworks have a contract
+    scenario, and the cases each leaves open (``TargetInfo.open_cases``), so a new adapter is compared
+    with nothing added here."""
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    from chaos.targets import TARGETS
+
+    return dict(TARGETS)
+
+
+def contract_file(framework: str) -> str:
+    return f"contract_{framework}.yaml"
+
+
+def deterministic_cases(framework: str) -> list[str]:
+    """The cases of ``scenarios/contract_<framework>.yaml`` whose outcome is deterministic, in file
+    order: every case but races and the adapter's ``open_cases`` (e.g. LangGraph's functional API, a
+    task's write saved on a background thread; RD under async durability, issue 8039; CrewAI's
+    CheckpointConfig, written from its event bus's thread pool)."""
+    data = yaml.safe_load((REPO / "scenarios" / contract_file(framework)).read_text())
+    open_cases = _targets()[framework].open_cases
+    return [c["name"] for c in data["matrix"]["case"] if c.get("kind", data.get("kind")) != "race" and c["name"] not in open_cases]
+
+
+def contract_frameworks() -> list[str]:
+    """The adapters other than LangGraph (whose scenarios are listed one by one) with a contract scenario."""
+    return [fw for fw in _targets() if fw != "langgraph" and (REPO / "scenarios" / contract_file(fw)).is_file()]
 
 
 @dataclasses.dataclass
@@ -94,6 +105,8 @@ def _cases(file: str, names: list[str]) -> dict[str, Any]:
 
 def default_entries() -> list[Entry]:
     """The quick set: every deterministic shipped scenario, cut down like scenarios/nightly.yaml."""
+    all_cases = {c["name"] for c in yaml.safe_load((REPO / "scenarios" / "contract_all.yaml").read_text())["matrix"]["case"]}
+    others = contract_frameworks()
     return [
         Entry("kill_point_sweep.yaml", note="every boundary x 3 resume forms"),
         Entry("kill_point_sweep_gate.yaml", note="every boundary x 2 resume forms"),
@@ -105,29 +118,23 @@ def default_entries() -> list[Entry]:
         Entry("selftest.yaml", {"trials": 1}),
         Entry(
             "contract_langgraph.yaml",
-            {**_cases("contract_langgraph.yaml", LANGGRAPH_DETERMINISTIC_CASES), "trials": 1},
+            {**_cases("contract_langgraph.yaml", deterministic_cases("langgraph")), "trials": 1},
             note="fork, stray, invalid, RD sync (RD cases keep their 2 repeats)",
         ),
         Entry("fork_versions.yaml", note="LangGraph 1.2.24 and 1.0.10"),
         *[
             Entry(
-                f"contract_{fw}.yaml",
-                {**_cases(f"contract_{fw}.yaml", NOT_RACES), "kill_points": ["effect(task=b)", "effect(task=gate)"]},
-                note="races out; sweeps at the effects of b / the gate",
+                contract_file(fw),
+                {**_cases(contract_file(fw), deterministic_cases(fw)), "kill_points": NOT_RACES_KILL_POINTS},
+                note="races"
+                + (f" and {', '.join(_targets()[fw].open_cases)}" if _targets()[fw].open_cases else "")
+                + " out; sweeps at the effects of b / the gate",
             )
-            for fw in ("llamaindex", "pydantic_graph", "autogen")
+            for fw in others
         ],
         Entry(
-            "contract_crewai.yaml",
-            {**_cases("contract_crewai.yaml", CREWAI_DETERMINISTIC_CASES), "kill_points": ["effect(task=b)", "effect(task=gate)"]},
-            note="@persist only; sweeps at the effects of b / the gate",
-        ),
-        Entry(
             "contract_all.yaml",
-            _cases(
-                "contract_all.yaml",
-                [f"{fw}-{kind}" for fw in ("crewai", "llamaindex", "pydantic_graph", "autogen") for kind in ("fork", "invalid")],
-            ),
+            _cases("contract_all.yaml", [n for fw in others for kind in ("fork", "invalid") if (n := f"{fw}-{kind}") in all_cases]),
             note="fork and invalid state where the frameworks' own files lack them (unknown: unsupported, with the reason)",
         ),
     ]
@@ -141,15 +148,14 @@ def full_entries() -> list[Entry]:
         Entry("kill_point_sweep_gate.yaml"),
         Entry("first_checkpoint_crash.yaml"),
         Entry("selftest.yaml"),
-        Entry("contract_langgraph.yaml", _cases("contract_langgraph.yaml", LANGGRAPH_DETERMINISTIC_CASES)),
+        Entry("contract_langgraph.yaml", _cases("contract_langgraph.yaml", deterministic_cases("langgraph"))),
         Entry("fork_versions.yaml"),
         Entry(
             "contract_all.yaml",
             _cases("contract_all.yaml", [c["name"] for c in all_cases if c["kind"] != "race"]),
             note="CrewAI cells here use @persist (backend sqlite): deterministic",
         ),
-        Entry("contract_crewai.yaml", _cases("contract_crewai.yaml", CREWAI_DETERMINISTIC_CASES)),
-        *[Entry(f"contract_{fw}.yaml", _cases(f"contract_{fw}.yaml", NOT_RACES)) for fw in ("llamaindex", "pydantic_graph", "autogen")],
+        *[Entry(contract_file(fw), _cases(contract_file(fw), deterministic_cases(fw))) for fw in contract_frameworks()],
     ]
 
 
@@ -182,10 +188,22 @@ EXCLUDED = {
     "crosshost_consume_once.yaml": "needs SSH hosts and PostgreSQL (race)",
     "consume_once_matrix_full.yaml": "needs PostgreSQL (race)",
     "nightly.yaml, nightly_full.yaml": "suites, not scenarios",
-    "contract_langgraph cases": "fork-functional, recovery-async: the framework leaves the outcome open",
-    "contract_crewai cases": "checkpoint-*: CrewAI writes CheckpointConfig checkpoints from a thread pool (open)",
     "contract_<framework> cases": "race-k3: races (--races compares the LangGraph ones)",
 }
+
+
+def excluded() -> dict[str, str]:
+    """What is left out, and why: ``EXCLUDED`` and each adapter's ``open_cases``."""
+    out = dict(EXCLUDED)
+    for fw, info in _targets().items():
+        if not (REPO / "scenarios" / contract_file(fw)).is_file():
+            out[contract_file(fw)] = f"the {fw} adapter ships no contract scenario"
+        by_why: dict[str, list[str]] = {}
+        for case, why in info.open_cases.items():
+            by_why.setdefault(why, []).append(case)
+        if by_why:
+            out[f"contract_{fw} cases"] = "; ".join(f"{', '.join(cases)}: {why}" for why, cases in by_why.items())
+    return out
 
 
 # -- comparing ---------------------------------------------------------------------------------------
@@ -438,7 +456,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         for e in entries:
             print(f"run   {e.file:30} {'by saturation' if e.race else 'exact'}: {describe(e)}")
-        for f, why in EXCLUDED.items():
+        for f, why in excluded().items():
             if not any(e.file == f for e in entries):
                 print(f"skip  {f:30} {why}")
         return 0

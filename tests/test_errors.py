@@ -50,7 +50,7 @@ def test_the_public_types_are_the_ones_chaos_raises():
     # the racer side keeps its module; the public one names the same classes, not copies
     assert chaos.errors.ChaosError is racer_errors.ChaosError
     assert chaos.errors.ScenarioError is racer_errors.ScenarioError
-    from chaos.running.orchestrator import RunFailed
+    from chaos.running.failure import RunFailed
 
     assert chaos.errors.RunFailed is RunFailed
 

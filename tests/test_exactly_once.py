@@ -19,7 +19,8 @@ from kits.runs import run_text
 from chaos.records import TrialRecord
 from chaos.reports.explain import explain_duplicates
 from chaos.running.journal import read_journal
-from chaos.running.orchestrator import RunOptions, run_scenario
+from chaos.running.options import RunOptions
+from chaos.running.orchestrator import run_scenario
 
 WORKLOADS = Path(__file__).parent / "workloads"
 SCENARIOS = Path(__file__).parent.parent / "scenarios"

@@ -22,7 +22,9 @@ from kits.diskkit import fill, small_tmpfs
 from kits.runs import run_text, write_scenario
 
 from chaos.lazyfs import missing
-from chaos.running.orchestrator import RunFailed, RunOptions, run_scenario
+from chaos.running.failure import RunFailed
+from chaos.running.options import RunOptions
+from chaos.running.orchestrator import run_scenario
 from chaos.running.resume import resume_run
 from chaos.running.stored import StoredTrials
 

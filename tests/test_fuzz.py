@@ -162,7 +162,7 @@ RUN_META = {"run_id": "r", "scenario": {"name": "x", "kind": "kill_sweep", "work
     st.lists(st.one_of(st.builds(lambda v: json.dumps(v).encode(), values), st.binary(max_size=40)), max_size=4),
 )
 def test_any_stored_run_loads_or_is_refused_naming_the_file(meta, lines):
-    from chaos.running.orchestrator import load_run
+    from chaos.running.runfolder import load_run
 
     with tempfile.TemporaryDirectory() as d:
         run = Path(d)

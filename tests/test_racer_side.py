@@ -75,7 +75,17 @@ def probe(modules: list[str], *, root: Path | None = None, allow: tuple[str, ...
 def racer_side_modules() -> list[str]:
     """Every module of chaos.racer, and the framework-free core of chaos.targets and chaos.workloads."""
     racer = [f"chaos.racer.{f.stem}" for f in sorted((CHAOS / "racer").glob("*.py")) if f.stem not in ("__init__", "__main__", "ledger_pg")]
-    return ["chaos", "chaos.racer", *racer, "chaos.targets", "chaos.targets.base", "chaos.targets.common", "chaos.workloads"]
+    return [
+        "chaos",
+        "chaos.racer",
+        *racer,
+        "chaos.targets",
+        "chaos.targets.base",
+        "chaos.targets.common",
+        "chaos.targets.custom_saver",
+        "chaos.targets.savers",
+        "chaos.workloads",
+    ]
 
 
 def orchestrator_modules(loaded: list[str]) -> list[str]:
@@ -118,3 +128,22 @@ def test_what_ships_to_an_ssh_host_is_the_whole_racer_side_and_imports_on_its_ow
     out = probe(racer_side_modules(), root=tmp_path, isolated=True)
     assert out["failed"] == {}, "\n".join(out["failed"].values())
     assert Path(out["chaos"]).resolve() == (tmp_path / "chaos" / "__init__.py").resolve()
+
+
+def test_chaos_saver_factories_are_racer_side_and_keep_their_scenario_name():
+    """``target.saver: chaos.savers:mysql`` names factories that run in racers: they ship to SSH hosts
+    (``chaos/targets/savers.py``), and a racer reads the ``chaos.savers`` name as that module, since
+    a host gets no ``chaos/savers.py``; the alias module locally re-exports the same functions."""
+    import chaos.savers
+    import chaos.targets.savers
+    from chaos.targets.custom_saver import saver_ref
+
+    shipped = racer_files()
+    assert "chaos/targets/savers.py" in shipped and "chaos/savers.py" not in shipped
+    for name in chaos.savers.__all__:
+        assert getattr(chaos.savers, name) is getattr(chaos.targets.savers, name)
+        module, _, attr = saver_ref(f"chaos.savers:{name}").partition(":")
+        assert module == "chaos.targets.savers" and hasattr(chaos.targets.savers, attr)
+    assert saver_ref("tests.kits.savers:raises") == "tests.kits.savers:raises"
+    out = probe(["chaos.savers"])  # the alias itself is standard library only
+    assert out["failed"] == {}, "\n".join(out["failed"].values())

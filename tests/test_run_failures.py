@@ -267,7 +267,8 @@ def test_a_full_disk_mid_run_keeps_the_journal_and_says_how_to_recover(moment, r
 def test_a_resumed_work_in_run_keeps_its_work_where_run_json_says(tmp_path, monkeypatch):
     """Resuming a run made with --work-in ran the remaining trials on disk (run_dir/work) while
     run.json named the --work-in folder; now they run where run.json says."""
-    from chaos.running.orchestrator import RunOptions, run_scenario
+    from chaos.running.options import RunOptions
+    from chaos.running.orchestrator import run_scenario
     from chaos.running.resume import resume_run
 
     monkeypatch.setenv("CHAOS_STATE_DIR", str(tmp_path / "state"))
@@ -288,7 +289,9 @@ def test_a_resumed_work_in_run_keeps_its_work_where_run_json_says(tmp_path, monk
 def test_the_ledger_wal_is_checkpointed_during_a_run(tmp_path, monkeypatch):
     """The WAL of ledger.sqlite only grew during a run (3.1 MB for 66 sweep trials); now it is
     folded back and truncated every few trials: seen from the trials' side, it shrinks."""
-    from chaos.running.orchestrator import CHECKPOINT_EVERY, RunOptions, run_scenario
+    from chaos.running.execution import CHECKPOINT_EVERY
+    from chaos.running.options import RunOptions
+    from chaos.running.orchestrator import run_scenario
 
     monkeypatch.setenv("CHAOS_STATE_DIR", str(tmp_path / "state"))
     out = tmp_path / "out"

@@ -13,7 +13,9 @@ import pytest
 
 from chaos.records import NightSummary
 from chaos.running import runfolder
-from chaos.running.orchestrator import RunOptions, rerun, run_scenario
+from chaos.running.options import RunOptions
+from chaos.running.orchestrator import run_scenario
+from chaos.running.resume import rerun
 from chaos.running.runfolder import load_run
 
 SECRET = "hunter2"

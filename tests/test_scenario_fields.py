@@ -16,8 +16,9 @@ import typing
 import pytest
 from pydantic import BaseModel
 
+from chaos.kinds import option_models, option_readers
 from chaos.racer.errors import ScenarioError
-from chaos.scenario.model import Scenario, parse_scenario
+from chaos.scenario.model import KIND_OPTIONS, Scenario, field_annotation, parse_scenario
 from chaos.targets import COMMON_FIELDS, FORMS, TARGETS
 
 
@@ -30,10 +31,11 @@ def _model(annotation: object) -> type[BaseModel] | None:
 
 
 def scenario_fields(model: type[BaseModel] = Scenario, prefix: str = "") -> list[str]:
-    """Every leaf field of the scenario, as a dotted path (``target.durability``)."""
+    """Every leaf field of the scenario, as a dotted path (``target.durability``); a kind option's
+    type is its kind's options model's (``effect_fault.times``)."""
     out = []
-    for name, f in model.model_fields.items():
-        nested = _model(f.annotation)
+    for name in model.model_fields:
+        nested = _model(field_annotation(model, name))
         out += scenario_fields(nested, f"{prefix}{name}.") if nested else [f"{prefix}{name}"]
     return out
 
@@ -67,9 +69,20 @@ def test_every_declared_field_exists():
 
 
 def test_the_forms_are_the_models():
-    resume_by = typing.get_args(Scenario.model_fields["resume_by"].annotation)
+    resume_by = typing.get_args(field_annotation(Scenario, "resume_by"))
     assert FORMS["resume_by"] == resume_by
     assert FORMS["resume"] == typing.get_args(typing.get_type_hints(Scenario.resume_form.fget)["return"])
+
+
+def test_every_kind_option_has_its_place_in_the_file_and_one_kind_model_declares_it():
+    """A kind's options model declares its fields; the scenario gives each a place (flat in the
+    file, the order its errors and dumps follow): a new option missing there fails here."""
+    declared = [key for model in option_models() for key in model.model_fields]
+    assert len(declared) == len(set(declared)), declared
+    assert set(declared) == set(KIND_OPTIONS)
+    assert [k for k in Scenario.model_fields if k in KIND_OPTIONS] == list(KIND_OPTIONS)
+    for key in KIND_OPTIONS:
+        assert option_readers(key), key
 
 
 # one value per unread field, and the kind that reads it, as a user would write them

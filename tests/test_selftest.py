@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from kits.robustkit import ROOT, chaos
 
-from chaos.running.orchestrator import analyse_run, load_run
+from chaos.running.analysis import analyse_run
+from chaos.running.runfolder import load_run
 from chaos.running.selftest import check
 
 

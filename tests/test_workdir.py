@@ -16,7 +16,8 @@ import pytest
 from typer.testing import CliRunner
 
 from chaos.cli.app import app
-from chaos.running.orchestrator import RunOptions, run_scenario
+from chaos.running.options import RunOptions
+from chaos.running.orchestrator import run_scenario
 
 SHM = Path("/dev/shm")
 

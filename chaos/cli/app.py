@@ -133,7 +133,8 @@ def run(
     ),
 ) -> None:
     """Run a scenario: every cell, every trial; write the run folder and print the summary."""
-    from chaos.running.orchestrator import RunOptions, run_scenario
+    from chaos.running.options import RunOptions
+    from chaos.running.orchestrator import run_scenario
 
     accepted = None
     if baseline is not None:
@@ -379,9 +380,10 @@ def _print_night(summary: dict, night_dir: Path, files: str = "index.html, summa
 
 
 def _rerender(path: Path, rescore: bool) -> int:
+    from chaos.running.analysis import analyse_loaded, write_reports, write_results
     from chaos.running.folderlock import refuse_if_live
     from chaos.running.nightly import NIGHT, partial_night, rerender_night
-    from chaos.running.orchestrator import analyse_loaded, load_run, write_reports, write_results
+    from chaos.running.runfolder import load_run
 
     refuse_if_live(path, "re-score it" if rescore else "render it again")  # its orchestrator writes there
     if (path / "summary.json").exists() and not (path / "run.json").exists():
@@ -501,8 +503,8 @@ def rerun(
     """Re-run trials of a stored run alone (same seed, cell and kill point) and compare the verdicts."""
     if out_dir is None:
         out_dir = run_dir.resolve().parent.parent
-    from chaos.running.orchestrator import RunOptions
-    from chaos.running.orchestrator import rerun as do_rerun
+    from chaos.running.options import RunOptions
+    from chaos.running.resume import rerun as do_rerun
 
     try:
         outcome, comparison = do_rerun(run_dir, trial_ids, RunOptions(out=out_dir, keep_work=keep_work))

@@ -3,26 +3,27 @@
 Each kind is one module in this package that holds its runner, its checker and its explanation
 (``chaos.kinds.base.Kind``); ``KINDS`` maps its name to that module. Scenario validation, the
 orchestrator, analysis, the reports and the explanations all ask here (``get_kind``,
-``kind_names``) and never name a kind themselves. Modules are imported on first use, so importing
-the registry costs nothing and the scenario model can ask it without an import cycle.
+``kind_names``, ``option_owner`` for a kind's own scenario fields, ``property_names`` for what the
+reports call each property, gathered from the kinds' checkers) and never name a kind themselves.
+Modules are imported on first use, so importing the registry costs nothing and the scenario model
+can ask it without an import cycle.
 
 Shared machinery that is not a kind lives beside them and names no kind: ``checking`` (verdicts,
 tallies, exit codes, check-safe dispatch), ``sweep`` (crash at each persistence boundary, then
 resume), ``faults`` (a sweep's power loss or torn write after the kill, and DU and CV), ``phases``
-(a trial as labelled phases in fresh processes or one), ``base`` (the interface). docs/adding-a-kind.md shows how to add one.
+(a trial as labelled phases in fresh processes or one), ``sweep_options`` (the sweeps' options
+model), ``base`` (the interface). docs/adding-a-kind.md shows how to add one.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
+from chaos.kinds.base import runner_for  # noqa: F401  (re-exported: the orchestrator asks here)
+
 if TYPE_CHECKING:
-    from chaos.kinds.base import Kind
-    from chaos.records import TrialRecord
-    from chaos.running.trial import RunContext
-    from chaos.scenario.model import Cell
+    from chaos.kinds.base import Kind, KindOptions, Property
 
 # name -> module holding ``KIND``. The order is the order users see (error messages, the schema).
 KINDS: dict[str, str] = {
@@ -57,15 +58,36 @@ def all_kinds() -> list[Kind]:
     return [get_kind(n) for n in KINDS]
 
 
-def runner_for(kind: str, framework: str | None = None) -> Callable[[RunContext, Cell, set[str]], Iterator[TrialRecord]]:
-    """``run_cell`` of ``kind``, or a runner of no trial when ``framework``'s adapter does not
-    support the kind (its cell's analysis then reports every property ``unknown`` with the reason)."""
-    from chaos.targets import get_target
-
-    if framework is not None and get_target(framework).supports(kind) is not None:
-        return _nothing
-    return get_kind(kind).run_cell
+def option_models() -> list[type[KindOptions]]:
+    """Every kind's options model, once each (the sweeps share theirs), in the registry's order."""
+    return list(dict.fromkeys(k.Options for k in all_kinds()))
 
 
-def _nothing(ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
-    return iter(())
+def option_owner(key: str) -> type[KindOptions]:
+    """The options model that declares the scenario field ``key``; ``KeyError`` when none does."""
+    for model in option_models():
+        if key in model.model_fields:
+            return model
+    raise KeyError(f"no kind declares the option {key!r}")
+
+
+def option_readers(key: str) -> list[str]:
+    """The kinds that read the option ``key`` (whose options model declares it)."""
+    return [k.name for k in all_kinds() if key in k.Options.model_fields]
+
+
+def properties() -> dict[str, Property]:
+    """Every property a kind's checkers judge, by code, in the registry's order (a code shared by
+    several kinds is one property: they must agree on its name)."""
+    out: dict[str, Property] = {}
+    for kind in all_kinds():
+        for p in (c.property for c in kind.checks):
+            known = out.setdefault(p.code, p)
+            if known.name != p.name:
+                raise ValueError(f"property {p.code} is named {known.name!r} and {p.name!r} by two kinds")
+    return out
+
+
+def property_names() -> dict[str, str]:
+    """Code -> name of every property (shown beside the code in every report)."""
+    return {code: p.name for code, p in properties().items()}

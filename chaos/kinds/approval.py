@@ -37,24 +37,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from chaos.kinds.base import Property
 from chaos.kinds.checking import verdict
+from chaos.kinds.sweep_options import SweepOptions
 from chaos.racer.protocol import RacerResult
 from chaos.records import TrialRecord, Verdict
 from chaos.scenario.model import Cell
+from chaos.targets import TARGETS
 
 __all__ = ["PROPERTY", "before_kill", "dry_observations", "judged", "point_verdicts", "trial_aa", "workflow_verdict"]
 
-PROPERTY = "AA"
-
-
-# per framework, the call a recovery of each resume form makes (``command``: how a thread with no
-# pending answer is continued before the plan answers)
-RECOVERY_CALLS = {
-    "langgraph": {"none": "invoke(None)", "input": "invoke(input)", "command": "invoke(None), continuing the thread"},
-    "crewai": {"none": "kickoff by id", "input": "a new kickoff", "command": "kickoff by id, continuing the flow"},
-    "llamaindex": {"none": "Context.from_dict + run", "input": "a new run", "command": "Context.from_dict + run, continuing the run"},
-    "autogen": {"none": "load_state + run()", "input": "a new team run", "command": "load_state + run(), continuing the team"},
-}
+AA = Property("AA", "approval authority", "approval-authority-aa-sweeps")
+PROPERTY = AA.code
 
 
 def _gated(key: str, gated: str | None) -> bool:
@@ -92,7 +86,11 @@ def judged(cell: Cell, dry: TrialRecord | None, trials: list[TrialRecord]) -> bo
     fires says nothing about approvals."""
     from chaos.targets import get_target
 
-    if dry is None or cell.scenario.crash_depth > 1 or get_target(cell.scenario.target.framework).supports(PROPERTY) is not None:
+    if (
+        dry is None
+        or SweepOptions.of(cell.scenario).crash_depth > 1
+        or get_target(cell.scenario.target.framework).supports(PROPERTY) is not None
+    ):
         return False
     gated = dry.observations.get("gated_task")
     return dry.observations.get("gated_at") is not None or any(
@@ -110,13 +108,20 @@ def _waited_at(rec: TrialRecord) -> str:
     return "no pending approval yet"
 
 
+def recovery_call(framework: str, form: str) -> str:
+    """The call a recovery of resume form ``form`` makes on ``framework`` (its ``TargetInfo.recovery_calls``;
+    LangGraph's where the adapter declares none)."""
+    info = TARGETS.get(framework)
+    calls = (info.recovery_calls if info is not None else {}) or TARGETS["langgraph"].recovery_calls
+    return calls.get(form, calls["command"])
+
+
 def _call(rec: TrialRecord) -> str:
     action = rec.observations.get("resume_action") or {}
     form = action.get("form")
     if form == "app":
         return f"the team's recovery {action.get('recover')}"
-    calls = RECOVERY_CALLS.get(str(rec.observations.get("framework", "langgraph")), RECOVERY_CALLS["langgraph"])
-    return calls.get(str(form), calls["command"])
+    return recovery_call(str(rec.observations.get("framework", "langgraph")), str(form))
 
 
 def trial_aa(rec: TrialRecord) -> tuple[str, str, list[int]]:

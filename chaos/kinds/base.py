@@ -6,6 +6,9 @@ class says:
 
 * ``name``, ``about`` (one line), ``properties`` (the property codes its checker judges, in the
   order its verdicts come) and ``fields`` (the scenario fields it reads beyond the common ones);
+* ``Options``: its options model (a ``KindOptions``), the scenario fields only it (or its engine,
+  the sweep) reads, with their types, defaults and rules; the scenario model validates each of
+  them through it, and the kind reads them typed (``ForkOptions.of(cell.scenario).fork_via``);
 * ``clean_run``: False when its workloads raise by design (``invalid_state``), so the preflight
   does not refuse a user's workload for the error the kind measures;
 * ``deploys``: True when its trials also build the workload at version v2 (``Scenario.deployed``),
@@ -16,10 +19,17 @@ class says:
   scenario loader turns it into a ``ScenarioError`` naming file, line and field);
 * ``run_cell(ctx, cell, skip)``: the cell's trials as ``TrialRecord``s, yielded one by one so the
   orchestrator journals each as it ends (trials in ``skip`` are journaled already);
-* ``check(cell, records)``: a ``CellResult`` with the kind's verdicts, a pure function of the
-  records (``chaos analyze`` re-scores a stored journal with it). ``chaos.kinds.checking`` holds
-  the shared rules and helpers, and calls it check-safe: a checker that raises gives every
-  property ``unknown`` with the error.
+* ``checks``: its ``Checker`` s, one per property it can judge: the ``Property`` (code, name, the
+  contract's anchor) and ``judge(cell, facts)``, that property's ``Verdict``; the registry gathers
+  the properties' names from them (``chaos.kinds.property_names``);
+* ``summary(cell, records)``: the cell's numbers (a ``CellResult`` without verdicts) and what its
+  checkers judge (``facts``: the records as a list, or what a one-pass kind folds them into);
+* ``checkers(cell, facts)``: the checkers this cell is judged by, in the order its verdicts come
+  (default: ``checks``; a sweep adds a fault's properties, a stray resume AR by its form).
+  Checkers are pure functions of the records (``chaos analyze`` re-scores a stored journal with
+  them); ``chaos.kinds.checking.compose`` calls each in isolation (Jepsen's ``compose``,
+  check-safe per property): a judge that raises costs its own property (``unknown`` with the
+  error), never the others.
 
 Optional capabilities are small protocols a kind class also implements: ``Explains`` (plain words
 for a violating trial, shown in report.html).
@@ -27,15 +37,99 @@ for a violating trial, shown in report.html).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, ClassVar, Literal, Protocol, runtime_checkable
+import functools
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Generic, Literal, Protocol, TypeVar, cast, runtime_checkable
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, TypeAdapter
 
 if TYPE_CHECKING:
-    from chaos.records import CellResult, TrialRecord
+    from chaos.records import CellResult, TrialRecord, Verdict
     from chaos.running.trial import RunContext
     from chaos.scenario.model import Cell, Scenario
 
 Section = Literal["saturation", "sweep", "contract"]
+
+
+@dataclass(frozen=True)
+class Property:
+    """A property a checker judges: its code (``EO``), its name (shown beside the code in every
+    report) and where docs/contract.md defines it (``#<anchor>``)."""
+
+    code: str
+    name: str
+    anchor: str = ""  # docs/contract.md#<anchor> (tests/kinds/test_registry_kinds.py checks the section exists)
+
+
+F = TypeVar("F")
+
+
+@dataclass(frozen=True)
+class Checker(Generic[F]):
+    """One property's checker: ``judge(cell, facts)`` is that property's ``Verdict`` (``facts``:
+    what the kind's ``summary`` gathered from the records, by default the records as a list)."""
+
+    property: Property
+    judge: Callable[[Cell, F], Verdict]
+
+
+class KindOptions(BaseModel):
+    """A kind's options: the scenario fields only it (or its engine) reads, declared where the kind
+    is. Each field's name is its YAML key, flat in the scenario file as ever; its type, default,
+    description and constraints are the rule, and a rule of one value is an ``AfterValidator`` in
+    its annotation (it runs after the check that the scenario's kind reads the field). The scenario
+    model (``chaos.scenario.model``) validates each key through ``validate_key`` and the rules
+    between the options and the rest of the scenario through ``check``; a ``ValueError`` becomes a
+    ``ScenarioError`` naming the file, line and field. A kind reads its options typed with ``of``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # keys a scenario of another kind may not set (it would silently ignore them)
+    refused_elsewhere: ClassVar[frozenset[str]] = frozenset()
+
+    @classmethod
+    def of(cls: type[OptionsT], scenario: Scenario) -> OptionsT:
+        """The scenario's values of these options (already validated when it loaded)."""
+        return cast(OptionsT, cls.model_construct(**{key: getattr(scenario, key) for key in cls.model_fields}))
+
+    @classmethod
+    def default_of(cls, key: str) -> Any:
+        return cls.model_fields[key].get_default(call_default_factory=True)
+
+    @classmethod
+    def validate_key(cls, key: str, value: Any, reads: Callable[[Any], None] = lambda v: None) -> Any:
+        """``value`` of ``key`` validated: its type and constraints, then ``reads(value)`` (which
+        raises when the scenario's kind would ignore it), then the key's own rules."""
+        typed, rules = _adapters(cls, key)
+        value = typed.validate_python(value)
+        reads(value)
+        for rule in rules:
+            value = rule(value)
+        return value
+
+    def check(self, scenario: Scenario) -> None:
+        """Rules between these options and the rest of ``scenario``: raise ``ValueError``. Run on
+        every scenario, whatever its kind (an option set on a kind that has none of it is refused here)."""
+        return None
+
+
+OptionsT = TypeVar("OptionsT", bound=KindOptions)
+
+
+class NoOptions(KindOptions):
+    """A kind that reads no field of its own."""
+
+
+@functools.cache
+def _adapters(model: type[KindOptions], key: str) -> tuple[TypeAdapter[Any], list[Callable[[Any], Any]]]:
+    """The validator of ``key``'s type and constraints, and its rules (its ``AfterValidator`` s) apart."""
+    f = model.model_fields[key]
+    rules = [m.func for m in f.metadata if isinstance(m, AfterValidator)]
+    kept = [m for m in f.metadata if not isinstance(m, AfterValidator)]
+    annotation: Any = f.annotation
+    typed: TypeAdapter[Any] = TypeAdapter(Annotated[(annotation, *kept)] if kept else annotation)
+    return typed, rules  # type: ignore[return-value]
 
 
 @runtime_checkable
@@ -51,6 +145,8 @@ class Kind(Protocol):
     counts_gated: ClassVar[bool] = False  # its verdict counts fires of the gated effect (the preflight checks the answer fires it)
     section: ClassVar[Section]
     title: ClassVar[str]
+    Options: ClassVar[type[KindOptions]] = NoOptions
+    checks: ClassVar[tuple[Checker[Any], ...]] = ()  # every checker it has (the registry gathers their properties)
 
     def validate(self, scenario: Scenario) -> None:
         """Raise ``ValueError`` when ``scenario`` cannot be run as this kind. Default: no extra rule."""
@@ -60,9 +156,14 @@ class Kind(Protocol):
         """The cell's trials, one ``TrialRecord`` at a time (``ctx.wants(trial_id, skip)`` filters)."""
         ...
 
-    def check(self, cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
-        """The cell's numbers and verdicts, one per code in ``properties``, from its trial records."""
+    def summary(self, cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult, Any]:
+        """The cell's numbers (a ``CellResult`` without verdicts) and the facts its checkers judge
+        (the records as a list, or what a kind that keeps no record folds them into)."""
         ...
+
+    def checkers(self, cell: Cell, facts: Any) -> tuple[Checker[Any], ...]:
+        """The checkers this cell is judged by, in the order its verdicts come. Default: ``checks``."""
+        return self.checks
 
 
 @runtime_checkable
@@ -97,3 +198,22 @@ def needs_approval_resume(kind: str, scenario: Scenario) -> None:
         return  # said, not defaulted: the approval of a static breakpoint
     also = " (or 'none': the invoke(None) that approves a static breakpoint)" if approves_breakpoints(scenario) else ""
     raise ValueError(f"a {kind} resumes a pending interrupt: set resume to 'command:<value>'{also}")
+
+
+def runner_for(kind: str, framework: str | None = None) -> Callable[[RunContext, Cell, set[str]], Iterator[TrialRecord]]:
+    """``run_cell`` of ``kind``, or a runner of no trial when ``framework``'s adapter does not
+    support the kind (its cell's analysis then reports every property ``unknown`` with the reason).
+
+    Here, beside the interface, and not in the registry (``chaos.kinds``): the registry, which the
+    scenario model reads, then names no type of the run path, even for mypy (issue 23's import loop
+    kinds -> running.trial -> scenario.model -> kinds)."""
+    from chaos.kinds import get_kind
+    from chaos.targets import get_target
+
+    if framework is not None and get_target(framework).supports(kind) is not None:
+        return _nothing
+    return get_kind(kind).run_cell
+
+
+def _nothing(ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
+    return iter(())

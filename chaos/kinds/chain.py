@@ -28,6 +28,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from chaos.kinds.base import Property
 from chaos.kinds.checking import verdict
 from chaos.records import TrialRecord, Verdict, error_field, error_of
 from chaos.running.trial import TrialRun
@@ -79,6 +80,9 @@ def describe(chain: dict[str, Any]) -> str:
         ids = ", ".join(f"{u['id']} (step {u['step']})" for u in chain["unreachable"][:4])
         parts.append(f"{len(chain['unreachable'])} committed checkpoint(s) unreachable from the latest: {ids}")
     return "; ".join(parts)
+
+
+LC = Property("LC", "linear checkpoint chain", "race-saturation-co-and-liveness-kind-race")
 
 
 class ChainTally:

@@ -5,11 +5,14 @@ stored journal with the current checkers and get what the run got. Records arriv
 (read back from the journal by ``chaos.running.stored``); a kind that keeps no record (the one
 that grows with k) folds them in one pass.
 
-* ``analyze_cell`` asks the registry for the cell's kind and calls its ``check``. A kind the
-  target does not support gives every property the kind measures ``unknown`` with the adapter's
-  reason; a property the adapter cannot judge is turned into ``unknown`` the same way. A checker
-  that raises gives every property of its kind ``unknown`` with the error, never a crashed
-  analysis (Jepsen's check-safe).
+* ``analyze_cell`` asks the registry for the cell's kind and ``compose`` s its result: the kind's
+  ``summary`` (the cell's numbers), then each of its checkers in isolation (Jepsen's ``compose``,
+  check-safe per property): a checker that raises gives its own property ``unknown`` with the
+  error, the others keep their verdicts; a summary that raises gives every property of the kind
+  ``unknown`` with the error, never a crashed analysis. A kind the target does not support gives
+  every property the kind measures ``unknown`` with the adapter's reason; a property the adapter
+  cannot judge is turned into ``unknown`` the same way. The properties' names are the registry's
+  (``chaos.kinds.property_names``), gathered from the checkers that judge them.
 * ``verdict``, ``combine``, ``Tally``, ``base_fields``: what checkers build results from.
 * ``verdict_counts``, ``exit_code``, ``trial_class``, ``count_trial``, ``trial_summary``: what a
   run concludes from its cells and trials.
@@ -24,33 +27,13 @@ from __future__ import annotations
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
-from typing import TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from chaos.records import CellResult, Evidence, Status, TrialRecord, TrialSummary, Verdict
 from chaos.scenario.model import Cell
 
-PROPERTY_NAMES = {
-    "EO": "effect exactly-once",
-    "PC": "prefix continuation",
-    "CO": "consume-once",
-    "FD": "fork determinism",
-    "CV": "checkpoint validity",
-    "RD": "recovery determinism",
-    "FI": "fork intent",
-    "LIVENESS": "liveness",
-    "FCL": "first checkpoint survives a crash",
-    "LU": "no lost update",
-    "SG": "no stale generation (A1)",
-    "PT": "no phantom tool call (A2)",
-    "CC": "no causal cascade (A3)",
-    "TR": "no tool effect reordering (A6)",
-    "UP": "upgrade safety",
-    "AA": "approval authority",
-    "SB": "store within its bounds",
-    "CL": "a lost connection is survived or refused, never silent",
-    "AR": "an answer addressed to nothing is refused",
-    "LC": "linear checkpoint chain",
-}
+if TYPE_CHECKING:
+    from chaos.kinds.base import Checker, Kind
 
 
 class EvidenceFields(TypedDict, total=False):
@@ -197,16 +180,7 @@ def analyze_cell(cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
         return result
     seen = Tally()
     outside: list[int] = []
-    passing = _outside_rows(_tallied(records, seen), outside)
-    try:
-        result = kind.check(cell, passing)
-    except Exception as exc:  # check-safe: a checker's bug is an unknown verdict, not a lost run
-        for _ in passing:  # the records the checker did not reach still count
-            pass
-        why = f"the {kind.name} checker failed: {type(exc).__name__}: {exc}"[:2000]
-        result = CellResult(**base_fields(cell, seen))
-        result.failure = why
-        result.verdicts = [verdict(p, "unknown", why) for p in kind.properties]
+    result = compose(kind, cell, _outside_rows(_tallied(records, seen), outside), seen)
     for v in result.verdicts:  # a property the adapter cannot judge is never reported as judged
         reason = info.supports(v.property)
         if reason is not None:
@@ -217,6 +191,41 @@ def analyze_cell(cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
         for v in result.verdicts:
             v.reason += f" (note: {note})"
     return result
+
+
+def compose(kind: Kind, cell: Cell, records: Iterable[TrialRecord], seen: Tally | None = None) -> CellResult:
+    """The cell's result by ``kind``: its ``summary``, then each of its checkers in isolation. A
+    summary that raises costs every property (``unknown`` with the error, the records it did not
+    reach still counted into ``seen``); a checker that raises costs its own property only."""
+    if seen is None:
+        seen = Tally()
+        records = _tallied(records, seen)
+    records = iter(records)
+    try:
+        result, facts = kind.summary(cell, records)
+        checkers = kind.checkers(cell, facts)
+    except Exception as exc:  # check-safe: a summary's bug is every verdict unknown, not a lost run
+        for _ in records:  # the records the summary did not reach still count
+            pass
+        why = f"the {kind.name} checker failed: {type(exc).__name__}: {exc}"[:2000]
+        result = CellResult(**base_fields(cell, seen))
+        result.failure = why
+        result.verdicts = [verdict(p, "unknown", why) for p in kind.properties]
+        return result
+    result.verdicts = [judged(kind.name, c, cell, facts) for c in checkers]
+    return result
+
+
+def judged(kind: str, checker: Checker[Any], cell: Cell, facts: Any) -> Verdict:
+    """``checker``'s verdict on ``facts``, or its property ``unknown`` with the error it raised."""
+    code = checker.property.code
+    try:
+        v = checker.judge(cell, facts)
+    except Exception as exc:  # check-safe per property (Jepsen's compose): one bug costs one verdict
+        return verdict(code, "unknown", f"the {code} checker of {kind} failed: {type(exc).__name__}: {exc}"[:2000])
+    if v.property != code:
+        return verdict(code, "unknown", f"the {code} checker of {kind} returned a verdict on {v.property}")
+    return v
 
 
 def outside_task_note(n: int) -> str:

@@ -27,22 +27,41 @@ LIVENESS are judged as after a kill).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from chaos.kinds.base import Property
 from chaos.kinds.checking import verdict
+from chaos.kinds.sweep_options import SweepOptions
 from chaos.records import TrialRecord, Verdict, error_of
 from chaos.running.trial import application_name
 
 if TYPE_CHECKING:
+    from chaos.launchers import RacerHandle
+    from chaos.racer.protocol import ActionSpec, RacerResult
     from chaos.running.trial import TrialRun
     from chaos.scenario.model import Cell
 
-PROPERTY = "CL"
+
+@dataclass(frozen=True)
+class SweepSteps:
+    """What a disconnect trial borrows from the sweep that runs it (``chaos.kinds.sweep``)."""
+
+    actions: list[ActionSpec]
+    resume: ActionSpec
+    last_resume: Callable[[TrialRun, RacerHandle, ActionSpec], tuple[RacerResult, TrialRecord | None]]
+
+
+CL = Property(
+    "CL", "a lost connection is survived or refused, never silent", "a-connection-lost-under-the-saver-cl-sweeps-with-fault-db_disconnect"
+)
+PROPERTY = CL.code
 TERMINATE_WAIT_MS = 10_000  # pg_terminate_backend waits (at most this) until the backend has exited
 
 
 def properties_of(cell: Cell) -> tuple[str, ...]:
-    return (PROPERTY,) if cell.scenario.fault == "db_disconnect" else ()
+    return (PROPERTY,) if SweepOptions.of(cell.scenario).fault == "db_disconnect" else ()
 
 
 class Disconnect(TypedDict):
@@ -72,22 +91,18 @@ def terminate(dsn: str, name: str) -> Disconnect:
     }
 
 
-def expected_of(dry: TrialRecord) -> dict[str, Any]:
-    """What the uninterrupted run left durable (its racer's inspection after it finished)."""
-    from chaos.kinds.sweep import outcome_of_dry
-
-    after = outcome_of_dry(dry)
+def expected_of(after: dict[str, Any]) -> dict[str, Any]:
+    """What the uninterrupted run left durable (``after``: its racer's inspection after it finished)."""
     return {k: after.get(k) for k in ("checkpoints", "next", "completed_tasks", "pending_interrupts")}
 
 
-def disconnect_trial(run: TrialRun, point: str) -> TrialRecord:
+def disconnect_trial(run: TrialRun, point: str, steps: SweepSteps) -> TrialRecord:
     """Stop the victim at ``point``, terminate its saver connection, let it run on; then a fresh racer
-    inspects the store and resumes (held until the victim has exited)."""
-    from chaos.kinds.sweep import _actions, _last_resume, _resume_action
-
-    cell = run.cell
-    (victim,) = run.start([run.spec("victim", actions=_actions(cell), armed=(point,))])
-    action = _resume_action(cell)
+    inspects the store and resumes (held until the victim has exited). ``steps``: the sweep's own
+    (its actions, its resume and how it collects the resume), passed in by the sweep, so this
+    module does not import the sweep that imports it."""
+    (victim,) = run.start([run.spec("victim", actions=steps.actions, armed=(point,))])
+    action = steps.resume
     (rec,) = run.start([run.spec("resume", actions=[action], inspect_before=True, inspect_after=True, hold=True)])
     if not run.wait_arrival(victim, point):
         hung = run.wait_exit([victim])
@@ -122,7 +137,7 @@ def disconnect_trial(run: TrialRun, point: str) -> TrialRecord:
         return run.record(
             valid=False, invalid_reason=f"victim {out.status} after its connection was terminated: {out.blame_reason}", fault_fired=True
         )
-    _, failed_rec = _last_resume(run, rec, action)
+    _, failed_rec = steps.last_resume(run, rec, action)
     return failed_rec if failed_rec is not None else run.record(valid=True, fault_fired=True)
 
 

@@ -36,28 +36,65 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypedDict
 
-from chaos.kinds.base import Kind
+from pydantic import BaseModel, ConfigDict, Field
+
+from chaos.kinds.base import Checker, Kind, KindOptions
 from chaos.kinds.baseline import MAX_ANSWERS, answer_action, baseline_of, effect_counts, with_baseline
 from chaos.kinds.checking import base_fields, times, verdict
 from chaos.kinds.phases import each_trial, failed
+from chaos.kinds.sweep import EO, LIVENESS
 from chaos.racer.protocol import ActionOutcome, ActionSpec, EffectFaultSpec, OutcomeStatus
 from chaos.records import CellResult, TrialRecord, Verdict, status_of
 from chaos.running.trial import RunContext, TrialRun
-from chaos.scenario.model import Cell, Scenario
+from chaos.scenario.model import MAX_NAME, Cell, Scenario
 from chaos.targets import TARGETS
+
+
+class EffectFault(BaseModel):
+    """An effect that fails after doing its work: the trial's first ``times`` firings of effect
+    ``task`` commit their ledger row, pass their barrier, then raise (``chaos.workloads.EffectFault``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    task: str = Field(min_length=1, max_length=MAX_NAME, description="the effect label the workload passes to ctx.effect")
+    times: int = Field(1, ge=1, le=100, strict=True, description="how many of its first firings in a trial fail")
+
+
+class FailingEffectOptions(KindOptions):
+    """What a failing effect reads: which effect fails, how often."""
+
+    refused_elsewhere = frozenset({"effect_fault"})
+
+    effect_fault: EffectFault | None = Field(
+        None,
+        description="an effect that fails after doing its work ({task, times}): its first `times` firings in a trial "
+        "are performed and committed, then raise, as a provider that charges the card and then times out",
+    )
+
+
+def check_eo(cell: Cell, records: list[TrialRecord]) -> Verdict:
+    """EO over the cell's trials (``trial_eo`` of each, combined)."""
+    return _combine("EO", [r for r in records if r.valid], len(records), trial_eo)
+
+
+def check_liveness(cell: Cell, records: list[TrialRecord]) -> Verdict:
+    """LIVENESS over the cell's trials (``trial_liveness`` of each, combined)."""
+    return _combine("LIVENESS", [r for r in records if r.valid], len(records), trial_liveness)
 
 
 class FailingEffect(Kind):
     name = "failing_effect"
     about = "an effect fails after doing its work (charged, then timed out): does a retry, a handler or a resume do it twice?"
     properties = ("EO", "LIVENESS")
+    checks = (Checker(EO, check_eo), Checker(LIVENESS, check_liveness))
     fields = ("effect_fault", "resume", "answers", "trials")
     clean_run = True
     section = "contract"
     title = "Effects that fail after doing their work"
+    Options = FailingEffectOptions
 
     def validate(self, scenario: Scenario) -> None:
-        if scenario.effect_fault is None:
+        if FailingEffectOptions.of(scenario).effect_fault is None:
             raise ValueError(f"a {self.name} trial injects a fault on an effect: set effect_fault: {{task: <the effect's label>}}")
         info = TARGETS.get(scenario.target.framework)
         if info is not None and scenario.target.backend in info.in_process_backends:
@@ -69,8 +106,9 @@ class FailingEffect(Kind):
     def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
         return with_baseline(ctx, cell, each_trial(ctx, cell, skip, failing_trial))
 
-    def check(self, cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
-        return check_failing(cell, list(records))
+    def summary(self, cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult, list[TrialRecord]]:
+        recs = list(records)
+        return failing_summary(cell, recs), recs
 
     def explain(self, rec: TrialRecord) -> list[str]:
         return [why for status, why in (trial_eo(rec), trial_liveness(rec)) if status == "violated"]
@@ -142,7 +180,7 @@ def failing_trial(run: TrialRun) -> TrialRecord:
         outs += routs
         resume_o = routs[-1] if routs else None
         run.observations.update(at_resume=second.inspect_before, after_resume=second.inspect_after)
-    fault = s.effect_fault
+    fault = FailingEffectOptions.of(s).effect_fault
     fired = _faults(outs)
     # what each call fired, in order (the racer's result is not kept whole in the journal)
     run.observations["calls"] = [[o.racer_id, _call_name(x.get("action")), list(x.get("fired") or [])] for o in racers for x in o.outcomes]
@@ -266,7 +304,8 @@ def _combine(prop: str, valid: list[TrialRecord], n: int, judge: Callable[[Trial
     return verdict(prop, "holds", f"all {len(valid)} trials: {per[0][2]}", trial_ids=[r.trial_id for r in valid])
 
 
-def check_failing(cell: Cell, records: list[TrialRecord]) -> CellResult:
+def failing_summary(cell: Cell, records: list[TrialRecord]) -> CellResult:
+    """The cell's numbers: the run's and the resume's statuses, the faults that fired, the baseline."""
     valid = [r for r in records if r.valid]
     result = CellResult(**base_fields(cell, records))
     base = next((r.observations["baseline_effects"] for r in records if r.observations.get("baseline_effects") is not None), None)
@@ -280,5 +319,4 @@ def check_failing(cell: Cell, records: list[TrialRecord]) -> CellResult:
         "faults_fired": sum(len(r.observations.get("faults_fired") or []) for r in valid),
         "invalid": dict(Counter(r.invalid_reason for r in records if not r.valid)),
     }
-    result.verdicts = [_combine("EO", valid, len(records), trial_eo), _combine("LIVENESS", valid, len(records), trial_liveness)]
     return result

@@ -26,26 +26,31 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
+from chaos.kinds.base import Property
 from chaos.kinds.checking import verdict
+from chaos.kinds.sweep_options import SweepOptions
 from chaos.records import TrialRecord, Verdict, error_field
 
 if TYPE_CHECKING:
     from chaos.running.trial import TrialRun
     from chaos.scenario.model import Cell
 
-FAULT_PROPERTIES = ("DU", "CV")
+ANCHOR = "power-loss-and-torn-writes-du-cv-sweeps-with-fault-power_loss--torn"
+DU = Property("DU", "durability of acknowledged state", ANCHOR)
+CV = Property("CV", "checkpoint validity", ANCHOR)
+FAULT_PROPERTIES = (DU.code, CV.code)
 LAZY_FAULTS = ("power_loss", "torn")  # the faults whose store lives on the lazy filesystem (db_disconnect: chaos.kinds.db_disconnect)
 
 
 def properties_of(cell: Cell) -> tuple[str, ...]:
     """The properties a cell's fault adds to its sweep (none for ``kill``)."""
-    return FAULT_PROPERTIES if cell.scenario.fault in LAZY_FAULTS else ()
+    return FAULT_PROPERTIES if SweepOptions.of(cell.scenario).fault in LAZY_FAULTS else ()
 
 
 def inject(run: TrialRun) -> str | None:
     """Lose power (or tear the last write) under the trial's store, after the kill: None when done
     (or nothing to do), else why it could not be (a harness fault: the trial is invalid)."""
-    fault = run.cell.scenario.fault
+    fault = SweepOptions.of(run.cell.scenario).fault
     if fault not in LAZY_FAULTS:
         return None
     lazy = run.ctx.lazy

@@ -20,8 +20,9 @@ in ``inspect``.
 
 from __future__ import annotations
 
+from chaos.kinds.base import Property
 from chaos.kinds.checking import verdict
-from chaos.kinds.sweep import PointCheck, Sweep, SweepKind
+from chaos.kinds.sweep import PointCheck, Sweep, SweepKind, sweep_checks
 from chaos.records import TrialRecord, Verdict, error_field
 
 # The first durable write of a run, by adapter: LangGraph's checkpoint ``put``; CrewAI's
@@ -63,7 +64,8 @@ def point_fcl(point: str, valid: list[TrialRecord]) -> Verdict:
     return verdict("FCL", "holds", f"{point}: the run was recovered", points=[point], trial_ids=[r.trial_id for r in valid])
 
 
-SWEEP = Sweep(narrow=before_first_checkpoint, extra=(PointCheck("FCL", point_fcl),))
+FCL = Property("FCL", "first checkpoint survives a crash", "kill-point-sweep-eo-pc-liveness-fcl-kinds-kill_sweep-first_checkpoint")
+SWEEP = Sweep(narrow=before_first_checkpoint, extra=(PointCheck(FCL, point_fcl),))
 
 
 class FirstCheckpoint(SweepKind):
@@ -71,6 +73,7 @@ class FirstCheckpoint(SweepKind):
     name = "first_checkpoint"
     about = "crash before the first checkpoint is durable: is the accepted run still known anywhere?"
     properties = SWEEP.properties
+    checks = sweep_checks(SWEEP)
     title = "Crash before the first checkpoint"
 
 

@@ -25,15 +25,42 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 
-from chaos.kinds.base import Kind, needs_command_resume
+from pydantic import Field
+
+from chaos.kinds.base import Checker, Kind, KindOptions, Property, needs_command_resume
 from chaos.kinds.checking import base_fields, verdict
 from chaos.kinds.phases import each_trial, failed, run_phases
 from chaos.racer.protocol import ActionOutcome, ErrorInfo, ForkIntent, OutcomeStatus
 from chaos.records import CellResult, TrialRecord, Verdict, error_field, error_of, status_of
 from chaos.running.trial import RunContext, TrialRun
 from chaos.scenario.model import Cell, Scenario
+
+
+class ForkOptions(KindOptions):
+    """What a fork reads: how it addresses the past checkpoint, and the second value."""
+
+    fork_via: Literal["checkpoint", "explicit"] = Field(
+        "checkpoint", description="resuming a past checkpoint: address it directly, or through the framework's explicit fork"
+    )
+    fork_value: Any = Field(
+        None, description="fork: the second value to resume the first interrupt's checkpoint with (default '<v1>#fork')"
+    )
+
+
+FD = Property("FD", "fork determinism", "fork-fd-and-fi-kind-fork")
+FI = Property("FI", "fork intent", "fork-fd-and-fi-kind-fork")
+
+
+def check_fd(cell: Cell, records: list[TrialRecord]) -> Verdict:
+    """FD over the cell's trials (``fd_verdict``)."""
+    return fd_verdict([r for r in records if r.valid], [r for r in records if not r.valid])
+
+
+def check_fi(cell: Cell, records: list[TrialRecord]) -> Verdict:
+    """FI over the cell's trials (``fi_verdict``)."""
+    return fi_verdict(records)
 
 
 class Fork(Kind):
@@ -43,6 +70,8 @@ class Fork(Kind):
     fields = ("fork_via", "fork_value")
     section = "contract"
     title = "Fork"
+    Options = ForkOptions
+    checks = (Checker(FD, check_fd), Checker(FI, check_fi))
 
     def validate(self, scenario: Scenario) -> None:
         needs_command_resume(self.name, scenario)
@@ -50,8 +79,9 @@ class Fork(Kind):
     def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
         return each_trial(ctx, cell, skip, fork_trial)
 
-    def check(self, cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
-        return check_fork(cell, list(records))
+    def summary(self, cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult, list[TrialRecord]]:
+        recs = list(records)
+        return fork_summary(cell, recs), recs
 
     def explain(self, rec: TrialRecord) -> list[str]:
         """A second fire is the point of a fork: only a violating fork is explained."""
@@ -112,7 +142,8 @@ def _raised(o: ActionOutcome | None) -> str:
 def fork_trial(run: TrialRun) -> TrialRecord:
     s = run.cell.scenario
     v1 = s.first_answer  # the answer plan's first value, else resume's command value
-    v2 = s.fork_value if s.fork_value is not None else fork_value(v1)
+    opts = ForkOptions.of(s)
+    v2 = opts.fork_value if opts.fork_value is not None else fork_value(v1)
     labelled, racers = run_phases(
         run,
         [
@@ -125,7 +156,7 @@ def fork_trial(run: TrialRun) -> TrialRecord:
                 [
                     {"op": "intent", "label": "intent", "keep_going": True},
                     {"op": "checkpoints", "label": "checkpoints", "keep_going": True},
-                    {"op": "fork", "checkpoint": "interrupt", "value": v2, "via": s.fork_via, "label": "fork"},
+                    {"op": "fork", "checkpoint": "interrupt", "value": v2, "via": opts.fork_via, "label": "fork"},
                 ],
             ),
         ],
@@ -156,7 +187,7 @@ def fork_trial(run: TrialRun) -> TrialRecord:
     }
     run.observations.update(
         gated_task=gated,
-        via=s.fork_via,
+        via=opts.fork_via,
         sent={"resume": v1, "fork": v2},
         first=first,
         fork=fork,
@@ -342,14 +373,14 @@ def fi_verdict(records: list[TrialRecord]) -> Verdict:
     )
 
 
-def check_fork(cell: Cell, records: list[TrialRecord]) -> CellResult:
+def fork_summary(cell: Cell, records: list[TrialRecord]) -> CellResult:
+    """The cell's numbers: what the forks observed and fired, and why trials were invalid."""
     valid = [r for r in records if r.valid]
     result = CellResult(**base_fields(cell, records))
     result.summary = {
-        "via": cell.scenario.fork_via,
+        "via": ForkOptions.of(cell.scenario).fork_via,
         "fork_observed": dict(Counter(repr(r.observed("fork", ForkObs).get("observed")) for r in valid)),
         "fork_fired": dict(Counter(",".join(r.observed("fork", ForkObs).get("all_fired") or []) or "-" for r in valid)),
         "invalid": dict(Counter(r.invalid_reason for r in records if not r.valid)),
     }
-    result.verdicts = [fd_verdict(valid, [r for r in records if not r.valid]), fi_verdict(records)]
     return result

@@ -17,14 +17,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from chaos.kinds.base import Property
 from chaos.kinds.checking import verdict
+from chaos.kinds.sweep_options import SweepOptions
 from chaos.racer.protocol import StoreSize
 from chaos.records import TrialRecord, Verdict
 
 if TYPE_CHECKING:
     from chaos.scenario.model import Cell
 
-PROPERTY = "SB"
+SB = Property("SB", "store within its bounds", "checkpoint-sizes-and-their-bound-sb-sweeps-bounds")
+PROPERTY = SB.code
 MEASURING = ("langgraph",)  # the adapters whose inspect measures the store (``measure_store``)
 KEEP = 500  # checkpoint sizes kept in results.json (the first ones and the last ones beyond that)
 
@@ -35,7 +38,7 @@ def measures(cell: Cell) -> bool:
 
 
 def properties_of(cell: Cell) -> tuple[str, ...]:
-    return (PROPERTY,) if cell.scenario.bounds is not None else ()
+    return (PROPERTY,) if SweepOptions.of(cell.scenario).bounds is not None else ()
 
 
 def raw_of(dry: TrialRecord | None) -> StoreSize | None:
@@ -86,7 +89,7 @@ def words(s: dict[str, Any]) -> str:
 
 def cell_verdict(cell: Cell, dry: TrialRecord | None) -> list[Verdict]:
     """SB for the cell (nothing when the scenario sets no bounds)."""
-    bounds = cell.scenario.bounds
+    bounds = SweepOptions.of(cell.scenario).bounds
     if bounds is None:
         return []
     s = summary(dry)

@@ -38,8 +38,9 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any, TypedDict
 
-from chaos.kinds.base import Kind
+from chaos.kinds.base import Checker, Kind
 from chaos.kinds.checking import base_fields, verdict
+from chaos.kinds.faults import CV
 from chaos.kinds.phases import each_trial, failed, inspected, run_phases
 from chaos.racer.protocol import ErrorInfo, OutcomeStatus
 from chaos.records import CellResult, TrialRecord, Verdict, error_field
@@ -47,10 +48,16 @@ from chaos.running.trial import RunContext, TrialRun
 from chaos.scenario.model import Cell
 
 
+def check_cv(cell: Cell, records: list[TrialRecord]) -> Verdict:
+    """CV over the cell's trials (``cv_verdict``)."""
+    return cv_verdict([r for r in records if r.valid], len(records))
+
+
 class InvalidState(Kind):
     name = "invalid_state"
     about = "a node writes a value that breaks the state schema: is it refused loudly, never persisted?"
     properties = ("CV",)
+    checks = (Checker(CV, check_cv),)
     clean_run = False  # its workload writes a value the schema forbids: the error is what it measures
     section = "contract"
     title = "Invalid state"
@@ -58,8 +65,9 @@ class InvalidState(Kind):
     def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
         return each_trial(ctx, cell, skip, invalid_trial)
 
-    def check(self, cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
-        return check_invalid(cell, list(records))
+    def summary(self, cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult, list[TrialRecord]]:
+        recs = list(records)
+        return invalid_summary(cell, recs), recs
 
 
 KIND = InvalidState()
@@ -225,7 +233,8 @@ def cv_verdict(valid: list[TrialRecord], n: int) -> Verdict:
     return verdict("CV", "holds", f"all {len(valid)} trials: {per[0][2]}", trial_ids=[r.trial_id for r in valid])
 
 
-def check_invalid(cell: Cell, records: list[TrialRecord]) -> CellResult:
+def invalid_summary(cell: Cell, records: list[TrialRecord]) -> CellResult:
+    """The cell's numbers: how the invalid write went, whether the state stayed readable, the continue."""
     valid = [r for r in records if r.valid]
     result = CellResult(**base_fields(cell, records))
     result.summary = {
@@ -234,5 +243,4 @@ def check_invalid(cell: Cell, records: list[TrialRecord]) -> CellResult:
         "continue_status": dict(Counter(str(r.observed("resume", CallObs).get("status")) for r in valid)),
         "invalid": dict(Counter(r.invalid_reason for r in records if not r.valid)),
     }
-    result.verdicts = [cv_verdict(valid, len(records))]
     return result

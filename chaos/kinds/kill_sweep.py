@@ -13,7 +13,7 @@ declares this kind lists EO, PC and LIVENESS in its ``properties``.
 
 from __future__ import annotations
 
-from chaos.kinds.sweep import Sweep, SweepKind
+from chaos.kinds.sweep import Sweep, SweepKind, sweep_checks
 
 SWEEP = Sweep()
 
@@ -23,6 +23,7 @@ class KillSweep(SweepKind):
     name = "kill_sweep"
     about = "crash at every persistence boundary, resume in a fresh process: does every effect fire once?"
     properties = SWEEP.properties
+    checks = sweep_checks(SWEEP)
     title = "Kill-point sweep"
 
 

@@ -33,32 +33,51 @@ import random
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from chaos.kinds.base import Kind, needs_approval_resume
+from pydantic import Field
+
+from chaos.kinds.base import Checker, Kind, KindOptions, Property, needs_approval_resume
 from chaos.kinds.baseline import baseline_of, with_baseline
-from chaos.kinds.chain import ChainTally, read_chain, reads_chain
+from chaos.kinds.chain import LC, ChainTally, read_chain, reads_chain
 from chaos.kinds.checking import Tally, base_fields, times, verdict
 from chaos.kinds.phases import each_trial
+from chaos.kinds.sweep import LIVENESS
 from chaos.racer.protocol import ActionOutcome, ActionSpec, InspectResult, RacerResult
-from chaos.records import CellResult, RacerOutcome, RaceWindow, TrialRecord, error_field
+from chaos.records import CellResult, RacerOutcome, RaceWindow, TrialRecord, Verdict, error_field
 from chaos.running.trial import RunContext, TrialRun
 from chaos.scenario.model import Cell, Scenario
+
+
+class RaceOptions(KindOptions):
+    """What a race reads beyond k and the jitter: whether each racer answers with its own value."""
+
+    distinct_values: bool = Field(False, description="racers at one interrupt: each resumes with its own value")
+
+
+CO = Property("CO", "consume-once", "race-saturation-co-and-liveness-kind-race")
 
 
 class Race(Kind):
     name = "race"
     about = "k racers resume one parked interrupt at once: does exactly one consume it?"
     properties = ("CO", "LIVENESS")
+    checks = (
+        Checker(CO, lambda cell, facts: check_co(cell, facts)),
+        Checker(LIVENESS, lambda cell, facts: check_liveness(cell, facts)),
+        Checker(LC, lambda cell, facts: check_lc(cell, facts)),
+    )
     fields = ("racers", "jitter_ms", "distinct_values")
     counts_gated = True
     section = "saturation"
     title = "Race"
+    Options = RaceOptions
 
     def validate(self, scenario: Scenario) -> None:
         needs_approval_resume(self.name, scenario)
         if scenario.resume == "none":  # every racer sends invoke(None): no value travels
-            if scenario.distinct_values:
+            if RaceOptions.of(scenario).distinct_values:
                 raise ValueError(
                     "distinct_values gives each racer its own answer, but resume: none approves with invoke(None), which carries none"
                 )
@@ -68,8 +87,12 @@ class Race(Kind):
     def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
         return with_baseline(ctx, cell, each_trial(ctx, cell, skip, race_trial))
 
-    def check(self, cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
-        return check_race(cell, records)
+    def summary(self, cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult, RaceFacts]:
+        return race_summary(cell, records)
+
+    def checkers(self, cell: Cell, facts: RaceFacts) -> tuple[Checker[RaceFacts], ...]:
+        """CO and LIVENESS; LC too where the adapter lists a thread's checkpoints (``chaos.kinds.chain``)."""
+        return self.checks if reads_chain(cell.scenario) else self.checks[:2]
 
     def explain(self, rec: TrialRecord) -> list[str]:
         return explain_race(rec)
@@ -121,7 +144,7 @@ def race_trial(run: TrialRun) -> TrialRecord:
     value = s.first_answer  # the answer plan's first value, else resume's command value
     specs = []
     for i in range(k):
-        v = f"{value}#r{i}" if s.distinct_values else value
+        v = f"{value}#r{i}" if RaceOptions.of(s).distinct_values else value
         # resume: none (a static breakpoint's approval, LangGraph): every racer sends invoke(None)
         act: ActionSpec = {"op": "resume", "form": "none"} if s.resume == "none" else {"op": "resume", "form": "command", "value": v}
         specs.append(run.spec(f"r{i}", actions=[act], gate=True))
@@ -315,8 +338,26 @@ class GuardTally:
         }
 
 
-def check_race(cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
-    """One pass over the cell's records, keeping numbers and trial ids, never the records."""
+@dataclass
+class RaceFacts:
+    """What the race's checkers judge, folded from the records in one pass (no record kept)."""
+
+    k: int
+    fires: list[int]  # per valid trial
+    own: int  # fires of the gated effect in the uninterrupted run
+    base_trial: str
+    dup_ids: list[str]
+    dup_seqs: list[int]
+    valid_ids: list[str]
+    none_fired: list[str]
+    invalid_reasons: Counter
+    guard: GuardTally
+    chain: ChainTally
+
+
+def race_summary(cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult, RaceFacts]:
+    """One pass over the cell's records, keeping numbers and trial ids, never the records: the
+    cell's numbers, and what its checkers judge."""
     k = cell.scenario.racers.k
     tally = Tally()
     fires: list[int] = []  # per valid trial
@@ -381,67 +422,84 @@ def check_race(cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
         result.summary.update(guard.summary())
     if base_effects is not None:
         result.baseline = baseline_of(base_trial, base_effects)
-    verdicts = []
+    facts = RaceFacts(
+        k=k,
+        fires=fires,
+        own=own,
+        base_trial=base_trial,
+        dup_ids=dup_ids,
+        dup_seqs=dup_seqs,
+        valid_ids=valid_ids,
+        none_fired=none_fired,
+        invalid_reasons=invalid_reasons,
+        guard=guard,
+        chain=chain,
+    )
+    return result, facts
+
+
+def _no_valid_trial(f: RaceFacts) -> str:
+    return "; ".join(f"{n}x {w}" for w, n in f.invalid_reasons.most_common(3)) or "no trial ran"
+
+
+def check_co(cell: Cell, f: RaceFacts) -> Verdict:
+    """CO: at most one racer fired the gated effect in each valid trial (beyond what an
+    uninterrupted run fires itself); a guard's refusal after the effect is too late."""
+    k, fires, own, dup_ids, dup_seqs, base_trial, guard = f.k, f.fires, f.own, f.dup_ids, f.dup_seqs, f.base_trial, f.guard
     if not fires:
-        why = "; ".join(f"{n}x {w}" for w, n in invalid_reasons.most_common(3)) or "no trial ran"
-        verdicts.append(verdict("CO", "unknown", f"no valid trial (all {k} racers past the gate): {why}"))
-        verdicts.append(verdict("LIVENESS", "unknown", f"no valid trial: {why}"))
-    else:
-        if own > 1:
-            race_part = (
-                f"beyond that, the race fired it more often in {len(dup_ids)}/{len(fires)} valid trials (max {max(fires)} of k={k})"
-                if dup_ids
-                else "the race added no fire beyond that"
-            )
-            verdicts.append(
-                verdict(
-                    "CO",
-                    "violated",
-                    f"the gated effect fired {times(own)} in an uninterrupted run ({base_trial}): a duplicate that needs no race; "
-                    + race_part,
-                    trial_ids=[base_trial, *dup_ids],
-                    ledger_seqs=dup_seqs,
-                )
-            )
-        elif guard.late:  # a guard's refusal after the racer's effect fired: the refusal came too late
-            verdicts.append(
-                verdict(
-                    "CO",
-                    "violated",
-                    f"a racer's gated effect fired and the guard refused it only after, in {len(guard.late)}/{len(fires)} valid trials",
-                    trial_ids=guard.late,
-                )
-            )
-        elif dup_ids:
-            verdicts.append(
-                verdict(
-                    "CO",
-                    "violated",
-                    f"the gated effect fired more than once in {len(dup_ids)}/{len(fires)} valid trials (max {max(fires)} of k={k})",
-                    trial_ids=dup_ids,
-                    ledger_seqs=dup_seqs,
-                )
-            )
-        elif all(f == 0 for f in fires):
-            verdicts.append(verdict("CO", "unknown", "vacuous: no racer fired the gated effect in any valid trial"))
-        else:
-            refused = f"; the others refused before any effect {guard.refused_words()}" if guard.refusals else ""
-            verdicts.append(verdict("CO", "holds", f"at most one fire in each of {len(fires)} valid trials{refused}", trial_ids=valid_ids))
-        if none_fired:
-            verdicts.append(
-                verdict(
-                    "LIVENESS",
-                    "violated",
-                    f"no racer fired the gated effect in {len(none_fired)}/{len(fires)} valid trials",
-                    trial_ids=none_fired,
-                )
-            )
-        else:
-            verdicts.append(verdict("LIVENESS", "holds", f"the gated effect fired in every one of {len(fires)} valid trials"))
-    if reads_chain(cell.scenario):
-        verdicts.append(chain.verdict())
-    result.verdicts = verdicts
-    return result
+        return verdict("CO", "unknown", f"no valid trial (all {k} racers past the gate): {_no_valid_trial(f)}")
+    if own > 1:
+        race_part = (
+            f"beyond that, the race fired it more often in {len(dup_ids)}/{len(fires)} valid trials (max {max(fires)} of k={k})"
+            if dup_ids
+            else "the race added no fire beyond that"
+        )
+        return verdict(
+            "CO",
+            "violated",
+            f"the gated effect fired {times(own)} in an uninterrupted run ({base_trial}): a duplicate that needs no race; " + race_part,
+            trial_ids=[base_trial, *dup_ids],
+            ledger_seqs=dup_seqs,
+        )
+    if guard.late:  # a guard's refusal after the racer's effect fired: the refusal came too late
+        return verdict(
+            "CO",
+            "violated",
+            f"a racer's gated effect fired and the guard refused it only after, in {len(guard.late)}/{len(fires)} valid trials",
+            trial_ids=guard.late,
+        )
+    if dup_ids:
+        return verdict(
+            "CO",
+            "violated",
+            f"the gated effect fired more than once in {len(dup_ids)}/{len(fires)} valid trials (max {max(fires)} of k={k})",
+            trial_ids=dup_ids,
+            ledger_seqs=dup_seqs,
+        )
+    if all(n == 0 for n in fires):
+        return verdict("CO", "unknown", "vacuous: no racer fired the gated effect in any valid trial")
+    refused = f"; the others refused before any effect {guard.refused_words()}" if guard.refusals else ""
+    return verdict("CO", "holds", f"at most one fire in each of {len(fires)} valid trials{refused}", trial_ids=f.valid_ids)
+
+
+def check_liveness(cell: Cell, f: RaceFacts) -> Verdict:
+    """LIVENESS: some racer fired the gated effect in every valid trial."""
+    fires, none_fired = f.fires, f.none_fired
+    if not fires:
+        return verdict("LIVENESS", "unknown", f"no valid trial: {_no_valid_trial(f)}")
+    if none_fired:
+        return verdict(
+            "LIVENESS",
+            "violated",
+            f"no racer fired the gated effect in {len(none_fired)}/{len(fires)} valid trials",
+            trial_ids=none_fired,
+        )
+    return verdict("LIVENESS", "holds", f"the gated effect fired in every one of {len(fires)} valid trials")
+
+
+def check_lc(cell: Cell, f: RaceFacts) -> Verdict:
+    """LC over the cell's trials (``chaos.kinds.chain``), where the adapter lists a thread's checkpoints."""
+    return f.chain.verdict()
 
 
 # ---------------------------------------------------------------------------------- explain

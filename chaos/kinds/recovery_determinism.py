@@ -17,12 +17,21 @@ import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
+from chaos.kinds.base import Checker, Property
 from chaos.kinds.checking import combine, verdict
-from chaos.kinds.sweep import Sweep, SweepKind
+from chaos.kinds.sweep import Sweep, SweepFacts, SweepKind, sweep_checks
 from chaos.records import CellResult, TrialRecord, Verdict, error_field
 from chaos.scenario.model import Cell
 
 SWEEP = Sweep()
+RD = Property("RD", "recovery determinism", "recovery-determinism-rd-kind-recovery_determinism")
+
+
+def check_rd(cell: Cell, f: SweepFacts) -> Verdict:
+    """RD over the kill points (each point's ``point_rd``, gathered by the summary), combined."""
+    if f.failure is not None:
+        return verdict("RD", "unknown", f.failure)
+    return combine("RD", f.at_points.get("RD", []))
 
 
 class RecoveryDeterminism(SweepKind):
@@ -32,8 +41,13 @@ class RecoveryDeterminism(SweepKind):
     properties = ("RD",) + SWEEP.properties
     title = "Recovery determinism (repeated crashes at one point)"
 
-    def check(self, cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
-        return check_recovery(cell, list(records))
+    checks = (Checker(RD, check_rd), *sweep_checks(SWEEP))
+
+    def summary(self, cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult, SweepFacts]:
+        return recovery_summary(cell, list(records))
+
+    def checkers(self, cell: Cell, facts: SweepFacts) -> tuple[Checker[SweepFacts], ...]:
+        return (self.checks[0], *SWEEP.checkers(cell, facts))  # RD first, in the cell's and each point's verdicts
 
 
 KIND = RecoveryDeterminism()
@@ -82,11 +96,12 @@ def point_rd(point: str, recs: list[TrialRecord]) -> Verdict:
     )
 
 
-def check_recovery(cell: Cell, records: list[TrialRecord]) -> CellResult:
-    result = SWEEP.check(cell, records)
-    if result.failure:
-        result.verdicts.insert(0, verdict("RD", "unknown", result.failure))
-        return result
+def recovery_summary(cell: Cell, records: list[TrialRecord]) -> tuple[CellResult, SweepFacts]:
+    """The sweep's summary, with RD judged at each point (first in the point's verdicts) and the
+    number of distinct decisions per point."""
+    result, facts = SWEEP.summary(cell, records)
+    if facts.failure is not None:
+        return result, facts
     by_point: dict[str, list[TrialRecord]] = defaultdict(list)
     for r in records:
         if r.point:
@@ -96,8 +111,8 @@ def check_recovery(cell: Cell, records: list[TrialRecord]) -> CellResult:
         v = point_rd(p.point, by_point.get(p.point, []))
         p.verdicts.insert(0, v)
         parts.append(v)
-    result.verdicts.insert(0, combine("RD", parts))
+    facts.at_points["RD"] = parts
     result.summary = {
         "decisions_per_point": {p.point: len({decision(r) for r in by_point.get(p.point, []) if r.valid}) for p in result.points}
     }
-    return result
+    return result, facts

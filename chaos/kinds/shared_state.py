@@ -44,9 +44,10 @@ import random
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from itertools import permutations
 
-from chaos.kinds.base import Kind
+from chaos.kinds.base import Checker, Kind, Property
 from chaos.kinds.checking import Tally, base_fields, verdict
 from chaos.kinds.phases import failed
 from chaos.kinds.shared_history import CODES, classify, exposure, guard_cost, history_of
@@ -61,10 +62,33 @@ MAX_STOPS = 32
 ARMED = tuple(f"effect(task=ss.{op}):after#{n}" for op in ("read", "wait") for n in range(1, MAX_STOPS + 1))
 
 
+ANCHOR = "shared-state-lu-sg-pt-cc-tr-kind-shared_state"
+PROPERTIES = {
+    p.code: p
+    for p in (
+        Property("LU", "no lost update", ANCHOR),
+        Property("SG", "no stale generation (A1)", ANCHOR),
+        Property("PT", "no phantom tool call (A2)", ANCHOR),
+        Property("CC", "no causal cascade (A3)", ANCHOR),
+        Property("TR", "no tool effect reordering (A6)", ANCHOR),
+    )
+}
+
+
+def _checker(code: str) -> Checker[SharedFacts]:
+    """The checker of anomaly ``code`` (``_verdict`` on the trials that showed it)."""
+
+    def judge(cell: Cell, f: SharedFacts) -> Verdict:
+        return _verdict(code, f.found[code], f.exposed.get(code, 0), f.valid, f.trials, f.invalid)
+
+    return Checker(PROPERTIES[code], judge)
+
+
 class SharedState(Kind):
     name = "shared_state"
     about = "k agents read shared state, generate, then write or act: lost updates, stale generations, phantom tools, cascades, reordered tool effects?"
     properties = CODES
+    checks = tuple(_checker(c) for c in CODES)
     fields = ("racers", "workload_params")
     section = "contract"
     title = "Shared state"
@@ -104,8 +128,8 @@ class SharedState(Kind):
             finally:
                 run.cleanup()
 
-    def check(self, cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
-        return check_shared(cell, records)
+    def summary(self, cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult, SharedFacts]:
+        return shared_summary(cell, records)
 
     def explain(self, rec: TrialRecord) -> list[str]:
         return [a.text for a in classify(history_of(rec.ledger))] if rec.valid else []
@@ -248,8 +272,20 @@ def follow(run: TrialRun, handles: list[RacerHandle], schedule: list[int], execu
 # ---------------------------------------------------------------------------------- check
 
 
-def check_shared(cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
-    """Classify each valid trial's history; one verdict per anomaly code, evidence in words."""
+@dataclass
+class SharedFacts:
+    """What the shared-state checkers judge: per anomaly code, the trials that showed it."""
+
+    found: dict[str, list[tuple[str, list[int], str]]]
+    exposed: Counter
+    valid: int
+    trials: int
+    invalid: Counter
+
+
+def shared_summary(cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult, SharedFacts]:
+    """Classify each valid trial's history, in one pass: the cell's numbers, and per anomaly code
+    what its checker judges (one verdict per code, evidence in words)."""
     tally = Tally()
     found: dict[str, list[tuple[str, list[int], str]]] = {c: [] for c in CODES}
     exposed: Counter = Counter()
@@ -292,8 +328,7 @@ def check_shared(cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
         },
         "invalid": dict(invalid),
     }
-    result.verdicts = [_verdict(c, found[c], exposed.get(c, 0), valid, tally.trials, invalid) for c in CODES]
-    return result
+    return result, SharedFacts(found=found, exposed=exposed, valid=valid, trials=tally.trials, invalid=invalid)
 
 
 def _verdict(code: str, bad: list[tuple[str, list[int], str]], exposed: int, valid: int, n: int, invalid: Counter) -> Verdict:

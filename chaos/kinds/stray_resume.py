@@ -32,11 +32,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 
-from chaos.kinds.base import Kind, needs_approval_resume
+from pydantic import Field
+
+from chaos.kinds.base import Checker, Kind, KindOptions, Property, needs_approval_resume
 from chaos.kinds.checking import base_fields, verdict
 from chaos.kinds.phases import each_trial, failed, inspected, run_phases
+from chaos.kinds.race import CO
 from chaos.racer.protocol import ActionSpec, ErrorInfo, InspectResult, OutcomeStatus
 from chaos.records import CellResult, TrialRecord, Verdict, error_field, error_of, status_of
 from chaos.running.trial import RunContext, TrialRun
@@ -49,32 +52,54 @@ UNKNOWN_ID = "0c4a05c4a05c4a05c4a05c4a05c4a05c"
 STALE_FORMS = ("none_after_answer", "unknown_id")
 
 
+class StrayOptions(KindOptions):
+    """What a stray resume reads: where the repeated answer is addressed."""
+
+    resume_by: Literal["thread", "interrupt", "none_after_answer", "unknown_id"] = Field(
+        "thread",
+        description="a repeated answer: to whatever interrupt is pending, or to the first one by its id; none_after_answer: "
+        "a continue with no answer (LangGraph invoke(None)) after the answer was consumed; unknown_id: the answer addressed "
+        "to an interrupt id no pending interrupt has",
+    )
+
+
+AR = Property("AR", "an answer addressed to nothing is refused", "stray-resume-co-kind-stray_resume")
+
+
 class StrayResume(Kind):
     name = "stray_resume"
     about = "send the answer to a consumed interrupt again: is the repeat inert?"
     properties = ("CO",)
+    checks = (Checker(CO, lambda cell, records: check_co(cell, records)), Checker(AR, lambda cell, records: check_ar(cell, records)))
     fields = ("resume_by",)
     counts_gated = True
     section = "contract"
     title = "Stray resume"
+    Options = StrayOptions
 
     def validate(self, scenario: Scenario) -> None:
         needs_approval_resume(self.name, scenario)
-        if scenario.resume == "none" and scenario.resume_by == "interrupt":
+        by = StrayOptions.of(scenario).resume_by
+        if scenario.resume == "none" and by == "interrupt":
             raise ValueError(
                 "resume_by: interrupt addresses the first interrupt by its id with a command; resume: none sends invoke(None), which addresses nothing"
             )
-        if scenario.resume == "none" and scenario.resume_by in STALE_FORMS:
+        if scenario.resume == "none" and by in STALE_FORMS:
             raise ValueError(
-                f"resume_by: {scenario.resume_by} follows a consumed answer sent as a command; resume: none approves a static "
+                f"resume_by: {by} follows a consumed answer sent as a command; resume: none approves a static "
                 "breakpoint with invoke(None), which consumes no answer: set resume: command:<value>"
             )
 
     def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
         return each_trial(ctx, cell, skip, stray_trial)
 
-    def check(self, cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
-        return check_stray(cell, list(records))
+    def summary(self, cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult, list[TrialRecord]]:
+        recs = list(records)
+        return stray_summary(cell, recs), recs
+
+    def checkers(self, cell: Cell, facts: list[TrialRecord]) -> tuple[Checker[list[TrialRecord]], ...]:
+        """CO; AR too when the stray answer is addressed to an unknown interrupt id."""
+        return self.checks if StrayOptions.of(cell.scenario).resume_by == "unknown_id" else self.checks[:1]
 
     def explain(self, rec: TrialRecord) -> list[str]:
         """Only a stray answer that was not inert is explained, with the trial's ledger."""
@@ -93,12 +118,13 @@ def stray_trial(run: TrialRun) -> TrialRecord:
     v = s.first_answer  # the answer plan's first value, else resume's command value
     # resume: none (LangGraph): the approval of a static breakpoint, invoke(None), sent twice
     answer: ActionSpec = {"op": "resume", "form": "none"} if s.resume == "none" else {"op": "resume", "form": "command", "value": v}
-    if s.resume_by == "interrupt":
+    by = StrayOptions.of(s).resume_by
+    if by == "interrupt":
         answer["interrupt"] = "first"  # the same request, addressed to the interrupt it answered
     stray = ActionSpec(**answer)
-    if s.resume_by == "none_after_answer":  # a continue with no answer (LangGraph 8837)
+    if by == "none_after_answer":  # a continue with no answer (LangGraph 8837)
         stray = {"op": "resume", "form": "none"}
-    elif s.resume_by == "unknown_id":  # the answer addressed to an interrupt no one has (LangGraph 8836)
+    elif by == "unknown_id":  # the answer addressed to an interrupt no one has (LangGraph 8836)
         stray = {**answer, "interrupt": UNKNOWN_ID}
     labelled, racers = run_phases(
         run,
@@ -134,7 +160,7 @@ def stray_trial(run: TrialRun) -> TrialRecord:
     run.observations.update(
         gated_task=gated,
         sent=v,
-        resume_by=s.resume_by,
+        resume_by=by,
         consumed=consumed_obs,
         thread_before=_state(before),
         thread_after=_state(after),
@@ -236,12 +262,12 @@ def trial_co(rec: TrialRecord) -> tuple[str, str]:
     return "holds", f"the stray answer to {where} was inert: {how}{extra}"
 
 
-def check_stray(cell: Cell, records: list[TrialRecord]) -> CellResult:
+def stray_summary(cell: Cell, records: list[TrialRecord]) -> CellResult:
+    """The cell's numbers: where the thread was after the first answer, what the stray one did."""
     valid = [r for r in records if r.valid]
     result = CellResult(**base_fields(cell, records))
-    per = [(r, *trial_co(r)) for r in valid]
     result.summary = {
-        "resume_by": cell.scenario.resume_by,
+        "resume_by": StrayOptions.of(cell.scenario).resume_by,
         "thread_after_first_answer": dict(
             Counter("waiting at a later interrupt" if r.observed("consumed", ConsumedObs).get("waiting_at") else "completed" for r in valid)
         ),
@@ -249,10 +275,18 @@ def check_stray(cell: Cell, records: list[TrialRecord]) -> CellResult:
         "stray_fired": dict(Counter(",".join(r.observed("stray", StrayObs).get("fired") or []) or "-" for r in valid)),
         "invalid": dict(Counter(r.invalid_reason for r in records if not r.valid)),
     }
-    result.verdicts = [co_verdict(per, len(records), next((r.invalid_reason for r in records if not r.valid), None))]
-    if cell.scenario.resume_by == "unknown_id":
-        result.verdicts.append(ar_verdict(valid, len(records)))
     return result
+
+
+def check_co(cell: Cell, records: list[TrialRecord]) -> Verdict:
+    """CO over the cell's trials (``trial_co`` of each, ``co_verdict``)."""
+    per = [(r, *trial_co(r)) for r in records if r.valid]
+    return co_verdict(per, len(records), next((r.invalid_reason for r in records if not r.valid), None))
+
+
+def check_ar(cell: Cell, records: list[TrialRecord]) -> Verdict:
+    """AR over the cell's trials (``ar_verdict``)."""
+    return ar_verdict([r for r in records if r.valid], len(records))
 
 
 def ar_verdict(valid: list[TrialRecord], n: int) -> Verdict:

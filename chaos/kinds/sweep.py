@@ -46,13 +46,14 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Generator, Iterable, Iterator
-from dataclasses import dataclass
-from typing import ClassVar
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 from chaos.kinds import approval, db_disconnect, faults, growth
-from chaos.kinds.base import Kind, approves_breakpoints
+from chaos.kinds.base import Checker, Kind, Property, approves_breakpoints
 from chaos.kinds.baseline import answer_action, approvals_plan, approve_action, baseline_of, effect_counts
-from chaos.kinds.checking import base_fields, combine, times, verdict
+from chaos.kinds.checking import base_fields, combine, judged, times, verdict
+from chaos.kinds.sweep_options import SweepOptions
 from chaos.launchers import RacerHandle
 from chaos.racer.barrier import HOLD
 from chaos.racer.protocol import ActionSpec, RacerResult
@@ -60,7 +61,11 @@ from chaos.records import Baseline, CellResult, PointResult, TrialRecord, Verdic
 from chaos.running.trial import RunContext, TrialRun, attempts, retry_id
 from chaos.scenario.model import Cell
 
-BASE_PROPERTIES = ("EO", "PC", "LIVENESS")
+ANCHOR = "kill-point-sweep-eo-pc-liveness-fcl-kinds-kill_sweep-first_checkpoint"
+EO = Property("EO", "effect exactly-once", ANCHOR)
+PC = Property("PC", "prefix continuation", ANCHOR)
+LIVENESS = Property("LIVENESS", "liveness", ANCHOR)
+BASE_PROPERTIES = (EO.code, PC.code, LIVENESS.code)
 
 
 def every_boundary(boundaries: list[str]) -> list[str]:
@@ -72,7 +77,7 @@ class PointCheck:
     """An extra property judged at each kill point: ``judge(point, valid_records) -> Verdict``
     (called only when the point has valid trials; otherwise the property is ``unknown``)."""
 
-    property: str
+    property: Property
     judge: Callable[[str, list[TrialRecord]], Verdict]
 
 
@@ -85,13 +90,19 @@ class Sweep:
 
     @property
     def properties(self) -> tuple[str, ...]:
-        return BASE_PROPERTIES + tuple(c.property for c in self.extra)
+        return BASE_PROPERTIES + tuple(c.property.code for c in self.extra)
 
     def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
         return run_sweep(ctx, cell, skip, self)
 
     def check(self, cell: Cell, records: list[TrialRecord]) -> CellResult:
         return check_sweep(cell, records, self)
+
+    def summary(self, cell: Cell, records: list[TrialRecord]) -> tuple[CellResult, SweepFacts]:
+        return sweep_summary(cell, records, self)
+
+    def checkers(self, cell: Cell, facts: SweepFacts) -> tuple[Checker[SweepFacts], ...]:
+        return sweep_checkers(cell, facts, self)
 
     def explain(self, rec: TrialRecord) -> list[str]:
         return explain_kill(rec) + faults.explain(rec) + db_disconnect.explain(rec)
@@ -104,12 +115,16 @@ class SweepKind(Kind):
     sweep: ClassVar[Sweep] = Sweep()
     fields = ("resume", "kill_points", "trials", "crash_depth", "recovery_kill_points", "fault", "bounds")
     section = "sweep"
+    Options = SweepOptions
 
     def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
         return self.sweep.run_cell(ctx, cell, skip)
 
-    def check(self, cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
-        return self.sweep.check(cell, list(records))
+    def summary(self, cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult, SweepFacts]:
+        return self.sweep.summary(cell, list(records))
+
+    def checkers(self, cell: Cell, facts: SweepFacts) -> tuple[Checker[SweepFacts], ...]:
+        return self.sweep.checkers(cell, facts)
 
     def explain(self, rec: TrialRecord) -> list[str]:
         return self.sweep.explain(rec)
@@ -235,7 +250,7 @@ def run_sweep(ctx: RunContext, cell: Cell, skip: set[str], sweep: Sweep) -> Iter
     if dry is None or not dry.valid:
         return
     points = points_of(cell, dry.observations["boundaries"], sweep.narrow)
-    if cell.scenario.crash_depth > 1:
+    if SweepOptions.of(cell.scenario).crash_depth > 1:
         for p_index, point in enumerate(points):
             yield from _nested(ctx, cell, skip, dry, [f"p{p_index:03d}"], [point])
         return
@@ -257,7 +272,7 @@ def chain_name(chain: list[str]) -> str:
 def recovery_points(cell: Cell, boundaries: list[str]) -> list[str]:
     """A recovery's kill points: its boundaries, kept to those naming one of the scenario's
     ``recovery_kill_points`` when it lists any."""
-    wanted = cell.scenario.recovery_kill_points
+    wanted = SweepOptions.of(cell.scenario).recovery_kill_points
     return [b for b in boundaries if any(w in b for w in wanted)] if wanted else list(boundaries)
 
 
@@ -285,7 +300,7 @@ def _nested(ctx: RunContext, cell: Cell, skip: set[str], dry: TrialRecord, ids: 
         return
     for q_index, b in enumerate(recovery_points(cell, disc.observations.get("resume_boundaries") or [])):
         deeper, longer = [*ids, f"q{q_index:03d}"], [*chain, b]
-        if len(longer) < cell.scenario.crash_depth:
+        if len(longer) < SweepOptions.of(cell.scenario).crash_depth:
             yield from _nested(ctx, cell, skip, dry, deeper, longer)
             continue
         for rep in range(cell.scenario.trials):
@@ -402,9 +417,10 @@ def _against(dry: TrialRecord, point: str) -> Callable[[TrialRun], TrialRecord]:
     def body(run: TrialRun) -> TrialRecord:
         run.observations["baseline_effects"] = _counts(dry)
         run.observations.update(approval.before_kill(dry, point))  # AA
-        if run.cell.scenario.fault == "db_disconnect":  # no kill: the racer's connection is lost there
-            run.observations["expected"] = db_disconnect.expected_of(dry)
-            return db_disconnect.disconnect_trial(run, point)
+        if SweepOptions.of(run.cell.scenario).fault == "db_disconnect":  # no kill: the racer's connection is lost there
+            run.observations["expected"] = db_disconnect.expected_of(outcome_of_dry(dry))
+            steps = db_disconnect.SweepSteps(_actions(run.cell), _resume_action(run.cell), _last_resume)
+            return db_disconnect.disconnect_trial(run, point, steps)
         return kill_trial(run, point)
 
     return body
@@ -761,7 +777,7 @@ def chains_of(cell: Cell, boundaries: list[str], records: list[TrialRecord], swe
                 out.append((chain_name([*chain, "(recovery)"]), disc))
             return
         for q, b in enumerate(recovery_points(cell, disc.observations.get("resume_boundaries") or [])):
-            if len(chain) + 1 < cell.scenario.crash_depth:
+            if len(chain) + 1 < SweepOptions.of(cell.scenario).crash_depth:
                 walk([*ids, f"q{q:03d}"], [*chain, b])
             else:
                 out.append((chain_name([*chain, b]), None))
@@ -771,7 +787,29 @@ def chains_of(cell: Cell, boundaries: list[str], records: list[TrialRecord], swe
     return out
 
 
+@dataclass
+class SweepFacts:
+    """What a sweep's checkers judge: each property's verdicts at the kill points, the cell's
+    points, the dry run and its baseline; or, when the dry run failed, why nothing is judged."""
+
+    failure: str | None = None
+    dry: TrialRecord | None = None
+    base: Baseline | None = None
+    at_points: dict[str, list[Verdict]] = field(default_factory=dict)
+    points: list[PointResult] = field(default_factory=list)
+    judge_aa: bool = False
+
+
 def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellResult:
+    """The sweep's summary and verdicts, each checker in isolation (what ``chaos analyze`` does)."""
+    result, facts = sweep_summary(cell, records, sweep)
+    result.verdicts = [judged("sweep", c, cell, facts) for c in sweep_checkers(cell, facts, sweep)]
+    return result
+
+
+def sweep_summary(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> tuple[CellResult, SweepFacts]:
+    """The cell's numbers: each kill point's trials, effect counts, durable checkpoints, resume
+    outcomes and its verdicts; the store's size. And what the checkers combine over the points."""
     dries = [r for r in records if CELL_DRY.match(r.trial_id)]  # the last one counts (earlier ones an environment fault spoiled)
     dry = dries[-1] if dries else None
     trials = [r for r in records if not r.trial_id.endswith("-dry")]
@@ -780,13 +818,12 @@ def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellRes
     if dry is None or not dry.valid:
         why = (dry.invalid_reason or "?") if dry else "the dry run did not run"  # a failed dry run always says why
         result.failure = why
-        result.verdicts = [verdict(p, "unknown", why) for p in sweep.properties + _fault_properties(cell) + growth.properties_of(cell)]
-        return result
+        return result, SweepFacts(failure=why)
     base = result.baseline = dry_baseline(dry)
     by_point: dict[str, list[TrialRecord]] = defaultdict(list)
     for r in trials:
         by_point[r.point or "?"].append(r)
-    if cell.scenario.crash_depth > 1:
+    if SweepOptions.of(cell.scenario).crash_depth > 1:
         chains = chains_of(cell, dry.observations.get("boundaries", []), records, sweep)
         points = [name for name, _ in chains]
         for name, disc in chains:
@@ -800,10 +837,13 @@ def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellRes
         recs = by_point.get(point, [])
         valid = [r for r in recs if r.valid]
         keys = sorted({k for r in valid for k in _counts(r)} | set(base.effects))
-        pv = _point_verdicts(point, recs, sweep, base, cell.scenario.target.framework)
-        pv += faults.point_verdicts(cell, point, recs, {r.trial_id: lost_effects(r, base) for r in valid})
-        pv += db_disconnect.point_verdicts(cell, point, recs)
-        pv += approval.point_verdicts(point, recs) if judge_aa else []
+        # each property's judge at the point, check-safe: one that raises costs its properties there
+        framework = cell.scenario.target.framework
+        lost = {r.trial_id: lost_effects(r, base) for r in valid}
+        pv = at_point(point, sweep.properties, _point_verdicts, point, recs, sweep, base, framework)
+        pv += at_point(point, faults.properties_of(cell), faults.point_verdicts, cell, point, recs, lost)
+        pv += at_point(point, db_disconnect.properties_of(cell), db_disconnect.point_verdicts, cell, point, recs)
+        pv += at_point(point, (approval.PROPERTY,), approval.point_verdicts, point, recs) if judge_aa else []
         for v in pv:
             all_verdicts[v.property].append(v)
         outcomes: list[str] = []
@@ -830,15 +870,69 @@ def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellRes
                 verdicts=pv,
             )
         )
-    result.verdicts = [combine(p, all_verdicts[p]) for p in sweep.properties + _fault_properties(cell)]
     result.store_size = growth.summary(dry)  # bytes per checkpoint and per thread, and SB when bounded
-    result.verdicts += growth.cell_verdict(cell, dry)
-    if judge_aa:
-        result.verdicts.append(approval.workflow_verdict(dry, combine(approval.PROPERTY, all_verdicts[approval.PROPERTY])))
-    lost_at = [p for p in result.points if p.lost]
-    dup_at = [p for p in result.points if p.duplicates]
+    facts = SweepFacts(dry=dry, base=base, at_points=dict(all_verdicts), points=result.points, judge_aa=judge_aa)
+    return result, facts
+
+
+def at_point(point: str, codes: Iterable[str], judge: Callable[..., list[Verdict]], *args: Any) -> list[Verdict]:
+    """The verdicts ``judge(*args)`` gives at ``point``, or, when it raises, each of ``codes``
+    ``unknown`` there with the error (check-safe per property at each kill point, as ``compose`` per cell)."""
+    try:
+        return judge(*args)
+    except Exception as exc:
+        why = f"{type(exc).__name__}: {exc}"[:1000]
+        return [verdict(c, "unknown", f"{point}: the {c} checker failed: {why}", points=[point]) for c in codes]
+
+
+def sweep_checks(sweep: Sweep) -> tuple[Checker[SweepFacts], ...]:
+    """Every checker a sweep has: EO, PC and LIVENESS, its ``extra`` point checks, a fault's DU, CV
+    and CL, SB and AA; each combines its property's verdicts over the kill points."""
+    extra = tuple(Checker(c.property, _combined(c.property.code)) for c in sweep.extra)
+    return (
+        Checker(EO, _check_eo),
+        Checker(PC, _combined("PC")),
+        Checker(LIVENESS, _combined("LIVENESS")),
+        *extra,
+        Checker(faults.DU, _combined("DU")),
+        Checker(faults.CV, _combined("CV")),
+        Checker(db_disconnect.CL, _combined("CL")),
+        Checker(growth.SB, _check_sb),
+        Checker(approval.AA, _check_aa),
+    )
+
+
+def sweep_checkers(cell: Cell, facts: SweepFacts, sweep: Sweep) -> tuple[Checker[SweepFacts], ...]:
+    """The checkers of this cell, in the order its verdicts come: the sweep's own, the fault's, SB
+    when bounded, AA where a recovery can be told from an approval."""
+    codes = [*sweep.properties, *_fault_properties(cell), *growth.properties_of(cell)]
+    if facts.judge_aa:
+        codes.append(approval.PROPERTY)
+    by_code = {c.property.code: c for c in sweep_checks(sweep)}
+    return tuple(by_code[code] for code in codes)
+
+
+def _combined(code: str) -> Callable[[Cell, SweepFacts], Verdict]:
+    """The checker that combines ``code``'s verdicts over the kill points (``combine``)."""
+
+    def judge(cell: Cell, f: SweepFacts) -> Verdict:
+        if f.failure is not None:
+            return verdict(code, "unknown", f.failure)
+        return combine(code, f.at_points.get(code, []))
+
+    return judge
+
+
+def _check_eo(cell: Cell, f: SweepFacts) -> Verdict:
+    """EO over the kill points, its two halves (lost, duplicated) first; violated by the workflow
+    itself when the uninterrupted run fires an effect twice."""
+    eo = _combined("EO")(cell, f)
+    if f.failure is not None or f.dry is None or f.base is None:
+        return eo
+    base, dry = f.base, f.dry
+    lost_at = [p for p in f.points if p.lost]
+    dup_at = [p for p in f.points if p.duplicates]
     if lost_at or dup_at:  # the two halves of exactly-once, each in one line before the points' detail
-        eo = result.verdicts[0]
         halves = []
         if lost_at:
             halves.append(f"lost {', '.join(sorted({k for p in lost_at for k in p.lost}))} at {len(lost_at)} kill point(s)")
@@ -846,13 +940,28 @@ def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellRes
             halves.append(f"duplicated {', '.join(sorted({k for p in dup_at for k in p.duplicates}))} at {len(dup_at)} kill point(s)")
         eo.reason = "; ".join(halves) + " | " + eo.reason
     if base.workflow_duplicates:
-        result.verdicts[0] = _workflow_eo(base, dry, result.verdicts[0])
-    if result.verdicts[0].vacuous and not base.effects:
-        result.verdicts[0].reason += (
+        eo = _workflow_eo(base, dry, eo)
+    if eo.vacuous and not base.effects:
+        eo.reason += (
             "; the uninterrupted run fired none either: call ctx.effect inside the node that performs the effect, "
             "before it returns (an effect fired from a background thread after its node returned may never be recorded)"
         )
-    return result
+    return eo
+
+
+def _check_sb(cell: Cell, f: SweepFacts) -> Verdict:
+    """SB: the uninterrupted run's store within the scenario's bounds (``chaos.kinds.growth``)."""
+    if f.failure is not None or f.dry is None:
+        return verdict(growth.PROPERTY, "unknown", f.failure or "the dry run did not run")
+    (sb,) = growth.cell_verdict(cell, f.dry)
+    return sb
+
+
+def _check_aa(cell: Cell, f: SweepFacts) -> Verdict:
+    """AA over the kill points, and in the uninterrupted run (``chaos.kinds.approval``)."""
+    if f.failure is not None or f.dry is None:
+        return verdict(approval.PROPERTY, "unknown", f.failure or "the dry run did not run")
+    return approval.workflow_verdict(f.dry, combine(approval.PROPERTY, f.at_points.get(approval.PROPERTY, [])))
 
 
 def _fault_properties(cell: Cell) -> tuple[str, ...]:

@@ -50,10 +50,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, Literal, TypedDict, cast
+from typing import Annotated, Any, Literal, TypedDict, cast
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from chaos.envs import requirement_names
-from chaos.kinds.base import Kind, needs_command_resume
+from chaos.kinds.base import Checker, Kind, KindOptions, Property, needs_command_resume
 from chaos.kinds.baseline import MAX_ANSWERS, answer_action, baseline_actions
 from chaos.kinds.checking import base_fields, verdict
 from chaos.kinds.phases import each_trial, in_process
@@ -62,19 +64,82 @@ from chaos.launchers import RacerHandle
 from chaos.racer.protocol import ActionOutcome, ActionSpec, RacerSpec, TargetSpec
 from chaos.records import CellResult, RacerOutcome, TrialRecord, Verdict, error_field, error_of
 from chaos.running.trial import RunContext, TrialRun, attempts
-from chaos.scenario.model import Cell, Scenario
+from chaos.scenario.model import MAX_NAME, Cell, Scenario
 
 Outcome = Literal["refused", "resumed as v2", "resumed wrong"]
+
+
+class NextTarget(BaseModel):
+    """A library release between pause and resume (issue 26): the framework release and extra
+    requirements (a saver's release) the resuming racers run with, in an environment of their own."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    version: str | None = Field(None, description="v2's framework release (default: the scenario's target.version)")
+    requirements: list[Annotated[str, Field(max_length=MAX_NAME * 3)]] | None = Field(
+        None, max_length=32, description="v2's extra pip requirements (default: the scenario's target.requirements)"
+    )
+
+
+class NextVersion(BaseModel):
+    """The workload a resume runs after a deploy (built with ``ctx.version == "v2"``): by default the
+    scenario's own factory and params, so one factory that reads ``ctx.version`` is a pair. With
+    ``target``, v2 also runs another release of the framework or the saver."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    workload: str | None = Field(
+        None, max_length=MAX_NAME * 3, description="v2's factory: a built-in name or package.module:factory (default: workload)"
+    )
+    workload_params: dict[str, Any] | None = Field(None, description="v2's params (default: workload_params)")
+    target: NextTarget | None = Field(
+        None, description="v2's release: {version, requirements} of the framework and its saver (default: v1's)"
+    )
+
+    @field_validator("workload_params")
+    @classmethod
+    def _params_finite(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
+        from chaos.scenario.model import finite
+
+        if v is not None:
+            finite(v, "workload_params")
+        return v
+
+
+class UpgradeOptions(KindOptions):
+    """What a deploy between pause and resume reads: the v2 it deploys."""
+
+    upgrade_to: NextVersion = Field(
+        default_factory=NextVersion,
+        description="a deploy between pause and resume: the workload the resuming process runs, built with ctx.version "
+        "'v2' (v1 is workload, built with ctx.version 'v1'); left out: the same factory and params at v2",
+    )
+
+    def check(self, scenario: Scenario) -> None:
+        """``upgrade_to.target`` is read by a kind that deploys v2 only, and is a target as valid as v1's."""
+        from chaos.kinds import all_kinds, get_kind
+
+        if self.upgrade_to.target is None:
+            return
+        if not get_kind(scenario.kind).deploys:
+            deployers = ", ".join(k.name for k in all_kinds() if k.deploys)
+            raise ValueError(f"upgrade_to.target: kind {scenario.kind} deploys no second release; kinds that do: {deployers}")
+        scenario.deployed_target  # noqa: B018  # v2's release, validated as a target: raises ValueError
+
+
+UP = Property("UP", "upgrade safety", "upgrade-between-pause-and-resume-up-kind-upgrade")
 
 
 class Upgrade(Kind):
     name = "upgrade"
     about = "pause under v1, deploy v2, resume: refused loudly, resumed as v2 would run, or silently wrong?"
     properties = ("UP",)
+    checks = (Checker(UP, lambda cell, records: check_up(cell, records)),)
     fields = ("resume", "answers", "upgrade_to", "kill_points", "trials")
     deploys = True
     section = "contract"
     title = "Upgrade between pause and resume"
+    Options = UpgradeOptions
 
     def validate(self, scenario: Scenario) -> None:
         needs_command_resume(self.name, scenario)
@@ -93,8 +158,9 @@ class Upgrade(Kind):
             return _kill_cell(ctx, cell, skip)
         return each_trial(ctx, cell, skip, lambda run: upgrade_trial(run, None))
 
-    def check(self, cell: Cell, records: Iterable[TrialRecord]) -> CellResult:
-        return check_upgrade(cell, list(records))
+    def summary(self, cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult, list[TrialRecord]]:
+        recs = list(records)
+        return upgrade_summary(cell, recs), recs
 
     def explain(self, rec: TrialRecord) -> list[str]:
         outcome, why = trial_up(rec)
@@ -111,7 +177,7 @@ def _at(spec: RacerSpec, workload: str, params: dict[str, Any], version: str, th
     spec["workload"], spec["workload_params"], spec["workload_version"] = workload, params, version
     if thread_id is not None:
         spec["thread_id"] = thread_id
-    if version == "v2" and s.upgrade_to.target is not None:  # a library release: v2's target, its versions reported
+    if version == "v2" and UpgradeOptions.of(s).upgrade_to.target is not None:  # a library release: v2's target, its versions reported
         from chaos.targets import get_target
 
         t = s.deployed_target
@@ -252,7 +318,7 @@ def upgrade_trial(run: TrialRun, point: str | None) -> TrialRecord:
     scratch_spec = _at(run.spec("scratch", actions=baseline, inspect_after=True), v2_workload, v2_params, "v2", twin, s=s)
     scratch = _collect(run, _v2_start(run, scratch_spec), "scratch")
     _forget_v2(run)
-    if s.upgrade_to.target is not None:  # the releases asked for, and those each side really ran (the racers' own report)
+    if UpgradeOptions.of(s).upgrade_to.target is not None:  # the releases asked for, and those each side ran (their own report)
         for side, t, ran in (("v1", s.target, v1_versions), ("v2", s.deployed_target, v2.racer_result.get("versions"))):
             run.observations["versions"][side].update(asked={"version": t.version, "requirements": list(t.requirements)}, release=ran)
 
@@ -400,7 +466,8 @@ def up_verdict(valid: list[TrialRecord], n: int) -> Verdict:
     return verdict("UP", "holds", f"all {len(valid)} trials ({counts}): {per[0][2]}", trial_ids=[r.trial_id for r in valid])
 
 
-def check_upgrade(cell: Cell, records: list[TrialRecord]) -> CellResult:
+def upgrade_summary(cell: Cell, records: list[TrialRecord]) -> CellResult:
+    """The cell's numbers: each valid trial's outcome (refused, resumed as v2, resumed wrong), and the invalid ones."""
     trials = [r for r in records if not r.trial_id.endswith("-dry")]
     valid = [r for r in trials if r.valid]
     result = CellResult(**base_fields(cell, trials))
@@ -408,9 +475,13 @@ def check_upgrade(cell: Cell, records: list[TrialRecord]) -> CellResult:
         "outcome": dict(Counter(trial_up(r)[0] for r in valid)),
         "invalid": dict(Counter(r.invalid_reason for r in trials if not r.valid)),
     }
+    return result
+
+
+def check_up(cell: Cell, records: list[TrialRecord]) -> Verdict:
+    """UP over the cell's trials (``up_verdict``); unknown when v1's dry run failed before any trial."""
+    trials = [r for r in records if not r.trial_id.endswith("-dry")]
     dry = next((r for r in records if r.trial_id.endswith("-dry") and not r.valid), None)
     if not trials and dry is not None:
-        result.verdicts = [verdict("UP", "unknown", f"the v1 dry run failed: {dry.invalid_reason}")]
-    else:
-        result.verdicts = [up_verdict(valid, len(trials))]
-    return result
+        return verdict("UP", "unknown", f"the v1 dry run failed: {dry.invalid_reason}")
+    return up_verdict([r for r in trials if r.valid], len(trials))

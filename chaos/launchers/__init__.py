@@ -18,7 +18,7 @@ import os
 import signal
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol, TypeVar, cast
+from typing import Any, Literal, Protocol, TypeVar, cast, runtime_checkable
 
 from chaos.racer.protocol import BackgroundError, background_path
 from chaos.racer.redact import masked_tail
@@ -111,6 +111,48 @@ class Launcher(Protocol[H]):
     def start_group(self, specs: list[dict], workdir: str) -> list[H]: ...
     def open_gate(self, handles: list[H]) -> None: ...
     def reap(self) -> None: ...
+
+
+# What some launchers can do beyond ``Launcher``: small runtime-checkable protocols, asked with
+# ``isinstance`` (as ``chaos.kinds.base.Explains`` is), never by probing for an attribute's name.
+
+
+@runtime_checkable
+class Named(Protocol):
+    """A launcher that says what it is (``local``, ``warm``, ``docker``, ...): trials record it."""
+
+    name: str
+
+
+@runtime_checkable
+class WaitsForChange(Protocol):
+    """A launcher whose racers report their state changes (the warm launchers): ``wait_change``
+    returns as soon as one arrives, or after ``timeout``; a trial idles there instead of sleeping."""
+
+    def wait_change(self, timeout: float) -> None: ...
+
+
+@runtime_checkable
+class ForgetsHandles(Protocol):
+    """A launcher that keeps per-racer state (local, warm): ``forget`` drops a finished trial's racers,
+    so a long run holds nothing per racer ever started."""
+
+    def forget(self, handles: list[Any]) -> None: ...
+
+
+@runtime_checkable
+class PassesEnv(Protocol):
+    """A launcher whose racers take their environment from it (local racers; the warm fork server's
+    forked racers inherit it): the run's labels go into ``env``."""
+
+    env: dict[str, str] | None
+
+
+@runtime_checkable
+class LabelsRacers(Protocol):
+    """A launcher that labels what it starts itself (``labels``: added to every container's)."""
+
+    labels: dict[str, str]
 
 
 def make_launcher(

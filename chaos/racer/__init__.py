@@ -15,4 +15,5 @@ every third-party package blocked).
 * ``remote_agent``: the per-host control agent over SSH (stops, kills, /proc states).
 * ``procfs``: /proc readers (thread states, parent-death signals).
 * ``errors``, ``redact``: the error taxonomy and secret masking both sides share.
+* ``lazy``: the public names ``chaos`` and ``chaos.workloads`` import on first use.
 """

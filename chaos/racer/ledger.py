@@ -25,43 +25,22 @@ dict (``{"kind": "sqlite", "path": ...}`` or ``{"kind": "postgres", "dsn": ..., 
 
 from __future__ import annotations
 
-import os
-import socket
 import sqlite3
 import threading
 import time
-from typing import Protocol, TypedDict
 
-from chaos.racer.protocol import LedgerSpec
-from chaos.racer.redact import redact, stable_mask
-
-COLUMNS = (
-    "seq",
-    "run_id",
-    "cell_id",
-    "trial_id",
-    "thread_id",
-    "effect_key",
-    "task",
-    "value",
-    "racer_id",
-    "host",
-    "pid",
-    "t_wall",
-    "t_mono_ns",
-    "node",
-    "namespace",
-    "task_id",
-    "outside_task",
+from chaos.racer.ledger_rows import (  # noqa: F401  (the row format, re-exported: callers import it from here)
+    ATTRIBUTION,
+    COLUMNS,
+    AppendsOnce,
+    Ledger,
+    Where,
+    effect_key,
+    row_values,
+    stored_task,
+    stored_value,
 )
-
-# Where an effect was fired, added after the first release: a ledger written before has no such
-# columns and gets them (NULL) when it is opened (``ensure_columns``). ``node``: the framework task
-# or node that was running; ``namespace``: the (sub)graph it ran in, without task ids (``""``: the
-# root graph); ``task_id``: the framework's id of that task; ``outside_task``: 1 when the effect was
-# fired with no task running (e.g. from a thread the node started), 0 inside one, NULL when the
-# adapter does not attribute effects.
-ATTRIBUTION = {"node": "TEXT", "namespace": "TEXT", "task_id": "TEXT", "outside_task": "INTEGER"}
+from chaos.racer.protocol import LedgerSpec
 
 _SQLITE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS effects (
@@ -87,39 +66,6 @@ CREATE INDEX IF NOT EXISTS effects_trial ON effects(run_id, trial_id);
 """
 
 
-class Where(TypedDict, total=False):
-    """Where an effect was fired (see ``ATTRIBUTION``); an adapter that cannot tell passes none."""
-
-    node: str | None
-    namespace: str | None
-    task_id: str | None
-    outside_task: bool
-
-
-class Ledger(Protocol):
-    def append(self, *, task: str, value: str | None, thread_id: str, where: Where | None = None) -> int: ...
-    def rows(self, *, run_id: str, trial_id: str | None = None) -> list[dict]: ...
-    def close(self) -> None: ...
-
-
-def effect_key(task: str, value: str | None) -> str:
-    """``task``, or ``task:value`` for an interrupt-gated effect (e.g. ``gate:True``)."""
-    return task if value is None else f"{task}:{value}"
-
-
-def stored_value(context: dict, value: str | None) -> str | None:
-    """An effect's value as the ledger stores it: any secret in it masked (``chaos.racer.redact``),
-    distinct secrets kept distinct, so effect keys compare as the values did."""
-    return None if value is None else redact(value, stable_mask(str(context.get("run_id", ""))))
-
-
-def stored_task(context: dict, task: str) -> str:
-    """An effect's name as the ledger stores it: masked like its value (a name is the user's text
-    too: a DSN or a token in it must not reach ledger.sqlite), the same name always the same mask
-    within a run. A name without a secret is stored as it is."""
-    return redact(task, stable_mask(str(context.get("run_id", ""))))
-
-
 def ensure_columns(conn: sqlite3.Connection, table: str = "effects") -> None:
     """Add the attribution columns to a ledger table written before they existed (old rows: NULL)."""
     have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
@@ -128,32 +74,6 @@ def ensure_columns(conn: sqlite3.Connection, table: str = "effects") -> None:
     for name, sql_type in ATTRIBUTION.items():
         if name not in have:
             conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {sql_type}")
-
-
-def row_values(context: dict, task: str, value: str | None, thread_id: str, where: Where | None = None) -> tuple:
-    """The values of one effect row, in ``COLUMNS`` order without ``seq``: who fired it, where, when."""
-    value = stored_value(context, value)
-    task = stored_task(context, task)
-    w = where or {}
-    outside = w.get("outside_task")
-    return (
-        context.get("run_id", ""),
-        redact(context.get("cell_id", "")),  # a matrix of workload_params puts them in the cell's id
-        context.get("trial_id", ""),
-        thread_id,
-        effect_key(task, value),
-        task,
-        value,
-        context.get("racer_id", ""),
-        context.get("host") or socket.gethostname(),
-        os.getpid(),
-        time.time(),
-        time.monotonic_ns(),
-        w.get("node"),
-        w.get("namespace"),
-        w.get("task_id"),
-        None if outside is None else int(bool(outside)),
-    )
 
 
 def _into_wal(conn: sqlite3.Connection, patience_s: float = 60.0) -> None:

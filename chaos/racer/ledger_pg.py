@@ -13,7 +13,7 @@ import re
 import psycopg
 from psycopg import sql
 
-from chaos.racer.ledger import ATTRIBUTION, COLUMNS, Where, row_values
+from chaos.racer.ledger_rows import ATTRIBUTION, COLUMNS, Where, row_values
 from chaos.racer.redact import redact_dsn, redact_text
 
 _TABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$")

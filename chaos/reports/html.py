@@ -19,8 +19,7 @@ from typing import Any
 
 import jinja2
 
-from chaos.kinds import get_kind
-from chaos.kinds.checking import PROPERTY_NAMES
+from chaos.kinds import get_kind, property_names
 from chaos.kinds.growth import words as growth_words
 from chaos.records import CellResult, RunResults, TrialRecord
 from chaos.reports.explain import DuplicateGroups, explain_duplicates, timeline
@@ -44,7 +43,7 @@ def env() -> jinja2.Environment:
             lstrip_blocks=True,
         )
         _env.filters["heat"] = heat_colour
-        _env.globals["PROPERTY_NAMES"] = PROPERTY_NAMES
+        _env.globals["PROPERTY_NAMES"] = property_names()
         _env.globals["section_of"] = section_of
         _env.globals["growth_words"] = growth_words
     return _env

@@ -12,7 +12,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from chaos.kinds.checking import PROPERTY_NAMES
+from chaos.kinds import property_names
 from chaos.records import RunResults
 
 
@@ -24,7 +24,7 @@ def _suite(results: RunResults, prefix: str = "", accepted: dict[tuple[str, str]
         for v in c.verdicts:
             tests += 1
             case = ET.SubElement(
-                suite, "testcase", classname=classname, name=f"{v.property} ({PROPERTY_NAMES.get(v.property, v.property)})", time="0"
+                suite, "testcase", classname=classname, name=f"{v.property} ({property_names().get(v.property, v.property)})", time="0"
             )
             why = (accepted or {}).get((c.cell_id, v.property))
             if v.status == "violated" and why is not None:

@@ -13,8 +13,7 @@ from __future__ import annotations
 import html
 import re
 
-from chaos.kinds import all_kinds, get_kind
-from chaos.kinds.checking import PROPERTY_NAMES
+from chaos.kinds import all_kinds, get_kind, property_names
 from chaos.kinds.growth import words as growth_words
 from chaos.records import CellResult, RunResults
 from chaos.reports.explain import DuplicateGroups
@@ -309,11 +308,12 @@ def render_markdown(results: RunResults, meta: dict, duplicates: DuplicateGroups
     add("")
     add("| cell | property | verdict | reason | evidence (trials) |")
     add("|---|---|---|---|---|")
+    names = property_names()
     for c in results.cells:
         for v in c.verdicts:
             ev = ", ".join(v.evidence.trial_ids[:6]) + (" ..." if len(v.evidence.trial_ids) > 6 else "")
             add(
-                f'| <a id="{_anchor(c, v.property)}"></a>{_esc(c.cell_id)} | {v.property} ({PROPERTY_NAMES.get(v.property, "")}) '
+                f'| <a id="{_anchor(c, v.property)}"></a>{_esc(c.cell_id)} | {v.property} ({names.get(v.property, "")}) '
                 f"| {MARK[v.status]} | {_esc(v.reason)} | {ev or '-'} |"
             )
     add("")

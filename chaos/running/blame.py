@@ -41,18 +41,19 @@ from dataclasses import dataclass
 from typing import Literal
 
 from chaos.racer.protocol import ErrorInfo, FrameInfo
+from chaos.targets import TARGETS
 
 Party = Literal["framework", "app", "environment", "harness", "injected"]
 Fault = Literal["app", "environment", "harness"]
 """A party whose failure makes a trial invalid (everything but the framework)."""
 
-FRAMEWORK_PACKAGES: dict[str, tuple[str, ...]] = {
-    "langgraph": ("langgraph", "langchain_core", "langchain", "langsmith"),
-    "crewai": ("crewai",),
-    "llamaindex": ("llama_index", "workflows"),
-    "pydantic_graph": ("pydantic_graph", "pydantic_ai"),
-    "autogen": ("autogen_core", "autogen_agentchat", "autogen_ext"),
-}
+
+def framework_packages(framework: str) -> tuple[str, ...]:
+    """The top-level modules whose frames are ``framework``'s own code: its ``TargetInfo.packages``
+    (an unknown framework: its name)."""
+    info = TARGETS.get(framework)
+    return info.top_packages() if info is not None else (framework,)
+
 
 _DB_MODULES = ("psycopg", "psycopg2", "psycopg_pool", "asyncpg")
 _DB_ENV_TYPES = {
@@ -168,7 +169,7 @@ def blame_error(err: ErrorInfo, framework: str, workload: str = "") -> Blame:
     frames = err.get("frames")
     if not frames:
         return Blame("framework", text)
-    fw = FRAMEWORK_PACKAGES.get(framework, (framework,))
+    fw = framework_packages(framework)
     user_tops = {_top(workload.split(":", 1)[0])} if ":" in workload else set()
     sides = [(f, _side(f, fw)) for f in reversed(frames) if not _is_neutral(f, fw, user_tops)]  # innermost first
     if not sides:

@@ -28,7 +28,7 @@ def clean_infra(run_id: str | None = None, dsn: str | None = None) -> dict:
             names = pgstore.list_run_schemas(dsn)
             if run_id is not None:
                 names = [n for n in names if n == pgstore.schema_name(run_id)]
-            with pgstore._connect(dsn) as conn:
+            with pgstore.connect(dsn) as conn:
                 from psycopg import sql
 
                 for n in names:

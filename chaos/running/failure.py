@@ -2,8 +2,9 @@
 
 Why: a run that stops on a full disk, a lost database or a bug in chaos must say so in one line,
 the same line on the terminal (``chaos.cli.failures``) and in run.json's ``failed`` field
-(``chaos.running.orchestrator``), and never as a traceback or a verdict. ``describe`` words it:
-what failed (the file, the database, the internal error) and what to do, secrets masked.
+(``chaos.running.execution``), and never as a traceback or a verdict. ``describe`` words it:
+what failed (the file, the database, the internal error) and what to do, secrets masked;
+``RunFailed`` is the error a run that stopped that way raises (public as ``chaos.errors.RunFailed``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,12 @@ import sqlite3
 
 from chaos.racer.errors import ChaosError
 from chaos.racer.redact import redact
+
+
+class RunFailed(ChaosError):
+    """The run stopped on a fault outside the framework (disk, database, a bug in chaos); the
+    message names it, what the run folder kept, and how to continue."""
+
 
 _OS_HINTS = {
     errno.ENOSPC: "free space on that file system (or pass --out / --work-in elsewhere)",

@@ -22,7 +22,6 @@ What it promises:
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import secrets
@@ -30,31 +29,15 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from chaos.racer.errors import ChaosError
 from chaos.records import CellVersions, NightSummary, RunCell, RunMeta, ShardNote
 from chaos.running.folderlock import refuse_if_live
-from chaos.running.nightly import NightlyOutcome, RunEntry, build_summary, prepare_night_dir, read_summary, write_night
+from chaos.running.nightly import NightlyOutcome, RunEntry, build_summary, prepare_night_dir, read_plan, read_summary, write_night
+from chaos.running.nights import PLAN
 from chaos.running.runfolder import RunFolder, check_trial_ids, now_iso, read_meta
-from chaos.running.shard import PLAN, PlannedRun, ShardPlan, digest
+from chaos.running.shard import PlannedRun, ShardPlan, digest
 from chaos.running.stored import StoredTrials
 from chaos.scenario.model import Scenario, expand
-
-
-def read_plan(folder: Path) -> ShardPlan:
-    path = Path(folder) / PLAN
-    try:
-        return ShardPlan.model_validate(json.loads(path.read_text()))
-    except FileNotFoundError:
-        raise ChaosError(
-            f"{folder}: not a shard folder (no {PLAN})", hint="give the night folders `chaos nightly --shard I/N` wrote"
-        ) from None
-    except ValidationError as exc:
-        e = exc.errors()[0]
-        raise ChaosError(f"{path}: {'.'.join(map(str, e['loc']))}: {e['msg']}") from None
-    except (OSError, ValueError) as exc:
-        raise ChaosError(f"{path}: not readable JSON ({type(exc).__name__})") from None
 
 
 class _Shard:
@@ -180,7 +163,7 @@ def _write_merged(
 
 def _merge_run(run: PlannedRun, shards: dict[int, _Shard], n: int, night_dir: Path, checked: list[_Source]) -> RunEntry:
     """One suite entry: its shards' run folders joined into one run folder of the merged night."""
-    from chaos.running.orchestrator import analyse_loaded, write_results
+    from chaos.running.analysis import analyse_loaded, write_results
 
     entry = RunEntry(scenario=run.scenario, file=run.file, overrides=run.overrides)
     failures: dict[int, str] = {}

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,13 +35,18 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from chaos.racer.errors import ChaosError
 from chaos.records import CellRef, NightCell, NightRun, NightSummary, RunResults, SaturationMove, Trend, VerdictChange
+from chaos.running.analysis import analyse_loaded, write_reports, write_results
 from chaos.running.folderlock import FolderLock
-from chaos.running.runfolder import META, new_folder, now_iso, read_meta, write_atomic
-from chaos.running.shard import PLAN, TIMINGS, Shard, ShardPlan, measured_timings, plan_suite
+from chaos.running.nights import PLAN, night_order, nights, previous_night
+from chaos.running.options import RunOptions
+from chaos.running.orchestrator import run_loaded
+from chaos.running.resume import resume_run
+from chaos.running.runfolder import META, load_run, new_folder, now_iso, read_meta, write_atomic
+from chaos.running.shard import TIMINGS, Shard, ShardPlan, measured_timings, plan_suite
+from chaos.running.signals import Interrupted, stop_on_signals
 from chaos.scenario.suite import LoadedSuite, load_suite
 
 EXIT_REGRESSION = 4
-NIGHT_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:-(\d+))?$")
 NIGHT = "night.json"  # what resuming a night needs (NightStart); the date is the folder's name
 HISTORY = 14  # nights shown in the trend
 SATURATION_STEP = 0.10  # a saturation change at least this large is called out
@@ -99,33 +103,6 @@ class NightlyOutcome:
 
 
 # --------------------------------------------------------------------------------- nights
-
-
-def _night_key(name: str) -> tuple[str, int] | None:
-    m = NIGHT_RE.match(name)
-    return (m.group(1), int(m.group(2) or 1)) if m else None
-
-
-def _order(name: str) -> tuple[str, int]:
-    """Where a folder sorts among nights (a name that is not a night's sorts first)."""
-    return _night_key(name) or ("", 0)
-
-
-def nights(out: Path) -> list[Path]:
-    """Night folders under ``out`` that hold a summary, oldest first (a shard's folder is part of a
-    night, not one: it is never the previous night)."""
-    if not Path(out).is_dir():
-        return []
-    found = [
-        d for d in Path(out).iterdir() if d.is_dir() and _night_key(d.name) and (d / "summary.json").exists() and not (d / PLAN).exists()
-    ]
-    return sorted(found, key=lambda d: _order(d.name))
-
-
-def previous_night(night_dir: Path) -> Path | None:
-    key = _order(night_dir.name)
-    earlier = [d for d in nights(night_dir.parent) if d != night_dir and _order(d.name) < key]
-    return earlier[-1] if earlier else None
 
 
 def prepare_night_dir(out: Path, date: str | None) -> Path:
@@ -284,8 +261,8 @@ def history(night_dir: Path, current: NightSummary) -> list[dict]:
             "saturation": {f"{r.scenario} {c.cell_id}": c.saturation for r in s.runs for c in r.cells if c.saturation is not None},
         }
 
-    key = _order(night_dir.name)
-    past = [read_summary(d) for d in nights(night_dir.parent) if d != night_dir and _order(d.name) < key]
+    key = night_order(night_dir.name)
+    past = [read_summary(d) for d in nights(night_dir.parent) if d != night_dir and night_order(d.name) < key]
     return [point(s) for s in past[-(HISTORY - 1) :]] + [point(current)]
 
 
@@ -330,6 +307,23 @@ def run_nightly(suite_path: str | Path, opts: NightlyOptions | None = None) -> N
         return _run_entries(night_dir, loaded, plan, head, opts, resuming=False)
 
 
+def read_plan(folder: Path) -> ShardPlan:
+    """The shard plan a sharded night wrote before its first run (``shard.json``); a missing or
+    damaged one is a ChaosError naming the file."""
+    path = Path(folder) / PLAN
+    try:
+        return ShardPlan.model_validate(json.loads(path.read_text()))
+    except FileNotFoundError:
+        raise ChaosError(
+            f"{folder}: not a shard folder (no {PLAN})", hint="give the night folders `chaos nightly --shard I/N` wrote"
+        ) from None
+    except ValidationError as exc:
+        e = exc.errors()[0]
+        raise ChaosError(f"{path}: {'.'.join(map(str, e['loc']))}: {e['msg']}") from None
+    except (OSError, ValueError) as exc:
+        raise ChaosError(f"{path}: not readable JSON ({type(exc).__name__})") from None
+
+
 def night_start(night_dir: Path) -> NightStart:
     """night.json of a night (what ``run_nightly`` wrote before its first run); a missing or
     damaged one is a ChaosError naming the file (and field)."""
@@ -360,8 +354,6 @@ def resume_nightly(night_dir: str | Path, opts: NightlyOptions | None = None) ->
         loaded = load_suite(suite_path)
         plan: ShardPlan | None = None
         if start.shard:
-            from chaos.running.merge import read_plan
-
             plan = read_plan(night_dir)
         if opts.on_start:
             opts.on_start()
@@ -388,9 +380,6 @@ def _stored_run(night_dir: Path, scenario: str) -> Path | None:
 def _kept(e: RunEntry, run_dir: Path) -> bool:
     """Fill ``e`` from a run folder that finished (its verdicts, re-scored from its journal); False
     if it did not finish (interrupted, failed, killed), so it must be resumed."""
-    from chaos.running.orchestrator import analyse_loaded
-    from chaos.running.runfolder import load_run
-
     meta, scenario, cells, records, _ = load_run(run_dir)
     if not meta.finished or meta.interrupted or meta.failed:
         return False
@@ -401,13 +390,10 @@ def _kept(e: RunEntry, run_dir: Path) -> bool:
 def _run_entries(
     night_dir: Path, loaded: LoadedSuite, plan: ShardPlan | None, head: dict[str, Any], opts: NightlyOptions, *, resuming: bool
 ) -> NightlyOutcome:
-    from chaos.running.orchestrator import Interrupted, RunOptions, _stop_on_signals, run_loaded
-    from chaos.running.resume import resume_run
-
     entries: list[RunEntry] = []
     interrupted = False
     try:
-        with _stop_on_signals():  # between runs; each run handles the signals that land inside it
+        with stop_on_signals():  # between runs; each run handles the signals that land inside it
             for n, item in enumerate(loaded.items):
                 mine = plan.cells_of(plan.shard.index, item.scenario.name) if plan else None
                 if mine is not None and not mine:
@@ -455,8 +441,6 @@ def partial_night(night_dir: str | Path, *, rescore: bool = False) -> NightlyOut
     merge or the next night never takes this one for complete."""
     from chaos.reports.html import write_nightly_html
     from chaos.reports.junit import write_junit
-    from chaos.running.orchestrator import analyse_loaded, write_reports, write_results
-    from chaos.running.runfolder import load_run
 
     night_dir = Path(night_dir)
     start = night_start(night_dir)
@@ -495,8 +479,6 @@ def _run_dir_of(night_dir: Path, scenario: str, run_dir: str) -> Path:
 
 def rerender_night(night_dir: Path, *, rescore: bool = False) -> NightlyOutcome:
     """A stored night rendered again from its runs' journals (``rescore`` also rewrites results.json)."""
-    from chaos.running.orchestrator import analyse_loaded, write_reports, write_results
-    from chaos.running.runfolder import load_run
 
     night_dir = Path(night_dir)
     old = read_summary(night_dir)

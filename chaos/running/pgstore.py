@@ -10,14 +10,18 @@ trial) keeps trials apart. The schema is dropped at the end of the run unless ke
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from chaos.racer.protocol import LedgerSpec
+from chaos.racer.protocol import LedgerSpec, StoreSpec
 from chaos.racer.redact import redact_dsn, redact_text
 
 if TYPE_CHECKING:
+    import psycopg
+
     from chaos.racer.ledger import Ledger
+    from chaos.scenario.model import Cell
 
 _UNSAFE = re.compile(r"[^a-z0-9_]")
 
@@ -27,7 +31,9 @@ def schema_name(run_id: str) -> str:
     return ("chaos_run_" + _UNSAFE.sub("_", run_id.lower()))[:63]
 
 
-def _connect(dsn: str):
+def connect(dsn: str) -> psycopg.Connection[Any]:
+    """An autocommit connection to ``dsn``; one that cannot be made is a ``ConnectionError``
+    whose message names the server (its password masked)."""
     import psycopg
 
     try:
@@ -43,7 +49,7 @@ def check_dsn(dsn: str, source: str = "CHAOS_PG_DSN") -> None:
     from chaos.racer.errors import EnvironmentProblem
 
     try:
-        _connect(dsn).close()
+        connect(dsn).close()
     except ConnectionError as exc:
         raise EnvironmentProblem(
             f"{source}: {exc}", hint="check the host, port, user, password and database (scripts/postgres.sh starts one and prints its DSN)"
@@ -55,7 +61,7 @@ def create_run_schema(dsn: str, run_id: str, *, setup: bool = True) -> str:
     from psycopg import sql
 
     name = schema_name(run_id)
-    with _connect(dsn) as conn:
+    with connect(dsn) as conn:
         conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(name)))
     if setup:
         import psycopg
@@ -72,14 +78,14 @@ def drop_run_schema(dsn: str, run_id: str) -> None:
     """Drop the run's schema and everything in it (idempotent)."""
     from psycopg import sql
 
-    with _connect(dsn) as conn:
+    with connect(dsn) as conn:
         conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema_name(run_id))))
 
 
-def store_for(dsn: str, run_id: str):
+def store_for(dsn: str, run_id: str) -> Callable[[Cell, str, Path], StoreSpec]:
     """A ``RunContext.store_for`` callable: every trial of the run uses the run's schema."""
 
-    def store(cell: Any, trial_id: str, trial_dir: Path) -> dict:
+    def store(cell: Cell, trial_id: str, trial_dir: Path) -> StoreSpec:
         return {"dsn": dsn, "schema": schema_name(run_id), "setup": False}
 
     return store
@@ -87,7 +93,7 @@ def store_for(dsn: str, run_id: str):
 
 def list_run_schemas(dsn: str) -> list[str]:
     """Schemas left by runs (for ``chaos clean``)."""
-    with _connect(dsn) as conn:
+    with connect(dsn) as conn:
         rows = conn.execute("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'chaos\\_run\\_%' ORDER BY 1").fetchall()
     return [r[0] for r in rows]
 
@@ -157,8 +163,9 @@ class RunStorage:
             self.close()
             raise
 
-    def store_for(self, cell, trial_id: str, trial_dir: Path) -> dict:
+    def store_for(self, cell: Cell, trial_id: str, trial_dir: Path) -> StoreSpec:
         if cell.scenario.target.backend in ("postgres", "postgres_async", "postgres_pool"):
+            assert self.dsn is not None and self.schema is not None  # a postgres cell: __init__ made the run's schema
             return {"dsn": self.dsn, "schema": self.schema, "setup": False}
         return {"path": str((Path(trial_dir) / "checkpoints.sqlite").resolve())}
 

@@ -34,24 +34,34 @@ A run that does not end within ``timeout_s`` checks nothing (a hang is measured 
 which record it as hung). A failure raises ``TargetError`` (exit 3) naming the scenario file, the factory and what to
 change; nothing is written and no trial counts. Built-in workloads are wired by chaos and skip
 this, unless the scenario injects an ``effect_fault`` (its effect must be one the workload fires). ``wiring_problem`` is the pure check of one racer result, ``preflight_run`` runs the racer.
+
+Before that, and for every cell, the racers' Python must be able to import what the scenario names
+(``preflight_cells``, called by ``chaos.running.orchestrator`` before any folder is written): the
+workload factory (``preflight``), a custom saver (``saver_preflight``), a guard
+(``guard_preflight``), and v2's release when a kind deploys one (``deployed_python``); each is
+checked once per interpreter and refused in one line naming the scenario file.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any, cast
 
+from chaos.envs import python_for, racer_env
 from chaos.kinds import get_kind
 from chaos.kinds.baseline import baseline_actions
-from chaos.racer.errors import TargetError
+from chaos.racer.errors import EnvironmentProblem, TargetError
 from chaos.racer.ledger import SqliteLedger
 from chaos.racer.protocol import RacerSpec
 from chaos.scenario.model import Cell
+from chaos.targets import TARGETS, get_target
 
 _checked: set[str] = set()
+_preflight_ok: set[tuple[str, ...]] = set()  # (python, what, ref) imported fine in that interpreter
 
 
 def _fired_label(key: str, gated: str) -> bool:
@@ -158,8 +168,6 @@ def preflight_spec(cell: Cell, folder: Path, version: str = "v1") -> RacerSpec:
     on SQLite here, sync or async as asked: the wiring does not depend on it and no database is
     needed yet)."""
     s = cell.scenario
-    from chaos.targets import get_target
-
     target: dict[str, Any] = s.target.model_dump()
     if target.get("backend") in ("postgres", "postgres_pool"):
         target["backend"] = "sqlite"
@@ -205,8 +213,6 @@ def preflight_run(cell: Cell, scenario_file: str | None, python: str, paths: lis
     )
     if key in _checked:
         return
-    from chaos.envs import racer_env
-
     where = f"{scenario_file or 'scenario'}: workload {s.workload!r}"
     if version != "v1":
         field = "upgrade_to.workload" if cell.scenario.upgrade_to.workload else "workload"
@@ -235,3 +241,114 @@ def preflight_run(cell: Cell, scenario_file: str | None, python: str, paths: lis
     if problem is not None:
         raise TargetError(f"{where} {problem}", hint="the preflight runs it once without faults before any trial; nothing was counted")
     _checked.add(key)
+
+
+# ----------------------------------------------------------------- what the racers' Python imports
+
+
+def workload_paths(scenario_file: str | None) -> list[str]:
+    """Where a user's ``package.module:factory`` is looked up: the working folder and the scenario's."""
+    paths = [os.getcwd()]
+    if scenario_file:
+        paths.append(str(Path(scenario_file).resolve().parent))
+    return paths
+
+
+def preflight_cells(cells: list[Cell], scenario_file: str) -> None:
+    """Every cell's workload, saver, guard (and v2's release and workload, for a kind that deploys
+    one) checked in the racers' Python before anything is written; the first problem is raised."""
+    for cell in cells:
+        t, t2 = cell.scenario.target, cell.scenario.deployed_target
+        v2_python = deployed_python(cell, scenario_file) if t2 != t else None  # a release that does not install: exit 3
+        preflight(cell, scenario_file, python_for(t.framework, t.version, t.requirements), v2_python)
+
+
+def _module_preflight(what: str, module: str, ref: str, scenario_file: str | None, python: str, hint: str) -> None:
+    """Run ``python -m <module> <ref>`` in the racers' Python (once per interpreter and ref); a
+    failure is refused in one line naming the scenario file, with the exit's last stderr line."""
+    if (python, what, ref) in _preflight_ok:
+        return
+    env = racer_env(python, workload_paths(scenario_file))
+    proc = subprocess.run([python, "-m", module, ref], capture_output=True, text=True, env=env, timeout=300)
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+        raise TargetError(f"{scenario_file or 'scenario'}: {last}", hint=hint)
+    _preflight_ok.add((python, what, ref))
+
+
+def saver_preflight(ref: str, scenario_file: str | None, python: str) -> None:
+    """A scenario's saver factory must import and return a saver in the racers' Python: built
+    once over a temporary folder (``chaos.targets.custom_saver``), refused in one line naming the file."""
+    _module_preflight(
+        "saver",
+        "chaos.targets.custom_saver",
+        ref,
+        scenario_file,
+        python,
+        hint="target.saver names package.module:factory; the factory takes a SaverContext and returns a BaseCheckpointSaver",
+    )
+
+
+def deployed_python(cell: Cell, scenario_file: str) -> str:
+    """The interpreter of v2's release (``upgrade_to.target``), built once; a release or requirement
+    that does not install is one line naming the field, before any trial (exit 3)."""
+    t = cell.scenario.deployed_target
+    try:
+        return python_for(t.framework, t.version, t.requirements)
+    except EnvironmentProblem as exc:
+        asked = " ".join([f"{t.framework} {t.version or 'default'}", *t.requirements])
+        raise EnvironmentProblem(
+            f"{scenario_file}: upgrade_to.target ({asked}) does not install: {exc.message}",
+            hint="name a release and requirements that exist on PyPI and install together",
+        ) from None
+
+
+def guard_preflight(ref: str, scenario_file: str | None, python: str) -> None:
+    """A scenario's guard must load in the racers' Python (REMIT imports, a factory returns a
+    ``Guard``: ``chaos.targets.guards``), refused in one line naming the file."""
+    _module_preflight(
+        "guard",
+        "chaos.targets.guards",
+        ref,
+        scenario_file,
+        python,
+        hint="target.guard names a built-in (remit, remit_gate, remit_validator, remit_fork_flag) or package.module:factory returning a Guard",
+    )
+
+
+def preflight(cell: Cell, scenario_file: str | None, python: str, v2_python: str | None = None) -> None:
+    """A user's workload factory must import in the racers' interpreter: check once, clearly. A
+    kind that deploys v2 of the workload (``Kind.deploys``) gets v2 checked the same way, in v2's
+    interpreter when the deploy is also a library release (``v2_python``)."""
+    if cell.scenario.target.saver:
+        saver_preflight(cell.scenario.target.saver, scenario_file, python)
+    if cell.scenario.target.guard and cell.scenario.target.guard not in ("none", "stock"):
+        guard_preflight(cell.scenario.target.guard, scenario_file, python)
+    _preflight_workload(cell, scenario_file, python, "workload", "v1")
+    if get_kind(cell.scenario.kind).deploys:
+        field = "upgrade_to.workload" if cell.scenario.upgrade_to.workload else "workload"
+        _preflight_workload(deployed_cell(cell), scenario_file, v2_python or python, field, "v2")
+
+
+def _preflight_workload(cell: Cell, scenario_file: str | None, python: str, field: str, version: str) -> None:
+    """The workload factory imports in ``python`` (once), then its wiring is checked (``preflight_run``)."""
+    ref = cell.scenario.workload
+    info = TARGETS.get(cell.scenario.target.framework)
+    if info is None or ref in info.workloads:
+        if info is not None and cell.scenario.effect_fault is not None:  # the faulted effect must be one the workload fires
+            preflight_run(cell, scenario_file, python, workload_paths(scenario_file))
+        return
+    if (python, ref) in _preflight_ok:
+        preflight_run(cell, scenario_file, python, workload_paths(scenario_file), version)
+        return
+    env = racer_env(python, workload_paths(scenario_file))
+    code = "import sys; from chaos.workloads import import_factory; import_factory(sys.argv[1])"
+    proc = subprocess.run([python, "-c", code, ref], capture_output=True, text=True, env=env, timeout=300)
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["?"])[-1]
+        raise TargetError(
+            f"{scenario_file or 'scenario'}: {field}: {ref!r} does not import in the racers' Python: {last}",
+            hint="check the module path and that it is importable from the scenario's folder",
+        )
+    _preflight_ok.add((python, ref))
+    preflight_run(cell, scenario_file, python, workload_paths(scenario_file), version)

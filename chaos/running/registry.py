@@ -48,6 +48,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from chaos.launchers import LabelsRacers, PassesEnv
 from chaos.racer.procfs import proc_state
 from chaos.running.folderlock import locked_exclusively
 
@@ -128,7 +129,7 @@ class ActiveRun:
             ENV_RUN_DIR: str(self.info["run_dir"]),
         }
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:
@@ -213,12 +214,12 @@ def label_launcher(launcher: object, labels: dict[str, str]) -> None:
     """Give a launcher's racers the run's labels (environment entries), where racers take their
     environment from here: a local launcher passes ``env`` to every racer, a warm one to its fork
     server, whose forked racers inherit it; remote and container launchers label by run id themselves."""
-    if getattr(launcher, "name", None) in ("local", "warm") and hasattr(launcher, "env"):
+    if isinstance(launcher, PassesEnv):
         env = launcher.env
         env = dict(os.environ) if env is None else env
         env.update(labels)
         launcher.env = env
-    if hasattr(launcher, "labels") and isinstance(launcher.labels, dict):
+    if isinstance(launcher, LabelsRacers) and isinstance(launcher.labels, dict):
         launcher.labels.update({DOCKER_LABEL: labels[ENV_RUN_ID]})
 
 
@@ -321,6 +322,11 @@ def _kill_and_wait(pids: list[int], timeout: float = 10.0) -> list[int]:
         if pending:
             time.sleep(0.005)
     return gone
+
+
+def kill_run_racers(run_id: str) -> list[int]:
+    """SIGKILL every racer on this machine labelled with ``run_id``; returns those seen gone."""
+    return _kill_and_wait([pid for pid, _, _ in racer_processes(run_id)])
 
 
 def _docker_reap(run_id: str) -> list[str]:

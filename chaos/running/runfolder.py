@@ -261,7 +261,7 @@ def load_run(run_dir: Path) -> StoredRun:
 # the trial ids the kinds make: c<cell>-dry, c<cell>-t<trial>, c<cell>-p<point>-r<repeat>; a crash
 # during recovery: c<cell>-p<point>-q<recovery point>...-r<repeat>, its discovery c<cell>-p<point>...-dry
 _SAFE_ID = re.compile(r"^c\d{3,}-[a-z0-9-]{1,200}$")
-_TRIAL_ID = re.compile(r"^c(\d{3,})-(?:(?:p\d{3,}(?:-q\d{3,})*-)?dry|t(\d{4,})|p\d{3,}(?:-q\d{3,})*-r(\d{3,}))$")
+TRIAL_ID = re.compile(r"^c(\d{3,})-(?:(?:p\d{3,}(?:-q\d{3,})*-)?dry|t(\d{4,})|p\d{3,}(?:-q\d{3,})*-r(\d{3,}))$")
 
 
 def check_trial_ids(cells: list[Cell], records: StoredTrials) -> None:
@@ -279,7 +279,7 @@ def check_trial_ids(cells: list[Cell], records: StoredTrials) -> None:
         cell = by_index.get(index)
         if cell is None:
             raise ChaosError(f"{where}: trial {trial_id!r} names cell {index}; the scenario has cells 0-{len(cells) - 1}", hint=hint)
-        m = _TRIAL_ID.match(trial_id)
+        m = TRIAL_ID.match(trial_id)
         if m is None:
             continue
         if int(m.group(1)) != index:

@@ -17,10 +17,15 @@ Anything else means the harness, not the framework, is broken here: exit 3.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from chaos.racer.errors import ChaosError
+
+if TYPE_CHECKING:
+    from chaos.records import RunResults, TrialRecord
 
 CLEAN = "three_step_idempotent"
 DUPLICATING = "three_step"
@@ -39,7 +44,7 @@ def default_scenario() -> Path:
     return Path(chaos_root()) / "scenarios" / "selftest.yaml"
 
 
-def check(results, records) -> tuple[bool, list[str]]:
+def check(results: RunResults, records: Iterable[TrialRecord]) -> tuple[bool, list[str]]:
     """Judge a self-test run from its results and trial records; returns (ok, one line per check)."""
     lines: list[str] = []
     ok = True
@@ -90,7 +95,9 @@ def check(results, records) -> tuple[bool, list[str]]:
 
 
 def run_selftest(scenario: str | Path | None = None, *, out: Path = Path("reports"), trials: int | None = None) -> SelftestReport:
-    from chaos.running.orchestrator import RunOptions, load_run, run_scenario
+    from chaos.running.options import RunOptions
+    from chaos.running.orchestrator import run_scenario
+    from chaos.running.runfolder import load_run
 
     path = Path(scenario) if scenario is not None else default_scenario()
     if not path.exists():

@@ -33,16 +33,15 @@ from pydantic import Field
 
 from chaos.racer.errors import ChaosError
 from chaos.records import FileRecord, Record
+from chaos.running.nights import nights
 from chaos.scenario.model import Cell, Scenario, expand
 from chaos.scenario.suite import LoadedSuite
 
 SHARD_RE = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
-PLAN = "shard.json"
 TIMINGS = "timings.json"
 MAX_SHARDS = 10_000
 
-# rough seconds per trial by framework (CrewAI racers take ~8 s each to start and run)
-FRAMEWORK_S = {"crewai": 8.0, "autogen": 2.0, "llamaindex": 1.5, "pydantic_graph": 1.0, "langgraph": 1.0}
+# rough seconds per trial by framework: each adapter's ``TargetInfo.trial_s`` (1.5 for one chaos does not know)
 PLACEMENT_S = {"local": 0.0, "docker": 2.0}  # hosts: 1.5 per trial
 SWEEP_POINTS = 8  # kill points a sweep finds when the scenario does not list them (its dry run decides)
 
@@ -114,8 +113,10 @@ def parse_shard(text: str) -> Shard:
 def estimate_cost(scenario: Scenario) -> float:
     """Seconds one cell of ``scenario`` is guessed to take (used when no night measured it)."""
     from chaos.kinds import get_kind
+    from chaos.targets import TARGETS
 
-    per_trial = FRAMEWORK_S.get(scenario.target.framework, 1.5) + 0.1 * scenario.racers.k + scenario.jitter_ms / 1000
+    info = TARGETS.get(scenario.target.framework)
+    per_trial = (info.trial_s if info is not None else 1.5) + 0.1 * scenario.racers.k + scenario.jitter_ms / 1000
     placement = scenario.racers.placement
     per_trial += PLACEMENT_S.get(placement, 1.5) if isinstance(placement, str) else 1.5
     trials = scenario.trials
@@ -141,8 +142,6 @@ def read_timings(path: Path | None) -> tuple[dict[str, dict[str, float]], str | 
     elif (path / TIMINGS).is_file():
         candidates = [path / TIMINGS]
     elif path.is_dir():
-        from chaos.running.nightly import nights
-
         candidates = [d / TIMINGS for d in reversed(nights(path)) if (d / TIMINGS).is_file()][:1]
     if not candidates:
         return {}, None

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from chaos.envs import requirement_names
-from chaos.launchers import ExitStatus, Launcher, RacerHandle
+from chaos.launchers import ExitStatus, ForgetsHandles, Launcher, Named, RacerHandle, WaitsForChange
 from chaos.racer.protocol import NO_SPACE_EXIT, ActionSpec, ErrorInfo, LedgerSpec, RacerResult, RacerSpec, StoreSpec, TargetSpec
 from chaos.records import BarrierEvent, Op, RacerOutcome, TrialRecord
 from chaos.running.blame import Blame, blame_after_background, blame_build, blame_error, blame_no_space, blame_signal, worst
@@ -153,7 +153,8 @@ class TrialRun:
 
     def wait_until(self, pred: Callable[[], bool]) -> bool:
         """``wait_until`` with the trial's timeout, idling the way the launcher knows best."""
-        return wait_until(pred, self.timeout, getattr(self.ctx.launcher, "wait_change", None))
+        launcher = self.ctx.launcher
+        return wait_until(pred, self.timeout, launcher.wait_change if isinstance(launcher, WaitsForChange) else None)
 
     def spec(
         self,
@@ -342,7 +343,7 @@ class TrialRun:
             invalid_reason = f"racer {who}: {fault.reason}" + (f" (then: {invalid_reason})" if invalid_reason else "")
             valid = False
         ledger = self.ctx.read_ledger(self.trial_id)
-        self.observations.setdefault("launcher", getattr(self.ctx.launcher, "name", None))
+        self.observations.setdefault("launcher", self.ctx.launcher.name if isinstance(self.ctx.launcher, Named) else None)
         rec = TrialRecord(
             run_id=self.ctx.run_id,
             cell_index=self.cell.index,
@@ -389,9 +390,8 @@ class TrialRun:
             if h.state() != "exited":
                 self.killed.add(h.racer_id)
                 h.kill()
-        forget = getattr(self.ctx.launcher, "forget", None)
-        if forget is not None:
-            forget(self.handles)  # a long run keeps no handle of a finished trial
+        if isinstance(self.ctx.launcher, ForgetsHandles):
+            self.ctx.launcher.forget(self.handles)  # a long run keeps no handle of a finished trial
         if self.ctx.lazy is not None and self.cell.scenario.fault in ("power_loss", "torn"):
             with contextlib.suppress(Exception):  # the filesystem's cache keeps only live trials
                 self.ctx.lazy.forget(self.store_folder)

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from chaos.inputfile import MAX_NODES
 from chaos.inputfile import expanded_size as _expanded_size
-from chaos.kinds import all_kinds, get_kind, kind_names
+from chaos.kinds import get_kind, kind_names
 from chaos.racer.errors import ScenarioError
 from chaos.targets import BRANCH_WORKLOADS, BRANCHES, TARGETS, guards
 
@@ -54,7 +54,7 @@ def command_value(text: str) -> Any:
 
     try:
         value = json.loads(text, parse_constant=no_constant)
-        _finite(value, "the value")  # 1e999 parses as infinity
+        finite(value, "the value")  # 1e999 parses as infinity
         return value
     except ValueError as exc:
         if BARE_WORD.match(text):
@@ -65,16 +65,16 @@ def command_value(text: str) -> Any:
         ) from None
 
 
-def _finite(v: Any, where: str) -> None:
+def finite(v: Any, where: str) -> None:
     """Refuse NaN and infinities anywhere in ``v`` (JSON has no such numbers)."""
     if isinstance(v, float) and not math.isfinite(v):
         raise ValueError(f"{where}: {v} is not a finite number")
     if isinstance(v, dict):
         for k, x in v.items():
-            _finite(x, f"{where}.{k}")
+            finite(x, f"{where}.{k}")
     elif isinstance(v, list):
         for i, x in enumerate(v):
-            _finite(x, f"{where}[{i}]")
+            finite(x, f"{where}[{i}]")
 
 
 class Strict(BaseModel):
@@ -149,55 +149,60 @@ class Racers(Strict):
     )
 
 
-class NextTarget(Strict):
-    """A library release between pause and resume (issue 26): the framework release and extra
-    requirements (a saver's release) the resuming racers run with, in an environment of their own."""
-
-    version: str | None = Field(None, description="v2's framework release (default: the scenario's target.version)")
-    requirements: list[Annotated[str, Field(max_length=MAX_NAME * 3)]] | None = Field(
-        None, max_length=32, description="v2's extra pip requirements (default: the scenario's target.requirements)"
-    )
-
-
-class NextVersion(Strict):
-    """The workload a resume runs after a deploy (built with ``ctx.version == "v2"``): by default the
-    scenario's own factory and params, so one factory that reads ``ctx.version`` is a pair. With
-    ``target``, v2 also runs another release of the framework or the saver."""
-
-    workload: str | None = Field(
-        None, max_length=MAX_NAME * 3, description="v2's factory: a built-in name or package.module:factory (default: workload)"
-    )
-    workload_params: dict[str, Any] | None = Field(None, description="v2's params (default: workload_params)")
-    target: NextTarget | None = Field(
-        None, description="v2's release: {version, requirements} of the framework and its saver (default: v1's)"
-    )
-
-    @field_validator("workload_params")
-    @classmethod
-    def _params_finite(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
-        if v is not None:
-            _finite(v, "workload_params")
-        return v
+# the kind options' keys, in file order (``Scenario`` below gives each its place; the kind's
+# options model declares it: ``chaos.kinds.option_owner``)
+KIND_OPTIONS = (
+    "distinct_values",
+    "fork_via",
+    "resume_by",
+    "fork_value",
+    "upgrade_to",
+    "effect_fault",
+    "crash_depth",
+    "recovery_kill_points",
+    "fault",
+    "bounds",
+)
 
 
-class EffectFault(Strict):
-    """An effect that fails after doing its work: the trial's first ``times`` firings of effect
-    ``task`` commit their ledger row, pass their barrier, then raise (``chaos.workloads.EffectFault``)."""
+class _Unset:
+    """A kind option the file left out: its validator puts the option model's default there."""
 
-    task: str = Field(min_length=1, max_length=MAX_NAME, description="the effect label the workload passes to ctx.effect")
-    times: int = Field(1, ge=1, le=100, strict=True, description="how many of its first firings in a trial fail")
+    def __repr__(self) -> str:
+        return "UNSET"
 
 
-class Bounds(Strict):
-    """Limits on the store a sweep's uninterrupted run may reach (``SB``, ``chaos.kinds.growth``):
-    a checkpoint or the thread bigger than its bound is a violation, with the sizes as evidence."""
+UNSET: Any = _Unset()
 
-    bytes_per_checkpoint: int | None = Field(
-        None, ge=1, strict=True, description="the largest checkpoint of the thread (serialized, with its channel values)"
-    )
-    bytes_per_thread: int | None = Field(
-        None, ge=1, strict=True, description="the thread's bytes in the store (its rows, where the saver exposes them)"
-    )
+
+def kind_option() -> Any:
+    """The field of a kind option on ``Scenario``: validated even when left out (to its default)."""
+    return Field(default_factory=lambda: UNSET, validate_default=True)
+
+
+def kill_point_filters(v: list[str]) -> list[str]:
+    """The rule of a list of kill point filters (``kill_points``, ``recovery_kill_points``)."""
+    if any(len(p) > MAX_NAME * 3 for p in v):
+        raise ValueError(f"a kill point filter is at most {MAX_NAME * 3} characters")
+    return v
+
+
+def field_default(model: type[BaseModel], name: str) -> Any:
+    """The default of ``model``'s field ``name``: a kind option's is its options model's."""
+    if model is Scenario and name in KIND_OPTIONS:
+        from chaos.kinds import option_owner
+
+        return option_owner(name).default_of(name)
+    return model.model_fields[name].get_default(call_default_factory=True)
+
+
+def field_annotation(model: type[BaseModel], name: str) -> Any:
+    """The type of ``model``'s field ``name``: a kind option's is its options model's."""
+    if model is Scenario and name in KIND_OPTIONS:
+        from chaos.kinds import option_owner
+
+        return option_owner(name).model_fields[name].annotation
+    return model.model_fields[name].annotation
 
 
 def is_user_workload(ref: str) -> bool:
@@ -223,62 +228,29 @@ class Scenario(Strict):
         description="none | input | command:<value> (value: JSON, or a bare word) | app:<package.module:recover> (the team's own "
         "recovery, recover(ctx, thread), called in the fresh process)",
     )
-    # fields only some kinds read (each kind's ``fields`` names them; its module says how)
-    distinct_values: bool = Field(False, description="racers at one interrupt: each resumes with its own value")
-    fork_via: Literal["checkpoint", "explicit"] = Field(
-        "checkpoint", description="resuming a past checkpoint: address it directly, or through the framework's explicit fork"
-    )
-    resume_by: Literal["thread", "interrupt", "none_after_answer", "unknown_id"] = Field(
-        "thread",
-        description="a repeated answer: to whatever interrupt is pending, or to the first one by its id; none_after_answer: "
-        "a continue with no answer (LangGraph invoke(None)) after the answer was consumed; unknown_id: the answer addressed "
-        "to an interrupt id no pending interrupt has",
-    )
+    # kind options: fields only one kind (or its engine, the sweep) reads, flat in the file as ever.
+    # Each is declared by its kind's options model (``chaos.kinds.base.KindOptions``: its type,
+    # default, description and rules) and validated through it; here only its place in the file.
+    distinct_values: Any = kind_option()
+    fork_via: Any = kind_option()
+    resume_by: Any = kind_option()
     answers: list[Any] | Literal["workload"] | None = Field(
         None,
         description="an answer plan for several interrupts: values in order (the n-th answers the n-th interrupt), "
         "or 'workload' for the workload's answer(interrupt) callable; the first answer replaces resume's command value",
     )
-    fork_value: Any = Field(
-        None, description="fork: the second value to resume the first interrupt's checkpoint with (default '<v1>#fork')"
-    )
+    fork_value: Any = kind_option()
     kill_points: list[str] = Field(
         default_factory=list,
         description="sweeps: only kill points whose boundary name contains one of these (empty: all); a deploy between "
         "pause and resume: kill v1 at each of these instead of parking it at the interrupt",
     )
-    upgrade_to: NextVersion = Field(
-        default_factory=NextVersion,
-        description="a deploy between pause and resume: the workload the resuming process runs, built with ctx.version "
-        "'v2' (v1 is workload, built with ctx.version 'v1'); left out: the same factory and params at v2",
-    )
-    effect_fault: EffectFault | None = Field(
-        None,
-        description="an effect that fails after doing its work ({task, times}): its first `times` firings in a trial "
-        "are performed and committed, then raise, as a provider that charges the card and then times out",
-    )
-    crash_depth: int = Field(
-        1,
-        strict=True,
-        description="sweeps: crashes per trial. 1: kill once, resume; 2: kill, then kill the resume at each of its own "
-        "boundaries, resume again; n: n kills, each in the recovery of the one before",
-    )
-    recovery_kill_points: list[str] = Field(
-        default_factory=list,
-        description="sweeps with crash_depth >= 2: only kill a recovery at boundaries whose name contains one of these (empty: all)",
-    )
-    fault: Literal["kill", "power_loss", "torn", "db_disconnect"] = Field(
-        "kill",
-        description="sweeps: what a kill point does. kill = SIGKILL (the page cache survives); power_loss = SIGKILL, then "
-        "every write never fsynced is lost (the store lives on chaos's lazy filesystem); torn = the same, but a prefix of "
-        "the last unsynced write persists; db_disconnect = no kill: the racer's own database connection is terminated "
-        "there (pg_terminate_backend), then the racer continues (postgres, postgres_async)",
-    )
-    bounds: Bounds | None = Field(
-        None,
-        description="sweeps: limits on the store the uninterrupted run may reach ({bytes_per_checkpoint, bytes_per_thread}); "
-        "a checkpoint or thread above its bound is SB violated",
-    )
+    upgrade_to: Any = kind_option()
+    effect_fault: Any = kind_option()
+    crash_depth: Any = kind_option()
+    recovery_kill_points: Any = kind_option()
+    fault: Any = kind_option()
+    bounds: Any = kind_option()
     timeout_s: float = Field(120, gt=0, le=7 * 86_400, allow_inf_nan=False, description="cap on any single wait for a racer")
     env_retries: int = Field(
         2,
@@ -309,35 +281,33 @@ class Scenario(Strict):
     @field_validator("workload_params")
     @classmethod
     def _params_finite(cls, v: dict[str, Any]) -> dict[str, Any]:
-        _finite(v, "workload_params")
+        finite(v, "workload_params")
         return v
 
-    @field_validator("effect_fault", "crash_depth", "recovery_kill_points", "bounds")
+    @field_validator(*KIND_OPTIONS)
     @classmethod
-    def _read_by_the_kind(cls, v: Any, info: ValidationInfo) -> Any:
-        """A field only some kinds read is refused on a kind that would silently ignore it."""
+    def _kind_option(cls, v: Any, info: ValidationInfo) -> Any:
+        """A kind option, validated through the options model that declares it; one a scenario's
+        kind would silently ignore is refused when the model says so (``refused_elsewhere``)."""
+        from chaos.kinds import option_owner, option_readers
+
+        key = str(info.field_name)
+        owner = option_owner(key)
+        if v is UNSET:
+            return owner.default_of(key)
         kind = info.data.get("kind")
-        default = cls.model_fields[str(info.field_name)].get_default(call_default_factory=True)
-        if kind in kind_names() and v != default and info.field_name not in get_kind(kind).fields:
-            readers = [k.name for k in all_kinds() if info.field_name in k.fields]
-            raise ValueError(f"kind {kind} does not read it; kinds that do: {', '.join(readers) or 'none'}")
-        return v
 
-    @field_validator("crash_depth")
-    @classmethod
-    def _depth_at_least_one(cls, v: int) -> int:
-        if v < 1:
-            raise ValueError("crash_depth must be at least 1 (1: one kill and a resume; 2: the resume is killed too)")
-        if v > 4:
-            raise ValueError("crash_depth is at most 4 (points multiply with every level): narrow with recovery_kill_points")
-        return v
+        def reads(value: Any) -> None:
+            if key in owner.refused_elsewhere and kind in kind_names() and value != owner.default_of(key):
+                if key not in get_kind(kind).Options.model_fields:
+                    raise ValueError(f"kind {kind} does not read it; kinds that do: {', '.join(option_readers(key)) or 'none'}")
 
-    @field_validator("kill_points", "recovery_kill_points")
+        return owner.validate_key(key, v, reads)
+
+    @field_validator("kill_points")
     @classmethod
     def _kill_points_short(cls, v: list[str]) -> list[str]:
-        if any(len(p) > MAX_NAME * 3 for p in v):
-            raise ValueError(f"a kill point filter is at most {MAX_NAME * 3} characters")
-        return v
+        return kill_point_filters(v)
 
     @field_validator("matrix")
     @classmethod
@@ -375,44 +345,13 @@ class Scenario(Strict):
         return self
 
     @model_validator(mode="after")
-    def _fault_rules(self) -> Scenario:
-        if self.fault == "kill":
-            return self
-        if "fault" not in get_kind(self.kind).fields:
-            raise ValueError(f"fault {self.fault!r} applies to sweeps (a kill point then loses power); kind {self.kind!r} has none")
-        if self.fault == "db_disconnect":  # chaos.kinds.db_disconnect
-            if self.target.saver or self.target.backend not in ("postgres", "postgres_async", "postgres_pool"):
-                backend = "saver" if self.target.saver else self.target.backend
-                raise ValueError(
-                    f"fault 'db_disconnect' terminates the saver's database connection: backend {backend!r} has none; "
-                    "use backend postgres, postgres_async or postgres_pool"
-                )
-            if self.crash_depth > 1:
-                raise ValueError("fault 'db_disconnect' is not supported with crash_depth > 1: use crash_depth: 1")
-            return self
-        if self.racers.placement != "local":
-            where = self.racers.placement if isinstance(self.racers.placement, str) else "hosts"
-            raise ValueError(
-                f"fault {self.fault!r} needs the store on chaos's lazy filesystem on this machine: placement {where!r} is "
-                "not supported; use placement: local"
-            )
-        if self.crash_depth > 1:
-            raise ValueError(f"fault {self.fault!r} is not supported with crash_depth {self.crash_depth} yet: use crash_depth: 1")
-        if self.target.backend in ("postgres", "postgres_async", "postgres_pool"):
-            raise ValueError(
-                f"fault {self.fault!r} loses a local folder's unsynced writes: backend {self.target.backend!r} keeps none there"
-            )
-        return self
+    def _kind_options(self) -> Scenario:
+        """The rules between each kind's options and the rest of the scenario (``KindOptions.check``),
+        in the registry's order: every scenario is held to them, whatever its kind."""
+        from chaos.kinds import option_models
 
-    @model_validator(mode="after")
-    def _deployed_release(self) -> Scenario:
-        """``upgrade_to.target`` is read by a kind that deploys v2 only, and is a target as valid as v1's."""
-        if self.upgrade_to.target is None:
-            return self
-        if not get_kind(self.kind).deploys:
-            deployers = ", ".join(k.name for k in all_kinds() if k.deploys)
-            raise ValueError(f"upgrade_to.target: kind {self.kind} deploys no second release; kinds that do: {deployers}")
-        self.deployed_target  # noqa: B018  # v2's release, validated as a target: raises ValueError
+        for model in option_models():
+            model.of(self).check(self)  # raises ValueError: reported with the file and line
         return self
 
     @model_validator(mode="after")
@@ -558,8 +497,7 @@ def _allowed_keys(model: type[BaseModel]) -> str:
 def _model_at(loc: tuple) -> type[BaseModel]:
     model: type[BaseModel] = Scenario
     for part in loc:
-        field = model.model_fields.get(str(part)) if hasattr(model, "model_fields") else None
-        ann = getattr(field, "annotation", None)
+        ann = field_annotation(model, str(part)) if str(part) in model.model_fields else None
         if isinstance(ann, type) and issubclass(ann, BaseModel):
             model = ann
         else:
@@ -692,8 +630,7 @@ def field_set(s: Scenario, field_path: str, form: str = "") -> bool:
     value = getattr(owner, name)
     if form:
         return (s.resume_form if field_path == "resume" else str(value)) == form
-    default = type(owner).model_fields[name].get_default(call_default_factory=True)
-    return bool(value != default)
+    return bool(value != field_default(type(owner), name))
 
 
 def check_semantics(scenario: Scenario, path: str = "<scenario>", node: yaml.Node | None = None) -> None:
@@ -822,5 +759,16 @@ def expand(scenario: Scenario, *, path: str = "<scenario>", node: yaml.Node | No
 
 
 def json_schema() -> dict:
-    """The JSON Schema of a scenario file, generated from the models."""
-    return Scenario.model_json_schema()
+    """The JSON Schema of a scenario file, generated from the models: each kind option's from its
+    kind's options model, in its place in the file."""
+    from chaos.kinds import option_models
+
+    schema = Scenario.model_json_schema()
+    defs = schema.setdefault("$defs", {})
+    for model in option_models():
+        own = model.model_json_schema()
+        defs.update(own.pop("$defs", {}))
+        for key, prop in own["properties"].items():
+            schema["properties"][key] = prop
+    schema["$defs"] = dict(sorted(defs.items()))
+    return schema

@@ -27,6 +27,7 @@ form as ``field:form``; any other is "set" when it differs from its default.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 # the feature a parallel-branch workload needs: several tasks of one step at once (LangGraph's Send
@@ -69,6 +70,34 @@ class TargetInfo:
     # boundaries (prefixes) that save a pause the workflow has already announced: killed at one's
     # ``:before`` with nothing saved, the approver was asked about a run that is gone
     pause_saves: tuple[str, ...] = ()
+    # the framework's top-level modules (empty: ``import_name``'s). Blame reads them: a failure raised
+    # inside one is the framework's (a verdict), not the app's (an invalid trial)
+    packages: tuple[str, ...] = ()
+    # rough seconds one trial takes (racer start, framework import, run): sharding's estimate of a cell
+    # no night has measured yet
+    trial_s: float = 1.5
+    # the call a recovery of each resume form (``none``, ``input``, ``command``) makes on this framework:
+    # AA's violation reasons name it (empty: LangGraph's calls, as before)
+    recovery_calls: dict[str, str] = field(default_factory=dict)
+    # cases of ``scenarios/contract_<framework>.yaml`` (not races) whose outcome the framework leaves
+    # open, with why: scripts/compare_results.py compares every other case before and after a change
+    open_cases: dict[str, str] = field(default_factory=dict)
+    # the releases CI builds an environment for (.ci/envs.sh; "" is ``default_version``)
+    ci_versions: tuple[str, ...] = ("",)
+
+    def __post_init__(self) -> None:
+        # one rule for every adapter's unread fields (issue 23): what LangGraph's adapter alone reads,
+        # less what this one ``reads``, and ``target.durability`` when it has no durability modes (the
+        # reason it gives in ``unsupported``); an adapter that lists ``unread_fields`` itself keeps them
+        if not self.unread_fields:
+            unread = {k: v for k, v in _NOT_LANGGRAPH.items() if k not in self.reads}
+            if "durability" in self.unsupported:
+                unread["target.durability"] = self.unsupported["durability"]
+            object.__setattr__(self, "unread_fields", unread)
+
+    def top_packages(self) -> tuple[str, ...]:
+        """The framework's top-level modules: ``packages``, else ``import_name``'s top level."""
+        return self.packages or (self.import_name.split(".")[0] or self.framework,)
 
     def supports(self, what: str) -> str | None:
         """None if ``what`` (a kind or property) is supported; else the reason it is not."""
@@ -146,11 +175,6 @@ _NOT_LANGGRAPH = {
 
 # the fields an adapter reads for a team's own app (issue 28): answer plans and the app's own resume driver
 _OWN_APP_READS = ("answers", "resume:app")
-
-
-def _unread(**extra: str) -> dict[str, str]:
-    """``_NOT_LANGGRAPH`` less what every own-app adapter reads, plus the adapter's own unread fields."""
-    return {**{k: v for k, v in _NOT_LANGGRAPH.items() if k not in _OWN_APP_READS}, **extra}
 
 
 TARGETS: dict[str, TargetInfo] = {
@@ -260,6 +284,15 @@ TARGETS: dict[str, TargetInfo] = {
             "resume_by:none_after_answer",
             "resume_by:unknown_id",
         ),
+        packages=("langgraph", "langchain_core", "langchain", "langsmith"),
+        trial_s=1.0,
+        recovery_calls={"none": "invoke(None)", "input": "invoke(input)", "command": "invoke(None), continuing the thread"},
+        open_cases={
+            "fork-functional": "a functional-API task's write is saved on a background thread within one step",
+            "recovery-async": "RD under async durability is open (LangGraph issue 8039)",
+        },
+        # the default release is installed in the orchestrator's own environment; CI builds the old one
+        ci_versions=("1.0.10",),
         import_name="langgraph",
         default_version="1.2.24",
         pins=(
@@ -301,7 +334,13 @@ TARGETS: dict[str, TargetInfo] = {
         },
         pause_saves=("save_pending(",),
         reads=_OWN_APP_READS,
-        unread_fields=_unread(**{"target.durability": "no durability modes: every save is a synchronous write"}),
+        trial_s=8.0,  # CrewAI racers take ~8 s each to start and run
+        recovery_calls={"none": "kickoff by id", "input": "a new kickoff", "command": "kickoff by id, continuing the flow"},
+        open_cases={
+            c: "CrewAI writes CheckpointConfig checkpoints from its event bus's thread pool (events/event_bus.py, "
+            "_sync_executor): whether a's checkpoint is durable when b's effect fires is open"
+            for c in ("checkpoint-json", "checkpoint-sqlite", "checkpoint-json-recovery")
+        },
         import_name="crewai",
         default_version="1.15.30",
         pins=("crewai=={version}",),
@@ -335,7 +374,9 @@ TARGETS: dict[str, TargetInfo] = {
         },
         pause_saves=("save(input_required)",),
         reads=_OWN_APP_READS,
-        unread_fields=_unread(**{"target.durability": "no durability modes: the application chooses when to save the context"}),
+        packages=("llama_index", "workflows"),
+        trial_s=1.5,
+        recovery_calls={"none": "Context.from_dict + run", "input": "a new run", "command": "Context.from_dict + run, continuing the run"},
         import_name="workflows",
         default_version="2.26.1",
         pins=("llama-index-workflows=={version}",),
@@ -371,9 +412,8 @@ TARGETS: dict[str, TargetInfo] = {
             "durability": "FileStatePersistence rewrites its file synchronously; there is no durability mode to vary",
         },
         reads=_OWN_APP_READS,
-        unread_fields=_unread(
-            **{"target.durability": "FileStatePersistence rewrites its file synchronously; there is no durability mode to vary"}
-        ),
+        packages=("pydantic_graph", "pydantic_ai"),
+        trial_s=1.0,
         import_name="pydantic_graph",
         default_version="1.107.10",
         # 1.107.10 is the last release that ships pydantic_graph.persistence (the 2.x line dropped it)
@@ -407,7 +447,9 @@ TARGETS: dict[str, TargetInfo] = {
             "backend": "AgentChat has no store of its own; state is a dict the application keeps (here a JSON file)",
         },
         reads=_OWN_APP_READS,
-        unread_fields=_unread(**{"target.durability": "no durability modes: the application chooses when to save the team state"}),
+        packages=("autogen_core", "autogen_agentchat", "autogen_ext"),
+        trial_s=2.0,
+        recovery_calls={"none": "load_state + run()", "input": "a new team run", "command": "load_state + run(), continuing the team"},
         import_name="autogen_agentchat",
         default_version="0.7.5",
         pins=("autogen-agentchat=={version}", "autogen-core=={version}", "autogen-ext=={version}"),
@@ -423,3 +465,27 @@ def get_target(framework: str) -> TargetInfo:
         from chaos.racer.errors import TargetError
 
         raise TargetError(f"unknown framework {framework!r}", hint=f"known frameworks: {known}") from None
+
+
+def register_target(info: TargetInfo) -> Callable[[], None]:
+    """Add ``info`` to ``TARGETS`` (replacing one of the same framework) and return the undo.
+
+    An adapter is declared by its ``TargetInfo`` alone: everything chaos does per framework (scenario
+    checks, blame, shard estimates, AA's reasons, compare_results, CI's environments) reads it from
+    ``TARGETS``, so a team's adapter, or a test's made-up one, registers here and nothing else."""
+    before = TARGETS.get(info.framework)
+    TARGETS[info.framework] = info
+
+    def undo() -> None:
+        if before is None:
+            TARGETS.pop(info.framework, None)
+        else:
+            TARGETS[info.framework] = before
+
+    return undo
+
+
+def ci_specs() -> list[str]:
+    """The environments CI builds (.ci/envs.sh): ``framework`` or ``framework:version``, one per
+    entry of each adapter's ``ci_versions``."""
+    return [f"{t.framework}:{v}" if v else t.framework for t in TARGETS.values() for v in t.ci_versions]

@@ -42,8 +42,8 @@ from typing import Any
 from chaos.racer.barrier import BarrierClient
 from chaos.racer.ledger import Ledger, Where
 from chaos.racer.protocol import Action, ActionOutcome, InspectResult, RacerSpec
-from chaos.targets.base import NothingSaved, Unsupported, error_of, jsonable
-from chaos.targets.common import AsyncSession, call_recovery, outcome, recover_by_plan, recovery_context
+from chaos.targets.base import NothingSaved, Unsupported, error_of
+from chaos.targets.common import AsyncSession, answer_by_plan, call_recovery, outcome, recover_by_plan, recovery_context
 from chaos.workloads import WorkloadContext, build_workload
 
 MAX_TURNS_PER_ACTION = 32
@@ -205,41 +205,27 @@ class AutoGenSession(AsyncSession):
         raise ValueError(f"unknown resume form {form!r}")
 
     async def _answer_plan(self, action: Action, doc: dict) -> ActionOutcome:
-        """Answer pause after pause: the n-th pause of the run gets ``answers[n]`` (or the
-        workload's ``answer(question)`` with ``answers: workload``) until the run ends or the plan
-        is used up (the pause's number is read from the saved document). Outcome: the last run's,
-        with ``answered`` (``[[pause, value], ...]``) and the values seen by every run."""
-        plan = action.get("answers")
-        answered: list[list[Any]] = []
-        observed: dict[str, Any] = {}
-        out: ActionOutcome | None = None
+        """Answer pause after pause (``answer_by_plan``, ``chaos.targets.common``); the pause's number
+        is read from the saved document, the team's state loaded once before the first call."""
         await self.team.load_state(doc["team"])
-        for _ in range(MAX_ANSWERS):
-            if not doc.get("awaiting_input"):
-                if out is not None:
-                    break
-                out = await self._turns(None)  # nothing waits: continue the run as it is
-            else:
-                n = self.pauses - 1
-                if plan == "workload":
-                    if self.workload.answer is None:
-                        raise Unsupported("answers: workload, but the AutoGenWorkload defines no answer(question) callable")
-                    value = self.workload.answer(doc.get("question") or "")
-                elif isinstance(plan, list) and n < len(plan):
-                    value = plan[n]
-                else:
-                    break  # the plan is used up: leave the run waiting
-                answered.append([n, jsonable(value)])
-                out = await self._turns(self._answer(doc, value))
-            observed.update(self.recorder.observed)
-            if out["status"] != "interrupted":
-                break
-            doc = self._saved()
-        if out is None:
-            out = outcome("interrupted", {}, interrupts=["awaiting human"])
-        out["observed"] = observed or out.get("observed") or {}
-        out["answered"] = answered
-        return out
+
+        async def answer(d: dict, value: Any) -> ActionOutcome:
+            return await self._turns(self._answer(d, value))
+
+        return await answer_by_plan(
+            action.get("answers"),
+            doc,
+            pause_number=lambda: self.pauses,
+            workload_answer=self.workload.answer,
+            workload_type="AutoGenWorkload",
+            no_question="",
+            go_on=lambda d: self._turns(None),
+            answer=answer,
+            saved=self._saved,
+            recorder=self.recorder,
+            waiting="awaiting human",
+            most=MAX_ANSWERS,
+        )
 
     async def _recover(self, ref: str, plan: list[Any] | None = None) -> ActionOutcome:
         """The team's own recovery: ``recover(ctx, thread)`` from ``package.module:recover``, once or

@@ -34,10 +34,10 @@ import json
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from chaos.racer.barrier import BarrierClient, write_atomic
-from chaos.racer.ledger import Ledger, Where, effect_key
+from chaos.racer.ledger import AppendsOnce, Ledger, Where, effect_key
 from chaos.racer.protocol import Action, ActionOutcome, ErrorInfo, Fired, OutcomeStatus, RacerSpec
 from chaos.targets.base import NothingSaved, Unsupported, error_of, jsonable, nothing_saved_outcome
 from chaos.targets.base import outcome as base_outcome
@@ -99,10 +99,9 @@ def append_effect(ledger: Ledger, task: str, v: str | None, thread_id: str, wher
     """Append one effect row to the ledger (``once``: with an idempotency key, so a second attempt
     records nothing); the ``Fired`` entry for the racer's result, or None when nothing was recorded."""
     if once:
-        append_once = getattr(ledger, "append_once", None)
-        if append_once is None:
+        if not isinstance(ledger, AppendsOnce):
             raise NotImplementedError(f"{type(ledger).__name__} has no idempotent append (effect_once)")
-        seq, inserted = append_once(task=task, value=v, thread_id=thread_id, where=where)
+        seq, inserted = ledger.append_once(task=task, value=v, thread_id=thread_id, where=where)
     else:
         seq, inserted = ledger.append(task=task, value=v, thread_id=thread_id, where=where), True
     return {"seq": seq, "effect_key": effect_key(task, v)} if inserted else None
@@ -148,6 +147,13 @@ def outcome(
     return base_outcome(status, error=error, interrupts=list(interrupts or []), observed=observed, **extra)
 
 
+@runtime_checkable
+class GatesATask(Protocol):
+    """A workload whose effect an approval gates (``gated_task``: a race counts its fires)."""
+
+    gated_task: str | None
+
+
 class SessionBase:
     """What every file-backed session exposes besides perform/inspect/close (see chaos.targets.base)."""
 
@@ -165,7 +171,7 @@ class SessionBase:
 
     @property
     def gated_task(self) -> str | None:
-        return getattr(self.workload, "gated_task", None)
+        return self.workload.gated_task if isinstance(self.workload, GatesATask) else None
 
 
 class AsyncSession(SessionBase):
@@ -199,6 +205,60 @@ class AsyncSession(SessionBase):
             raise  # the adapter cannot express the action: the racer records it as unsupported, with the reason
         except Exception as exc:  # the framework's answer, recorded as data
             return self.recorder.with_approvals(outcome("error", self.recorder.observed, error=error_of(exc)))
+
+
+async def answer_by_plan(
+    plan: Any,
+    doc: dict,
+    *,
+    pause_number: Callable[[], int],
+    workload_answer: Callable[[Any], Any] | None,
+    workload_type: str,
+    no_question: Any,
+    go_on: Callable[[dict], Awaitable[ActionOutcome]],
+    answer: Callable[[dict, Any], Awaitable[ActionOutcome]],
+    saved: Callable[[], dict],
+    recorder: EffectRecorder,
+    waiting: str,
+    most: int,
+) -> ActionOutcome:
+    """Answer pause after pause, for an own-app adapter whose saved document says whether the run
+    waits (``awaiting_input``) and what it asked (``question``): the n-th pause of the run
+    (``pause_number()``, 1-based, read after each save) gets ``plan[n]`` (or the workload's
+    ``answer(question)`` with ``answers: workload``) until the run ends or the plan is used up (at
+    most ``most`` calls). ``go_on(doc)`` continues a run nothing waits in, ``answer(doc, value)``
+    answers its pause, ``saved()`` reads the document again. Outcome: the last call's (``waiting``
+    as its interrupt when no call was made), with ``answered`` (``[[pause, value], ...]``) and the
+    values seen by every call."""
+    answered: list[list[Any]] = []
+    observed: dict[str, Any] = {}
+    out: ActionOutcome | None = None
+    for _ in range(most):
+        if not doc.get("awaiting_input"):
+            if out is not None:
+                break  # the last answer ended the run without a pause
+            out = await go_on(doc)  # nothing waits: continue the run as it is
+        else:
+            n = pause_number() - 1
+            if plan == "workload":
+                if workload_answer is None:
+                    raise Unsupported(f"answers: workload, but the {workload_type} defines no answer(question) callable")
+                value = workload_answer(doc.get("question") or no_question)
+            elif isinstance(plan, list) and n < len(plan):
+                value = plan[n]
+            else:
+                break  # the plan is used up: leave the run waiting
+            answered.append([n, jsonable(value)])
+            out = await answer(doc, value)
+        observed.update(recorder.observed)
+        if out["status"] != "interrupted":
+            break
+        doc = saved()
+    if out is None:
+        out = outcome("interrupted", {}, interrupts=[waiting])
+    out["observed"] = observed or out.get("observed") or {}
+    out["answered"] = answered
+    return out
 
 
 async def recover_by_plan(

@@ -24,6 +24,7 @@ from typing import Any
 
 from chaos.racer.barrier import BarrierClient
 from chaos.targets.base import error_of
+from chaos.targets.saver_boundaries import put_name, writes_name
 from chaos.workloads import call_factory
 
 
@@ -55,28 +56,28 @@ class SaverError(Exception):
     """The factory did not give a saver: the message names the reference and what to change."""
 
 
+# the module a scenario's ``chaos.savers:<name>`` means: chaos's own factories, racer side (an SSH
+# host gets the racer folders only, not chaos/savers.py)
+SAVER_ALIASES = {"chaos.savers": "chaos.targets.savers"}
+
+
+def saver_ref(ref: str) -> str:
+    """``ref`` with an aliased module replaced by the racer-side one it names."""
+    module, sep, attr = ref.partition(":")
+    return f"{SAVER_ALIASES.get(module, module)}{sep}{attr}"
+
+
 def load_saver(ref: str, ctx: SaverContext) -> Any:
     """Import ``ref``, call it with ``ctx``, check it returned a ``BaseCheckpointSaver``."""
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
-    saver = call_factory(ref, ctx, "target.saver", "saver", SaverError)
+    saver = call_factory(saver_ref(ref), ctx, "target.saver", "saver", SaverError, as_written=ref)
     if not isinstance(saver, BaseCheckpointSaver):
         raise SaverError(
             f"target.saver {ref!r} returned {type(saver).__name__}, not a langgraph BaseCheckpointSaver: "
             "return the saver itself (opened and set up), not a context manager or a connection"
         )
     return saver
-
-
-def _put_name(metadata: Any) -> str:
-    md = metadata or {}
-    return f"put(step={md.get('step')},source={md.get('source')})"
-
-
-def _writes_name(writes: Any, task_path: Any) -> str:
-    from chaos.targets.langgraph import _node_of
-
-    return f"put_writes(node={_node_of(task_path)},channels={'+'.join(str(w[0]) for w in writes)})"
 
 
 def wrap(inner: Any, barrier: BarrierClient, reads: Any = None) -> Any:
@@ -102,7 +103,7 @@ def wrap(inner: Any, barrier: BarrierClient, reads: Any = None) -> Any:
             return inner.config_specs
 
         def put(self, config, checkpoint, metadata, new_versions):
-            name = _put_name(metadata)
+            name = put_name(metadata)
             barrier.hit(name + ":before")
             try:
                 out = inner.put(config, checkpoint, metadata, new_versions)
@@ -113,7 +114,7 @@ def wrap(inner: Any, barrier: BarrierClient, reads: Any = None) -> Any:
             return out
 
         def put_writes(self, config, writes, task_id, task_path=""):
-            name = _writes_name(writes, task_path)
+            name = writes_name(writes, task_path)
             barrier.hit(name + ":before")
             try:
                 out = inner.put_writes(config, writes, task_id, task_path)
@@ -124,7 +125,7 @@ def wrap(inner: Any, barrier: BarrierClient, reads: Any = None) -> Any:
             return out
 
         async def aput(self, config, checkpoint, metadata, new_versions):
-            name = _put_name(metadata)
+            name = put_name(metadata)
             barrier.hit(name + ":before")
             try:
                 out = await inner.aput(config, checkpoint, metadata, new_versions)
@@ -135,7 +136,7 @@ def wrap(inner: Any, barrier: BarrierClient, reads: Any = None) -> Any:
             return out
 
         async def aput_writes(self, config, writes, task_id, task_path=""):
-            name = _writes_name(writes, task_path)
+            name = writes_name(writes, task_path)
             barrier.hit(name + ":before")
             try:
                 out = await inner.aput_writes(config, writes, task_id, task_path)

@@ -42,6 +42,7 @@ from chaos.racer.protocol import Action, ActionOutcome, Fired, InspectResult, Ra
 from chaos.targets.base import OPS, Unsupported, error_of, jsonable, outcome
 from chaos.targets.common import append_effect
 from chaos.targets.guards import refused_by
+from chaos.targets.saver_boundaries import put_name, writes_name
 from chaos.workloads import WorkloadContext, import_factory, scratch_dir
 from chaos.workloads.langgraph import Breakpoint, Edit
 
@@ -73,27 +74,12 @@ def where_fired() -> Where:
     }
 
 
-def _node_of(task_path: Any) -> str:
-    text = str(task_path or "")
-    if not text:
-        return "-"
-    return text.split(", ")[-1].strip("()'\" ") or "-"
-
-
 def instrument(saver: Any, barrier: BarrierClient, reads: Any = None) -> Any:
     """Give ``saver`` a subclass whose writes pass through barriers and whose reads are marked
     (``read``: a timestamp, no boundary); returns the saver. ``reads`` (``chaos.targets.guards.Reads``)
     gives chaos's own reads the guard's inspection keys."""
     base = type(saver)
     read_config = reads.config if reads is not None else (lambda config: config)
-
-    def put_name(metadata: Any) -> str:
-        md = metadata or {}
-        return f"put(step={md.get('step')},source={md.get('source')})"
-
-    def writes_name(writes: Any, task_path: Any) -> str:
-        channels = "+".join(str(w[0]) for w in writes)
-        return f"put_writes(node={_node_of(task_path)},channels={channels})"
 
     class Instrumented(base):  # type: ignore[misc, valid-type]
         # reads are marked, not boundaries (no kill point): when the race window opens
@@ -285,12 +271,14 @@ def make_saver(backend: str, store: StoreSpec) -> tuple[Any, Any]:
 
 class LangGraphSession:
     def __init__(self, spec: RacerSpec, barrier: BarrierClient, ledger: Ledger):
-        from chaos.workloads.langgraph import BUILTIN, LangGraphWorkload
+        from chaos.workloads.langgraph import LangGraphWorkload
+        from chaos.workloads.langgraph_builtins import BUILTIN
 
         target = spec["target"]
         self.barrier = barrier
         self.ledger = ledger
         self.thread_id = spec["thread_id"]
+        self.graph: Any = None  # built below, after the saver: a guard asking for the state schema before gets None
         # "default": pass no durability, so LangGraph's own default (or the graph's) applies
         durability = target.get("durability", "sync")
         self.invoke_opts: dict[str, Any] = {} if durability == "default" else {"durability": durability}
@@ -340,9 +328,10 @@ class LangGraphSession:
         if self.workload.max_concurrency:  # the workload's own choice; chaos forces none
             self.config["max_concurrency"] = self.workload.max_concurrency
         # static breakpoints: the graph's own (compile time) and the workload's per-invoke ones
-        for key in ("interrupt_before", "interrupt_after"):
-            if getattr(self.workload, key):
-                self.invoke_opts[key] = getattr(self.workload, key)
+        if self.workload.interrupt_before:
+            self.invoke_opts["interrupt_before"] = self.workload.interrupt_before
+        if self.workload.interrupt_after:
+            self.invoke_opts["interrupt_after"] = self.workload.interrupt_after
         self.bp_before = _nodes_of(self.invoke_opts.get("interrupt_before") or getattr(self.graph, "interrupt_before_nodes", None))
         self.bp_after = _nodes_of(self.invoke_opts.get("interrupt_after") or getattr(self.graph, "interrupt_after_nodes", None))
         self.approvals: list[tuple[int, int]] = []  # (effects fired before it, t_mono_ns): every answer given
@@ -361,7 +350,7 @@ class LangGraphSession:
             trial_id=sctx.trial_id,
             thread_id=sctx.thread_id,
             racer_id=sctx.racer_id,
-            state_schema=lambda: getattr(getattr(getattr(self, "graph", None), "builder", None), "state_schema", None),
+            state_schema=lambda: getattr(getattr(self.graph, "builder", None), "state_schema", None),
         )
         guard = load_guard(str(ref), gctx)
         return guard, Reads(guard.inspect), gctx
@@ -1050,7 +1039,7 @@ def prewarm(only: str | None = None) -> None:
 
     from chaos.targets.base import prewarm_versions
     from chaos.targets.common import prewarm_factories
-    from chaos.workloads.langgraph import BUILTIN
+    from chaos.workloads.langgraph_builtins import BUILTIN
 
     prewarm_versions("langgraph")
     for factory in prewarm_factories(BUILTIN, only):

@@ -43,7 +43,7 @@ from chaos.racer.barrier import BarrierClient
 from chaos.racer.ledger import Ledger, Where
 from chaos.racer.protocol import Action, ActionOutcome, InspectResult, RacerSpec
 from chaos.targets.base import NothingSaved, Unsupported, error_of, jsonable
-from chaos.targets.common import AsyncSession, call_recovery, outcome, recover_by_plan, recovery_context
+from chaos.targets.common import AsyncSession, answer_by_plan, call_recovery, outcome, recover_by_plan, recovery_context
 from chaos.workloads import WorkloadContext, build_workload
 
 UNSUPPORTED_OPS = "LlamaIndex Workflows has no checkpoint ids or fork operation (the application keeps one Context dict)"
@@ -225,41 +225,28 @@ class LlamaIndexSession(AsyncSession):
         raise ValueError(f"unknown resume form {form!r}")
 
     async def _answer_plan(self, action: Action, doc: dict) -> ActionOutcome:
-        """Answer pause after pause: the n-th pause of the run gets ``answers[n]`` (or the
-        workload's ``answer(question)`` with ``answers: workload``) until the run ends or the plan
-        is used up. Outcome: the last drive's, with ``answered`` (``[[pause, value], ...]``) and
-        the values seen by every call."""
-        plan = action.get("answers")
-        answered: list[list[Any]] = []
-        observed: dict[str, Any] = {}
-        out: ActionOutcome | None = None
-        for _ in range(MAX_ANSWERS):
-            if not doc.get("awaiting_input"):
-                if out is not None:
-                    break  # the last answer ended the run without a pause
-                out = await self._drive(self._restored(doc))  # nothing waits: continue the run as it is
-            else:
-                n = self.pauses - 1
-                if plan == "workload":
-                    if self.workload.answer is None:
-                        raise Unsupported("answers: workload, but the LlamaWorkload defines no answer(question) callable")
-                    value = self.workload.answer(doc.get("question") or {})
-                elif isinstance(plan, list) and n < len(plan):
-                    value = plan[n]
-                else:
-                    break  # the plan is used up: leave the run waiting
-                answered.append([n, jsonable(value)])
-                out = await self._drive(self._restored(doc), value, answering=True)
-            observed.update(self.recorder.observed)
-            if out["status"] != "interrupted":
-                break
-            doc = self._saved()
-            self._begin(doc)
-        if out is None:
-            out = outcome("interrupted", {}, interrupts=["input_required"])
-        out["observed"] = observed or out.get("observed") or {}
-        out["answered"] = answered
-        return out
+        """Answer pause after pause (``answer_by_plan``, ``chaos.targets.common``): each call restores
+        the saved Context, and each document read after one begins the next."""
+
+        def saved() -> dict:
+            d = self._saved()
+            self._begin(d)
+            return d
+
+        return await answer_by_plan(
+            action.get("answers"),
+            doc,
+            pause_number=lambda: self.pauses,
+            workload_answer=self.workload.answer,
+            workload_type="LlamaWorkload",
+            no_question={},
+            go_on=lambda d: self._drive(self._restored(d)),
+            answer=lambda d, value: self._drive(self._restored(d), value, answering=True),
+            saved=saved,
+            recorder=self.recorder,
+            waiting="input_required",
+            most=MAX_ANSWERS,
+        )
 
     async def _recover(self, ref: str, plan: list[Any] | None = None) -> ActionOutcome:
         """The team's own recovery: ``recover(ctx, thread)`` from ``package.module:recover``, once or

@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from chaos.racer.lazy import lazy_attribute
+
 if TYPE_CHECKING:
     from chaos.racer.protocol import RacerSpec
     from chaos.workloads.autogen import AutoGenThread, AutoGenWorkload
@@ -77,15 +79,7 @@ _PUBLIC = {
 
 
 def __getattr__(name: str) -> Any:
-    module = _PUBLIC.get(name)
-    if module is None:
-        # a submodule (``from chaos.workloads import langgraph``) is found by the import system after this
-        raise AttributeError(f"module 'chaos.workloads' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # the next use does not come here
-    return value
+    return lazy_attribute(__name__, _PUBLIC, globals(), name)
 
 
 def __dir__() -> list[str]:
@@ -204,18 +198,20 @@ def import_factory(ref: str) -> Callable:
     return obj
 
 
-def call_factory(ref: str, ctx: Any, field: str, made: str, error: type[Exception]) -> Any:
+def call_factory(ref: str, ctx: Any, field: str, made: str, error: type[Exception], *, as_written: str = "") -> Any:
     """Import ``package.module:factory`` and call it with ``ctx``: a failure of either is one
-    ``error`` naming the scenario ``field``, the reference and the exception (``made``: what the
-    factory builds, e.g. "guard"). Checking what it returned is the caller's."""
+    ``error`` naming the scenario ``field``, the reference (``as_written`` in the scenario, when
+    ``ref`` resolves an alias of it) and the exception (``made``: what the factory builds, e.g.
+    "guard"). Checking what it returned is the caller's."""
+    named = as_written or ref
     try:
         factory = import_factory(ref)
     except Exception as exc:
-        raise error(f"{field} {ref!r} does not import: {type(exc).__name__}: {exc}") from None
+        raise error(f"{field} {named!r} does not import: {type(exc).__name__}: {exc}") from None
     try:
         return factory(ctx)
     except Exception as exc:
-        raise error(f"{field} {ref!r} raised while building the {made}: {type(exc).__name__}: {exc}") from None
+        raise error(f"{field} {named!r} raised while building the {made}: {type(exc).__name__}: {exc}") from None
 
 
 def build_workload(

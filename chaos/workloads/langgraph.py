@@ -413,7 +413,8 @@ def functional_three_step(ctx: WorkloadContext) -> LangGraphWorkload:
     return LangGraphWorkload(graph=steps, input={"log": []})
 
 
-BUILTIN = {
+# this module's graphs; every LangGraph built-in, its siblings' too: chaos.workloads.langgraph_builtins.BUILTIN
+GRAPHS = {
     "gate_after_interrupt": gate_after_interrupt,
     "approval_idempotent": approval_idempotent,
     "three_step": three_step,
@@ -431,21 +432,3 @@ BUILTIN = {
     "functional_gate": functional_gate,
     "functional_three_step": functional_three_step,
 }
-
-# agents sharing state (the shared_state kind): their own module, registered here as built-ins
-from chaos.workloads.shared_langgraph import SHARED  # noqa: E402
-
-BUILTIN.update(SHARED)
-
-# parallel branches (Send fan-out, parallel tool calls, a step that stops at an interrupt): their own module
-from chaos.workloads.parallel_langgraph import PARALLEL  # noqa: E402
-
-BUILTIN.update(PARALLEL)
-# v1/v2 pairs of one approval workflow (a deploy between pause and resume): their own module too
-from chaos.workloads.upgrade_langgraph import UPGRADE_PAIRS  # noqa: E402
-
-BUILTIN.update(UPGRADE_PAIRS)
-# a state that grows every step (a message list), for checkpoint sizes and their bounds: its own module
-from chaos.workloads.growing_langgraph import GROWING  # noqa: E402
-
-BUILTIN.update(GROWING)

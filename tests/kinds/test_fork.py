@@ -12,7 +12,8 @@ import json
 import pytest
 from kits.runs import racers_alive, run_text
 
-from chaos.running.orchestrator import RunOptions, rerun
+from chaos.running.options import RunOptions
+from chaos.running.resume import rerun
 
 FORK = """\
 name: fork_small

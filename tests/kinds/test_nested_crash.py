@@ -11,9 +11,11 @@ import pytest
 from kits.runs import run_text
 
 from chaos.kinds import get_kind
+from chaos.kinds.checking import compose
 from chaos.racer.errors import ScenarioError
 from chaos.records import TrialRecord
-from chaos.running.orchestrator import RunOptions, rerun
+from chaos.running.options import RunOptions
+from chaos.running.resume import rerun
 from chaos.scenario.model import expand, parse_scenario
 
 NESTED = """\
@@ -88,7 +90,7 @@ def test_a_recovery_whose_boundaries_could_not_be_found_is_unknown_with_the_reas
         _rec("c000-dry", valid=True, boundaries=["effect(task=b):after#1"]),
         _rec("c000-p000-dry", valid=False, point="effect(task=b):after#1", reason="resume racer never reached its hold (timeout)"),
     ]
-    result = get_kind("kill_sweep").check(cell, records)
+    result = compose(get_kind("kill_sweep"), cell, records)
     (point,) = result.points
     assert point.point == "effect(task=b):after#1 >> (recovery)"
     assert all(v.status == "unknown" for v in result.verdicts)

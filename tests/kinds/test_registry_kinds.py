@@ -14,12 +14,13 @@ from pathlib import Path
 import pytest
 from kits.runkit import race_cell, race_record
 
-from chaos.kinds import KINDS, all_kinds, get_kind, kind_names
-from chaos.kinds.base import Explains, Kind
-from chaos.kinds.checking import PROPERTY_NAMES, analyze_cell
+import chaos.kinds
+from chaos.kinds import KINDS, all_kinds, get_kind, kind_names, property_names
+from chaos.kinds.base import Checker, Explains, Kind
+from chaos.kinds.checking import analyze_cell
 from chaos.racer.errors import ScenarioError
 from chaos.reports.explain import explain_duplicates
-from chaos.running.orchestrator import analyse_run
+from chaos.running.analysis import analyse_run
 from chaos.scenario.model import Scenario, expand, json_schema, parse_scenario
 
 REPO = Path(__file__).resolve().parents[2]
@@ -29,8 +30,9 @@ def test_every_registered_kind_is_one_module_that_declares_itself():
     for name, module in KINDS.items():
         kind = get_kind(name)
         assert isinstance(kind, Kind) and kind.name == name and module == f"chaos.kinds.{name}"
-        assert kind.properties and set(kind.properties) <= set(PROPERTY_NAMES), name
+        assert kind.properties and set(kind.properties) <= set(property_names()), name
         assert set(kind.fields) <= set(Scenario.model_fields), name
+        assert set(kind.Options.model_fields) <= set(kind.fields), name  # its options are fields it reads
         assert kind.section in ("saturation", "sweep", "contract") and kind.title and kind.about
     assert [k.name for k in all_kinds()] == list(kind_names())
 
@@ -78,25 +80,55 @@ def _old_fork_record(trial_id: str):
     )
 
 
-def test_a_checker_that_raises_gives_unknown_with_the_error_not_a_crashed_analysis():
+def test_a_checker_that_raises_gives_its_property_unknown_with_the_error_not_a_crashed_analysis():
     records = [_old_fork_record("c000-t0000"), _old_fork_record("c000-t0001")]
     result = analyze_cell(_fork_cell(), records)
-    assert [(v.property, v.status) for v in result.verdicts] == [("FD", "unknown"), ("FI", "unknown")]
-    assert all(v.reason == "the fork checker failed: KeyError: 'sent'" for v in result.verdicts)
-    assert result.failure == "the fork checker failed: KeyError: 'sent'"
+    (fd, fi) = result.verdicts
+    assert (fd.property, fd.status, fd.reason) == ("FD", "unknown", "the FD checker of fork failed: KeyError: 'sent'")
+    # FI's checker did not raise: it judged the same records on its own (they read no API surface)
+    assert (fi.property, fi.status) == ("FI", "unknown") and fi.reason.startswith("the adapter could not say what its API expresses")
+    assert result.failure is None and result.summary["invalid"] == {}
     assert (result.trials, result.valid_trials) == (2, 2)
     # the report of such a run still renders: the trial is simply not explained
     assert explain_duplicates(records[0]) == []
 
 
-def test_a_streaming_checker_that_raises_midway_still_counts_every_trial(monkeypatch):
+def test_one_raising_checker_costs_its_property_only_the_others_keep_their_verdicts(monkeypatch):
+    """Jepsen's compose, check-safe per property: race's LIVENESS checker has a bug; CO is still
+    judged from the same records, and LIVENESS says which checker failed and how."""
+    race = get_kind("race")
+    co, liveness, lc = race.checks
+
+    def buggy(cell, facts):
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(race, "checks", (co, Checker(liveness.property, buggy), lc))
+    cell = race_cell()
+    records = [race_record(f"c000-t000{i}", fired_by=["r0"]) for i in range(3)]
+    result = analyze_cell(cell, records)
+    got = {v.property: v for v in result.verdicts}
+    assert [v.property for v in result.verdicts] == ["CO", "LIVENESS", "LC"]  # the order the checkers are declared in
+    assert got["CO"].status == "holds" and got["CO"].reason.startswith("at most one fire in each of 3 valid trials")
+    assert (got["LIVENESS"].status, got["LIVENESS"].reason) == (
+        "unknown",
+        "the LIVENESS checker of race failed: ZeroDivisionError: division by zero",
+    )
+    assert "checker" not in got["LC"].reason  # LC judged on its own (these hand-built records list no checkpoints)
+    assert result.failure is None and result.trials == 3 and result.fires == {"1": 3}
+    # without the bug, LIVENESS holds on these records: the bug cost exactly that verdict
+    monkeypatch.undo()
+    again = {v.property: v for v in analyze_cell(cell, records).verdicts}
+    assert again["LIVENESS"].status == "holds" and again["CO"] == got["CO"] and again["LC"] == got["LC"]
+
+
+def test_a_summary_that_raises_midway_still_counts_every_trial(monkeypatch):
     race = get_kind("race")
 
     def check_one_then_fail(cell, records):
         next(iter(records))
         raise RuntimeError("bug in the race checker")
 
-    monkeypatch.setattr(race, "check", check_one_then_fail)
+    monkeypatch.setattr(race, "summary", check_one_then_fail)
     cell = race_cell()
     results = analyse_run(
         [cell], [race_record(f"c000-t000{i}", fired_by=["r0"]) for i in range(3)], {}, run_id="demo", scenario=cell.scenario, seed=1
@@ -112,3 +144,21 @@ def test_a_streaming_checker_that_raises_midway_still_counts_every_trial(monkeyp
 def test_explaining_is_an_optional_capability():
     explaining = {k.name for k in all_kinds() if isinstance(k, Explains)}
     assert "invalid_state" not in explaining and {"race", "fork", "stray_resume"} <= explaining
+
+
+def _slug(heading: str) -> str:
+    """The anchor GitHub gives a heading of docs/contract.md."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_every_property_is_declared_once_with_its_name_and_its_place_in_the_contract():
+    """The names reports print come from the properties the kinds' checkers declare (no central
+    list); each names the section of docs/contract.md that defines it."""
+    contract = Path(__file__).resolve().parents[2] / "docs" / "contract.md"
+    anchors = {_slug(line.lstrip("#")) for line in contract.read_text().splitlines() if line.startswith("#")}
+    props = chaos.kinds.properties()
+    for kind in all_kinds():
+        assert set(kind.properties) <= {c.property.code for c in kind.checks}, kind.name  # every reported code has a checker
+    for p in props.values():
+        assert p.name and p.anchor in anchors, p
+    assert property_names()["EO"] == "effect exactly-once" and property_names()["DU"] == "durability of acknowledged state"

@@ -16,7 +16,7 @@ from kits.runs import run_text
 
 from chaos.api import rerun
 from chaos.racer.errors import ScenarioError
-from chaos.running.orchestrator import RunOptions
+from chaos.running.options import RunOptions
 from chaos.scenario.model import parse_scenario
 
 LOST_UPDATE = """\

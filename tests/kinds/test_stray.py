@@ -59,7 +59,7 @@ def test_a_stray_answer_addressed_to_the_consumed_interrupt_by_id_is_inert(stray
 
 def test_the_html_report_explains_the_stray_fire_with_its_ledger_rows(stray_run):
     from chaos.reports.explain import explain_duplicates
-    from chaos.running.orchestrator import load_run
+    from chaos.running.runfolder import load_run
 
     records = load_run(stray_run.run_dir)[3]
     said = {r.cell_id: explain_duplicates(r) for r in records}

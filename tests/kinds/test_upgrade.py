@@ -14,7 +14,8 @@ from kits.runs import run_text
 
 from chaos.kinds.upgrade import trial_up
 from chaos.records import TrialRecord
-from chaos.running.orchestrator import RunOptions, rerun
+from chaos.running.options import RunOptions
+from chaos.running.resume import rerun
 
 PAIRS = """\
 name: upgrade_small

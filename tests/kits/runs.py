@@ -11,7 +11,8 @@ from pathlib import Path
 
 import psutil
 
-from chaos.running.orchestrator import RunOptions, RunOutcome, run_scenario
+from chaos.running.options import RunOptions, RunOutcome
+from chaos.running.orchestrator import run_scenario
 
 
 def write_scenario(directory: Path, text: str, name: str = "scenario.yaml") -> Path:

@@ -1,0 +1,56 @@
+"""A bug in one property's checker costs that property, never the others (Jepsen's ``compose``,
+check-safe per property): per cell (``chaos.kinds.checking.compose``) and, in a sweep, per kill
+point (``chaos.kinds.sweep.at_point``). tests/kinds/test_registry_kinds.py tells the same story for a
+race cell; here a sweep after a power loss, whose DU and CV come from another judge than EO, PC and
+liveness."""
+
+from __future__ import annotations
+
+from kits.runkit import race_record
+
+import chaos.kinds.faults
+from chaos.kinds.sweep import Sweep, check_sweep
+from chaos.records import TrialRecord
+from chaos.scenario.model import expand, parse_scenario
+
+POWER_LOSS = "name: x\nkind: kill_sweep\ntarget: {framework: langgraph}\nworkload: three_step\nfault: power_loss\n"
+
+
+def _records() -> list[TrialRecord]:
+    """The dry run (one boundary, p) and one trial killed at p whose resume finished the run."""
+    rec = race_record("c000-p000-r000", fired_by=[])
+    trial = rec.model_copy(
+        update={
+            "kind": "kill_sweep",
+            "point": "p",
+            "ledger": [],
+            "observations": {
+                "kill": {"point": "p"},
+                "at_kill": {"checkpoints": 1, "completed_tasks": []},
+                "resume_outcome": {"status": "done", "action": {"op": "resume", "form": "none"}},
+            },
+        }
+    )
+    dry = rec.model_copy(update={"trial_id": "c000-dry", "point": None, "ledger": [], "observations": {"boundaries": ["p"]}})
+    return [dry, trial]
+
+
+def test_a_power_loss_judge_that_raises_costs_du_and_cv_not_eo_pc_or_liveness(monkeypatch):
+    (cell,) = expand(parse_scenario(POWER_LOSS), check=False)
+    healthy = {v.property: v for v in check_sweep(cell, _records(), Sweep()).verdicts}
+    assert list(healthy) == ["EO", "PC", "LIVENESS", "DU", "CV"]
+
+    def buggy(*args):
+        raise KeyError("after_power_loss")
+
+    monkeypatch.setattr(chaos.kinds.faults, "point_verdicts", buggy)
+    result = check_sweep(cell, _records(), Sweep())
+    got = {v.property: v for v in result.verdicts}
+    assert list(got) == ["EO", "PC", "LIVENESS", "DU", "CV"]
+    for code in ("EO", "PC", "LIVENESS"):  # judged as if nothing had gone wrong
+        assert got[code] == healthy[code], code
+    for code in ("DU", "CV"):
+        assert got[code].status == "unknown"
+        assert f"p: the {code} checker failed: KeyError: 'after_power_loss'" in got[code].reason
+    (point,) = result.points
+    assert [v.property for v in point.verdicts] == ["EO", "PC", "LIVENESS", "DU", "CV"] and result.failure is None
