@@ -12,13 +12,14 @@ back only the keys that were set, so a file keeps the keys it had.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, cast
+from typing import Any, Literal, NamedTuple, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from chaos.racer.protocol import ActionOutcome, ErrorInfo, InspectResult, RacerResult
+from chaos.racer.protocol import ActionOutcome, ErrorInfo, Fired, InspectResult, OutcomeStatus, RacerResult, TraceEntry
 
 Status = Literal["holds", "violated", "unknown"]
+_Shape = TypeVar("_Shape")
 
 
 class Record(BaseModel):
@@ -97,6 +98,51 @@ class RacerOutcome(Record):
         """Why the racer itself could not run (``status: harness_error``), if it could not."""
         return self.racer_result.get("error")
 
+    @property
+    def fired(self) -> list[Fired]:
+        """Every effect the racer fired, in order (``[]`` if it wrote no result)."""
+        return self.racer_result.get("fired") or []
+
+    @property
+    def trace(self) -> list[TraceEntry]:
+        """Every boundary the racer passed, armed or not (``[]`` if it wrote no result)."""
+        return self.racer_result.get("trace") or []
+
+    @property
+    def versions(self) -> dict[str, str | None]:
+        """The distributions' versions the racer ran (``{}`` if it wrote no result)."""
+        return self.racer_result.get("versions") or {}
+
+    @property
+    def labelled(self) -> dict[str, ActionOutcome]:
+        """The outcomes of the racer's labelled actions, by label (a later one wins a repeated label)."""
+        return {label: o for o in self.outcomes if (label := label_of(o))}
+
+    def outcome(self, label: str) -> ActionOutcome | None:
+        """The outcome of the action labelled ``label`` (None if the racer did not perform it)."""
+        return self.labelled.get(label)
+
+
+def label_of(o: ActionOutcome) -> str | None:
+    """The label a kind gave the action of ``o`` (None if it gave none, or the racer did not echo it)."""
+    action = o.get("action")
+    return action.get("label") if action else None
+
+
+def status_of(o: ActionOutcome | None) -> OutcomeStatus | None:
+    """The status of an outcome that may not exist (an action not performed): None then."""
+    return o.get("status") if o else None
+
+
+def error_of(o: ActionOutcome | None) -> ErrorInfo | None:
+    """The error an outcome that may not exist ended in (None if it raised nothing or was not performed)."""
+    return o.get("error") if o else None
+
+
+def error_field(err: ErrorInfo | None, key: Literal["type", "module", "message", "where", "refused_by"]) -> str | None:
+    """One field of an error that may not exist (None then, or if the error lacks it)."""
+    return err.get(key) if err else None
+
 
 class TrialRecord(Record):
     """Everything one trial did, appended to the journal as it ends."""
@@ -124,6 +170,21 @@ class TrialRecord(Record):
     errors: list[str] = Field(default_factory=list)
     t_start_wall: float
     wall_s: float
+
+    # typed readers of ``observations`` a kind stored whole from a racer's result (absent: ``{}``)
+
+    def observed(self, key: str, shape: type[_Shape]) -> _Shape:
+        """The observation the kind stored under ``key``, read as ``shape`` (a ``TypedDict`` the kind
+        declares for what it writes there); ``{}`` if it stored none (or stored an empty value)."""
+        return cast(_Shape, self.observations.get(key) or {})
+
+    def observed_outcome(self, key: str) -> ActionOutcome:
+        """The action outcome the kind stored under ``key`` (``{}`` if it stored none)."""
+        return self.observed(key, ActionOutcome)
+
+    def observed_inspect(self, key: str) -> InspectResult:
+        """The inspect result (the thread's durable state) the kind stored under ``key`` (``{}`` if none)."""
+        return self.observed(key, InspectResult)
 
 
 class Evidence(Record):

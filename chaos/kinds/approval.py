@@ -40,6 +40,7 @@ from typing import Any
 from chaos.kinds.base import Property
 from chaos.kinds.checking import verdict
 from chaos.kinds.sweep_options import SweepOptions
+from chaos.racer.protocol import RacerResult
 from chaos.records import TrialRecord, Verdict
 from chaos.scenario.model import Cell
 from chaos.targets import TARGETS
@@ -54,7 +55,7 @@ def _gated(key: str, gated: str | None) -> bool:
     return bool(gated) and (key == gated or key.startswith(f"{gated}:"))
 
 
-def dry_observations(result: dict[str, Any]) -> dict[str, Any]:
+def dry_observations(result: RacerResult) -> dict[str, Any]:
     """From the dry run's racer result: ``gated_task``; ``approvals_at`` (per approval it gave, the
     index of the first boundary passed after it); ``approval_at`` (the first of them, None if
     none); ``gated_at`` (the index of the first gated effect's boundary, None if it never fired);

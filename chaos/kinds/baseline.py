@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from chaos.racer.protocol import ActionSpec
 from chaos.records import Baseline, TrialRecord
@@ -80,7 +80,15 @@ def baseline_of(trial_id: str, effects: dict[str, int]) -> Baseline:
     return Baseline(trial_id=trial_id, effects=effects, workflow_duplicates={k: n for k, n in effects.items() if n > 1})
 
 
-def run_baseline(ctx: RunContext, cell: Cell) -> dict[str, Any]:
+class BaselineRun(TypedDict):
+    """One uninterrupted run of a cell's workload: its trial id, and the effects it fired or why it failed."""
+
+    trial_id: str
+    effects: NotRequired[dict[str, int]]
+    error: NotRequired[str]
+
+
+def run_baseline(ctx: RunContext, cell: Cell) -> BaselineRun:
     """One uninterrupted run of the cell's workload: ``{"trial_id", "effects"}`` or ``{"trial_id", "error"}``."""
     trial_id = f"c{cell.index:03d}-base"
     run = TrialRun(ctx, cell, trial_id)
@@ -88,7 +96,7 @@ def run_baseline(ctx: RunContext, cell: Cell) -> dict[str, Any]:
         (h,) = run.start([run.spec("base", actions=baseline_actions(cell))])
         hung = run.wait_exit([h])
         out = run.collect(h, "base", "run", hung=bool(hung))
-        outcomes = (out.result or {}).get("outcomes") or []
+        outcomes = out.outcomes
         err = next((o.get("error") for o in outcomes if o.get("status") == "error"), None)
         if out.status != "ok" or err:
             why = f"{err.get('type')}: {err.get('message')}" if err else f"{out.status}: {run.history[-1].detail}"
@@ -100,7 +108,7 @@ def run_baseline(ctx: RunContext, cell: Cell) -> dict[str, Any]:
 
 def with_baseline(ctx: RunContext, cell: Cell, trials: Iterator[TrialRecord]) -> Iterator[TrialRecord]:
     """``trials``, each carrying the cell's baseline (run once, when the first trial has run)."""
-    base: dict[str, Any] | None = None
+    base: BaselineRun | None = None
     while True:
         if base is None:
             # pull the next trial lazily: a resumed run whose trials are all journaled runs no baseline

@@ -25,18 +25,19 @@ the reason), holds over the valid trials whose tree was read, ``unknown`` when n
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from chaos.kinds.base import Property
 from chaos.kinds.checking import verdict
-from chaos.records import TrialRecord, Verdict
+from chaos.records import TrialRecord, Verdict, error_field, error_of
 from chaos.running.trial import TrialRun
 from chaos.scenario.model import Scenario
 
 
-def chain_of(tree: list[dict[str, Any]]) -> dict[str, Any]:
-    """Forks and unreachable checkpoints of a thread's checkpoint tree, per namespace."""
-    by_ns: dict[str, list[dict[str, Any]]] = defaultdict(list)
+def chain_of(tree: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Forks and unreachable checkpoints of a thread's checkpoint tree (``TreeCheckpoint``s), per namespace."""
+    by_ns: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for c in tree:
         by_ns[c.get("ns") or ""].append(c)
     forks: list[dict[str, Any]] = []
@@ -98,7 +99,7 @@ class ChainTally:
             return
         chain = rec.observations.get("chain")
         if not isinstance(chain, dict) or chain.get("error"):
-            why = (chain or {}).get("error") if isinstance(chain, dict) else None
+            why = chain.get("error") if isinstance(chain, dict) else None
             self.not_read[str(why or "the tree was not read")] += 1
             return
         self.read.append(rec.trial_id)
@@ -139,11 +140,11 @@ def read_chain(run: TrialRun) -> dict[str, Any]:
     (h,) = run.start([run.spec("chain", actions=[{"op": "checkpoints"}])])
     hung = run.wait_exit([h])
     got = run.collect(h, "chain", "checkpoints", hung=bool(hung))
-    outcomes = (got.result or {}).get("outcomes") or []
-    tree = outcomes[-1].get("tree") if outcomes else None
+    last = got.last_outcome
+    tree = last.get("tree") if last else None
     if not isinstance(tree, list) or not tree:
-        err = (outcomes[-1].get("error") or {}) if outcomes else {}
+        err = error_of(last)
         return {
-            "error": f"the checkpoint tree could not be read ({got.status}: {err.get('type') or 'no tree'} {err.get('message') or ''})".strip()
+            "error": f"the checkpoint tree could not be read ({got.status}: {error_field(err, 'type') or 'no tree'} {error_field(err, 'message') or ''})".strip()
         }
     return chain_of(tree)

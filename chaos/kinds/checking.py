@@ -27,7 +27,7 @@ from __future__ import annotations
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from chaos.records import CellResult, Evidence, Status, TrialRecord, TrialSummary, Verdict
 from chaos.scenario.model import Cell
@@ -36,7 +36,16 @@ if TYPE_CHECKING:
     from chaos.kinds.base import Checker, Kind
 
 
-def verdict(prop: str, status: Status, reason: str, *, vacuous: bool = False, **ev) -> Verdict:
+class EvidenceFields(TypedDict, total=False):
+    """What a verdict may name as its evidence (``chaos.records.Evidence``)."""
+
+    trial_ids: list[str]
+    points: list[str]
+    ledger_seqs: list[int]
+    note: str
+
+
+def verdict(prop: str, status: Status, reason: str, *, vacuous: bool = False, **ev: Unpack[EvidenceFields]) -> Verdict:
     return Verdict(property=prop, status=status, reason=reason, evidence=Evidence(**ev), vacuous=vacuous)
 
 
@@ -120,7 +129,7 @@ class Tally:
             if o.blame == "app" and len(self.app_errors) < 3 and not any(e.startswith(o.blame_reason or "") for e in self.app_errors):
                 self.app_errors.append(f"{o.blame_reason}\n{o.blame_traceback or ''}".rstrip())
         for o in r.racers:
-            for dist, v in ((o.result or {}).get("versions") or {}).items():
+            for dist, v in o.versions.items():
                 self._versions[dist].add(v)
 
     def versions(self) -> dict[str, str | None]:

@@ -29,17 +29,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from chaos.kinds.base import Property
 from chaos.kinds.checking import verdict
 from chaos.kinds.sweep_options import SweepOptions
-from chaos.records import TrialRecord, Verdict
+from chaos.records import TrialRecord, Verdict, error_of
 from chaos.running.trial import application_name
 
 if TYPE_CHECKING:
     from chaos.launchers import RacerHandle
-    from chaos.racer.protocol import ActionSpec
+    from chaos.racer.protocol import ActionSpec, RacerResult
     from chaos.running.trial import TrialRun
     from chaos.scenario.model import Cell
 
@@ -50,7 +50,7 @@ class SweepSteps:
 
     actions: list[ActionSpec]
     resume: ActionSpec
-    last_resume: Callable[[TrialRun, RacerHandle, ActionSpec], tuple[dict, TrialRecord | None]]
+    last_resume: Callable[[TrialRun, RacerHandle, ActionSpec], tuple[RacerResult, TrialRecord | None]]
 
 
 CL = Property(
@@ -64,7 +64,17 @@ def properties_of(cell: Cell) -> tuple[str, ...]:
     return (PROPERTY,) if SweepOptions.of(cell.scenario).fault == "db_disconnect" else ()
 
 
-def terminate(dsn: str, name: str) -> dict[str, Any]:
+class Disconnect(TypedDict):
+    """``observations["fault"]`` of a ``db_disconnect`` trial: the backends of the racer's saver
+    connection (by ``application_name``) found, and those terminated."""
+
+    fault: str
+    application_name: str
+    pids: list[int]
+    terminated: list[int]
+
+
+def terminate(dsn: str, name: str) -> Disconnect:
     """Terminate the backends named ``name`` (one racer's saver connection) and wait for them to exit."""
     import psycopg
 
@@ -114,14 +124,14 @@ def disconnect_trial(run: TrialRun, point: str, steps: SweepSteps) -> TrialRecor
     run.release(victim, point)
     hung = run.wait_exit([victim])
     out = run.collect(victim, "victim", "run", hung=bool(hung))
-    outcomes = (out.result or {}).get("outcomes") or []
+    outcomes = out.outcomes
     failed = next((o for o in outcomes if o.get("status") == "error"), None)
     run.observations["disconnected"] = {
         "status": "hung" if hung else (out.status if out.status != "ok" else (outcomes[-1].get("status") if outcomes else None)),
-        "error": (failed or {}).get("error"),
+        "error": error_of(failed),
         "blame": out.blame,
         "persistence_errors": [e for o in outcomes for e in o.get("persistence_errors") or []],
-        "store_calls_after": store_calls_after([t["barrier"] for t in (out.result or {}).get("trace", [])], point),
+        "store_calls_after": store_calls_after([t["barrier"] for t in out.trace], point),
     }
     if out.status in ("crashed", "harness_error"):
         return run.record(
@@ -232,7 +242,7 @@ def explain(rec: TrialRecord) -> list[str]:
     if gap is None:
         return []
     return [
-        f"at {rec.point}, chaos terminated racer victim's database connection ({len((rec.observations.get('fault') or {}).get('terminated') or [])} "
+        f"at {rec.point}, chaos terminated racer victim's database connection ({len(rec.observed('fault', Disconnect).get('terminated') or [])} "
         f"backend(s)); the racer went on and finished ({d.get('status')}) without an error, yet the store holds {gap}: "
         "the saver lost the write silently"
     ]

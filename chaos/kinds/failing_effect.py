@@ -33,7 +33,8 @@ Scenario fields: ``effect_fault`` (required), ``resume``, ``answers``, ``trials`
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -42,8 +43,8 @@ from chaos.kinds.baseline import MAX_ANSWERS, answer_action, baseline_of, effect
 from chaos.kinds.checking import base_fields, times, verdict
 from chaos.kinds.phases import each_trial, failed
 from chaos.kinds.sweep import EO, LIVENESS
-from chaos.racer.protocol import ActionSpec
-from chaos.records import CellResult, TrialRecord, Verdict
+from chaos.racer.protocol import ActionOutcome, ActionSpec, EffectFaultSpec, OutcomeStatus
+from chaos.records import CellResult, TrialRecord, Verdict, status_of
 from chaos.running.trial import RunContext, TrialRun
 from chaos.scenario.model import MAX_NAME, Cell, Scenario
 from chaos.targets import TARGETS
@@ -131,14 +132,22 @@ def continue_actions(s: Scenario, after: str | None) -> list[ActionSpec]:
     return acts
 
 
-def _faults(outcomes: list[dict]) -> list[dict]:
+class CallSummary(TypedDict, total=False):
+    """``observations["run"]`` / ``["resume"]``: how the last call of a process ended (its error as ``Type: message``)."""
+
+    status: OutcomeStatus | None
+    fired: list[str]
+    error: str | None
+
+
+def _faults(outcomes: list[ActionOutcome]) -> list[Any]:
     return [f["value"] for o in outcomes for f in o.get("facts") or [] if f.get("name") == "effect_fault"]
 
 
-def _summary(o: dict | None) -> dict | None:
+def _summary(o: ActionOutcome | None) -> CallSummary | None:
     if o is None:
         return None
-    err = o.get("error") or {}
+    err = o.get("error")
     return {"status": o.get("status"), "fired": o.get("fired") or [], "error": f"{err.get('type')}: {err.get('message')}" if err else None}
 
 
@@ -148,7 +157,7 @@ def failing_trial(run: TrialRun) -> TrialRecord:
     hung = run.wait_exit([h])
     first = run.collect(h, "run", "run", hung=bool(hung))
     racers = [first]
-    outs = list((first.result or {}).get("outcomes") or [])
+    outs = list(first.outcomes)
     run_o = outs[-1] if outs else None
     resume_o = None
     resumed = first.status == "ok" and run_o is not None and run_o.get("status") != "done"
@@ -157,7 +166,7 @@ def failing_trial(run: TrialRun) -> TrialRecord:
             [
                 run.spec(
                     "resume",
-                    actions=continue_actions(s, (run_o or {}).get("status")),
+                    actions=continue_actions(s, status_of(run_o)),
                     inspect_before=True,
                     inspect_after=True,
                     effect_fault=True,
@@ -167,20 +176,14 @@ def failing_trial(run: TrialRun) -> TrialRecord:
         hung = run.wait_exit([r])
         second = run.collect(r, "resume", f"resume {s.resume}", hung=bool(hung))
         racers.append(second)
-        routs = list((second.result or {}).get("outcomes") or [])
+        routs = list(second.outcomes)
         outs += routs
         resume_o = routs[-1] if routs else None
-        run.observations.update(
-            at_resume=(second.result or {}).get("inspect_before"), after_resume=(second.result or {}).get("inspect_after")
-        )
+        run.observations.update(at_resume=second.inspect_before, after_resume=second.inspect_after)
     fault = FailingEffectOptions.of(s).effect_fault
     fired = _faults(outs)
     # what each call fired, in order (the racer's result is not kept whole in the journal)
-    run.observations["calls"] = [
-        [o.racer_id, _call_name(x.get("action") or {}), list(x.get("fired") or [])]
-        for o in racers
-        for x in (o.result or {}).get("outcomes") or []
-    ]
+    run.observations["calls"] = [[o.racer_id, _call_name(x.get("action")), list(x.get("fired") or [])] for o in racers for x in o.outcomes]
     run.observations.update(
         effect_fault={"task": fault.task, "times": fault.times} if fault else None,
         faults_fired=fired,
@@ -195,7 +198,7 @@ def failing_trial(run: TrialRun) -> TrialRecord:
         task = fault.task if fault else "?"
         return run.record(
             valid=False,
-            invalid_reason=f"the effect fault never fired: effect {task!r} was not fired in this trial (ended {(run_o or {}).get('status')})",
+            invalid_reason=f"the effect fault never fired: effect {task!r} was not fired in this trial (ended {status_of(run_o)})",
             fault_fired=False,
         )
     return run.record(valid=True, fault_fired=True)
@@ -204,12 +207,12 @@ def failing_trial(run: TrialRun) -> TrialRecord:
 # ------------------------------------------------------------------------------------ check
 
 
-def _final(rec: TrialRecord) -> dict:
-    o = rec.observations
-    return (o.get("resume") if o.get("resumed") else o.get("run")) or {}
+def _final(rec: TrialRecord) -> CallSummary:
+    return rec.observed("resume" if rec.observations.get("resumed") else "run", CallSummary)
 
 
-def _call_name(action: dict) -> str:
+def _call_name(action: ActionSpec | None) -> str:
+    action = action or ActionSpec()
     if action.get("op") == "run":
         return "run"
     if action.get("form") == "command":
@@ -251,7 +254,7 @@ def trial_eo(rec: TrialRecord) -> tuple[str, str]:
     if base is None:
         return "unknown", f"no fault-free baseline to judge against ({rec.observations.get('baseline_error') or 'not run'})"
     counts = effect_counts(rec.ledger)
-    fault = (rec.observations.get("effect_fault") or {}).get("task", "?")
+    fault = rec.observed("effect_fault", EffectFaultSpec).get("task", "?")
     dups = {k: n for k, n in counts.items() if n > max(base.get(k, 1), 1)}
     parts = []
     for k, n in sorted(dups.items()):
@@ -268,7 +271,7 @@ def trial_eo(rec: TrialRecord) -> tuple[str, str]:
 
 def trial_liveness(rec: TrialRecord) -> tuple[str, str]:
     final = _final(rec)
-    after = rec.observations.get("after_resume") or {}
+    after = rec.observed_inspect("after_resume")
     when = "after the resume" if rec.observations.get("resumed") else "in the run"
     if final.get("status") in ("error", "refused"):  # refused: by a guard (target.guard)
         return (
@@ -280,7 +283,7 @@ def trial_liveness(rec: TrialRecord) -> tuple[str, str]:
     return "holds", f"the trial ended {final.get('status')} {when}"
 
 
-def _combine(prop: str, valid: list[TrialRecord], n: int, judge) -> Verdict:
+def _combine(prop: str, valid: list[TrialRecord], n: int, judge: Callable[[TrialRecord], tuple[str, str]]) -> Verdict:
     if not valid:
         return verdict(prop, "unknown", f"no valid trial of {n}")
     per = [(r, *judge(r)) for r in valid]
@@ -309,9 +312,9 @@ def failing_summary(cell: Cell, records: list[TrialRecord]) -> CellResult:
     if base is not None:
         result.baseline = baseline_of(next(r.observations.get("baseline_trial") or "?" for r in records), base)
     result.summary = {
-        "run_status": dict(Counter(str((r.observations.get("run") or {}).get("status")) for r in valid)),
+        "run_status": dict(Counter(str(r.observed("run", CallSummary).get("status")) for r in valid)),
         "resume_status": dict(
-            Counter(str((r.observations.get("resume") or {}).get("status")) for r in valid if r.observations.get("resumed"))
+            Counter(str(r.observed("resume", CallSummary).get("status")) for r in valid if r.observations.get("resumed"))
         ),
         "faults_fired": sum(len(r.observations.get("faults_fired") or []) for r in valid),
         "invalid": dict(Counter(r.invalid_reason for r in records if not r.valid)),

@@ -24,12 +24,12 @@ What it judges, per kill point (docs/contract.md, "Power loss and torn writes"):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from chaos.kinds.base import Property
 from chaos.kinds.checking import verdict
 from chaos.kinds.sweep_options import SweepOptions
-from chaos.records import TrialRecord, Verdict
+from chaos.records import TrialRecord, Verdict, error_field
 
 if TYPE_CHECKING:
     from chaos.running.trial import TrialRun
@@ -64,8 +64,30 @@ def inject(run: TrialRun) -> str | None:
     return None
 
 
-def _report(rec: TrialRecord) -> dict[str, Any]:
-    return rec.observations.get("fault") or {}
+class TornWrite(TypedDict):
+    """The write a torn fault cut: its file, ledger of the filesystem (``seq``), offset, length and the bytes kept."""
+
+    path: str
+    seq: int
+    offset: int
+    length: int
+    persisted: int
+
+
+class FaultReport(TypedDict, total=False):
+    """``observations["fault"]``: what the lazy filesystem lost (``chaos.lazyfs.fs`` ``drop``)."""
+
+    fault: Literal["power_loss", "torn"]
+    prefix: str
+    lost_ops: int
+    lost_bytes: int
+    files: list[str]
+    lost: list[dict[str, Any]]  # the latest 50 lost operations
+    torn: TornWrite | None
+
+
+def _report(rec: TrialRecord) -> FaultReport:
+    return rec.observed("fault", FaultReport)
 
 
 def _durable_files(rec: TrialRecord) -> list[str]:
@@ -75,7 +97,8 @@ def _durable_files(rec: TrialRecord) -> list[str]:
 
 def _changed_disk(rec: TrialRecord) -> bool:
     """Did the fault change what a reader finds (lost a write to a file that holds state, or tore one)?"""
-    return bool(_durable_files(rec)) or bool((_report(rec).get("torn") or {}).get("persisted"))
+    torn = _report(rec).get("torn")
+    return bool(_durable_files(rec)) or bool(torn and torn.get("persisted"))
 
 
 def _lost_words(rec: TrialRecord) -> str:
@@ -86,6 +109,14 @@ def _lost_words(rec: TrialRecord) -> str:
     if t:
         out += f"; torn: {t['persisted']} of {t['length']} bytes of the last write to {t['path'].split('/', 1)[-1]} at offset {t['offset']} kept"
     return out
+
+
+class KillObs(TypedDict, total=False):
+    """``observations["kill"]`` of a sweep trial: the kill point (a chain's name), the signal, confirmed."""
+
+    point: str
+    exit_signal: int | None
+    confirmed: bool
 
 
 def _task_key(row: dict[str, Any], by_id: bool) -> str:
@@ -99,7 +130,7 @@ def _task_key(row: dict[str, Any], by_id: bool) -> str:
 
 
 def _by_id(rec: TrialRecord) -> bool:
-    return (rec.observations.get("at_kill") or {}).get("completed_task_ids") is not None
+    return rec.observed_inspect("at_kill").get("completed_task_ids") is not None
 
 
 def acknowledged(rec: TrialRecord) -> list[str]:
@@ -124,7 +155,7 @@ def _names(rec: TrialRecord, keys: list[str]) -> list[str]:
 
 def _missing(rec: TrialRecord) -> list[str] | None:
     """Acknowledged tasks the store no longer records complete after the fault (None: unreadable)."""
-    at = rec.observations.get("at_kill") or {}
+    at = rec.observed_inspect("at_kill")
     if at.get("error") or at.get("completed_tasks") is None:
         return None
     if _by_id(rec):
@@ -137,10 +168,10 @@ def _missing(rec: TrialRecord) -> list[str] | None:
 
 
 def _resume_words(rec: TrialRecord) -> str:
-    o = rec.observations.get("resume_outcome") or {}
+    o = rec.observed_outcome("resume_outcome")
     fired = rec.observations.get("resume_fired") or []
     if o.get("status") == "error":
-        return f"the resume failed ({(o.get('error') or {}).get('type')})"
+        return f"the resume failed ({error_field(o.get('error'), 'type')})"
     if o.get("status") == "nothing_saved":
         return "the resume found nothing saved"
     return f"the resume {o.get('status') or 'did nothing'}" + (f" and fired {', '.join(fired)} again" if fired else "")
@@ -157,8 +188,8 @@ def point_du(point: str, valid: list[TrialRecord]) -> Verdict:
         if not acknowledged(r) or not _changed_disk(r):
             continue
         if miss is None:
-            err = (r.observations.get("at_kill") or {}).get("error") or {}
-            bad.append((r, f"the store no longer loads ({err.get('type')}): the run is lost"))
+            err = r.observed_inspect("at_kill").get("error")
+            bad.append((r, f"the store no longer loads ({error_field(err, 'type')}): the run is lost"))
         elif miss:
             bad.append((r, f"{', '.join(miss)} had been checkpointed and the run went on, but is not recorded complete any more"))
     if bad:
@@ -202,17 +233,18 @@ def point_cv(point: str, valid: list[TrialRecord], lost_at: dict[str, list[str]]
         return verdict("CV", "unknown", f"{point}: vacuous, the fault changed no file that holds state", points=[point], vacuous=True)
     loud, late, partial, fine = [], [], [], []
     for r in changed:
-        at = r.observations.get("at_kill") or {}
-        o = r.observations.get("resume_outcome") or {}
-        if at.get("error"):
-            loud.append((r, f"{at['error'].get('type')}: {str(at['error'].get('message'))[:100]}"))
+        at = r.observed_inspect("at_kill")
+        o = r.observed_outcome("resume_outcome")
+        at_err, err = at.get("error"), o.get("error")
+        if at_err:
+            loud.append((r, f"{at_err.get('type')}: {str(at_err.get('message'))[:100]}"))
         elif not at.get("checkpoints") and not at.get("completed_tasks"):
             fine.append(r)  # nothing loaded: the run is lost (DU's matter), no state was misread
         elif o.get("status") == "error" and not r.observations.get("resume_fired"):
             # the resume raised before it did anything: it refused the store as it loaded it
-            loud.append((r, f"on resume: {(o.get('error') or {}).get('type')}: {str((o.get('error') or {}).get('message'))[:100]}"))
+            loud.append((r, f"on resume: {error_field(err, 'type')}: {str(error_field(err, 'message'))[:100]}"))
         elif o.get("status") == "error":
-            late.append((r, f"{(o.get('error') or {}).get('type')}: {str((o.get('error') or {}).get('message'))[:100]}"))
+            late.append((r, f"{error_field(err, 'type')}: {str(error_field(err, 'message'))[:100]}"))
         elif lost_at.get(r.trial_id):
             partial.append((r, ", ".join(lost_at[r.trial_id])))
         else:
@@ -272,7 +304,7 @@ def explain(rec: TrialRecord) -> list[str]:
     if miss == []:
         return []
     what = "the store no longer loads" if miss is None else f"{', '.join(miss)} is no longer recorded complete"
-    point = (rec.observations.get("kill") or {}).get("point") or rec.point or "?"
+    point = rec.observed("kill", KillObs).get("point") or rec.point or "?"
     fault = "a power loss" if _report(rec).get("fault") == "power_loss" else "a torn write"
     return [
         f"killed at {point}, then {fault}: {_lost_words(rec)}; the run had gone on from {', '.join(_names(rec, acknowledged(rec)))}, "

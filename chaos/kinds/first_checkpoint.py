@@ -23,7 +23,7 @@ from __future__ import annotations
 from chaos.kinds.base import Property
 from chaos.kinds.checking import verdict
 from chaos.kinds.sweep import PointCheck, Sweep, SweepKind, sweep_checks
-from chaos.records import TrialRecord, Verdict
+from chaos.records import TrialRecord, Verdict, error_field
 
 # The first durable write of a run, by adapter: LangGraph's checkpoint ``put``; CrewAI's
 # ``@persist`` state or pending-feedback save, or its checkpoint provider's write.
@@ -45,15 +45,14 @@ def point_fcl(point: str, valid: list[TrialRecord]) -> Verdict:
     lost = [
         r
         for r in valid
-        if ((r.observations.get("at_kill") or {}).get("checkpoints") or 0) == 0
-        and (r.observations.get("resume_outcome") or {}).get("status") != "done"
+        if (r.observed_inspect("at_kill").get("checkpoints") or 0) == 0 and r.observed_outcome("resume_outcome").get("status") != "done"
     ]
     if lost:
         fired = sum(len(r.ledger) for r in lost)
         keys = sorted({row["effect_key"] for r in lost for row in r.ledger})
         note = f"; yet {fired} effect(s) had already fired ({', '.join(keys)})" if fired else ""
-        o = lost[0].observations.get("resume_outcome")
-        why = ((o.get("error") or {}).get("type") or o.get("status")) if o else "nothing durable to answer or continue"
+        o = lost[0].observed_outcome("resume_outcome")
+        why = (error_field(o.get("error"), "type") or o.get("status")) if o else "nothing durable to answer or continue"
         return verdict(
             "FCL",
             "violated",

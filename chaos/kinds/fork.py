@@ -25,14 +25,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from pydantic import Field
 
 from chaos.kinds.base import Checker, Kind, KindOptions, Property, needs_command_resume
 from chaos.kinds.checking import base_fields, verdict
 from chaos.kinds.phases import each_trial, failed, run_phases
-from chaos.records import CellResult, TrialRecord, Verdict
+from chaos.racer.protocol import ActionOutcome, ErrorInfo, ForkIntent, OutcomeStatus
+from chaos.records import CellResult, TrialRecord, Verdict, error_field, error_of, status_of
 from chaos.running.trial import RunContext, TrialRun
 from chaos.scenario.model import Cell, Scenario
 
@@ -102,14 +103,39 @@ def fork_value(v1: Any) -> str:
     return f"{v1}#fork"
 
 
-def _said(err: dict) -> str:
+class FirstObs(TypedDict, total=False):
+    """``observations["first"]``: how the first answer went (the resume's, else the run's status)."""
+
+    status: OutcomeStatus | None
+    observed: Any  # what the gated node saw
+    fired: list[str]  # the gated task's effect keys
+
+
+class ForkObs(FirstObs, total=False):
+    """``observations["fork"]``: how the fork went."""
+
+    all_fired: list[str]  # every effect key the fork fired
+    error: ErrorInfo | None
+    forked_from: str | None
+    values: Any
+
+
+class AloneObs(TypedDict, total=False):
+    """``observations["v2_alone"]``: what v2 answered first on a fresh thread fired, or why that did not happen."""
+
+    status: OutcomeStatus | None
+    fired: list[str]
+    error: str
+
+
+def _said(err: ErrorInfo | None) -> str:
     """``Type: message`` of an action's error, the message cut to 160 characters."""
-    return f"{err.get('type')}: {str(err.get('message'))[:160]}"
+    return f"{error_field(err, 'type')}: {str(error_field(err, 'message'))[:160]}"
 
 
-def _raised(o: dict | None) -> str:
+def _raised(o: ActionOutcome | None) -> str:
     """``: Type: message`` of the error an action ended in ("" if it raised nothing)."""
-    err = (o or {}).get("error")
+    err = error_of(o)
     return f": {_said(err)}" if err else ""
 
 
@@ -135,34 +161,40 @@ def fork_trial(run: TrialRun) -> TrialRecord:
             ),
         ],
     )
-    gated = next((r.result.get("gated_task") for r in racers if r.result), None)
+    gated = next((r.gated_task for r in racers if r.result), None)
     run_o, resume_o, fork_o = labelled.get("run"), labelled.get("resume"), labelled.get("fork")
-    intent_o = labelled.get("intent") or {}
+    intent_o, checkpoints_o = labelled.get("intent"), labelled.get("checkpoints")
 
-    def seen(o: dict | None) -> Any:
-        return None if not o else (o.get("observed") or {}).get(gated)
+    def seen(o: ActionOutcome | None) -> Any:
+        observed = o.get("observed") if o else None
+        return observed.get(gated) if observed and gated else None
 
-    def gated_fires(o: dict | None) -> list[str]:
-        return gated_keys((o or {}).get("fired", []), gated)
+    def fired(o: ActionOutcome | None) -> list[str]:
+        return o.get("fired", []) if o else []
 
+    def gated_fires(o: ActionOutcome | None) -> list[str]:
+        return gated_keys(fired(o), gated)
+
+    first: FirstObs = {"status": status_of(resume_o or run_o), "observed": seen(resume_o), "fired": gated_fires(resume_o)}
+    fork: ForkObs = {
+        "status": status_of(fork_o),
+        "observed": seen(fork_o),
+        "fired": gated_fires(fork_o),
+        "all_fired": fired(fork_o),
+        "error": error_of(fork_o),
+        "forked_from": fork_o.get("forked_from") if fork_o else None,
+        "values": fork_o.get("values") if fork_o else None,
+    }
     run.observations.update(
         gated_task=gated,
         via=opts.fork_via,
         sent={"resume": v1, "fork": v2},
-        first={"status": (resume_o or run_o or {}).get("status"), "observed": seen(resume_o), "fired": gated_fires(resume_o)},
-        fork={
-            "status": (fork_o or {}).get("status"),
-            "observed": seen(fork_o),
-            "fired": gated_fires(fork_o),
-            "all_fired": (fork_o or {}).get("fired", []),
-            "error": (fork_o or {}).get("error"),
-            "forked_from": (fork_o or {}).get("forked_from"),
-            "values": (fork_o or {}).get("values"),
-        },
-        intent=intent_o.get("intent") if intent_o.get("status") == "done" else None,
-        intent_status=intent_o.get("status"),
-        intent_error=intent_o.get("error"),
-        checkpoints=len(((labelled.get("checkpoints") or {}).get("checkpoints")) or []),
+        first=first,
+        fork=fork,
+        intent=intent_o.get("intent") if intent_o and intent_o.get("status") == "done" else None,
+        intent_status=status_of(intent_o),
+        intent_error=error_of(intent_o),
+        checkpoints=len((checkpoints_o.get("checkpoints") if checkpoints_o else None) or []),
     )
     why = failed(racers)
     if why:
@@ -170,14 +202,14 @@ def fork_trial(run: TrialRun) -> TrialRecord:
     if not gated:
         return run.record(valid=False, invalid_reason=f"workload {s.workload} gates no task behind an interrupt", fault_fired=False)
     if not run_o or run_o.get("status") != "interrupted":
-        st = (run_o or {}).get("status")
+        st = status_of(run_o)
         return run.record(
             valid=False, invalid_reason=f"the run did not stop at an interrupt (status {st}{_raised(run_o)})", fault_fired=False
         )
     if not resume_o or not gated_fires(resume_o):
         return run.record(
             valid=False,
-            invalid_reason=f"the first resume did not fire {gated} (status {(resume_o or {}).get('status')}{_raised(resume_o)}, saw {seen(resume_o)!r})",
+            invalid_reason=f"the first resume did not fire {gated} (status {status_of(resume_o)}{_raised(resume_o)}, saw {seen(resume_o)!r})",
             fault_fired=False,
         )
     if seen(resume_o) != v1:
@@ -208,7 +240,7 @@ def gated_keys(fired: list[str], gated: str | None) -> list[str]:
     return [k for k in fired if gated and (k == gated or k.startswith(f"{gated}:"))]
 
 
-def v2_alone(run: TrialRun, v2: Any) -> dict:
+def v2_alone(run: TrialRun, v2: Any) -> AloneObs:
     """What the app does when v2 is its first answer: a fresh racer on a fresh thread of the trial's
     store runs to the interrupt and answers v2. Returns ``{"fired": [gated effects], "status"}``, or
     ``{"error": why}`` when that did not happen (the app refused v2, no interrupt, a crash)."""
@@ -224,15 +256,14 @@ def v2_alone(run: TrialRun, v2: Any) -> dict:
     hung = run.wait_exit([h])
     out = run.collect(h, BASELINE, "alone-run+alone", hung=bool(hung))
     why = failed([out])
-    outcomes = {(o.get("action") or {}).get("label"): o for o in (out.result or {}).get("outcomes") or []}
-    alone = outcomes.get("alone")
-    gated = (out.result or {}).get("gated_task")
+    alone = out.outcome("alone")
+    gated = out.gated_task
     if why:
         return {"error": f"answering {v2!r} first on a fresh thread: {why}"}
     if alone is None:
         return {"error": f"answering {v2!r} first on a fresh thread: the run did not stop at an interrupt"}
     if alone.get("status") == "error":
-        return {"error": f"the app refuses {v2!r} as a first answer ({_said(alone.get('error') or {})}): set fork_value to one it accepts"}
+        return {"error": f"the app refuses {v2!r} as a first answer ({_said(alone.get('error'))}): set fork_value to one it accepts"}
     return {
         "status": alone.get("status"),
         "fired": gated_keys(alone.get("fired", []), gated),
@@ -242,10 +273,10 @@ def v2_alone(run: TrialRun, v2: Any) -> dict:
 # ------------------------------------------------------------------------------------ check
 
 
-def _fork_error(err: dict) -> str:
+def _fork_error(err: ErrorInfo | None) -> str:
     """Why a fork that errored measured nothing: the framework refused it, or (``NoSuchCheckpoint``,
     chaos's own finding) the run saved no checkpoint before its pause, so there was nothing to fork."""
-    if err.get("type") == "NoSuchCheckpoint" and err.get("module") == "chaos":
+    if err and err.get("type") == "NoSuchCheckpoint" and err.get("module") == "chaos":
         return (
             f"nothing to fork from: the run saved no checkpoint before its pause ({err.get('message')}), so there is no "
             "past state to answer again with a second value (the framework refused nothing; a pause in the first step "
@@ -258,18 +289,18 @@ def trial_fd(rec: TrialRecord) -> tuple[str, str]:
     """(status, reason) of FD in one valid trial."""
     o = rec.observations
     gated, v1, v2 = o.get("gated_task"), o["sent"]["resume"], o["sent"]["fork"]
-    f = o.get("fork") or {}
+    f = rec.observed("fork", ForkObs)
     fired = f.get("fired") or []
     saw = f.get("observed")
     keys_v1, keys_v2 = f"{gated}:{v1}", f"{gated}:{v2}"
     if f.get("status") == "unsupported":
-        return "unknown", f"fork via {o.get('via')} is not expressible: {(f.get('error') or {}).get('message')}"
-    alone = o.get("v2_alone")
-    if alone is not None:  # the answer is not visible: compare effects with v1's and with v2's alone
-        first, want = sorted((o.get("first") or {}).get("fired") or []), sorted(alone.get("fired") or [])
+        return "unknown", f"fork via {o.get('via')} is not expressible: {error_field(f.get('error'), 'message')}"
+    if o.get("v2_alone") is not None:  # the answer is not visible: compare effects with v1's and with v2's alone
+        alone = rec.observed("v2_alone", AloneObs)
+        first, want = sorted(rec.observed("first", FirstObs).get("fired") or []), sorted(alone.get("fired") or [])
         got = sorted(fired)
         if f.get("status") in ("error", "refused") and not got:  # refused: by a guard (target.guard)
-            return "unknown", _fork_error(f.get("error") or {})
+            return "unknown", _fork_error(f.get("error"))
         if got == want:
             return "holds", f"the fork with {v2!r} fired {', '.join(got) or 'nothing'}, as {v2!r} does answered first (via {o.get('via')})"
         if got == first:
@@ -287,7 +318,7 @@ def trial_fd(rec: TrialRecord) -> tuple[str, str]:
     if saw == v2 or keys_v2 in fired:
         return "holds", f"the fork saw {v2!r} and fired {', '.join(fired) or 'nothing'}"
     if f.get("status") in ("error", "refused"):  # refused: by a guard (target.guard)
-        return "unknown", _fork_error(f.get("error") or {})
+        return "unknown", _fork_error(f.get("error"))
     return "violated", (
         f"the fork with {v2!r} returned {f.get('status')} without running {gated}: v2's outcome "
         f"never happened (fired {', '.join(f.get('all_fired') or []) or 'nothing'}, via {o.get('via')})"
@@ -320,10 +351,10 @@ def fd_verdict(valid: list[TrialRecord], invalid: Iterable[TrialRecord] = ()) ->
 def fi_verdict(records: list[TrialRecord]) -> Verdict:
     seen = [r for r in records if r.observations.get("intent")]
     if not seen:
-        errs = [r.observations.get("intent_error") for r in records if r.observations.get("intent_error")]
-        why = (errs[0] or {}).get("message") if errs else "no trial read the API surface"
+        errs = [r.observed("intent_error", ErrorInfo) for r in records if r.observations.get("intent_error")]
+        why = errs[0].get("message") if errs else "no trial read the API surface"
         return verdict("FI", "unknown", f"the adapter could not say what its API expresses: {why}")
-    intent = seen[0].observations["intent"]
+    intent = seen[0].observed("intent", ForkIntent)
     surface = "; ".join(f"{k} {v}" for k, v in (intent.get("surface") or {}).items())[:1500]
     if intent.get("discriminator"):
         return verdict(
@@ -348,8 +379,8 @@ def fork_summary(cell: Cell, records: list[TrialRecord]) -> CellResult:
     result = CellResult(**base_fields(cell, records))
     result.summary = {
         "via": ForkOptions.of(cell.scenario).fork_via,
-        "fork_observed": dict(Counter(repr(r.observations["fork"].get("observed")) for r in valid)),
-        "fork_fired": dict(Counter(",".join(r.observations["fork"].get("all_fired") or []) or "-" for r in valid)),
+        "fork_observed": dict(Counter(repr(r.observed("fork", ForkObs).get("observed")) for r in valid)),
+        "fork_fired": dict(Counter(",".join(r.observed("fork", ForkObs).get("all_fired") or []) or "-" for r in valid)),
         "invalid": dict(Counter(r.invalid_reason for r in records if not r.valid)),
     }
     return result

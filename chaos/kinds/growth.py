@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from chaos.kinds.base import Property
 from chaos.kinds.checking import verdict
 from chaos.kinds.sweep_options import SweepOptions
+from chaos.racer.protocol import StoreSize
 from chaos.records import TrialRecord, Verdict
 
 if TYPE_CHECKING:
@@ -40,8 +41,9 @@ def properties_of(cell: Cell) -> tuple[str, ...]:
     return (PROPERTY,) if SweepOptions.of(cell.scenario).bounds is not None else ()
 
 
-def raw_of(dry: TrialRecord | None) -> dict[str, Any] | None:
-    return ((dry.observations.get("after") or {}).get("store_size") if dry is not None else None) or None
+def raw_of(dry: TrialRecord | None) -> StoreSize | None:
+    """What the dry run measured of its store (its inspection after the run), None if nothing."""
+    return (dry.observed_inspect("after").get("store_size") if dry is not None else None) or None
 
 
 def summary(dry: TrialRecord | None) -> dict[str, Any] | None:
@@ -95,11 +97,12 @@ def cell_verdict(cell: Cell, dry: TrialRecord | None) -> list[Verdict]:
         why = (
             f"the {cell.scenario.target.framework} adapter measures no store size"
             if not measures(cell)
-            else (s or {}).get("error") or "the uninterrupted run reported no store size"
+            else (s.get("error") if s else None) or "the uninterrupted run reported no store size"
         )
         return [verdict(PROPERTY, "unknown", f"not measured: {why}")]
     assert dry is not None
-    sizes = list((raw_of(dry) or {}).get("checkpoint_bytes") or [])
+    raw = raw_of(dry)
+    sizes = list((raw.get("checkpoint_bytes") if raw else None) or [])
     over = []
     if bounds.bytes_per_checkpoint is not None:
         first = next((i for i, n in enumerate(sizes) if n > bounds.bytes_per_checkpoint), None)

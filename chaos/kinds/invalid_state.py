@@ -36,13 +36,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, TypedDict
 
 from chaos.kinds.base import Checker, Kind
 from chaos.kinds.checking import base_fields, verdict
 from chaos.kinds.faults import CV
-from chaos.kinds.phases import each_trial, failed, run_phases
-from chaos.records import CellResult, TrialRecord, Verdict
+from chaos.kinds.phases import each_trial, failed, inspected, run_phases
+from chaos.racer.protocol import ErrorInfo, OutcomeStatus
+from chaos.records import CellResult, TrialRecord, Verdict, error_field
 from chaos.running.trial import RunContext, TrialRun
 from chaos.scenario.model import Cell
 
@@ -72,6 +73,24 @@ class InvalidState(Kind):
 KIND = InvalidState()
 
 
+class InvalidWrite(TypedDict, total=False):
+    """``observations["invalid"]``: the invalid write the workload declares (``meta["invalid"]``):
+    the node (``task``) that writes ``value`` to ``field``, or ``via: tamper`` (written below the framework)."""
+
+    task: str
+    field: str
+    value: Any
+    via: str
+
+
+class CallObs(TypedDict, total=False):
+    """``observations["write"]`` / ``["resume"]``: how the writing run and the fresh process's continue ended."""
+
+    status: OutcomeStatus | None
+    error: ErrorInfo | None
+    fired: list[str]
+
+
 def invalid_trial(run: TrialRun) -> TrialRecord:
     labelled, racers = run_phases(
         run,
@@ -87,14 +106,16 @@ def invalid_trial(run: TrialRun) -> TrialRecord:
             ),
         ],
     )
-    meta = next(((r.result or {}).get("workload_meta") or {} for r in racers if r.result), {})
+    meta = next((r.workload_meta for r in racers if r.result), {})
     run_o, cont_o = labelled.get("run") or {}, labelled.get("continue") or {}
+    write: CallObs = {"status": run_o.get("status"), "error": run_o.get("error"), "fired": run_o.get("fired", [])}
+    resume: CallObs = {"status": cont_o.get("status"), "error": cont_o.get("error"), "fired": cont_o.get("fired", [])}
     run.observations.update(
         invalid=meta.get("invalid"),
-        write={"status": run_o.get("status"), "error": run_o.get("error"), "fired": run_o.get("fired", [])},
-        durable=(labelled.get("durable") or {}).get("inspect"),
-        resume={"status": cont_o.get("status"), "error": cont_o.get("error"), "fired": cont_o.get("fired", [])},
-        after=(labelled.get("after") or {}).get("inspect"),
+        write=write,
+        durable=inspected(labelled, "durable"),
+        resume=resume,
+        after=inspected(labelled, "after"),
     )
     why = failed(racers)
     if why:
@@ -139,16 +160,14 @@ def at_path(values: Any, path: str) -> Any:
 
 def tamper_cv(rec: TrialRecord) -> tuple[str, str]:
     """CV of a value written below the framework: judged by what a fresh process's load did."""
-    o = rec.observations
-    inv = o.get("invalid") or {}
+    inv = rec.observed("invalid", InvalidWrite)
     field, value = inv.get("field"), inv.get("value")
-    durable = o.get("durable") or {}
+    durable = rec.observed_inspect("durable")
     shown = f"{field}={value!r}"
     if at_path(durable.get("values"), str(field)) != value:
         return "unknown", f"the store does not hold the tampered value {shown}: nothing was measured"
-    resumed = o.get("resume") or {}
-    read_err = durable.get("error") or {}
-    err = (resumed.get("error") or {}) if resumed.get("status") == "error" else read_err
+    resumed = rec.observed("resume", CallObs)
+    err = resumed.get("error") if resumed.get("status") == "error" else durable.get("error")
     if err:
         cause = (err.get("chain") or [])[1:2]
         by = f" (raised from {cause[0].rsplit('.', 1)[-1]})" if cause else ""
@@ -163,41 +182,40 @@ def tamper_cv(rec: TrialRecord) -> tuple[str, str]:
 
 
 def trial_cv(rec: TrialRecord) -> tuple[str, str]:
-    o = rec.observations
-    inv = o.get("invalid") or {}
+    inv = rec.observed("invalid", InvalidWrite)
     if inv.get("via") == "tamper":
         return tamper_cv(rec)
     field, value = inv.get("field"), inv.get("value")
-    durable = o.get("durable") or {}
-    write = o.get("write") or {}
+    durable = rec.observed_inspect("durable")
+    write = rec.observed("write", CallObs)
     values = durable.get("values") or {}
     in_state = isinstance(values, dict) and field in values and _holds_value(values[field], value)
     pending = any(w[0] == field and _holds_value(w[1], value) for w in durable.get("pending_writes") or [])
-    err = write.get("error") or {}
+    err = write.get("error")
     loud = write.get("status") == "error"
-    read_err = durable.get("error") or {}
+    read_err = durable.get("error")
     readable = "readable" if not read_err else f"unreadable ({read_err.get('type')})"
-    resumed = o.get("resume") or {}
+    resumed = rec.observed("resume", CallObs)
     tail = f"; thread {readable}; continuing it: {resumed.get('status')}" + (
-        f" ({(resumed.get('error') or {}).get('type')})" if resumed.get("status") == "error" else ""
+        f" ({error_field(resumed.get('error'), 'type')})" if resumed.get("status") == "error" else ""
     )
     shown = f"{field}={value!r}"
     if in_state and not loud:
         return "violated", f"persisted silently: the checkpoint holds {shown} and the run raised nothing{tail}"
-    if in_state and any(f.get("func") in ("put", "aput") for f in err.get("frames") or []):
+    if in_state and any(f.get("func") in ("put", "aput") for f in (err.get("frames") if err else None) or []):
         # refused at the checkpoint commit (a validating saver), after the node's writes were saved (put_writes)
         return "violated", (
-            f"persisted, refused too late: {err.get('type')} came at the checkpoint commit, after the node's writes were "
+            f"persisted, refused too late: {error_field(err, 'type')} came at the checkpoint commit, after the node's writes were "
             f"durable, and the state a fresh process reads holds {shown}{tail}"
         )
     if in_state:
         return "violated", (
-            f"persisted, refused too late: the checkpoint holds {shown}; {err.get('type')} came only when a later step read it{tail}"
+            f"persisted, refused too late: the checkpoint holds {shown}; {error_field(err, 'type')} came only when a later step read it{tail}"
         )
     if loud:
         extra = "; the write is still durable as a pending write" if pending else ""
         return "holds", (
-            f"refused loudly ({err.get('type')}: {str(err.get('message'))[:100]}); the checkpoint does not hold {shown}{extra}{tail}"
+            f"refused loudly ({error_field(err, 'type')}: {str(error_field(err, 'message'))[:100]}); the checkpoint does not hold {shown}{extra}{tail}"
         )
     return "violated", f"the invalid write {shown} vanished: no error and not in the state{tail}"
 
@@ -220,9 +238,9 @@ def invalid_summary(cell: Cell, records: list[TrialRecord]) -> CellResult:
     valid = [r for r in records if r.valid]
     result = CellResult(**base_fields(cell, records))
     result.summary = {
-        "write_status": dict(Counter(str((r.observations.get("write") or {}).get("status")) for r in valid)),
-        "readable_after": dict(Counter(not (r.observations.get("durable") or {}).get("error") for r in valid)),
-        "continue_status": dict(Counter(str((r.observations.get("resume") or {}).get("status")) for r in valid)),
+        "write_status": dict(Counter(str(r.observed("write", CallObs).get("status")) for r in valid)),
+        "readable_after": dict(Counter(not r.observed_inspect("durable").get("error") for r in valid)),
+        "continue_status": dict(Counter(str(r.observed("resume", CallObs).get("status")) for r in valid)),
         "invalid": dict(Counter(r.invalid_reason for r in records if not r.valid)),
     }
     return result

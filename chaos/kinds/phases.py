@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from chaos.racer.protocol import ActionSpec
+from chaos.racer.protocol import ActionOutcome, ActionSpec, InspectResult
 from chaos.records import RacerOutcome, TrialRecord
 from chaos.running.trial import RunContext, TrialRun, attempts
 from chaos.scenario.model import Cell
@@ -30,7 +30,7 @@ def each_trial(ctx: RunContext, cell: Cell, skip: set[str], trial: Callable[[Tri
         yield from attempts(ctx, cell, f"c{cell.index:03d}-t{t:04d}", skip, trial, rep=t)
 
 
-def run_phases(run: TrialRun, phases: list[tuple[str, list[ActionSpec]]]) -> tuple[dict[str, dict], list[RacerOutcome]]:
+def run_phases(run: TrialRun, phases: list[tuple[str, list[ActionSpec]]]) -> tuple[dict[str, ActionOutcome], list[RacerOutcome]]:
     """Run the phases; returns ({label: outcome}, the racers' outcomes). Unperformed labels are absent."""
     if in_process(run.cell):
         actions: list[ActionSpec] = []
@@ -42,25 +42,28 @@ def run_phases(run: TrialRun, phases: list[tuple[str, list[ActionSpec]]]) -> tup
         groups = [("solo", actions)]
     else:
         groups = phases
-    labelled: dict[str, dict] = {}
-    racers = []
+    labelled: dict[str, ActionOutcome] = {}
+    racers: list[RacerOutcome] = []
     for racer_id, acts in groups:
         (h,) = run.start([run.spec(racer_id, actions=acts)])
         hung = run.wait_exit([h])
         out = run.collect(h, racer_id, "+".join(a.get("label") or a.get("op") or "?" for a in acts), hung=bool(hung))
         racers.append(out)
-        for o in (out.result or {}).get("outcomes") or []:
-            label = (o.get("action") or {}).get("label")
-            if label:
-                labelled[label] = o
+        labelled.update(out.labelled)
     return labelled, racers
+
+
+def inspected(labelled: dict[str, ActionOutcome], label: str) -> InspectResult | None:
+    """What the ``inspect`` action labelled ``label`` found (None if it was not performed or found nothing)."""
+    o = labelled.get(label)
+    return o.get("inspect") if o else None
 
 
 def failed(racers: list[RacerOutcome]) -> str | None:
     """Why a phase's racer did not finish normally (crash, timeout, harness error), or None."""
     for r in racers:
         if r.status != "ok":
-            err = (r.result or {}).get("error") or {}
+            err = r.harness_error
             detail = f": {err.get('type')}: {err.get('message')}" if err else ""
             return f"racer {r.racer_id} {r.status}{detail}"
     return None

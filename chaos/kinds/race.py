@@ -34,7 +34,7 @@ import statistics
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from pydantic import Field
 
@@ -44,8 +44,8 @@ from chaos.kinds.chain import LC, ChainTally, read_chain, reads_chain
 from chaos.kinds.checking import Tally, base_fields, times, verdict
 from chaos.kinds.phases import each_trial
 from chaos.kinds.sweep import LIVENESS
-from chaos.racer.protocol import ActionSpec
-from chaos.records import CellResult, RaceWindow, TrialRecord, Verdict
+from chaos.racer.protocol import ActionOutcome, ActionSpec, InspectResult, RacerResult
+from chaos.records import CellResult, RacerOutcome, RaceWindow, TrialRecord, Verdict, error_field
 from chaos.running.trial import RunContext, TrialRun
 from chaos.scenario.model import Cell, Scenario
 
@@ -101,6 +101,24 @@ class Race(Kind):
 KIND = Race()
 
 
+class ParkObs(TypedDict):
+    """``observations["park"]``: the parking racer's status, its last outcome and what it left durable."""
+
+    status: str
+    outcome: ActionOutcome | None
+    inspect: InspectResult | None
+
+
+def _observed(o: ActionOutcome, gated: str | None) -> Any:
+    """What the gated node saw during the call of ``o`` (None if nothing, or no task is gated)."""
+    return o.get("observed", {}).get(gated) if gated else None
+
+
+def _last(r: RacerOutcome) -> ActionOutcome:
+    """The racer's last outcome (``{}`` if it performed none)."""
+    return r.last_outcome or ActionOutcome()
+
+
 def race_trial(run: TrialRun) -> TrialRecord:
     s = run.cell.scenario
     k = s.racers.k
@@ -109,21 +127,18 @@ def race_trial(run: TrialRun) -> TrialRecord:
     (parker,) = run.start([park_spec])
     hung = run.wait_exit([parker])
     park = run.collect(parker, "park", "run", hung=bool(hung))
-    outcomes = (park.result or {}).get("outcomes") or []
-    parked = bool(outcomes) and outcomes[-1].get("status") == "interrupted"
-    run.observations["park"] = {
-        "status": park.status,
-        "outcome": outcomes[-1] if outcomes else None,
-        "inspect": (park.result or {}).get("inspect_after"),
-    }
+    parked_o = park.last_outcome
+    parked = parked_o is not None and parked_o.get("status") == "interrupted"
+    park_obs: ParkObs = {"status": park.status, "outcome": parked_o, "inspect": park.inspect_after}
+    run.observations["park"] = park_obs
     if not parked:
         why = "the parking racer did not reach an interrupt or a static breakpoint"
-        if outcomes and outcomes[-1].get("error"):
-            why += f": {outcomes[-1]['error'].get('type')}: {outcomes[-1]['error'].get('message')}"
+        if parked_o and (err := parked_o.get("error")):
+            why += f": {err.get('type')}: {err.get('message')}"
         elif park.status != "ok":
             why += f" ({park.status}: {run.history[-1].detail})"
         return run.record(valid=False, invalid_reason=why, fault_fired=False)
-    gated = (park.result or {}).get("gated_task")
+    gated = park.gated_task
 
     # 2. k racers, all stopped at the gate, then released at once
     value = s.first_answer  # the answer plan's first value, else resume's command value
@@ -154,7 +169,7 @@ def race_trial(run: TrialRun) -> TrialRecord:
     # 3. what fired
     ledger = run.ctx.read_ledger(run.trial_id)
     fires_rows = [r for r in ledger if gated and r["task"] == gated]
-    released: list[int] = [r.result["t_released_mono_ns"] for r in results if r.result and r.result.get("t_released_mono_ns")]
+    released: list[int] = [t for r in results if (t := r.racer_result.get("t_released_mono_ns"))]
     run.observations.update(
         gated_task=gated,
         fires=len(fires_rows),
@@ -164,22 +179,20 @@ def race_trial(run: TrialRun) -> TrialRecord:
             {
                 "racer_id": r.racer_id,
                 "sent": specs[i]["actions"][0].get("value"),
-                "observed": ((r.result or {}).get("outcomes") or [{}])[-1].get("observed", {}).get(gated) if r.result else None,
-                "fired": any(
-                    f["effect_key"].startswith(f"{gated}:") or f["effect_key"] == gated for f in (r.result or {}).get("fired", [])
-                ),
+                "observed": _observed(_last(r), gated) if r.result else None,
+                "fired": any(f["effect_key"].startswith(f"{gated}:") or f["effect_key"] == gated for f in r.fired),
                 "status": r.status,
-                "outcome": (((r.result or {}).get("outcomes") or [{}])[-1]).get("status"),
-                "refused_by": ((((r.result or {}).get("outcomes") or [{}])[-1]).get("error") or {}).get("refused_by"),
-                **window_of(r.result, gated),
-                **_http_of(r.result),
+                "outcome": _last(r).get("status"),
+                "refused_by": error_field(_last(r).get("error"), "refused_by"),
+                **window_of(r.racer_result, gated),
+                **_http_of(r.racer_result),
             }
             for i, r in enumerate(results)
         ],
         release_spread_ms=(
             ((max(released) - min(released)) / 1e6) if len(released) == k and k > 1 else (0.0 if len(released) == k else None)
         ),
-        start_spread_ms=_spread([r.result.get("t_start_mono_ns") for r in results if r.result]),
+        start_spread_ms=_spread([r.racer_result.get("t_start_mono_ns") for r in results if r.result]),
     )
     if all_ready and len(ready) == k and not hung and reads_chain(s):  # 4. the thread's checkpoint tree: LC
         run.observations["chain"] = read_chain(run)
@@ -193,9 +206,10 @@ def race_trial(run: TrialRun) -> TrialRecord:
     return run.record(valid=True, fault_fired=True)
 
 
-def _http_of(result: Any) -> dict[str, Any]:
+def _http_of(result: RacerResult) -> dict[str, Any]:
     """A server client's HTTP outcome (``langgraph_server``: create status, run status), if its last outcome has one."""
-    http = (((result or {}).get("outcomes") or [{}])[-1]).get("http")
+    outcomes = result.get("outcomes") or []
+    http = outcomes[-1].get("http") if outcomes else None
     return {"http": http} if http else {}
 
 
@@ -203,7 +217,7 @@ def _http_of(result: Any) -> dict[str, Any]:
 COMMIT_PREFIXES = ("put(", "save", "checkpoint(", "clear_pending")
 
 
-def window_of(result: Any, gated: str | None) -> dict[str, Any]:
+def window_of(result: RacerResult | None, gated: str | None) -> dict[str, Any]:
     """When one racer read the pending interrupt and when its resumed checkpoint committed.
 
     ``read_offset_ms``: from the gate opening to its first read after it invoked the resume, its
@@ -499,7 +513,7 @@ def check_lc(cell: Cell, f: RaceFacts) -> Verdict:
 # ---------------------------------------------------------------------------------- explain
 
 
-def _fmt_val(v) -> str:
+def _fmt_val(v: Any) -> str:
     return "None" if v is None else str(v)
 
 
@@ -516,7 +530,7 @@ def explain_race(rec: TrialRecord) -> list[str]:
             f"the gated effect {gated} fired {times(len(rows))} (ledger seqs {seqs}), as it does in an uninterrupted run "
             f"({obs.get('baseline_trial') or 'the baseline'}): a duplicate that needs no race"
         ]
-    park = (obs.get("park") or {}).get("inspect") or {}
+    park = rec.observed("park", ParkObs).get("inspect") or {}
     step = park.get("head_step")
     where = f"checkpoint step {step}" if step is not None else "the parked checkpoint"
     sent = {p.get("racer_id"): p.get("sent") for p in obs.get("per_racer") or []}

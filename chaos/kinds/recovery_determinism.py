@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from chaos.kinds.base import Checker, Property
 from chaos.kinds.checking import combine, verdict
 from chaos.kinds.sweep import Sweep, SweepFacts, SweepKind, sweep_checks
-from chaos.records import CellResult, TrialRecord, Verdict
+from chaos.records import CellResult, TrialRecord, Verdict, error_field
 from chaos.scenario.model import Cell
 
 SWEEP = Sweep()
@@ -54,9 +54,9 @@ KIND = RecoveryDeterminism()
 
 
 def decision(rec: TrialRecord) -> str:
-    o = rec.observations.get("resume_outcome") or {}
-    after = rec.observations.get("after_resume") or {}
-    status = o.get("status") if o.get("status") != "error" else f"error {(o.get('error') or {}).get('type')}"
+    o = rec.observed_outcome("resume_outcome")
+    after = rec.observed_inspect("after_resume")
+    status = o.get("status") if o.get("status") != "error" else f"error {error_field(o.get('error'), 'type')}"
     ran = sorted(Counter(row["task"] for row in rec.ledger if row["racer_id"] == "resume").items())
     return json.dumps({"outcome": status, "ran_again": ran, "next": after.get("next")}, sort_keys=True)
 

@@ -175,7 +175,8 @@ def classify(ops: list[Op]) -> list[Anomaly]:
                 moved = writes_since(key, version, o.seq)
                 proof = [p for p in (read, *moved, o) if p is not None]
                 seqs = tuple(p.seq for p in proof)
-                registry = (last_write[key].value or {}).get("tools") if key in last_write else None
+                written = last_write[key].value if key in last_write else None  # the state value the key is at
+                registry = written.get("tools") if isinstance(written, dict) else None
                 if o.tool and isinstance(registry, list) and o.tool not in registry:
                     text = "; ".join(p.said() for p in proof) + f": {o.tool} was no longer in the {key}"
                     found.append(Anomaly("PT", o.agent, seqs, text))

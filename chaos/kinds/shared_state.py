@@ -52,7 +52,7 @@ from chaos.kinds.checking import Tally, base_fields, verdict
 from chaos.kinds.phases import failed
 from chaos.kinds.shared_history import CODES, classify, exposure, guard_cost, history_of
 from chaos.launchers import RacerHandle
-from chaos.records import CellResult, TrialRecord, Verdict
+from chaos.records import CellResult, TrialRecord, Verdict, error_field, error_of, status_of
 from chaos.running.trial import RunContext, TrialRun
 from chaos.scenario.model import Cell, Scenario
 from chaos.workloads.shared_langgraph import steps, tool_calls
@@ -221,10 +221,10 @@ def shared_trial(run: TrialRun, schedule: list[int], responses: list[int] | None
     if why is None:
         why = failed(outs)
     if why is None:
-        bad = [o for o in outs if ((o.result or {}).get("outcomes") or [{}])[-1].get("status") != "done"]
+        bad = [o for o in outs if status_of(o.last_outcome) != "done"]
         if bad:
-            err = (((bad[0].result or {}).get("outcomes") or [{}])[-1].get("error")) or {}
-            why = f"agent {bad[0].racer_id} did not finish its run: {err.get('type')}: {err.get('message')}"
+            err = error_of(bad[0].last_outcome)
+            why = f"agent {bad[0].racer_id} did not finish its run: {error_field(err, 'type')}: {error_field(err, 'message')}"
     if why is None and not ops:
         why = "the workload recorded no operation on the shared state (is it a shared_* workload?)"
     if why is not None:

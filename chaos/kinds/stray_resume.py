@@ -32,16 +32,16 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from typing import Literal
+from typing import Any, Literal, TypedDict
 
 from pydantic import Field
 
 from chaos.kinds.base import Checker, Kind, KindOptions, Property, needs_approval_resume
 from chaos.kinds.checking import base_fields, verdict
-from chaos.kinds.phases import each_trial, failed, run_phases
+from chaos.kinds.phases import each_trial, failed, inspected, run_phases
 from chaos.kinds.race import CO
-from chaos.racer.protocol import ActionSpec
-from chaos.records import CellResult, TrialRecord, Verdict
+from chaos.racer.protocol import ActionSpec, ErrorInfo, InspectResult, OutcomeStatus
+from chaos.records import CellResult, TrialRecord, Verdict, error_field, error_of, status_of
 from chaos.running.trial import RunContext, TrialRun
 from chaos.scenario.model import Cell, Scenario
 
@@ -121,7 +121,7 @@ def stray_trial(run: TrialRun) -> TrialRecord:
     by = StrayOptions.of(s).resume_by
     if by == "interrupt":
         answer["interrupt"] = "first"  # the same request, addressed to the interrupt it answered
-    stray: ActionSpec = dict(answer)  # type: ignore[assignment]
+    stray = ActionSpec(**answer)
     if by == "none_after_answer":  # a continue with no answer (LangGraph 8837)
         stray = {"op": "resume", "form": "none"}
     elif by == "unknown_id":  # the answer addressed to an interrupt no one has (LangGraph 8836)
@@ -140,39 +140,43 @@ def stray_trial(run: TrialRun) -> TrialRecord:
             ),
         ],
     )
-    gated = next((r.result.get("gated_task") for r in racers if r.result), None)
+    gated = next((r.gated_task for r in racers if r.result), None)
     run_o, resume_o, stray_o = labelled.get("run"), labelled.get("resume"), labelled.get("stray")
-    before = (labelled.get("before") or {}).get("inspect") or {}
-    after = (labelled.get("after") or {}).get("inspect") or {}
+    before: InspectResult = inspected(labelled, "before") or {}
+    after: InspectResult = inspected(labelled, "after") or {}
+    resume_fired = resume_o.get("fired", []) if resume_o else []
+    breakpoint = resume_o.get("breakpoint") if resume_o else None
+    consumed_obs: ConsumedObs = {
+        "status": status_of(resume_o),
+        "fired": resume_fired,
+        "waiting_at": (resume_o.get("interrupts") if resume_o else None) or [bp for bp in [breakpoint] if bp],
+    }
+    stray_obs: StrayObs = {
+        "status": status_of(stray_o),
+        "fired": stray_o.get("fired", []) if stray_o else [],
+        "observed": stray_o.get("observed") if stray_o else None,
+        "error": error_of(stray_o),
+    }
     run.observations.update(
         gated_task=gated,
         sent=v,
         resume_by=by,
-        consumed={
-            "status": (resume_o or {}).get("status"),
-            "fired": (resume_o or {}).get("fired", []),
-            "waiting_at": (resume_o or {}).get("interrupts") or [bp for bp in [(resume_o or {}).get("breakpoint")] if bp],
-        },
+        consumed=consumed_obs,
         thread_before=_state(before),
         thread_after=_state(after),
-        stray={
-            "status": (stray_o or {}).get("status"),
-            "fired": (stray_o or {}).get("fired", []),
-            "observed": (stray_o or {}).get("observed"),
-            "error": (stray_o or {}).get("error"),
-        },
+        stray=stray_obs,
     )
     why = failed(racers)
     if why:
         return run.record(valid=False, invalid_reason=why, fault_fired=False)
     if not run_o or run_o.get("status") != "interrupted":
         return run.record(
-            valid=False, invalid_reason=f"the run did not stop at an interrupt (status {(run_o or {}).get('status')})", fault_fired=False
+            valid=False, invalid_reason=f"the run did not stop at an interrupt (status {status_of(run_o)})", fault_fired=False
         )
-    if (resume_o or {}).get("status") == "unsupported":  # e.g. resume_by: interrupt on a static breakpoint
-        why = ((resume_o or {}).get("error") or {}).get("message")
+    if status_of(resume_o) == "unsupported":  # e.g. resume_by: interrupt on a static breakpoint
+        why = error_field(error_of(resume_o), "message")
         return run.record(valid=False, invalid_reason=f"the first answer is unsupported: {why}", fault_fired=False)
-    consumed = [k for k in (resume_o or {}).get("fired", []) if gated and k.split(":", 1)[0] == gated]
+    consumed = [k for k in resume_fired if gated and k.split(":", 1)[0] == gated]
     if not consumed:
         return run.record(valid=False, invalid_reason=f"the first answer did not fire {gated}: nothing was consumed", fault_fired=False)
     if stray_o is None:
@@ -180,9 +184,44 @@ def stray_trial(run: TrialRun) -> TrialRecord:
     return run.record(valid=True, fault_fired=True)
 
 
-def _state(inspected: dict) -> dict:
-    """The parts of the thread a stray resume must not move."""
-    return {k: inspected.get(k) for k in ("values", "next", "pending_interrupts", "checkpoints", "checkpoint", "error")}
+class ConsumedObs(TypedDict, total=False):
+    """``observations["consumed"]``: the first answer (status, effect keys fired, what the thread then waits at)."""
+
+    status: OutcomeStatus | None
+    fired: list[str]
+    waiting_at: list[Any]  # the pending interrupts after it, else the static breakpoint ([] : the thread completed)
+
+
+class StrayObs(TypedDict, total=False):
+    """``observations["stray"]``: the stray resume (status, effect keys fired, what the nodes saw, its error)."""
+
+    status: OutcomeStatus | None
+    fired: list[str]
+    observed: dict[str, Any] | None
+    error: ErrorInfo | None
+
+
+class ThreadState(TypedDict, total=False):
+    """``observations["thread_before"]`` / ``["thread_after"]``: the parts of the thread a stray resume must not move."""
+
+    values: Any
+    next: list[str] | None
+    pending_interrupts: int | None
+    checkpoints: int | None
+    checkpoint: str | None
+    error: ErrorInfo | None
+
+
+def _state(inspected: InspectResult) -> ThreadState:
+    """The parts of the thread a stray resume must not move (each key present, None if unknown)."""
+    return {
+        "values": inspected.get("values"),
+        "next": inspected.get("next"),
+        "pending_interrupts": inspected.get("pending_interrupts"),
+        "checkpoints": inspected.get("checkpoints"),
+        "checkpoint": inspected.get("checkpoint"),
+        "error": inspected.get("error"),
+    }
 
 
 # ------------------------------------------------------------------------------------ check
@@ -190,8 +229,12 @@ def _state(inspected: dict) -> dict:
 
 def trial_co(rec: TrialRecord) -> tuple[str, str]:
     o = rec.observations
-    stray, before, after = o.get("stray") or {}, o.get("thread_before") or {}, o.get("thread_after") or {}
-    where = "a thread waiting at a later interrupt" if (o.get("consumed") or {}).get("waiting_at") else "a completed thread"
+    stray, before, after = (
+        rec.observed("stray", StrayObs),
+        rec.observed("thread_before", ThreadState),
+        rec.observed("thread_after", ThreadState),
+    )
+    where = "a thread waiting at a later interrupt" if rec.observed("consumed", ConsumedObs).get("waiting_at") else "a completed thread"
     if o.get("resume_by") == "interrupt":
         where += " (addressed to the first interrupt's id)"
     elif o.get("resume_by") == "unknown_id":
@@ -210,7 +253,7 @@ def trial_co(rec: TrialRecord) -> tuple[str, str]:
         changes = ", ".join(f"{k}: {before.get(k)!r} -> {after.get(k)!r}" for k in moved)
         return "violated", f"the stray answer to {where} moved the thread ({changes})"
     if stray.get("status") in ("error", "refused"):  # refused: by a guard (target.guard), before any effect
-        how = f"refused ({(stray.get('error') or {}).get('type')})"
+        how = f"refused ({error_field(stray.get('error'), 'type')})"
     else:
         how = f"accepted as a no-op ({stray.get('status')})"
     extra = ""
@@ -226,12 +269,10 @@ def stray_summary(cell: Cell, records: list[TrialRecord]) -> CellResult:
     result.summary = {
         "resume_by": StrayOptions.of(cell.scenario).resume_by,
         "thread_after_first_answer": dict(
-            Counter(
-                "waiting at a later interrupt" if (r.observations.get("consumed") or {}).get("waiting_at") else "completed" for r in valid
-            )
+            Counter("waiting at a later interrupt" if r.observed("consumed", ConsumedObs).get("waiting_at") else "completed" for r in valid)
         ),
-        "stray_status": dict(Counter(str((r.observations.get("stray") or {}).get("status")) for r in valid)),
-        "stray_fired": dict(Counter(",".join((r.observations.get("stray") or {}).get("fired") or []) or "-" for r in valid)),
+        "stray_status": dict(Counter(str(r.observed("stray", StrayObs).get("status")) for r in valid)),
+        "stray_fired": dict(Counter(",".join(r.observed("stray", StrayObs).get("fired") or []) or "-" for r in valid)),
         "invalid": dict(Counter(r.invalid_reason for r in records if not r.valid)),
     }
     return result
@@ -252,11 +293,12 @@ def ar_verdict(valid: list[TrialRecord], n: int) -> Verdict:
     """AR: an answer addressed to an interrupt id no interrupt has is refused loudly (an error)."""
     if not valid:
         return verdict("AR", "unknown", f"no valid trial of {n}")
-    silent = [r for r in valid if (r.observations.get("stray") or {}).get("status") != "error"]
+    silent = [r for r in valid if r.observed("stray", StrayObs).get("status") != "error"]
     if silent:
         o = silent[0].observations
-        st = (o.get("stray") or {}).get("status")
-        fired = (o.get("stray") or {}).get("fired") or []
+        stray = silent[0].observed("stray", StrayObs)
+        st = stray.get("status")
+        fired = stray.get("fired") or []
         did = f"fired {', '.join(fired)}" if fired else "changed nothing and raised nothing"
         return verdict(
             "AR",
@@ -265,7 +307,7 @@ def ar_verdict(valid: list[TrialRecord], n: int) -> Verdict:
             f"interrupt has, was accepted silently (status {st}: it {did})",
             trial_ids=[r.trial_id for r in silent],
         )
-    err = ((valid[0].observations.get("stray") or {}).get("error") or {}).get("type")
+    err = error_field(valid[0].observed("stray", StrayObs).get("error"), "type")
     return verdict(
         "AR",
         "holds",
@@ -281,7 +323,7 @@ def co_verdict(per: list[tuple[TrialRecord, str, str]], n: int, why: str | None 
     if bad:
         seqs = []
         for r, _ in bad:
-            n_fired = len((r.observations.get("stray") or {}).get("fired") or [])
+            n_fired = len(r.observed("stray", StrayObs).get("fired") or [])
             rows = [row["seq"] for row in r.ledger if row["racer_id"] in ("stray", "solo")]
             seqs += rows[len(rows) - n_fired :] if n_fired else []  # the stray call fires last
         return verdict(

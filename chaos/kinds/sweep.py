@@ -56,8 +56,8 @@ from chaos.kinds.checking import base_fields, combine, judged, times, verdict
 from chaos.kinds.sweep_options import SweepOptions
 from chaos.launchers import RacerHandle
 from chaos.racer.barrier import HOLD
-from chaos.racer.protocol import ActionSpec
-from chaos.records import Baseline, CellResult, PointResult, TrialRecord, Verdict
+from chaos.racer.protocol import ActionSpec, RacerResult
+from chaos.records import Baseline, CellResult, PointResult, TrialRecord, Verdict, error_field
 from chaos.running.trial import RunContext, TrialRun, attempts, retry_id
 from chaos.scenario.model import Cell
 
@@ -176,15 +176,15 @@ def dry_trial(run: TrialRun) -> TrialRecord:
     (h,) = run.start([run.spec("dry", actions=_actions(cell), inspect_after=measure, measure_store=measure)])
     hung = run.wait_exit([h])
     out = run.collect(h, "dry", "run", hung=bool(hung))
-    trace = [t["barrier"] for t in (out.result or {}).get("trace", [])]
+    trace = [t["barrier"] for t in out.trace]
     run.observations["boundaries"] = trace
     if measure:  # what the run left durable, its values left out (they can be big: that is the point)
-        run.observations["after"] = {k: v for k, v in ((out.result or {}).get("inspect_after") or {}).items() if k != "values"}
-    run.observations["outcomes"] = (out.result or {}).get("outcomes")
-    run.observations.update(approval.dry_observations(out.result or {}))  # AA: where the run approved
+        run.observations["after"] = {k: v for k, v in (out.inspect_after or {}).items() if k != "values"}
+    run.observations["outcomes"] = out.racer_result.get("outcomes")
+    run.observations.update(approval.dry_observations(out.racer_result))  # AA: where the run approved
     ok = out.status == "ok" and bool(trace)
     reason = None if ok else f"dry run found no boundaries ({out.status}: {run.history[-1].detail})"
-    outcomes = (out.result or {}).get("outcomes") or []
+    outcomes = out.outcomes
     lost = [e for o in outcomes for e in o.get("persistence_errors") or []]
     run.observations["persistence_errors"] = lost
     failed = next((o for o in outcomes if o.get("status") == "error"), None)
@@ -194,8 +194,8 @@ def dry_trial(run: TrialRun) -> TrialRecord:
         # recoveries with, so the sweep measures nothing (e.g. CrewAI's checkpoint listener panicking
         # in pydantic-core mid-run, before its failed writes were counted)
         ok = False
-        err = failed.get("error") or {}
-        why = out.blame_reason or f"{err.get('type')}: {err.get('message')}"
+        err = failed.get("error")
+        why = out.blame_reason or f"{error_field(err, 'type')}: {error_field(err, 'message')}"
         reason = f"{DRY_RUN_FAILED} ({out.blame or 'framework'}: {why}): nothing to sweep against"
     elif ok and lost:
         # the framework swallowed failed writes into a log line (e.g. CrewAI's SQLite checkpoint
@@ -380,7 +380,7 @@ def chain_trial(run: TrialRun, chain: list[str], *, discover: bool = False) -> T
     return run.record(valid=True, fault_fired=True)
 
 
-def _last_resume(run: TrialRun, rec: RacerHandle, action: ActionSpec) -> tuple[dict, TrialRecord | None]:
+def _last_resume(run: TrialRun, rec: RacerHandle, action: ActionSpec) -> tuple[RacerResult, TrialRecord | None]:
     """Release the held resume racer after the last kill, wait for it and record what it found and
     did (``at_kill``, ``after_resume``, ``resume_outcome``, ...). Returns its result, and the
     trial's record when the trial ends here invalid (the racer never held, or failed)."""
@@ -393,8 +393,8 @@ def _last_resume(run: TrialRun, rec: RacerHandle, action: ActionSpec) -> tuple[d
     run.release(rec, HOLD)
     hung = run.wait_exit([rec])
     out = run.collect(rec, "resume", f"resume {cell.scenario.resume}", action.get("value"), hung=bool(hung))
-    res = out.result or {}
-    outcomes = res.get("outcomes") or []
+    res = out.racer_result
+    outcomes = out.outcomes
     run.observations.update(
         at_kill=res.get("inspect_before"),
         after_resume=res.get("inspect_after"),
@@ -476,7 +476,7 @@ def lost_effects(rec: TrialRecord, base: Baseline) -> list[str]:
     """Effect keys of the uninterrupted run that never fired although the recovery completed
     (the resume returned ``done``): exactly-once's other half, at least once. A recovery that did
     not complete loses nothing yet (liveness judges it)."""
-    if (rec.observations.get("resume_outcome") or {}).get("status") != "done":
+    if rec.observed_outcome("resume_outcome").get("status") != "done":
         return []
     fired = _counts(rec)
     return sorted(k for k in base.effects if not fired.get(k))
@@ -491,9 +491,9 @@ def repeat_outcome(rec: TrialRecord, base: Baseline) -> str:
         return "invalid"
     if unanswerable(rec):
         return "nothing durable"
-    o = rec.observations.get("resume_outcome") or {}
+    o = rec.observed_outcome("resume_outcome")
     if o.get("status") in ("error", "refused"):  # refused: a guard (target.guard) turned the recovery away
-        return f"resume {o['status']}: {(o.get('error') or {}).get('type')}"
+        return f"resume {o['status']}: {error_field(o.get('error'), 'type')}"
     parts = []
     if dups := sorted(crash_duplicates(rec, base)):
         parts.append("duplicated " + ", ".join(dups))
@@ -564,8 +564,8 @@ def unanswerable(rec: TrialRecord) -> bool:
     power loss, DU) judges, not the properties of a resume."""
     if nothing_saved(rec):
         return True
-    at_kill = rec.observations.get("at_kill") or {}
-    action = rec.observations.get("resume_action") or {}
+    at_kill = rec.observed_inspect("at_kill")
+    action = rec.observed("resume_action", ActionSpec)
     return (
         bool(action.get("only_if_durable"))
         and rec.observations.get("resume_outcome") is None
@@ -577,10 +577,10 @@ def unanswerable(rec: TrialRecord) -> bool:
 
 def nothing_saved(rec: TrialRecord) -> str | None:
     """The adapter's words when the resume found nothing the application had saved (``nothing_saved``)."""
-    o = rec.observations.get("resume_outcome") or {}
+    o = rec.observed_outcome("resume_outcome")
     if o.get("status") != "nothing_saved":
         return None
-    return str((o.get("error") or {}).get("message") or "nothing saved")
+    return str(error_field(o.get("error"), "message") or "nothing saved")
 
 
 def _attributed(row: dict) -> bool:
@@ -634,7 +634,7 @@ def ran_again(rec: TrialRecord) -> list[dict] | None:
 def durable_at_kill(rec: TrialRecord) -> int | None:
     """Durable checkpoints at the kill: every (sub)graph's when the adapter counts them
     (``durable_checkpoints``), else the root's (``checkpoints``)."""
-    at_kill = rec.observations.get("at_kill") or {}
+    at_kill = rec.observed_inspect("at_kill")
     n = at_kill.get("durable_checkpoints")
     return n if n is not None else at_kill.get("checkpoints")
 
@@ -643,7 +643,7 @@ def _pc_holds(valid: list[TrialRecord]) -> str:
     """PC's reason when it holds: what the resume's effects were compared with."""
     rows = [row for r in valid for row in r.ledger if row["racer_id"] == "resume" and not row.get("outside_task")]
     by_node = [row for row in rows if _attributed(row)]
-    if by_node and any((r.observations.get("at_kill") or {}).get("completed_by_namespace") is not None for r in valid):
+    if by_node and any(r.observed_inspect("at_kill").get("completed_by_namespace") is not None for r in valid):
         nodes = ", ".join(sorted({_where(row) for row in by_node}))
         return (
             f"no node recorded complete ran again ({len(by_node)} resume effect(s), fired by {nodes}, none by a node durable at the kill)"
@@ -707,22 +707,23 @@ def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep, base: Bas
             )
         )
     elif len(pc_unknown) == len(valid):
-        err = (valid[0].observations.get("at_kill") or {}).get("error") or {}
-        out.append(verdict("PC", "unknown", f"{point}: durable state unreadable ({err.get('type')})", points=[point]))
+        err = valid[0].observed_inspect("at_kill").get("error")
+        out.append(verdict("PC", "unknown", f"{point}: durable state unreadable ({error_field(err, 'type')})", points=[point]))
     else:
         out.append(verdict("PC", "holds", f"{point}: {_pc_holds(valid)}", points=[point], trial_ids=[r.trial_id for r in valid]))
     # liveness: the resume finishes the run or leaves it waiting for a human
     dead, finished = [], []
     for r in valid:
-        o = r.observations.get("resume_outcome") or {}
-        after = r.observations.get("after_resume") or {}
-        if (r.observations.get("at_kill") or {}).get("ended"):
+        o = r.observed_outcome("resume_outcome")
+        after = r.observed_inspect("after_resume")
+        if r.observed_inspect("at_kill").get("ended"):
             # the framework's own "finished" was durable at the kill (an adapter reports ``ended``):
             # the run was over, there is nothing to resume, whatever a resume of it then says
             finished.append(r)
         elif o.get("status") in ("error", "refused"):  # refused: a guard (target.guard) turned the recovery away
-            by = f"refused by guard {o['error'].get('refused_by')}: " if o.get("status") == "refused" and o.get("error") else ""
-            dead.append((r, f"{by}{o.get('error', {}).get('type')}: {o.get('error', {}).get('message', '')[:120]}"))
+            err = o.get("error")
+            by = f"refused by guard {err.get('refused_by')}: " if o.get("status") == "refused" and err else ""
+            dead.append((r, f"{by}{error_field(err, 'type')}: {(error_field(err, 'message') or '')[:120]}"))
         elif after.get("next") and not after.get("pending_interrupts") and not after.get("breakpoint"):
             dead.append((r, f"stopped with next={after.get('next')}"))
     if dead:
@@ -746,7 +747,7 @@ def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep, base: Bas
             )
         )
     else:
-        bps = [bp for r in valid if (bp := (r.observations.get("after_resume") or {}).get("breakpoint"))]
+        bps = [bp for r in valid if (bp := r.observed_inspect("after_resume").get("breakpoint"))]
         how = f" or left it waiting at the static breakpoint {bps[0].get('when')} {', '.join(bps[0].get('nodes') or [])}" if bps else ""
         out.append(
             verdict("LIVENESS", "holds", f"{point}: resume finished the run{how}", points=[point], trial_ids=[r.trial_id for r in valid])
@@ -1002,8 +1003,8 @@ def explain_kill(rec: TrialRecord) -> list[str]:
             if n > 1
         ]
     base: dict[str, int] | None = rec.observations.get("baseline_effects")
-    at_kill = rec.observations.get("at_kill") or {}
-    outcome = rec.observations.get("resume_outcome") or {}
+    at_kill = rec.observed_inspect("at_kill")
+    outcome = rec.observed_outcome("resume_outcome")
     kill = rec.observations.get("kill") or {}
     point = kill.get("point") or rec.point or "?"
     durable = set(at_kill.get("completed_tasks") or [])
@@ -1011,10 +1012,11 @@ def explain_kill(rec: TrialRecord) -> list[str]:
         durable |= {f"{n} (subgraph {ns})" for n in nodes} if ns else set(nodes)
     again_seqs = {row["seq"] for row in ran_again(rec) or []}
     ck = durable_at_kill(rec)
-    form = ((outcome.get("action") or {}).get("form")) or "?"
+    resumed_by = outcome.get("action")
+    form = (resumed_by.get("form") if resumed_by else None) or "?"
     out = []
     for key, n in counts.items():
-        expected = (base or {}).get(key, 1)
+        expected = base.get(key, 1) if base else 1
         if n < 2:
             continue
         rows = sorted((r for r in rec.ledger if r["effect_key"] == key), key=lambda r: r["seq"])

@@ -50,7 +50,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Any, Literal, TypedDict, cast
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -60,8 +60,9 @@ from chaos.kinds.baseline import MAX_ANSWERS, answer_action, baseline_actions
 from chaos.kinds.checking import base_fields, verdict
 from chaos.kinds.phases import each_trial, in_process
 from chaos.kinds.sweep import dry_runs, points_of
-from chaos.racer.protocol import ActionSpec, RacerSpec, TargetSpec
-from chaos.records import CellResult, RacerOutcome, TrialRecord, Verdict
+from chaos.launchers import RacerHandle
+from chaos.racer.protocol import ActionOutcome, ActionSpec, RacerSpec, TargetSpec
+from chaos.records import CellResult, RacerOutcome, TrialRecord, Verdict, error_field, error_of
 from chaos.running.trial import RunContext, TrialRun, attempts
 from chaos.scenario.model import MAX_NAME, Cell, Scenario
 
@@ -185,7 +186,7 @@ def _at(spec: RacerSpec, workload: str, params: dict[str, Any], version: str, th
     return spec
 
 
-def _v2_start(run: TrialRun, spec: RacerSpec) -> Any:
+def _v2_start(run: TrialRun, spec: RacerSpec) -> RacerHandle:
     """Start a racer of v2: in v2's own environment when the deploy is a library release (the
     trial still owns the handle: its cleanup kills it if it is left running)."""
     launcher = run.ctx.deploy_launcher
@@ -224,22 +225,34 @@ def _at_point(point: str) -> Callable[[TrialRun], TrialRecord]:
     return lambda run: upgrade_trial(run, point)
 
 
-def _collect(run: TrialRun, h: Any, role: str) -> RacerOutcome:
+def _collect(run: TrialRun, h: RacerHandle, role: str) -> RacerOutcome:
     hung = run.wait_exit([h])
     return run.collect(h, role, role, hung=bool(hung))
 
 
-def _labelled(out: RacerOutcome) -> dict[str, dict]:
-    return {(o.get("action") or {}).get("label") or "": dict(o) for o in out.outcomes}
+class AskedRelease(TypedDict, total=False):
+    """What a side's target asked for: its version (None: installed) and extra requirements."""
+
+    version: str | None
+    requirements: list[str]
+
+
+class VersionSide(TypedDict, total=False):
+    """``observations["versions"]["v1"]`` / ``["v2"]``: a side's workload and parameters, and (when the
+    scenario upgrades the framework) the release it asked for and the one it ran (None: killed first)."""
+
+    workload: str
+    params: dict[str, Any]
+    asked: AskedRelease
+    release: dict[str, str | None] | None
 
 
 def _fired(out: RacerOutcome | None) -> list[str]:
-    return [f["effect_key"] for f in (out.racer_result.get("fired") or [])] if out is not None else []
+    return [f["effect_key"] for f in out.fired] if out is not None else []
 
 
-def _last(out: RacerOutcome) -> dict[str, Any]:
-    outs = out.outcomes
-    return dict(outs[-1]) if outs else {}
+def _last(out: RacerOutcome) -> ActionOutcome:
+    return out.last_outcome or ActionOutcome()
 
 
 def _kill(run: TrialRun, spec: RacerSpec, point: str, *, v2: bool = False) -> tuple[list[str], str | None]:
@@ -274,8 +287,8 @@ def upgrade_trial(run: TrialRun, point: str | None) -> TrialRecord:
         (h1,) = run.start([run.spec("v1", actions=[{"op": "run", "label": "park"}], inspect_after=True)])
         v1 = _collect(run, h1, "v1")
         v1_versions = v1.racer_result.get("versions")
-        park = _labelled(v1).get("park") or {}
-        run.observations["v1"] = {"status": park.get("status"), "fired": _fired(v1), "after": v1.racer_result.get("inspect_after")}
+        park = v1.outcome("park") or ActionOutcome()
+        run.observations["v1"] = {"status": park.get("status"), "fired": _fired(v1), "after": v1.inspect_after}
         if v1.status != "ok" or park.get("status") != "interrupted":
             why = (v1.blame_reason or v1.status) if v1.status != "ok" else f"ended {park.get('status')}"
             return run.record(valid=False, invalid_reason=f"v1 never parked at an interrupt ({why})", fault_fired=False)
@@ -310,24 +323,24 @@ def upgrade_trial(run: TrialRun, point: str | None) -> TrialRecord:
             run.observations["versions"][side].update(asked={"version": t.version, "requirements": list(t.requirements)}, release=ran)
 
     res = v2.racer_result
-    resume = _labelled(v2).get("resume")
+    resume = v2.outcome("resume")
     last = _last(v2)
     run.observations["v2"] = {
         "performed": resume is not None,
         "status": last.get("status"),
-        "error": last.get("error") or (resume or {}).get("error"),
+        "error": last.get("error") or error_of(resume),
         "fired": _fired(v2),
         "before": res.get("inspect_before"),
         "after": res.get("inspect_after"),
         "blame": v2.blame_reason,
     }
-    s_last = _last(scratch)
+    s_last, scratch_after = _last(scratch), scratch.inspect_after
     run.observations["scratch"] = {
         "how": "from scratch" if point is None else f"killed at {point} and resumed",
         "status": s_last.get("status"),
         "error": s_last.get("error"),
         "fired": scratch_fired_before + _fired(scratch),
-        "values": (scratch.racer_result.get("inspect_after") or {}).get("values"),
+        "values": scratch_after.get("values") if scratch_after else None,
     }
     if v2.status != "ok":
         return run.record(valid=False, invalid_reason=f"the v2 racer {v2.status}: {run.history[-1].detail}", fault_fired=True)
@@ -336,7 +349,7 @@ def upgrade_trial(run: TrialRun, point: str | None) -> TrialRecord:
             valid=False, invalid_reason=f"nothing of v1's run was durable at {point}: there is no thread to upgrade", fault_fired=True
         )
     if scratch.status != "ok" or s_last.get("status") == "error":
-        why = scratch.blame_reason or (s_last.get("error") or {}).get("type") or scratch.status
+        why = scratch.blame_reason or error_field(s_last.get("error"), "type") or scratch.status
         return run.record(valid=False, invalid_reason=f"v2 alone did not finish ({why}): v2 itself is broken", fault_fired=True)
     return run.record(valid=True, fault_fired=True)
 
@@ -381,12 +394,13 @@ def _values_diff(got: Any, want: Any) -> list[str]:
 def release_change(o: dict[str, Any]) -> str:
     """``langgraph 1.0.10 -> 1.2.24``: the distributions whose version differs between the releases
     v1 and v2 ran (their own report; a killed v1 reports none, so v2's side alone is named), or ''."""
-    vs = o.get("versions") or {}
-    ran1, ran2 = (vs.get("v1") or {}).get("release"), (vs.get("v2") or {}).get("release")
+    vs = cast(dict[str, VersionSide], o.get("versions") or {})
+    side1, side2 = vs.get("v1") or VersionSide(), vs.get("v2") or VersionSide()
+    ran1, ran2 = side1.get("release"), side2.get("release")
     if not ran2:
         return ""
     if not ran1:  # killed before it could report: what it was asked to run
-        asked = (vs.get("v1") or {}).get("asked") or {}
+        asked = side1.get("asked") or AskedRelease()
         v1 = " ".join(str(x) for x in (asked.get("version") or "default", *(asked.get("requirements") or ())))
         return f"v1 (killed before it reported) asked release {v1}; v2 ran " + ", ".join(f"{d} {v}" for d, v in ran2.items() if v)
     changed = [f"{d} {ran1.get(d) or 'absent'} -> {ran2.get(d) or 'absent'}" for d in sorted({*ran1, *ran2}) if ran1.get(d) != ran2.get(d)]

@@ -157,6 +157,17 @@ class CheckpointInfo(TypedDict, total=False):
     interrupts: int
 
 
+class TreeCheckpoint(TypedDict, total=False):
+    """One checkpoint of the thread's whole tree (``checkpoints`` op, LangGraph's ``tree``: every
+    namespace, no claiming read), with its parent: what ``chaos.kinds.chain`` judges LC by."""
+
+    id: str | None
+    ns: str
+    parent: str | None
+    step: int | None
+    source: str | None
+
+
 class ForkIntent(TypedDict):
     """What the framework's API says about retry vs fork (``intent`` op): ``discriminator`` names
     the parameter that tells a retry from a fork (``None`` if there is none), ``surface`` the
@@ -165,6 +176,22 @@ class ForkIntent(TypedDict):
     discriminator: str | None
     surface: dict[str, Any]
     note: str
+
+
+class StoreSize(TypedDict, total=False):
+    """What the store holds for the thread (``chaos.targets.store_size.measure``; read by
+    ``chaos.kinds.growth``): each root checkpoint's serialised size (oldest first) and their count,
+    the thread's and the whole store's bytes, per table, and where they were read (``source``:
+    ``sqlite`` / ``postgres``, with its ``schema``). ``error`` alone when the measurement failed."""
+
+    checkpoint_bytes: list[int]
+    checkpoints: int
+    source: str
+    store_bytes: int
+    thread_bytes: int
+    tables: dict[str, int]
+    schema: str
+    error: str
 
 
 class InspectResult(TypedDict, total=False):
@@ -198,7 +225,7 @@ class InspectResult(TypedDict, total=False):
     error: ErrorInfo | None
     values_source: Literal["saver"]
     pending_writes: list[list[Any]]
-    store_size: dict[str, Any]  # LangGraph, when the spec asks (``measure_store``): chaos.targets.store_size
+    store_size: StoreSize  # LangGraph, when the spec asks (``measure_store``): chaos.targets.store_size
     raw_error: ErrorInfo
     ended: bool
     persistence_errors: list[dict[str, Any]]
@@ -231,6 +258,7 @@ class ActionOutcome(TypedDict, total=False):
     approvals: list[dict[str, Any]]  # approvals this call gave, in order: effects fired before each, t_mono_ns
     # per op
     checkpoints: list[CheckpointInfo]
+    tree: list[TreeCheckpoint]  # ``checkpoints`` op, where the adapter lists every namespace with parents (LangGraph)
     intent: ForkIntent
     inspect: InspectResult
     forked_from: str
@@ -239,6 +267,7 @@ class ActionOutcome(TypedDict, total=False):
     # adapter detail
     result: str
     persistence_errors: list[dict[str, Any]]
+    http: dict[str, Any]  # langgraph_server: the client's HTTP outcome (strategy, create status, run id, run status)
     # added by the racer
     fired: list[str]
     action: ActionSpec

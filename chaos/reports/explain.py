@@ -82,15 +82,15 @@ def timeline(rec: TrialRecord, width: float = 860.0) -> Timeline | None:
     for o in rec.racers:
         ln = lane(o.racer_id)
         ln.role, ln.status = o.role, o.status
-        res = o.result or {}
-        for key, kind, label in (
-            ("t_start_mono_ns", "start", "process started"),
-            ("t_ready_mono_ns", "ready", "workload built, ready"),
-            ("t_released_mono_ns", "released", "released by the gate"),
-            ("t_end_mono_ns", "end", "result written, exiting"),
+        res = o.racer_result
+        for t, kind, label in (
+            (res.get("t_start_mono_ns"), "start", "process started"),
+            (res.get("t_ready_mono_ns"), "ready", "workload built, ready"),
+            (res.get("t_released_mono_ns"), "released", "released by the gate"),
+            (res.get("t_end_mono_ns"), "end", "result written, exiting"),
         ):
-            if res.get(key):
-                ln.events.append(Event(res[key], kind, label))
+            if t:
+                ln.events.append(Event(t, kind, label))
     for op in rec.history:
         if op.t_mono_ns is None:
             continue

@@ -53,7 +53,7 @@ def _error_text(err: ErrorInfo | None) -> str:
 def _traceback_of(result: RacerResult | None, died: list | None = None) -> str | None:
     """The traceback of the racer's error (its build error, else its last failed action's, else that of
     the first of its threads that ``died``), at most 4000 characters."""
-    result = result or {}
+    result = result or RacerResult()
     errs = [result.get("error")] + [o.get("error") for o in reversed(result.get("outcomes") or []) if o.get("status") == "error"]
     errs += list(died or [])
     tb = next((e.get("traceback") for e in errs if e and e.get("traceback")), None)
@@ -307,7 +307,7 @@ class TrialRun:
             racer_id=h.racer_id,
             role=role,
             pid=h.pid,
-            host=(result or {}).get("host", h.host),
+            host=result.get("host", h.host) if result else h.host,
             exit_code=status.code if status else None,
             signal=status.signal if status else None,
             status=st,
