@@ -52,7 +52,7 @@ def test_a_scenario_without_matrix_is_one_cell():
         ("- a\n- b\n", "a scenario is a mapping of keys"),
         (
             "name: t\nkind: sweep\nworkload: three_step\n",
-            "kind: Input should be 'race', 'kill_sweep', 'first_checkpoint', 'fork', 'invalid_state', 'stray_resume', 'recovery_determinism', 'shared_state', 'upgrade' or 'failing_effect'",
+            "kind: Input should be 'race', 'kill_sweep', 'first_checkpoint', 'fork', 'invalid_state', 'stray_resume', 'recovery_determinism', 'shared_state', 'upgrade', 'failing_effect' or 'double_texting'",
         ),
     ],
 )

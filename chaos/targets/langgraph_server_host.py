@@ -47,27 +47,15 @@ from typing import TYPE_CHECKING
 
 from chaos.racer.errors import TargetError
 from chaos.racer.protocol import LedgerSpec, StoreSpec
+from chaos.targets.langgraph_server_offline import OFFLINE_ENV, free_port
 
 if TYPE_CHECKING:
     from chaos.records import TrialRecord
     from chaos.running.trial import RunContext
     from chaos.scenario.model import Cell
 
-OFFLINE_ENV = {
-    "LANGGRAPH_CLI_NO_ANALYTICS": "1",  # langgraph_cli/analytics.py
-    "LANGGRAPH_NO_VERSION_CHECK": "true",  # langgraph_api/cli.py: _check_newer_version asks PyPI
-    "LANGSMITH_TRACING": "false",
-    "LANGCHAIN_TRACING_V2": "false",
-    "LANGSMITH_TRACING_V2": "false",
-}
 READY_TIMEOUT_S = 90.0
 APP_MODULE = Path(__file__).with_name("langgraph_server_app.py")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def port_in_use(port: int) -> bool:

@@ -77,7 +77,7 @@ def start(folder: Path, graphs: dict[str, str], barrier: BarrierClient, ledger: 
     global BARRIER, LEDGER
     from langgraph_api.cli import run_server
 
-    from chaos.targets.langgraph_server_host import OFFLINE_ENV, free_port
+    from chaos.targets.langgraph_server_offline import OFFLINE_ENV, free_port
 
     folder.mkdir(parents=True, exist_ok=True)
     os.chdir(folder)
