@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 specs=("$@")
 if [ ${#specs[@]} -eq 0 ]; then
-  specs=(langgraph:1.0.10 pydantic_graph llamaindex autogen crewai)
+  specs=(langgraph:1.0.10 pydantic_graph llamaindex autogen crewai dbos)
 fi
 for spec in "${specs[@]}"; do
   framework=${spec%%:*}

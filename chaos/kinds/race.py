@@ -148,6 +148,8 @@ def race_trial(run: TrialRun) -> TrialRecord:
                 "status": r.status,
                 "outcome": (((r.result or {}).get("outcomes") or [{}])[-1]).get("status"),
                 "refused_by": ((((r.result or {}).get("outcomes") or [{}])[-1]).get("error") or {}).get("refused_by"),
+                # what the adapter counted in the racer (DBOS: recoveries it made, workflow runs it admitted)
+                "facts": (((r.result or {}).get("outcomes") or [{}])[-1]).get("facts"),
                 **window_of(r.result, gated),
             }
             for i, r in enumerate(results)

@@ -52,6 +52,7 @@ FRAMEWORK_PACKAGES: dict[str, tuple[str, ...]] = {
     "llamaindex": ("llama_index", "workflows"),
     "pydantic_graph": ("pydantic_graph", "pydantic_ai"),
     "autogen": ("autogen_core", "autogen_agentchat", "autogen_ext"),
+    "dbos": ("dbos",),
 }
 
 _DB_MODULES = ("psycopg", "psycopg2", "psycopg_pool", "asyncpg")

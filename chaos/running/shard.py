@@ -42,7 +42,7 @@ TIMINGS = "timings.json"
 MAX_SHARDS = 10_000
 
 # rough seconds per trial by framework (CrewAI racers take ~8 s each to start and run)
-FRAMEWORK_S = {"crewai": 8.0, "autogen": 2.0, "llamaindex": 1.5, "pydantic_graph": 1.0, "langgraph": 1.0}
+FRAMEWORK_S = {"crewai": 8.0, "autogen": 2.0, "llamaindex": 1.5, "pydantic_graph": 1.0, "langgraph": 1.0, "dbos": 2.0}
 PLACEMENT_S = {"local": 0.0, "docker": 2.0}  # hosts: 1.5 per trial
 SWEEP_POINTS = 8  # kill points a sweep finds when the scenario does not list them (its dry run decides)
 

@@ -412,6 +412,39 @@ TARGETS: dict[str, TargetInfo] = {
         default_version="0.7.5",
         pins=("autogen-agentchat=={version}", "autogen-core=={version}", "autogen-ext=={version}"),
     ),
+    "dbos": TargetInfo(
+        framework="dbos",
+        module="chaos.targets.dbos",
+        about="DBOS Transact: @DBOS.workflow with @DBOS.step steps, durable in its system database (SQLite in the trial's folder, or Postgres); DBOS.recv as the approval pause",
+        backends=("sqlite", "postgres"),
+        workloads={
+            "three_step": "@DBOS.workflow running @DBOS.step a, b, c, one effect each",
+            "gate_after_interrupt": "step pre -> DBOS.recv('approve') (the pause) | DBOS.send(id, answer, 'approve') -> step gate (effect keyed by the answer) -> step end",
+        },
+        kinds=("kill_sweep", "race"),
+        properties=("EO", "PC", "LIVENESS", "CO", "AA"),
+        distributions=("dbos",),
+        boundaries=(
+            "status(PENDING|SUCCESS|ERROR), step(name=X,n=N), recv_wait(topic=T), recv(topic=T), send(topic=T), set_event(key=K), "
+            "recover(enqueue), resume_workflow, fork, each :before/:after (SystemDatabase writes, read from dbos 3.4.0); effect(task):after"
+        ),
+        unsupported={
+            BRANCHES: "no parallel-branch workload for DBOS yet (steps of one workflow run one after another here)",
+            "shared_state": "no shared-state agent workloads for DBOS yet",
+            "durability": "every DBOS write is a committed transaction; there is no durability mode to vary",
+        },
+        reads=(),
+        unread_fields=_unread(
+            **{
+                "target.durability": "every DBOS write is a committed transaction; there is no durability mode to vary",
+                "answers": "not read by the DBOS adapter yet: it answers the one pause with resume's command value",
+                "resume:app": "not read by the DBOS adapter yet: recovery is DBOS.launch() or DBOS.resume_workflow (workload_params.recover_by)",
+            }
+        ),
+        import_name="dbos",
+        default_version="3.4.0",
+        pins=("dbos=={version}", "pydantic-ai-slim[dbos]==2.68.0"),
+    ),
 }
 
 
