@@ -115,7 +115,7 @@ def default_entries() -> list[Entry]:
                 {**_cases(f"contract_{fw}.yaml", NOT_RACES), "kill_points": ["effect(task=b)", "effect(task=gate)"]},
                 note="races out; sweeps at the effects of b / the gate",
             )
-            for fw in ("llamaindex", "pydantic_graph", "autogen")
+            for fw in ("llamaindex", "pydantic_graph", "autogen", "dbos")
         ],
         Entry(
             "contract_crewai.yaml",
