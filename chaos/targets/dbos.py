@@ -59,6 +59,17 @@ APP_NAME = "chaos-dbos"
 TERMINAL = ("SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED")
 
 
+# what DBOS's API says about retry vs fork (the fork kind's FI): two calls, and the fork is a new workflow
+INTENT = {
+    "discriminator": "DBOS.fork_workflow(id, start_step) -> a new workflow id, vs DBOS.resume_workflow(id) / recovery (the same id)",
+    "surface": {
+        "fork_workflow": "(workflow_id, start_step, *, application_version, queue_name, ...) -> WorkflowHandle of a new workflow",
+        "resume_workflow": "(workflow_id) -> WorkflowHandle of the same workflow",
+    },
+    "note": "a fork is a new workflow with its own id; a retry (recovery, resume_workflow) continues the same id from its recorded steps",
+}
+
+
 class ProcessEnds(BaseException):
     """The racer ends while a workflow waits at a recv: leave it waiting, as a process exit would."""
 
@@ -240,6 +251,7 @@ class DBOSSession(SessionBase):
         self.executor_id = str(self.params.get("executor_id") or own or "local")
         self.wait_s = float(self.params.get("wait_s", 20))
         self.launched = False
+        self.watching: set[str] = set()
         self.recorder.where = self._where
         install_seam(barrier)
 
@@ -279,10 +291,16 @@ class DBOSSession(SessionBase):
     # --- actions -------------------------------------------------------------------------------
     def perform(self, action: Action) -> ActionOutcome:
         op, form = action.get("op", "run"), action.get("form", "input")
-        if op not in ("run", "resume"):
-            raise Unsupported(f"{op!r} is not expressed by the DBOS adapter yet")
+        if op not in ("run", "resume", "fork", "checkpoints", "intent"):
+            raise Unsupported(f"{op!r} is not expressed by the DBOS adapter")
+        if op == "intent":
+            return outcome("done", {}, intent=INTENT)
+        if op == "checkpoints":
+            return outcome("done", {}, checkpoints=self._checkpoints())
         self.recorder.begin_action()
         try:
+            if op == "fork":
+                return self.recorder.with_approvals(self._fork(action))
             if op == "run" or form == "input":
                 return self.recorder.with_approvals(self._start())
             if form == "none":
@@ -322,32 +340,68 @@ class DBOSSession(SessionBase):
                 self._send(answer)
             return outcome("done", self.recorder.observed, nothing_to_resume=True, workflow_status=before)
         consumed0 = WATCH.consumed
-        if answering:  # the answer is durable before the run wakes: the recv finds it waiting
+        if answering:  # the recovered run finds the answer at its recv, or is woken by it
             self._launch()
             if self.by_resume:
                 DBOS.resume_workflow(self.thread_id)
             self._send(answer)
-            consumed0 = WATCH.consumed
             return self._await(consumed0, answered=True)
         self._launch()
         if self.by_resume:
             DBOS.resume_workflow(self.thread_id)
         return self._await(consumed0)
 
-    def _send(self, value: Any) -> None:
+    def _send(self, value: Any, to: str | None = None) -> None:
         from dbos import DBOS
 
         topic = self.workload.topic
         if topic is None:
             raise Unsupported("the workflow waits for no message (its DBOSWorkload has no topic): there is nothing to answer")
         self.recorder.note_approval()
-        DBOS.send(self.thread_id, value, topic)
+        DBOS.send(to or self.thread_id, value, topic)
 
-    def _await(self, consumed0: int, answered: bool = False) -> ActionOutcome:
-        """Wait until this workflow's outcome is recorded here, or it waits at a recv (after the
-        answer was consumed, when answering), at most ``wait_s``."""
-        wf = self.thread_id
-        self._watch_result()
+    def _fork(self, action: Action) -> ActionOutcome:
+        """``DBOS.fork_workflow(id, start_step)`` from the recv's step (the steps before it are
+        copied from the original's recorded outputs, the recv and all after run again in a new
+        workflow), then the fork's answer sent to the new workflow."""
+        from dbos import DBOS
+
+        if action.get("via", "checkpoint") != "explicit":
+            raise Unsupported(
+                "DBOS addresses a past step only through its explicit fork, DBOS.fork_workflow(id, start_step): use fork_via: explicit"
+            )
+        recv = [c for c in self._checkpoints() if c["source"] == "DBOS.recv"]
+        if not recv:
+            raise Unsupported("the workflow recorded no DBOS.recv: there is no pause to fork from")
+        start = int(recv[-1]["step"] or 0)
+        self._launch()
+        consumed0 = WATCH.consumed
+        handle = DBOS.fork_workflow(self.thread_id, start)
+        new_id = handle.get_workflow_id()
+        self._send(action.get("value"), to=new_id)
+        out = self._await(consumed0, answered=True, wf=new_id)
+        out["forked_from"] = f"{self.thread_id}@step{start}"
+        out["via"] = "explicit"
+        out["fork_id"] = new_id  # type: ignore[typeddict-unknown-key]
+        return out
+
+    def _checkpoints(self) -> list[dict[str, Any]]:
+        """The workflow's recorded operations, newest first (DBOS's steps: the addresses a fork takes)."""
+        client = self._client()
+        try:
+            steps = client.list_workflow_steps(self.thread_id, load_output=False)
+        finally:
+            client.destroy()
+        return [
+            {"id": str(s["function_id"]), "step": s["function_id"], "source": s["function_name"], "next": [], "interrupts": 0}
+            for s in reversed(steps)
+        ]
+
+    def _await(self, consumed0: int, answered: bool = False, wf: str | None = None) -> ActionOutcome:
+        """Wait until the workflow's outcome is recorded, or it waits at a recv (after the answer
+        was consumed, when answering), at most ``wait_s``."""
+        wf = wf or self.thread_id
+        self._watch_result(wf)
 
         def settled() -> bool:
             if wf in WATCH.outcomes:
@@ -376,15 +430,14 @@ class DBOSSession(SessionBase):
         # neither ended nor waiting: what the durable state says, for the kinds to judge
         return outcome("done", self.recorder.observed, stalled=True, workflow_status=self._status(), waited_s=self.wait_s, **extra)
 
-    def _watch_result(self) -> None:
+    def _watch_result(self, wf: str) -> None:
         """Learn when the workflow ends wherever it runs (another process may own it): DBOS's own
         ``get_result`` on a handle, in a daemon thread (it polls the system database)."""
         from dbos import DBOS
 
-        if getattr(self, "_watching", False):
+        if wf in self.watching:
             return
-        self._watching = True
-        wf = self.thread_id
+        self.watching.add(wf)
 
         def watch() -> None:
             try:
@@ -392,7 +445,7 @@ class DBOSSession(SessionBase):
                 status: str | None = "SUCCESS"
             except BaseException:  # ended in error, or DBOS shut down under the wait
                 try:
-                    status = self._status()
+                    status = self._status(wf)
                 except Exception:
                     return
             if status in TERMINAL:
@@ -406,10 +459,10 @@ class DBOSSession(SessionBase):
 
         return DBOSClient(system_database_url=self.url, dbos_system_schema=self.schema)
 
-    def _status_full(self) -> dict | None:
+    def _status_full(self, wf: str | None = None) -> dict | None:
         client = self._client()
         try:
-            rows = client.list_workflows(workflow_ids=[self.thread_id])
+            rows = client.list_workflows(workflow_ids=[wf or self.thread_id])
             if not rows:
                 return None
             s = rows[0]
@@ -417,8 +470,8 @@ class DBOSSession(SessionBase):
         finally:
             client.destroy()
 
-    def _status(self) -> str | None:
-        st = self._status_full()
+    def _status(self, wf: str | None = None) -> str | None:
+        st = self._status_full(wf)
         return None if st is None else str(st["status"])
 
     def inspect(self) -> InspectResult:
