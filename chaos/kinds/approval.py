@@ -53,7 +53,11 @@ RECOVERY_CALLS = {
     "crewai": {"none": "kickoff by id", "input": "a new kickoff", "command": "kickoff by id, continuing the flow"},
     "llamaindex": {"none": "Context.from_dict + run", "input": "a new run", "command": "Context.from_dict + run, continuing the run"},
     "autogen": {"none": "load_state + run()", "input": "a new team run", "command": "load_state + run(), continuing the team"},
-    "dbos": {"none": "DBOS.launch() recovery", "input": "start_workflow with the same id", "command": "DBOS.launch() recovery, continuing the workflow"},
+    "dbos": {
+        "none": "DBOS.launch() recovery",
+        "input": "start_workflow with the same id",
+        "command": "DBOS.launch() recovery, continuing the workflow",
+    },
 }
 
 

@@ -445,12 +445,12 @@ TARGETS: dict[str, TargetInfo] = {
             "fork:checkpoint": "DBOS addresses a past step only through its explicit fork, DBOS.fork_workflow(id, start_step): use fork_via: explicit",
             "durability": "every DBOS write is a committed transaction; there is no durability mode to vary",
         },
-        reads=(),
+        reads=("resume:app",),
         unread_fields=_unread(
             **{
                 "target.durability": "every DBOS write is a committed transaction; there is no durability mode to vary",
-                "answers": "not read by the DBOS adapter yet: it answers the one pause with resume's command value",
-                "resume:app": "not read by the DBOS adapter yet: recovery is DBOS.launch() or DBOS.resume_workflow (workload_params.recover_by)",
+                "answers": "not read by the DBOS adapter yet: it answers the one pause with resume's command value (a team's "
+                "recovery gets the plan's first answer in thread.answer)",
             }
         ),
         import_name="dbos",

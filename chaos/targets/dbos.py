@@ -106,7 +106,7 @@ def op_name(result: Any) -> str:
     tag = ",error" if result.get("error") is not None else ""
     if full.startswith("DBOS."):
         return f"{full[5:]}(n={result.get('function_id')}{tag})"
-    return f"step(name={full.rsplit('.', 1)[-1]},n={result.get('function_id')}{tag})"
+    return f"step(name={full},n={result.get('function_id')}{tag})"
 
 
 def instrument_class(base: type, barrier_of: Any) -> type:
@@ -233,6 +233,22 @@ def system_database(spec: RacerSpec) -> tuple[str, str]:
     return f"sqlite:///{store_file(spec, '.dbos.sqlite')}", "dbos"
 
 
+def registered_or_refuse(workload: Any, ref: str) -> None:
+    """The workload's workflow is a ``@DBOS.workflow`` registered in this process (a fresh process
+    must find it by name to recover it), else one line saying so."""
+    from dbos._dbos import _get_or_create_dbos_registry
+    from dbos._registrations import get_dbos_func_name
+
+    fn = workload.workflow
+    name = get_dbos_func_name(fn) if hasattr(fn, "dbos_function_name") else None
+    if name is None or name not in _get_or_create_dbos_registry().workflow_info_map:
+        what = getattr(fn, "__qualname__", repr(fn))
+        raise TypeError(
+            f"workload {ref!r}: {what} is not a registered DBOS workflow: decorate it with @DBOS.workflow() at module level, "
+            "so that a fresh process registers it on import and can recover it"
+        )
+
+
 class DBOSSession(SessionBase):
     def __init__(self, spec: RacerSpec, barrier: BarrierClient, ledger: Ledger):
         from chaos.workloads.dbos import BUILTIN, DBOSWorkload
@@ -243,10 +259,16 @@ class DBOSSession(SessionBase):
         self.recorder = EffectRecorder(barrier, ledger, self.thread_id)
         self.params = dict(spec.get("workload_params") or {})
         self.workload = build_workload(spec, self.recorder, BUILTIN, DBOSWorkload)
+        registered_or_refuse(self.workload, spec["workload"])
         self.url, self.schema = system_database(spec)
         # recover_by resume_workflow: the resumer's executor id is its own, so its launch recovers
         # nothing and DBOS.resume_workflow(id) is what brings the workflow back
         self.by_resume = self.params.get("recover_by") == "resume_workflow"
+        if self.by_resume and self.params.get("executor_id"):
+            raise ValueError(
+                "workload_params: executor_id clashes with recover_by: resume_workflow (the resuming process runs as an "
+                "executor of its own, so that its launch recovers nothing and DBOS.resume_workflow is what resumes): drop one"
+            )
         own = f"resumer-{spec['racer_id']}" if self.by_resume and spec["racer_id"] != "victim" else None
         self.executor_id = str(self.params.get("executor_id") or own or "local")
         self.wait_s = float(self.params.get("wait_s", 20))
@@ -307,6 +329,8 @@ class DBOSSession(SessionBase):
                 return self.recorder.with_approvals(self._recover(answer=None, answering=False))
             if form == "command":
                 return self.recorder.with_approvals(self._recover(answer=action.get("value"), answering=True))
+            if form == "app":
+                return self.recorder.with_approvals(self._recover_by_app(action))
             raise Unsupported(f"resume form {form!r} is not expressed by the DBOS adapter yet")
         except Unsupported:
             raise
@@ -350,6 +374,54 @@ class DBOSSession(SessionBase):
         if self.by_resume:
             DBOS.resume_workflow(self.thread_id)
         return self._await(consumed0)
+
+    def _recover_by_app(self, action: Action) -> ActionOutcome:
+        """The team's own recovery: ``recover(ctx, thread)`` from ``package.module:recover`` in this
+        fresh process, after DBOS is launched here (which recovers the PENDING workflows of its
+        executor); with an answer plan, ``thread.answer`` is the plan's first answer. Then chaos
+        waits for the workflow as after any resume."""
+        from dbos import DBOS
+
+        from chaos.targets.common import recovery_context
+        from chaos.workloads import import_factory
+        from chaos.workloads.dbos import DBOSThread
+
+        ref = action.get("recover") or ""
+        plan = list(action.get("plan") or [])
+        before = self._status()
+        if before is None:
+            return nothing_saved_outcome("DBOS has no row for the workflow: nothing to recover")
+        received = any(c["source"] == "DBOS.recv" for c in self._checkpoints())  # read before the launch recovers it
+        consumed0 = WATCH.consumed
+        self._launch()
+        answered: list[Any] = []
+
+        def send(value: Any) -> None:
+            answered.append(value)
+            self._send(value)
+
+        thread = DBOSThread(
+            workflow_id=self.thread_id,
+            status=before,
+            topic=self.workload.topic,
+            answer=plan[0] if plan else None,
+            send=send,
+            resume=lambda: DBOS.resume_workflow(self.thread_id),
+            received=received,
+        )
+        try:
+            got = import_factory(ref)(recovery_context(self.spec, self.recorder, self.thread_id), thread)
+            if hasattr(got, "__await__"):
+                import asyncio
+
+                asyncio.run(got)
+        except Exception as exc:  # the procedure's own failure, or the framework's refusal inside it
+            return outcome("error", self.recorder.observed, error=error_of(exc), recovered_by=ref)
+        if before in TERMINAL:
+            return outcome("done", self.recorder.observed, nothing_to_resume=True, workflow_status=before, recovered_by=ref)
+        out = self._await(consumed0, answered=bool(answered))
+        out["recovered_by"] = ref
+        return out
 
     def _send(self, value: Any, to: str | None = None) -> None:
         from dbos import DBOS
@@ -488,8 +560,8 @@ class DBOSSession(SessionBase):
             client.destroy()
         status = str(rows[0].status) if rows else None
         names = self.workload.steps
-        done = [s for s in steps if s["function_name"].rsplit(".", 1)[-1] in names and s.get("error") is None]
-        completed = [names[s["function_name"].rsplit(".", 1)[-1]] for s in done]
+        done = [s for s in steps if s["function_name"] in names and s.get("error") is None]
+        completed = [names[s["function_name"]] for s in done]
         recv_fids = {s["function_id"] for s in steps if s["function_name"] == "DBOS.recv"}
         pending = [s for s in steps if s["function_name"] == "DBOS.sleep" and s["function_id"] - 1 not in recv_fids]
         ended = status in TERMINAL
@@ -498,10 +570,14 @@ class DBOSSession(SessionBase):
         state: dict[str, Any] = {
             "checkpoints": len(steps) + (1 if rows else 0),
             "head_step": len(steps) if rows else None,
-            "next": [] if ended else (["recv"] if waiting else []) + todo,
+            # a PENDING workflow not waiting at a recv still has work: its remaining effect steps, or
+            # the workflow itself when the workload names none (a team's app whose effects are not steps)
+            "next": []
+            if ended or status is None
+            else (["recv"] if waiting else []) + (todo or ([] if waiting else [f"workflow({status})"])),
             "completed_tasks": sorted(set(completed)),
             "completed_task_ids": [str(s["function_id"]) for s in done],
-            "completed_by_namespace": {"": sorted({s["function_name"].rsplit(".", 1)[-1] for s in done})},
+            "completed_by_namespace": {"": sorted({s["function_name"] for s in done})},
             "pending_interrupts": 1 if waiting else 0,
             "ended": ended,
             "workflow_status": status,

@@ -118,7 +118,8 @@ class DBOSThread:
     thread)`` in a fresh process, DBOS launched there, which recovers the workflow by itself).
 
     ``workflow_id``: the trial's workflow; ``status``: its status before the launch (``PENDING``,
-    ``SUCCESS``...; None: never recorded); ``answer``: the scenario's answer for the pause (None:
+    ``SUCCESS``...; None: never recorded); ``received``: the workflow recorded a ``DBOS.recv``
+    before the launch (an answer was consumed already); ``answer``: the scenario's answer for the pause (None:
     none); ``topic``: where it is sent; ``send(value)``: ``DBOS.send`` to the workflow on the
     topic; ``resume()``: ``DBOS.resume_workflow``. Whatever ``recover`` does, chaos then waits for
     the workflow to finish or to wait at a recv, and reports that."""
@@ -129,6 +130,7 @@ class DBOSThread:
     answer: Any
     send: Callable[[Any], None]
     resume: Callable[[], Any]
+    received: bool = False
 
 
 def _timeout(ctx: Any) -> float:
