@@ -606,3 +606,18 @@ class DBOSSession(SessionBase):
 
 def open_session(spec: RacerSpec, barrier: BarrierClient, ledger: Ledger) -> DBOSSession:
     return DBOSSession(spec, barrier, ledger)
+
+
+# For warm racers (chaos.racer.forkserver): importing dbos (and pydantic-ai's DBOS integration) starts
+# no thread and opens nothing (checked: one thread, no descriptor after the import); DBOS's threads and
+# engine start only at DBOS.launch(), in the racer. Importing the built-in workloads registers their
+# workflows once, in the server (about 2.5 s of a cold racer's start is these imports).
+PRELOAD = (
+    "dbos",
+    "dbos._sys_db",
+    "dbos._sys_db_sqlite",
+    "dbos._sys_db_postgres",
+    "dbos._client",
+    "chaos.workloads.dbos",
+)
+PRELOAD_OPTIONAL = ("pydantic_ai", "pydantic_ai.durable_exec.dbos")
