@@ -21,6 +21,7 @@ TYPES = {
     "crewai": ["WorkloadContext", "CrewWorkload", "CrewRun"],
     "llamaindex": ["WorkloadContext", "LlamaWorkload", "LlamaThread"],
     "autogen": ["WorkloadContext", "AutoGenWorkload", "AutoGenThread"],
+    "dbos": ["WorkloadContext", "DBOSWorkload", "DBOSThread"],
 }
 
 
@@ -39,7 +40,7 @@ def test_every_public_type_is_named_in_one_place():
 
 def test_importing_the_public_place_imports_no_framework_and_no_third_party_package():
     loaded = json.loads(_python("import sys, chaos.workloads; print(__import__('json').dumps(sorted(sys.modules)))"))
-    heavy = {"langgraph", "crewai", "workflows", "pydantic_graph", "autogen_agentchat", "pydantic", "yaml"}
+    heavy = {"langgraph", "crewai", "workflows", "pydantic_graph", "autogen_agentchat", "dbos", "pydantic", "yaml"}
     assert not heavy & {m.split(".")[0] for m in loaded}
 
 

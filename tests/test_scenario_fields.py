@@ -47,7 +47,7 @@ def _keys(field: str) -> list[str]:
 def test_every_field_is_read_or_refused_by_every_adapter():
     fields = scenario_fields()
     assert "target.durability" in fields and "effect_fault.times" in fields and "answers" in fields
-    assert len(TARGETS) == 6
+    assert {"langgraph", "crewai", "dbos", "langgraph_server"} <= set(TARGETS)  # the walk below covers every adapter
     for info in TARGETS.values():
         for field in fields:
             for key in _keys(field):

@@ -184,6 +184,8 @@ def race_trial(run: TrialRun) -> TrialRecord:
                 "status": r.status,
                 "outcome": _last(r).get("status"),
                 "refused_by": error_field(_last(r).get("error"), "refused_by"),
+                # what the adapter counted in the racer (DBOS: recoveries it made, workflow runs it admitted)
+                "facts": _last(r).get("facts"),
                 **window_of(r.racer_result, gated),
                 **_http_of(r.racer_result),
             }

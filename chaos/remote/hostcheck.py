@@ -21,7 +21,7 @@ _PROBE = (
     "def v(d):\n"
     "    try: return metadata.version(d)\n"
     "    except Exception: return None\n"
-    "ds = ['langgraph', 'langgraph-checkpoint', 'langgraph-checkpoint-sqlite', 'langgraph-checkpoint-postgres', 'psycopg', 'crewai']\n"
+    "ds = ['langgraph', 'langgraph-checkpoint', 'langgraph-checkpoint-sqlite', 'langgraph-checkpoint-postgres', 'psycopg', 'crewai', 'dbos']\n"
     "print('INFO', sys.version.split()[0], socket.gethostname(), *[f'{d}={v(d)}' for d in ds], flush=True)\n"
     "for _ in iter(sys.stdin.readline, ''):\n"
     "    print('T', repr(time.time()), flush=True)\n"

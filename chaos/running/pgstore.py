@@ -75,11 +75,17 @@ def create_run_schema(dsn: str, run_id: str, *, setup: bool = True) -> str:
 
 
 def drop_run_schema(dsn: str, run_id: str) -> None:
-    """Drop the run's schema and everything in it (idempotent)."""
+    """Drop the run's schema and everything in it (idempotent), and the per-trial schemas made under
+    its name (``<run schema[:50]>_<10 hex>``: the DBOS adapter's system databases, one per trial)."""
     from psycopg import sql
 
+    name = schema_name(run_id)
     with connect(dsn) as conn:
-        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema_name(run_id))))
+        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(name)))
+        like = name[:50].replace("_", "\\_") + "\\_%"
+        rows = conn.execute("SELECT nspname FROM pg_namespace WHERE nspname LIKE %s AND length(nspname) = %s", (like, len(name[:50]) + 11))
+        for (trial_schema,) in rows.fetchall():
+            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(trial_schema)))
 
 
 def store_for(dsn: str, run_id: str) -> Callable[[Cell, str, Path], StoreSpec]:

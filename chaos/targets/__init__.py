@@ -510,6 +510,58 @@ TARGETS: dict[str, TargetInfo] = {
         ),
         cell_host="chaos.targets.langgraph_server_host:serving",
     ),
+    "dbos": TargetInfo(
+        framework="dbos",
+        module="chaos.targets.dbos",
+        about="DBOS Transact: @DBOS.workflow with @DBOS.step steps, durable in its system database (SQLite in the trial's folder, or Postgres); DBOS.recv as the approval pause",
+        backends=("sqlite", "postgres"),
+        workloads={
+            "three_step": "@DBOS.workflow running @DBOS.step a, b, c, one effect each",
+            "gate_after_interrupt": "step pre -> DBOS.recv('approve') (the pause) | DBOS.send(id, answer, 'approve') -> step gate (effect keyed by the answer) -> step end",
+        },
+        kinds=("kill_sweep", "race", "stray_resume", "fork", "recovery_determinism"),
+        properties=("EO", "PC", "LIVENESS", "CO", "AA", "DU", "CV", "FD", "FI", "RD"),
+        distributions=("dbos",),
+        boundaries=(
+            "status(PENDING|SUCCESS|ERROR), step(name=X,n=N), recv_wait(topic=T), recv(topic=T), send(topic=T), set_event(key=K), "
+            "recover(enqueue), resume_workflow, fork, each :before/:after (SystemDatabase writes, read from dbos 3.4.0); effect(task):after"
+        ),
+        unsupported={
+            BRANCHES: "no parallel-branch workload for DBOS yet (steps of one workflow run one after another here)",
+            "shared_state": "no shared-state agent workloads for DBOS yet",
+            "first_checkpoint": "DBOS commits the workflow's first row (status PENDING, with its inputs) inside DBOS.start_workflow, "
+            "before it returns a handle and before any step runs: there is no accepted-but-unrecorded window (a kill at "
+            "status(PENDING):before, in every sweep, leaves nothing to recover and no effect fired)",
+            "FCL": "needs first_checkpoint",
+            "invalid_state": "DBOS keeps no typed state to break: a step's output is stored as the step returned it (serialized), "
+            "and recovery hands it back as recorded; DBOS validates only workflow inputs (pydantic, its validation extra), which "
+            "these workloads do not declare",
+            "upgrade": "not measured yet: DBOS recovers a PENDING workflow only in a process of the same application version (a "
+            "hash of the registered workflow code, or application_version); no v1/v2 DBOS workload pairs yet",
+            "UP": "needs upgrade",
+            "failing_effect": "not measured yet: no DBOS workload with a step retry (retries_allowed) around an effect",
+            "fork:checkpoint": "DBOS addresses a past step only through its explicit fork, DBOS.fork_workflow(id, start_step): use fork_via: explicit",
+            "durability": "every DBOS write is a committed transaction; there is no durability mode to vary",
+        },
+        reads=("resume:app",),
+        unread_fields={
+            **{k: v for k, v in _NOT_LANGGRAPH.items() if k not in _OWN_APP_READS},
+            "target.durability": "every DBOS write is a committed transaction; there is no durability mode to vary",
+            "answers": "not read by the DBOS adapter yet: it answers the one pause with resume's command value (a team's "
+            "recovery gets the plan's first answer in thread.answer)",
+        },
+        packages=("dbos", "pydantic_ai"),
+        trial_s=2.0,
+        # AA's reasons name the call a recovery of each resume form makes here
+        recovery_calls={
+            "none": "DBOS.launch() recovery",
+            "input": "start_workflow with the same id",
+            "command": "DBOS.launch() recovery, continuing the workflow",
+        },
+        import_name="dbos",
+        default_version="3.4.0",
+        pins=("dbos=={version}", "pydantic-ai-slim[dbos]==2.68.0"),
+    ),
 }
 
 

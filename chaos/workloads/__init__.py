@@ -20,6 +20,7 @@ The public types a team's own app needs live here, one place for every framework
     from chaos.workloads import CrewWorkload, CrewRun            # CrewAI Flows
     from chaos.workloads import LlamaWorkload, LlamaThread       # LlamaIndex Workflows
     from chaos.workloads import AutoGenWorkload, AutoGenThread   # AutoGen AgentChat
+    from chaos.workloads import DBOSWorkload, DBOSThread         # DBOS Transact
 
 Each framework's names are imported on first use (PEP 562 ``__getattr__``) from
 ``chaos.workloads.<framework>``, which imports that framework: importing this package stays
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from chaos.racer.protocol import RacerSpec
     from chaos.workloads.autogen import AutoGenThread, AutoGenWorkload
     from chaos.workloads.crewai import CrewRun, CrewWorkload
+    from chaos.workloads.dbos import DBOSThread, DBOSWorkload
     from chaos.workloads.langgraph import Breakpoint, Edit, LangGraphWorkload
     from chaos.workloads.llamaindex import LlamaThread, LlamaWorkload
     from chaos.workloads.pydantic_graph import Deps, PGRun, PGWorkload
@@ -50,6 +52,8 @@ __all__ = [
     "Breakpoint",
     "CrewRun",
     "CrewWorkload",
+    "DBOSThread",
+    "DBOSWorkload",
     "Deps",
     "Edit",
     "EffectFault",
@@ -75,6 +79,8 @@ _PUBLIC = {
     "LlamaThread": "chaos.workloads.llamaindex",
     "AutoGenWorkload": "chaos.workloads.autogen",
     "AutoGenThread": "chaos.workloads.autogen",
+    "DBOSWorkload": "chaos.workloads.dbos",
+    "DBOSThread": "chaos.workloads.dbos",
 }
 
 

@@ -1,0 +1,137 @@
+"""DBOS Transact (3.4.0) under real SIGKILLs, with its system database on SQLite and on Postgres.
+
+What a DBOS user sees, as its docs promise it: a workflow recovered by a fresh process resumes from
+its last completed step; a step killed after its effect and before its output was checkpointed runs
+again (the documented "may run more than once", measured here as EO violated at exactly those
+points, with the ledger rows); a step whose output was checkpointed never runs again (PC holds
+everywhere); a kill before the workflow's first row leaves nothing to recover (vacuous, not a
+verdict); an approval answered by ``DBOS.send`` fires the gated step once however the answer's
+rows are crashed; and three processes recovering and answering one PENDING workflow at once make
+one recovery and one run of it (CO holds, with the recovery count per trial).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from kits import framework_support as look
+from kits.runs import run_text
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _env():
+    from chaos.envs import python_for
+
+    python_for("dbos")
+
+
+def _per_racer(run_dir) -> dict[str, list[dict]]:
+    """Each race trial's per-racer records (with the adapter's ``facts``), from the run's journal."""
+    out: dict[str, list[dict]] = {}
+    for line in (run_dir / "journal.jsonl").read_text().splitlines():
+        d = json.loads(line)
+        rec = d.get("record") or d
+        per = (rec.get("observations") or {}).get("per_racer")
+        if per:
+            out[rec["trial_id"]] = per
+    return out
+
+
+def test_a_step_killed_before_its_output_is_checkpointed_runs_again_and_a_checkpointed_one_never(tmp_path):
+    results = run_text(
+        tmp_path,
+        """
+name: dbos_sweep
+kind: kill_sweep
+target: {framework: dbos, backend: sqlite}
+workload: three_step
+resume: none
+trials: 1
+seed: 7
+timeout_s: 90
+kill_points: ["status(PENDING)", "effect(task=b)", "step(name=b,n=2)", "status(SUCCESS):after"]
+""",
+    ).results
+    c = look.cell(results)
+    eo = look.verdict(c, "EO")
+    assert eo.status == "violated"
+    assert "effect(task=b):after#1" in eo.evidence.points and eo.evidence.ledger_seqs
+    # after b's effect, and at the write of its output (not yet committed): b runs again on recovery
+    assert look.point(c, "effect(task=b)").duplicates == ["b"]
+    assert look.point(c, "step(name=b,n=2):before").duplicates == ["b"]
+    # once b's output row is committed, recovery resumes after it: nothing runs twice, a and c once
+    assert look.point_verdict(c, "step(name=b,n=2):after", "EO").status == "holds"
+    assert look.point(c, "step(name=b,n=2):after").effect_counts == {"a": [1], "b": [1], "c": [1]}
+    # no step durable at the kill ran again anywhere, and every recovery finished the workflow
+    assert look.verdict(c, "PC").status == "holds"
+    assert look.point_verdict(c, "effect(task=b)", "LIVENESS").status == "holds"
+    # killed before the workflow's first row: DBOS has nothing to recover, which is no resume's fault
+    first = look.point_verdict(c, "status(PENDING):before", "LIVENESS")
+    assert first.status == "unknown" and "first write" in first.reason
+    # killed after the SUCCESS row: nothing to resume, nothing runs
+    assert look.point(c, "status(SUCCESS):after").effect_counts == {"a": [1], "b": [1], "c": [1]}
+    assert results.exit_code == 1
+
+
+def test_the_approval_sent_with_dbos_send_fires_the_gate_once_however_its_rows_are_crashed(tmp_path):
+    results = run_text(
+        tmp_path,
+        """
+name: dbos_gate
+kind: kill_sweep
+target: {framework: dbos, backend: sqlite}
+workload: gate_after_interrupt
+resume: "command:true"
+trials: 1
+seed: 8
+timeout_s: 90
+kill_points: ["recv_wait(topic=approve)", "send(topic=approve)", "recv(topic=approve)", "effect(task=gate)"]
+""",
+    ).results
+    c = look.cell(results)
+    for p in ("recv_wait(topic=approve):after", "send(topic=approve):after", "recv(topic=approve):before", "recv(topic=approve):after"):
+        assert look.point_verdict(c, p, "EO").status == "holds", p
+        assert look.point(c, p).effect_counts == {"end": [1], "gate:True": [1], "pre": [1]}, p
+    # the gate step's own output was not yet checkpointed: it runs again (DBOS's documented at-least-once step)
+    assert look.point(c, "effect(task=gate)").duplicates == ["gate:True"]
+    assert look.verdict(c, "PC").status == "holds"
+    assert look.verdict(c, "LIVENESS").status == "holds"
+
+
+def _race(tmp_path, backend: str):
+    out = run_text(
+        tmp_path,
+        f"""
+name: dbos_race_{backend}
+kind: race
+target: {{framework: dbos, backend: {backend}}}
+workload: gate_after_interrupt
+resume: "command:true"
+racers: {{k: 3}}
+trials: 3
+seed: 9
+timeout_s: 90
+""",
+    )
+    c = look.cell(out.results)
+    assert look.verdict(c, "CO").status == "holds"
+    assert look.verdict(c, "LIVENESS").status == "holds"
+    per = _per_racer(out.run_dir)
+    assert len(per) == 3
+    for trial, racers in per.items():
+        facts = [p["facts"] for p in racers]
+        # three processes launched DBOS on the PENDING workflow: one recovery landed, one process ran it
+        assert sum(f["recoveries"] for f in facts) == 1, (trial, facts)
+        assert sum(f["runs"] for f in facts) == 1, (trial, facts)
+        assert sum(p["fired"] for p in racers) == 1, (trial, racers)
+
+
+def test_three_processes_recovering_and_answering_one_pending_workflow_recover_it_once_sqlite(tmp_path):
+    _race(tmp_path, "sqlite")
+
+
+@pytest.mark.skipif(not os.environ.get("CHAOS_PG_DSN"), reason="needs CHAOS_PG_DSN")
+def test_three_processes_recovering_and_answering_one_pending_workflow_recover_it_once_postgres(tmp_path):
+    _race(tmp_path, "postgres")
