@@ -41,7 +41,7 @@ def test_a_scenario_without_matrix_is_one_cell():
         (BASE.replace("gate_after_interrupt", "not a factory"), "unknown workload 'not a factory'"),
         (
             BASE + "target: {framework: crew}\n",
-            "unknown framework 'crew'; known: autogen, crewai, langgraph, langgraph_server, llamaindex, pydantic_graph",
+            "unknown framework 'crew'; known: autogen, crewai, dbos, langgraph, langgraph_server, llamaindex, pydantic_graph",
         ),
         (BASE + "target: {backend: mongo}\n", "langgraph has no backend 'mongo'"),
         # (an explicit ``none`` is accepted: a race of static-breakpoint approvals, invoke(None))
