@@ -85,6 +85,15 @@ def test_every_kind_option_has_its_place_in_the_file_and_one_kind_model_declares
         assert option_readers(key), key
 
 
+def test_a_kind_option_left_out_is_its_models_default():
+    """Each place is typed ``KindOption`` (the validator that fills in the model's default and
+    validates a given value): a place without it would leave the option unset and unchecked."""
+    s = parse_scenario("name: x\nkind: kill_sweep\nworkload: three_step\n")
+    for model in option_models():
+        for key in model.model_fields:
+            assert getattr(s, key) == model.default_of(key), key
+
+
 # one value per unread field, and the kind that reads it, as a user would write them
 SETS = {
     "target.durability": ("kill_sweep", "target: {{framework: {fw}, backend: {backend}, durability: exit}}\n"),

@@ -672,19 +672,35 @@ def _lost_before_first_save(point: str, framework: str) -> str:
 
 
 def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep, base: Baseline, framework: str = "") -> list[Verdict]:
+    """EO, PC, LIVENESS and the sweep's ``extra`` checks at one kill point, in that order. Each
+    property has its own judge, called check-safe (``at_point``): one that raises makes its own
+    property ``unknown`` at the point, with the error, and the others keep their verdicts."""
     valid = [r for r in recs if r.valid]
     if not valid:
         why = recs[0].invalid_reason if recs else "no trial"
         return [verdict(p, "unknown", f"{point}: {why}", points=[point], trial_ids=[r.trial_id for r in recs]) for p in sweep.properties]
+    extra = [v for c in sweep.extra for v in _judged_at(point, c.property.code, c.judge, point, valid)]
     if all(unanswerable(r) for r in valid):
         # EO, PC and liveness speak of a resume; none was possible. The sweep's own checks (a lost
         # run, say) still judge the point.
         said = next((w for r in valid if (w := nothing_saved(r))), None)
         why = f"{point}: vacuous, {said}" if said else f"{point}: vacuous, {_lost_before_first_save(point, framework)}"
-        base_verdicts = [verdict(p, "unknown", why, points=[point], vacuous=True) for p in BASE_PROPERTIES]
-        return base_verdicts + [c.judge(point, valid) for c in sweep.extra]
-    out = [_point_eo(point, valid, base)]
-    # PC: nothing recorded complete at the kill runs again
+        return [verdict(p, "unknown", why, points=[point], vacuous=True) for p in BASE_PROPERTIES] + extra
+    return [
+        *_judged_at(point, EO.code, _point_eo, point, valid, base),
+        *_judged_at(point, PC.code, _point_pc, point, valid),
+        *_judged_at(point, LIVENESS.code, _point_liveness, point, valid),
+        *extra,
+    ]
+
+
+def _judged_at(point: str, code: str, judge: Callable[..., Verdict], *args: Any) -> list[Verdict]:
+    """``judge(*args)``, the verdict of ``code`` at ``point``; ``unknown`` with the error if it raises."""
+    return at_point(point, (code,), lambda: [judge(*args)])
+
+
+def _point_pc(point: str, valid: list[TrialRecord]) -> Verdict:
+    """PC at a point: nothing recorded complete at the kill runs again."""
     pc_bad, pc_unknown = [], []
     for r in valid:
         again_rows = ran_again(r)
@@ -695,23 +711,23 @@ def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep, base: Bas
     if pc_bad:
         r0, rows0 = pc_bad[0]
         names = sorted({_where(row) for row in rows0})
-        out.append(
-            verdict(
-                "PC",
-                "violated",
-                f"{point}: {', '.join(names)} recorded complete at the kill, ran again on resume "
-                f"(effect {', '.join(sorted({row['effect_key'] for row in rows0}))})",
-                points=[point],
-                trial_ids=[r.trial_id for r, _ in pc_bad],
-                ledger_seqs=[row["seq"] for _, rows in pc_bad for row in rows],
-            )
+        return verdict(
+            "PC",
+            "violated",
+            f"{point}: {', '.join(names)} recorded complete at the kill, ran again on resume "
+            f"(effect {', '.join(sorted({row['effect_key'] for row in rows0}))})",
+            points=[point],
+            trial_ids=[r.trial_id for r, _ in pc_bad],
+            ledger_seqs=[row["seq"] for _, rows in pc_bad for row in rows],
         )
-    elif len(pc_unknown) == len(valid):
+    if len(pc_unknown) == len(valid):
         err = valid[0].observed_inspect("at_kill").get("error")
-        out.append(verdict("PC", "unknown", f"{point}: durable state unreadable ({error_field(err, 'type')})", points=[point]))
-    else:
-        out.append(verdict("PC", "holds", f"{point}: {_pc_holds(valid)}", points=[point], trial_ids=[r.trial_id for r in valid]))
-    # liveness: the resume finishes the run or leaves it waiting for a human
+        return verdict("PC", "unknown", f"{point}: durable state unreadable ({error_field(err, 'type')})", points=[point])
+    return verdict("PC", "holds", f"{point}: {_pc_holds(valid)}", points=[point], trial_ids=[r.trial_id for r in valid])
+
+
+def _point_liveness(point: str, valid: list[TrialRecord]) -> Verdict:
+    """LIVENESS at a point: the resume finishes the run or leaves it waiting for a human."""
     dead, finished = [], []
     for r in valid:
         o = r.observed_outcome("resume_outcome")
@@ -727,33 +743,24 @@ def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep, base: Bas
         elif after.get("next") and not after.get("pending_interrupts") and not after.get("breakpoint"):
             dead.append((r, f"stopped with next={after.get('next')}"))
     if dead:
-        out.append(
-            verdict(
-                "LIVENESS",
-                "violated",
-                f"{point}: resume did not finish the run ({dead[0][1]})",
-                points=[point],
-                trial_ids=[r.trial_id for r, _ in dead],
-            )
+        return verdict(
+            "LIVENESS",
+            "violated",
+            f"{point}: resume did not finish the run ({dead[0][1]})",
+            points=[point],
+            trial_ids=[r.trial_id for r, _ in dead],
         )
-    elif finished and len(finished) == len(valid):
-        out.append(
-            verdict(
-                "LIVENESS",
-                "holds",
-                f"{point}: nothing to resume, the run had finished before the kill (the framework recorded its end)",
-                points=[point],
-                trial_ids=[r.trial_id for r in valid],
-            )
+    if finished and len(finished) == len(valid):
+        return verdict(
+            "LIVENESS",
+            "holds",
+            f"{point}: nothing to resume, the run had finished before the kill (the framework recorded its end)",
+            points=[point],
+            trial_ids=[r.trial_id for r in valid],
         )
-    else:
-        bps = [bp for r in valid if (bp := r.observed_inspect("after_resume").get("breakpoint"))]
-        how = f" or left it waiting at the static breakpoint {bps[0].get('when')} {', '.join(bps[0].get('nodes') or [])}" if bps else ""
-        out.append(
-            verdict("LIVENESS", "holds", f"{point}: resume finished the run{how}", points=[point], trial_ids=[r.trial_id for r in valid])
-        )
-    out += [c.judge(point, valid) for c in sweep.extra]
-    return out
+    bps = [bp for r in valid if (bp := r.observed_inspect("after_resume").get("breakpoint"))]
+    how = f" or left it waiting at the static breakpoint {bps[0].get('when')} {', '.join(bps[0].get('nodes') or [])}" if bps else ""
+    return verdict("LIVENESS", "holds", f"{point}: resume finished the run{how}", points=[point], trial_ids=[r.trial_id for r in valid])
 
 
 CELL_DRY = re.compile(r"^c\d{3,}(?:-e\d+)?-dry$")  # the cell's own dry run (not a recovery's discovery)

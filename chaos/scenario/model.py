@@ -24,7 +24,17 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, cast
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from chaos.inputfile import MAX_NODES
 from chaos.inputfile import expanded_size as _expanded_size
@@ -149,22 +159,6 @@ class Racers(Strict):
     )
 
 
-# the kind options' keys, in file order (``Scenario`` below gives each its place; the kind's
-# options model declares it: ``chaos.kinds.option_owner``)
-KIND_OPTIONS = (
-    "distinct_values",
-    "fork_via",
-    "resume_by",
-    "fork_value",
-    "upgrade_to",
-    "effect_fault",
-    "crash_depth",
-    "recovery_kill_points",
-    "fault",
-    "bounds",
-)
-
-
 class _Unset:
     """A kind option the file left out: its validator puts the option model's default there."""
 
@@ -175,9 +169,36 @@ class _Unset:
 UNSET: Any = _Unset()
 
 
+def _unset() -> Any:
+    return UNSET
+
+
 def kind_option() -> Any:
     """The field of a kind option on ``Scenario``: validated even when left out (to its default)."""
-    return Field(default_factory=lambda: UNSET, validate_default=True)
+    return Field(default_factory=_unset, validate_default=True)
+
+
+def _validated_option(v: Any, info: ValidationInfo) -> Any:
+    """A kind option, validated through the options model that declares it; one a scenario's
+    kind would silently ignore is refused when the model says so (``refused_elsewhere``)."""
+    from chaos.kinds import option_owner, option_readers
+
+    key = str(info.field_name)
+    owner = option_owner(key)
+    if v is UNSET:
+        return owner.default_of(key)
+    kind = info.data.get("kind")
+
+    def reads(value: Any) -> None:
+        if key in owner.refused_elsewhere and kind in kind_names() and value != owner.default_of(key):
+            if key not in get_kind(kind).Options.model_fields:
+                raise ValueError(f"kind {kind} does not read it; kinds that do: {', '.join(option_readers(key)) or 'none'}")
+
+    return owner.validate_key(key, v, reads)
+
+
+# The type of a kind option's place on ``Scenario``: any value, validated by the option's model.
+KindOption = Annotated[Any, AfterValidator(_validated_option)]
 
 
 def kill_point_filters(v: list[str]) -> list[str]:
@@ -230,27 +251,28 @@ class Scenario(Strict):
     )
     # kind options: fields only one kind (or its engine, the sweep) reads, flat in the file as ever.
     # Each is declared by its kind's options model (``chaos.kinds.base.KindOptions``: its type,
-    # default, description and rules) and validated through it; here only its place in the file.
-    distinct_values: Any = kind_option()
-    fork_via: Any = kind_option()
-    resume_by: Any = kind_option()
+    # default, description and rules) and validated through it (``KindOption``); here only its
+    # place in the file, one line (``KIND_OPTIONS`` is read from these lines).
+    distinct_values: KindOption = kind_option()
+    fork_via: KindOption = kind_option()
+    resume_by: KindOption = kind_option()
     answers: list[Any] | Literal["workload"] | None = Field(
         None,
         description="an answer plan for several interrupts: values in order (the n-th answers the n-th interrupt), "
         "or 'workload' for the workload's answer(interrupt) callable; the first answer replaces resume's command value",
     )
-    fork_value: Any = kind_option()
+    fork_value: KindOption = kind_option()
     kill_points: list[str] = Field(
         default_factory=list,
         description="sweeps: only kill points whose boundary name contains one of these (empty: all); a deploy between "
         "pause and resume: kill v1 at each of these instead of parking it at the interrupt",
     )
-    upgrade_to: Any = kind_option()
-    effect_fault: Any = kind_option()
-    crash_depth: Any = kind_option()
-    recovery_kill_points: Any = kind_option()
-    fault: Any = kind_option()
-    bounds: Any = kind_option()
+    upgrade_to: KindOption = kind_option()
+    effect_fault: KindOption = kind_option()
+    crash_depth: KindOption = kind_option()
+    recovery_kill_points: KindOption = kind_option()
+    fault: KindOption = kind_option()
+    bounds: KindOption = kind_option()
     timeout_s: float = Field(120, gt=0, le=7 * 86_400, allow_inf_nan=False, description="cap on any single wait for a racer")
     env_retries: int = Field(
         2,
@@ -283,26 +305,6 @@ class Scenario(Strict):
     def _params_finite(cls, v: dict[str, Any]) -> dict[str, Any]:
         finite(v, "workload_params")
         return v
-
-    @field_validator(*KIND_OPTIONS)
-    @classmethod
-    def _kind_option(cls, v: Any, info: ValidationInfo) -> Any:
-        """A kind option, validated through the options model that declares it; one a scenario's
-        kind would silently ignore is refused when the model says so (``refused_elsewhere``)."""
-        from chaos.kinds import option_owner, option_readers
-
-        key = str(info.field_name)
-        owner = option_owner(key)
-        if v is UNSET:
-            return owner.default_of(key)
-        kind = info.data.get("kind")
-
-        def reads(value: Any) -> None:
-            if key in owner.refused_elsewhere and kind in kind_names() and value != owner.default_of(key):
-                if key not in get_kind(kind).Options.model_fields:
-                    raise ValueError(f"kind {kind} does not read it; kinds that do: {', '.join(option_readers(key)) or 'none'}")
-
-        return owner.validate_key(key, v, reads)
 
     @field_validator("kill_points")
     @classmethod
@@ -440,6 +442,11 @@ AXES: dict[str, tuple[str, ...]] = {
     "upgrade_to": ("upgrade_to",),
     "trials": ("trials",),
 }
+
+
+# the kind options' keys, in file order: the fields of ``Scenario`` placed by ``kind_option()`` (the
+# kind's options model declares each: ``chaos.kinds.option_owner``)
+KIND_OPTIONS: tuple[str, ...] = tuple(n for n, f in Scenario.model_fields.items() if f.default_factory is _unset)
 
 
 class Cell(Strict):
