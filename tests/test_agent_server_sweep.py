@@ -4,10 +4,10 @@
 server (``chaos.targets.langgraph_server_inproc``), its checkpoint writes and effects are barriers,
 and the whole server process is the victim. The recovery racer starts the server again on the same
 ``.langgraph_api/`` folder and asks for the thread. Measured on langgraph-api 0.16.7 with the
-in-memory runtime: the thread is gone at every point (the runtime had not flushed), so the client
-re-creates it and runs the workflow again: effects fired before the kill fire twice (EO violated),
-the rerun completes (LIVENESS holds), and no node the server recorded complete ran again (PC holds:
-it recorded nothing that survived).
+in-memory runtime: the thread is gone at every point (the runtime had not flushed): LS violated,
+naming each lost thread id; the client re-creates it and runs the workflow again: effects fired
+before the kill fire twice (EO violated), the rerun completes (LIVENESS holds), and no node the
+server recorded complete ran again (PC holds: it recorded nothing that survived).
 """
 
 from __future__ import annotations
@@ -54,7 +54,19 @@ def test_the_verdicts_of_the_server_kill(sweep):
     results = json.loads((sweep.run_dir / "results.json").read_text())
     (cell,) = results["cells"]
     status = {v["property"]: v["status"] for v in cell["verdicts"]}
-    assert status == {"EO": "violated", "PC": "holds", "LIVENESS": "holds"}, cell["verdicts"]
+    assert status == {"EO": "violated", "PC": "holds", "LIVENESS": "holds", "LS": "violated"}, cell["verdicts"]
+    records, _ = read_journal(sweep.run_dir / "journal.jsonl")
+    lost = {
+        r["trial_id"]: next(o for o in r["racers"] if o["role"] == "resume")["result"]["inspect_before"]["lost_thread"]
+        for r in records
+        if r.get("point")
+    }
+    ls = next(v for v in cell["verdicts"] if v["property"] == "LS")
+    assert sorted(ls["evidence"]["trial_ids"]) == sorted(lost)  # every trial's thread was lost ...
+    for trial, thread in lost.items():  # ... and the verdict names each lost thread with its trial
+        assert thread in ls["reason"] or f"lost {thread} ({trial})" in ls["evidence"]["note"]
     for p in cell["points"]:
         eo = next(v for v in p["verdicts"] if v["property"] == "EO")
         assert eo["status"] == "violated" and "duplicated 'a'" in (eo.get("reason") or eo.get("evidence") or "")
+        ls_at = next(v for v in p["verdicts"] if v["property"] == "LS")
+        assert ls_at["status"] == "violated" and lost[ls_at["evidence"]["trial_ids"][0]] in ls_at["reason"]
