@@ -15,12 +15,14 @@ before it did anything (the ``at_kill`` inspect): ``thread_found: false`` with `
 server's id) is a lost thread; ``thread_found: true`` with ``server_thread`` a kept one. Violated
 when any repeat lost its thread (the ids in the reason and ``evidence.note``), holds when every
 repeat found its thread (the ids kept), unknown when the inspect could not tell (the reason says why).
+Over the cell (``combined``) as every sweep property (violated beats unknown beats holds), the
+evidence keeping every point's ids lost or kept, so a cell that holds still names its threads.
 """
 
 from __future__ import annotations
 
 from chaos.kinds.base import Property
-from chaos.kinds.checking import verdict
+from chaos.kinds.checking import combine, verdict
 from chaos.records import TrialRecord, Verdict
 from chaos.scenario.model import Cell
 
@@ -82,3 +84,14 @@ def point_verdicts(point: str, recs: list[TrialRecord]) -> list[Verdict]:
             note=note,
         )
     ]
+
+
+def combined(parts: list[Verdict]) -> Verdict:
+    """LS over the kill points (``combine``), with every point's thread ids (lost or kept) in the note."""
+    out = combine(PROPERTY, parts)
+    note = "; ".join(v.evidence.note for v in parts if v.evidence.note)[:2000]
+    if note:
+        out.evidence.note = note
+        if out.status == "holds":
+            out.reason += f" (threads kept: {', '.join(sorted({t.split()[1] for t in note.split('; ') if t.startswith('kept ')}))})"
+    return out

@@ -902,7 +902,7 @@ def sweep_checks(sweep: Sweep) -> tuple[Checker[SweepFacts], ...]:
         Checker(faults.DU, _combined("DU")),
         Checker(faults.CV, _combined("CV")),
         Checker(db_disconnect.CL, _combined("CL")),
-        Checker(lost_state.LS, _combined(lost_state.PROPERTY)),
+        Checker(lost_state.LS, _check_ls),
         Checker(growth.SB, _check_sb),
         Checker(approval.AA, _check_aa),
     )
@@ -953,6 +953,13 @@ def _check_eo(cell: Cell, f: SweepFacts) -> Verdict:
             "before it returns (an effect fired from a background thread after its node returned may never be recorded)"
         )
     return eo
+
+
+def _check_ls(cell: Cell, f: SweepFacts) -> Verdict:
+    """LS over the kill points, naming every thread lost or kept (``chaos.kinds.lost_state``)."""
+    if f.failure is not None:
+        return verdict(lost_state.PROPERTY, "unknown", f.failure)
+    return lost_state.combined(f.at_points.get(lost_state.PROPERTY, []))
 
 
 def _check_sb(cell: Cell, f: SweepFacts) -> Verdict:
@@ -1040,6 +1047,11 @@ def explain_kill(rec: TrialRecord) -> list[str]:
             why = (
                 f"the durable state at the kill already recorded {task} complete, yet the resume ran it again: "
                 "the checkpoint was not honoured"
+            )
+        elif at_kill.get("lost_thread"):  # behind a server (LS): what it had saved is gone with the thread
+            why = (
+                f"the restarted server no longer knew thread {at_kill.get('lost_thread')} (lost state, LS), so the client "
+                f"re-created it and ran the workflow again from the start, {task} included"
             )
         else:
             why = (
