@@ -84,10 +84,21 @@ def test_the_teams_graph_is_raced_through_the_server_and_pays_once(own):
     assert {v["property"]: v["status"] for v in race["verdicts"]} == {"CO": "holds", "LIVENESS": "holds"}
 
 
-def test_a_kill_at_the_teams_payment_loses_the_thread_and_the_retry_asks_again(own):
+def test_a_kill_at_the_teams_payment_loses_the_thread_and_the_retry_pays_again(own):
+    """The client had been told of the pause and had answered; the server paid and died before it
+    saved anything. After the restart the thread is gone: the client re-creates it, is asked again,
+    answers again, and the payment is made a second time. Judged, not vacuous: EO and LS violated."""
     records, _ = read_journal(own.run_dir / "journal.jsonl")
     (point,) = [r for r in records if r.get("kind") == "kill_sweep" and r.get("point")]
     assert point["valid"] and point["point"].startswith("effect(task=pay)")
     resume = next(o for o in point["racers"] if o["role"] == "resume")
+    lost = resume["result"]["inspect_before"]["lost_thread"]
     assert resume["result"]["inspect_before"]["thread_found"] is False
-    assert [row["task"] for row in point["ledger"]].count("pay") == 1  # paid before the kill; the re-created run waits to be asked again
+    (out,) = resume["result"]["outcomes"]
+    assert out["status"] == "done" and out["lost_thread"] == lost
+    assert [(row["task"], row["racer_id"]) for row in point["ledger"] if row["task"] == "pay"] == [("pay", "victim"), ("pay", "resume")]
+    results = json.loads((own.run_dir / "results.json").read_text())
+    sweep = next(c for c in results["cells"] if c["cell_id"] == "case=kill-at-payment")
+    status = {v["property"]: v for v in sweep["verdicts"]}
+    assert {k: v["status"] for k, v in status.items()} == {"EO": "violated", "PC": "holds", "LIVENESS": "holds", "LS": "violated"}
+    assert "duplicated 'pay:yes'" in status["EO"]["reason"] and lost in status["LS"]["reason"]

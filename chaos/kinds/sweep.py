@@ -49,7 +49,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from chaos.kinds import approval, db_disconnect, faults, growth
+from chaos.kinds import approval, db_disconnect, faults, growth, lost_state
 from chaos.kinds.base import Checker, Kind, Property, approves_breakpoints
 from chaos.kinds.baseline import answer_action, approvals_plan, approve_action, baseline_of, effect_counts
 from chaos.kinds.checking import base_fields, combine, judged, times, verdict
@@ -850,6 +850,11 @@ def sweep_summary(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> tuple
         pv = at_point(point, sweep.properties, _point_verdicts, point, recs, sweep, base, framework)
         pv += at_point(point, faults.properties_of(cell), faults.point_verdicts, cell, point, recs, lost)
         pv += at_point(point, db_disconnect.properties_of(cell), db_disconnect.point_verdicts, cell, point, recs)
+        pv += (
+            at_point(point, lost_state.properties_of(cell), lost_state.point_verdicts, point, recs)
+            if lost_state.properties_of(cell)
+            else []
+        )
         pv += at_point(point, (approval.PROPERTY,), approval.point_verdicts, point, recs) if judge_aa else []
         for v in pv:
             all_verdicts[v.property].append(v)
@@ -894,7 +899,7 @@ def at_point(point: str, codes: Iterable[str], judge: Callable[..., list[Verdict
 
 def sweep_checks(sweep: Sweep) -> tuple[Checker[SweepFacts], ...]:
     """Every checker a sweep has: EO, PC and LIVENESS, its ``extra`` point checks, a fault's DU, CV
-    and CL, SB and AA; each combines its property's verdicts over the kill points."""
+    and CL, LS (where the target declares it), SB and AA; each combines its property's verdicts over the kill points."""
     extra = tuple(Checker(c.property, _combined(c.property.code)) for c in sweep.extra)
     return (
         Checker(EO, _check_eo),
@@ -904,15 +909,16 @@ def sweep_checks(sweep: Sweep) -> tuple[Checker[SweepFacts], ...]:
         Checker(faults.DU, _combined("DU")),
         Checker(faults.CV, _combined("CV")),
         Checker(db_disconnect.CL, _combined("CL")),
+        Checker(lost_state.LS, _check_ls),
         Checker(growth.SB, _check_sb),
         Checker(approval.AA, _check_aa),
     )
 
 
 def sweep_checkers(cell: Cell, facts: SweepFacts, sweep: Sweep) -> tuple[Checker[SweepFacts], ...]:
-    """The checkers of this cell, in the order its verdicts come: the sweep's own, the fault's, SB
-    when bounded, AA where a recovery can be told from an approval."""
-    codes = [*sweep.properties, *_fault_properties(cell), *growth.properties_of(cell)]
+    """The checkers of this cell, in the order its verdicts come: the sweep's own, the fault's, LS
+    where the target owns the threads (``chaos.kinds.lost_state``), SB when bounded, AA where a recovery can be told from an approval."""
+    codes = [*sweep.properties, *_fault_properties(cell), *lost_state.properties_of(cell), *growth.properties_of(cell)]
     if facts.judge_aa:
         codes.append(approval.PROPERTY)
     by_code = {c.property.code: c for c in sweep_checks(sweep)}
@@ -954,6 +960,13 @@ def _check_eo(cell: Cell, f: SweepFacts) -> Verdict:
             "before it returns (an effect fired from a background thread after its node returned may never be recorded)"
         )
     return eo
+
+
+def _check_ls(cell: Cell, f: SweepFacts) -> Verdict:
+    """LS over the kill points, naming every thread lost or kept (``chaos.kinds.lost_state``)."""
+    if f.failure is not None:
+        return verdict(lost_state.PROPERTY, "unknown", f.failure)
+    return lost_state.combined(f.at_points.get(lost_state.PROPERTY, []))
 
 
 def _check_sb(cell: Cell, f: SweepFacts) -> Verdict:
@@ -1041,6 +1054,11 @@ def explain_kill(rec: TrialRecord) -> list[str]:
             why = (
                 f"the durable state at the kill already recorded {task} complete, yet the resume ran it again: "
                 "the checkpoint was not honoured"
+            )
+        elif at_kill.get("lost_thread"):  # behind a server (LS): what it had saved is gone with the thread
+            why = (
+                f"the restarted server no longer knew thread {at_kill.get('lost_thread')} (lost state, LS), so the client "
+                f"re-created it and ran the workflow again from the start, {task} included"
             )
         else:
             why = (

@@ -253,6 +253,10 @@ def nothing_durable(state: InspectResult | None) -> bool:
     """Did the racer find the thread with nothing durable (no checkpoint, the store readable)?"""
     if state is None or state.get("error"):
         return False  # unknown is not empty: the action runs and its outcome says what happened
+    if state.get("lost_thread"):
+        # behind a server, a thread it created and then lost is no "nothing asked": its client was
+        # told of the run (and of its pause); the recovery re-creates the thread and asks again
+        return False
     return not state.get("checkpoints") and not state.get("durable_checkpoints")
 
 

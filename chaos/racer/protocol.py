@@ -231,6 +231,12 @@ class InspectResult(TypedDict, total=False):
     persistence_errors: list[dict[str, Any]]
     saved_methods: list[str]
     snapshots: list[dict[str, Any]]
+    # behind a server that owns the threads (langgraph_server): did the thread survive (LS,
+    # chaos.kinds.lost_state), its server id when kept or lost, and the server's thread status
+    thread_found: bool
+    server_thread: str
+    lost_thread: str
+    thread_status: str | None
 
 
 class ActionOutcome(TypedDict, total=False):
@@ -268,6 +274,7 @@ class ActionOutcome(TypedDict, total=False):
     result: str
     persistence_errors: list[dict[str, Any]]
     http: dict[str, Any]  # langgraph_server: the client's HTTP outcome (strategy, create status, run id, run status)
+    lost_thread: str  # langgraph_server: the recovery found its thread gone and re-created it (its server id)
     # added by the racer
     fired: list[str]
     action: ActionSpec

@@ -472,7 +472,7 @@ TARGETS: dict[str, TargetInfo] = {
             "slow_reply": "deployed: draft (effect) -> hold (waits until the trial releases it) -> send (effect): a run in flight, for double_texting",
         },
         kinds=("race", "kill_sweep", "double_texting"),
-        properties=("CO", "LIVENESS", "EO", "PC", "DT"),
+        properties=("CO", "LIVENESS", "EO", "PC", "DT", "LS"),  # LS: the server owns the threads (chaos.kinds.lost_state)
         distributions=("langgraph-api", "langgraph-runtime-inmem", "langgraph-sdk", "langgraph"),
         boundaries="in the server's worker: put(step,source):before/after, put_writes(node,channels):before/after (the in-memory runtime's saver), effect(task):after",
         unsupported={

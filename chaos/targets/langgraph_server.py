@@ -21,11 +21,15 @@ What it promises (``chaos.targets.base`` is the contract):
 * Effects are fired in the server's worker (``chaos.targets.langgraph_server_app``), tagged with
   this racer's id by the run's config; after each action ``fired`` lists this racer's ledger rows.
 * ``inspect`` reads the thread back through the API: a thread the server no longer knows has no
-  durable checkpoint, ``thread_found: False`` and ``lost_thread`` (its server id): lost state.
+  durable checkpoint, ``thread_found: False`` and ``lost_thread`` (its server id): lost state, LS
+  (``chaos.kinds.lost_state``); a thread it knows, ``thread_found: True`` and ``server_thread``.
 * With no ``url`` in the store spec (a sweep) the racer is the server
   (``chaos.targets.langgraph_server_inproc``, in the trial's ``agent-server`` folder): its barriers
   stop the whole server. A resume that finds the thread gone re-creates it and runs the input
-  again, as a client told ``Thread not found`` would (``lost_thread`` in its outcome).
+  again, as a client told ``Thread not found`` would (``lost_thread`` in its outcome); with the
+  ``command`` form, a pause asked again on the new thread gets the command's answer (the client
+  had been told of the pause, or is now: the racer's ``only_if_durable`` does not skip a thread
+  the server lost, ``chaos.racer.main.nothing_durable``).
 """
 
 from __future__ import annotations
@@ -102,14 +106,18 @@ class ServerSession:
             self.client.threads.create(thread_id=self.thread_id, if_exists="do_nothing", metadata={"chaos_thread": self.spec["thread_id"]})
             return self._run(input=self.input)
         if op == "resume":
+            form = action.get("form", "command")
             if self.in_process and not self._thread_exists():  # the restarted server lost it: a client re-creates it
                 self.client.threads.create(
                     thread_id=self.thread_id, if_exists="do_nothing", metadata={"chaos_thread": self.spec["thread_id"]}
                 )
                 out = self._run(input=self.input)
-                out["lost_thread"] = self.thread_id  # type: ignore[typeddict-unknown-key]
+                if form == "command" and out["status"] == "interrupted":
+                    # the pause is asked again on the new thread; the client sends the answer it had
+                    # (or the human gives it now): the sweep's own life of the run, from the start
+                    out = self._run(command={"resume": action.get("value")}, multitask_strategy=self.strategy)
+                out["lost_thread"] = self.thread_id
                 return out
-            form = action.get("form", "command")
             if form == "command":
                 return self._run(command={"resume": action.get("value")}, multitask_strategy=self.strategy)
             if form == "input":
@@ -222,7 +230,7 @@ class ServerSession:
             history = list(self.client.threads.get_history(self.thread_id, limit=1000))
             thread = dict(self.client.threads.get(self.thread_id))
         except NotFoundError:  # nothing of the thread is durable as far as the API can tell: lost state
-            return {  # type: ignore[typeddict-unknown-key]
+            return {
                 "checkpoints": 0,
                 "durable_checkpoints": 0,
                 "next": [],
@@ -235,7 +243,7 @@ class ServerSession:
         except Exception as exc:
             return {"checkpoints": None, "error": error_of(exc)}
         completed = [n for h in reversed(history) for n in _ran(h)]
-        return {  # type: ignore[typeddict-unknown-key]
+        return {
             "checkpoints": len(history),
             "durable_checkpoints": len(history),
             "head_step": (state.get("metadata") or {}).get("step"),
@@ -246,6 +254,7 @@ class ServerSession:
             "values": jsonable(state.get("values")),
             "checkpoint": (state.get("checkpoint") or {}).get("checkpoint_id"),
             "thread_found": True,
+            "server_thread": self.thread_id,
             "thread_status": thread.get("status"),
             "ended": not state.get("next"),
         }
