@@ -6,7 +6,7 @@ liveness."""
 
 from __future__ import annotations
 
-from kits.runkit import race_record
+from kits.runkit import one_point_sweep
 
 import chaos.kinds.faults
 import chaos.kinds.sweep
@@ -19,21 +19,7 @@ POWER_LOSS = "name: x\nkind: kill_sweep\ntarget: {framework: langgraph}\nworkloa
 
 def _records() -> list[TrialRecord]:
     """The dry run (one boundary, p) and one trial killed at p whose resume finished the run."""
-    rec = race_record("c000-p000-r000", fired_by=[])
-    trial = rec.model_copy(
-        update={
-            "kind": "kill_sweep",
-            "point": "p",
-            "ledger": [],
-            "observations": {
-                "kill": {"point": "p"},
-                "at_kill": {"checkpoints": 1, "completed_tasks": []},
-                "resume_outcome": {"status": "done", "action": {"op": "resume", "form": "none"}},
-            },
-        }
-    )
-    dry = rec.model_copy(update={"trial_id": "c000-dry", "point": None, "ledger": [], "observations": {"boundaries": ["p"]}})
-    return [dry, trial]
+    return one_point_sweep({})
 
 
 def test_a_power_loss_judge_that_raises_costs_du_and_cv_not_eo_pc_or_liveness(monkeypatch):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kits.runkit import race_record
+from kits.runkit import one_point_sweep
 
 from chaos.kinds.sweep import Sweep, check_sweep
 from chaos.records import TrialRecord
@@ -18,21 +18,7 @@ LANGGRAPH = "name: x\nkind: kill_sweep\ntarget: {framework: langgraph}\nworkload
 
 def _records(at_kill: dict[str, Any]) -> list[TrialRecord]:
     """The dry run (one boundary, p) and one trial killed at p whose recovery found ``at_kill``."""
-    rec = race_record("c000-p000-r000", fired_by=[])
-    trial = rec.model_copy(
-        update={
-            "kind": "kill_sweep",
-            "point": "p",
-            "ledger": [],
-            "observations": {
-                "kill": {"point": "p"},
-                "at_kill": {"checkpoints": 0, "completed_tasks": [], **at_kill},
-                "resume_outcome": {"status": "done", "action": {"op": "resume", "form": "none"}},
-            },
-        }
-    )
-    dry = rec.model_copy(update={"trial_id": "c000-dry", "point": None, "ledger": [], "observations": {"boundaries": ["p"]}})
-    return [dry, trial]
+    return one_point_sweep({"checkpoints": 0, **at_kill})
 
 
 def _ls(text: str, at_kill: dict[str, Any]):

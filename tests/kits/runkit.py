@@ -6,6 +6,8 @@ hostile strings where a run's strings go. The nightly tests use records from rea
 
 from __future__ import annotations
 
+from typing import Any
+
 from chaos.kinds.checking import analyze_cell, exit_code, verdict_counts
 from chaos.records import BarrierEvent, CellResult, Op, RacerOutcome, RunResults, TrialRecord, Verdict
 from chaos.scenario.model import Scenario, expand
@@ -137,3 +139,24 @@ def verdict_cell(verdicts: list[Verdict], *, index: int = 0, cell_id: str = "def
         errored_trials=0,
         verdicts=verdicts,
     )
+
+
+def one_point_sweep(at_kill: dict[str, Any]) -> list[TrialRecord]:
+    """A sweep's records at their smallest: the dry run (one boundary, ``p``) and one trial killed at
+    ``p`` whose recovery finished the run, having found ``at_kill`` (checkpoints, completed tasks,
+    what a target reports of the thread) when it looked."""
+    rec = race_record("c000-p000-r000", fired_by=[])
+    trial = rec.model_copy(
+        update={
+            "kind": "kill_sweep",
+            "point": "p",
+            "ledger": [],
+            "observations": {
+                "kill": {"point": "p"},
+                "at_kill": {"checkpoints": 1, "completed_tasks": [], **at_kill},
+                "resume_outcome": {"status": "done", "action": {"op": "resume", "form": "none"}},
+            },
+        }
+    )
+    dry = rec.model_copy(update={"trial_id": "c000-dry", "point": None, "ledger": [], "observations": {"boundaries": ["p"]}})
+    return [dry, trial]
