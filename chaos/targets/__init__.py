@@ -524,7 +524,7 @@ TARGETS: dict[str, TargetInfo] = {
             "gate_after_interrupt": "step pre -> DBOS.recv('approve') (the pause) | DBOS.send(id, answer, 'approve') -> step gate (effect keyed by the answer) -> step end",
         },
         kinds=("kill_sweep", "race", "stray_resume", "fork", "recovery_determinism"),
-        properties=("EO", "PC", "LIVENESS", "CO", "AA", "DU", "CV", "FD", "FI", "RD"),
+        properties=("EO", "PC", "LIVENESS", "CO", "AA", "DU", "CV", "FD", "FI", "RD", "CL"),
         distributions=("dbos",),
         boundaries=(
             "status(PENDING|SUCCESS|ERROR), step(name=X,n=N), recv_wait(topic=T), recv(topic=T), send(topic=T), set_event(key=K), "

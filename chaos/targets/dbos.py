@@ -286,6 +286,12 @@ class DBOSSession(SessionBase):
             "log_level": str(self.params.get("log_level", "WARNING")),
             "notification_listener_polling_interval_sec": 0.01,
         }
+        name = (self.spec.get("store") or {}).get("application_name")
+        if name and self.spec["target"].get("backend") == "postgres":
+            # fault: db_disconnect finds this racer's connections by their name; DBOS names its own
+            # "dbos_transact" in connect_args, which win over the URL's, so the name goes there (its
+            # other engine defaults, pool_pre_ping among them, stay: dbos/_dbos_config.py)
+            cfg["db_engine_kwargs"] = {"connect_args": {"application_name": str(name)}}
         if self.params.get("application_version"):
             cfg["application_version"] = str(self.params["application_version"])
         return cfg
