@@ -71,6 +71,28 @@ INTENT = {
 }
 
 
+# DBOS polls at 1 s by default where chaos waits on it: a handle's get_result (dbos/_core.py
+# DEFAULT_POLLING_INTERVAL), which only chaos's watcher calls here: polled every 20 ms, it reads the
+# same outcome row sooner. Its internal queue (through which a launch's recovery and resume_workflow
+# run a workflow: dbos/_queue.py DEFAULT_QUEUE_POLLING_INTERVAL_SEC, the wait before each dequeue)
+# is polled every 50 ms by a racer that races no other (no start gate: a sweep's resume, a fork), where
+# the period only delays the one dequeue; racers released together (a race) keep DBOS's 1 s unless
+# ``workload_params.queue_poll_s`` sets it, since a faster queue changes which interleavings k
+# recoverers meet (at 50 ms, two of three racers' recoveries landed and one process dequeued the
+# workflow twice): the race measures DBOS as it ships.
+QUEUE_POLL_S = 0.05
+RESULT_POLL_S = 0.02
+
+
+def fast_internal_queue(poll_s: float) -> None:
+    """Set the polling period of DBOS's internal queue (an in-memory ``Queue`` its registry makes
+    on first use; dbos 3.4.0 offers no configuration for it), before ``DBOS.launch`` starts its worker."""
+    from dbos._dbos import _get_or_create_dbos_registry
+
+    queue = _get_or_create_dbos_registry().get_internal_queue()
+    queue._polling_interval_sec = poll_s
+
+
 class ProcessEnds(BaseException):
     """The racer ends while a workflow waits at a recv: leave it waiting, as a process exit would."""
 
@@ -304,6 +326,11 @@ class DBOSSession(SessionBase):
         if self.launched:
             return
         DBOS(config=self._config())
+        poll = self.params.get("queue_poll_s")
+        if poll is None and not self.spec.get("gate"):  # racing no other racer: only the wait is shortened
+            poll = QUEUE_POLL_S
+        if poll is not None:
+            fast_internal_queue(float(poll))
         DBOS.launch()
         self.launched = True
 
@@ -518,7 +545,7 @@ class DBOSSession(SessionBase):
 
         def watch() -> None:
             try:
-                DBOS.retrieve_workflow(wf).get_result()
+                DBOS.retrieve_workflow(wf).get_result(polling_interval_sec=RESULT_POLL_S)
                 status: str | None = "SUCCESS"
             except BaseException:  # ended in error, or DBOS shut down under the wait
                 try:
