@@ -18,7 +18,9 @@ all racers stand at the start gate), the release spread of races, and warm/naive
 Cases: ``race4`` and ``race16`` (a race trial at k=4 / k=16 on SQLite), ``sweep`` (a kill-sweep
 trial on SQLite: run to a barrier, SIGKILL, resume in a fresh racer, read the ledger; cycling
 over all 21 boundaries of ``three_step``), ``matrix`` (the SQLite half of the reference matrix,
-``scenarios/consume_once_matrix.yaml``, 200 trials, through the orchestrator end to end).
+``scenarios/consume_once_matrix.yaml``, 200 trials, through the orchestrator end to end);
+``dbos_sweep`` and ``dbos_race`` (k=3) the same on DBOS's SQLite system database, racers in the
+``dbos`` environment (warm and naive only: the floor harness is LangGraph's).
 ``--profile`` adds a cProfile of the orchestrator over the warm cases and a per-phase breakdown
 of the racers' own time. Numbers, not assertions: see bench/README.md.
 """
@@ -172,11 +174,26 @@ class Probed(TrialRun):
         return super().kill(h, barrier)
 
 
-def scenario(kind: str, **over) -> Scenario:
+# the cases and what they run: (framework, kind, k of a race)
+CASES: dict[str, tuple[str, str, int]] = {
+    "race4": ("langgraph", "race", 4),
+    "race16": ("langgraph", "race", 16),
+    "sweep": ("langgraph", "kill_sweep", 0),
+    "dbos_race": ("dbos", "race", 3),
+    "dbos_sweep": ("dbos", "kill_sweep", 0),
+}
+
+
+def scenario(kind: str, framework: str = "langgraph", **over) -> Scenario:
+    target = (
+        {"framework": "dbos", "backend": "sqlite"}
+        if framework == "dbos"
+        else {"framework": framework, "backend": "sqlite", "durability": "sync"}
+    )
     data = {
         "name": "bench",
         "kind": kind,
-        "target": {"framework": "langgraph", "backend": "sqlite", "durability": "sync"},
+        "target": target,
         "seed": 424242,
         "timeout_s": 300,
     }
@@ -212,7 +229,10 @@ def context(base: Path, launcher) -> tuple[RunContext, SqliteLedger]:
 
 def chaos_case(case: str, mode: str, trials: int, base: Path, profile: cProfile.Profile | None = None) -> dict:
     if mode in ("warm", "nopool"):  # nopool: warm racers each forked on request, the path before the pool
-        inner: WarmLauncher | LocalLauncher = WarmLauncher(log_dir=base, pool=0 if mode == "nopool" else POOL)
+        from chaos.envs import python_for
+
+        python = python_for(CASES[case][0])  # the framework's own environment (LangGraph's: this one)
+        inner: WarmLauncher | LocalLauncher = WarmLauncher(python=python, log_dir=base, pool=0 if mode == "nopool" else POOL)
     else:
         inner = LocalLauncher()
     launcher = Measured(inner)
@@ -220,7 +240,7 @@ def chaos_case(case: str, mode: str, trials: int, base: Path, profile: cProfile.
     cpu0, m0 = cpu_s(), time.monotonic()
     server = {}
     if isinstance(inner, WarmLauncher):  # the one-time cost: start the server before the clock of the trials runs
-        client = inner.server("langgraph", str(base / "work" / "x"))
+        client = inner.server(CASES[case][0], str(base / "work" / "x"))
         server = {
             "start_wall_s": time.monotonic() - m0,
             "start_cpu_s": proc_cpu_s(client.pid),
@@ -229,20 +249,20 @@ def chaos_case(case: str, mode: str, trials: int, base: Path, profile: cProfile.
         }
     walls, recs = [], []
     points: list[str] = []
-    if case == "sweep":
-        cell = expand(scenario("kill_sweep"), check=False)[0]
+    framework, kind, k = CASES[case]
+    if kind == "kill_sweep":
+        cell = expand(scenario("kill_sweep", framework), check=False)[0]
         dry = dry_run(ctx, cell)
         points = dry.observations["boundaries"]
     else:
-        k = 4 if case == "race4" else 16
-        cell = expand(scenario("race", racers={"k": k, "placement": "local"}, jitter_ms=JITTER_MS), check=False)[0]
+        cell = expand(scenario("race", framework, racers={"k": k, "placement": "local"}, jitter_ms=JITTER_MS), check=False)[0]
     cpu1 = cpu_s()
     if profile:
         profile.enable()
     t_start = time.monotonic()
     for t in range(trials):
         ts = time.monotonic()
-        if case == "sweep":
+        if kind == "kill_sweep":
             point = points[t % len(points)]
             run: TrialRun = Probed(ctx, cell, f"c000-p{t % len(points):03d}-r{t // len(points):03d}", point=point)
             try:
@@ -318,7 +338,7 @@ def phases(recs, spawned_ns: dict[str, int]) -> dict:
 
 
 def fidelity_view(case: str, recs) -> dict:
-    if case == "sweep":
+    if CASES[case][1] == "kill_sweep":
         return {r.point: dict(sorted(Counter(row["effect_key"] for row in r.ledger).items())) for r in recs if r.valid}
     fires = [r.observations.get("fires") for r in recs if r.valid]
     return {
@@ -345,40 +365,43 @@ def floor_case(trials: int, base: Path) -> dict:
 
 
 def naive_case(case: str, trials: int, base: Path) -> dict:
+    from chaos.envs import python_for
+
     ctx, ledger = context(base, None)
     env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONDONTWRITEBYTECODE="1")
+    framework, kind, k = CASES[case]
+    python = python_for(framework)  # a fresh interpreter of the framework's environment per racer
     cpu0 = cpu_s()
     walls, recs, peak_pss, peak_rss = [], [], 0, 0
     points: list[str] = []
-    if case == "sweep":
-        cell = expand(scenario("kill_sweep"), check=False)[0]
+    if kind == "kill_sweep":
+        cell = expand(scenario("kill_sweep", framework), check=False)[0]
         run = TrialRun(ctx, cell, "c000-dry")
         s = run.spec("dry", actions=[{"op": "run"}])
-        _naive_run(env, run, [s])[0].wait()
+        _naive_run(env, run, [s], python)[0].wait()
         points = [t["barrier"] for t in json.loads(Path(s["result_path"]).read_text())["trace"]]
     else:
-        k = 4 if case == "race4" else 16
-        cell = expand(scenario("race", racers={"k": k, "placement": "local"}, jitter_ms=JITTER_MS), check=False)[0]
+        cell = expand(scenario("race", framework, racers={"k": k, "placement": "local"}, jitter_ms=JITTER_MS), check=False)[0]
     cpu1 = cpu_s()
     t_start = time.monotonic()
     for t in range(trials):
         ts = time.monotonic()
-        if case == "sweep":
+        if kind == "kill_sweep":
             point = points[t % len(points)]
             run = TrialRun(ctx, cell, f"n-p{t:03d}", point=point)
-            (victim,) = _naive_run(env, run, [run.spec("victim", actions=[{"op": "run"}], armed=(point,))])
+            (victim,) = _naive_run(env, run, [run.spec("victim", actions=[{"op": "run"}], armed=(point,))], python)
             while not read_arrivals(str(run.barrier_dir), "victim") and victim.poll() is None:
                 time.sleep(NAIVE_POLL_S)
             victim.kill()
             victim.wait()
             resume = run.spec("resume", actions=[{"op": "resume", "form": "none"}], inspect_before=True, inspect_after=True)
-            (res,) = _naive_run(env, run, [resume])
+            (res,) = _naive_run(env, run, [resume], python)
             res.wait()
             rows = ctx.read_ledger(run.trial_id)
             recs.append({"valid": res.returncode == 0, "point": point, "ledger": rows})
         else:
             run = TrialRun(ctx, cell, f"n-t{t:04d}")
-            (park,) = _naive_run(env, run, [run.spec("park", actions=[{"op": "run"}])])
+            (park,) = _naive_run(env, run, [run.spec("park", actions=[{"op": "run"}])], python)
             park.wait()
             go = run.dir / "GO"
             specs: list[dict[str, Any]] = [
@@ -389,7 +412,7 @@ def naive_case(case: str, trials: int, base: Path) -> dict:
                 )
                 for i in range(k)
             ]
-            procs = _naive_run(env, run, specs)
+            procs = _naive_run(env, run, specs, python)
             while not all(os.path.exists(s["ready"]) for s in specs) and all(p.poll() is None for p in procs):
                 time.sleep(NAIVE_POLL_S)
             if t < MEMORY_SAMPLES:
@@ -424,13 +447,13 @@ def naive_case(case: str, trials: int, base: Path) -> dict:
     return out
 
 
-def _naive_run(env, run: TrialRun, specs: Sequence[Mapping[str, Any]]) -> list[subprocess.Popen]:
+def _naive_run(env, run: TrialRun, specs: Sequence[Mapping[str, Any]], python: str = sys.executable) -> list[subprocess.Popen]:
     procs = []
     for s in specs:
         path = run.dir / f"spec-{s['racer_id']}.json"
         path.write_text(json.dumps(s))
         log = open(run.dir / f"racer-{s['racer_id']}.log", "wb")
-        procs.append(subprocess.Popen([sys.executable, NAIVE_RACER, str(path)], stdout=log, stderr=subprocess.STDOUT, env=env))
+        procs.append(subprocess.Popen([python, NAIVE_RACER, str(path)], stdout=log, stderr=subprocess.STDOUT, env=env))
         log.close()
     return procs
 
@@ -542,7 +565,9 @@ def print_profile(prof: cProfile.Profile, title: str, n: int = 18) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--cases", default="race4,race16,sweep,matrix", help="comma list of race4, race16, sweep, matrix")
+    ap.add_argument(
+        "--cases", default="race4,race16,sweep,matrix", help="comma list of race4, race16, sweep, matrix, dbos_race, dbos_sweep"
+    )
     ap.add_argument("--modes", default="warm,nopool,floor,cold,naive", help="comma list of warm, nopool, floor (sweep only), cold, naive")
     ap.add_argument("--warm-trials", type=int, default=30, help="trials per case for warm racers")
     ap.add_argument("--cold-trials", type=int, default=4, help="trials per case for cold and naive racers")
@@ -594,7 +619,7 @@ def main(argv: list[str] | None = None) -> int:
                     n = max(1, n // 2)
                 d = tmp / f"{case}-{mode}"
                 if mode == "floor":
-                    if case == "sweep":
+                    if case == "sweep":  # the floor harness is LangGraph's
                         rows.append(floor_case(args.warm_trials, d))
                     continue
                 if mode == "naive":
@@ -610,6 +635,8 @@ def main(argv: list[str] | None = None) -> int:
                     "race4": "race trial, k=4, SQLite",
                     "race16": "race trial, k=16, SQLite",
                     "sweep": "kill-sweep trial (three_step, sync, resume none), SQLite",
+                    "dbos_race": "DBOS race trial, k=3 (gate_after_interrupt, command:true), SQLite system database",
+                    "dbos_sweep": "DBOS kill-sweep trial (three_step, resume none), SQLite system database",
                 }[case],
                 rows,
             )

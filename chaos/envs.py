@@ -165,13 +165,13 @@ def ensure_env(framework: str, version: str | None, requirements: list[str], *, 
         except subprocess.TimeoutExpired:
             raise EnvironmentProblem(
                 f"could not build the {framework} {version or ''} environment at {path}: pip took over {PIP_TIMEOUT_S}s",
-                hint="check that PyPI is reachable, then run again (the half-built environment is rebuilt)",
+                hint=f"check that PyPI is reachable, then run again or build it with `bash .ci/envs.sh {framework}{':' + version if version else ''}`",
             ) from None
         if proc.returncode != 0:
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
             raise EnvironmentProblem(
                 f"could not build the {framework} {version or ''} environment at {path}: pip failed: {' | '.join(tail)}",
-                hint="check the version exists on PyPI and that PyPI is reachable",
+                hint=f"check the version exists on PyPI and that PyPI is reachable; `bash .ci/envs.sh {framework}{':' + version if version else ''}` builds it",
             )
         # what pip resolved: an environment of unpinned requirements is reused only while pip would
         # resolve the same releases (``_stale``)

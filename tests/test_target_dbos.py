@@ -135,3 +135,40 @@ def test_three_processes_recovering_and_answering_one_pending_workflow_recover_i
 @pytest.mark.skipif(not os.environ.get("CHAOS_PG_DSN"), reason="needs CHAOS_PG_DSN")
 def test_three_processes_recovering_and_answering_one_pending_workflow_recover_it_once_postgres(tmp_path):
     _race(tmp_path, "postgres")
+
+
+@pytest.mark.skipif(not os.environ.get("CHAOS_PG_DSN"), reason="needs CHAOS_PG_DSN")
+def test_a_connection_terminated_under_dbos_is_reconnected_and_the_workflow_finishes_durably(tmp_path):
+    # fault: db_disconnect on DBOS's Postgres system database: at each point the victim stands stopped
+    # while chaos terminates its own backends (found by the application_name chaos gives DBOS's engine);
+    # DBOS's pool pings a connection before handing it out (pool_pre_ping), so it reconnects
+    out = run_text(
+        tmp_path,
+        """
+name: dbos_disconnect
+kind: kill_sweep
+target: {framework: dbos, backend: postgres}
+workload: three_step
+resume: none
+fault: db_disconnect
+trials: 1
+seed: 10
+timeout_s: 90
+kill_points: ["step(name=b,n=2):before", "effect(task=b):after", "status(SUCCESS):before"]
+""",
+    )
+    c = look.cell(out.results)
+    cl = look.verdict(c, "CL")
+    assert cl.status == "holds", cl.reason
+    for p in ("step(name=b,n=2):before", "effect(task=b):after", "status(SUCCESS):before"):
+        v = look.point_verdict(c, p, "CL")
+        assert v.status == "holds" and "reconnected" in v.reason, (p, v.reason)
+        # nothing killed: the victim ran on after the disconnect, every step once
+        assert look.point(c, p).effect_counts == {"a": [1], "b": [1], "c": [1]}, p
+    faults = []
+    for line in (out.run_dir / "journal.jsonl").read_text().splitlines():
+        rec = json.loads(line).get("record") or json.loads(line)
+        fault = (rec.get("observations") or {}).get("fault")
+        if fault:
+            faults.append(fault)
+    assert len(faults) == 3 and all(f["terminated"] and f["application_name"].endswith("-victim") for f in faults), faults

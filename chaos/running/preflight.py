@@ -37,8 +37,8 @@ this, unless the scenario injects an ``effect_fault`` (its effect must be one th
 
 Before that, and for every cell, the racers' Python must be able to import what the scenario names
 (``preflight_cells``, called by ``chaos.running.orchestrator`` before any folder is written): the
-workload factory (``preflight``), a custom saver (``saver_preflight``), a guard
-(``guard_preflight``), and v2's release when a kind deploys one (``deployed_python``); each is
+workload factory (``preflight``), the adapter's own checks (``target_preflight``: DBOS's environment,
+params and system database), a custom saver (``saver_preflight``), a guard (``guard_preflight``), and v2's release when a kind deploys one (``deployed_python``); each is
 checked once per interpreter and refused in one line naming the scenario file.
 """
 
@@ -316,10 +316,30 @@ def guard_preflight(ref: str, scenario_file: str | None, python: str) -> None:
     )
 
 
+def target_preflight(cell: Cell, scenario_file: str | None, python: str) -> None:
+    """The adapter's own checks (``TargetInfo.preflight``: its environment imports the framework, its
+    workload_params agree, its store opens), run once per configuration in the racers' Python."""
+    info = TARGETS.get(cell.scenario.target.framework)
+    if info is None or not info.preflight:
+        return
+    spec = json.dumps(
+        {"target": cell.scenario.target.model_dump(), "workload_params": cell.scenario.workload_params}, sort_keys=True, default=str
+    )
+    _module_preflight(
+        "target",
+        info.preflight,
+        spec,
+        scenario_file,
+        python,
+        hint=f"the {info.framework} adapter checks this before any trial; nothing was run",
+    )
+
+
 def preflight(cell: Cell, scenario_file: str | None, python: str, v2_python: str | None = None) -> None:
     """A user's workload factory must import in the racers' interpreter: check once, clearly. A
     kind that deploys v2 of the workload (``Kind.deploys``) gets v2 checked the same way, in v2's
     interpreter when the deploy is also a library release (``v2_python``)."""
+    target_preflight(cell, scenario_file, python)
     if cell.scenario.target.saver:
         saver_preflight(cell.scenario.target.saver, scenario_file, python)
     if cell.scenario.target.guard and cell.scenario.target.guard not in ("none", "stock"):

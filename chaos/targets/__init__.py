@@ -84,6 +84,10 @@ class TargetInfo:
     open_cases: dict[str, str] = field(default_factory=dict)
     # the releases CI builds an environment for (.ci/envs.sh; "" is ``default_version``)
     ci_versions: tuple[str, ...] = ("",)
+    # a module run as ``python -m <module> SPEC`` in the racers' Python before any trial (SPEC: the
+    # cell's target and workload_params as JSON): exit 0 when racers can start, else one stderr line
+    # saying what to change (refused, exit 3); "" for none
+    preflight: str = ""
 
     def __post_init__(self) -> None:
         # one rule for every adapter's unread fields (issue 23): what LangGraph's adapter alone reads,
@@ -520,7 +524,7 @@ TARGETS: dict[str, TargetInfo] = {
             "gate_after_interrupt": "step pre -> DBOS.recv('approve') (the pause) | DBOS.send(id, answer, 'approve') -> step gate (effect keyed by the answer) -> step end",
         },
         kinds=("kill_sweep", "race", "stray_resume", "fork", "recovery_determinism"),
-        properties=("EO", "PC", "LIVENESS", "CO", "AA", "DU", "CV", "FD", "FI", "RD"),
+        properties=("EO", "PC", "LIVENESS", "CO", "AA", "DU", "CV", "FD", "FI", "RD", "CL"),
         distributions=("dbos",),
         boundaries=(
             "status(PENDING|SUCCESS|ERROR), step(name=X,n=N), recv_wait(topic=T), recv(topic=T), send(topic=T), set_event(key=K), "
@@ -561,6 +565,7 @@ TARGETS: dict[str, TargetInfo] = {
         import_name="dbos",
         default_version="3.4.0",
         pins=("dbos=={version}", "pydantic-ai-slim[dbos]==2.68.0"),
+        preflight="chaos.targets.dbos_preflight",
     ),
 }
 

@@ -52,6 +52,7 @@ from chaos.racer.ledger import Ledger, Where
 from chaos.racer.protocol import Action, ActionOutcome, InspectResult, RacerSpec
 from chaos.targets.base import Unsupported, error_of, jsonable, nothing_saved_outcome
 from chaos.targets.common import EffectRecorder, SessionBase, outcome, store_file
+from chaos.targets.dbos_preflight import params_problem
 from chaos.workloads import build_workload
 
 SEAM_VERSION = "dbos 3.4.0: dbos/_sys_db.py SystemDatabase.{init_workflow, record_operation_result, recv_setup, recv_consume, send_bulk, set_event_from_workflow, update_workflow_outcome, reenqueue_for_recovery, resume_workflows, fork_workflow}"
@@ -68,6 +69,28 @@ INTENT = {
     },
     "note": "a fork is a new workflow with its own id; a retry (recovery, resume_workflow) continues the same id from its recorded steps",
 }
+
+
+# DBOS polls at 1 s by default where chaos waits on it: a handle's get_result (dbos/_core.py
+# DEFAULT_POLLING_INTERVAL), which only chaos's watcher calls here: polled every 20 ms, it reads the
+# same outcome row sooner. Its internal queue (through which a launch's recovery and resume_workflow
+# run a workflow: dbos/_queue.py DEFAULT_QUEUE_POLLING_INTERVAL_SEC, the wait before each dequeue)
+# is polled every 50 ms by a racer that races no other (no start gate: a sweep's resume, a fork), where
+# the period only delays the one dequeue; racers released together (a race) keep DBOS's 1 s unless
+# ``workload_params.queue_poll_s`` sets it, since a faster queue changes which interleavings k
+# recoverers meet (at 50 ms, two of three racers' recoveries landed and one process dequeued the
+# workflow twice): the race measures DBOS as it ships.
+QUEUE_POLL_S = 0.05
+RESULT_POLL_S = 0.02
+
+
+def fast_internal_queue(poll_s: float) -> None:
+    """Set the polling period of DBOS's internal queue (an in-memory ``Queue`` its registry makes
+    on first use; dbos 3.4.0 offers no configuration for it), before ``DBOS.launch`` starts its worker."""
+    from dbos._dbos import _get_or_create_dbos_registry
+
+    queue = _get_or_create_dbos_registry().get_internal_queue()
+    queue._polling_interval_sec = poll_s
 
 
 class ProcessEnds(BaseException):
@@ -264,11 +287,9 @@ class DBOSSession(SessionBase):
         # recover_by resume_workflow: the resumer's executor id is its own, so its launch recovers
         # nothing and DBOS.resume_workflow(id) is what brings the workflow back
         self.by_resume = self.params.get("recover_by") == "resume_workflow"
-        if self.by_resume and self.params.get("executor_id"):
-            raise ValueError(
-                "workload_params: executor_id clashes with recover_by: resume_workflow (the resuming process runs as an "
-                "executor of its own, so that its launch recovers nothing and DBOS.resume_workflow is what resumes): drop one"
-            )
+        problem = params_problem(self.params)  # refused by the run's preflight already (chaos.targets.dbos_preflight)
+        if problem is not None:
+            raise ValueError(problem)
         own = f"resumer-{spec['racer_id']}" if self.by_resume and spec["racer_id"] != "victim" else None
         self.executor_id = str(self.params.get("executor_id") or own or "local")
         self.wait_s = float(self.params.get("wait_s", 20))
@@ -287,6 +308,12 @@ class DBOSSession(SessionBase):
             "log_level": str(self.params.get("log_level", "WARNING")),
             "notification_listener_polling_interval_sec": 0.01,
         }
+        name = (self.spec.get("store") or {}).get("application_name")
+        if name and self.spec["target"].get("backend") == "postgres":
+            # fault: db_disconnect finds this racer's connections by their name; DBOS names its own
+            # "dbos_transact" in connect_args, which win over the URL's, so the name goes there (its
+            # other engine defaults, pool_pre_ping among them, stay: dbos/_dbos_config.py)
+            cfg["db_engine_kwargs"] = {"connect_args": {"application_name": str(name)}}
         if self.params.get("application_version"):
             cfg["application_version"] = str(self.params["application_version"])
         return cfg
@@ -299,6 +326,11 @@ class DBOSSession(SessionBase):
         if self.launched:
             return
         DBOS(config=self._config())
+        poll = self.params.get("queue_poll_s")
+        if poll is None and not self.spec.get("gate"):  # racing no other racer: only the wait is shortened
+            poll = QUEUE_POLL_S
+        if poll is not None:
+            fast_internal_queue(float(poll))
         DBOS.launch()
         self.launched = True
 
@@ -513,7 +545,7 @@ class DBOSSession(SessionBase):
 
         def watch() -> None:
             try:
-                DBOS.retrieve_workflow(wf).get_result()
+                DBOS.retrieve_workflow(wf).get_result(polling_interval_sec=RESULT_POLL_S)
                 status: str | None = "SUCCESS"
             except BaseException:  # ended in error, or DBOS shut down under the wait
                 try:

@@ -1,0 +1,93 @@
+"""DBOS's own checks before any trial, run in the racers' Python (``python -m chaos.targets.dbos_preflight SPEC``).
+
+Why: bad input on the DBOS target used to surface inside the trials (every racer raising the same
+``ValueError``, a run of errored trials) or not at all. The orchestrator's preflight runs this
+module once per interpreter and cell configuration (``TargetInfo.preflight``); it promises to exit
+0 when the racers can start, else to print one line saying what to change and exit 2:
+
+* the environment imports ``dbos`` (an environment whose ``dbos`` is gone or broken names the
+  command that builds it again: ``bash .ci/envs.sh dbos``);
+* ``workload_params`` do not clash (``params_problem``: an ``executor_id`` beside
+  ``recover_by: resume_workflow``, whose resumer must run as an executor of its own);
+* a Postgres system database opens with DBOS's own driver (SQLAlchemy over psycopg, as DBOS opens it),
+  at the DSN the run gives the racers (``CHAOS_PG_DSN``); the SQLite system database lives in the
+  trial's folder, which the run folder's own check covers (``--out`` must be writable).
+
+``SPEC`` is JSON: ``{"target": {...}, "workload_params": {...}}``. Standard library only, until
+``dbos`` is imported.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+RECOVER_BY = ("launch", "resume_workflow")
+
+
+def params_problem(params: dict[str, Any]) -> str | None:
+    """What is wrong with the DBOS ``workload_params``, as one sentence; None when nothing is."""
+    by = params.get("recover_by", "launch")
+    if by not in RECOVER_BY:
+        return f"workload_params.recover_by is {by!r}: use one of {', '.join(RECOVER_BY)}"
+    if by == "resume_workflow" and params.get("executor_id"):
+        return (
+            f"workload_params: executor_id {params['executor_id']!r} clashes with recover_by: resume_workflow (the resuming "
+            "process runs as an executor of its own, so that its launch recovers nothing and DBOS.resume_workflow is what "
+            "resumes): drop one"
+        )
+    return None
+
+
+def env_spec(target: dict[str, Any]) -> str:
+    """The ``.ci/envs.sh`` argument that builds this target's environment."""
+    return f"dbos:{target['version']}" if target.get("version") else "dbos"
+
+
+def import_problem(target: dict[str, Any]) -> str | None:
+    try:
+        import dbos  # noqa: F401
+        from dbos._sys_db import SystemDatabase  # noqa: F401  (the seam chaos instruments)
+    except Exception as exc:
+        return (
+            f"the dbos environment ({sys.prefix}) cannot import dbos ({type(exc).__name__}: {exc}): build it again with "
+            f"`bash .ci/envs.sh {env_spec(target)}` (or delete that folder: the next run builds it)"
+        )
+    return None
+
+
+def postgres_problem(dsn: str) -> str | None:
+    """The system database DSN opens with DBOS's driver (a connection and ``SELECT 1``)."""
+    import sqlalchemy as sa
+
+    try:
+        url = sa.make_url(dsn).set(drivername="postgresql+psycopg")  # as dbos/_sys_db_postgres.py opens it
+        engine = sa.create_engine(url, connect_args={"connect_timeout": 10})
+        try:
+            with engine.connect() as conn:
+                conn.execute(sa.text("SELECT 1"))
+        finally:
+            engine.dispose()
+    except Exception as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        safe = dsn.split("@", 1)[-1]
+        return f"DBOS cannot open its Postgres system database at {safe}: {first}: set CHAOS_PG_DSN to a database that accepts it"
+    return None
+
+
+def main(argv: list[str]) -> int:
+    spec = json.loads(argv[1])
+    target = dict(spec.get("target") or {})
+    problem = params_problem(dict(spec.get("workload_params") or {})) or import_problem(target)
+    if problem is None and target.get("backend") == "postgres" and os.environ.get("CHAOS_PG_DSN"):
+        problem = postgres_problem(os.environ["CHAOS_PG_DSN"])
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
