@@ -170,3 +170,17 @@ def test_a_langgraph_json_workload_is_for_the_agent_server_only(tmp_path):
     path = write_scenario(tmp_path, SCENARIO.replace("framework: langgraph_server, backend: inmem", "framework: langgraph"))
     with pytest.raises(ScenarioError, match="langgraph_server only"):
         load_scenario(path)
+
+
+def test_an_env_file_and_a_module_graph_are_read_as_langgraph_dev_reads_them(tmp_path):
+    from chaos.targets.langgraph_server_config import load
+
+    team = team_folder(tmp_path, {**CONFIG, "env": ".env", "graphs": {"agent": "team_tools.graphs:graph"}})
+    (team / ".env").write_text("# the team's settings\nexport TEAM_AMOUNT='40EUR'\nREGION=eu\n")
+    cfg = load("team/langgraph.json#agent", [str(tmp_path / "elsewhere"), str(tmp_path)])
+    assert cfg.file == str(team / "langgraph.json") and cfg.graph_id == "agent"
+    assert cfg.env == {"TEAM_AMOUNT": "40EUR", "REGION": "eu"}
+    assert cfg.graphs == {"agent": "team_tools.graphs:graph"}  # a module: found through the paths below
+    assert cfg.paths == (str(team), str(team / "lib"))
+    served = load("team/langgraph.json#agent", [str(tmp_path)]).server_config()
+    assert served["dependencies"] == [str(team), str(team / "lib")] and served["env"]["REGION"] == "eu"
