@@ -59,6 +59,7 @@ from chaos.racer.ledger import SqliteLedger
 from chaos.racer.protocol import RacerSpec
 from chaos.scenario.model import Cell
 from chaos.targets import TARGETS, get_target
+from chaos.targets.langgraph_server_config import is_config_ref
 
 _checked: set[str] = set()
 _preflight_ok: set[tuple[str, ...]] = set()  # (python, what, ref) imported fine in that interpreter
@@ -358,7 +359,7 @@ def _preflight_workload(cell: Cell, scenario_file: str | None, python: str, fiel
         if info is not None and cell.scenario.effect_fault is not None:  # the faulted effect must be one the workload fires
             preflight_run(cell, scenario_file, python, workload_paths(scenario_file))
         return
-    if (python, ref) in _preflight_ok:
+    if (python, ref) in _preflight_ok or is_config_ref(ref):  # a langgraph.json#id: its graphs load in the served run
         preflight_run(cell, scenario_file, python, workload_paths(scenario_file), version)
         return
     env = racer_env(python, workload_paths(scenario_file))

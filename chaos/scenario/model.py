@@ -41,6 +41,8 @@ from chaos.inputfile import expanded_size as _expanded_size
 from chaos.kinds import get_kind, kind_names
 from chaos.racer.errors import ScenarioError
 from chaos.targets import BRANCH_WORKLOADS, BRANCHES, TARGETS, guards
+from chaos.targets.langgraph_server_config import ConfigError, is_config_ref
+from chaos.targets.langgraph_server_config import load as load_team_config
 
 RESUME_RE = re.compile(r"^(none|input|command:.+|app:[A-Za-z_][\w.]*:[A-Za-z_][\w.]*)$", re.DOTALL)
 BARE_WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
@@ -695,7 +697,14 @@ def check_semantics(scenario: Scenario, path: str = "<scenario>", node: yaml.Nod
                 f"{s.workload!r} runs parallel branches (Send fan-out / parallel tool calls), which {info.framework} cannot: "
                 f"{why}; run it with target.framework: {runs_it}, or pick a workload of {info.framework}: {', '.join(info.workloads)}",
             )
-        if s.workload not in info.workloads:
+        if is_config_ref(s.workload):  # a team's own langgraph.json#graph_id (chaos.targets.langgraph_server_config)
+            if s.target.framework != "langgraph_server":
+                fail(("workload",), f"a langgraph.json workload ({s.workload!r}) is served by target.framework: langgraph_server only")
+            try:
+                load_team_config(s.workload, [os.getcwd(), str(Path(path).parent)])
+            except ConfigError as exc:
+                fail(("workload",), str(exc))
+        elif s.workload not in info.workloads:
             reason = _workload_importable(s.workload, [os.getcwd(), str(Path(path).parent)])
             if reason:
                 fail(("workload",), f"unknown workload {s.workload!r}: {reason}; built-in: {', '.join(info.workloads)}")

@@ -8,7 +8,8 @@ started by the orchestrator for the cell; its URL arrives in the racer's store s
 What it promises (``chaos.targets.base`` is the contract):
 
 * ``run``: creates the trial's thread on the server (a UUID derived from chaos's thread id), starts
-  a run of the workload's graph (graph id = workload name) with ``runs.create`` and joins it; the
+  a run of the workload's graph (graph id = workload name; the id after ``#`` of a workload
+  ``path/to/langgraph.json#id``) with ``runs.create`` and joins it; the
   outcome is ``interrupted`` when the thread then waits at an interrupt.
 * ``resume`` (``command``: ``Command(resume=value)``; ``input``: a new input; ``none``: no input)
   starts a run with ``multitask_strategy`` = ``workload_params.multitask_strategy`` (default
@@ -34,6 +35,7 @@ What it promises (``chaos.targets.base`` is the contract):
 
 from __future__ import annotations
 
+import os
 import uuid
 from pathlib import Path
 from typing import Any
@@ -60,12 +62,24 @@ class ServerSession:
         store = spec.get("store") or {}
         url = store.get("url")
         self.in_process = not url
+        from chaos.targets.langgraph_server_config import is_config_ref
+        from chaos.targets.langgraph_server_config import load as load_config
+
+        # a team's own langgraph.json, found where its racers find a team's module (cwd, PYTHONPATH)
+        team = (
+            load_config(spec["workload"], [os.getcwd(), *os.environ.get("PYTHONPATH", "").split(os.pathsep)])
+            if is_config_ref(spec["workload"])
+            else None
+        )
         if not url:  # a sweep: this racer is the server (the victim), in the trial's server folder
             from chaos.targets import langgraph_server_inproc
             from chaos.targets.langgraph_server_host import graphs_for
 
             folder = Path(store.get("path") or f"{spec['thread_id']}.state").parent / "agent-server"
-            url = langgraph_server_inproc.start(folder, graphs_for(spec["workload"]), barrier, ledger)
+            if team is None:
+                url = langgraph_server_inproc.start(folder, graphs_for(spec["workload"]), barrier, ledger)
+            else:
+                url = langgraph_server_inproc.start(folder, team.graphs, barrier, ledger, paths=team.paths, env=team.env)
         self.spec = spec
         self.barrier = barrier
         self.ledger = ledger
@@ -75,7 +89,7 @@ class ServerSession:
             raise ValueError(f"workload_params.multitask_strategy {self.strategy!r}: one of {', '.join(STRATEGIES)}")
         from chaos.targets.langgraph_server_host import APP_GRAPH
 
-        self.graph_id = APP_GRAPH if ":" in spec["workload"] else str(spec["workload"])
+        self.graph_id = team.graph_id if team is not None else APP_GRAPH if ":" in spec["workload"] else str(spec["workload"])
         self.input = self.params.get("input", DEFAULT_INPUT)
         self.client: Any = get_sync_client(url=url, timeout=float(self.params.get("http_timeout_s", 120)))
         self.thread_id = server_thread_id(spec.get("run_id", ""), spec["thread_id"])

@@ -9,7 +9,9 @@ in their store spec.
 What it promises:
 
 * ``AgentServer.start()`` writes a ``langgraph.json`` in its own folder (the built-ins of
-  ``chaos.targets.langgraph_server_app``, or the user's file copied as is), starts
+  ``chaos.targets.langgraph_server_app``; a team's own graph beside them; or, for a workload
+  ``path/to/langgraph.json#id``, the team's file with its paths made absolute:
+  ``chaos.targets.langgraph_server_config``), starts
   ``langgraph dev --no-browser --no-reload`` on 127.0.0.1 in a process group of its own, with the
   run's registry labels in its environment (a dead orchestrator's server is found and killed by
   ``chaos clean`` / the next ``chaos run``, as a stray racer is) and a parent-death signal (it dies
@@ -47,6 +49,8 @@ from typing import TYPE_CHECKING
 
 from chaos.racer.errors import TargetError
 from chaos.racer.protocol import LedgerSpec, StoreSpec
+from chaos.targets.langgraph_server_config import ConfigError, is_config_ref
+from chaos.targets.langgraph_server_config import load as load_config
 from chaos.targets.langgraph_server_offline import OFFLINE_ENV, free_port
 
 if TYPE_CHECKING:
@@ -272,13 +276,21 @@ def server_for(ctx: RunContext, cell: Cell) -> AgentServer:
     t = cell.scenario.target
     python = python_for(t.framework, t.version, t.requirements)
     folder = ctx.work_dir / f"agent-server-{cell.index}"
-    config = {"graphs": graphs_for(cell.scenario.workload), "dependencies": ["."]}
     # a team's module is looked up where its racers look it up: the working folder and the scenario's
     paths = [os.getcwd()]
     with contextlib.suppress(OSError, ValueError):
         scenario_file = json.loads((Path(ctx.run_dir) / "run.json").read_text()).get("scenario_file")
         if scenario_file:
             paths.append(str(Path(scenario_file).resolve().parent))
+    config = {"graphs": graphs_for(cell.scenario.workload), "dependencies": ["."]}
+    if is_config_ref(cell.scenario.workload):  # the team's own langgraph.json: its graphs, dependencies, env
+        try:
+            team = load_config(cell.scenario.workload, paths)
+        except ConfigError as exc:
+            raise TargetError(str(exc), hint="fix the file or the graph id after '#' in the scenario's workload") from None
+        config = team.server_config()
+        config["env"] = {k: v for k, v in team.env.items() if k not in OFFLINE_ENV}  # chaos phones nowhere, whatever the file says
+        paths = [*team.paths, *paths]
     extra = {"PYTHONPATH": os.pathsep.join([*paths, os.environ.get("PYTHONPATH", "")])}
     labels = run_labels(ctx.run_id, ctx.run_dir)
     return AgentServer(python, folder, config, ledger=ctx.ledger_config, labels=labels, extra_env=extra)

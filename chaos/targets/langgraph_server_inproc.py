@@ -22,6 +22,7 @@ process: the hooks are process-wide.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 import urllib.error
@@ -72,14 +73,26 @@ def _patch_saver(barrier: BarrierClient) -> None:
     InMemorySaver._chaos_patched = True
 
 
-def start(folder: Path, graphs: dict[str, str], barrier: BarrierClient, ledger: Ledger) -> str:
-    """Serve ``graphs`` from this process, in ``folder``; the URL once it answers."""
+def start(
+    folder: Path,
+    graphs: dict[str, str],
+    barrier: BarrierClient,
+    ledger: Ledger,
+    *,
+    paths: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
+) -> str:
+    """Serve ``graphs`` from this process, in ``folder``; the URL once it answers. ``paths`` go on
+    ``sys.path`` (a team's langgraph.json folder and local dependencies) and ``env`` into the
+    server's environment, as ``langgraph dev`` does with the file's ``dependencies`` and ``env``."""
     global BARRIER, LEDGER
     from langgraph_api.cli import run_server
 
     from chaos.targets.langgraph_server_offline import OFFLINE_ENV, free_port
 
     folder.mkdir(parents=True, exist_ok=True)
+    sys.path.extend(p for p in paths if p not in sys.path)
+    os.environ.update(env or {})
     os.chdir(folder)
     os.environ.update(OFFLINE_ENV)
     BARRIER, LEDGER = barrier, ledger
