@@ -138,7 +138,7 @@ COMMON_FIELDS: dict[str, str] = {
     "target.backend": "checked against the adapter's backends at load",
     "target.version": "the racers' environment",
     "target.requirements": "the racers' environment",
-    "workload": "the adapter's build_workload (a built-in, or package.module:factory)",
+    "workload": "the adapter's build_workload (a built-in, or package.module:factory; langgraph_server also path/langgraph.json#graph_id)",
     "workload_params": "the workload's ctx.params",
     "racers.k": "the kinds that start k racers",
     "racers.placement": "the launchers",
