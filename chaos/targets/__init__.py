@@ -92,12 +92,12 @@ class TargetInfo:
     def __post_init__(self) -> None:
         # one rule for every adapter's unread fields (issue 23): what LangGraph's adapter alone reads,
         # less what this one ``reads``, and ``target.durability`` when it has no durability modes (the
-        # reason it gives in ``unsupported``); an adapter that lists ``unread_fields`` itself keeps them
-        if not self.unread_fields:
-            unread = {k: v for k, v in _NOT_LANGGRAPH.items() if k not in self.reads}
-            if "durability" in self.unsupported:
-                unread["target.durability"] = self.unsupported["durability"]
-            object.__setattr__(self, "unread_fields", unread)
+        # reason it gives in ``unsupported``); what an adapter lists in ``unread_fields`` is added to
+        # that, or overrides its reason
+        unread = {k: v for k, v in _NOT_LANGGRAPH.items() if k not in self.reads}
+        if "durability" in self.unsupported:
+            unread["target.durability"] = self.unsupported["durability"]
+        object.__setattr__(self, "unread_fields", {**unread, **self.unread_fields})
 
     def top_packages(self) -> tuple[str, ...]:
         """The framework's top-level modules: ``packages``, else ``import_name``'s top level."""
@@ -494,10 +494,8 @@ TARGETS: dict[str, TargetInfo] = {
         },
         reads=(),
         unread_fields={
-            **{k: v for k, v in _NOT_LANGGRAPH.items() if k not in _OWN_APP_READS},
             "answers": "a client answers every pause with resume's command value; answer plans are not sent through the API yet",
             "resume:app": "the runs API has no recovery hook for an app's own resume",
-            "target.durability": "the server chooses its checkpointer's durability; a client cannot set it",
         },
         # blamed as the framework's own code: the server, its runtime, the client and the graph library
         packages=("langgraph_api", "langgraph_runtime_inmem", "langgraph_sdk", "langgraph", "httpx"),
@@ -549,8 +547,6 @@ TARGETS: dict[str, TargetInfo] = {
         },
         reads=("resume:app",),
         unread_fields={
-            **{k: v for k, v in _NOT_LANGGRAPH.items() if k not in _OWN_APP_READS},
-            "target.durability": "every DBOS write is a committed transaction; there is no durability mode to vary",
             "answers": "not read by the DBOS adapter yet: it answers the one pause with resume's command value (a team's "
             "recovery gets the plan's first answer in thread.answer)",
         },

@@ -43,7 +43,7 @@ def _patch_saver(barrier: BarrierClient) -> None:
     """Barriers around the in-memory runtime's checkpoint writes (its ``aput`` / ``aput_writes`` call these)."""
     from langgraph_runtime_inmem.checkpoint import InMemorySaver
 
-    from chaos.targets.saver_boundaries import node_of as _node_of
+    from chaos.targets.saver_boundaries import put_name, writes_name
 
     if getattr(InMemorySaver, "_chaos_patched", False):
         return
@@ -60,13 +60,10 @@ def _patch_saver(barrier: BarrierClient) -> None:
         return out
 
     def chaos_put(self: Any, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
-        md = metadata or {}
-        name = f"put(step={md.get('step')},source={md.get('source')})"
-        return passed(name, lambda: put(self, config, checkpoint, metadata, new_versions))
+        return passed(put_name(metadata), lambda: put(self, config, checkpoint, metadata, new_versions))
 
     def chaos_put_writes(self: Any, config: Any, writes: Any, task_id: Any, task_path: str = "") -> Any:
-        name = f"put_writes(node={_node_of(task_path)},channels={'+'.join(str(w[0]) for w in writes)})"
-        return passed(name, lambda: put_writes(self, config, writes, task_id, task_path))
+        return passed(writes_name(writes, task_path), lambda: put_writes(self, config, writes, task_id, task_path))
 
     InMemorySaver.put = chaos_put
     InMemorySaver.put_writes = chaos_put_writes
