@@ -26,7 +26,8 @@ import psutil
 
 from chaos.envs import python_for
 from chaos.running.journal import read_journal
-from chaos.running.orchestrator import RunOptions, run_scenario
+from chaos.running.options import RunOptions
+from chaos.running.orchestrator import run_scenario
 from chaos.targets.langgraph_server_host import AgentServer, builtin_config
 
 RACE = """\

@@ -17,6 +17,7 @@ model), ``base`` (the interface). docs/adding-a-kind.md shows how to add one.
 
 from __future__ import annotations
 
+import functools
 import importlib
 from typing import TYPE_CHECKING
 
@@ -61,7 +62,13 @@ def all_kinds() -> list[Kind]:
 
 def option_models() -> list[type[KindOptions]]:
     """Every kind's options model, once each (the sweeps share theirs), in the registry's order."""
-    return list(dict.fromkeys(k.Options for k in all_kinds()))
+    return list(_option_models(tuple(KINDS.values())))
+
+
+@functools.cache
+def _option_models(modules: tuple[str, ...]) -> tuple[type[KindOptions], ...]:
+    # asked for every option of every validated cell: computed once per registry (its modules are the key)
+    return tuple(dict.fromkeys(importlib.import_module(m).KIND.Options for m in modules))
 
 
 def option_owner(key: str) -> type[KindOptions]:
@@ -80,13 +87,19 @@ def option_readers(key: str) -> list[str]:
 def properties() -> dict[str, Property]:
     """Every property a kind's checkers judge, by code, in the registry's order (a code shared by
     several kinds is one property: they must agree on its name)."""
+    return dict(_properties(tuple(KINDS.values())))
+
+
+@functools.cache
+def _properties(modules: tuple[str, ...]) -> tuple[tuple[str, Property], ...]:
+    # asked for every verdict a report names: computed once per registry (its modules are the key)
     out: dict[str, Property] = {}
-    for kind in all_kinds():
+    for kind in (importlib.import_module(m).KIND for m in modules):
         for p in (c.property for c in kind.checks):
             known = out.setdefault(p.code, p)
             if known.name != p.name:
                 raise ValueError(f"property {p.code} is named {known.name!r} and {p.name!r} by two kinds")
-    return out
+    return tuple(out.items())
 
 
 def property_names() -> dict[str, str]:

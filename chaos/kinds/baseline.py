@@ -129,12 +129,3 @@ def with_baseline(ctx: RunContext, cell: Cell, trials: Iterator[TrialRecord]) ->
             rec.observations["baseline_error"] = base["error"]
         rec.observations["baseline_trial"] = base["trial_id"]
         yield rec
-
-
-def baseline_in(records: Iterable[TrialRecord]) -> Baseline | None:
-    """The baseline the records carry (the first that has one), or None."""
-    for r in records:
-        effects = r.observations.get("baseline_effects")
-        if effects is not None:
-            return baseline_of(r.observations.get("baseline_trial") or "?", effects)
-    return None

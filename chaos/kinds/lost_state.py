@@ -89,9 +89,9 @@ def point_verdicts(point: str, recs: list[TrialRecord]) -> list[Verdict]:
 def combined(parts: list[Verdict]) -> Verdict:
     """LS over the kill points (``combine``), with every point's thread ids (lost or kept) in the note."""
     out = combine(PROPERTY, parts)
-    note = "; ".join(v.evidence.note for v in parts if v.evidence.note)[:2000]
-    if note:
-        out.evidence.note = note
-        if out.status == "holds":
-            out.reason += f" (threads kept: {', '.join(sorted({t.split()[1] for t in note.split('; ') if t.startswith('kept ')}))})"
+    entries = [e for v in parts if v.evidence.note for e in v.evidence.note.split("; ")]
+    if entries:
+        out.evidence.note = "; ".join(entries)[:2000]
+        if out.status == "holds":  # the ids from every entry, not from the cut note (an id past the cut would go)
+            out.reason += f" (threads kept: {', '.join(sorted({e.split()[1] for e in entries if e.startswith('kept ')}))})"
     return out

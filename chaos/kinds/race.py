@@ -187,7 +187,7 @@ def race_trial(run: TrialRun) -> TrialRecord:
                 # what the adapter counted in the racer (DBOS: recoveries it made, workflow runs it admitted)
                 "facts": _last(r).get("facts"),
                 **window_of(r.racer_result, gated),
-                **_http_of(r.racer_result),
+                **_http_of(_last(r)),
             }
             for i, r in enumerate(results)
         ],
@@ -208,10 +208,9 @@ def race_trial(run: TrialRun) -> TrialRecord:
     return run.record(valid=True, fault_fired=True)
 
 
-def _http_of(result: RacerResult) -> dict[str, Any]:
+def _http_of(last: ActionOutcome) -> dict[str, Any]:
     """A server client's HTTP outcome (``langgraph_server``: create status, run status), if its last outcome has one."""
-    outcomes = result.get("outcomes") or []
-    http = outcomes[-1].get("http") if outcomes else None
+    http = last.get("http")
     return {"http": http} if http else {}
 
 

@@ -840,21 +840,20 @@ def sweep_summary(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> tuple
         points = points_of(cell, dry.observations.get("boundaries", []), sweep.narrow)
     all_verdicts: dict[str, list[Verdict]] = defaultdict(list)
     judge_aa = approval.judged(cell, dry, trials)  # AA, where a recovery can be told from an approval
+    # what the cell's target and fault add, the same at every point
+    framework = cell.scenario.target.framework
+    fault_props, disconnect_props = faults.properties_of(cell), db_disconnect.properties_of(cell)
+    ls_props = lost_state.properties_of(cell)
     for point in points:
         recs = by_point.get(point, [])
         valid = [r for r in recs if r.valid]
         keys = sorted({k for r in valid for k in _counts(r)} | set(base.effects))
         # each property's judge at the point, check-safe: one that raises costs its properties there
-        framework = cell.scenario.target.framework
         lost = {r.trial_id: lost_effects(r, base) for r in valid}
         pv = at_point(point, sweep.properties, _point_verdicts, point, recs, sweep, base, framework)
-        pv += at_point(point, faults.properties_of(cell), faults.point_verdicts, cell, point, recs, lost)
-        pv += at_point(point, db_disconnect.properties_of(cell), db_disconnect.point_verdicts, cell, point, recs)
-        pv += (
-            at_point(point, lost_state.properties_of(cell), lost_state.point_verdicts, point, recs)
-            if lost_state.properties_of(cell)
-            else []
-        )
+        pv += at_point(point, fault_props, faults.point_verdicts, cell, point, recs, lost)
+        pv += at_point(point, disconnect_props, db_disconnect.point_verdicts, cell, point, recs)
+        pv += at_point(point, ls_props, lost_state.point_verdicts, point, recs) if ls_props else []
         pv += at_point(point, (approval.PROPERTY,), approval.point_verdicts, point, recs) if judge_aa else []
         for v in pv:
             all_verdicts[v.property].append(v)

@@ -19,12 +19,13 @@ from chaos.records import RunResults
 def _suite(results: RunResults, prefix: str = "", accepted: dict[tuple[str, str], str] | None = None) -> ET.Element:
     suite = ET.Element("testsuite", name=f"{prefix}{results.scenario}")
     tests = failures = skipped = errors = 0
+    names = property_names()
     for c in results.cells:
         classname = f"chaos.{prefix}{results.scenario}.{c.cell_id}"
         for v in c.verdicts:
             tests += 1
             case = ET.SubElement(
-                suite, "testcase", classname=classname, name=f"{v.property} ({property_names().get(v.property, v.property)})", time="0"
+                suite, "testcase", classname=classname, name=f"{v.property} ({names.get(v.property, v.property)})", time="0"
             )
             why = (accepted or {}).get((c.cell_id, v.property))
             if v.status == "violated" and why is not None:

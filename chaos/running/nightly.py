@@ -37,7 +37,7 @@ from chaos.racer.errors import ChaosError
 from chaos.records import CellRef, NightCell, NightRun, NightSummary, RunResults, SaturationMove, Trend, VerdictChange
 from chaos.running.analysis import analyse_loaded, write_reports, write_results
 from chaos.running.folderlock import FolderLock
-from chaos.running.nights import PLAN, night_order, nights, previous_night
+from chaos.running.nights import PLAN, earlier_nights, previous_night
 from chaos.running.options import RunOptions
 from chaos.running.orchestrator import run_loaded
 from chaos.running.resume import resume_run
@@ -261,8 +261,7 @@ def history(night_dir: Path, current: NightSummary) -> list[dict]:
             "saturation": {f"{r.scenario} {c.cell_id}": c.saturation for r in s.runs for c in r.cells if c.saturation is not None},
         }
 
-    key = night_order(night_dir.name)
-    past = [read_summary(d) for d in nights(night_dir.parent) if d != night_dir and night_order(d.name) < key]
+    past = [read_summary(d) for d in earlier_nights(night_dir)]
     return [point(s) for s in past[-(HISTORY - 1) :]] + [point(current)]
 
 

@@ -38,8 +38,13 @@ def nights(out: Path) -> list[Path]:
     return sorted(found, key=lambda d: night_order(d.name))
 
 
+def earlier_nights(night_dir: Path) -> list[Path]:
+    """The finished nights before ``night_dir`` beside it, oldest first."""
+    key = night_order(night_dir.name)
+    return [d for d in nights(night_dir.parent) if d != night_dir and night_order(d.name) < key]
+
+
 def previous_night(night_dir: Path) -> Path | None:
     """The newest finished night before ``night_dir`` beside it (None: it is the first)."""
-    key = night_order(night_dir.name)
-    earlier = [d for d in nights(night_dir.parent) if d != night_dir and night_order(d.name) < key]
+    earlier = earlier_nights(night_dir)
     return earlier[-1] if earlier else None

@@ -563,20 +563,14 @@ class DBOSSession(SessionBase):
 
         return DBOSClient(system_database_url=self.url, dbos_system_schema=self.schema)
 
-    def _status_full(self, wf: str | None = None) -> dict | None:
+    def _status(self, wf: str | None = None) -> str | None:
+        """The workflow's status as DBOS recorded it (None: DBOS has no row of it)."""
         client = self._client()
         try:
             rows = client.list_workflows(workflow_ids=[wf or self.thread_id])
-            if not rows:
-                return None
-            s = rows[0]
-            return {"status": s.status, "error": s.error, "output": s.output, "app_version": s.app_version, "executor_id": s.executor_id}
+            return str(rows[0].status) if rows else None
         finally:
             client.destroy()
-
-    def _status(self, wf: str | None = None) -> str | None:
-        st = self._status_full(wf)
-        return None if st is None else str(st["status"])
 
     def inspect(self) -> InspectResult:
         try:
