@@ -44,6 +44,7 @@ checked once per interpreter and refused in one line naming the scenario file.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -264,17 +265,19 @@ def preflight_cells(cells: list[Cell], scenario_file: str) -> None:
         preflight(cell, scenario_file, python_for(t.framework, t.version, t.requirements), v2_python)
 
 
-def _module_preflight(what: str, module: str, ref: str, scenario_file: str | None, python: str, hint: str) -> None:
-    """Run ``python -m <module> <ref>`` in the racers' Python (once per interpreter and ref); a
-    failure is refused in one line naming the scenario file, with the exit's last stderr line."""
-    if (python, what, ref) in _preflight_ok:
+def _module_preflight(what: str, module: str, ref: str, scenario_file: str | None, python: str, hint: str, reads: str = "") -> None:
+    """Run ``python -m <module> <ref>`` in the racers' Python (once per interpreter, ref and
+    ``reads``: what else the check depends on, such as the store it opens); a failure is refused in
+    one line naming the scenario file, with the exit's last stderr line."""
+    key = (python, what, ref + reads)
+    if key in _preflight_ok:
         return
     env = racer_env(python, workload_paths(scenario_file))
     proc = subprocess.run([python, "-m", module, ref], capture_output=True, text=True, env=env, timeout=300)
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
         raise TargetError(f"{scenario_file or 'scenario'}: {last}", hint=hint)
-    _preflight_ok.add((python, what, ref))
+    _preflight_ok.add(key)
 
 
 def saver_preflight(ref: str, scenario_file: str | None, python: str) -> None:
@@ -333,6 +336,8 @@ def target_preflight(cell: Cell, scenario_file: str | None, python: str) -> None
         scenario_file,
         python,
         hint=f"the {info.framework} adapter checks this before any trial; nothing was run",
+        # the store it opens is the run's (CHAOS_PG_DSN): a check passed for one database says nothing of another
+        reads=hashlib.sha256(os.environ.get("CHAOS_PG_DSN", "").encode()).hexdigest(),
     )
 
 
