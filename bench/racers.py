@@ -13,7 +13,8 @@ all racers stand at the start gate), the release spread of races, and warm/naive
 * ``floor`` (sweep only): not a harness but the least any harness could spend on the same trial
   with real processes and a real SIGKILL (``bench/floor_harness.py``): two pre-forked processes of a
   parent that built the workload, a SIGSTOP in the saver, no evidence kept. ``warm vs floor`` says
-  how much of a trial is chaos's own.
+  how much of a trial is chaos's own, and ``floor vs warm`` whether the two ran the same trial: per
+  kill point, the effect ledger once the resume ended, every repeat of both (``fidelity_vs_floor``).
 
 Cases: ``race4`` and ``race16`` (a race trial at k=4 / k=16 on SQLite), ``sweep`` (a kill-sweep
 trial on SQLite: run to a barrier, SIGKILL, resume in a fresh racer, read the ledger; cycling
@@ -337,9 +338,24 @@ def phases(recs, spawned_ns: dict[str, int]) -> dict:
     return {k: round(statistics.median(v), 2) for k, v in acc.items()}
 
 
+def outcome_of(counts: Mapping[str, int]) -> str:
+    """A trial's effect ledger once its resume ended, the victim's rows and the resumer's, counted
+    per effect: ``a x2, b x1, c x1`` (``nothing``: no row). ``bench/floor_harness.py`` spells its own
+    trials the same way (its ``outcome_of``), so the two are compared string for string."""
+    return ", ".join(f"{k} x{n}" for k, n in sorted(counts.items())) or "nothing"
+
+
 def fidelity_view(case: str, recs) -> dict:
+    """Sweeps: per kill point, how many valid repeats ended with each ledger (``outcome_of``); every
+    repeat is kept, so a point whose repeats differ shows as such. Races: the gated effect's fires."""
     if CASES[case][1] == "kill_sweep":
-        return {r.point: dict(sorted(Counter(row["effect_key"] for row in r.ledger).items())) for r in recs if r.valid}
+        view: dict[str, dict[str, int]] = {}
+        for r in recs:
+            if r.valid:
+                at = view.setdefault(r.point, {})
+                o = outcome_of(Counter(row["effect_key"] for row in r.ledger))
+                at[o] = at.get(o, 0) + 1
+        return view
     fires = [r.observations.get("fires") for r in recs if r.valid]
     return {
         "fires": dict(sorted(Counter(fires).items())),
@@ -522,21 +538,7 @@ def print_case(name: str, rows: list[dict]) -> None:
                 f"{o['cpu_per_trial_ms'] / w['cpu_per_trial_ms']:.1f}x less CPU"
             )
     if "warm" in by and "floor" in by:
-        w, f = by["warm"], by["floor"]
-        print(
-            f"   warm vs floor: {w['median_wall_ms'] / f['median_wall_ms']:.1f}x the floor's median wall "
-            f"({w['median_wall_ms'] - f['median_wall_ms']:.1f} ms per trial is chaos's own), "
-            f"{w['cpu_per_trial_ms'] / f['cpu_per_trial_ms']:.1f}x its CPU; the floor: {f['killed']}/{f['trials']} "
-            f"victims SIGKILLed at their barrier, {f['boundaries']} boundaries"
-        )
-        if w.get("fidelity") and "per_point" in f:  # the same trial? effects after the resume, per kill point
-            seen = {p: sum(counts.values()) for p, counts in w["fidelity"].items()}
-            agree = [p for p, n in seen.items() if n in f["per_point"].get(p, [])]
-            open_ = [p for p in agree if len(f["per_point"][p]) > 1]
-            print(
-                f"   floor vs warm: the warm trial's effects after the resume are among the floor's at {len(agree)}/{len(seen)} kill points "
-                f"(at {len(open_)} of them the floor's own trials differ: an outcome that depends on thread timing)"
-            )
+        print_vs_floor("warm", by["warm"], by["floor"])
     for r in rows:
         if r.get("phases"):
             print(f"   {r['mode']} racer phases, median ms: " + ", ".join(f"{k} {v}" for k, v in r["phases"].items()))
@@ -547,10 +549,56 @@ def print_case(name: str, rows: list[dict]) -> None:
                 f"   fidelity: fires cold {fc['fires']} (mean {fmt(fc['mean_fires'])}, sd {fmt(fc['sd_fires'])}) | "
                 f"warm {fw['fires']} (mean {fmt(fw['mean_fires'])}, sd {fmt(fw['sd_fires'])})"
             )
-        else:
+        else:  # the same ledgers at a point, whatever the repeats per ledger
             common = [p for p in fc if p in fw]
-            same = sum(fc[p] == fw[p] for p in common)
+            same = sum(set(fc[p]) == set(fw[p]) for p in common)
             print(f"   fidelity: per-boundary effect counts equal cold vs warm at {same}/{len(common)} common kill points")
+
+
+def print_vs_floor(mode: str, row: dict, floor: dict) -> None:
+    """``<mode> vs floor``: the mode's wall and CPU per trial against the floor's, and whether the two
+    ran the same trials (``fidelity_vs_floor``)."""
+    print(
+        f"   {mode} vs floor: {row['median_wall_ms'] / floor['median_wall_ms']:.1f}x the floor's median wall "
+        f"({row['median_wall_ms'] - floor['median_wall_ms']:.1f} ms per trial is chaos's own), "
+        f"{row['cpu_per_trial_ms'] / floor['cpu_per_trial_ms']:.1f}x its CPU; the floor: {floor['killed']}/{floor['trials']} "
+        f"victims SIGKILLed at their barrier, {floor['boundaries']} boundaries"
+    )
+    if row.get("fidelity") and "per_point" in floor:
+        for line in fidelity_vs_floor(mode, row["fidelity"], floor["per_point"]):
+            print("   " + line)
+
+
+def fidelity_vs_floor(mode: str, mine: Mapping[str, Mapping[str, int]], floor: Mapping[str, Mapping[str, int]]) -> list[str]:
+    """The same trial? Per kill point, the effect ledger once the resume ended (``outcome_of``) in
+    every repeat of the mode and of the floor. A point *agrees* when every repeat of both ended with
+    one and the same ledger; it is *open* when the repeats of either harness differ among themselves
+    (which ledger is the scheduler's choice: printed with repeats per ledger); it *differs* when each
+    harness is single-valued and the two are not the same. A point with valid trials in only one
+    (too few trials to reach it in the other, or no valid one) is named apart."""
+
+    def dist(d: Mapping[str, int]) -> str:
+        return "{" + "; ".join(f"{o}: {n}" for o, n in sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))) + "}"
+
+    def reps(view: Mapping[str, Mapping[str, int]]) -> str:
+        ns = sorted({sum(d.values()) for d in view.values()})
+        return "-" if not ns else str(ns[0]) if ns[0] == ns[-1] else f"{ns[0]}-{ns[-1]}"
+
+    points = [p for p in floor if p in mine]  # in the order a run crosses them
+    agree = [p for p in points if len(mine[p]) == 1 and set(mine[p]) == set(floor[p])]
+    open_ = [p for p in points if len(mine[p]) > 1 or len(floor[p]) > 1]
+    differ = [p for p in points if p not in agree and p not in open_]
+    lone = [(p, "the floor") for p in floor if p not in mine] + [(p, mode) for p in mine if p not in floor]
+    lines = [
+        f"floor vs {mode}: the effect ledger once the resume ended (the victim's rows and the resumer's, per effect) is one "
+        f"and the same in every repeat of both at {len(agree)}/{len(points)} kill points "
+        f"(repeats per point: {mode} {reps(mine)}, floor {reps(floor)}); open (a harness's own repeats differ) at "
+        f"{len(open_)}, different at {len(differ)}" + (f"; {len(lone)} kill points have valid trials in only one" if lone else "")
+    ]
+    lines += [f"  open at {p}: {mode} {dist(mine[p])}, floor {dist(floor[p])}" for p in open_]
+    lines += [f"  different at {p}: {mode} {dist(mine[p])}, floor {dist(floor[p])}" for p in differ]
+    lines += [f"  valid trials only in {who} at {p}" for p, who in lone]
+    return lines
 
 
 def print_profile(prof: cProfile.Profile, title: str, n: int = 18) -> None:
