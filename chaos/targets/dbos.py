@@ -499,8 +499,8 @@ class DBOSSession(SessionBase):
         recovers the PENDING workflows of its executor id and its version (``get_pending_workflows``
         in ``DBOS._launch``), and the queue that ``resume_workflow`` hands it to dequeues only its
         own version (``start_queued_workflows``, dbos 3.4.0 ``_sys_db.py``). When this process runs
-        another version, say so with both version strings (and what the launch found), instead of
-        waiting for a run DBOS will not make here."""
+        another version and the launch did not find the workflow, say so with both version strings,
+        instead of waiting for a run DBOS will not make here."""
         from dbos import DBOS
 
         row = self._row()
@@ -715,10 +715,11 @@ class DBOSSession(SessionBase):
         state: dict[str, Any] = {
             "checkpoints": len(steps) + (1 if rows else 0),
             "head_step": len(steps) if rows else None,
-            # the head of the durable frontier (the newest recorded operation) and how many there
-            # are: what moved under a resume (chaos.kinds.upgrade reads both)
+            # the head of the durable frontier (the newest recorded operation) and every durable
+            # record, the workflow's row with its operations (as ``checkpoints``): what moved under a
+            # resume (chaos.kinds.upgrade reads both)
             "checkpoint": str(steps[-1]["function_id"]) if steps else None,
-            "durable_checkpoints": len(steps),
+            "durable_checkpoints": len(steps) + (1 if rows else 0),
             "app_version": str(rows[0].app_version) if rows and rows[0].app_version is not None else None,
             # a PENDING workflow not waiting at a recv still has work: its remaining effect steps, or
             # the workflow itself when the workload names none (a team's app whose effects are not steps)
