@@ -4,8 +4,8 @@ an answers plan over two pauses, and what ``first_checkpoint`` cannot measure th
 What a DBOS user sees: a workflow paused at its recv under v1 and resumed by a v2 process of the
 same application version runs v2's code over v1's recorded steps (a step added after the pause runs:
 the deploy resumes as v2 would); resumed by a process of another application version, DBOS runs
-nothing of it and leaves it PENDING for an executor of its own version, as DBOS documents, and chaos
-says so with both version strings; a step inserted before the pause under a pinned version is run,
+nothing of it and leaves it PENDING (ENQUEUED, after ``resume_workflow``) for an executor of its own
+version, as DBOS documents, and chaos says so with both version strings; a step inserted before the pause under a pinned version is run,
 then DBOS's replay check refuses the recorded recv with ``DBOSUnexpectedStepError``: resumed, then
 failed midway. An answers plan sends its n-th answer to the n-th recv, and an answer whose send
 committed before a kill is not sent again. A workflow is recorded before its start call returns, so
@@ -60,6 +60,8 @@ matrix:
     - {name: new-version, workload_params: {application_version: "1"}, upgrade_to: {workload_params: {application_version: "2"}}}
     - {name: inserted, workload: upgrade_step_inserted, workload_params: {application_version: "1"},
        upgrade_to: {workload_params: {application_version: "1"}}}
+    - {name: resumed-by-id, workload_params: {application_version: "1", recover_by: resume_workflow},
+       upgrade_to: {workload_params: {application_version: "2", recover_by: resume_workflow}}}
 """,
     )
     results = run.results
@@ -75,6 +77,9 @@ matrix:
     (obs,) = _observations(run.run_dir, "case=new-version")
     assert obs["v2"]["fired"] == [] and obs["v2"]["after"]["workflow_status"] == "PENDING"
     assert obs["v2"]["after"]["app_version"] == "1"
+    # DBOS.resume_workflow from a v2 executor re-enqueues it, and v2's queue does not dequeue it either
+    by_id = look.verdict(look.cell(results, "case=resumed-by-id"), "UP")
+    assert by_id.status == "holds" and "left for v1" in by_id.reason and "ENQUEUED" in by_id.reason
     # a step inserted before the pause, version pinned: v2 runs it, then DBOS's replay finds its
     # recorded recv where v2 calls something else, refuses, and the workflow ends in ERROR
     inserted = look.verdict(look.cell(results, "case=inserted"), "UP")
