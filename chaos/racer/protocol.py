@@ -275,6 +275,10 @@ class ActionOutcome(TypedDict, total=False):
     persistence_errors: list[dict[str, Any]]
     http: dict[str, Any]  # langgraph_server: the client's HTTP outcome (strategy, create status, run id, run status)
     lost_thread: str  # langgraph_server: the recovery found its thread gone and re-created it (its server id)
+    # dbos: the resuming process runs another application version than the workflow recorded, so DBOS
+    # leaves the workflow for an executor of that version (its recorded version; this process's)
+    left_for_version: str
+    app_version: str
     # added by the racer
     fired: list[str]
     action: ActionSpec
