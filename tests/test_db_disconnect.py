@@ -80,3 +80,32 @@ def test_a_fault_on_a_backend_with_no_connection_is_refused_in_one_line(tmp_path
     line = p.stderr.strip()
     assert "\n" not in line and "scenario.yaml" in line and "db_disconnect" in line and "backend 'sqlite' has none" in line, line
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").rglob("results.json"))
+
+
+RESTART = """\
+name: restart
+kind: kill_sweep
+target: {{framework: dbos, backend: {backend}}}
+workload: three_step
+resume: none
+fault: db_restart
+crash_depth: {depth}
+seed: 716
+"""
+
+
+@pytest.mark.parametrize(
+    ("backend", "depth", "says"),
+    [
+        ("sqlite", 2, "fault 'db_restart' restarts the database under a recovering racer: backend 'sqlite' has none"),
+        ("postgres", 1, "fault 'db_restart' restarts the database during the recovery of a kill: set crash_depth: 2"),
+    ],
+)
+def test_a_restart_with_no_database_or_no_recovery_to_restart_it_under_is_refused_in_one_line(tmp_path, repo, backend, depth, says):
+    path = write_scenario(tmp_path, RESTART.format(backend=backend, depth=depth))
+    p = subprocess.run(
+        [sys.executable, "-m", "chaos", "run", str(path), "--out", str(tmp_path / "out")], capture_output=True, text=True, cwd=repo
+    )
+    assert p.returncode == 3, p.stderr
+    line = p.stderr.strip()
+    assert "\n" not in line and "scenario.yaml" in line and says in line, line
