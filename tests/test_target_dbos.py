@@ -237,3 +237,36 @@ def test_a_database_restart_during_recovery_is_survived_by_dbos_retries_and_stra
     assert "the framework logged its recovery's error and went on: OperationalError" in stuck.reason, stuck.reason
     # nothing ran again or was lost: the recovery never ran the workflow
     assert look.verdict(bare, "EO").status == "holds" and look.verdict(bare, "PC").status == "holds"
+
+
+@pytest.mark.skipif(not os.environ.get("CHAOS_PG_DSN"), reason="needs CHAOS_PG_DSN")
+def test_a_database_lost_under_the_recovery_without_a_planned_fault_leaves_the_point_unknown_not_violated(tmp_path, repo, monkeypatch):
+    # the same recovery as above, but nothing chaos planned: the team's own step c, run by the
+    # recovering process, points DBOS at a database that is gone for good (tests/workloads/dbos_outage.py).
+    # DBOS raises nothing (it logs and retries every write, and its threads keep the process alive
+    # at exit); the workflow never ends. That is the environment's fault: unknown, never LIVENESS violated
+    monkeypatch.chdir(repo)  # the workload is named from the repository root
+    out = run_text(
+        tmp_path,
+        """
+name: dbos_unplanned
+kind: kill_sweep
+target: {framework: dbos, backend: postgres}
+workload: tests.workloads.dbos_outage:three_step
+workload_params: {wait_s: 3}
+resume: none
+trials: 1
+seed: 716
+timeout_s: 30
+env_retries: 0
+kill_points: ["step(name=outage_b,n=2):after"]
+""",
+    )
+    c = look.cell(out.results)
+    assert c.failure is None and c.trials == 1 and c.valid_trials == 0
+    for prop in ("EO", "PC", "LIVENESS"):
+        v = look.verdict(c, prop)
+        assert v.status == "unknown", (prop, v.reason)
+    live = look.point_verdict(c, "step(name=outage_b,n=2):after", "LIVENESS")
+    assert "racer resume: environment fault: database connection lost: the framework retried" in live.reason, live.reason
+    assert "planned" not in live.reason

@@ -45,6 +45,8 @@ class Relay:
     def for_dsn(cls, dsn: str) -> tuple[Relay, str]:
         """A relay to the server ``dsn`` names, and the same DSN pointing at the relay."""
         parts = urlsplit(dsn)
+        if parts.scheme not in ("postgresql", "postgres") or not parts.netloc:
+            raise ValueError("a database restart relays a Postgres URL (postgresql://user:password@host:port/db), not this DSN")
         relay = cls((parts.hostname or "127.0.0.1", parts.port or 5432))
         auth = parts.netloc.rsplit("@", 1)[0] + "@" if "@" in parts.netloc else ""
         return relay, urlunsplit(parts._replace(netloc=f"{auth}127.0.0.1:{relay.port}"))

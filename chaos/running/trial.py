@@ -274,6 +274,10 @@ class TrialRun:
         s = self.cell.scenario
         if hung:
             st, op, detail = "timeout", "info", f"no exit within {self.timeout}s: killed"
+            # it had written its result: a workflow that stalled while the framework retried a lost
+            # database, whose threads then kept the process alive (DBOS's, at exit), is the environment's
+            outs = (result.get("outcomes") or []) if result else []
+            blame = blame_stalled(outs[-1]) if outs else None
         elif killed_on_purpose:
             confirmed = bool(status and status.killed)
             st, op, detail = "killed", "info", "SIGKILLed at its barrier" + ("" if confirmed else " (kill NOT confirmed)")

@@ -87,6 +87,7 @@ INTENT = {
 # workflow twice): the race measures DBOS as it ships.
 QUEUE_POLL_S = 0.05
 RESULT_POLL_S = 0.02
+DESTROY_WAIT_S = 5.0  # at most this long for DBOS.destroy after DBOS saw its database connection fail (close)
 
 
 def fast_internal_queue(poll_s: float) -> None:
@@ -134,7 +135,8 @@ class DBOSLog(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         text = record.getMessage()
-        if text.startswith("Database connection failed"):
+        # db_retry logs SQLite's lock contention in the same words: that is DBOS's own concurrency, no lost database
+        if text.startswith("Database connection failed") and "sqlite3." not in text and "database is locked" not in text:
 
             def failed() -> None:
                 WATCH.connection_failed += 1
@@ -679,10 +681,21 @@ class DBOSSession(SessionBase):
 
         WATCH.note(closing)
         if self.launched:
-            try:
-                DBOS.destroy(workflow_completion_timeout_sec=0)
-            except Exception:
-                pass
+
+            def destroy() -> None:
+                try:
+                    DBOS.destroy(workflow_completion_timeout_sec=0)
+                except Exception:
+                    pass
+
+            if WATCH.connection_failed:
+                # DBOS's destroy joins each of its background threads for up to 10 s, and under a lost
+                # database they retry (db_retry) instead of stopping: the racer's result must not wait on them
+                t = threading.Thread(target=destroy, name="chaos-dbos-destroy", daemon=True)
+                t.start()
+                t.join(timeout=DESTROY_WAIT_S)
+            else:
+                destroy()
         _BARRIER[0] = None
 
 
