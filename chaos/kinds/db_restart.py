@@ -143,8 +143,13 @@ def stuck_words(rec: TrialRecord) -> str | None:
         return None
     after = rec.observed_inspect("after_resume")
     o = rec.observed_outcome("resume_outcome")
-    wf = after.get("workflow_id") or rec.thread_id
-    status = after.get("workflow_status") or "unknown"
+    status = after.get("workflow_status")
+    # an engine's workflow (DBOS) by its id and status in the engine's tables; a thread by what it has next
+    where = (
+        f"workflow {after.get('workflow_id') or rec.thread_id} is {status} in the system database"
+        if status
+        else f"thread {rec.thread_id} stopped with next={after.get('next')}"
+    )
     facts = _facts(o)
     said = []
     if facts.get("connection_failures"):
@@ -153,9 +158,7 @@ def stuck_words(rec: TrialRecord) -> str | None:
         said.append(f"the framework logged its recovery's error and went on: {' '.join(str(facts['recovery_errors'][0]).split())[:200]}")
     waited = o.get("waited_s")
     ran_on = f" after the recovering process ran on for {waited} s" if waited else ""
-    return f"after {why}, workflow {wf} is {status} in the system database{ran_on}, with no process recovering it" + (
-        f" ({'; '.join(said)})" if said else ""
-    )
+    return f"after {why}, {where}{ran_on}, with no process recovering it" + (f" ({'; '.join(said)})" if said else "")
 
 
 def survived_words(rec: TrialRecord) -> str | None:

@@ -772,7 +772,9 @@ def _point_liveness(point: str, valid: list[TrialRecord]) -> Verdict:
         elif o.get("status") in ("error", "refused"):  # refused: a guard (target.guard) turned the recovery away
             err = o.get("error")
             by = f"refused by guard {err.get('refused_by')}: " if o.get("status") == "refused" and err else ""
-            dead.append((r, f"{by}{error_field(err, 'type')}: {(error_field(err, 'message') or '')[:120]}"))
+            said = f"{by}{error_field(err, 'type')}: {(error_field(err, 'message') or '')[:120]}"
+            planned = db_restart.planned(r)  # the error came after chaos restarted the database (fault: db_restart)
+            dead.append((r, f"after {planned}, the recovery failed loudly: {said}" if planned else said))
         elif after.get("next") and not after.get("pending_interrupts") and not after.get("breakpoint"):
             dead.append((r, db_restart.stuck_words(r) or f"stopped with next={after.get('next')}"))
     if dead:
