@@ -162,7 +162,7 @@ COMMON_FIELDS: dict[str, str] = {
     "effect_fault.times": "the workload's ctx.effect, in every adapter",
     "crash_depth": "the sweeps",
     "recovery_kill_points": "the sweeps",
-    "fault": "the sweeps (the store's folder on chaos's lazy filesystem; db_disconnect: the run's Postgres)",
+    "fault": "the sweeps (the store's folder on chaos's lazy filesystem; db_disconnect, db_restart: the run's Postgres)",
     "bounds.bytes_per_checkpoint": "the sweeps (SB: unknown where the adapter measures no store size)",
     "bounds.bytes_per_thread": "the sweeps (SB: unknown where the adapter measures no store size)",
     "timeout_s": "the orchestrator",

@@ -42,6 +42,10 @@ The session then waits until the workflow ends (its outcome row) or waits at a r
 at most ``workload_params.wait_s`` seconds (default 20): a workflow that does neither is reported
 as it is (``stalled``), which the kinds read as liveness lost.
 
+``workload_params: {retry_connection_errors: false}`` turns DBOS's retry of a lost database
+connection off (its ``SystemDatabase.create`` switch, which ``DBOSClient`` exposes and the config does
+not): a lost connection then raises where DBOS would block and retry, as before dbos-transact-py 717.
+
 Ending a racer whose workflow waits at a recv: the waiting thread would keep the process alive
 (its wait ends only at the recorded deadline), so ``close`` wakes it with ``ProcessEnds``, a
 ``BaseException`` raised before the recv consumes anything: DBOS records no outcome for it (it
@@ -54,6 +58,7 @@ recovers nothing): the workflow's status and its recorded steps.
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 from typing import Any, cast
 
@@ -93,6 +98,7 @@ INTENT = {
 # workflow twice): the race measures DBOS as it ships.
 QUEUE_POLL_S = 0.05
 RESULT_POLL_S = 0.02
+DESTROY_WAIT_S = 5.0  # at most this long for DBOS.destroy after DBOS saw its database connection fail (close)
 
 
 def fast_internal_queue(poll_s: float) -> None:
@@ -120,6 +126,9 @@ class Watch:
         self.recoveries = 0  # reenqueue_for_recovery calls that re-enqueued
         self.found: set[str] = set()  # workflows a launch found PENDING for its executor id and application version
         self.ran = 0  # workflow runs started in this process (init_workflow with should_execute)
+        self.connection_failures: list[str] = []  # DBOS's own "Database connection failed ... Retrying" (db_retry), first 20
+        self.connection_failed = 0
+        self.recovery_errors: list[str] = []  # the errors of DBOS's "Exception encountered when recovering workflow ...", first 20
 
     def note(self, fn: Any) -> None:
         with self.cond:
@@ -128,6 +137,38 @@ class Watch:
 
 
 WATCH = Watch()
+
+
+class DBOSLog(logging.Handler):
+    """What DBOS logs and goes on from, kept for the outcome: a database connection that failed
+    (its ``db_retry`` logs and retries it) and a recovery that failed (``startup_recovery_thread``
+    logs the workflow and drops it). Neither raises to the caller, so without them a lost database
+    would show only as a workflow that never finished."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = record.getMessage()
+        # db_retry logs SQLite's lock contention in the same words: that is DBOS's own concurrency, no lost database
+        if text.startswith("Database connection failed") and "sqlite3." not in text and "database is locked" not in text:
+
+            def failed() -> None:
+                WATCH.connection_failed += 1
+                if len(WATCH.connection_failures) < 20:
+                    WATCH.connection_failures.append(text[:300])
+
+            WATCH.note(failed)
+        elif text.startswith("Exception encountered when recovering workflow"):
+            exc = record.exc_info[1] if record.exc_info else None
+            # the error alone (SQLAlchemy's first line: its driver's error), the workflow's id is the caller's
+            err = f"{type(exc).__name__}: {' '.join(str(exc).split(chr(10))[0].split())}" if exc else text
+            if len(WATCH.recovery_errors) < 20:
+                WATCH.note(lambda: WATCH.recovery_errors.append(err[:300]))
+
+
+def watch_dbos_log() -> None:
+    """Add ``DBOSLog`` to DBOS's logger (once; after DBOS made its own console handler)."""
+    log = logging.getLogger("dbos")
+    if not any(isinstance(h, DBOSLog) for h in log.handlers):
+        log.addHandler(DBOSLog(logging.WARNING))
 
 
 def _topic(topic: Any) -> str:
@@ -237,18 +278,24 @@ def instrument_class(base: type, barrier_of: Any) -> type:
 
 _BARRIER: list[BarrierClient | None] = [None]
 _CLASSES: dict[type, type] = {}
+# DBOS's own switch, ``SystemDatabase.create(retry_connection_errors=...)`` (``DBOSClient`` exposes it,
+# DBOS's config does not): False raises a lost connection instead of retrying it (``workload_params``)
+_RETRY: list[bool] = [True]
 
 
-def install_seam(barrier: BarrierClient) -> None:
+def install_seam(barrier: BarrierClient, retry_connection_errors: bool = True) -> None:
     """Every SystemDatabase this process makes from now on passes ``barrier`` (idempotent)."""
     from dbos._sys_db import SystemDatabase
 
     _BARRIER[0] = barrier
+    _RETRY[0] = retry_connection_errors
     if getattr(SystemDatabase.create, "_chaos", False):
         return
     original = SystemDatabase.create
 
     def create(*a: Any, **kw: Any) -> Any:
+        if not _RETRY[0]:
+            kw["retry_connection_errors"] = False
         db = original(*a, **kw)
         cls = type(db)
         if cls not in _CLASSES:
@@ -315,7 +362,7 @@ class DBOSSession(SessionBase):
         self.launched = False
         self.watching: set[str] = set()
         self.recorder.where = self._where
-        install_seam(barrier)
+        install_seam(barrier, retry_connection_errors=self.params.get("retry_connection_errors", True) is not False)
 
     # --- DBOS in this process ---------------------------------------------------------------------
     def _config(self) -> dict[str, Any]:
@@ -345,6 +392,7 @@ class DBOSSession(SessionBase):
         if self.launched:
             return
         DBOS(config=self._config())
+        watch_dbos_log()
         poll = self.params.get("queue_poll_s")
         if poll is None and not self.spec.get("gate"):  # racing no other racer: only the wait is shortened
             poll = QUEUE_POLL_S
@@ -631,8 +679,14 @@ class DBOSSession(SessionBase):
             WATCH.cond.wait_for(settled, timeout=self.wait_s)
             status = WATCH.outcomes.get(wf)
             waiting = any(not e.is_set() for e in WATCH.waiting)
-        # what this process did to the workflow: recoveries (re-enqueues that landed) and runs it dequeued
-        extra: dict[str, Any] = {"facts": {"recoveries": WATCH.recoveries, "runs": WATCH.ran}}
+        # what this process did to the workflow: recoveries (re-enqueues that landed) and runs it dequeued;
+        # the database connections DBOS saw fail and retried, and the recoveries it logged and dropped
+        facts: dict[str, Any] = {"recoveries": WATCH.recoveries, "runs": WATCH.ran}
+        if WATCH.connection_failed:
+            facts["connection_failures"] = WATCH.connection_failed
+        if WATCH.recovery_errors:
+            facts["recovery_errors"] = list(WATCH.recovery_errors)
+        extra: dict[str, Any] = {"facts": facts}
         if status == "SUCCESS":
             return outcome("done", self.recorder.observed, workflow_status=status, **extra)
         if status is not None:  # ended otherwise: the recorded error, raised again by DBOS's own get_result
@@ -645,7 +699,10 @@ class DBOSSession(SessionBase):
             return outcome("done", self.recorder.observed, workflow_status=status, **extra)
         if waiting:
             return outcome("interrupted", self.recorder.observed, interrupts=[f"recv({self.workload.topic})"], **extra)
-        # neither ended nor waiting: what the durable state says, for the kinds to judge
+        # neither ended nor waiting: what the durable state says, for the kinds to judge; with the
+        # connection failures DBOS retried, by which an outage chaos did not plan is told from a verdict
+        if WATCH.connection_failures:
+            extra["connection_errors"] = list(WATCH.connection_failures)
         return outcome("done", self.recorder.observed, stalled=True, workflow_status=self._status(), waited_s=self.wait_s, **extra)
 
     def _watch_result(self, wf: str) -> None:
@@ -732,6 +789,7 @@ class DBOSSession(SessionBase):
             "pending_interrupts": 1 if waiting else 0,
             "ended": ended,
             "workflow_status": status,
+            "workflow_id": self.thread_id,
             "steps": [{"n": s["function_id"], "name": s["function_name"], "output": jsonable(s.get("output"))} for s in steps],
             "values": jsonable(rows[0].output) if rows and status == "SUCCESS" else None,
             "error": None,
@@ -748,10 +806,21 @@ class DBOSSession(SessionBase):
 
         WATCH.note(closing)
         if self.launched:
-            try:
-                DBOS.destroy(workflow_completion_timeout_sec=0)
-            except Exception:
-                pass
+
+            def destroy() -> None:
+                try:
+                    DBOS.destroy(workflow_completion_timeout_sec=0)
+                except Exception:
+                    pass
+
+            if WATCH.connection_failed:
+                # DBOS's destroy joins each of its background threads for up to 10 s, and under a lost
+                # database they retry (db_retry) instead of stopping: the racer's result must not wait on them
+                t = threading.Thread(target=destroy, name="chaos-dbos-destroy", daemon=True)
+                t.start()
+                t.join(timeout=DESTROY_WAIT_S)
+            else:
+                destroy()
         _BARRIER[0] = None
 
 
