@@ -78,8 +78,9 @@ INTENT = {
 # is polled every 50 ms by a racer that races no other (no start gate: a sweep's resume, a fork), where
 # the period only delays the one dequeue; racers released together (a race) keep DBOS's 1 s unless
 # ``workload_params.queue_poll_s`` sets it, since a faster queue changes which interleavings k
-# recoverers meet (at 50 ms, two of three racers' recoveries landed and one process dequeued the
-# workflow twice): the race measures DBOS as it ships.
+# recoverers meet: a recoverer launching one period after another's dequeue re-enqueues the running
+# workflow (all share one executor id, which is what DBOS's re-enqueue checks) and a second run
+# starts, measured as two recoveries and two runs (docs/contract.md, DBOS): the race measures DBOS as it ships.
 QUEUE_POLL_S = 0.05
 RESULT_POLL_S = 0.02
 
