@@ -7,7 +7,9 @@ points, with the ledger rows); a step whose output was checkpointed never runs a
 everywhere); a kill before the workflow's first row leaves nothing to recover (vacuous, not a
 verdict); an approval answered by ``DBOS.send`` fires the gated step once however the answer's
 rows are crashed; and three processes recovering and answering one PENDING workflow at once make
-one recovery and one run of it (CO holds, with the recovery count per trial).
+one recovery and one run of it (CO holds, with the recovery count per trial). With DBOS's queue
+polled faster than its launches are apart, a second run may start (docs/contract.md, DBOS: one
+executor id, two runs): the runs a race reports are the dispatches DBOS counted on the row.
 """
 
 from __future__ import annotations
@@ -270,3 +272,42 @@ kill_points: ["step(name=outage_b,n=2):after"]
     live = look.point_verdict(c, "step(name=outage_b,n=2):after", "LIVENESS")
     assert "racer resume: environment fault: database connection lost: the framework retried" in live.reason, live.reason
     assert "planned" not in live.reason
+
+
+def test_the_runs_a_race_reports_are_the_dispatches_dbos_counted_on_the_workflow(tmp_path):
+    # DBOS's queue polled every 50 ms: a recoverer that launches after another has dequeued the
+    # workflow may re-enqueue it (every racer has the executor id "local") and a second run starts
+    # (docs/contract.md, DBOS: one executor id, two runs). Whether it happens is timing; what holds in
+    # every trial is that the runs chaos reports are the dispatches DBOS itself counted on the row
+    # (recovery_attempts: 1 for the parked run's start, 1 more per dequeue), and the workflow ends
+    import sqlite3
+
+    out = run_text(
+        tmp_path,
+        """
+name: dbos_race_fast_queue
+kind: race
+target: {framework: dbos, backend: sqlite}
+workload: gate_after_interrupt
+resume: "command:true"
+racers: {k: 3}
+workload_params: {queue_poll_s: 0.05}
+trials: 4
+seed: 11
+timeout_s: 90
+""",
+        keep_work=True,
+    )
+    c = look.cell(out.results)
+    assert look.verdict(c, "LIVENESS").status == "holds"
+    per = _per_racer(out.run_dir)
+    assert len(per) == 4
+    for trial, racers in per.items():
+        runs = sum((p["facts"] or {}).get("runs", 0) for p in racers)
+        recoveries = sum((p["facts"] or {}).get("recoveries", 0) for p in racers)
+        (db,) = (out.run_dir / "work" / trial).glob("*.dbos.sqlite")
+        with sqlite3.connect(db) as conn:
+            status, attempts = conn.execute("SELECT status, recovery_attempts FROM workflow_status").fetchone()
+        assert status == "SUCCESS", (trial, status)
+        assert runs == attempts - 1, (trial, runs, attempts, racers)
+        assert 1 <= runs == recoveries, (trial, runs, recoveries)

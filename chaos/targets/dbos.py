@@ -94,8 +94,9 @@ INTENT = {
 # is polled every 50 ms by a racer that races no other (no start gate: a sweep's resume, a fork), where
 # the period only delays the one dequeue; racers released together (a race) keep DBOS's 1 s unless
 # ``workload_params.queue_poll_s`` sets it, since a faster queue changes which interleavings k
-# recoverers meet (at 50 ms, two of three racers' recoveries landed and one process dequeued the
-# workflow twice): the race measures DBOS as it ships.
+# recoverers meet: a recoverer launching one period after another's dequeue re-enqueues the running
+# workflow (all share one executor id, which is what DBOS's re-enqueue checks) and a second run
+# starts, measured as two recoveries and two runs (docs/contract.md, DBOS): the race measures DBOS as it ships.
 QUEUE_POLL_S = 0.05
 RESULT_POLL_S = 0.02
 DESTROY_WAIT_S = 5.0  # at most this long for DBOS.destroy after DBOS saw its database connection fail (close)
@@ -831,13 +832,35 @@ def open_session(spec: RacerSpec, barrier: BarrierClient, ledger: Ledger) -> DBO
 # For warm racers (chaos.racer.forkserver): importing dbos (and pydantic-ai's DBOS integration) starts
 # no thread and opens nothing (checked: one thread, no descriptor after the import); DBOS's threads and
 # engine start only at DBOS.launch(), in the racer. Importing the built-in workloads registers their
-# workflows once, in the server (about 2.5 s of a cold racer's start is these imports).
+# workflows once, in the server (about 2.5 s of a cold racer's start is these imports). SQLAlchemy
+# imports its SQLite dialect (and the sqlite3 module) only when DBOS.launch() creates the engine: 65 ms
+# of every racer's launch at load 6 (cProfile of a recovery launch, 2026-12-02), imported here once;
+# the Postgres dialect likewise, when the environment has psycopg (importing it starts no thread).
 PRELOAD = (
     "dbos",
     "dbos._sys_db",
     "dbos._sys_db_sqlite",
     "dbos._sys_db_postgres",
     "dbos._client",
+    "sqlalchemy.dialects.sqlite",
+    "sqlalchemy.dialects.sqlite.pysqlite",
     "chaos.workloads.dbos",
 )
-PRELOAD_OPTIONAL = ("pydantic_ai", "pydantic_ai.durable_exec.dbos")
+PRELOAD_OPTIONAL = ("pydantic_ai", "pydantic_ai.durable_exec.dbos", "sqlalchemy.dialects.postgresql.psycopg")
+
+
+def prewarm(only: str | None = None) -> None:
+    """The fork server's pre-warm (``chaos.racer.forkserver``): what every DBOS racer would otherwise
+    read for itself, none of it DBOS's running state. The distributions' versions; and the source of
+    the registered workflows, which ``DBOS.launch()`` hashes into the application version
+    (``compute_app_version``: ``inspect.getsource`` of each), read once here so a racer finds the
+    files in ``linecache`` (the racer still computes the version itself, from the workflows it has
+    registered). A pooled child (``only``) inherits both from the server."""
+    if only is not None:
+        return
+    from dbos._dbos import _get_or_create_dbos_registry
+
+    from chaos.targets.base import prewarm_versions
+
+    prewarm_versions("dbos")
+    _get_or_create_dbos_registry().compute_app_version(APP_NAME)
