@@ -118,16 +118,25 @@ timeout_s: 90
 """,
     )
     c = look.cell(out.results)
-    assert look.verdict(c, "CO").status == "holds"
     assert look.verdict(c, "LIVENESS").status == "holds"
     per = _per_racer(out.run_dir)
     assert len(per) == 3
+    twice = []
     for trial, racers in per.items():
         facts = [p["facts"] for p in racers]
-        # three processes launched DBOS on the PENDING workflow: one recovery landed, one process ran it
-        assert sum(f["recoveries"] for f in facts) == 1, (trial, facts)
-        assert sum(f["runs"] for f in facts) == 1, (trial, facts)
-        assert sum(p["fired"] for p in racers) == 1, (trial, racers)
+        # three processes launched DBOS on the PENDING workflow; each run is one a recovery queued.
+        # Launches within one queue check (1 s; the gate releases them within ~0.1 s) make that one
+        # recovery and one run, but DBOS does not promise it: a launch after another racer's dequeue
+        # re-queues the workflow (all share executor id "local") and a second process runs it
+        # (docs/contract.md, the staggered race). So one run fires the gate once; two may fire it twice.
+        runs = sum(f["runs"] for f in facts)
+        assert runs == sum(f["recoveries"] for f in facts) >= 1, (trial, facts)
+        if runs == 1:
+            assert sum(p["fired"] for p in racers) == 1, (trial, racers)
+        else:
+            twice.append(trial)
+    co = look.verdict(c, "CO")
+    assert co.status == "holds" or (co.status == "violated" and twice), (co.reason, twice)
 
 
 def test_three_processes_recovering_and_answering_one_pending_workflow_recover_it_once_sqlite(tmp_path):
