@@ -79,6 +79,9 @@ def test_the_kubernetes_indexed_job_and_its_merge_job_are_consistent():
     calls = chaos_calls(script)
     assert [check_exists(w) for w in calls] == ["nightly"]
     assert shard_counts(calls[0]) == {"$SHARDS"}
+    # queue mode (the default): a shared queue folder on the results volume, per night
+    assert env["QUEUE"] and '${QUEUE:+--shard-queue "/results/$night/queue"}' in script
+    check_exists(["nightly", "--shard-queue"])
     claim = {v["name"]: v for v in pod["volumes"]}["results"]["persistentVolumeClaim"]["claimName"]
     assert claim == pvc["metadata"]["name"]
     assert any(m["mountPath"] == "/results" for m in c["volumeMounts"])

@@ -316,6 +316,10 @@ def nightly(
         _fail(ChaosError(f"--shard-queue {shard_queue}: give --shard I/N too (which shard this is, of how many `chaos merge` joins)"))
     try:
         shard_spec = parse_shard(shard) if shard is not None else None
+        if shard_queue is not None:
+            from chaos.running.cellqueue import check_folder
+
+            check_folder(shard_queue)
         if resume is not None:  # not a night, a night still running, its suite gone: one line, before any progress bar
             refuse_if_live(resume, "resume the night")
             load_suite(night_start(resume).suite_file)

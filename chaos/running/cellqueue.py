@@ -100,6 +100,23 @@ def seed_of(plan: ShardPlan) -> QueueFile:
     return QueueFile(suite=plan.suite, date=plan.date, digest=digest(plan.runs, 0, "queue"), seeded_by="", cells=cells)
 
 
+def check_folder(folder: Path) -> None:
+    """Make sure ``folder`` can hold a queue (made if missing, its lock file created): a
+    ``ChaosError`` naming it otherwise. The command line asks before any progress is shown."""
+    try:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        os.close(os.open(Path(folder) / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644))
+    except OSError as exc:
+        raise _unusable(Path(folder), exc) from None
+
+
+def _unusable(folder: Path, exc: OSError) -> ChaosError:
+    return ChaosError(
+        f"{folder}: the shard queue folder is not usable ({exc.strerror or exc})",
+        hint="--shard-queue needs a folder every shard can create files in and lock",
+    )
+
+
 def _safe(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", text)[:60]
 
@@ -134,10 +151,7 @@ class CellQueue:
                     )
         except OSError as exc:
             self.close()
-            raise ChaosError(
-                f"{self.folder}: the shard queue folder is not usable ({exc.strerror or exc})",
-                hint="--shard-queue needs a folder every shard can create files in and lock",
-            ) from None
+            raise _unusable(self.folder, exc) from None
         except ChaosError:
             self.close()
             raise
