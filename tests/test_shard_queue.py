@@ -148,26 +148,55 @@ def test_a_shard_killed_mid_cell_has_that_cell_finished_by_the_other(nights, tmp
     assert not list((state / "active").glob("*.json"))
 
 
-def test_a_live_shards_claim_is_never_taken_and_a_dead_ones_is(tmp_path):
+@pytest.fixture
+def pg_queue(pg_dsn):
+    """The Postgres queue of the tiny suite's night: none before the test, none left after it."""
+    import psycopg
+
+    def drop():
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:
+            conn.execute("CREATE TABLE IF NOT EXISTS chaos_shard_queue (night text PRIMARY KEY, body text NOT NULL)")
+            conn.execute("DELETE FROM chaos_shard_queue WHERE night LIKE 'tiny/%'")
+
+    drop()
+    yield pg_dsn
+    drop()
+
+
+def pg_cells(dsn: str, night: str) -> list[dict]:
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        row = conn.execute("SELECT body FROM chaos_shard_queue WHERE night = %s", (night,)).fetchone()
+    return json.loads(row[0])["cells"]
+
+
+@pytest.mark.parametrize("where", ["folder", "postgres"])
+def test_a_live_shards_claim_is_never_taken_and_a_dead_ones_is(tmp_path, where, request):
     """The rule, with no chaos run around it: a claim is re-queued only once its claimer's process
     is gone (its liveness lock free), never because of how long it has held it."""
     d = tmp_path
     write_tiny_suite(d)
+    spec = str(d / "q") if where == "folder" else request.getfixturevalue("pg_queue")
     plan = plan_suite(load_suite(d / "suite.yaml"), Shard(index=1, of=2), DATE, None, queue=str(d / "q"))
+
+    def cells() -> list[dict]:
+        return queue(d / "q")["cells"] if where == "folder" else pg_cells(spec, f"tiny/{DATE}")
+
     code = (
         "import sys; from pathlib import Path; from chaos.running.cellqueue import CellQueue, QueueFile\n"
-        "q = CellQueue(Path(sys.argv[1]), '1/2', QueueFile.model_validate_json(sys.argv[2]), Path(sys.argv[3])); q.join()\n"
+        "q = CellQueue(sys.argv[1], '1/2', QueueFile.model_validate_json(sys.argv[2]), Path(sys.argv[3])); q.join()\n"
         "print(q.claim('tiny_stray'), q.claim('tiny_stray'), flush=True); sys.stdin.read()\n"
     )
     other = subprocess.Popen(
-        [sys.executable, "-c", code, str(d / "q"), seed_of(plan).model_dump_json(), str(d)],
+        [sys.executable, "-c", code, spec, seed_of(plan).model_dump_json(), str(d)],
         cwd=ROOT,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
-    me = CellQueue(d / "q", "2/2", seed_of(plan), d)
+    me = CellQueue(spec, "2/2", seed_of(plan), d)
     try:
         assert other.stdout is not None
         held = sorted(map(int, other.stdout.readline().split()))
@@ -178,13 +207,29 @@ def test_a_live_shards_claim_is_never_taken_and_a_dead_ones_is(tmp_path):
         other.kill()
         other.wait()
         assert sorted([me.claim("tiny_stray"), me.claim("tiny_stray")]) == [0, 1]  # type: ignore[type-var]
-        assert all(c["claims"] == 2 for c in queue(d / "q")["cells"] if c["scenario"] == "tiny_stray")
+        assert all(c["claims"] == 2 for c in cells() if c["scenario"] == "tiny_stray")
     finally:
         if other.poll() is None:
             other.kill()
             other.wait()
         me.close()
-    assert all(c["state"] == "pending" for c in queue(d / "q")["cells"]), "a leaving shard gives back what it did not finish"
+    assert all(c["state"] == "pending" for c in cells()), "a leaving shard gives back what it did not finish"
+
+
+def test_two_shards_that_share_no_folder_pull_from_a_postgres_queue(nights, pg_queue, tmp_path):
+    d, state = nights["d"], tmp_path / "state"
+    args = ["nightly", str(d / "suite.yaml"), "--date", DATE, "-q", "--shard-queue", pg_queue]
+    shards = [chaos_bg([*args, "--out", str(tmp_path / f"s{i}"), "--shard", f"{i}/2"], state) for i in (1, 2)]
+    logs = [p.communicate(timeout=600) for p in shards]
+    assert all(p.returncode in (0, 1, 2) for p in shards), logs
+    cells = pg_cells(pg_queue, f"tiny/{DATE}")
+    assert len(cells) == CELLS and all(c["state"] == "done" and c["claims"] == 1 for c in cells)
+    plan = json.loads((tmp_path / "s1" / DATE / "shard.json").read_text())
+    assert plan["mode"] == "queue" and "***" in plan["queue"] and "chaos:chaos@" not in plan["queue"]  # the password is not kept
+    merged = chaos(["merge", str(tmp_path / "s1" / DATE), str(tmp_path / "s2" / DATE), "--out", str(tmp_path / "m")], state)
+    assert merged.returncode == nights["full"].returncode, merged.stdout[-2000:] + merged.stderr[-2000:]
+    assert verdicts(summary(tmp_path / "m" / DATE)) == verdicts(summary(d / "full" / DATE))
+    assert seeds(tmp_path / "m" / DATE) == seeds(d / "full" / DATE)
 
 
 def test_a_queue_folder_that_cannot_be_used_is_one_line_and_exit_3(tmp_path):

@@ -292,11 +292,11 @@ def nightly(
         metavar="PATH",
         help="a night folder (or folder of nights) whose timings.json balances the shards (default: --out)",
     ),
-    shard_queue: Path | None = typer.Option(
+    shard_queue: str | None = typer.Option(
         None,
         "--shard-queue",
-        metavar="DIR",
-        help="with --shard I/N: pull cells from a queue in this folder, shared by the night's shards, until none is left (work stealing)",
+        metavar="DIR|DSN",
+        help="with --shard I/N: pull cells from a queue shared by the night's shards (a folder, or postgresql://... across hosts) until none is left",
     ),
     resume: Path | None = typer.Option(
         None, "--resume", metavar="NIGHT_DIR", help="continue a killed night: finished runs kept, the others resumed or run"

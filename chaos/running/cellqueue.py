@@ -42,7 +42,7 @@ import secrets
 import socket
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 from pydantic import ValidationError
 
@@ -100,20 +100,23 @@ def seed_of(plan: ShardPlan) -> QueueFile:
     return QueueFile(suite=plan.suite, date=plan.date, digest=digest(plan.runs, 0, "queue"), seeded_by="", cells=cells)
 
 
-def check_folder(folder: Path) -> None:
-    """Make sure ``folder`` can hold a queue (made if missing, its lock file created): a
-    ``ChaosError`` naming it otherwise. The command line asks before any progress is shown."""
+def check_folder(folder: str | os.PathLike[str]) -> None:
+    """Make sure a queue folder can hold a queue (made if missing, its lock file created): a
+    ``ChaosError`` naming it otherwise (a Postgres queue is checked when it is joined). The
+    command line asks before any progress is shown."""
+    if is_dsn(folder):
+        return
     try:
         Path(folder).mkdir(parents=True, exist_ok=True)
         os.close(os.open(Path(folder) / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644))
     except OSError as exc:
-        raise _unusable(Path(folder), exc) from None
+        raise _unusable(str(folder), exc) from None
 
 
-def _unusable(folder: Path, exc: OSError) -> ChaosError:
+def _unusable(where: str, exc: OSError) -> ChaosError:
     return ChaosError(
-        f"{folder}: the shard queue folder is not usable ({exc.strerror or exc})",
-        hint="--shard-queue needs a folder every shard can create files in and lock",
+        f"{where}: the shard queue is not usable ({exc.strerror or exc})",
+        hint="--shard-queue needs a folder every shard can create files in and lock, or a Postgres DSN",
     )
 
 
@@ -121,89 +124,44 @@ def _safe(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", text)[:60]
 
 
-class CellQueue:
-    """This shard's handle on the queue folder: ``join`` it, ``claim``/``claims`` cells, ``done`` them."""
+class FolderStore:
+    """The queue in a folder: ``queue.json`` changed under an ``flock`` of ``queue.lock``; each
+    shard's liveness is its ``flock`` of ``workers/<worker>.alive``."""
 
-    def __init__(self, folder: Path, shard: str, seed: QueueFile, night_dir: Path):
-        self.folder, self.shard, self.seed, self.night_dir = Path(folder), shard, seed, Path(night_dir)
-        self.worker = f"{_safe(socket.gethostname())}-{os.getpid()}-{secrets.token_hex(3)}"
-        self._alive_fd = -1
-        self._ran: dict[str, set[int]] = {}
-
-    # ------------------------------------------------------------------ joining and leaving
-
-    def join(self) -> None:
-        """Take this shard's liveness lock, then seed the queue or check it is this night's."""
-        try:
-            (self.folder / WORKERS).mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.folder / WORKERS / f"{self.worker}.alive", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a fresh name: only a bug could make it busy
-            os.write(fd, json.dumps({"shard": self.shard, "host": socket.gethostname(), "pid": os.getpid()}).encode())
-            self._alive_fd = fd
-            with self._locked() as q:
-                if q is None:
-                    self._write(self.seed.model_copy(update={"seeded_by": self.shard}))
-                elif q.digest != self.seed.digest or q.date != self.seed.date:
-                    raise ChaosError(
-                        f"{self.folder}: this queue was seeded for suite {q.suite!r}, night {q.date} (cells {q.digest}); "
-                        f"shard {self.shard} runs suite {self.seed.suite!r}, night {self.seed.date} (cells {self.seed.digest})",
-                        hint="give each night (and suite) its own --shard-queue folder",
-                    )
-        except OSError as exc:
-            self.close()
-            raise _unusable(self.folder, exc) from None
-        except ChaosError:
-            self.close()
-            raise
-
-    def close(self) -> None:
-        """Leave: claims not done go back to the queue; then the liveness lock is dropped."""
-        if self._alive_fd < 0:
-            return
-        with contextlib.suppress(OSError, ChaosError), self._locked() as q:
-            if q is not None:
-                for c in q.cells:
-                    if c.state == "claimed" and c.worker == self.worker:
-                        c.state, c.worker = "pending", None
-                self._write(q)
-        os.close(self._alive_fd)  # the kernel drops the lock with the descriptor
+    def __init__(self, folder: Path):
+        self.folder = Path(folder)
+        self.where = str(self.folder)
         self._alive_fd = -1
 
-    # ------------------------------------------------------------------ the queue file
+    def enter(self, worker: str, info: dict) -> None:
+        (self.folder / WORKERS).mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.folder / WORKERS / f"{worker}.alive", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a fresh name: only a bug could make it busy
+        os.write(fd, json.dumps(info).encode())
+        self._alive_fd = fd
+
+    def leave(self) -> None:
+        if self._alive_fd >= 0:
+            os.close(self._alive_fd)  # the kernel drops the lock with the descriptor
+            self._alive_fd = -1
 
     @contextlib.contextmanager
-    def _locked(self) -> Iterator[QueueFile | None]:
+    def locked(self) -> Iterator[str | None]:
         fd = os.open(self.folder / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
-            yield self._read()
+            try:
+                text: str | None = (self.folder / QUEUE).read_text()
+            except FileNotFoundError:
+                text = None
+            yield text
         finally:
             os.close(fd)
 
-    def _read(self) -> QueueFile | None:
-        path = self.folder / QUEUE
-        try:
-            return QueueFile.model_validate_json(path.read_bytes())
-        except FileNotFoundError:
-            return None
-        except (ValidationError, ValueError) as exc:
-            raise ChaosError(f"{path}: not a chaos shard queue ({type(exc).__name__})", hint="give the night an empty folder") from None
+    def write(self, text: str) -> None:
+        write_atomic(self.folder / QUEUE, text)
 
-    def _write(self, q: QueueFile) -> None:
-        write_atomic(self.folder / QUEUE, q.model_dump_json(indent=1))
-
-    def _requeue_dead(self, q: QueueFile) -> None:
-        """Claims whose worker's liveness lock is free (the worker is gone) back to pending."""
-        dead: dict[str, bool] = {}
-        for c in q.cells:
-            if c.state == "claimed" and c.worker and c.worker != self.worker:
-                if c.worker not in dead:
-                    dead[c.worker] = not self._alive(c.worker)
-                if dead[c.worker]:
-                    c.requeued_from.append(c.worker)
-                    c.state, c.worker = "pending", None
-
-    def _alive(self, worker: str) -> bool:
+    def alive(self, worker: str) -> bool:
         try:
             fd = os.open(self.folder / WORKERS / f"{worker}.alive", os.O_RDWR | os.O_CLOEXEC)
         except FileNotFoundError:
@@ -216,25 +174,147 @@ class CellQueue:
             os.close(fd)  # a lock we took dies with the descriptor
         return False
 
+    def wait(self, worker: str) -> None:
+        try:
+            fd = os.open(self.folder / WORKERS / f"{worker}.alive", os.O_RDWR | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        finally:
+            os.close(fd)
+
+
+class QueueStore(Protocol):
+    """Where a queue lives (``FolderStore``, or ``chaos.running.pgqueue.PgStore`` across hosts)."""
+
+    where: str
+
+    def enter(self, worker: str, info: dict) -> None: ...
+
+    def leave(self) -> None: ...
+
+    def locked(self) -> contextlib.AbstractContextManager[str | None]:
+        """The queue's JSON (None: not seeded yet), with the queue locked until the block ends."""
+        ...
+
+    def write(self, text: str) -> None: ...
+
+    def alive(self, worker: str) -> bool: ...
+
+    def wait(self, worker: str) -> None: ...
+
+
+def is_dsn(spec: str | os.PathLike[str]) -> bool:
+    return str(spec).startswith(("postgresql://", "postgres://"))
+
+
+def queue_name(spec: str) -> str:
+    """How shard.json and night.json name a queue: a folder's absolute path, a DSN's password masked."""
+    from chaos.racer.redact import redact_dsn
+
+    return (redact_dsn(spec) or "") if is_dsn(spec) else str(Path(spec).resolve())
+
+
+def open_store(spec: str | os.PathLike[str], seed: QueueFile) -> QueueStore:
+    """The store ``--shard-queue`` names: a Postgres DSN, else a folder."""
+    if is_dsn(spec):
+        from chaos.running.pgqueue import PgStore
+
+        return PgStore(str(spec), f"{seed.suite}/{seed.date}")
+    return FolderStore(Path(spec))
+
+
+class CellQueue:
+    """This shard's handle on the queue: ``join`` it, ``claim``/``claims`` cells, ``done`` them."""
+
+    def __init__(self, queue: str | os.PathLike[str], shard: str, seed: QueueFile, night_dir: Path):
+        self.store, self.shard, self.seed, self.night_dir = open_store(queue, seed), shard, seed, Path(night_dir)
+        self.worker = f"{_safe(socket.gethostname())}-{os.getpid()}-{secrets.token_hex(3)}"
+        self._joined = False
+        self._ran: dict[str, set[int]] = {}
+
+    # ------------------------------------------------------------------ joining and leaving
+
+    def join(self) -> None:
+        """Take this shard's liveness lock, then seed the queue or check it is this night's."""
+        where = self.store.where
+        try:
+            self.store.enter(self.worker, {"shard": self.shard, "host": socket.gethostname(), "pid": os.getpid()})
+            self._joined = True
+            with self.store.locked() as text:
+                q = self._parse(text)
+                if q is None:
+                    self.store.write(self.seed.model_copy(update={"seeded_by": self.shard}).model_dump_json(indent=1))
+                elif q.digest != self.seed.digest or q.date != self.seed.date:
+                    raise ChaosError(
+                        f"{where}: this queue was seeded for suite {q.suite!r}, night {q.date} (cells {q.digest}); "
+                        f"shard {self.shard} runs suite {self.seed.suite!r}, night {self.seed.date} (cells {self.seed.digest})",
+                        hint="give each night (and suite) its own --shard-queue folder",
+                    )
+        except OSError as exc:
+            self.close()
+            raise _unusable(where, exc) from None
+        except ChaosError:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Leave: claims not done go back to the queue; then the liveness lock is dropped."""
+        if not self._joined:
+            self.store.leave()
+            return
+        with contextlib.suppress(Exception), self._locked() as q:  # leaving must not fail: the lock going is what counts
+            for c in q.cells:
+                if c.state == "claimed" and c.worker == self.worker:
+                    c.state, c.worker = "pending", None
+        self.store.leave()
+        self._joined = False
+
+    def _parse(self, text: str | None) -> QueueFile | None:
+        try:
+            return QueueFile.model_validate_json(text) if text is not None else None
+        except (ValidationError, ValueError) as exc:
+            raise ChaosError(
+                f"{self.store.where}: not a chaos shard queue ({type(exc).__name__})", hint="give the night an empty queue"
+            ) from None
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[QueueFile]:
+        with self.store.locked() as text:
+            q = self._parse(text)
+            if q is None:
+                raise ChaosError(f"{self.store.where}: the shard queue is gone (removed while this shard ran)")
+            yield q
+            self.store.write(q.model_dump_json(indent=1))
+
+    def _requeue_dead(self, q: QueueFile) -> None:
+        """Claims whose worker's liveness lock is free (the worker is gone) back to pending."""
+        dead: dict[str, bool] = {}
+        for c in q.cells:
+            if c.state == "claimed" and c.worker and c.worker != self.worker:
+                if c.worker not in dead:
+                    dead[c.worker] = not self.store.alive(c.worker)
+                if dead[c.worker]:
+                    c.requeued_from.append(c.worker)
+                    c.state, c.worker = "pending", None
+
     # ------------------------------------------------------------------ claiming
 
     def claim(self, scenario: str) -> int | None:
         """Claim the next pending cell of ``scenario`` (re-queueing dead shards' claims first); its
         index, or None if every cell of it is done or claimed by a live shard."""
         with self._locked() as q:
-            assert q is not None
             self._requeue_dead(q)
             c = next((c for c in q.cells if c.scenario == scenario and c.state == "pending"), None)
             if c is not None:
                 c.state, c.shard, c.worker, c.host, c.pid = "claimed", self.shard, self.worker, socket.gethostname(), os.getpid()
                 c.claims += 1
-            self._write(q)
             return c.index if c is not None else None
 
     def held(self, scenario: str) -> list[int]:
         """This shard's claims of ``scenario`` not yet done, in queue order."""
         with self._locked() as q:
-            assert q is not None
             return [c.index for c in q.cells if c.scenario == scenario and c.state == "claimed" and c.worker == self.worker]
 
     def claims(self, scenario: str, cells: list[Cell]) -> Iterator[Cell]:
@@ -259,20 +339,16 @@ class CellQueue:
             os.close(fd)
         self._ran.setdefault(scenario, set()).add(cell.index)
         with self._locked() as q:
-            assert q is not None
             for c in q.cells:
                 if c.scenario == scenario and c.index == cell.index and c.worker == self.worker:
                     c.state = "done"
-            self._write(q)
 
     def release(self, scenario: str) -> None:
         """Give this shard's unfinished claims of ``scenario`` back (its run of it was refused)."""
         with self._locked() as q:
-            assert q is not None
             for c in q.cells:
                 if c.scenario == scenario and c.state == "claimed" and c.worker == self.worker:
                     c.state, c.worker = "pending", None
-            self._write(q)
 
     def ran(self, scenario: str) -> set[int]:
         """The cells of ``scenario`` this shard finished (in this process)."""
@@ -285,9 +361,7 @@ class CellQueue:
         scenario with pending cells (not one in ``skip``: this shard could not run it),
         ``("wait", worker)`` a live shard still holds a claim, or None: the queue is finished."""
         with self._locked() as q:
-            assert q is not None
             self._requeue_dead(q)
-            self._write(q)
             pending = next((c.scenario for c in q.cells if c.state == "pending" and c.scenario not in skip), None)
             if pending is not None:
                 return ("run", pending)
@@ -295,15 +369,8 @@ class CellQueue:
             return ("wait", busy) if busy else None
 
     def wait_for(self, worker: str) -> None:
-        """Block until ``worker`` exits (its liveness lock is free): the kernel wakes us, no polling."""
-        try:
-            fd = os.open(self.folder / WORKERS / f"{worker}.alive", os.O_RDWR | os.O_CLOEXEC)
-        except FileNotFoundError:
-            return
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        finally:
-            os.close(fd)
+        """Block until ``worker`` exits (its liveness lock is free): woken by the lock, no polling."""
+        self.store.wait(worker)
 
 
 def credits(night_dir: Path) -> list[Credit]:

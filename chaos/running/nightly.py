@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from chaos.racer.errors import ChaosError
 from chaos.records import CellRef, NightCell, NightRun, NightSummary, RunResults, SaturationMove, Trend, VerdictChange
 from chaos.running.analysis import analyse_loaded, write_reports, write_results
-from chaos.running.cellqueue import CellQueue, seed_of
+from chaos.running.cellqueue import CellQueue, queue_name, seed_of
 from chaos.running.folderlock import FolderLock
 from chaos.running.nights import PLAN, earlier_nights, previous_night
 from chaos.running.options import RunOptions
@@ -63,7 +63,7 @@ class NightlyOptions:
     on_trial: Callable[[Any], None] | None = None
     on_cell_start: Callable[[Any, int], None] | None = None
     shard: Shard | None = None  # run one shard's cells (``chaos.running.shard``); ``chaos merge`` joins them
-    queue: Path | None = None  # with ``shard``: pull cells from this shared queue folder (``chaos.running.cellqueue``)
+    queue: str | None = None  # with ``shard``: pull cells from this shared queue folder or Postgres DSN (``chaos.running.cellqueue``)
     timings: Path | None = None  # where earlier timings are (default: ``out``): a shard plan balances by them
     on_start: Callable[[], None] | None = None  # once the suite is loaded, before anything is written (reaping)
 
@@ -295,10 +295,10 @@ def run_nightly(suite_path: str | Path, opts: NightlyOptions | None = None) -> N
     if opts.shard is not None:  # planned before the folder exists: bad timings leave nothing behind
         date = opts.date or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d")
         timings = opts.timings if opts.timings is not None else Path(opts.out)
-        plan = plan_suite(loaded, opts.shard, date, timings, queue=str(Path(opts.queue).resolve()) if opts.queue else None)
+        plan = plan_suite(loaded, opts.shard, date, timings, queue=queue_name(opts.queue) if opts.queue else None)
     queue: CellQueue | None = None
-    if plan is not None and plan.queue is not None:  # joined before the folder exists: a bad queue leaves nothing behind
-        queue = CellQueue(Path(plan.queue), str(plan.shard), seed_of(plan), Path(opts.out))
+    if plan is not None and opts.queue is not None:  # joined before the folder exists: a bad queue leaves nothing behind
+        queue = CellQueue(opts.queue, str(plan.shard), seed_of(plan), Path(opts.out))
         queue.join()
     try:
         if opts.on_start:
