@@ -9,6 +9,7 @@ Real LangGraph racers and real SIGKILLs on the tiny suite of ``tests/test_shard.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
@@ -34,6 +35,18 @@ def queue(folder: Path) -> dict:
 def credited(night: Path) -> list[tuple[str, int]]:
     path = night / CREDITS
     return [(c["scenario"], c["index"]) for c in map(json.loads, path.read_text().splitlines())] if path.exists() else []
+
+
+def queue_lock_free(folder: Path) -> bool:
+    """Nobody holds the queue's lock now (a shard stopped while holding it would stop the others)."""
+    fd = os.open(folder / "queue.lock", os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
 
 
 @pytest.fixture(scope="module")
@@ -105,9 +118,10 @@ def test_a_shard_killed_mid_cell_has_that_cell_finished_by_the_other(nights, tmp
                 return None
             os.kill(claim["pid"], signal.SIGSTOP)  # found through its claim: the pid it recorded
             now = next((c for c in queue(q)["cells"] if c["state"] == "claimed" and c["shard"] == "1/2"), None)
-            if now is not None and now["index"] == claim["index"] and now["scenario"] == claim["scenario"]:
+            finishing = (claim["scenario"], claim["index"]) in credited(out[0] / DATE)
+            if now == claim and not finishing and queue_lock_free(q):
                 return now
-            os.kill(claim["pid"], signal.SIGCONT)  # it finished that cell as we looked: look again
+            os.kill(claim["pid"], signal.SIGCONT)  # it was finishing that cell as we looked (or held the queue): look again
             return None
 
         claim = wait_for(held_mid_cell, 300, "shard 1 in the middle of a cell")
@@ -204,8 +218,11 @@ def test_a_live_shards_claim_is_never_taken_and_a_dead_ones_is(tmp_path, where, 
         me.join()
         assert me.claim("tiny_stray") is None  # held by a live shard, however long
         assert me.next_step(set()) == ("run", "tiny_sweep")
+        (worker,) = {c["worker"] for c in cells() if c["state"] == "claimed"}
+        assert me.next_step({"tiny_sweep"}) == ("wait", worker)  # nothing else to run: wait for the live claimer
         other.kill()
         other.wait()
+        me.wait_for(worker)  # as a shard does: woken when the lock goes (Postgres: when the server ends the dead session)
         assert sorted([me.claim("tiny_stray"), me.claim("tiny_stray")]) == [0, 1]  # type: ignore[type-var]
         assert all(c["claims"] == 2 for c in cells() if c["scenario"] == "tiny_stray")
     finally:

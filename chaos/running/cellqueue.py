@@ -27,6 +27,8 @@ is re-queued only when another shard, holding the queue lock, takes that worker'
 so a live shard's cell is never run twice, whatever the timing, and a reused pid does not matter.
 Across hosts the folder must be on a filesystem with working locks (NFSv4): a dead host's locks are
 freed by the server when the host's lease expires (about 90 s), which is the lease of this rule.
+Hosts that share no folder give a Postgres DSN instead (``chaos.running.pgqueue``: the queue is a
+row, liveness a session advisory lock; the same rule, the connection's end instead of the process's).
 A shard with nothing left to claim waits (blocking on a claimer's lock, not polling) while other
 live shards hold claims, so a cell a shard dies holding is always finished by a survivor.
 """
