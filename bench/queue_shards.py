@@ -4,15 +4,17 @@ Why: a static split (``--shard I/N``) is decided up front from recorded timings 
 wrong number puts the long cells on one shard and that shard is the night's wall time; in queue
 mode (``--shard-queue DIR``) a shard that finishes early takes more cells. This program measures
 both on the same small suite with the same wrong timings, two shards each, run side by side as two
-real ``chaos nightly`` processes, and prints every shard's wall time and the slowest. It prints
-numbers; it asserts nothing (see bench/README.md).
+real ``chaos nightly`` processes, and prints every shard's wall time and the slowest. Each shard is
+pinned to a core of its own (``--no-pin``: not), as shards on two machines would be: unpinned on
+one machine, a shard that finishes early hands its core to the other, which hides the imbalance.
+It prints numbers; it asserts nothing (see bench/README.md).
 
 The suite: LangGraph SQLite ``three_step`` kill sweeps (two cells, ``--sweep-trials`` repeats of
 two kill points each: the long cells) and stray resumes (two cells, one trial: the short ones).
 The timings.json handed to both modes says the opposite (a stray resume 10 s, a sweep 5 s), as a
 night measured under other conditions might, so the static plan gives both sweeps to one shard.
 
-    python bench/queue_shards.py [--sweep-trials 4] [--rounds 1] [--keep DIR]
+    python bench/queue_shards.py [--sweep-trials 40] [--rounds 1] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ def write_suite(d: Path, sweep_trials: int) -> Path:
     return suite
 
 
-def run_pair(suite: Path, d: Path, mode: str) -> list[tuple[float, int, int]]:
+def run_pair(suite: Path, d: Path, mode: str, pin: bool) -> list[tuple[float, int, int]]:
     """Two shards of ``mode`` at once: each one's (wall seconds, exit code, cells it ran)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "CHAOS_STATE_DIR": str(d / "state")}
     procs = []
@@ -81,7 +83,21 @@ def run_pair(suite: Path, d: Path, mode: str) -> list[tuple[float, int, int]]:
         cmd += ["--shard", f"{i}/2", "--timings", str(d / "timings.json")]
         if mode == "queue":
             cmd += ["--shard-queue", str(d / mode / "queue")]
-        procs.append((time.monotonic(), out, subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)))
+        cpus = {(i - 1) % (os.cpu_count() or 1)} if pin else None  # one core each: two machines, as shards run
+        procs.append(
+            (
+                time.monotonic(),
+                out,
+                subprocess.Popen(
+                    cmd,
+                    cwd=ROOT,
+                    env=env,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                    preexec_fn=(lambda c=cpus: os.sched_setaffinity(0, c)) if cpus else None,
+                ),
+            )
+        )
     results = []
     for t0, out, p in procs:
         _, err = p.communicate(timeout=3600)
@@ -95,8 +111,9 @@ def run_pair(suite: Path, d: Path, mode: str) -> list[tuple[float, int, int]]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sweep-trials", type=int, default=4, help="repeats per kill point of each long (sweep) cell")
+    ap.add_argument("--sweep-trials", type=int, default=40, help="repeats per kill point of each long (sweep) cell")
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--no-pin", action="store_true", help="let both shards use every core (default: shard i on core i only)")
     ap.add_argument("--keep", type=Path, default=None, help="keep the night folders here")
     args = ap.parse_args()
     print(f"load average at start: {load()} ({os.cpu_count()} cores)")
@@ -107,7 +124,7 @@ def main() -> None:
             suite = write_suite(d, args.sweep_trials)
             for mode in ("static", "queue"):
                 before = load()
-                res = run_pair(suite, d, mode)
+                res = run_pair(suite, d, mode, not args.no_pin)
                 shards = ", ".join(f"shard {i + 1}: {w:.1f} s ({n} cells, exit {c})" for i, (w, c, n) in enumerate(res))
                 print(f"round {r + 1} {mode:6s}: slowest shard {max(w for w, _, _ in res):.1f} s; {shards}; load {before} -> {load()}")
         finally:
