@@ -262,6 +262,19 @@ def test_a_queue_folder_that_cannot_be_used_is_one_line_and_exit_3(tmp_path):
     assert not (tmp_path / "out").exists(), "a refused shard left a night folder"
 
 
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder; the not-a-folder case above covers root")
+def test_a_read_only_queue_folder_is_one_line_and_exit_3(tmp_path):
+    write_tiny_suite(tmp_path)
+    ro = tmp_path / "q"
+    ro.mkdir(mode=0o555)
+    try:
+        args = ["nightly", str(tmp_path / "suite.yaml"), "--out", str(tmp_path / "out"), "--shard", "1/2", "--shard-queue", str(ro)]
+        res = chaos(args, tmp_path / "state")
+    finally:
+        ro.chmod(0o755)
+    assert res.returncode == 3 and str(ro) in one_line(res.stderr.split("hint:")[0]), res.stdout + res.stderr
+
+
 def test_a_queue_seeded_from_another_suite_is_refused_naming_the_folder(tmp_path):
     write_tiny_suite(tmp_path)
     other = tmp_path / "other.yaml"
