@@ -156,6 +156,7 @@ def test_a_shard_killed_mid_cell_has_that_cell_finished_by_the_other(nights, tmp
     assert verdicts(joined) == verdicts(summary(d / "full" / DATE))
     assert seeds(tmp_path / "merged" / DATE) == seeds(d / "full" / DATE)  # shard 1's cut-off trials left out
     assert [s["status"] for s in joined["shards"]] == ["failed", "ok"]
+    assert "went back to the queue" in joined["shards"][0]["reason"]
     # what the dead shard left (its racers, its registry entry) is reaped as after any SIGKILLed run
     clean = chaos(["clean"], state)
     assert clean.returncode == 0, clean.stdout + clean.stderr

@@ -136,10 +136,11 @@ def merge_nights(folders: list[Path], out: Path) -> NightlyOutcome:
         if s is None:
             notes.append(ShardNote(shard=f"{i}/{n}", status="missing", reason="no folder was given for it", cells=planned))
         else:
+            reason = s.failed or ""
+            if s.failed and first.mode == "queue":
+                reason += "; its unfinished cells went back to the queue, its finished ones count"
             notes.append(
-                ShardNote(
-                    shard=f"{i}/{n}", status="failed" if s.failed else "ok", folder=str(s.folder), reason=s.failed or "", cells=planned
-                )
+                ShardNote(shard=f"{i}/{n}", status="failed" if s.failed else "ok", folder=str(s.folder), reason=reason, cells=planned)
             )
 
     night_dir = prepare_night_dir(Path(out), first.date)
