@@ -51,6 +51,9 @@ def test_the_github_workflow_runs_every_shard_then_merges():
     calls = [c for r in runs for c in chaos_calls(r)]
     assert [check_exists(c) for c in calls] == ["nightly"]
     assert shard_counts(calls[0]) == {str(n)} and "${{ matrix.shard }}/" + str(n) in " ".join(runs)
+    # queue mode when the repository has the secret: a Postgres queue every runner reaches
+    (step,) = [s for s in jobs["shard"]["steps"] if "run" in s and "chaos nightly" in s["run"]]
+    assert step["env"]["QUEUE"] == "${{ secrets.CHAOS_QUEUE_DSN }}" and '${QUEUE:+--shard-queue "$QUEUE"}' in step["run"]
     uploads = [s for s in jobs["shard"]["steps"] if s.get("uses", "").startswith("actions/upload-artifact")]
     assert uploads and uploads[0]["if"] == "always()"
     merge = jobs["merge"]
@@ -79,6 +82,9 @@ def test_the_kubernetes_indexed_job_and_its_merge_job_are_consistent():
     calls = chaos_calls(script)
     assert [check_exists(w) for w in calls] == ["nightly"]
     assert shard_counts(calls[0]) == {"$SHARDS"}
+    # queue mode (the default): a shared queue folder on the results volume, per night
+    assert env["QUEUE"] and '${QUEUE:+--shard-queue "/results/$night/queue"}' in script
+    check_exists(["nightly", "--shard-queue"])
     claim = {v["name"]: v for v in pod["volumes"]}["results"]["persistentVolumeClaim"]["claimName"]
     assert claim == pvc["metadata"]["name"]
     assert any(m["mountPath"] == "/results" for m in c["volumeMounts"])

@@ -292,6 +292,12 @@ def nightly(
         metavar="PATH",
         help="a night folder (or folder of nights) whose timings.json balances the shards (default: --out)",
     ),
+    shard_queue: str | None = typer.Option(
+        None,
+        "--shard-queue",
+        metavar="DIR|DSN",
+        help="with --shard I/N: pull cells from a queue shared by the night's shards (a folder, or postgresql://... across hosts) until none is left",
+    ),
     resume: Path | None = typer.Option(
         None, "--resume", metavar="NIGHT_DIR", help="continue a killed night: finished runs kept, the others resumed or run"
     ),
@@ -304,10 +310,16 @@ def nightly(
 
     if (suite is None) == (resume is None):
         _fail(ChaosError("give a suite file to run, or --resume NIGHT_DIR to continue a night (not both)"))
-    if resume is not None and (date is not None or shard is not None or timings is not None):
-        _fail(ChaosError("--resume continues a night with its recorded date, suite and shard; drop --date/--shard/--timings"))
+    if resume is not None and (date is not None or shard is not None or timings is not None or shard_queue is not None):
+        _fail(ChaosError("--resume continues a night with its recorded date, suite and shard; drop --date/--shard/--timings/--shard-queue"))
+    if shard_queue is not None and shard is None:
+        _fail(ChaosError(f"--shard-queue {shard_queue}: give --shard I/N too (which shard this is, of how many `chaos merge` joins)"))
     try:
         shard_spec = parse_shard(shard) if shard is not None else None
+        if shard_queue is not None:
+            from chaos.running.cellqueue import check_folder
+
+            check_folder(shard_queue)
         if resume is not None:  # not a night, a night still running, its suite gone: one line, before any progress bar
             refuse_if_live(resume, "resume the night")
             load_suite(night_start(resume).suite_file)
@@ -322,6 +334,7 @@ def nightly(
         on_trial=lambda rec: progress.advance(task),
         shard=shard_spec,
         timings=timings,
+        queue=shard_queue,
         on_start=_reap_stale_quietly,  # like `chaos run`: what a SIGKILLed earlier run left is reaped first
     )
     try:

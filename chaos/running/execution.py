@@ -5,7 +5,8 @@ and counting it, a clean-up step that skips the next when it fails, or a cell th
 and still reads ``holds`` would each make the run folder say something it did not measure. So
 each of those is one named method of ``Execution``, in the order the run takes them:
 
-* ``run_cells``: the cells in order; before each, a signal already received stops the run. A
+* ``run_cells``: the cells in order (a queue shard: each cell it claims, marked done once its
+  trials are journaled and synced; its run is then of the cells it finished); before each, a signal already received stops the run. A
   fault of the run itself (the disk, the database, a bug in chaos) stops it too, and is concluded
   by ``fail_run``; Ctrl-C / SIGTERM (``chaos.running.signals``) marks it interrupted.
 * ``run_cell``: one cell's trials through its kind, each appended to the journal with signals
@@ -42,7 +43,7 @@ from chaos.racer.errors import ChaosError
 from chaos.racer.protocol import LedgerSpec, StoreSpec
 from chaos.records import CellVersions, RunResults, TrialRecord
 from chaos.running import registry
-from chaos.running.analysis import EXIT_RUN_FAILED, analyse_run, masked, write_results
+from chaos.running.analysis import EXIT_RUN_FAILED, analyse_run, masked, meta_cells, write_results
 from chaos.running.failure import RunFailed, describe
 from chaos.running.journal import Journal
 from chaos.running.options import RunOptions, RunOutcome
@@ -129,14 +130,22 @@ class Execution:
             self.run_cells()
         finally:
             self.cleanup()
+        if self.opts.queue is not None:  # a queue shard's run is of the cells it finished, as a static shard's
+            ran = self.opts.queue.ran(self.scenario.name)
+            self.cells = [c for c in self.cells if c.index in ran]
+            self.folder.meta.cells = meta_cells(self.cells)
+            for k, why in (self.folder.meta.failures or {}).items():  # an earlier execution's failed cells stay failed
+                if int(k) in ran:
+                    self.failures.setdefault(int(k), why)
         return self.conclude()
 
     # ------------------------------------------------------------------------------ the trials
 
     def run_cells(self) -> None:
         """Every cell in order; an interruption or a fault of the run stops the loop and is noted."""
+        queue = self.opts.queue
         try:
-            for cell in self.cells:
+            for cell in self.cells if queue is None else queue.claims(self.scenario.name, self.cells):
                 if self.signals.received:
                     raise Interrupted(self.signals.received[0])
                 if self.opts.on_cell_start:
@@ -144,6 +153,9 @@ class Execution:
                 self.run_cell(cell)
                 self.finished_cells.add(cell.index)
                 checkpoint_ledger(self.storage.ledger_config)
+                if queue is not None:  # done only once its trials would survive the machine
+                    self.journal.sync()
+                    queue.done(self.scenario.name, cell, self.failures.get(cell.index))
         except (Interrupted, KeyboardInterrupt):
             self.interrupted = True
         except Exception as exc:  # the disk, the database or chaos itself failed: the run stops here

@@ -18,6 +18,11 @@ What it promises:
   the reason as its error, so the night exits 3. Nothing a shard recorded is dropped.
 * The merged night is compared with the previous night in ``--out`` exactly as an unsharded one
   (``chaos.running.nightly.build_summary``); summary.json lists the shards (``ShardNote``).
+* Queue-mode shards (``chaos.running.cellqueue``) have no assignment up front: each cell is
+  credited to the shard whose queued.jsonl says it finished it (the lowest, if two did), and only
+  that shard's trials of it are merged; a dead shard's other trials (the cell it was killed in,
+  which another shard ran again) are left out. A shard that died is named, but its finished cells
+  count; only a cell no shard finished is failed (unknown, exit 3).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from pathlib import Path
 
 from chaos.racer.errors import ChaosError
 from chaos.records import CellVersions, NightSummary, RunCell, RunMeta, ShardNote
+from chaos.running.cellqueue import CREDITS, credits
 from chaos.running.folderlock import refuse_if_live
 from chaos.running.nightly import NightlyOutcome, RunEntry, build_summary, prepare_night_dir, read_plan, read_summary, write_night
 from chaos.running.nights import PLAN
@@ -111,14 +117,17 @@ def merge_nights(folders: list[Path], out: Path) -> NightlyOutcome:
                 f"{folder}: shard {plan.shard} was planned differently from {folders[0]} (plan {plan.digest} vs {first.digest})",
                 hint="run every shard of a night from the same suite with the same --timings",
             )
-        if plan.digest != digest(plan.runs, plan.shard.of):
+        if plan.digest != digest(plan.runs, plan.shard.of, plan.mode):
             raise ChaosError(f"{folder / PLAN}: digest: {plan.digest} is not the digest of its plan", hint="the shard.json was edited")
         if plan.shard.index in shards:
             raise ChaosError(f"{folder}: shard {plan.shard} is given twice (also {shards[plan.shard.index].folder})")
         shards[plan.shard.index] = _Shard(folder, plan)
     assert first is not None
     n = first.shard.of
-    sources = _check_shards(first, shards)  # every input judged before anything is written
+    credited: dict[tuple[str, int], str] = {}
+    if first.mode == "queue":  # the actual assignment: who finished each cell
+        first, credited = _credited(first, shards)
+    sources = _check_shards(first, shards, credited)  # every input judged before anything is written
 
     notes: list[ShardNote] = []
     for i in range(1, n + 1):
@@ -127,25 +136,31 @@ def merge_nights(folders: list[Path], out: Path) -> NightlyOutcome:
         if s is None:
             notes.append(ShardNote(shard=f"{i}/{n}", status="missing", reason="no folder was given for it", cells=planned))
         else:
+            reason = s.failed or ""
+            if s.failed and first.mode == "queue":
+                reason += "; its unfinished cells went back to the queue, its finished ones count"
             notes.append(
-                ShardNote(
-                    shard=f"{i}/{n}", status="failed" if s.failed else "ok", folder=str(s.folder), reason=s.failed or "", cells=planned
-                )
+                ShardNote(shard=f"{i}/{n}", status="failed" if s.failed else "ok", folder=str(s.folder), reason=reason, cells=planned)
             )
 
     night_dir = prepare_night_dir(Path(out), first.date)
     try:  # a night is complete or absent: whatever stops the merge takes the half-made folder away
-        return _write_merged(first, shards, sources, notes, night_dir)
+        return _write_merged(first, shards, sources, notes, night_dir, credited)
     except BaseException:
         shutil.rmtree(night_dir, ignore_errors=True)
         raise
 
 
 def _write_merged(
-    first: ShardPlan, shards: dict[int, _Shard], sources: dict[str, list[_Source]], notes: list[ShardNote], night_dir: Path
+    first: ShardPlan,
+    shards: dict[int, _Shard],
+    sources: dict[str, list[_Source]],
+    notes: list[ShardNote],
+    night_dir: Path,
+    credited: dict[tuple[str, int], str],
 ) -> NightlyOutcome:
     n = first.shard.of
-    entries = [_merge_run(run, shards, n, night_dir, sources[run.scenario]) for run in first.runs]
+    entries = [_merge_run(run, shards, n, night_dir, sources[run.scenario], first.mode, credited) for run in first.runs]
     started = [s.summary.started for s in shards.values() if s.summary and s.summary.started]
     head = {
         "suite": first.suite,
@@ -156,12 +171,22 @@ def _write_merged(
         "shards": notes,
     }
     interrupted = any(s.summary is not None and s.summary.interrupted for s in shards.values())
+    if first.mode == "queue":  # an interrupted queue shard's cells went back to the queue: only a cell left over counts
+        interrupted = interrupted and any(c.shard == 0 for r in first.runs for c in r.cells)
     summary = build_summary(night_dir, head, entries, interrupted)
     write_night(night_dir, summary, entries)
     return NightlyOutcome(night_dir=night_dir, night=summary, entries=entries)
 
 
-def _merge_run(run: PlannedRun, shards: dict[int, _Shard], n: int, night_dir: Path, checked: list[_Source]) -> RunEntry:
+def _merge_run(
+    run: PlannedRun,
+    shards: dict[int, _Shard],
+    n: int,
+    night_dir: Path,
+    checked: list[_Source],
+    mode: str = "static",
+    credited: dict[tuple[str, int], str] | None = None,
+) -> RunEntry:
     """One suite entry: its shards' run folders joined into one run folder of the merged night."""
     from chaos.running.analysis import analyse_loaded, write_results
 
@@ -173,6 +198,15 @@ def _merge_run(run: PlannedRun, shards: dict[int, _Shard], n: int, night_dir: Pa
     for i in sorted({c.shard for c in run.cells}):
         s = shards.get(i)
         why: str | None
+        if mode == "queue":  # credited cells are whole whatever became of their shard; uncredited ones are not
+            rd = next((src.run_dir for src in checked if src.shard == i), None)
+            if i == 0:
+                why, absent = "no queue shard finished it (every shard that took it ended or died first)", True
+                errors.append(why)
+                failures.update({c.index: why for c in run.cells if c.shard == 0})
+            elif rd is not None:
+                sources.append((i, rd))
+            continue
         if s is None:
             why, absent = f"shard {i}/{n} is missing (no folder was given for it)", True
         else:
@@ -202,7 +236,9 @@ def _merge_run(run: PlannedRun, shards: dict[int, _Shard], n: int, night_dir: Pa
             metas.append(read_meta(rd))
         except ChaosError as exc:
             entry.error = "; ".join(filter(None, [entry.error, exc.message]))
-    for m in metas:
+    if mode == "queue":  # each cell's failure as its shard credited it (a dead shard's run.json never said)
+        failures.update({c.index: why for c in run.cells if (why := (credited or {}).get((run.scenario, c.index)))})
+    for m in metas if mode != "queue" else []:
         failures.update({int(k): v for k, v in m.failures.items() if int(k) not in failures})
     for src in checked:  # trials a shard planned but its journal does not hold: named, never silently fewer
         for index, note in src.lost.items():
@@ -231,10 +267,11 @@ def _merge_run(run: PlannedRun, shards: dict[int, _Shard], n: int, night_dir: Pa
 
     folder = RunFolder.create(night_dir, scenario.name, meta_for)
     with open(folder.path / "journal.jsonl", "wb") as joined:
-        for _, rd in sources:
+        for i, rd in sources:
             part = rd / "journal.jsonl"
             if part.exists():
-                joined.write(_complete_lines(part))
+                lines = _complete_lines(part)
+                joined.write(lines if mode != "queue" else _lines_of(lines, {c.index for c in run.cells if c.shard == i}))
         joined.flush()
         os.fsync(joined.fileno())
     cell_versions: dict[str, CellVersions] = {}
@@ -249,6 +286,14 @@ def _merge_run(run: PlannedRun, shards: dict[int, _Shard], n: int, night_dir: Pa
     folder.link_latest()
     entry.run_dir, entry.results, entry.interrupted = folder.path, results, interrupted
     return entry
+
+
+def _lines_of(data: bytes, cells: set[int]) -> bytes:
+    """The journal lines of ``cells`` only (a queue shard's journal also holds the cell it was
+    killed in, which another shard ran again and is credited with)."""
+    import json
+
+    return b"".join(line for line in data.splitlines(keepends=True) if line.strip() and json.loads(line).get("cell_index") in cells)
 
 
 def _complete_lines(path: Path) -> bytes:
@@ -275,7 +320,9 @@ class _Source:
     lost: dict[int, str] = field(default_factory=dict)  # cell index -> what its journal lacks
 
 
-def _check_shards(plan: ShardPlan, shards: dict[int, _Shard]) -> dict[str, list[_Source]]:
+def _check_shards(
+    plan: ShardPlan, shards: dict[int, _Shard], credited: dict[tuple[str, int], str] | None = None
+) -> dict[str, list[_Source]]:
     """Judge every shard's run folders against the plan before anything is written: each folder is
     the shard's own (``run_dir`` stays in it), no two shards hand in the same run, the chaos and
     framework releases agree, and every journaled trial is one the plan gave that shard, of a shape
@@ -320,6 +367,8 @@ def _check_shards(plan: ShardPlan, shards: dict[int, _Shard]) -> dict[str, list[
             for trial_id in sorted(records.ids()):
                 index = records.cell_of(trial_id)
                 where = f"{records.path}:{records.line_of(trial_id)}"
+                if index not in planned and plan.mode == "queue":
+                    continue  # a cell it did not finish (killed in it, or another shard is credited): left out
                 if index not in planned:
                     raise ChaosError(
                         f"{where}: trial {trial_id!r} is of cell {index}, which the plan gives to no cell of shard {i}/{plan.shard.of}",
@@ -329,7 +378,10 @@ def _check_shards(plan: ShardPlan, shards: dict[int, _Shard]) -> dict[str, list[
                     raise ChaosError(f"{where}: trial {trial_id!r} is also in shard {seen[trial_id]}'s journal")
                 seen[trial_id] = i
             check_trial_ids(list(cells.values()), records)
-            if s.failed is None and not s.run_error(run.scenario):
+            if plan.mode == "queue":  # credited cells were journaled and synced before the credit
+                failed = {str(k): why for (sc, k), why in (credited or {}).items() if sc == run.scenario}
+                src.lost = _lost(planned, cells, records, failed)
+            elif s.failed is None and not s.run_error(run.scenario):
                 src.lost = _lost(planned, cells, records, meta.failures)
                 if records.torn:
                     for index in planned:
@@ -355,3 +407,28 @@ def _lost(planned: set[int], cells: dict, records: StoredTrials, failed: dict[st
         if have < cell.scenario.trials:
             lost[index] = f"its journal holds {have} of the cell's {cell.scenario.trials} trials; the others were lost"
     return lost
+
+
+def _credited(plan: ShardPlan, shards: dict[int, _Shard]) -> tuple[ShardPlan, dict[tuple[str, int], str]]:
+    """A queue-mode plan with each cell given to the shard credited with it (0: none), and the
+    credited cells' own failures. A credit for a cell the plan does not have is refused."""
+    cells = {(r.scenario, c.index): c.cell_id for r in plan.runs for c in r.cells}
+    owner: dict[tuple[str, int], int] = {}
+    failures: dict[tuple[str, int], str] = {}
+    for i, s in sorted(shards.items()):
+        for cr in credits(s.folder):
+            key = (cr.scenario, cr.index)
+            if cells.get(key) != cr.cell_id:
+                raise ChaosError(
+                    f"{s.folder / CREDITS}: cell {cr.index} {cr.cell_id!r} of {cr.scenario!r} is not a cell of the plan",
+                    hint="a shard's queued.jsonl lists the cells it finished; the file was edited or copied",
+                )
+            if key not in owner:
+                owner[key] = i
+                if cr.failure:
+                    failures[key] = cr.failure
+    out = plan.model_copy(deep=True)
+    for r in out.runs:
+        for c in r.cells:
+            c.shard = owner.get((r.scenario, c.index), 0)
+    return out, failures

@@ -18,7 +18,8 @@ A night is resumable: night.json (written before its first run) says which suite
 it is, and the nightly process holds the night folder's lock (``chaos.running.folderlock``) while
 it runs. ``resume_nightly`` continues a night that was killed (even by SIGKILL): every entry whose
 run folder finished is kept as it is, a run folder that did not finish is resumed from its journal
-(``chaos run --resume``), an entry with no run folder runs. ``partial_night`` renders a night that
+(``chaos run --resume``), an entry with no run folder runs; a queue shard's night is not resumed
+(its unfinished cells went back to the queue). ``partial_night`` renders a night that
 has no summary.json yet (``chaos report``), without writing one: a night is complete or has none.
 """
 
@@ -36,14 +37,16 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from chaos.racer.errors import ChaosError
 from chaos.records import CellRef, NightCell, NightRun, NightSummary, RunResults, SaturationMove, Trend, VerdictChange
 from chaos.running.analysis import analyse_loaded, write_reports, write_results
+from chaos.running.cellqueue import CellQueue, queue_name, seed_of
 from chaos.running.folderlock import FolderLock
 from chaos.running.nights import PLAN, earlier_nights, previous_night
 from chaos.running.options import RunOptions
-from chaos.running.orchestrator import run_loaded
+from chaos.running.orchestrator import execute, run_loaded
 from chaos.running.resume import resume_run
-from chaos.running.runfolder import META, load_run, new_folder, now_iso, read_meta, write_atomic
+from chaos.running.runfolder import META, RunFolder, load_run, new_folder, now_iso, read_meta, write_atomic
 from chaos.running.shard import TIMINGS, Shard, ShardPlan, measured_timings, plan_suite
 from chaos.running.signals import Interrupted, stop_on_signals
+from chaos.scenario.model import expand
 from chaos.scenario.suite import LoadedSuite, load_suite
 
 EXIT_REGRESSION = 4
@@ -60,6 +63,7 @@ class NightlyOptions:
     on_trial: Callable[[Any], None] | None = None
     on_cell_start: Callable[[Any, int], None] | None = None
     shard: Shard | None = None  # run one shard's cells (``chaos.running.shard``); ``chaos merge`` joins them
+    queue: str | None = None  # with ``shard``: pull cells from this shared queue folder or Postgres DSN (``chaos.running.cellqueue``)
     timings: Path | None = None  # where earlier timings are (default: ``out``): a shard plan balances by them
     on_start: Callable[[], None] | None = None  # once the suite is loaded, before anything is written (reaping)
 
@@ -72,6 +76,7 @@ class NightStart(BaseModel):
     suite_file: str  # absolute: a resume may start from another folder
     started: str | None = None
     shard: str | None = None  # "I/N": the plan is the night's shard.json
+    queue: str | None = None  # the shard pulled its cells from this queue folder
 
 
 @dataclass
@@ -285,25 +290,43 @@ def run_nightly(suite_path: str | Path, opts: NightlyOptions | None = None) -> N
     opts = opts or NightlyOptions()
     loaded: LoadedSuite = load_suite(suite_path)  # every entry checked before anything runs
     plan: ShardPlan | None = None
+    if opts.queue is not None and opts.shard is None:
+        raise ChaosError(f"--shard-queue {opts.queue}: give --shard I/N too (which shard this is, of how many `chaos merge` joins)")
     if opts.shard is not None:  # planned before the folder exists: bad timings leave nothing behind
         date = opts.date or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d")
-        plan = plan_suite(loaded, opts.shard, date, opts.timings if opts.timings is not None else Path(opts.out))
-    if opts.on_start:
-        opts.on_start()
-    night_dir = prepare_night_dir(Path(opts.out), plan.date if plan else opts.date)
-    with FolderLock(night_dir, "run the night"):
-        head: dict[str, Any] = {
-            "suite": loaded.suite.name,
-            "about": loaded.suite.about,
-            "suite_file": str(suite_path),
-            "started": now_iso(),
-        }
-        start = NightStart(suite_file=str(Path(suite_path).resolve()), started=head["started"], shard=str(plan.shard) if plan else None)
-        write_atomic(night_dir / NIGHT, start.model_dump_json(indent=2))
-        if plan is not None:
-            head["shard"] = str(plan.shard)
-            write_atomic(night_dir / PLAN, json.dumps(plan.model_dump(mode="json"), indent=2))  # first: a merge knows a dead shard
-        return _run_entries(night_dir, loaded, plan, head, opts, resuming=False)
+        timings = opts.timings if opts.timings is not None else Path(opts.out)
+        plan = plan_suite(loaded, opts.shard, date, timings, queue=queue_name(opts.queue) if opts.queue else None)
+    queue: CellQueue | None = None
+    if plan is not None and opts.queue is not None:  # joined before the folder exists: a bad queue leaves nothing behind
+        queue = CellQueue(opts.queue, str(plan.shard), seed_of(plan), Path(opts.out))
+        queue.join()
+    try:
+        if opts.on_start:
+            opts.on_start()
+        night_dir = prepare_night_dir(Path(opts.out), plan.date if plan else opts.date)
+        if queue is not None:
+            queue.night_dir = night_dir
+        with FolderLock(night_dir, "run the night"):
+            head: dict[str, Any] = {
+                "suite": loaded.suite.name,
+                "about": loaded.suite.about,
+                "suite_file": str(suite_path),
+                "started": now_iso(),
+            }
+            start = NightStart(
+                suite_file=str(Path(suite_path).resolve()),
+                started=head["started"],
+                shard=str(plan.shard) if plan else None,
+                queue=plan.queue if plan else None,
+            )
+            write_atomic(night_dir / NIGHT, start.model_dump_json(indent=2))
+            if plan is not None:
+                head["shard"] = str(plan.shard)
+                write_atomic(night_dir / PLAN, json.dumps(plan.model_dump(mode="json"), indent=2))  # first: a merge knows a dead shard
+            return _run_entries(night_dir, loaded, plan, head, opts, resuming=False, queue=queue)
+    finally:
+        if queue is not None:
+            queue.close()
 
 
 def read_plan(folder: Path) -> ShardPlan:
@@ -348,6 +371,11 @@ def resume_nightly(night_dir: str | Path, opts: NightlyOptions | None = None) ->
     opts = opts or NightlyOptions()
     night_dir = Path(night_dir)
     start = night_start(night_dir)
+    if start.queue:
+        raise ChaosError(
+            f"{night_dir}: a queue shard's night is not resumed: the cells it did not finish went back to the queue {start.queue}",
+            hint="the other shards finish them; merge this folder with theirs as it is",
+        )
     with FolderLock(night_dir, "resume the night"):
         suite_path = start.suite_file
         loaded = load_suite(suite_path)
@@ -387,13 +415,22 @@ def _kept(e: RunEntry, run_dir: Path) -> bool:
 
 
 def _run_entries(
-    night_dir: Path, loaded: LoadedSuite, plan: ShardPlan | None, head: dict[str, Any], opts: NightlyOptions, *, resuming: bool
+    night_dir: Path,
+    loaded: LoadedSuite,
+    plan: ShardPlan | None,
+    head: dict[str, Any],
+    opts: NightlyOptions,
+    *,
+    resuming: bool,
+    queue: CellQueue | None = None,
 ) -> NightlyOutcome:
     entries: list[RunEntry] = []
     interrupted = False
     try:
         with stop_on_signals():  # between runs; each run handles the signals that land inside it
-            for n, item in enumerate(loaded.items):
+            if queue is not None and plan is not None:
+                interrupted = _run_queue(night_dir, loaded, plan, queue, opts, entries)
+            for n, item in enumerate(loaded.items if queue is None else []):
                 mine = plan.cells_of(plan.shard.index, item.scenario.name) if plan else None
                 if mine is not None and not mine:
                     continue  # every cell of this entry runs on another shard
@@ -431,6 +468,53 @@ def _run_entries(
     summary = build_summary(night_dir, head, entries, interrupted)
     write_night(night_dir, summary, entries)
     return NightlyOutcome(night_dir=night_dir, night=summary, entries=entries)
+
+
+def _run_queue(
+    night_dir: Path, loaded: LoadedSuite, plan: ShardPlan, queue: CellQueue, opts: NightlyOptions, entries: list[RunEntry]
+) -> bool:
+    """A queue shard's night (``chaos.running.cellqueue``): each entry in suite order, running the
+    cells it claims until the queue has none of it left; then, while the queue is not finished,
+    the cells dead shards left (in this shard's run folder of that entry) or a wait for the live
+    ones. ``entries`` gets one entry per scenario it ran cells of, in suite order. True: interrupted."""
+    items = {it.scenario.name: (n, it) for n, it in enumerate(loaded.items)}
+    mine: dict[str, RunEntry] = {}
+    skip: set[str] = set()  # entries this shard could not run: left to the others
+
+    def run(name: str) -> bool:
+        if queue.claim(name) is None:  # claimed before the run folder exists: no folder without a cell
+            return False
+        n, item = items[name]
+        e = mine.setdefault(name, RunEntry(scenario=name, file=str(item.file), overrides=item.overrides))
+        if opts.on_scenario:
+            opts.on_scenario(n, len(loaded.items), name)
+        run_opts = RunOptions(out=night_dir, on_trial=opts.on_trial, on_cell_start=opts.on_cell_start, shard=str(plan.shard), queue=queue)
+        try:
+            if e.run_dir is None:
+                outcome = run_loaded(item.scenario, item.file, run_opts)
+            else:  # cells a dead shard left: run in this shard's run folder of the entry
+                folder = RunFolder(path=e.run_dir, meta=read_meta(e.run_dir))
+                outcome = execute(folder, item.scenario, expand(item.scenario, path=str(item.file)), run_opts)
+        except ChaosError as exc:
+            e.error = "; ".join(filter(None, [e.error, exc.message]))
+            queue.release(name)
+            skip.add(name)
+            return False
+        e.run_dir, e.results, e.interrupted = outcome.run_dir, outcome.results, outcome.interrupted
+        return outcome.interrupted
+
+    try:
+        for item in loaded.items:
+            if run(item.scenario.name):
+                return True
+        while (step := queue.next_step(skip)) is not None:
+            if step[0] == "wait":
+                queue.wait_for(step[1])  # a live shard's claim: it finishes it, or dies and it comes back
+            elif run(step[1]):
+                return True
+        return False
+    finally:
+        entries.extend(sorted(mine.values(), key=lambda e: items[e.scenario][0]))
 
 
 def partial_night(night_dir: str | Path, *, rescore: bool = False) -> NightlyOutcome:

@@ -7,12 +7,23 @@ path itself, so every module of it can name them without importing another.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from chaos.records import RunResults, TrialRecord
 from chaos.scenario.model import Cell
+
+
+class CellSource(Protocol):
+    """Where a queue shard's cells come from (``chaos.running.cellqueue.CellQueue``)."""
+
+    def claims(self, scenario: str, cells: list[Cell]) -> Iterator[Cell]: ...
+
+    def done(self, scenario: str, cell: Cell, failure: str | None) -> None: ...
+
+    def ran(self, scenario: str) -> set[int]: ...
 
 
 @dataclass
@@ -28,6 +39,7 @@ class RunOptions:
     only: set[str] | None = None  # run just these trial ids (``chaos run --only``)
     cells: set[int] | None = None  # run just these cells (by index in the full expansion): a shard's part
     shard: str | None = None  # "I/N": recorded in run.json so analysis reads just those cells
+    queue: CellSource | None = None  # queue mode: run the cells claimed from it, one at a time, instead of ``cells``
 
 
 @dataclass

@@ -77,7 +77,7 @@ def run_loaded(scenario: Scenario, path: str | os.PathLike, opts: RunOptions | N
             raise ScenarioError(f"{flag} {e.get('input')!r}: {e['msg']}") from None
     cells = expand(scenario, path=str(path))
     wanted = opts.cells
-    if wanted is None and opts.shard:  # ``chaos run --shard``: this scenario's cells split by estimated cost
+    if wanted is None and opts.shard and opts.queue is None:  # ``chaos run --shard``: this scenario's cells split by estimated cost
         wanted = plan_cells(scenario, parse_shard(opts.shard))
         if not wanted:  # nothing measured is no verdict: exit 0 would claim every verdict holds
             raise ChaosError(

@@ -20,6 +20,9 @@ What it promises:
   time per cell) where known, else ``estimate_cost`` from the scenario (kind, trials, k, kill
   points, framework, placement). ``ShardPlan.digest`` fingerprints the assignment: ``chaos merge``
   refuses shards whose plans differ (e.g. run with different timings).
+* Queue mode (``mode: queue``, ``chaos.running.cellqueue``): no cell is assigned up front (every
+  ``PlannedCell.shard`` is 0), so the digest fingerprints the cell set, and the shards' actual
+  assignment is what each one's ``queued.jsonl`` says it finished.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import hashlib
 import json
 import re
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 
@@ -61,7 +65,7 @@ class PlannedCell(Record):
     cell_id: str
     cost_s: float
     recorded: bool  # the cost is an earlier night's measured time, not an estimate
-    shard: int
+    shard: int  # 0: queue mode, whichever shard claims it
 
 
 class PlannedRun(Record):
@@ -78,6 +82,8 @@ class ShardPlan(FileRecord):
     """shard.json of a shard's night folder: which shard it is and the whole suite's plan."""
 
     shard: Shard
+    mode: Literal["static", "queue"] = "static"  # queue: cells are pulled from a shared queue (``chaos.running.cellqueue``)
+    queue: str | None = None  # the queue folder, in queue mode
     suite: str | None = None
     about: str | None = None
     suite_file: str | None = None
@@ -170,8 +176,11 @@ def _key(scenario: str, cell_id: str) -> str:
     return f"{scenario}\x1f{cell_id}"
 
 
-def plan_runs(entries: list[tuple[Scenario, str, dict]], n: int, timings: dict[str, dict[str, float]]) -> list[PlannedRun]:
-    """Every cell of every (scenario, file, overrides) entry, each assigned to one of n shards."""
+def plan_runs(
+    entries: list[tuple[Scenario, str, dict]], n: int, timings: dict[str, dict[str, float]], *, queue: bool = False
+) -> list[PlannedRun]:
+    """Every cell of every (scenario, file, overrides) entry, each assigned to one of n shards
+    (``queue``: to none, shard 0: the shards pull them from a queue)."""
     expanded: list[tuple[Scenario, str, dict, list[Cell]]] = [(s, f, o, expand(s, check=False)) for s, f, o in entries]
     costs: dict[str, tuple[float, bool]] = {}
     for s, _, _, cells in expanded:
@@ -187,7 +196,7 @@ def plan_runs(entries: list[tuple[Scenario, str, dict]], n: int, timings: dict[s
                 cell_id=c.id,
                 cost_s=costs[_key(s.name, c.id)][0],
                 recorded=costs[_key(s.name, c.id)][1],
-                shard=where[_key(s.name, c.id)],
+                shard=0 if queue else where[_key(s.name, c.id)],
             )
             for c in cells
         ]
@@ -195,23 +204,27 @@ def plan_runs(entries: list[tuple[Scenario, str, dict]], n: int, timings: dict[s
     return runs
 
 
-def digest(runs: list[PlannedRun], n: int) -> str:
-    """A fingerprint of the assignment and of every scenario it runs (costs aside)."""
-    body = [[n]] + [[r.scenario, r.spec, [[c.index, c.cell_id, c.shard] for c in r.cells]] for r in runs]
+def digest(runs: list[PlannedRun], n: int, mode: str = "static") -> str:
+    """A fingerprint of the assignment and of every scenario it runs (costs aside); in queue mode,
+    of the cell set (every cell's shard is 0)."""
+    body = [[n] if mode == "static" else [n, mode]] + [[r.scenario, r.spec, [[c.index, c.cell_id, c.shard] for c in r.cells]] for r in runs]
     return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def plan_suite(loaded: LoadedSuite, shard: Shard, date: str, timings_from: Path | None) -> ShardPlan:
+def plan_suite(loaded: LoadedSuite, shard: Shard, date: str, timings_from: Path | None, queue: str | None = None) -> ShardPlan:
     timings, source = read_timings(timings_from)
-    runs = plan_runs([(it.scenario, str(it.file), dict(it.overrides)) for it in loaded.items], shard.of, timings)
+    runs = plan_runs([(it.scenario, str(it.file), dict(it.overrides)) for it in loaded.items], shard.of, timings, queue=queue is not None)
+    mode: Literal["static", "queue"] = "queue" if queue is not None else "static"
     return ShardPlan(
         shard=shard,
+        mode=mode,
+        queue=queue,
         suite=loaded.suite.name,
         about=loaded.suite.about,
         suite_file=str(loaded.path),
         date=date,
         costs_from=source,
-        digest=digest(runs, shard.of),
+        digest=digest(runs, shard.of, mode),
         runs=runs,
     )
 
