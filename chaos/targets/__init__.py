@@ -366,6 +366,7 @@ TARGETS: dict[str, TargetInfo] = {
         module="chaos.targets.llamaindex",
         about="LlamaIndex Workflows; Context.to_dict saved to a JSON file at every step boundary, from_dict to resume",
         backends=("file",),
+        capturable_backends=("file",),
         workloads={
             "three_step": "StartEvent -> a -> b -> c -> StopEvent, one effect per step",
             "gate_after_interrupt": "pre -> InputRequiredEvent (pause) | HumanResponseEvent -> gate (effect keyed by the response) -> end",
@@ -402,6 +403,7 @@ TARGETS: dict[str, TargetInfo] = {
         module="chaos.targets.pydantic_graph",
         about="pydantic-graph (1.x line) Graph over FileStatePersistence (a JSON snapshot list per run)",
         backends=("file",),
+        capturable_backends=("file",),
         workloads={
             "three_step": "A -> B -> C -> End, one effect each",
             "gate_after_interrupt": "Pre -> Ask (the run stops before it) | Gate(answer) effect keyed by the answer -> Finish",
