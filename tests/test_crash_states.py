@@ -143,3 +143,11 @@ def test_a_sweep_whose_crash_state_a_copy_would_not_equal_runs_in_kill_mode_and_
     assert why in (crash_states.not_recorded(cell) or "")
     cs = crash_states.summary(cell, [])
     assert cs is not None and cs.used == "kill" and why in (cs.reason or "")
+
+
+def test_auto_records_where_exact_and_kills_elsewhere():
+    text = "name: x\nkind: kill_sweep\nworkload: three_step\ncrash_states: auto\nmatrix: {backend: [sqlite, postgres]}\n"
+    sqlite, postgres = expand(parse_scenario(text))
+    assert crash_states.not_recorded(sqlite) is None
+    cs = crash_states.summary(postgres, [])
+    assert cs is not None and (cs.asked, cs.used) == ("auto", "kill") and "postgres" in (cs.reason or "")

@@ -29,6 +29,9 @@ another machine. A point the recording never stopped at (a workload whose bounda
 run), or one whose store calls had failed for the environment's sake before it, runs in kill mode;
 so does the repeat an environment fault forces. results.json then says ``mixed`` and lists them.
 
+``crash_states: auto`` is recorded where ``not_recorded`` finds nothing against it, else kill: a
+scenario can ask for it across a matrix of backends and read per cell what was used.
+
 Repeats: repeat r of every point comes from recording r (``c000-rec000``), a victim run of its own,
 so where crash states differ run to run (parallel branches) they are sampled as kill mode samples them.
 
