@@ -151,3 +151,24 @@ def test_auto_records_where_exact_and_kills_elsewhere():
     assert crash_states.not_recorded(sqlite) is None
     cs = crash_states.summary(postgres, [])
     assert cs is not None and (cs.asked, cs.used) == ("auto", "kill") and "postgres" in (cs.reason or "")
+
+
+def test_a_workload_writing_from_two_threads_at_once_is_swept_in_kill_mode_and_results_say_why(both_modes):
+    """A recording stops at every point, so a thread that meets the barrier lock of one standing
+    there runs first once it is released: where the dry run shows two threads inside writes at once
+    (the e-mail assistant's subgraph writes), recorded states would be of a reordered run."""
+    records = _records(both_modes)
+    dry = next(r for r in records if r.trial_id.endswith("-dry"))
+    assert crash_states.concurrent_writes(dry) is None  # three_step under sync: one writer at a time
+    racer = dry.racers[0]
+    trace = [
+        {"barrier": "put(step=0,source=loop):before#1", "thread": "T1"},
+        {"barrier": "put_writes(node=__start__,channels=x):before#1", "thread": "T2"},
+        {"barrier": "put(step=0,source=loop):after#1", "thread": "T1"},
+    ]
+    two = dry.model_copy(update={"racers": [racer.model_copy(update={"result": {**(racer.result or {}), "trace": trace}})]})
+    why = crash_states.concurrent_writes(two)
+    assert why is not None and "two threads at once" in why and "put(step=0,source=loop):before#1 on T1" in why
+    (cell,) = expand(parse_scenario("name: x\nkind: kill_sweep\nworkload: three_step\ncrash_states: recorded\n"))
+    cs = crash_states.summary(cell, [two])
+    assert cs is not None and cs.used == "kill" and cs.reason == why

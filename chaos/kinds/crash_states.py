@@ -25,9 +25,11 @@ trial's folder (``TargetInfo.capturable_backends``). Where that is not so the ce
 mode and its results.json says why (``CellResult.crash_states``): a store behind a socket
 (Postgres, a server) or one not declared, a fault other than a kill (power_loss and torn need the
 lazy filesystem's durable image, db_disconnect kills nothing), ``crash_depth`` > 1, racers on
-another machine. A point the recording never stopped at (a workload whose boundaries differ run to
-run), or one whose store calls had failed for the environment's sake before it, runs in kill mode;
-so does the repeat an environment fault forces. results.json then says ``mixed`` and lists them.
+another machine, and a workload whose dry run wrote from two threads at once (``concurrent_writes``:
+each recorded state would be exact, but of a run the recording's stops reordered). A point the
+recording never stopped at (a workload whose boundaries differ run to run), or one whose store
+calls had failed for the environment's sake before it, runs in kill mode; so does the repeat an
+environment fault forces. results.json then says ``mixed`` and lists them.
 
 ``crash_states: auto`` is recorded where ``not_recorded`` finds nothing against it, else kill: a
 scenario can ask for it across a matrix of backends and read per cell what was used.
@@ -111,6 +113,34 @@ def not_recorded(cell: Cell) -> str | None:
             f"the {s.target.framework} adapter does not declare backend {backend!r} capturable (its store is not only files "
             "in the trial's folder: behind a socket, in the process, or not verified)"
         )
+    return None
+
+
+def concurrent_writes(dry: TrialRecord) -> str | None:
+    """Why the dry run says a recording would not sample the executions a victim does (None: it
+    would): two threads inside the store's writes at once (one between its ``:before`` and ``:after``
+    when another passes a boundary). A recording stops at every point, and a thread that meets the
+    barrier lock of one standing there runs first when it is released; a victim armed at one point
+    does not stop on the way, so the other thread's write usually lands first. Each recorded state
+    is still exactly what a kill there leaves, but of a reordered run: at points where the writes
+    race, recorded and kill mode would sample different outcomes (measured on the e-mail
+    assistant's subgraph writes). A single writer at a time (LangGraph's three_step under sync) is
+    the same run either way."""
+    racer = next(iter(dry.racers), None)
+    trace = ((racer.result or {}).get("trace") or []) if racer is not None else []
+    inside: dict[str, str] = {}  # thread -> the write it is in (its ``:before`` passed)
+    for t in trace:
+        name, thread = str(t.get("barrier", "")).rpartition("#")[0], str(t.get("thread", ""))
+        other = next(((th, b) for th, b in inside.items() if th != thread), None)
+        if other is not None:
+            return (
+                f"the dry run wrote from two threads at once ({t.get('barrier')} on {thread} while {other[1]} on {other[0]} "
+                "was not done): a recording's stops would reorder them"
+            )
+        if name.endswith(":before"):
+            inside[thread] = str(t.get("barrier"))
+        elif name.endswith(":after"):
+            inside.pop(thread, None)
     return None
 
 
@@ -303,7 +333,8 @@ def summary(cell: Cell, records: list[TrialRecord]) -> CrashStates | None:
     trials = [r for r in records if not r.trial_id.endswith("-dry") and not is_recording(r.trial_id)]
     recorded = sum(1 for r in trials if r.observations.get("crash_state") is not None)
     killed = len(trials) - recorded
-    why = not_recorded(cell)
+    dries = [r for r in records if r.trial_id.endswith("-dry") and r.point is None]
+    why = not_recorded(cell) or (concurrent_writes(dries[-1]) if dries else None)
     if why is not None:
         return CrashStates(asked=asked, used="kill", reason=why, killed=killed)
     fallbacks: dict[str, str] = {}

@@ -254,7 +254,10 @@ def run_sweep(ctx: RunContext, cell: Cell, skip: set[str], sweep: Sweep) -> Iter
         for p_index, point in enumerate(points):
             yield from _nested(ctx, cell, skip, dry, [f"p{p_index:03d}"], [point])
         return
-    if SweepOptions.of(cell.scenario).crash_states != "kill" and crash_states.not_recorded(cell) is None:
+    if (
+        SweepOptions.of(cell.scenario).crash_states != "kill"
+        and (crash_states.not_recorded(cell) or crash_states.concurrent_writes(dry)) is None
+    ):
         yield from crash_states.run_recorded(ctx, cell, skip, points, _recorded_steps(cell, dry))
         return
     for p_index, point in enumerate(points):
