@@ -160,15 +160,14 @@ def test_a_workload_writing_from_two_threads_at_once_is_swept_in_kill_mode_and_r
     records = _records(both_modes)
     dry = next(r for r in records if r.trial_id.endswith("-dry"))
     assert crash_states.concurrent_writes(dry) is None  # three_step under sync: one writer at a time
-    racer = dry.racers[0]
     trace = [
         {"barrier": "put(step=0,source=loop):before#1", "thread": "T1"},
         {"barrier": "put_writes(node=__start__,channels=x):before#1", "thread": "T2"},
         {"barrier": "put(step=0,source=loop):after#1", "thread": "T1"},
     ]
-    two = dry.model_copy(update={"racers": [racer.model_copy(update={"result": {**(racer.result or {}), "trace": trace}})]})
-    why = crash_states.concurrent_writes(two)
+    why = crash_states.writes_at_once(trace)
     assert why is not None and "two threads at once" in why and "put(step=0,source=loop):before#1 on T1" in why
+    two = dry.model_copy(update={"observations": {**dry.observations, "concurrent_writes": why}})
     (cell,) = expand(parse_scenario("name: x\nkind: kill_sweep\nworkload: three_step\ncrash_states: recorded\n"))
     cs = crash_states.summary(cell, [two])
     assert cs is not None and cs.used == "kill" and cs.reason == why

@@ -58,7 +58,7 @@ from pathlib import Path
 
 from chaos.kinds.sweep_options import SweepOptions
 from chaos.launchers import RacerHandle
-from chaos.racer.protocol import ActionSpec, RacerResult
+from chaos.racer.protocol import ActionSpec, RacerResult, TraceEntry
 from chaos.records import BarrierEvent, CrashStates, TrialRecord
 from chaos.running.trial import RunContext, TrialRun, attempts, retry_id, store_failed_before_kill
 from chaos.scenario.model import Cell
@@ -117,7 +117,14 @@ def not_recorded(cell: Cell) -> str | None:
 
 
 def concurrent_writes(dry: TrialRecord) -> str | None:
-    """Why the dry run says a recording would not sample the executions a victim does (None: it
+    """What the dry run found against recording (``writes_at_once`` of its trace, kept in its
+    observations as it ran: the journal's records are read back without racers' traces)."""
+    why = dry.observations.get("concurrent_writes")
+    return str(why) if why else None
+
+
+def writes_at_once(trace: list[TraceEntry]) -> str | None:
+    """Why a dry run's ``trace`` says a recording would not sample the executions a victim does (None: it
     would): two threads inside the store's writes at once (one between its ``:before`` and ``:after``
     when another passes a boundary). A recording stops at every point, and a thread that meets the
     barrier lock of one standing there runs first when it is released; a victim armed at one point
@@ -126,8 +133,6 @@ def concurrent_writes(dry: TrialRecord) -> str | None:
     race, recorded and kill mode would sample different outcomes (measured on the e-mail
     assistant's subgraph writes). A single writer at a time (LangGraph's three_step under sync) is
     the same run either way."""
-    racer = next(iter(dry.racers), None)
-    trace = ((racer.result or {}).get("trace") or []) if racer is not None else []
     inside: dict[str, str] = {}  # thread -> the write it is in (its ``:before`` passed)
     for t in trace:
         name, thread = str(t.get("barrier", "")).rpartition("#")[0], str(t.get("thread", ""))

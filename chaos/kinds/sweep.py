@@ -178,6 +178,8 @@ def dry_trial(run: TrialRun) -> TrialRecord:
     out = run.collect(h, "dry", "run", hung=bool(hung))
     trace = [t["barrier"] for t in out.trace]
     run.observations["boundaries"] = trace
+    if SweepOptions.of(cell.scenario).crash_states != "kill":  # two writers at once: no recording (chaos.kinds.crash_states)
+        run.observations["concurrent_writes"] = crash_states.writes_at_once(out.trace)
     if measure:  # what the run left durable, its values left out (they can be big: that is the point)
         run.observations["after"] = {k: v for k, v in (out.inspect_after or {}).items() if k != "values"}
     run.observations["outcomes"] = out.racer_result.get("outcomes")
