@@ -588,14 +588,11 @@ def main(argv: list[str] | None = None) -> int:
                 if masked:
                     detail += f"; {len(masked)} open kill points not compared (--strict compares them)"
                 if args.modes:  # what the recorded side used, per cell (a cell may fall back to kill mode)
-                    used = [c["crash_states"]["used"] for c in b.results.get("cells", []) if c.get("crash_states")]
+                    states = [c["crash_states"] for c in b.results.get("cells", []) if c.get("crash_states")]
+                    used = [cs["used"] for cs in states]
                     detail += f"; recorded side: {used.count('recorded')} of {len(used)} sweep cells recorded"
                     if used.count("recorded") < len(used):
-                        whys = {
-                            c["crash_states"]["reason"]
-                            for c in b.results["cells"]
-                            if (c.get("crash_states") or {}).get("used") != "recorded"
-                        }
+                        whys = {cs["reason"] for cs in states if cs["used"] != "recorded"}
                         detail += " (others in kill mode: " + " | ".join(sorted(w[:90] for w in whys if w))[:300] + ")"
             if a.exit_code != b.exit_code:
                 diffs.insert(0, f"exit code: {a.exit_code} -> {b.exit_code}")
