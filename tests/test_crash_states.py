@@ -171,3 +171,18 @@ def test_a_workload_writing_from_two_threads_at_once_is_swept_in_kill_mode_and_r
     (cell,) = expand(parse_scenario("name: x\nkind: kill_sweep\nworkload: three_step\ncrash_states: recorded\n"))
     cs = crash_states.summary(cell, [two])
     assert cs is not None and cs.used == "kill" and cs.reason == why
+
+
+def test_idempotent_effects_stay_once_from_a_recorded_crash_state(tmp_path):
+    """The rows a recording fired before a point are copied into the ledger as the point trial's
+    own, so ``append_once`` finds them there: the shipped idempotent workflow (resume: input runs
+    every step again) still fires each effect exactly once at every point."""
+    data = yaml.safe_load((REPO / "scenarios" / "kill_point_sweep_idempotent.yaml").read_text())
+    data["matrix"]["case"] = [c for c in data["matrix"]["case"] if c["name"] == "steps"]
+    data["crash_states"] = "recorded"
+    run = run_text(tmp_path, yaml.safe_dump(data, sort_keys=False))
+    (cell,) = run.results.cells
+    assert cell.crash_states is not None and cell.crash_states.used == "recorded"
+    assert {v.property: v.status for v in cell.verdicts}["EO"] == "holds"
+    assert all(set(p.distribution) == {"exactly once"} for p in cell.points if p.reached)
+    assert any(row["racer_id"] == "victim" for r in _records(run) if r.point for row in r.ledger)  # rows from the recording
