@@ -6,8 +6,11 @@ is not chaos and keeps none of chaos's evidence: no trace, no inspections, no re
 orchestrator, no fork server protocol. What it keeps is what makes a trial a trial:
 
 * the same workload (chaos's ``three_step`` factory: a -> b -> c, one effect each, SQLite saver,
-  durability sync) on a fresh store and a fresh effect ledger per trial (SQLite, WAL,
-  ``synchronous=NORMAL`` as chaos's ledger), on the same disk;
+  durability sync) run as chaos's LangGraph adapter runs it, with the workload's own
+  ``max_concurrency`` (``three_step`` pins 1, so LangGraph's background executor has one worker
+  and runs the saver's writes in the order they were asked for: ``config_of``), on a fresh store
+  and a fresh effect ledger per trial (SQLite, WAL, ``synchronous=NORMAL`` as chaos's ledger), on
+  the same disk;
 * a victim and a resumer that are *separate fresh processes*, forked from a parent that has
   imported LangGraph, built the workload once and frozen its heap. Before the trial's clock
   starts the victim has opened the trial's store and ledger and built the workload over them, and
@@ -16,13 +19,16 @@ orchestrator, no fork server protocol. What it keeps is what makes a trial a tri
   store only after the crash, as chaos's does). The clock covers the victim's run to its kill
   point, the kill, and the resume: open the store, build, read the thread, continue it;
 * a barrier on every ``put`` / ``put_writes`` of the saver (before and after) and after every
-  effect, named as chaos names them, where the victim stops itself with SIGSTOP at its kill point
+  effect, named by chaos's own ``chaos.targets.saver_boundaries`` and numbered by occurrence as
+  chaos's barrier numbers them, where the victim stops itself with SIGSTOP at its kill point
   (the same 21 kill points as chaos's sweep, in turn); the parent sees the stop
   (``waitpid(WUNTRACED)``), SIGKILLs it and reaps it;
 * the resumer opens the store, reads the thread's state, resumes it with no new input (chaos's
-  resume ``none``) and reports the ledger's effect count over a pipe; the trial ends when the
-  parent has that count. The counts per kill point are printed, so ``bench/racers.py`` can show
-  that the floor ran the same trials as chaos (the same effects after the resume at each point).
+  resume ``none``, the same config) and reports the trial's effect ledger over a pipe: its rows
+  per effect, the victim's and its own (what chaos's trial record holds); the trial ends when the
+  parent has them. The outcomes per kill point (with how many repeats ended each way) are
+  printed, so ``bench/racers.py`` can show that the floor ran the same trials as chaos: the same
+  ledger at each kill point, every repeat.
 
 Prints one JSON line (the fields ``bench/racers.py`` prints for a mode). Usage (normally through
 ``bench/racers.py --modes floor``): ``python bench/floor_harness.py --trials 42 --work DIR``.
@@ -51,6 +57,7 @@ sys.path.insert(0, str(ROOT))
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: E402
 
+from chaos.targets.saver_boundaries import put_name, writes_name  # noqa: E402
 from chaos.workloads import WorkloadContext  # noqa: E402
 from chaos.workloads.langgraph import three_step  # noqa: E402
 
@@ -80,20 +87,25 @@ class Barriers:
                 signal.pthread_kill(threading.get_ident(), signal.SIGSTOP)
 
 
-def node_of(task_path) -> str:
-    return str(task_path or "").split(", ")[-1].strip("()'\" ") or "-"
+def outcome_of(counts: dict[str, int]) -> str:
+    """A trial's effect ledger as ``bench/racers.py`` (``outcome_of``) spells chaos's: rows per effect,
+    ``a x2, b x1, c x1``, or ``nothing``."""
+    return ", ".join(f"{k} x{n}" for k, n in sorted(counts.items())) or "nothing"
 
 
 class BarrierSaver(SqliteSaver):
+    """LangGraph's SQLite saver with a barrier before and after each write, named by chaos's own
+    ``saver_boundaries`` (the names chaos's instrumented saver uses, so the kill points are the same)."""
+
     def put(self, config, checkpoint, metadata, new_versions):
-        name = f"put(step={metadata.get('step')},source={metadata.get('source')})"
+        name = put_name(metadata)
         Barriers.cross(name + ":before")
         out = super().put(config, checkpoint, metadata, new_versions)
         Barriers.cross(name + ":after")
         return out
 
     def put_writes(self, config, writes, task_id, task_path=""):
-        name = f"put_writes(node={node_of(task_path)},channels={'+'.join(str(w[0]) for w in writes)})"
+        name = writes_name(writes, task_path)
         Barriers.cross(name + ":before")
         out = super().put_writes(config, writes, task_id, task_path)
         Barriers.cross(name + ":after")
@@ -115,7 +127,20 @@ def open_trial(folder: str):
     saver = BarrierSaver(conn)
     saver.setup()
     workload = three_step(WorkloadContext(checkpointer=saver, effect_hook=effect))
-    return workload.graph, workload.input, conn, ledger
+    return workload.graph, workload.input, config_of(workload), conn, ledger
+
+
+def config_of(workload) -> dict:
+    """The run's config as chaos's LangGraph adapter builds it: the thread, and the workload's own
+    ``max_concurrency`` (``three_step`` pins 1). Without it LangGraph's background executor runs
+    ``put_writes`` and ``put`` on threads of their own, concurrently, and at four kill points (the
+    first ``put_writes`` before and after, ``put(step=1)`` and ``put(step=3)`` before) whether the
+    other write had committed when the victim stopped is the scheduler's choice: a different trial
+    from chaos's, where one worker runs them in order and every point has one outcome."""
+    config: dict = {"configurable": dict(CONFIG["configurable"])}
+    if workload.max_concurrency:
+        config["max_concurrency"] = workload.max_concurrency
+    return config
 
 
 def child(role: str, folder: str, point: str = "") -> tuple[int, int, int]:
@@ -132,26 +157,26 @@ def child(role: str, folder: str, point: str = "") -> tuple[int, int, int]:
         os.close(down_w)
         os.close(up_r)
         if role == "victim":
-            graph, first_input, conn, ledger = open_trial(folder)
+            graph, first_input, config, conn, ledger = open_trial(folder)
         else:
             three_step(WorkloadContext(checkpointer=InMemorySaver(), effect_hook=lambda *a, **k: None))
         os.write(up_w, b"r")
         os.read(down_r, 1)
         if role != "victim":
-            graph, first_input, conn, ledger = open_trial(folder)
+            graph, first_input, config, conn, ledger = open_trial(folder)
         if role == "victim":
             Barriers.stop_at = point
-            graph.invoke(first_input, CONFIG, durability="sync")
+            graph.invoke(first_input, config, durability="sync")
         else:  # chaos's resume "none": read the thread, continue it with no new input
-            graph.get_state(CONFIG)
+            graph.get_state(config)
             try:
-                graph.invoke(None, CONFIG, durability="sync")
+                graph.invoke(None, config, durability="sync")
             except Exception:  # LangGraph's own answer (EmptyInputError before the first checkpoint): counted as is
                 pass
-        fired = ledger.execute("SELECT count(*) FROM effects").fetchone()[0]
+        rows = ledger.execute("SELECT task, count(*) FROM effects GROUP BY task ORDER BY task").fetchall()
         conn.close()
         ledger.close()
-        os.write(up_w, str(fired).encode())
+        os.write(up_w, json.dumps(dict(rows)).encode())
         os._exit(0)
     os.close(down_r)
     os.close(up_w)
@@ -171,15 +196,15 @@ def main(argv: list[str] | None = None) -> int:
     base = tempfile.mkdtemp(prefix="chaos-floor-", dir=args.work)
     try:
         # warm up as a fork server does: one whole run (counting the boundaries), then freeze the heap
-        graph, first_input, conn, ledger = open_trial(tempfile.mkdtemp(dir=base))
-        graph.invoke(first_input, CONFIG, durability="sync")
+        graph, first_input, config, conn, ledger = open_trial(tempfile.mkdtemp(dir=base))
+        graph.invoke(first_input, config, durability="sync")
         points, Barriers.crossed, Barriers.counts = list(Barriers.crossed), [], {}
         conn.close()
         ledger.close()
         gc.collect()
         gc.freeze()
         walls, fired, killed = [], [], 0
-        per_point: dict[str, set[int]] = {}
+        per_point: dict[str, dict[str, int]] = {}
         cpu0, t0 = cpu_s(), time.monotonic()
         for t in range(args.trials):
             folder = tempfile.mkdtemp(dir=base)
@@ -195,8 +220,12 @@ def main(argv: list[str] | None = None) -> int:
                 _, status = os.waitpid(victim, 0)
                 killed += os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
             os.write(to_resumer, b"g")
-            fired.append(int(os.read(from_resumer, 64) or b"-1"))
-            per_point.setdefault(points[t % len(points)], set()).add(fired[-1])
+            said = os.read(from_resumer, 4096)  # one write well under PIPE_BUF: whole or nothing
+            counts: dict[str, int] | None = json.loads(said) if said else None
+            fired.append(sum(counts.values()) if counts is not None else -1)
+            outcome = outcome_of(counts) if counts is not None else "no answer"
+            at = per_point.setdefault(points[t % len(points)], {})
+            at[outcome] = at.get(outcome, 0) + 1
             walls.append(time.monotonic() - start)
             os.waitpid(resumer, 0)
             for fd in (to_victim, from_victim, to_resumer, from_resumer):
@@ -211,8 +240,10 @@ def main(argv: list[str] | None = None) -> int:
                 "trials": len(walls),
                 "valid": sum(f >= 0 for f in fired),  # the resumer reported the ledger's count
                 "fired": {str(n): fired.count(n) for n in sorted(set(fired))},  # LangGraph's own outcome, not judged here
-                # effects in the ledger after the resume, per kill point (boundaries in the order a run crosses them)
-                "per_point": {p: sorted(v) for p, v in per_point.items()},
+                # per kill point (in the order a run crosses them): the trial's effect ledger once the resume
+                # ended, the victim's rows and the resumer's counted per effect ("a x2, b x1, c x1"), and how
+                # many repeats ended so
+                "per_point": per_point,
                 "killed": killed,
                 "boundaries": len(points),
                 "trials_per_s": len(walls) / elapsed,

@@ -13,14 +13,20 @@ all racers stand at the start gate), the release spread of races, and warm/naive
 * ``floor`` (sweep only): not a harness but the least any harness could spend on the same trial
   with real processes and a real SIGKILL (``bench/floor_harness.py``): two pre-forked processes of a
   parent that built the workload, a SIGSTOP in the saver, no evidence kept. ``warm vs floor`` says
-  how much of a trial is chaos's own.
+  how much of a trial is chaos's own, and ``floor vs warm`` whether the two ran the same trial: per
+  kill point, the effect ledger once the resume ended, every repeat of both (``fidelity_vs_floor``).
+
+The modes are a table (``MODES``): a mode is a runner and the cases it runs, so a new one (issue
+27's ``recorded`` crash states) is one function and one entry.
 
 Cases: ``race4`` and ``race16`` (a race trial at k=4 / k=16 on SQLite), ``sweep`` (a kill-sweep
 trial on SQLite: run to a barrier, SIGKILL, resume in a fresh racer, read the ledger; cycling
 over all 21 boundaries of ``three_step``), ``matrix`` (the SQLite half of the reference matrix,
 ``scenarios/consume_once_matrix.yaml``, 200 trials, through the orchestrator end to end);
 ``dbos_sweep`` and ``dbos_race`` (k=3) the same on DBOS's SQLite system database, racers in the
-``dbos`` environment (warm and naive only: the floor harness is LangGraph's).
+``dbos`` environment (warm and naive only: the floor harness is LangGraph's); ``email_sweep``
+(``examples/email_assistant``'s stock sweep, its kill_sweep cell end to end through the orchestrator,
+warm or cold: wall per kill point and in total).
 ``--profile`` adds a cProfile of the orchestrator over the warm cases and a per-phase breakdown
 of the racers' own time. Numbers, not assertions: see bench/README.md.
 """
@@ -42,7 +48,8 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -56,9 +63,9 @@ from chaos.launchers.warm.client import WarmLauncher  # noqa: E402
 from chaos.racer.barrier import read_arrivals  # noqa: E402
 from chaos.racer.ledger import SqliteLedger  # noqa: E402
 from chaos.running.options import RunOptions  # noqa: E402
-from chaos.running.orchestrator import run_scenario  # noqa: E402
+from chaos.running.orchestrator import run_loaded, run_scenario  # noqa: E402
 from chaos.running.trial import RunContext, TrialRun  # noqa: E402
-from chaos.scenario.model import Scenario, expand  # noqa: E402
+from chaos.scenario.model import Scenario, expand, load_scenario  # noqa: E402
 
 NAIVE_RACER = str(ROOT / "bench" / "naive_racer.py")
 FLOOR_HARNESS = str(ROOT / "bench" / "floor_harness.py")
@@ -337,9 +344,24 @@ def phases(recs, spawned_ns: dict[str, int]) -> dict:
     return {k: round(statistics.median(v), 2) for k, v in acc.items()}
 
 
+def outcome_of(counts: Mapping[str, int]) -> str:
+    """A trial's effect ledger once its resume ended, the victim's rows and the resumer's, counted
+    per effect: ``a x2, b x1, c x1`` (``nothing``: no row). ``bench/floor_harness.py`` spells its own
+    trials the same way (its ``outcome_of``), so the two are compared string for string."""
+    return ", ".join(f"{k} x{n}" for k, n in sorted(counts.items())) or "nothing"
+
+
 def fidelity_view(case: str, recs) -> dict:
+    """Sweeps: per kill point, how many valid repeats ended with each ledger (``outcome_of``); every
+    repeat is kept, so a point whose repeats differ shows as such. Races: the gated effect's fires."""
     if CASES[case][1] == "kill_sweep":
-        return {r.point: dict(sorted(Counter(row["effect_key"] for row in r.ledger).items())) for r in recs if r.valid}
+        view: dict[str, dict[str, int]] = {}
+        for r in recs:
+            if r.valid:
+                at = view.setdefault(r.point, {})
+                o = outcome_of(Counter(row["effect_key"] for row in r.ledger))
+                at[o] = at.get(o, 0) + 1
+        return view
     fires = [r.observations.get("fires") for r in recs if r.valid]
     return {
         "fires": dict(sorted(Counter(fires).items())),
@@ -482,6 +504,133 @@ def matrix_case(mode: str, base: Path, profile: cProfile.Profile | None = None) 
     }
 
 
+# ------------------------------------------------------------------------------ the e-mail assistant's stock sweep
+
+EMAIL_STOCK = ROOT / "examples" / "email_assistant" / "scenarios" / "stock.yaml"
+EMAIL_SWEEP_CELL = "case=sweep"  # stock.yaml's kill-point sweep (its other cells race and repeat a stray answer)
+
+
+def email_sweep_case(
+    mode: str, base: Path, profile: cProfile.Profile | None = None, over: Mapping[str, Any] | None = None, racers: str | None = None
+) -> dict:
+    """``examples/email_assistant``'s stock sweep as a user runs it, end to end through
+    ``run_loaded`` (the dry run, every kill point, the report), just its ``kill_sweep`` cell; racers
+    started as ``racers`` says (``warm``, ``cold``; default: ``mode``, the row's label). Today every
+    kill point is a victim killed there and a fresh resumer (kill mode). ``over``: scenario fields a
+    mode sets (issue 27's recorded crash states: ``over={"crash_states": "recorded"}, racers="warm"``). Per kill point: each kill trial's own ``wall_s`` from
+    the journal; total: the call's wall, from before loading to its return (the warm server's start
+    and the report included, as a user waits for them)."""
+    cpu0, m0 = cpu_s(), time.monotonic()
+    scen = load_scenario(EMAIL_STOCK)
+    if over:
+        scen = Scenario.model_validate({**scen.model_dump(), **over})
+    (index,) = [c.index for c in expand(scen, path=str(EMAIL_STOCK)) if c.id == EMAIL_SWEEP_CELL]
+    if profile:
+        profile.enable()
+    outcome = run_loaded(scen, EMAIL_STOCK, RunOptions(out=base, racers=racers or mode, cells={index}))
+    if profile:
+        profile.disable()
+    wall = time.monotonic() - m0
+    recs = [json.loads(line) for line in (outcome.run_dir / "journal.jsonl").read_text().splitlines()]
+    kills = [r for r in recs if r.get("point")]
+    per_point = {r["point"]: r["wall_s"] * 1000 for r in kills}
+    return {
+        "mode": mode,
+        "kill_points": len(kills),
+        "valid": sum(r["valid"] for r in kills),
+        "trials": len(recs),  # the dry run too
+        "wall_s": wall,
+        "kill_wall_s": sum(r["wall_s"] for r in kills),
+        "median_point_ms": statistics.median(per_point.values()) if per_point else None,
+        "max_point_ms": max(per_point.values()) if per_point else None,
+        "cpu_s": cpu_s() - cpu0,
+        "per_point_ms": per_point,
+    }
+
+
+def print_email_sweep(rows: list[dict]) -> None:
+    print(f"\n== {CASE_TITLES['email_sweep']}")
+    for r in rows:
+        print(
+            f"{r['mode']:6} {r['kill_points']} kill points ({r['valid']} valid) in {r['wall_s']:.1f} s wall end to end "
+            f"({r['wall_s'] / max(r['kill_points'], 1) * 1000:.0f} ms per kill point), the kill trials {r['kill_wall_s']:.1f} s of it: "
+            f"median {fmt(r['median_point_ms'])} ms, max {fmt(r['max_point_ms'])} ms per kill point; CPU {r['cpu_s']:.1f} s"
+        )
+    by = {r["mode"]: r for r in rows}
+    for mode, r in by.items():
+        if mode != "warm" and "warm" in by:
+            w = by["warm"]
+            print(
+                f"   {mode} vs warm (kill mode): {w['wall_s'] / r['wall_s']:.2f}x as fast end to end "
+                f"({r['wall_s']:.1f} s vs {w['wall_s']:.1f} s), {w['median_point_ms'] / r['median_point_ms']:.2f}x per kill point (median)"
+            )
+
+
+# ------------------------------------------------------------------------------ modes
+
+Runner = Callable[[str, int, Path, "cProfile.Profile | None"], dict]
+TRIAL_CASES = frozenset(CASES)  # the cases run trial by trial here; matrix and email_sweep run whole scenarios
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One way to run a case, as ``--modes`` names it. A new mode is one runner and one entry in
+    ``MODES``: the argument check, which cases it runs, its trial count, its profile and its lines
+    against the floor all read the entry. Issue 27's ``recorded`` (crash states from one recorded
+    run, ``crash_states: recorded``) is meant to be one: a runner that runs chaos's sweep trials and
+    ``email_sweep_case`` with that option, ``vs_floor=True``, cases ``sweep`` and ``email_sweep``."""
+
+    about: str
+    run: Runner  # (case, trials, work folder, a profile or None) -> the row the case's printer prints
+    cases: frozenset[str]  # the cases it runs; any other case skips it
+    warm_trials: bool = False  # takes --warm-trials; else --cold-trials (halved for race16)
+    profiled: bool = False  # --profile: the orchestrator profiled over it
+    vs_floor: bool = False  # sweep: printed against the floor (wall, CPU, the same trial at every kill point)
+
+
+def _chaos(mode: str) -> Runner:
+    def run(case: str, trials: int, base: Path, profile: cProfile.Profile | None) -> dict:
+        if case == "email_sweep":
+            return email_sweep_case(mode, base, profile)
+        return chaos_case(case, mode, trials, base, profile)
+
+    return run
+
+
+MODES: dict[str, Mode] = {
+    "warm": Mode(
+        "chaos, racers forked from the fork server, the default",
+        _chaos("warm"),
+        TRIAL_CASES | {"email_sweep"},
+        warm_trials=True,
+        profiled=True,
+        vs_floor=True,
+    ),
+    "nopool": Mode("chaos, warm racers each forked when asked for, --pool 0", _chaos("nopool"), TRIAL_CASES, warm_trials=True),
+    "floor": Mode(
+        "not a harness: the least any harness spends on the sweep trial, bench/floor_harness.py",
+        lambda case, trials, base, profile: floor_case(trials, base),
+        frozenset({"sweep"}),  # the floor harness is LangGraph's three_step
+        warm_trials=True,
+    ),
+    "cold": Mode("chaos, a fresh python -m chaos.racer.main per racer", _chaos("cold"), TRIAL_CASES | {"email_sweep"}),
+    "naive": Mode(
+        "the hand probes' style: a fresh python per racer, files polled",
+        lambda case, trials, base, profile: naive_case(case, trials, base),
+        TRIAL_CASES,
+    ),
+}
+
+CASE_TITLES = {
+    "race4": "race trial, k=4, SQLite",
+    "race16": "race trial, k=16, SQLite",
+    "sweep": "kill-sweep trial (three_step, sync, resume none), SQLite",
+    "dbos_race": "DBOS race trial, k=3 (gate_after_interrupt, command:true), SQLite system database",
+    "dbos_sweep": "DBOS kill-sweep trial (three_step, resume none), SQLite system database",
+    "email_sweep": "e-mail assistant stock sweep (examples/email_assistant/scenarios/stock.yaml, its kill_sweep cell), through the orchestrator",
+}
+
+
 # ------------------------------------------------------------------------------ printing
 
 
@@ -521,22 +670,9 @@ def print_case(name: str, rows: list[dict]) -> None:
                 f"{w['trials_per_s'] / o['trials_per_s']:.1f}x the trials/s, "
                 f"{o['cpu_per_trial_ms'] / w['cpu_per_trial_ms']:.1f}x less CPU"
             )
-    if "warm" in by and "floor" in by:
-        w, f = by["warm"], by["floor"]
-        print(
-            f"   warm vs floor: {w['median_wall_ms'] / f['median_wall_ms']:.1f}x the floor's median wall "
-            f"({w['median_wall_ms'] - f['median_wall_ms']:.1f} ms per trial is chaos's own), "
-            f"{w['cpu_per_trial_ms'] / f['cpu_per_trial_ms']:.1f}x its CPU; the floor: {f['killed']}/{f['trials']} "
-            f"victims SIGKILLed at their barrier, {f['boundaries']} boundaries"
-        )
-        if w.get("fidelity") and "per_point" in f:  # the same trial? effects after the resume, per kill point
-            seen = {p: sum(counts.values()) for p, counts in w["fidelity"].items()}
-            agree = [p for p, n in seen.items() if n in f["per_point"].get(p, [])]
-            open_ = [p for p in agree if len(f["per_point"][p]) > 1]
-            print(
-                f"   floor vs warm: the warm trial's effects after the resume are among the floor's at {len(agree)}/{len(seen)} kill points "
-                f"(at {len(open_)} of them the floor's own trials differ: an outcome that depends on thread timing)"
-            )
+    if "floor" in by:
+        for mode in (m for m in by if MODES[m].vs_floor):
+            print_vs_floor(mode, by[mode], by["floor"])
     for r in rows:
         if r.get("phases"):
             print(f"   {r['mode']} racer phases, median ms: " + ", ".join(f"{k} {v}" for k, v in r["phases"].items()))
@@ -547,10 +683,56 @@ def print_case(name: str, rows: list[dict]) -> None:
                 f"   fidelity: fires cold {fc['fires']} (mean {fmt(fc['mean_fires'])}, sd {fmt(fc['sd_fires'])}) | "
                 f"warm {fw['fires']} (mean {fmt(fw['mean_fires'])}, sd {fmt(fw['sd_fires'])})"
             )
-        else:
+        else:  # the same ledgers at a point, whatever the repeats per ledger
             common = [p for p in fc if p in fw]
-            same = sum(fc[p] == fw[p] for p in common)
+            same = sum(set(fc[p]) == set(fw[p]) for p in common)
             print(f"   fidelity: per-boundary effect counts equal cold vs warm at {same}/{len(common)} common kill points")
+
+
+def print_vs_floor(mode: str, row: dict, floor: dict) -> None:
+    """``<mode> vs floor``: the mode's wall and CPU per trial against the floor's, and whether the two
+    ran the same trials (``fidelity_vs_floor``)."""
+    print(
+        f"   {mode} vs floor: {row['median_wall_ms'] / floor['median_wall_ms']:.1f}x the floor's median wall "
+        f"({row['median_wall_ms'] - floor['median_wall_ms']:.1f} ms per trial is chaos's own), "
+        f"{row['cpu_per_trial_ms'] / floor['cpu_per_trial_ms']:.1f}x its CPU; the floor: {floor['killed']}/{floor['trials']} "
+        f"victims SIGKILLed at their barrier, {floor['boundaries']} boundaries"
+    )
+    if row.get("fidelity") and "per_point" in floor:
+        for line in fidelity_vs_floor(mode, row["fidelity"], floor["per_point"]):
+            print("   " + line)
+
+
+def fidelity_vs_floor(mode: str, mine: Mapping[str, Mapping[str, int]], floor: Mapping[str, Mapping[str, int]]) -> list[str]:
+    """The same trial? Per kill point, the effect ledger once the resume ended (``outcome_of``) in
+    every repeat of the mode and of the floor. A point *agrees* when every repeat of both ended with
+    one and the same ledger; it is *open* when the repeats of either harness differ among themselves
+    (which ledger is the scheduler's choice: printed with repeats per ledger); it *differs* when each
+    harness is single-valued and the two are not the same. A point with valid trials in only one
+    (too few trials to reach it in the other, or no valid one) is named apart."""
+
+    def dist(d: Mapping[str, int]) -> str:
+        return "{" + "; ".join(f"{o}: {n}" for o, n in sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))) + "}"
+
+    def reps(view: Mapping[str, Mapping[str, int]]) -> str:
+        ns = sorted({sum(d.values()) for d in view.values()})
+        return "-" if not ns else str(ns[0]) if ns[0] == ns[-1] else f"{ns[0]}-{ns[-1]}"
+
+    points = [p for p in floor if p in mine]  # in the order a run crosses them
+    agree = [p for p in points if len(mine[p]) == 1 and set(mine[p]) == set(floor[p])]
+    open_ = [p for p in points if len(mine[p]) > 1 or len(floor[p]) > 1]
+    differ = [p for p in points if p not in agree and p not in open_]
+    lone = [(p, "the floor") for p in floor if p not in mine] + [(p, mode) for p in mine if p not in floor]
+    lines = [
+        f"floor vs {mode}: the effect ledger once the resume ended (the victim's rows and the resumer's, per effect) is one "
+        f"and the same in every repeat of both at {len(agree)}/{len(points)} kill points "
+        f"(repeats per point: {mode} {reps(mine)}, floor {reps(floor)}); open (a harness's own repeats differ) at "
+        f"{len(open_)}, different at {len(differ)}" + (f"; {len(lone)} kill points have valid trials in only one" if lone else "")
+    ]
+    lines += [f"  open at {p}: {mode} {dist(mine[p])}, floor {dist(floor[p])}" for p in open_]
+    lines += [f"  different at {p}: {mode} {dist(mine[p])}, floor {dist(floor[p])}" for p in differ]
+    lines += [f"  valid trials only in {who} at {p}" for p, who in lone]
+    return lines
 
 
 def print_profile(prof: cProfile.Profile, title: str, n: int = 18) -> None:
@@ -566,9 +748,15 @@ def print_profile(prof: cProfile.Profile, title: str, n: int = 18) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument(
-        "--cases", default="race4,race16,sweep,matrix", help="comma list of race4, race16, sweep, matrix, dbos_race, dbos_sweep"
+        "--cases",
+        default="race4,race16,sweep,matrix",
+        help="comma list of race4, race16, sweep, matrix, dbos_race, dbos_sweep, email_sweep (examples/email_assistant's stock sweep)",
     )
-    ap.add_argument("--modes", default="warm,nopool,floor,cold,naive", help="comma list of warm, nopool, floor (sweep only), cold, naive")
+    ap.add_argument(
+        "--modes",
+        default="warm,nopool,floor,cold,naive",
+        help="comma list of: " + "; ".join(f"{m} ({mode.about}; cases: {', '.join(sorted(mode.cases))})" for m, mode in MODES.items()),
+    )
     ap.add_argument("--warm-trials", type=int, default=30, help="trials per case for warm racers")
     ap.add_argument("--cold-trials", type=int, default=4, help="trials per case for cold and naive racers")
     ap.add_argument("--matrix-modes", default="warm", help="modes to run the 200-trial matrix with (cold takes about an hour)")
@@ -588,6 +776,10 @@ def main(argv: list[str] | None = None) -> int:
     JITTER_MS, POOL = args.jitter, args.pool
     cases = [c for c in args.cases.split(",") if c]
     modes = [m for m in args.modes.split(",") if m]
+    known_cases = ["matrix", *CASE_TITLES]
+    for what, asked, known in (("case", cases, known_cases), ("mode", modes, list(MODES))):
+        if bad := [x for x in asked if x not in known]:
+            ap.error(f"unknown {what} {', '.join(bad)} (known: {', '.join(known)})")
     tmp = Path(tempfile.mkdtemp(prefix="chaos-bench-", dir=args.work))
     print(f"chaos racer benchmark: {os.cpu_count()} CPUs, load average at start {os.getloadavg()}")
     print(f"python {sys.version.split()[0]}, work folder {tmp}")
@@ -613,33 +805,21 @@ def main(argv: list[str] | None = None) -> int:
                 everything["cases"][case] = rows
                 continue
             rows = []
-            for mode in modes:
-                n = args.warm_trials if mode in ("warm", "nopool") else args.cold_trials
-                if case == "race16" and mode not in ("warm", "nopool"):
+            for mode in (m for m in modes if case in MODES[m].cases):
+                spec = MODES[mode]
+                n = args.warm_trials if spec.warm_trials else args.cold_trials
+                if case == "race16" and not spec.warm_trials:
                     n = max(1, n // 2)
                 d = tmp / f"{case}-{mode}"
-                if mode == "floor":
-                    if case == "sweep":  # the floor harness is LangGraph's
-                        rows.append(floor_case(args.warm_trials, d))
-                    continue
-                if mode == "naive":
-                    rows.append(naive_case(case, n, d))
-                else:
-                    prof = cProfile.Profile() if args.profile and mode == "warm" else None
-                    rows.append(chaos_case(case, mode, n, d, prof))
-                    if prof:
-                        print_profile(prof, f"{case}, warm, {n} trials")
+                prof = cProfile.Profile() if args.profile and spec.profiled else None
+                rows.append(spec.run(case, n, d, prof))
+                if prof:
+                    print_profile(prof, f"{case}, {mode}, {n} trials")
                 shutil.rmtree(d, ignore_errors=True)
-            print_case(
-                {
-                    "race4": "race trial, k=4, SQLite",
-                    "race16": "race trial, k=16, SQLite",
-                    "sweep": "kill-sweep trial (three_step, sync, resume none), SQLite",
-                    "dbos_race": "DBOS race trial, k=3 (gate_after_interrupt, command:true), SQLite system database",
-                    "dbos_sweep": "DBOS kill-sweep trial (three_step, resume none), SQLite system database",
-                }[case],
-                rows,
-            )
+            if case == "email_sweep":
+                print_email_sweep(rows)
+            else:
+                print_case(CASE_TITLES[case], rows)
             everything["cases"][case] = rows
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

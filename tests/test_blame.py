@@ -7,8 +7,11 @@ the app's, not chaos's. A racer whose thread died of an exception and that then 
 result is blamed on whoever owned that thread, with the thread's error as the evidence: the
 user's here, the framework's for CrewAI's checkpoint listener; only chaos's own threads leave it a
 harness error. A racer killed by a signal chaos did not send makes its trial unknown (an
-environment fault, repeated within ``env_retries``), never valid. Real LangGraph, real racers,
-real SIGKILLs.
+environment fault, repeated within ``env_retries``), never valid. A workflow left unfinished while
+the framework logged and retried failed database connections (DBOS raises nothing when its
+database goes away) is the environment's fault too when chaos did not plan the outage: unknown,
+never LIVENESS violated (a planned one, ``fault: db_restart``, is judged: test_target_dbos.py).
+Real LangGraph, real racers, real SIGKILLs.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from kits.runs import run_text
 
 from chaos.kinds.checking import trial_class
 from chaos.racer.main import BackgroundErrors
-from chaos.running.blame import blame_after_background
+from chaos.running.blame import blame_after_background, blame_stalled
 from chaos.running.stored import StoredTrials
 
 WORKLOADS = Path(__file__).parent / "workloads"
@@ -196,3 +199,17 @@ def test_a_frameworks_thread_that_died_before_the_racer_did_is_the_frameworks_fa
     assert blame_after_background([ours], "crewai", "gate_after_interrupt", then) is None
     assert blame_after_background([ours, listener], "crewai", "gate_after_interrupt", then).party == "framework"
     assert blame_after_background([], "crewai", "gate_after_interrupt", then) is None
+
+
+def test_a_workflow_left_unfinished_by_an_unplanned_database_outage_is_the_environments_fault_not_a_verdict():
+    # what the DBOS adapter reports when its workflow neither ended nor waited within wait_s while
+    # DBOS's db_retry logged failed connections (chaos.targets.dbos: DBOSLog), outside any planned fault
+    retried = "Database connection failed: (psycopg.OperationalError) connection failed: Connection refused. Retrying in 1.02s (attempt 1)"
+    stalled = {"status": "done", "stalled": True, "workflow_status": "PENDING", "waited_s": 20.0, "connection_errors": [retried] * 3}
+    b = blame_stalled(stalled)
+    assert b is not None and b.party == "environment" and b.fault == "environment"
+    assert b.reason.startswith("environment fault: database connection lost: the framework retried 3 failed connection(s)")
+    assert "Connection refused" in b.reason
+    # a stall with no lost connection is the framework's (LIVENESS judges it); a finished run is no failure
+    assert blame_stalled({**stalled, "connection_errors": []}) is None
+    assert blame_stalled({"status": "done", "connection_errors": [retried]}) is None

@@ -5,6 +5,9 @@ it terminates that racer's own saver connection (its ``application_name``, no ot
 lets it run on. CL then says whether the saver reconnected and the write is durable, the call
 failed loudly, or the write was lost silently; the lost connection is the measurement, never an
 environment fault that makes the trial unknown. A backend with no connection is refused at load.
+With ``fault: db_restart`` the database is restarted under a recovery instead (connections cut,
+reconnects refused); LangGraph's saver fails loudly there, and LIVENESS says the restart was
+planned. A restart with no database, or no recovery to restart it under, is refused at load.
 """
 
 from __future__ import annotations
@@ -80,3 +83,64 @@ def test_a_fault_on_a_backend_with_no_connection_is_refused_in_one_line(tmp_path
     line = p.stderr.strip()
     assert "\n" not in line and "scenario.yaml" in line and "db_disconnect" in line and "backend 'sqlite' has none" in line, line
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").rglob("results.json"))
+
+
+RESTART = """\
+name: restart
+kind: kill_sweep
+target: {{framework: dbos, backend: {backend}}}
+workload: three_step
+resume: none
+fault: db_restart
+crash_depth: {depth}
+seed: 716
+"""
+
+
+@pytest.mark.parametrize(
+    ("backend", "depth", "says"),
+    [
+        ("sqlite", 2, "fault 'db_restart' restarts the database under a recovering racer: backend 'sqlite' has none"),
+        ("postgres", 1, "fault 'db_restart' restarts the database during the recovery of a kill: set crash_depth: 2"),
+    ],
+)
+def test_a_restart_with_no_database_or_no_recovery_to_restart_it_under_is_refused_in_one_line(tmp_path, repo, backend, depth, says):
+    path = write_scenario(tmp_path, RESTART.format(backend=backend, depth=depth))
+    p = subprocess.run(
+        [sys.executable, "-m", "chaos", "run", str(path), "--out", str(tmp_path / "out")], capture_output=True, text=True, cwd=repo
+    )
+    assert p.returncode == 3, p.stderr
+    line = p.stderr.strip()
+    assert "\n" not in line and "scenario.yaml" in line and says in line, line
+
+
+def test_a_database_restarted_under_a_langgraph_recovery_makes_it_fail_loudly_and_the_reason_says_it_was_planned(
+    tmp_path, repo, monkeypatch, pg_dsn
+):
+    # fault: db_restart is no DBOS special: killed after the first step's checkpoint, the recovering
+    # racer's database is restarted as it saves step 2 (its connections cut, reconnects refused).
+    # PostgresSaver's one connection does not reconnect: the recovery raises, LIVENESS names both
+    monkeypatch.setenv("CHAOS_PG_DSN", pg_dsn)
+    out = run_text(
+        tmp_path,
+        """
+name: lg_restart
+kind: kill_sweep
+target: {framework: langgraph, backend: postgres, durability: sync}
+workload: three_step
+resume: none
+fault: db_restart
+crash_depth: 2
+trials: 1
+seed: 716
+kill_points: ["put(step=1,source=loop):after"]
+recovery_kill_points: ["put(step=2,source=loop):before"]
+""",
+    )
+    (cell,) = out.results.cells
+    assert cell.failure is None and cell.valid_trials == cell.trials == 1  # the lost database is evidence
+    (point,) = cell.points
+    live = next(v for v in point.verdicts if v.property == "LIVENESS")
+    assert live.status == "violated", live.reason
+    assert "after a planned database restart during the recovery (at put(step=2,source=loop):before" in live.reason, live.reason
+    assert "the recovery failed loudly: OperationalError" in live.reason, live.reason

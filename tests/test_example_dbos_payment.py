@@ -5,7 +5,10 @@ A pydantic-ai agent made durable with DBOS (``DBOSDurability``: each model reque
 tool runs in workflow code, not in a step: chaos must keep finding that a recovery after the
 payment and before the workflow's SUCCESS row pays again, even once the model's next answer is
 recorded. The fixed variant (a ``@DBOS.step`` with an idempotency key) comes out clean, resumed by
-chaos's recovery and by the app's own (``resume: app:``). Cut down: three kill points, two race trials.
+chaos's recovery and by the app's own (``resume: app:``). A deploy of a new application version while
+the payment waits for its approval leaves the workflow for v1's executors, in both variants (DBOS's
+version check), and nothing is paid under v2. Cut down: three kill points, two race trials, the
+deploy parked at the approval (no kill points).
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ def _run(variant: str, out) -> chaos.RunResults:
             case["trials"] = 2
         if str(case.get("resume", "")).startswith("app:"):
             case["kill_points"] = ["recv_wait(topic=approve):after"]
+        if case["kind"] == "upgrade":
+            case["kill_points"] = []
     return run_from_repo(data, out)
 
 
@@ -55,14 +60,22 @@ def test_stock_pays_again_on_every_recovery_before_the_workflow_ends(tmp_path):
     assert _verdict(sweep, "PC").status == "holds"
     race = case_cell(results, "race-k3")
     assert _verdict(race, "CO").status == "holds"
+    _left_for_v1(case_cell(results, "deploy"))
     assert results.exit_code == 1
+
+
+def _left_for_v1(deploy) -> None:
+    """The deploy of application version '2' over a workflow of '1': DBOS ran nothing under v2."""
+    up = _verdict(deploy, "UP")
+    assert up.status == "holds" and "left for v1" in up.reason and "'1'" in up.reason and "'2'" in up.reason
 
 
 def test_fixed_pays_once_however_it_is_recovered(tmp_path):
     results = _run("fixed", tmp_path)
     assert results.exit_code == 0
-    for case in ("sweep", "race-k3", "stray", "sweep-app"):
+    for case in ("sweep", "race-k3", "stray", "sweep-app", "deploy"):
         cell = case_cell(results, case)
         assert all(v.status != "violated" for v in cell.verdicts), (case, [(v.property, v.status, v.reason) for v in cell.verdicts])
     app = case_cell(results, "sweep-app")
     assert _verdict(app, "LIVENESS").status == "holds"
+    _left_for_v1(case_cell(results, "deploy"))

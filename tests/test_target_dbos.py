@@ -172,3 +172,101 @@ kill_points: ["step(name=b,n=2):before", "effect(task=b):after", "status(SUCCESS
         if fault:
             faults.append(fault)
     assert len(faults) == 3 and all(f["terminated"] and f["application_name"].endswith("-victim") for f in faults), faults
+
+
+RESTART = """
+name: dbos_restart
+kind: kill_sweep
+target: {framework: dbos, backend: postgres}
+workload: three_step
+resume: none
+fault: db_restart
+crash_depth: 2
+trials: 1
+seed: 716
+timeout_s: 90
+kill_points: ["effect(task=b):after"]
+recovery_kill_points: ["recover(enqueue):before"]
+matrix:
+  case:
+    - {name: shipped}
+    - {name: no-retry, workload_params: {wait_s: 5, retry_connection_errors: false}}
+"""
+
+
+def _restarts(run_dir) -> dict[str, dict]:
+    """Each judged trial's ``observations.restart`` (what chaos did to the recovering racer's database)."""
+    out = {}
+    for line in (run_dir / "journal.jsonl").read_text().splitlines():
+        rec = json.loads(line).get("record") or json.loads(line)
+        if (rec.get("observations") or {}).get("restart"):
+            out[rec["trial_id"]] = rec["observations"]["restart"]
+    return out
+
+
+@pytest.mark.skipif(not os.environ.get("CHAOS_PG_DSN"), reason="needs CHAOS_PG_DSN")
+def test_a_database_restart_during_recovery_is_survived_by_dbos_retries_and_strands_the_workflow_without_them(tmp_path):
+    # dbos-transact-py 716: the victim is killed after b's effect; a fresh process launches and
+    # recovers the PENDING workflow; as DBOS hands it back to its queue (recover(enqueue):before),
+    # chaos restarts the database under that process (its connections cut, reconnects refused for 2 s)
+    out = run_text(tmp_path, RESTART)
+    by_case = {c.cell_id: c for c in out.results.cells}
+    shipped = next(c for k, c in by_case.items() if "shipped" in k)
+    bare = next(c for k, c in by_case.items() if "no-retry" in k)
+    for c in (shipped, bare):  # the lost database is the measurement: no trial is an environment fault
+        assert c.valid_trials == c.trials == 1, (c.cell_id, [p.resume_outcomes for p in c.points])
+    restarts = _restarts(out.run_dir)
+    assert len(restarts) == 2
+    for r in restarts.values():
+        assert r["fault"] == "db_restart" and r["racer"] == "resume" and r["point"].startswith("recover(enqueue):before")
+        assert r["cut"] >= 1 and r["refused"] >= 1 and r["down_s"] >= 2.0, r
+    # as shipped, DBOS retries a lost connection until the database is back (db_retry): the recovery
+    # re-enqueues the workflow and it finishes
+    assert look.verdict(shipped, "LIVENESS").status == "holds"
+    live = look.point_verdict(shipped, "effect(task=b):after", "LIVENESS")
+    assert live.status == "holds", live.reason
+    assert "after a planned database restart during the recovery (at recover(enqueue):before" in live.reason, live.reason
+    assert look.verdict(shipped, "PC").status == "holds"
+    # with DBOS's retries off (its own SystemDatabase switch, as before dbos-transact-py 717), the
+    # recovery's call fails, DBOS logs it and goes on: the workflow stays PENDING, named
+    stuck = look.verdict(bare, "LIVENESS")
+    assert stuck.status == "violated", stuck.reason
+    (trial,) = stuck.evidence.trial_ids
+    assert "after a planned database restart during the recovery" in stuck.reason, stuck.reason
+    assert "is PENDING in the system database" in stuck.reason and f"-{trial} is PENDING" in stuck.reason, stuck.reason
+    assert "the framework logged its recovery's error and went on: OperationalError" in stuck.reason, stuck.reason
+    # nothing ran again or was lost: the recovery never ran the workflow
+    assert look.verdict(bare, "EO").status == "holds" and look.verdict(bare, "PC").status == "holds"
+
+
+@pytest.mark.skipif(not os.environ.get("CHAOS_PG_DSN"), reason="needs CHAOS_PG_DSN")
+def test_a_database_lost_under_the_recovery_without_a_planned_fault_leaves_the_point_unknown_not_violated(tmp_path, repo, monkeypatch):
+    # the same recovery as above, but nothing chaos planned: the team's own step c, run by the
+    # recovering process, points DBOS at a database that is gone for good (tests/workloads/dbos_outage.py).
+    # DBOS raises nothing (it logs and retries every write, and its threads keep the process alive
+    # at exit); the workflow never ends. That is the environment's fault: unknown, never LIVENESS violated
+    monkeypatch.chdir(repo)  # the workload is named from the repository root
+    out = run_text(
+        tmp_path,
+        """
+name: dbos_unplanned
+kind: kill_sweep
+target: {framework: dbos, backend: postgres}
+workload: tests.workloads.dbos_outage:three_step
+workload_params: {wait_s: 3}
+resume: none
+trials: 1
+seed: 716
+timeout_s: 30
+env_retries: 0
+kill_points: ["step(name=outage_b,n=2):after"]
+""",
+    )
+    c = look.cell(out.results)
+    assert c.failure is None and c.trials == 1 and c.valid_trials == 0
+    for prop in ("EO", "PC", "LIVENESS"):
+        v = look.verdict(c, prop)
+        assert v.status == "unknown", (prop, v.reason)
+    live = look.point_verdict(c, "step(name=outage_b,n=2):after", "LIVENESS")
+    assert "racer resume: environment fault: database connection lost: the framework retried" in live.reason, live.reason
+    assert "planned" not in live.reason

@@ -49,7 +49,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from chaos.kinds import approval, crash_states, db_disconnect, faults, growth, lost_state
+from chaos.kinds import approval, crash_states, db_disconnect, db_restart, faults, growth, lost_state
 from chaos.kinds.base import Checker, Kind, Property, approves_breakpoints
 from chaos.kinds.baseline import answer_action, approvals_plan, approve_action, baseline_of, effect_counts
 from chaos.kinds.checking import base_fields, combine, judged, times, verdict
@@ -58,6 +58,7 @@ from chaos.launchers import RacerHandle
 from chaos.racer.barrier import HOLD
 from chaos.racer.protocol import ActionSpec, RacerResult
 from chaos.records import Baseline, CellResult, PointResult, TrialRecord, Verdict, error_field
+from chaos.running.outage import Relay
 from chaos.running.trial import RunContext, TrialRun, attempts, retry_id
 from chaos.scenario.model import Cell
 
@@ -105,7 +106,7 @@ class Sweep:
         return sweep_checkers(cell, facts, self)
 
     def explain(self, rec: TrialRecord) -> list[str]:
-        return explain_kill(rec) + faults.explain(rec) + db_disconnect.explain(rec)
+        return explain_kill(rec) + faults.explain(rec) + db_disconnect.explain(rec) + db_restart.explain(rec)
 
 
 class SweepKind(Kind):
@@ -327,22 +328,39 @@ def _against_chain(dry: TrialRecord, chain: list[str]) -> Callable[[TrialRun], T
 def chain_trial(run: TrialRun, chain: list[str], *, discover: bool = False) -> TrialRecord:
     """Kill the victim at ``chain[0]``, then each recovery at the next boundary of the chain; the
     last recovery (``resume``) runs unarmed and is judged. With ``discover`` the trial only records
-    the boundaries that last recovery passes (``resume_boundaries``), for the next level."""
+    the boundaries that last recovery passes (``resume_boundaries``, for the next level). With
+    ``fault: db_restart`` the chain's last point is no kill: the database is restarted under the
+    last recovery there (``chaos.kinds.db_restart``), which runs on and is judged."""
+    restart = not discover and SweepOptions.of(run.cell.scenario).fault == db_restart.FAULT
+    relays: list[Relay] = []
+    try:
+        return _chain(run, chain, discover, relays if restart else None)
+    finally:
+        for relay in relays:
+            relay.close()
+
+
+def _chain(run: TrialRun, chain: list[str], discover: bool, relays: list[Relay] | None) -> TrialRecord:
     cell = run.cell
     action = _resume_action(cell)
     kills: list[dict] = []
+    along = chain[:-1] if relays is not None else chain  # the kills (a restart's chain ends in the restart)
     (victim,) = run.start([run.spec("victim", actions=_actions(cell), armed=(chain[0],))])
 
     def recovery(level: int) -> RacerHandle:
-        last = level == len(chain)
+        last = level == len(along)
         racer_id = "resume" if last else f"recovery{level}"
-        armed = () if last else (chain[level],)
-        (h,) = run.start([run.spec(racer_id, actions=[action], armed=armed, inspect_before=True, inspect_after=last, hold=True)])
+        armed = (chain[level],) if not last or relays is not None else ()
+        spec = run.spec(racer_id, actions=[action], armed=armed, inspect_before=True, inspect_after=last, hold=True)
+        if last and relays is not None:  # its database is restarted at chain[-1]: it reaches Postgres through a relay
+            relay, spec = db_restart.through_relay(run, spec)
+            relays.append(relay)
+        (h,) = run.start([spec])
         return h
 
     current, at = victim, chain[0]
     nxt = recovery(1)
-    for level in range(1, len(chain) + 1):
+    for level in range(1, len(along) + 1):
         role = "victim" if level == 1 else f"recovery{level - 1}"
         if level > 1:  # the recovery before stands held: let it resume, then kill it at its boundary
             if not run.wait_arrival(current, HOLD):
@@ -371,14 +389,21 @@ def chain_trial(run: TrialRun, chain: list[str], *, discover: bool = False) -> T
         )
         if not killed.kill_confirmed:
             return run.record(valid=False, invalid_reason=f"kill at {at} not confirmed (exit {status})", fault_fired=bool(kills))
-        if level == len(chain):
+        if level == len(along):
             break
         current, at = nxt, chain[level]
         nxt = recovery(level + 1)
     run.observations["kills"] = kills
     run.observations["kill"] = {"point": chain_name(chain), "exit_signal": kills[-1]["exit_signal"], "confirmed": True}
 
-    res, failed = _last_resume(run, nxt, action)
+    during = None
+    if relays:  # the restart, once the last recovery is under way and stands at its boundary
+        relay, point = relays[0], chain[-1]
+
+        def during(h: RacerHandle) -> TrialRecord | None:
+            return db_restart.restart_at(run, h, point, relay, "resume")
+
+    res, failed = _last_resume(run, nxt, action, during)
     if failed is not None:
         return failed
     if discover:
@@ -388,10 +413,14 @@ def chain_trial(run: TrialRun, chain: list[str], *, discover: bool = False) -> T
     return run.record(valid=True, fault_fired=True)
 
 
-def _last_resume(run: TrialRun, rec: RacerHandle, action: ActionSpec) -> tuple[RacerResult, TrialRecord | None]:
+def _last_resume(
+    run: TrialRun, rec: RacerHandle, action: ActionSpec, during: Callable[[RacerHandle], TrialRecord | None] | None = None
+) -> tuple[RacerResult, TrialRecord | None]:
     """Release the held resume racer after the last kill, wait for it and record what it found and
     did (``at_kill``, ``after_resume``, ``resume_outcome``, ...). Returns its result, and the
-    trial's record when the trial ends here invalid (the racer never held, or failed)."""
+    trial's record when the trial ends here invalid (the racer never held, or failed). ``during``:
+    what the trial does to the racer once it is under way (a restart: ``chaos.kinds.db_restart``),
+    a record when that ended the trial."""
     cell = run.cell
     if not run.wait_arrival(rec, HOLD):
         hung = run.wait_exit([rec])
@@ -399,6 +428,8 @@ def _last_resume(run: TrialRun, rec: RacerHandle, action: ActionSpec) -> tuple[R
         why = f"resume racer never reached its hold ({out.status}: {run.history[-1].detail})"
         return {}, run.record(valid=False, invalid_reason=why, fault_fired=True)
     run.release(rec, HOLD)
+    if during is not None and (ended := during(rec)) is not None:
+        return {}, ended
     return resume_result(run, rec, action)
 
 
@@ -507,8 +538,10 @@ def crash_duplicates(rec: TrialRecord, base: Baseline) -> dict[str, int]:
 def lost_effects(rec: TrialRecord, base: Baseline) -> list[str]:
     """Effect keys of the uninterrupted run that never fired although the recovery completed
     (the resume returned ``done``): exactly-once's other half, at least once. A recovery that did
-    not complete loses nothing yet (liveness judges it)."""
-    if rec.observed_outcome("resume_outcome").get("status") != "done":
+    not complete loses nothing yet (liveness judges it), nor does one whose workflow stalled (an
+    engine's call returned ``done`` but the workflow neither ended nor waited: ``stalled``)."""
+    o = rec.observed_outcome("resume_outcome")
+    if o.get("status") != "done" or o.get("stalled"):
         return []
     fired = _counts(rec)
     return sorted(k for k in base.effects if not fired.get(k))
@@ -771,9 +804,11 @@ def _point_liveness(point: str, valid: list[TrialRecord]) -> Verdict:
         elif o.get("status") in ("error", "refused"):  # refused: a guard (target.guard) turned the recovery away
             err = o.get("error")
             by = f"refused by guard {err.get('refused_by')}: " if o.get("status") == "refused" and err else ""
-            dead.append((r, f"{by}{error_field(err, 'type')}: {(error_field(err, 'message') or '')[:120]}"))
+            said = f"{by}{error_field(err, 'type')}: {(error_field(err, 'message') or '')[:120]}"
+            planned = db_restart.planned(r)  # the error came after chaos restarted the database (fault: db_restart)
+            dead.append((r, f"after {planned}, the recovery failed loudly: {said}" if planned else said))
         elif after.get("next") and not after.get("pending_interrupts") and not after.get("breakpoint"):
-            dead.append((r, f"stopped with next={after.get('next')}"))
+            dead.append((r, db_restart.stuck_words(r) or f"stopped with next={after.get('next')}"))
     if dead:
         return verdict(
             "LIVENESS",
@@ -792,6 +827,8 @@ def _point_liveness(point: str, valid: list[TrialRecord]) -> Verdict:
         )
     bps = [bp for r in valid if (bp := r.observed_inspect("after_resume").get("breakpoint"))]
     how = f" or left it waiting at the static breakpoint {bps[0].get('when')} {', '.join(bps[0].get('nodes') or [])}" if bps else ""
+    restarted = next((w for r in valid if (w := db_restart.survived_words(r))), None)
+    how += f" ({restarted})" if restarted else ""
     return verdict("LIVENESS", "holds", f"{point}: resume finished the run{how}", points=[point], trial_ids=[r.trial_id for r in valid])
 
 

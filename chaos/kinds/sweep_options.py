@@ -63,12 +63,14 @@ class SweepOptions(KindOptions):
         default_factory=list,
         description="sweeps with crash_depth >= 2: only kill a recovery at boundaries whose name contains one of these (empty: all)",
     )
-    fault: Literal["kill", "power_loss", "torn", "db_disconnect"] = Field(
+    fault: Literal["kill", "power_loss", "torn", "db_disconnect", "db_restart"] = Field(
         "kill",
         description="sweeps: what a kill point does. kill = SIGKILL (the page cache survives); power_loss = SIGKILL, then "
         "every write never fsynced is lost (the store lives on chaos's lazy filesystem); torn = the same, but a prefix of "
         "the last unsynced write persists; db_disconnect = no kill: the racer's own database connection is terminated "
-        "there (pg_terminate_backend), then the racer continues (postgres, postgres_async)",
+        "there (pg_terminate_backend), then the racer continues (postgres, postgres_async); db_restart = with crash_depth: 2, "
+        "the victim is killed at the first point, and the database is restarted under the recovery at its own boundary "
+        "(its connections cut, reconnects refused until its first attempt), which then runs on and is judged (postgres)",
     )
     crash_states: Literal["kill", "recorded", "auto"] = Field(
         "kill",
@@ -93,6 +95,20 @@ class SweepOptions(KindOptions):
         if "fault" not in get_kind(scenario.kind).Options.model_fields:
             raise ValueError(f"fault {self.fault!r} applies to sweeps (a kill point then loses power); kind {scenario.kind!r} has none")
         target = scenario.target
+        if self.fault == "db_restart":  # chaos.kinds.db_restart
+            if target.saver or target.backend not in ("postgres", "postgres_async", "postgres_pool"):
+                backend = "saver" if target.saver else target.backend
+                raise ValueError(
+                    f"fault 'db_restart' restarts the database under a recovering racer: backend {backend!r} has none; use backend postgres"
+                )
+            if self.crash_depth < 2:
+                raise ValueError(
+                    "fault 'db_restart' restarts the database during the recovery of a kill: set crash_depth: 2 (the kill at each "
+                    "point, then the restart at each of the recovery's own boundaries; narrow them with recovery_kill_points)"
+                )
+            if scenario.racers.placement != "local":
+                raise ValueError("fault 'db_restart' relays the recovering racer's connections on this machine: use placement: local")
+            return
         if self.fault == "db_disconnect":  # chaos.kinds.db_disconnect
             if target.saver or target.backend not in ("postgres", "postgres_async", "postgres_pool"):
                 backend = "saver" if target.saver else target.backend

@@ -25,6 +25,12 @@ UP (upgrade safety), per valid trial, one of three outcomes:
 * **refused**: the resume raised, fired no effect and wrote no checkpoint: the paused thread is
   refused loudly (the error is named; whether it names the version change is for the reader). Holds:
   nothing was done wrong, and the team sees the thread needs migrating.
+* **left for v1**: the framework ran nothing of the thread under v2, by its own version check,
+  and reported both versions (DBOS: the workflow's recorded application version is not the
+  resuming process's, so its recovery and its queue leave the workflow for an executor of the
+  recorded version, as DBOS documents): no effect fired, no checkpoint written. Holds: nothing was
+  done wrong, the thread is intact for v1's code; whether a v1 executor is left to finish it is the
+  team's deploy, not judged here.
 * **resumed as v2**: the resume ended as v2 alone ends (same status), with the same effects
   (v1's before the pause plus v2's after it, as a multiset of effect keys) and the same state
   values (ids a framework mints per run, a mapping's string ``id``, left out). Holds.
@@ -66,7 +72,7 @@ from chaos.records import CellResult, RacerOutcome, TrialRecord, Verdict, error_
 from chaos.running.trial import RunContext, TrialRun, attempts
 from chaos.scenario.model import MAX_NAME, Cell, Scenario
 
-Outcome = Literal["refused", "resumed as v2", "resumed wrong"]
+Outcome = Literal["refused", "left for v1", "resumed as v2", "resumed wrong"]
 
 
 class NextTarget(BaseModel):
@@ -333,6 +339,9 @@ def upgrade_trial(run: TrialRun, point: str | None) -> TrialRecord:
         "before": res.get("inspect_before"),
         "after": res.get("inspect_after"),
         "blame": v2.blame_reason,
+        # the framework's version check (DBOS): the version the thread recorded, and the resuming process's
+        "left_for_version": last.get("left_for_version"),
+        "app_version": last.get("app_version"),
     }
     s_last, scratch_after = _last(scratch), scratch.inspect_after
     run.observations["scratch"] = {
@@ -423,6 +432,13 @@ def _trial_up(rec: TrialRecord) -> tuple[Outcome, str]:
     moved = after.get("checkpoint") != before.get("checkpoint") or after.get("durable_checkpoints") != before.get("durable_checkpoints")
     if v2.get("status") in ("error", "refused") and not v2.get("fired") and not moved:  # refused: by a guard
         return "refused", f"refused loudly ({err_text}): no effect fired, no checkpoint written"
+    if v2.get("left_for_version") and not v2.get("fired") and not moved:  # the framework's own version check
+        return "left for v1", (
+            f"left for v1: the thread recorded application version {v2['left_for_version']!r} and the resuming process runs "
+            f"{v2.get('app_version')!r}, so the framework ran nothing of it under v2 and left it "
+            f"{(after.get('workflow_status') or 'as it was')} for an executor of {v2['left_for_version']!r}: "
+            "no effect fired, no checkpoint written"
+        )
     got = Counter(list(v1.get("fired") or []) + list(v2.get("fired") or []))
     want = Counter(scratch.get("fired") or [])
     diffs = []

@@ -237,6 +237,9 @@ class InspectResult(TypedDict, total=False):
     server_thread: str
     lost_thread: str
     thread_status: str | None
+    # a durable-execution engine's workflow (dbos): its id and status in the engine's system tables
+    workflow_id: str
+    workflow_status: str | None
 
 
 class ActionOutcome(TypedDict, total=False):
@@ -275,6 +278,16 @@ class ActionOutcome(TypedDict, total=False):
     persistence_errors: list[dict[str, Any]]
     http: dict[str, Any]  # langgraph_server: the client's HTTP outcome (strategy, create status, run id, run status)
     lost_thread: str  # langgraph_server: the recovery found its thread gone and re-created it (its server id)
+    # dbos: the resuming process runs another application version than the workflow recorded, so DBOS
+    # leaves the workflow for an executor of that version (its recorded version; this process's)
+    left_for_version: str
+    app_version: str
+    # dbos: the workflow neither ended nor waited within ``waited_s`` (its status then), and the
+    # database connection failures the framework logged and retried meanwhile (an outage chaos did not plan: blame)
+    stalled: bool
+    workflow_status: str | None
+    waited_s: float
+    connection_errors: list[str]
     # added by the racer
     fired: list[str]
     action: ActionSpec

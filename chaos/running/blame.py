@@ -12,7 +12,8 @@ a failure belongs to:
   packages and chaos's machinery is the user's; a framework's own exception class is still the
   framework's. The trial is ``unknown`` ("app error: TypeError in mygraph.py:42 (node): ...").
 * ``environment``: the database connection was lost or terminated (psycopg ``OperationalError``,
-  ``AdminShutdown``), SQLite's disk errors, ``ENOSPC``/``EDQUOT``/``EIO``/``ENOMEM``,
+  ``AdminShutdown``; or a call that left its workflow unfinished while the framework logged and
+  retried failed connections, ``blame_stalled``: DBOS raises nothing when its database goes away), SQLite's disk errors, ``ENOSPC``/``EDQUOT``/``EIO``/``ENOMEM``,
   ``MemoryError``, or a racer killed by a signal chaos did not send (the OOM killer, an operator).
   The trial is ``unknown`` and is retried within the scenario's ``env_retries``; a full disk
   (``disk_full``: ``ENOSPC``/``EDQUOT``, SQLite's "database or disk is full", a racer with no room
@@ -40,7 +41,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from chaos.racer.protocol import ErrorInfo, FrameInfo
+from chaos.racer.protocol import ActionOutcome, ErrorInfo, FrameInfo
 from chaos.targets import TARGETS
 
 Party = Literal["framework", "app", "environment", "harness", "injected"]
@@ -224,6 +225,22 @@ def blame_no_space(racer_id: str, code: int) -> Blame:
 def blame_signal(signal: int) -> Blame:
     """A racer that died of a signal chaos did not send: the OOM killer, an operator, a cleaner."""
     return Blame("environment", f"environment fault: killed by signal {signal}, not by chaos")
+
+
+def blame_stalled(outcome: ActionOutcome) -> Blame | None:
+    """A call that raised nothing yet left its workflow unfinished (``stalled``) while the framework
+    logged and retried failed database connections (DBOS's ``db_retry``): the lost database, not
+    the framework, is why it did not finish, unless chaos planned the outage (``fault: db_restart``
+    puts the racer in ``TrialRun.measures_env``). None for any other outcome."""
+    errors = outcome.get("connection_errors") or []
+    if not outcome.get("stalled") or not errors:
+        return None
+    first = " ".join(errors[0].split())[:200]
+    return Blame(
+        "environment",
+        f"environment fault: database connection lost: the framework retried {len(errors)}{'+' if len(errors) >= 20 else ''} "
+        f"failed connection(s) and the workflow did not finish (first: {first})",
+    )
 
 
 FAULT_ORDER: tuple[Fault, ...] = ("environment", "harness", "app")

@@ -36,7 +36,16 @@ from chaos.envs import requirement_names
 from chaos.launchers import ExitStatus, ForgetsHandles, Launcher, Named, RacerHandle, WaitsForChange
 from chaos.racer.protocol import NO_SPACE_EXIT, ActionSpec, ErrorInfo, LedgerSpec, RacerResult, RacerSpec, StoreSpec, TargetSpec
 from chaos.records import BarrierEvent, Op, RacerOutcome, TrialRecord
-from chaos.running.blame import Blame, blame_after_background, blame_build, blame_error, blame_no_space, blame_signal, worst
+from chaos.running.blame import (
+    Blame,
+    blame_after_background,
+    blame_build,
+    blame_error,
+    blame_no_space,
+    blame_signal,
+    blame_stalled,
+    worst,
+)
 from chaos.scenario.model import Cell
 from chaos.scenario.seeds import derive
 from chaos.targets import get_target
@@ -272,6 +281,10 @@ class TrialRun:
         s = self.cell.scenario
         if hung:
             st, op, detail = "timeout", "info", f"no exit within {self.timeout}s: killed"
+            # it had written its result: a workflow that stalled while the framework retried a lost
+            # database, whose threads then kept the process alive (DBOS's, at exit), is the environment's
+            outs = (result.get("outcomes") or []) if result else []
+            blame = blame_stalled(outs[-1]) if outs else None
         elif killed_on_purpose:
             confirmed = bool(status and status.killed)
             st, op, detail = "killed", "info", "SIGKILLed at its barrier" + ("" if confirmed else " (kill NOT confirmed)")
@@ -305,6 +318,8 @@ class TrialRun:
             errs = [e for o in outs if o.get("status") == "error" and (e := o.get("error"))]
             blames = [blame_error(e, s.target.framework, s.workload) for e in errs]
             blame = worst(blames) or (blames[-1] if blames else None)
+            if blame is None and last is not None:  # unfinished, with no error raised, while the database was lost
+                blame = blame_stalled(last)
         self.history.append(
             Op(racer_id=h.racer_id, type=op, f=f, value=value, detail=detail, t_mono_ns=result.get("t_return_mono_ns") if result else None)
         )

@@ -168,7 +168,7 @@ COMMON_FIELDS: dict[str, str] = {
     "effect_fault.times": "the workload's ctx.effect, in every adapter",
     "crash_depth": "the sweeps",
     "recovery_kill_points": "the sweeps",
-    "fault": "the sweeps (the store's folder on chaos's lazy filesystem; db_disconnect: the run's Postgres)",
+    "fault": "the sweeps (the store's folder on chaos's lazy filesystem; db_disconnect, db_restart: the run's Postgres)",
     "crash_states": "the sweeps (recorded: where the adapter declares the backend's store capturable, else kill)",
     "bounds.bytes_per_checkpoint": "the sweeps (SB: unknown where the adapter measures no store size)",
     "bounds.bytes_per_thread": "the sweeps (SB: unknown where the adapter measures no store size)",
@@ -530,9 +530,12 @@ TARGETS: dict[str, TargetInfo] = {
         workloads={
             "three_step": "@DBOS.workflow running @DBOS.step a, b, c, one effect each",
             "gate_after_interrupt": "step pre -> DBOS.recv('approve') (the pause) | DBOS.send(id, answer, 'approve') -> step gate (effect keyed by the answer) -> step end",
+            "two_gates": "step pre -> recv | send -> step gate (keyed by the 1st answer) -> recv | send -> step gate2 (keyed by the 2nd) -> step end: two pauses, for answers plans",
+            "upgrade_step_added": "upgrade pair: gate_after_interrupt as v1; v2 adds step audit after the approval (one source: the version is workload_params.application_version)",
+            "upgrade_step_inserted": "upgrade pair: gate_after_interrupt as v1; v2 adds step check before the approval, where v1 recorded its recv",
         },
-        kinds=("kill_sweep", "race", "stray_resume", "fork", "recovery_determinism"),
-        properties=("EO", "PC", "LIVENESS", "CO", "AA", "DU", "CV", "FD", "FI", "RD", "CL"),
+        kinds=("kill_sweep", "race", "stray_resume", "fork", "recovery_determinism", "upgrade"),
+        properties=("EO", "PC", "LIVENESS", "CO", "AA", "DU", "CV", "FD", "FI", "RD", "CL", "UP"),
         distributions=("dbos",),
         boundaries=(
             "status(PENDING|SUCCESS|ERROR), step(name=X,n=N), recv_wait(topic=T), recv(topic=T), send(topic=T), set_event(key=K), "
@@ -541,25 +544,20 @@ TARGETS: dict[str, TargetInfo] = {
         unsupported={
             BRANCHES: "no parallel-branch workload for DBOS yet (steps of one workflow run one after another here)",
             "shared_state": "no shared-state agent workloads for DBOS yet",
-            "first_checkpoint": "DBOS commits the workflow's first row (status PENDING, with its inputs) inside DBOS.start_workflow, "
-            "before it returns a handle and before any step runs: there is no accepted-but-unrecorded window (a kill at "
-            "status(PENDING):before, in every sweep, leaves nothing to recover and no effect fired)",
+            "first_checkpoint": "DBOS records a workflow before it accepts it: start_workflow commits its first row (PENDING, "
+            "with its inputs: SystemDatabase.init_workflow, from _init_workflow in dbos/_core.py) before it runs the workflow or "
+            "returns a handle, and DBOSClient.enqueue returns only after its ENQUEUED row committed (dbos/_client.py): there is "
+            "no accepted-but-unrecorded window; the one point before it, status(PENDING):before, is in every sweep (vacuous: "
+            "nothing accepted, nothing fired)",
             "FCL": "needs first_checkpoint",
             "invalid_state": "DBOS keeps no typed state to break: a step's output is stored as the step returned it (serialized), "
             "and recovery hands it back as recorded; DBOS validates only workflow inputs (pydantic, its validation extra), which "
             "these workloads do not declare",
-            "upgrade": "not measured yet: DBOS recovers a PENDING workflow only in a process of the same application version (a "
-            "hash of the registered workflow code, or application_version); no v1/v2 DBOS workload pairs yet",
-            "UP": "needs upgrade",
             "failing_effect": "not measured yet: no DBOS workload with a step retry (retries_allowed) around an effect",
             "fork:checkpoint": "DBOS addresses a past step only through its explicit fork, DBOS.fork_workflow(id, start_step): use fork_via: explicit",
             "durability": "every DBOS write is a committed transaction; there is no durability mode to vary",
         },
-        reads=("resume:app",),
-        unread_fields={
-            "answers": "not read by the DBOS adapter yet: it answers the one pause with resume's command value (a team's "
-            "recovery gets the plan's first answer in thread.answer)",
-        },
+        reads=_OWN_APP_READS,
         packages=("dbos", "pydantic_ai"),
         trial_s=2.0,
         # AA's reasons name the call a recovery of each resume form makes here

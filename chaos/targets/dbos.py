@@ -28,9 +28,23 @@ Resume forms: ``none``: a fresh process constructs DBOS with the same executor i
 nothing of its executor's: ``executor_id`` set apart); ``command``: the same launch, then the
 answer ``DBOS.send(id, value, topic)`` (an approval, ``note_approval``); ``input``: start the
 workflow again with the same id (DBOS returns the existing workflow: its ids are idempotent).
+With an ``answers`` plan (form ``command``), the n-th answer is sent to the n-th recv, one at a
+time, n counted from the durable rows (the recvs recorded and the answers sent, not yet consumed).
+
+A resuming process of another application version than the workflow recorded (``workload_params.
+application_version``, or DBOS's hash of the workflows' source) gets nothing to run: DBOS's launch
+recovers only its own executor's and version's PENDING workflows (the seam watches
+``get_pending_workflows`` to see which it found) and its queue dequeues only its own version, so
+the session reports ``left_for_version`` (the recorded version) and ``app_version`` (its own)
+instead of waiting (the ``upgrade`` kind's *left for v1*).
+
 The session then waits until the workflow ends (its outcome row) or waits at a recv (the pause),
 at most ``workload_params.wait_s`` seconds (default 20): a workflow that does neither is reported
 as it is (``stalled``), which the kinds read as liveness lost.
+
+``workload_params: {retry_connection_errors: false}`` turns DBOS's retry of a lost database
+connection off (its ``SystemDatabase.create`` switch, which ``DBOSClient`` exposes and the config does
+not): a lost connection then raises where DBOS would block and retry, as before dbos-transact-py 717.
 
 Ending a racer whose workflow waits at a recv: the waiting thread would keep the process alive
 (its wait ends only at the recorded deadline), so ``close`` wakes it with ``ProcessEnds``, a
@@ -44,6 +58,7 @@ recovers nothing): the workflow's status and its recorded steps.
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 from typing import Any, cast
 
@@ -57,6 +72,7 @@ from chaos.workloads import build_workload
 
 SEAM_VERSION = "dbos 3.4.0: dbos/_sys_db.py SystemDatabase.{init_workflow, record_operation_result, recv_setup, recv_consume, send_bulk, set_event_from_workflow, update_workflow_outcome, reenqueue_for_recovery, resume_workflows, fork_workflow}"
 APP_NAME = "chaos-dbos"
+MAX_ANSWERS = 8  # recvs an answers plan answers in one action (chaos.kinds.baseline's bound)
 TERMINAL = ("SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED")
 
 
@@ -82,6 +98,7 @@ INTENT = {
 # workflow twice): the race measures DBOS as it ships.
 QUEUE_POLL_S = 0.05
 RESULT_POLL_S = 0.02
+DESTROY_WAIT_S = 5.0  # at most this long for DBOS.destroy after DBOS saw its database connection fail (close)
 
 
 def fast_internal_queue(poll_s: float) -> None:
@@ -107,7 +124,11 @@ class Watch:
         self.outcomes: dict[str, str] = {}  # workflow id -> status recorded by this process
         self.closing = False
         self.recoveries = 0  # reenqueue_for_recovery calls that re-enqueued
+        self.found: set[str] = set()  # workflows a launch found PENDING for its executor id and application version
         self.ran = 0  # workflow runs started in this process (init_workflow with should_execute)
+        self.connection_failures: list[str] = []  # DBOS's own "Database connection failed ... Retrying" (db_retry), first 20
+        self.connection_failed = 0
+        self.recovery_errors: list[str] = []  # the errors of DBOS's "Exception encountered when recovering workflow ...", first 20
 
     def note(self, fn: Any) -> None:
         with self.cond:
@@ -116,6 +137,38 @@ class Watch:
 
 
 WATCH = Watch()
+
+
+class DBOSLog(logging.Handler):
+    """What DBOS logs and goes on from, kept for the outcome: a database connection that failed
+    (its ``db_retry`` logs and retries it) and a recovery that failed (``startup_recovery_thread``
+    logs the workflow and drops it). Neither raises to the caller, so without them a lost database
+    would show only as a workflow that never finished."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = record.getMessage()
+        # db_retry logs SQLite's lock contention in the same words: that is DBOS's own concurrency, no lost database
+        if text.startswith("Database connection failed") and "sqlite3." not in text and "database is locked" not in text:
+
+            def failed() -> None:
+                WATCH.connection_failed += 1
+                if len(WATCH.connection_failures) < 20:
+                    WATCH.connection_failures.append(text[:300])
+
+            WATCH.note(failed)
+        elif text.startswith("Exception encountered when recovering workflow"):
+            exc = record.exc_info[1] if record.exc_info else None
+            # the error alone (SQLAlchemy's first line: its driver's error), the workflow's id is the caller's
+            err = f"{type(exc).__name__}: {' '.join(str(exc).split(chr(10))[0].split())}" if exc else text
+            if len(WATCH.recovery_errors) < 20:
+                WATCH.note(lambda: WATCH.recovery_errors.append(err[:300]))
+
+
+def watch_dbos_log() -> None:
+    """Add ``DBOSLog`` to DBOS's logger (once; after DBOS made its own console handler)."""
+    log = logging.getLogger("dbos")
+    if not any(isinstance(h, DBOSLog) for h in log.handlers):
+        log.addHandler(DBOSLog(logging.WARNING))
 
 
 def _topic(topic: Any) -> str:
@@ -193,6 +246,13 @@ def instrument_class(base: type, barrier_of: Any) -> type:
                 WATCH.note(lambda: WATCH.outcomes.__setitem__(workflow_id, str(status)))
             return landed
 
+        def get_pending_workflows(self, *a, **kw):
+            # what DBOS's launch will recover: PENDING workflows of its executor id AND its application version
+            out = super().get_pending_workflows(*a, **kw)
+            ids = {str(w.workflow_id) for w in out}
+            WATCH.note(lambda: WATCH.found.update(ids))
+            return out
+
         def reenqueue_for_recovery(self, *a, **kw):
             done = around("recover(enqueue)", lambda: super(Instrumented, self).reenqueue_for_recovery(*a, **kw))
             if done:
@@ -218,18 +278,24 @@ def instrument_class(base: type, barrier_of: Any) -> type:
 
 _BARRIER: list[BarrierClient | None] = [None]
 _CLASSES: dict[type, type] = {}
+# DBOS's own switch, ``SystemDatabase.create(retry_connection_errors=...)`` (``DBOSClient`` exposes it,
+# DBOS's config does not): False raises a lost connection instead of retrying it (``workload_params``)
+_RETRY: list[bool] = [True]
 
 
-def install_seam(barrier: BarrierClient) -> None:
+def install_seam(barrier: BarrierClient, retry_connection_errors: bool = True) -> None:
     """Every SystemDatabase this process makes from now on passes ``barrier`` (idempotent)."""
     from dbos._sys_db import SystemDatabase
 
     _BARRIER[0] = barrier
+    _RETRY[0] = retry_connection_errors
     if getattr(SystemDatabase.create, "_chaos", False):
         return
     original = SystemDatabase.create
 
     def create(*a: Any, **kw: Any) -> Any:
+        if not _RETRY[0]:
+            kw["retry_connection_errors"] = False
         db = original(*a, **kw)
         cls = type(db)
         if cls not in _CLASSES:
@@ -296,7 +362,7 @@ class DBOSSession(SessionBase):
         self.launched = False
         self.watching: set[str] = set()
         self.recorder.where = self._where
-        install_seam(barrier)
+        install_seam(barrier, retry_connection_errors=self.params.get("retry_connection_errors", True) is not False)
 
     # --- DBOS in this process ---------------------------------------------------------------------
     def _config(self) -> dict[str, Any]:
@@ -326,6 +392,7 @@ class DBOSSession(SessionBase):
         if self.launched:
             return
         DBOS(config=self._config())
+        watch_dbos_log()
         poll = self.params.get("queue_poll_s")
         if poll is None and not self.spec.get("gate"):  # racing no other racer: only the wait is shortened
             poll = QUEUE_POLL_S
@@ -357,6 +424,8 @@ class DBOSSession(SessionBase):
                 return self.recorder.with_approvals(self._fork(action))
             if op == "run" or form == "input":
                 return self.recorder.with_approvals(self._start())
+            if form == "command" and "answers" in action:
+                return self.recorder.with_approvals(self._answer_plan(action.get("answers")))
             if form == "none":
                 return self.recorder.with_approvals(self._recover(answer=None, answering=False))
             if form == "command":
@@ -401,16 +470,108 @@ class DBOSSession(SessionBase):
             if self.by_resume:
                 DBOS.resume_workflow(self.thread_id)
             self._send(answer)
-            return self._await(consumed0, answered=True)
+            return self._left_for_version() or self._await(consumed0, answered=True)
         self._launch()
         if self.by_resume:
             DBOS.resume_workflow(self.thread_id)
-        return self._await(consumed0)
+        return self._left_for_version() or self._await(consumed0)
+
+    def _answer_plan(self, plan: Any) -> ActionOutcome:
+        """An ``answers`` plan: the n-th answer is sent (``DBOS.send``) to the n-th recv, one at a
+        time: each after the workflow consumed the one before and waits again. n is read from the
+        durable rows, the recvs DBOS recorded plus the messages sent and not consumed yet, so a
+        fresh process after a crash picks the plan up where the workflow is: an answer whose
+        ``send`` committed before the kill is not sent again (it waits for its recv, and a second
+        copy would be consumed by the next recv as the next answer). The plan used up, the
+        workflow is left waiting."""
+        from dbos import DBOS
+
+        if not isinstance(plan, list):
+            raise Unsupported("answers: workload needs an answer callable, and a DBOSWorkload has none: give the answers as a list")
+        before = self._status()
+        if before is None:
+            return nothing_saved_outcome("DBOS has no row for the workflow: its first write was not committed at the kill")
+        self._launch()
+        if before in TERMINAL:
+            return outcome("done", self.recorder.observed, nothing_to_resume=True, workflow_status=before)
+        if self.by_resume:
+            DBOS.resume_workflow(self.thread_id)
+        left = self._left_for_version()
+        if left is not None:
+            return left
+        answered: list[list[Any]] = []
+        observed: dict[str, Any] = {}
+        out: ActionOutcome | None = None
+        for _ in range(MAX_ANSWERS):
+            queued = self._queued()
+            n = self._received() + queued
+            consumed0 = WATCH.consumed
+            if not queued:  # else an answer already sent waits for its recv: let the workflow consume it first
+                if n >= len(plan):
+                    break  # the plan is used up: leave the workflow waiting
+                answered.append([n, jsonable(plan[n])])
+                self._send(plan[n])
+            out = self._await(consumed0, answered=True)
+            observed.update(self.recorder.observed)
+            if out["status"] != "interrupted":
+                break
+        if out is None:  # nothing the plan answers: the recovered run goes on to its next pause or its end
+            out = self._await(WATCH.consumed)
+        out["observed"] = observed or out.get("observed") or {}
+        out["answered"] = answered
+        return out
+
+    def _received(self) -> int:
+        """The recvs the workflow has consumed (DBOS records each with its message)."""
+        return sum(1 for c in self._checkpoints() if c["source"] == "DBOS.recv")
+
+    def _queued(self) -> int:
+        """Messages sent to the workflow on its topic that no recv has consumed yet (DBOS's
+        ``notifications`` rows, ``consumed`` false: dbos 3.4.0 has no API that lists them)."""
+        import sqlalchemy as sa
+
+        client = self._client()
+        try:
+            db = client._sys_db
+            t = db.tables.notifications
+            query = sa.select(sa.func.count()).where(
+                t.c.destination_uuid == self.thread_id, t.c.topic == self.workload.topic, t.c.consumed == sa.false()
+            )
+            with db.engine.begin() as c:
+                return int(c.execute(query).scalar() or 0)
+        finally:
+            client.destroy()
+
+    def _left_for_version(self) -> ActionOutcome | None:
+        """DBOS runs a workflow only in a process of the application version it recorded: a launch
+        recovers the PENDING workflows of its executor id and its version (``get_pending_workflows``
+        in ``DBOS._launch``), and the queue that ``resume_workflow`` hands it to dequeues only its
+        own version (``start_queued_workflows``, dbos 3.4.0 ``_sys_db.py``). When this process runs
+        another version and the launch did not find the workflow, say so with both version strings,
+        instead of waiting for a run DBOS will not make here."""
+        from dbos import DBOS
+
+        row = self._row()
+        recorded = str(row.app_version) if row is not None and row.app_version is not None else None
+        mine = str(DBOS.application_version)
+        if row is None or recorded is None or recorded == mine or str(row.status) in TERMINAL:
+            return None
+        if self.thread_id in WATCH.found:  # the launch did find it: let it run, and see
+            return None
+        return outcome(
+            "done",
+            self.recorder.observed,
+            left_for_version=recorded,
+            app_version=mine,
+            workflow_status=str(row.status),
+            facts={"recoveries": WATCH.recoveries, "runs": WATCH.ran},
+        )
 
     def _recover_by_app(self, action: Action) -> ActionOutcome:
         """The team's own recovery: ``recover(ctx, thread)`` from ``package.module:recover`` in this
         fresh process, after DBOS is launched here (which recovers the PENDING workflows of its
-        executor); with an answer plan, ``thread.answer`` is the plan's first answer. Then chaos
+        executor); with an answer plan, ``thread.answer`` is the plan's answer for the pause the
+        workflow waits at next (n: the recvs recorded and the answers sent, not yet consumed). Then chaos
         waits for the workflow as after any resume."""
         from dbos import DBOS
 
@@ -423,7 +584,8 @@ class DBOSSession(SessionBase):
         before = self._status()
         if before is None:
             return nothing_saved_outcome("DBOS has no row for the workflow: nothing to recover")
-        received = any(c["source"] == "DBOS.recv" for c in self._checkpoints())  # read before the launch recovers it
+        got = self._received()  # read before the launch recovers it
+        n = got + (self._queued() if self.workload.topic is not None else 0)  # the pause the workflow waits at next
         consumed0 = WATCH.consumed
         self._launch()
         answered: list[Any] = []
@@ -436,10 +598,10 @@ class DBOSSession(SessionBase):
             workflow_id=self.thread_id,
             status=before,
             topic=self.workload.topic,
-            answer=plan[0] if plan else None,
+            answer=plan[n] if n < len(plan) else None,
             send=send,
             resume=lambda: DBOS.resume_workflow(self.thread_id),
-            received=received,
+            received=got > 0,
         )
         try:
             got = import_factory(ref)(recovery_context(self.spec, self.recorder, self.thread_id), thread)
@@ -517,8 +679,14 @@ class DBOSSession(SessionBase):
             WATCH.cond.wait_for(settled, timeout=self.wait_s)
             status = WATCH.outcomes.get(wf)
             waiting = any(not e.is_set() for e in WATCH.waiting)
-        # what this process did to the workflow: recoveries (re-enqueues that landed) and runs it dequeued
-        extra: dict[str, Any] = {"facts": {"recoveries": WATCH.recoveries, "runs": WATCH.ran}}
+        # what this process did to the workflow: recoveries (re-enqueues that landed) and runs it dequeued;
+        # the database connections DBOS saw fail and retried, and the recoveries it logged and dropped
+        facts: dict[str, Any] = {"recoveries": WATCH.recoveries, "runs": WATCH.ran}
+        if WATCH.connection_failed:
+            facts["connection_failures"] = WATCH.connection_failed
+        if WATCH.recovery_errors:
+            facts["recovery_errors"] = list(WATCH.recovery_errors)
+        extra: dict[str, Any] = {"facts": facts}
         if status == "SUCCESS":
             return outcome("done", self.recorder.observed, workflow_status=status, **extra)
         if status is not None:  # ended otherwise: the recorded error, raised again by DBOS's own get_result
@@ -531,7 +699,10 @@ class DBOSSession(SessionBase):
             return outcome("done", self.recorder.observed, workflow_status=status, **extra)
         if waiting:
             return outcome("interrupted", self.recorder.observed, interrupts=[f"recv({self.workload.topic})"], **extra)
-        # neither ended nor waiting: what the durable state says, for the kinds to judge
+        # neither ended nor waiting: what the durable state says, for the kinds to judge; with the
+        # connection failures DBOS retried, by which an outage chaos did not plan is told from a verdict
+        if WATCH.connection_failures:
+            extra["connection_errors"] = list(WATCH.connection_failures)
         return outcome("done", self.recorder.observed, stalled=True, workflow_status=self._status(), waited_s=self.wait_s, **extra)
 
     def _watch_result(self, wf: str) -> None:
@@ -563,14 +734,19 @@ class DBOSSession(SessionBase):
 
         return DBOSClient(system_database_url=self.url, dbos_system_schema=self.schema)
 
-    def _status(self, wf: str | None = None) -> str | None:
-        """The workflow's status as DBOS recorded it (None: DBOS has no row of it)."""
+    def _row(self, wf: str | None = None) -> Any:
+        """The workflow's status row as DBOS recorded it (its ``WorkflowStatus``; None: DBOS has no row of it)."""
         client = self._client()
         try:
             rows = client.list_workflows(workflow_ids=[wf or self.thread_id])
-            return str(rows[0].status) if rows else None
+            return rows[0] if rows else None
         finally:
             client.destroy()
+
+    def _status(self, wf: str | None = None) -> str | None:
+        """The workflow's status as DBOS recorded it (None: DBOS has no row of it)."""
+        row = self._row(wf)
+        return str(row.status) if row is not None else None
 
     def inspect(self) -> InspectResult:
         try:
@@ -596,6 +772,12 @@ class DBOSSession(SessionBase):
         state: dict[str, Any] = {
             "checkpoints": len(steps) + (1 if rows else 0),
             "head_step": len(steps) if rows else None,
+            # the head of the durable frontier (the newest recorded operation) and every durable
+            # record, the workflow's row with its operations (as ``checkpoints``): what moved under a
+            # resume (chaos.kinds.upgrade reads both)
+            "checkpoint": str(steps[-1]["function_id"]) if steps else None,
+            "durable_checkpoints": len(steps) + (1 if rows else 0),
+            "app_version": str(rows[0].app_version) if rows and rows[0].app_version is not None else None,
             # a PENDING workflow not waiting at a recv still has work: its remaining effect steps, or
             # the workflow itself when the workload names none (a team's app whose effects are not steps)
             "next": []
@@ -607,6 +789,7 @@ class DBOSSession(SessionBase):
             "pending_interrupts": 1 if waiting else 0,
             "ended": ended,
             "workflow_status": status,
+            "workflow_id": self.thread_id,
             "steps": [{"n": s["function_id"], "name": s["function_name"], "output": jsonable(s.get("output"))} for s in steps],
             "values": jsonable(rows[0].output) if rows and status == "SUCCESS" else None,
             "error": None,
@@ -623,10 +806,21 @@ class DBOSSession(SessionBase):
 
         WATCH.note(closing)
         if self.launched:
-            try:
-                DBOS.destroy(workflow_completion_timeout_sec=0)
-            except Exception:
-                pass
+
+            def destroy() -> None:
+                try:
+                    DBOS.destroy(workflow_completion_timeout_sec=0)
+                except Exception:
+                    pass
+
+            if WATCH.connection_failed:
+                # DBOS's destroy joins each of its background threads for up to 10 s, and under a lost
+                # database they retry (db_retry) instead of stopping: the racer's result must not wait on them
+                t = threading.Thread(target=destroy, name="chaos-dbos-destroy", daemon=True)
+                t.start()
+                t.join(timeout=DESTROY_WAIT_S)
+            else:
+                destroy()
         _BARRIER[0] = None
 
 

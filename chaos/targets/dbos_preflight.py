@@ -38,6 +38,9 @@ def params_problem(params: dict[str, Any]) -> str | None:
             "process runs as an executor of its own, so that its launch recovers nothing and DBOS.resume_workflow is what "
             "resumes): drop one"
         )
+    retry = params.get("retry_connection_errors", True)
+    if not isinstance(retry, bool):
+        return f"workload_params.retry_connection_errors is {retry!r}: use true (DBOS's default: retry a lost connection) or false"
     return None
 
 

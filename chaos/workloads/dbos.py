@@ -10,6 +10,17 @@ recv timeout) reaches them through ``HOOK`` (one racer is one process) or the wo
 * ``gate_after_interrupt``: step ``pre``; ``DBOS.recv("approve")`` (the approval pause: the workflow
   waits for a message on that topic); step ``gate`` fires its effect keyed by the message
   (``gate:True``); step ``end``. The answer is ``DBOS.send(workflow_id, value, "approve")``.
+* ``two_gates``: step ``pre``; a recv; step ``gate`` (keyed by the first answer); a second recv on
+  the same topic; step ``gate2`` (keyed by the second answer); step ``end``: two pauses, for an
+  ``answers`` plan (the n-th message sent on the topic answers the n-th recv).
+* ``upgrade_step_added`` / ``upgrade_step_inserted``: v1/v2 pairs for the ``upgrade`` kind (the
+  factory reads ``ctx.version``): ``gate_after_interrupt`` as v1; v2 adds step ``audit`` after the
+  approval (``step_added``), or step ``check`` before it (``step_inserted``: v1's recorded recv then
+  sits where v2 calls ``check``). Each pair is one source whose body reads the version at run time,
+  so DBOS's computed application version (a hash of the workflows' source) is the same on both
+  sides: the scenario says which deploy it is with ``workload_params.application_version``, the same
+  on both (a pinned version, DBOS's practice when patching) or different (a new version, which is
+  what DBOS computes when the code changes).
 
 A team's own app returns a ``DBOSWorkload`` from its factory (``package.module:factory``): its own
 ``@DBOS.workflow`` function, the arguments to start it with, and the step names that are effects.
@@ -30,6 +41,7 @@ class _Hook:
     """The racer's effect hook (``ctx.effect``): set by every factory call, read by the steps."""
 
     effect: Callable[..., None] | None = None
+    version: str = "v1"  # ctx.version of the factory: which side of an upgrade pair this process runs
 
     def __call__(self, task: str, value: Any = None) -> None:
         if self.effect is None:
@@ -91,6 +103,62 @@ def gate_wf(timeout_s: float) -> str:
     return step_end()
 
 
+@DBOS.workflow(name="two_gates")
+def two_gates_wf(timeout_s: float) -> str:
+    step_pre()
+    answer = DBOS.recv(APPROVE, timeout_seconds=timeout_s)
+    if answer is None:
+        return "timed_out"
+    step_gate(answer)
+    second = DBOS.recv(APPROVE, timeout_seconds=timeout_s)
+    if second is None:
+        return "timed_out"
+    step_gate2(second)
+    return step_end()
+
+
+@DBOS.step(name="gate2")
+def step_gate2(answer: Any) -> str:
+    HOOK("gate2", answer)
+    return str(answer)
+
+
+@DBOS.step(name="audit")
+def step_audit() -> str:
+    HOOK("audit")
+    return "audit"
+
+
+@DBOS.step(name="check")
+def step_check() -> str:
+    HOOK("check")
+    return "check"
+
+
+@DBOS.workflow(name="upgrade_step_added")
+def step_added_wf(timeout_s: float) -> str:
+    step_pre()
+    answer = DBOS.recv(APPROVE, timeout_seconds=timeout_s)
+    if answer is None:
+        return "timed_out"
+    step_gate(answer)
+    if HOOK.version == "v2":  # v2's change: an audit step after the approval
+        step_audit()
+    return step_end()
+
+
+@DBOS.workflow(name="upgrade_step_inserted")
+def step_inserted_wf(timeout_s: float) -> str:
+    step_pre()
+    if HOOK.version == "v2":  # v2's change: a check step before the approval
+        step_check()
+    answer = DBOS.recv(APPROVE, timeout_seconds=timeout_s)
+    if answer is None:
+        return "timed_out"
+    step_gate(answer)
+    return step_end()
+
+
 @dataclass
 class DBOSWorkload:
     """What a factory (``package.module:factory``, given a ``WorkloadContext``) returns to have its
@@ -119,8 +187,9 @@ class DBOSThread:
 
     ``workflow_id``: the trial's workflow; ``status``: its status before the launch (``PENDING``,
     ``SUCCESS``...; None: never recorded); ``received``: the workflow recorded a ``DBOS.recv``
-    before the launch (an answer was consumed already); ``answer``: the scenario's answer for the pause (None:
-    none); ``topic``: where it is sent; ``send(value)``: ``DBOS.send`` to the workflow on the
+    before the launch (an answer was consumed already); ``answer``: the scenario's answer for the pause
+    the workflow waits at next (with an ``answers`` plan: its n-th, n the recvs recorded and the answers
+    sent, not yet consumed; None: none); ``topic``: where it is sent; ``send(value)``: ``DBOS.send`` to the workflow on the
     topic; ``resume()``: ``DBOS.resume_workflow``. Whatever ``recover`` does, chaos then waits for
     the workflow to finish or to wait at a recv, and reports that."""
 
@@ -153,4 +222,37 @@ def gate_after_interrupt(ctx: Any) -> DBOSWorkload:
     )
 
 
-BUILTIN = {"three_step": three_step, "gate_after_interrupt": gate_after_interrupt}
+def two_gates(ctx: Any) -> DBOSWorkload:
+    HOOK.effect = ctx.effect_hook
+    return DBOSWorkload(
+        workflow=two_gates_wf,
+        args=(_timeout(ctx),),
+        steps={"pre": "pre", "gate": "gate", "gate2": "gate2", "end": "end"},
+        topic=APPROVE,
+        gated_task="gate",
+    )
+
+
+def _upgrade_pair(ctx: Any, workflow: Callable[..., Any], change: str) -> DBOSWorkload:
+    HOOK.effect, HOOK.version = ctx.effect_hook, str(ctx.version)
+    steps = {"pre": "pre", "gate": "gate", "end": "end"}
+    if HOOK.version == "v2":
+        steps[change] = change
+    return DBOSWorkload(workflow=workflow, args=(_timeout(ctx),), steps=steps, topic=APPROVE, gated_task="gate")
+
+
+def upgrade_step_added(ctx: Any) -> DBOSWorkload:
+    return _upgrade_pair(ctx, step_added_wf, "audit")
+
+
+def upgrade_step_inserted(ctx: Any) -> DBOSWorkload:
+    return _upgrade_pair(ctx, step_inserted_wf, "check")
+
+
+BUILTIN = {
+    "three_step": three_step,
+    "gate_after_interrupt": gate_after_interrupt,
+    "two_gates": two_gates,
+    "upgrade_step_added": upgrade_step_added,
+    "upgrade_step_inserted": upgrade_step_inserted,
+}

@@ -146,3 +146,23 @@ def test_a_node_run_twice_is_resumed_wrong_and_a_refusal_that_wrote_nothing_hold
         {**done, "fired": ["pre", "gate:True", "end"]},
     )
     assert trial_up(moved)[0] == "resumed wrong"  # it wrote a checkpoint before it raised: not a clean refusal
+
+
+def test_a_thread_the_framework_leaves_for_its_own_version_holds_only_if_nothing_ran_under_v2():
+    done = {"status": "done", "error": None, "values": None}
+    head = {"checkpoint": "3", "durable_checkpoints": 3, "workflow_status": "PENDING"}
+    left = _record(
+        ["pre"],
+        {"status": "done", "fired": [], "before": head, "after": head, "left_for_version": "1", "app_version": "2"},
+        {**done, "fired": ["pre", "gate:True", "end"]},
+    )
+    outcome, why = trial_up(left)
+    assert outcome == "left for v1"
+    assert "'1'" in why and "'2'" in why and "PENDING" in why
+    # a version mismatch is no excuse for what did run: an effect fired under v2 is judged as any resume
+    ran = _record(
+        ["pre"],
+        {"status": "done", "fired": ["gate:True"], "before": head, "after": head, "left_for_version": "1", "app_version": "2"},
+        {**done, "fired": ["pre", "gate:True", "end"]},
+    )
+    assert trial_up(ran)[0] == "resumed wrong"
