@@ -134,7 +134,7 @@ def test_a_rerun_of_a_recorded_point_records_again_and_comes_to_the_same(both_mo
         ("target: {framework: langgraph, backend: postgres}", "does not declare backend 'postgres' capturable"),
         ("target: {framework: langgraph, backend: sqlite}\nfault: power_loss", "fault power_loss"),
         ("target: {framework: langgraph, backend: sqlite}\ncrash_depth: 2", "crash_depth 2"),
-        ("target: {framework: autogen, backend: file}", "does not declare backend 'file' capturable"),
+        ("target: {framework: crewai, backend: sqlite}", "does not declare backend 'sqlite' capturable"),
     ],
 )
 def test_a_sweep_whose_crash_state_a_copy_would_not_equal_runs_in_kill_mode_and_says_why(fields, why):

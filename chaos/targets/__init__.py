@@ -442,6 +442,7 @@ TARGETS: dict[str, TargetInfo] = {
         module="chaos.targets.autogen",
         about="AutoGen AgentChat team (round-robin, or the workload's own: Swarm, selector), save_state after every turn to a JSON file, load_state to resume; replayed model replies (no LLM)",
         backends=("file",),
+        capturable_backends=("file",),
         workloads={
             "three_step": "agents a -> b -> c, each calling one tool that fires its effect",
             "gate_after_interrupt": "pre (tool) -> ask (the team stops for a human) | answer as the next task -> gate (effect keyed by it) -> end (tool)",
