@@ -401,6 +401,7 @@ def with_crash_states(data: dict, mode: str) -> dict:
     return data
 
 
+UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 THREAD_ID = re.compile(r"<run>-c\d{3,}-(?:rec\d{3,}(?:-\d+)?|p\d{3,}(?:-q\d{3,})*-r\d{3,})")
 
 
@@ -408,7 +409,8 @@ def mask_modes(data: dict) -> dict:
     """``data`` without what differs between kill and recorded mode by design: each cell's
     ``crash_states`` account and axis, the run's trial summary (recordings are trials too), and thread ids
     (a recorded point resumes its recording's thread, ``<run>-c000-rec000``, where a kill trial has its
-    own, ``<run>-c000-p003-r000``: an adapter's file names and reasons carry it)."""
+    own, ``<run>-c000-p003-r000``: an adapter's file names and reasons carry it), and UUIDs (the Agent
+    Server's thread ids, uuid5 of the run id, differ between any two runs)."""
     data = copy.deepcopy(data)
     data.pop("summary", None)
     for cell in data.get("cells", []):
@@ -417,7 +419,8 @@ def mask_modes(data: dict) -> dict:
         axes.pop("crash_states", None)
         if isinstance(axes.get("case"), dict):
             axes["case"].pop("crash_states", None)
-    return json.loads(THREAD_ID.sub("<run>-<thread>", json.dumps(data)))
+    # the Agent Server's thread ids are uuid5 of the run id (chaos.targets.langgraph_server): new each run
+    return json.loads(UUID.sub("<uuid>", THREAD_ID.sub("<run>-<thread>", json.dumps(data))))
 
 
 @dataclasses.dataclass
