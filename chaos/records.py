@@ -244,6 +244,18 @@ class RaceWindow(Record):
     predicted_by_jitter_ms: dict[str, float | None] = Field(default_factory=dict)
 
 
+class CrashStates(Record):
+    """How a sweep cell made its kill points' crash states (``crash_states``, ``chaos.kinds.crash_states``):
+    the mode asked for, the mode used (``mixed``: some points fell back to a kill), and why a
+    point or the whole cell was not recorded."""
+
+    asked: str
+    used: str
+    reason: str | None = None
+    recorded: int = 0  # point trials recovered from a crash state one recording captured
+    killed: int = 0  # point trials whose own victim was SIGKILLed there (kill mode)
+
+
 class CellResult(Record):
     cell_index: int
     cell_id: str
@@ -277,6 +289,7 @@ class CellResult(Record):
     app_errors: list[str] = Field(default_factory=list)  # the first distinct app errors: reason, then traceback
     notes: list[str] = Field(default_factory=list)  # what the verdicts rest on that the user should know (effects outside a task)
     store_size: dict[str, Any] | None = None  # sweeps: the uninterrupted run's checkpoint sizes and growth (chaos.kinds.growth)
+    crash_states: CrashStates | None = None  # sweeps asked for crash_states other than kill: what was used, and why
     verdicts: list[Verdict] = Field(default_factory=list)
     failure: str | None = None
 
@@ -301,6 +314,7 @@ class TrialSummary(Record):
     fault_not_fired: int = 0
     kills_confirmed: int = 0
     kills_unconfirmed: int = 0
+    recorded_states: int = 0  # sweep trials recovered from a recorded crash state: no kill of their own to confirm
 
 
 class CellVerdict(NamedTuple):

@@ -28,6 +28,13 @@ written on a background thread while the resumed task runs: see OPEN_POINTS; ``-
 it too). The default set cuts kill points and trials like scenarios/nightly.yaml; ``--full`` runs
 every deterministic case as shipped (much longer).
 
+Modes (``--modes``): instead of two revisions, the current tree twice, every sweep cell once with
+``crash_states: kill`` and once with ``crash_states: recorded`` (``chaos.kinds.crash_states``), compared
+the same way per cell and kill point (effect counts, outcomes, verdicts and their evidence). What
+differs by design is left out: the cell's ``crash_states`` account and the run's trial summary (a
+recording is a trial, its points count as recorded states, not kills). A scenario without a sweep
+cell is compared as it is (both sides then run the same).
+
 One command, from the repository root:  python scripts/compare_results.py
 """
 
@@ -369,6 +376,53 @@ def write_scenario(entry: Entry, folder: Path) -> tuple[Path, int]:
     return path, int(data["seed"])
 
 
+def with_crash_states(data: dict, mode: str) -> dict:
+    """``data`` (a scenario) with ``crash_states: mode`` on every sweep cell (the kinds whose options
+    read it); other kinds refuse the field, so it is set per case where the file mixes kinds."""
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    from chaos.kinds import get_kind
+
+    def sweep(kind: str) -> bool:
+        return "crash_states" in get_kind(kind).Options.model_fields
+
+    data = copy.deepcopy(data)
+    cases = (data.get("matrix") or {}).get("case")
+    kinds = (data.get("matrix") or {}).get("kind")
+    if cases:
+        for case in cases:
+            if sweep(case.get("kind", data.get("kind", ""))):
+                case["crash_states"] = mode
+    elif kinds:  # a kind axis: cases instead, one per kind, so only the sweeps get the field
+        data["matrix"]["case"] = [{"kind": k, **({"crash_states": mode} if sweep(k) else {})} for k in kinds]
+        del data["matrix"]["kind"]
+    elif sweep(data.get("kind", "")):
+        data["crash_states"] = mode
+    return data
+
+
+UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
+THREAD_ID = re.compile(r"<run>-c\d{3,}-(?:rec\d{3,}(?:-\d+)?|p\d{3,}(?:-q\d{3,})*-r\d{3,})")
+
+
+def mask_modes(data: dict) -> dict:
+    """``data`` without what differs between kill and recorded mode by design: each cell's
+    ``crash_states`` account and axis, the run's trial summary (recordings are trials too), and thread ids
+    (a recorded point resumes its recording's thread, ``<run>-c000-rec000``, where a kill trial has its
+    own, ``<run>-c000-p003-r000``: an adapter's file names and reasons carry it), and UUIDs (the Agent
+    Server's thread ids, uuid5 of the run id, differ between any two runs)."""
+    data = copy.deepcopy(data)
+    data.pop("summary", None)
+    for cell in data.get("cells", []):
+        cell.pop("crash_states", None)
+        axes = cell.get("axes") or {}
+        axes.pop("crash_states", None)
+        if isinstance(axes.get("case"), dict):
+            axes["case"].pop("crash_states", None)
+    # the Agent Server's thread ids are uuid5 of the run id (chaos.targets.langgraph_server): new each run
+    return json.loads(UUID.sub("<uuid>", THREAD_ID.sub("<run>-<thread>", json.dumps(data))))
+
+
 @dataclasses.dataclass
 class Side:
     results: dict | None
@@ -441,6 +495,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--strict", action="store_true", help="compare also the kill points whose outcome the framework leaves open")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder (run folders, logs) and say where")
     ap.add_argument("--list", action="store_true", help="print the scenarios that would run, and those left out, then exit")
+    ap.add_argument("--modes", action="store_true", help="compare crash_states kill with recorded in the current tree (no base revision)")
     args = ap.parse_args(argv)
 
     if args.scenarios:
@@ -471,7 +526,9 @@ def main(argv: list[str] | None = None) -> int:
     worst = 0
     t_all = time.monotonic()
     try:
-        if tree_base is None:
+        if args.modes:
+            tree_base = REPO
+        elif tree_base is None:
             tree_base = base_worktree(args.base, tmp)
             made_tree = True
         rev = subprocess.run(["git", "-C", str(tree_base), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
@@ -480,17 +537,26 @@ def main(argv: list[str] | None = None) -> int:
             ["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True
         ).stdout.strip()
         chaos_of(tree_base), chaos_of(REPO)
-        print(f"base {rev} ({tree_base}) vs current {head}{' + uncommitted changes' if dirty else ''} ({REPO})", flush=True)
+        if args.modes:
+            print(f"crash_states kill vs recorded, both in {head}{' + uncommitted changes' if dirty else ''} ({REPO})", flush=True)
+        else:
+            print(f"base {rev} ({tree_base}) vs current {head}{' + uncommitted changes' if dirty else ''} ({REPO})", flush=True)
         (tmp / "scenarios").mkdir()
         for e in entries:
             scenario, seed = write_scenario(e, tmp / "scenarios")
             seed = args.seed if args.seed is not None else seed
             stem = Path(e.file).stem
+            files = {"base": scenario, "current": scenario}
+            if args.modes:  # the same scenario, its sweep cells once per mode
+                data = yaml.safe_load(scenario.read_text())
+                for label, mode in (("base", "kill"), ("current", "recorded")):
+                    files[label] = tmp / "scenarios" / f"{stem}-{mode}.yaml"
+                    files[label].write_text(yaml.safe_dump(with_crash_states(data, mode), sort_keys=False))
             sides = {}
             for label, tree in (("base", tree_base), ("current", REPO)):
                 out = tmp / label / stem
                 out.mkdir(parents=True, exist_ok=True)
-                sides[label] = run_side(tree, scenario, out, seed, args.trials, tmp / label / f"{stem}.log")
+                sides[label] = run_side(tree, files[label], out, seed, args.trials, tmp / label / f"{stem}.log")
             a, b = sides["base"], sides["current"]
             took = f"({a.seconds:.0f}s + {b.seconds:.0f}s)"
             if a.results is None and b.results is not None and "unknown framework" in (a.error or ""):
@@ -509,6 +575,8 @@ def main(argv: list[str] | None = None) -> int:
                 detail = race_line(a.results, b.results)
             else:
                 ca, cb = comparable(a.results), comparable(b.results)
+                if args.modes:
+                    ca, cb = mask_modes(ca), mask_modes(cb)
                 masked: list[str] = []
                 if not args.strict:
                     ca, masked = mask_open_points(ca)
@@ -522,6 +590,13 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 if masked:
                     detail += f"; {len(masked)} open kill points not compared (--strict compares them)"
+                if args.modes:  # what the recorded side used, per cell (a cell may fall back to kill mode)
+                    states = [c["crash_states"] for c in b.results.get("cells", []) if c.get("crash_states")]
+                    used = [cs["used"] for cs in states]
+                    detail += f"; recorded side: {used.count('recorded')} of {len(used)} sweep cells recorded"
+                    if used.count("recorded") < len(used):
+                        whys = {cs["reason"] for cs in states if cs["used"] != "recorded"}
+                        detail += " (others in kill mode: " + " | ".join(sorted(w[:90] for w in whys if w))[:300] + ")"
             if a.exit_code != b.exit_code:
                 diffs.insert(0, f"exit code: {a.exit_code} -> {b.exit_code}")
             if diffs:

@@ -227,7 +227,8 @@ def run(
     out.print(
         f"trials: {sm.trials} ({sm.valid} valid, {sm.unknown} unknown, {sm.hung} hung, {sm.errored} errored, "
         f"{sm.environment} environment faults ({sm.retried} repeats), {sm.app_error} app errors); "
-        f"kills confirmed {sm.kills_confirmed}/{sm.kills_confirmed + sm.kills_unconfirmed}",
+        f"kills confirmed {sm.kills_confirmed}/{sm.kills_confirmed + sm.kills_unconfirmed}"
+        + (f"; recorded crash states {sm.recorded_states}" if sm.recorded_states else ""),
         highlight=False,
     )
     for c in res.cells:  # the user's code raised: say where, with the traceback (never a framework verdict)

@@ -298,7 +298,9 @@ def count_trial(s: TrialSummary, r: TrialRecord) -> None:
     elif r.fault_fired is False:
         s.fault_not_fired += 1
     kill = r.observations.get("kill")
-    if isinstance(kill, dict):
+    if r.observations.get("crash_state") is not None:  # recorded (chaos.kinds.crash_states): a frozen recording, no kill
+        s.recorded_states += 1
+    elif isinstance(kill, dict):
         if kill.get("confirmed"):
             s.kills_confirmed += 1
         else:

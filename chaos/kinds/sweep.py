@@ -49,7 +49,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from chaos.kinds import approval, db_disconnect, db_restart, faults, growth, lost_state
+from chaos.kinds import approval, crash_states, db_disconnect, db_restart, faults, growth, lost_state
 from chaos.kinds.base import Checker, Kind, Property, approves_breakpoints
 from chaos.kinds.baseline import answer_action, approvals_plan, approve_action, baseline_of, effect_counts
 from chaos.kinds.checking import base_fields, combine, judged, times, verdict
@@ -114,7 +114,7 @@ class SweepKind(Kind):
     names it, says what it is about and which properties it reports."""
 
     sweep: ClassVar[Sweep] = Sweep()
-    fields = ("resume", "kill_points", "trials", "crash_depth", "recovery_kill_points", "fault", "bounds")
+    fields = ("resume", "kill_points", "trials", "crash_depth", "recovery_kill_points", "fault", "crash_states", "bounds")
     section = "sweep"
     Options = SweepOptions
 
@@ -179,6 +179,8 @@ def dry_trial(run: TrialRun) -> TrialRecord:
     out = run.collect(h, "dry", "run", hung=bool(hung))
     trace = [t["barrier"] for t in out.trace]
     run.observations["boundaries"] = trace
+    if SweepOptions.of(cell.scenario).crash_states != "kill":  # two writers at once: no recording (chaos.kinds.crash_states)
+        run.observations["concurrent_writes"] = crash_states.writes_at_once(out.trace)
     if measure:  # what the run left durable, its values left out (they can be big: that is the point)
         run.observations["after"] = {k: v for k, v in (out.inspect_after or {}).items() if k != "values"}
     run.observations["outcomes"] = out.racer_result.get("outcomes")
@@ -254,6 +256,12 @@ def run_sweep(ctx: RunContext, cell: Cell, skip: set[str], sweep: Sweep) -> Iter
     if SweepOptions.of(cell.scenario).crash_depth > 1:
         for p_index, point in enumerate(points):
             yield from _nested(ctx, cell, skip, dry, [f"p{p_index:03d}"], [point])
+        return
+    if (
+        SweepOptions.of(cell.scenario).crash_states != "kill"
+        and (crash_states.not_recorded(cell) or crash_states.concurrent_writes(dry)) is None
+    ):
+        yield from crash_states.run_recorded(ctx, cell, skip, points, _recorded_steps(cell, dry))
         return
     for p_index, point in enumerate(points):
         for rep in range(cell.scenario.trials):
@@ -422,6 +430,13 @@ def _last_resume(
     run.release(rec, HOLD)
     if during is not None and (ended := during(rec)) is not None:
         return {}, ended
+    return resume_result(run, rec, action)
+
+
+def resume_result(run: TrialRun, rec: RacerHandle, action: ActionSpec) -> tuple[RacerResult, TrialRecord | None]:
+    """Wait for the resume racer ``rec`` (released, or never held) and record what it found and
+    did; its result, and the trial's record when the trial ends here invalid (``_last_resume``)."""
+    cell = run.cell
     hung = run.wait_exit([rec])
     out = run.collect(rec, "resume", f"resume {cell.scenario.resume}", action.get("value"), hung=bool(hung))
     res = out.racer_result
@@ -439,6 +454,23 @@ def _last_resume(
     if out.status != "ok":
         return res, run.record(valid=False, invalid_reason=f"resume racer {out.status}: {run.history[-1].detail}", fault_fired=True)
     return res, None
+
+
+def _recorded_steps(cell: Cell, dry: TrialRecord) -> crash_states.SweepSteps:
+    """What a recorded sweep (``chaos.kinds.crash_states``) runs: the workload's whole life, the
+    resume, and at each point the same observations and (where it falls back) the same kill trial."""
+
+    def prepare(run: TrialRun, point: str) -> None:
+        run.observations["baseline_effects"] = _counts(dry)
+        run.observations.update(approval.before_kill(dry, point))  # AA
+
+    return crash_states.SweepSteps(
+        actions=_actions(cell),
+        resume=_resume_action(cell),
+        finish_resume=resume_result,
+        prepare=prepare,
+        kill_body=lambda point: _against(dry, point),
+    )
 
 
 def _against(dry: TrialRecord, point: str) -> Callable[[TrialRun], TrialRecord]:
@@ -856,8 +888,9 @@ def sweep_summary(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> tuple
     outcomes and its verdicts; the store's size. And what the checkers combine over the points."""
     dries = [r for r in records if CELL_DRY.match(r.trial_id)]  # the last one counts (earlier ones an environment fault spoiled)
     dry = dries[-1] if dries else None
-    trials = [r for r in records if not r.trial_id.endswith("-dry")]
+    trials = [r for r in records if not r.trial_id.endswith("-dry") and not crash_states.is_recording(r.trial_id)]
     result = CellResult(**base_fields(cell, trials))
+    result.crash_states = crash_states.summary(cell, records)
     result.racer_errors = sum(1 for r in trials for o in r.racers if o.status in ("harness_error", "crashed", "timeout"))
     if dry is None or not dry.valid:
         why = (dry.invalid_reason or "?") if dry else "the dry run did not run"  # a failed dry run always says why
@@ -1051,7 +1084,7 @@ def explain_kill(rec: TrialRecord) -> list[str]:
     against the uninterrupted run the trial carries (``baseline_effects``): a duplicate that run
     shows too is the workflow's own and needs no crash; the dry run itself explains its own."""
     counts = _counts(rec)
-    if rec.trial_id.endswith("-dry"):
+    if rec.trial_id.endswith("-dry") or crash_states.is_recording(rec.trial_id):  # uninterrupted runs (a recording only froze)
         return [
             f"effect {k} fired {times(n)} in an uninterrupted run (ledger seqs "
             f"{', '.join(str(r['seq']) for r in rec.ledger if r['effect_key'] == k)}): a duplicate that needs no crash"

@@ -51,7 +51,7 @@ def _filters(v: list[str]) -> list[str]:
 class SweepOptions(KindOptions):
     """What a sweep reads beyond the common fields (``kill_points`` and ``trials`` are common)."""
 
-    refused_elsewhere: ClassVar[frozenset[str]] = frozenset({"crash_depth", "recovery_kill_points", "bounds"})
+    refused_elsewhere: ClassVar[frozenset[str]] = frozenset({"crash_depth", "recovery_kill_points", "bounds", "crash_states"})
 
     crash_depth: Annotated[int, AfterValidator(_depth)] = Field(
         1,
@@ -71,6 +71,14 @@ class SweepOptions(KindOptions):
         "there (pg_terminate_backend), then the racer continues (postgres, postgres_async); db_restart = with crash_depth: 2, "
         "the victim is killed at the first point, and the database is restarted under the recovery at its own boundary "
         "(its connections cut, reconnects refused until its first attempt), which then runs on and is judged (postgres)",
+    )
+    crash_states: Literal["kill", "recorded", "auto"] = Field(
+        "kill",
+        description="sweeps: how each kill point's crash state is made. kill = a victim runs to the point and is SIGKILLed "
+        "there (one victim per point); recorded = one victim runs through every point, frozen at each while chaos copies "
+        "the store's files and the ledger rows a SIGKILL there would leave (chaos.kinds.crash_states); where that copy "
+        "is not exact (a store behind a socket, a fault other than kill, crash_depth > 1) the cell runs in kill mode and "
+        "results.json says why; auto = recorded where exact, else kill (results.json says which)",
     )
     bounds: Bounds | None = Field(
         None,

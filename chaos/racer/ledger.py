@@ -147,6 +147,21 @@ class SqliteLedger:
                 self._conn.execute("ROLLBACK")
                 raise
 
+    def copy_rows(self, rows: list[dict], trial_id: str) -> None:
+        """``rows`` (as ``rows`` returns them) inserted again under ``trial_id``, in one transaction."""
+        cols = COLUMNS[1:]
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._conn.executemany(
+                    f"INSERT INTO effects ({', '.join(cols)}) VALUES ({','.join('?' * len(cols))})",
+                    [tuple(trial_id if c == "trial_id" else r.get(c) for c in cols) for r in rows],
+                )
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+
     def rows(self, *, run_id: str, trial_id: str | None = None) -> list[dict]:
         sql = f"SELECT {', '.join(COLUMNS)} FROM effects WHERE run_id = ?"
         args: list = [run_id]

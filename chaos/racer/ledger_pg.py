@@ -77,6 +77,15 @@ class PostgresLedger:
         assert row is not None  # INSERT ... RETURNING yields the new row
         return int(row[0])
 
+    def copy_rows(self, rows: list[dict], trial_id: str) -> None:
+        """``rows`` (as ``rows`` returns them) inserted again under ``trial_id``, in one transaction."""
+        cols = COLUMNS[1:]
+        q = sql.SQL("INSERT INTO {} ({}) VALUES ({})").format(
+            self._t, sql.SQL(", ").join(sql.Identifier(c) for c in cols), sql.SQL(", ").join(sql.Placeholder() for _ in cols)
+        )
+        with self._conn.transaction(), self._conn.cursor() as cur:
+            cur.executemany(q, [tuple(trial_id if c == "trial_id" else r.get(c) for c in cols) for r in rows])
+
     def rows(self, *, run_id: str, trial_id: str | None = None) -> list[dict]:
         q = sql.SQL("SELECT {} FROM {} WHERE run_id = %s").format(sql.SQL(", ").join(sql.Identifier(c) for c in COLUMNS), self._t)
         args: list = [run_id]

@@ -68,6 +68,15 @@ class AppendsOnce(Protocol):
     def append_once(self, *, task: str, value: str | None, thread_id: str, where: Where | None = None) -> tuple[int, bool]: ...
 
 
+@runtime_checkable
+class CopiesRows(Protocol):
+    """A ledger that can insert rows it returned again under another trial's id (new seqs, every
+    other column as it was): a recorded crash state's effects become its point trial's
+    (``chaos.kinds.crash_states``), so ``append_once`` and ``rows`` see them as that trial's own."""
+
+    def copy_rows(self, rows: list[dict], trial_id: str) -> None: ...
+
+
 def effect_key(task: str, value: str | None) -> str:
     """``task``, or ``task:value`` for an interrupt-gated effect (e.g. ``gate:True``)."""
     return task if value is None else f"{task}:{value}"

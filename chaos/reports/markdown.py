@@ -178,7 +178,13 @@ def render_markdown(results: RunResults, meta: dict, duplicates: DuplicateGroups
         f"{sm.environment} environment faults ({sm.retried} repeats), {sm.app_error} app errors); "
         f"fault fired in {sm.fault_fired}, did not fire in {sm.fault_not_fired}; "
         f"kills confirmed by exit status {sm.kills_confirmed}, unconfirmed {sm.kills_unconfirmed}"
+        + (f"; recovered from recorded crash states {sm.recorded_states} (crash_states: recorded)" if sm.recorded_states else "")
     )
+    for c in results.cells:  # a sweep that asked for recorded crash states: what it used, and why not where it did not
+        cs = c.crash_states
+        if cs is not None:
+            why = f" ({_esc(cs.reason)})" if cs.reason else ""
+            add(f"- cell {_esc(c.cell_id)}: crash states {cs.used} (asked {cs.asked}; {cs.recorded} recorded, {cs.killed} killed){why}")
     load = meta.get("load") or {}
     if load:
         add(

@@ -204,6 +204,7 @@ class Execution:
             launcher=launcher,
             ledger_config=self.storage.ledger_config,
             read_ledger=self.storage.read_ledger,
+            copy_ledger=self.storage.copy_ledger,
             store_for=self.store_for,
             keep_work=self.opts.keep_work,
             lazy=self.lazy,

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from chaos.racer.ledger_rows import CopiesRows
 from chaos.racer.protocol import LedgerSpec, StoreSpec
 from chaos.racer.redact import redact_dsn, redact_text
 
@@ -179,6 +180,12 @@ class RunStorage:
         if self.ledger is None:
             raise RuntimeError("the run's ledger was read after RunStorage.close()")
         return self.ledger.rows(run_id=self.run_id, trial_id=trial_id)
+
+    def copy_ledger(self, rows: list[dict], trial_id: str) -> None:
+        """``rows`` of the run's ledger inserted again as ``trial_id``'s (``RunContext.copy_ledger``)."""
+        if not isinstance(self.ledger, CopiesRows):
+            raise RuntimeError("the run's ledger was written to after RunStorage.close(), or cannot copy rows")
+        self.ledger.copy_rows(rows, trial_id)
 
     def describe(self) -> dict:
         from chaos.racer.redact import redact_config

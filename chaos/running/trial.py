@@ -95,6 +95,9 @@ class RunContext:
     store_for: Callable[[Cell, str, Path], StoreSpec]
     keep_work: bool = False
     prior: Mapping[str, TrialRecord] | StoredTrials = field(default_factory=dict)  # journaled already: ``get(trial_id)``
+    # copies effect rows into the ledger under another trial's id (a recorded crash state's rows
+    # become its point trial's: ``chaos.kinds.crash_states``); None: this run cannot (kill mode only)
+    copy_ledger: Callable[[list[dict], str], None] | None = None
     only: set[str] | None = None  # re-run just these trial ids (``chaos rerun``)
     lazy: FaultFs | None = None  # the run's lazy filesystem, when a cell's fault is power_loss or torn
     deploy_launcher: Launcher | None = None  # v2's racers, when a deploy is also a library release (``upgrade_to.target``)
@@ -144,10 +147,14 @@ class TrialRun:
     # terminated it): blamed as usual, but such an environment fault does not make the trial invalid
     measures_env: set[str] = field(default_factory=set)
     disk_full: str | None = None  # how a racer of this trial found the disk full (the run stops: ``record``)
+    # the trial whose thread this one continues (None: its own). A recorded crash state's recovery
+    # (``chaos.kinds.crash_states``) resumes the recording's thread from a copy of its store, in this
+    # trial's own folder: the thread id (and the file names an adapter derives from it) are the recording's
+    thread_of: str | None = None
 
     def __post_init__(self) -> None:
         self.seed = derive(self.ctx.root_seed, self.cell.id, self.seed_id or self.trial_id)
-        self.thread_id = f"{self.ctx.run_id}-{self.trial_id}"
+        self.thread_id = f"{self.ctx.run_id}-{self.thread_of or self.trial_id}"
         self.dir = self.ctx.work_dir / self.trial_id.replace("/", "_")
         self.barrier_dir = self.dir / "barriers"
         self.barrier_dir.mkdir(parents=True, exist_ok=True)

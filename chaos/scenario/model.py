@@ -274,6 +274,7 @@ class Scenario(Strict):
     crash_depth: KindOption = kind_option()
     recovery_kill_points: KindOption = kind_option()
     fault: KindOption = kind_option()
+    crash_states: KindOption = kind_option()
     bounds: KindOption = kind_option()
     timeout_s: float = Field(120, gt=0, le=7 * 86_400, allow_inf_nan=False, description="cap on any single wait for a racer")
     env_retries: int = Field(
@@ -437,6 +438,7 @@ AXES: dict[str, tuple[str, ...]] = {
     "crash_depth": ("crash_depth",),
     "recovery_kill_points": ("recovery_kill_points",),
     "fault": ("fault",),
+    "crash_states": ("crash_states",),
     "bounds": ("bounds",),
     "workload": ("workload",),
     "workload_params": ("workload_params",),

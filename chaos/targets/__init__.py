@@ -84,6 +84,12 @@ class TargetInfo:
     open_cases: dict[str, str] = field(default_factory=dict)
     # the releases CI builds an environment for (.ci/envs.sh; "" is ``default_version``)
     ci_versions: tuple[str, ...] = ("",)
+    # backends whose whole durable state is files in the trial's folder (a SQLite file with its -wal
+    # and -shm, the adapter's own files): a racer frozen at a barrier leaves there the bytes a SIGKILL
+    # would, so a sweep may take its crash states from one recording (``crash_states: recorded``,
+    # ``chaos.kinds.crash_states``). Empty: every backend is swept in kill mode. A store behind a
+    # socket (Postgres, a server) or a saver chaos cannot see the files of is never listed
+    capturable_backends: tuple[str, ...] = ()
     # a module run as ``python -m <module> SPEC`` in the racers' Python before any trial (SPEC: the
     # cell's target and workload_params as JSON): exit 0 when racers can start, else one stderr line
     # saying what to change (refused, exit 3); "" for none
@@ -163,6 +169,7 @@ COMMON_FIELDS: dict[str, str] = {
     "crash_depth": "the sweeps",
     "recovery_kill_points": "the sweeps",
     "fault": "the sweeps (the store's folder on chaos's lazy filesystem; db_disconnect, db_restart: the run's Postgres)",
+    "crash_states": "the sweeps (recorded: where the adapter declares the backend's store capturable, else kill)",
     "bounds.bytes_per_checkpoint": "the sweeps (SB: unknown where the adapter measures no store size)",
     "bounds.bytes_per_thread": "the sweeps (SB: unknown where the adapter measures no store size)",
     "timeout_s": "the orchestrator",
@@ -191,6 +198,7 @@ TARGETS: dict[str, TargetInfo] = {
         module="chaos.targets.langgraph",
         about="LangGraph StateGraph over a checkpoint saver (durability sync/async/exit)",
         backends=("sqlite", "memory", "postgres", "sqlite_async", "postgres_async", "saver", "postgres_pool"),
+        capturable_backends=("sqlite", "sqlite_async"),
         workloads={
             "gate_after_interrupt": "pre -> gate (interrupt(), effect keyed by the resume value) -> end",
             "approval_idempotent": "pre (no effect) -> gate (interrupt(), idempotent effect) -> end (idempotent): the fixed approval flow",
@@ -358,6 +366,7 @@ TARGETS: dict[str, TargetInfo] = {
         module="chaos.targets.llamaindex",
         about="LlamaIndex Workflows; Context.to_dict saved to a JSON file at every step boundary, from_dict to resume",
         backends=("file",),
+        capturable_backends=("file",),
         workloads={
             "three_step": "StartEvent -> a -> b -> c -> StopEvent, one effect per step",
             "gate_after_interrupt": "pre -> InputRequiredEvent (pause) | HumanResponseEvent -> gate (effect keyed by the response) -> end",
@@ -394,6 +403,7 @@ TARGETS: dict[str, TargetInfo] = {
         module="chaos.targets.pydantic_graph",
         about="pydantic-graph (1.x line) Graph over FileStatePersistence (a JSON snapshot list per run)",
         backends=("file",),
+        capturable_backends=("file",),
         workloads={
             "three_step": "A -> B -> C -> End, one effect each",
             "gate_after_interrupt": "Pre -> Ask (the run stops before it) | Gate(answer) effect keyed by the answer -> Finish",
@@ -432,6 +442,7 @@ TARGETS: dict[str, TargetInfo] = {
         module="chaos.targets.autogen",
         about="AutoGen AgentChat team (round-robin, or the workload's own: Swarm, selector), save_state after every turn to a JSON file, load_state to resume; replayed model replies (no LLM)",
         backends=("file",),
+        capturable_backends=("file",),
         workloads={
             "three_step": "agents a -> b -> c, each calling one tool that fires its effect",
             "gate_after_interrupt": "pre (tool) -> ask (the team stops for a human) | answer as the next task -> gate (effect keyed by it) -> end (tool)",
