@@ -331,6 +331,7 @@ class StoreSpec(TypedDict, total=False):
     setup: bool
     application_name: str  # the saver connection's name in pg_stat_activity (the racer's own)
     url: str  # a server the racers are clients of (``TargetInfo.cell_host``: the LangGraph Agent Server)
+    observe_dsn: str  # the same server reached directly, for an adapter's reads from outside the framework when ``dsn`` is relayed (``fault: db_restart``)
 
 
 class LedgerSpec(TypedDict, total=False):
