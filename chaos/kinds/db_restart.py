@@ -22,11 +22,11 @@ the racer ran on (a workflow left PENDING: LIVENESS violated, naming it). Its lo
 the measurement, not an environment fault (``TrialRun.measures_env``).
 
 Only the framework is restarted under: chaos's own reads of the racer's store (an adapter's
-inspection before and after, DBOS's version check after its launch) reach the server directly
+inspection before and after, its version check after DBOS's launch) reach the server directly
 (``StoreSpec.observe_dsn``). Through the relay, such a read on the racer's main thread met the
 outage while DBOS's recovery thread stood released into it, and DBOS 3.4.0's ``DBOSClient`` does
 not retry its connection check: the instrument's error was reported as the recovery's (2026-12-02,
-at load 1.6 to 5).
+at load 1.6 to 5.7: 4 of 4 runs).
 
 Honest limits: the server itself is not restarted (other trials and runs share it); the racer sees
 what a restart shows a client (connections cut, reconnects refused, then accepted), but the cut is
