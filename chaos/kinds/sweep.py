@@ -1109,6 +1109,8 @@ def explain_kill(rec: TrialRecord) -> list[str]:
     shows too is the workflow's own and needs no crash; the dry run itself explains its own."""
     counts = _counts(rec)
     if rec.trial_id.endswith("-dry") or crash_states.is_recording(rec.trial_id):  # uninterrupted runs (a recording only froze)
+        if rec.point is not None:  # a recovery's discovery or recording: crashed before, never judged; its chains explain it
+            return []
         return [
             f"effect {k} fired {times(n)} in an uninterrupted run (ledger seqs "
             f"{', '.join(str(r['seq']) for r in rec.ledger if r['effect_key'] == k)}): a duplicate that needs no crash"
