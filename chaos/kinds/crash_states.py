@@ -24,7 +24,8 @@ barrier of that run leaves, where the adapter declares the backend's store to be
 trial's folder (``TargetInfo.capturable_backends``). Where that is not so the cell runs in kill
 mode and its results.json says why (``CellResult.crash_states``): a store behind a socket
 (Postgres, a server) or one not declared, a fault other than a kill (power_loss and torn need the
-lazy filesystem's durable image, db_disconnect kills nothing), ``crash_depth`` > 1, racers on
+lazy filesystem's durable image, db_disconnect kills nothing), ``crash_depth`` > 2 (depth 2:
+``chaos.kinds.crash_chains``), racers on
 another machine, and a workload whose dry run wrote from two threads at once (``concurrent_writes``:
 each recorded state would be exact, but of a run the recording's stops reordered). A point the
 recording never stopped at (a workload whose boundaries differ run to run), or one whose store

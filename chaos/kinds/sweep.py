@@ -31,6 +31,8 @@ prefix, the last recovery unarmed, its boundaries recorded), as the dry run disc
 workload's; a ``-dry`` trial is never judged, and ``chaos rerun`` reuses it, so a nested trial id
 (``c000-p003-q002-r000``: first point 3, the recovery's boundary 2, repeat 0) names the same chain.
 ``recovery_kill_points`` narrows the recoveries' boundaries as ``kill_points`` narrows the first.
+With ``crash_states: recorded`` at depth 2 the chains come from recorded crash states instead
+(``chaos.kinds.crash_chains``: the recovery of each recorded first point is itself a recording).
 The checks are the same, on the chain as the point: EO over every row of the trial, PC and
 liveness of the last recovery against the durable state at the last kill.
 
