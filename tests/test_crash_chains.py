@@ -174,10 +174,34 @@ def test_a_chain_that_could_not_be_recorded_is_killed_and_results_say_why():
     assert cs is not None and (cs.used, cs.recorded, cs.killed) == ("mixed", 1, 1) and cs.reason == f"P1 >> P3: {why}"
 
 
-def test_deeper_chains_stay_in_kill_mode_and_say_so():
-    (cell,) = expand(
-        parse_scenario(
-            SCENARIO.replace("crash_depth: 2", "crash_depth: 3").replace("  crash_states: [kill, recorded]", "  crash_states: [recorded]")
-        )
+def test_three_crashes_deep_each_recovery_is_a_recording_and_every_chain_comes_out_as_in_kill_mode(tmp_path):
+    """``crash_depth: 3``: below each chain of two crashes, the second recovery of its recorded state is
+    a recording too (its discovery, ``c000-p000-q000-dry``); the last resumer of each chain of three
+    finds the rows of the victim and both recoveries, as after kill mode's three kills."""
+    text = SCENARIO.replace("crash_depth: 2", "crash_depth: 3").replace(
+        'kill_points: ["effect(task=b)", "put_writes(node=b", "put(step=2"]', 'kill_points: ["effect(task=b)"]'
     )
-    assert "crash_depth 3" in (crash_states.not_recorded(cell) or "")
+    text = text.replace(
+        'recovery_kill_points: ["effect(task=b)", "put_writes(node=b", "put(step=2"]',
+        'recovery_kill_points: ["effect(task=b)", "put(step=2"]',
+    )
+    run = run_text(tmp_path, text)
+    kill, rec = _cells(run)
+    assert [p.point for p in rec.points] == [p.point for p in kill.points] and all(p.point.count(" >> ") == 2 for p in kill.points)
+    for pk, pr in zip(kill.points, rec.points, strict=True):
+        assert (pr.reached, pr.effect_counts, pr.durable_checkpoints, pr.resume_outcomes, pr.distribution) == (
+            pk.reached,
+            pk.effect_counts,
+            pk.durable_checkpoints,
+            pk.resume_outcomes,
+            pk.distribution,
+        ), pk.point
+        assert [(v.property, v.status) for v in pr.verdicts] == [(v.property, v.status) for v in pk.verdicts], pk.point
+    assert [(v.property, v.status) for v in rec.verdicts] == [(v.property, v.status) for v in kill.verdicts]
+    cs = rec.crash_states
+    assert cs is not None and (cs.used, cs.killed) == ("recorded", 0)
+    thrice = next(r for r in _mine(run, rec) if r.point == " >> ".join(["effect(task=b):after#1"] * 3))
+    assert [o.role for o in thrice.racers] == ["resume"]
+    assert [row["racer_id"] for row in thrice.ledger] == ["victim", "victim", "recovery1", "recovery2", "resume", "resume"]
+    c = f"c{rec.cell_index:03d}"
+    assert thrice.observations["crash_state"]["recorded_by"] == [f"{c}-rec000", f"{c}-p000-dry", f"{c}-p000-q000-dry"]

@@ -31,8 +31,8 @@ prefix, the last recovery unarmed, its boundaries recorded), as the dry run disc
 workload's; a ``-dry`` trial is never judged, and ``chaos rerun`` reuses it, so a nested trial id
 (``c000-p003-q002-r000``: first point 3, the recovery's boundary 2, repeat 0) names the same chain.
 ``recovery_kill_points`` narrows the recoveries' boundaries as ``kill_points`` narrows the first.
-With ``crash_states: recorded`` at depth 2 the chains come from recorded crash states instead
-(``chaos.kinds.crash_chains``: the recovery of each recorded first point is itself a recording).
+With ``crash_states: recorded`` the chains come from recorded crash states instead
+(``chaos.kinds.crash_chains``: the recovery of each recorded prefix is itself a recording).
 The checks are the same, on the chain as the point: EO over every row of the trial, PC and
 liveness of the last recovery against the durable state at the last kill.
 
@@ -260,7 +260,7 @@ def run_sweep(ctx: RunContext, cell: Cell, skip: set[str], sweep: Sweep) -> Iter
         and (crash_states.not_recorded(cell) or crash_states.concurrent_writes(dry)) is None
     )
     if SweepOptions.of(cell.scenario).crash_depth > 1:
-        if recorded and ctx.copy_ledger is not None:  # crash_depth 2 (not_recorded refuses more)
+        if recorded and ctx.copy_ledger is not None:
             yield from crash_chains.run_recorded_chains(ctx, cell, skip, points, _chain_steps(cell, dry))
             return
         for p_index, point in enumerate(points):
@@ -496,6 +496,7 @@ def _chain_steps(cell: Cell, dry: TrialRecord) -> crash_chains.ChainSteps:
         baseline=baseline,
         discover=discover,
         chain=lambda chain: _against_chain(dry, chain),
+        depth=SweepOptions.of(cell.scenario).crash_depth,
     )
 
 
