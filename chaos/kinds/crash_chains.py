@@ -114,11 +114,15 @@ def record_recovery(run: TrialRun, chain: list[str], st: State, steps: ChainStep
         ctx.copy_ledger(cap.rows, run.trial_id)
     run.observations["crash_state"] = _said(chain, st)
     resume = steps.sweep.resume
-    if wanted is None:
-        arm: dict = {"armed_like": steps.recovery_filters or ("",)}
-    else:
-        arm = {"armed": tuple(wanted)}
-    (h,) = run.start([run.spec(f"recovery{len(chain)}", actions=[resume], inspect_before=True, inspect_after=True, **arm)])
+    spec = run.spec(
+        f"recovery{len(chain)}",  # as kill mode names the chain's next recovery
+        actions=[resume],
+        armed=tuple(wanted or ()),
+        armed_like=(steps.recovery_filters or ("",)) if wanted is None else (),  # its boundaries are not known yet
+        inspect_before=True,
+        inspect_after=True,
+    )
+    (h,) = run.start([spec])
     seen = 0
     while (arrival := _next_stop(run, h, seen)) is not None:
         seen = len(h.arrivals())
