@@ -302,10 +302,12 @@ class Fired(TypedDict):
 
 class BarrierSpec(TypedDict):
     """Where the trial's barrier files are, which boundaries stop the racer (``armed``), and
-    whether arrivals are echoed on stdout (``echo``: racers on other hosts)."""
+    whether arrivals are echoed on stdout (``echo``: racers on other hosts). ``armed_like``: every
+    boundary whose id contains one of these stops it too (``""``: all of them)."""
 
     dir: str
     armed: list[str]
+    armed_like: NotRequired[list[str]]
     echo: NotRequired[bool]
 
 
