@@ -1167,16 +1167,29 @@ def explain_kill(rec: TrialRecord) -> list[str]:
         if expected > 1:
             why += f" (an uninterrupted run fires it {times(expected)} already; the kill added {n - expected})"
         out.append(
-            f"racer {first['racer_id']} fired {first['effect_key']} (ledger seq {first['seq']}) and was SIGKILLed at "
+            f"racer {first['racer_id']} fired {first['effect_key']} (ledger seq {first['seq']}) and {_stopped(rec)} "
             f"{point}; resuming with '{form}', {by} fired {task} again: effect {key} happened {times(n)}; {why}"
         )
     if base is not None and outcome.get("status") == "done":
         for key in sorted(k for k in base if not counts.get(k)):
             fired = ", ".join(f"{k} x{m}" for k, m in sorted(counts.items())) or "nothing"
             out.append(
-                f"effect {key} was lost: an uninterrupted run fires it, but killed at {point} and recovered with "
+                f"effect {key} was lost: an uninterrupted run fires it, but {'recorded' if _recorded(rec) else 'killed'} at {point} and recovered with "
                 f"'{form}', the run completed without it (recorded instead: {fired}; durable at the kill: "
                 f"{ck if ck is not None else '?'} checkpoint(s), completed: {', '.join(sorted(durable)) or 'none'}): "
                 "the recovery skipped it (typically a step recorded as done before its effect was performed)"
             )
     return out
+
+
+def _recorded(rec: TrialRecord) -> bool:
+    """Was the trial recovered from a recorded crash state (``chaos.kinds.crash_states``), not a kill of its own?"""
+    return bool(rec.observations.get("crash_state"))
+
+
+def _stopped(rec: TrialRecord) -> str:
+    """How the racer that fired first was stopped at the point, in an explanation's words: a recorded
+    state's racer was frozen there and its state copied (what a SIGKILL there leaves), never killed."""
+    if _recorded(rec):
+        return "stood frozen at its barrier (the crash state a SIGKILL there leaves was recorded) at"
+    return "was SIGKILLed at"
