@@ -16,8 +16,17 @@ all racers stand at the start gate), the release spread of races, and warm/naive
   how much of a trial is chaos's own, and ``floor vs warm`` whether the two ran the same trial: per
   kill point, the effect ledger once the resume ended, every repeat of both (``fidelity_vs_floor``).
 
-The modes are a table (``MODES``): a mode is a runner and the cases it runs, so a new one (issue
-27's ``recorded`` crash states) is one function and one entry.
+* ``recorded`` (``sweep``, ``email_sweep``): chaos with ``crash_states: recorded``
+  (``chaos.kinds.crash_states``): one recording frozen at every kill point, its store files and
+  ledger rows copied per point, a fresh warm resumer per copy, at most ``os.cpu_count()`` at once,
+  while the recording runs on. Its cost per kill point is the cell's span after the dry run (the
+  recording and every recovery) over its point trials: ``recorded vs floor`` sets it against the
+  floor's median trial, and ``floor vs recorded`` compares the per-point ledgers as for ``warm``.
+  On ``email_sweep`` the cell says what it used: the e-mail assistant's dry run writes from two
+  threads at once, so the sweep runs in kill mode and the line says why.
+
+The modes are a table (``MODES``): a mode is a runner and the cases it runs, so a new one is one
+function and one entry.
 
 Cases: ``race4`` and ``race16`` (a race trial at k=4 / k=16 on SQLite), ``sweep`` (a kill-sweep
 trial on SQLite: run to a barrier, SIGKILL, resume in a fresh racer, read the ledger; cycling
@@ -83,6 +92,12 @@ def cpu_s() -> float:
     """CPU seconds of this process and every descendant it has reaped (racers via the server)."""
     a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+
+
+def own_cpu_s() -> float:
+    """CPU seconds of this process alone (the orchestrator)."""
+    a = resource.getrusage(resource.RUSAGE_SELF)
+    return a.ru_utime + a.ru_stime
 
 
 def proc_cpu_s(pid: int) -> float:
@@ -370,6 +385,64 @@ def fidelity_view(case: str, recs) -> dict:
     }
 
 
+def recorded_case(case: str, trials: int, base: Path, profile: cProfile.Profile | None = None) -> dict:
+    """The sweep case with ``crash_states: recorded`` (``chaos.kinds.crash_states``): the kill_sweep
+    kind's own ``run_cell`` with warm racers, the dry run, then one recording frozen at every kill
+    point and a fresh resumer per point on a copy of its crash state. ``trials`` kill-point trials
+    as the other modes run (rounded up to whole sweeps: repeats per point). There is no per-trial
+    wall to take a median of (the recoveries overlap each other and the recording), so the row's
+    ``median_wall_ms`` is the cell's cost per kill point: the span from the end of the dry run to
+    the end of the last recovery (the recording, its copies, every recovery) over the point trials;
+    CPU likewise per point trial."""
+    from chaos.envs import python_for
+    from chaos.kinds import crash_states, get_kind
+
+    if case == "email_sweep":
+        return email_sweep_case("recorded", base, profile, over={"crash_states": "recorded"}, racers="warm")
+    framework, _, _ = CASES[case]
+    inner = WarmLauncher(python=python_for(framework), log_dir=base, pool=POOL)
+    launcher = Measured(inner)
+    ctx, ledger = context(base, launcher)
+    ctx.copy_ledger = ledger.copy_rows
+    client = inner.server(framework, str(base / "work" / "x"))  # the one-time start, off the clock as warm's
+    start_cpu = proc_cpu_s(client.pid)  # and off the CPU: it is counted when the server is reaped
+    reps = max(1, -(-trials // 21))  # three_step crosses 21 boundaries
+    cell = expand(scenario("kill_sweep", framework, crash_states="recorded", trials=reps), check=False)[0]
+    recs, recordings, dries, dry_end = [], [], [], 0.0
+    cpu0, own0 = cpu_s(), own_cpu_s()
+    if profile:
+        profile.enable()
+    for rec in get_kind("kill_sweep").run_cell(ctx, cell, set()):
+        if rec.trial_id.endswith("-dry"):
+            dries.append(rec)
+            dry_end, cpu0, own0 = time.monotonic(), cpu_s(), own_cpu_s()
+        elif crash_states.is_recording(rec.trial_id):
+            recordings.append(rec)
+        else:
+            recs.append(rec)
+    span, own = time.monotonic() - dry_end, own_cpu_s() - own0
+    if profile:
+        profile.disable()
+    launcher.reap()
+    ledger.close()
+    cpu = cpu_s() - cpu0 - start_cpu
+    n = max(1, len(recs))
+    out = summary("recorded", [span / n] * n, span, cpu, recs, launcher.peak_pss_kb, launcher.peak_rss_kb)
+    killed = [r.point for r in recs if r.observations.get("crash_state") is None]
+    cs = crash_states.summary(cell, [*dries, *recordings, *recs])
+    out.update(
+        per_point_span=True,
+        orchestrator_cpu_ms=own / n * 1000,  # of cpu_per_trial_ms: this process's own (the rest: the fork server and racers)
+        recording_ms=sum(r.wall_s for r in recordings) * 1000,
+        median_recovery_ms=statistics.median(r.wall_s for r in recs) * 1000 if recs else None,
+        crash_states=f"{cs.used}" + (f" ({cs.reason})" if cs and cs.reason else "") if cs else "kill",
+        killed_points=killed,
+    )
+    out["phases"] = phases(recs, launcher.spawned_ns)
+    out["fidelity"] = fidelity_view(case, recs)
+    return out
+
+
 # ------------------------------------------------------------------------------ floor
 
 
@@ -517,13 +590,15 @@ def email_sweep_case(
     ``run_loaded`` (the dry run, every kill point, the report), just its ``kill_sweep`` cell; racers
     started as ``racers`` says (``warm``, ``cold``; default: ``mode``, the row's label). Today every
     kill point is a victim killed there and a fresh resumer (kill mode). ``over``: scenario fields a
-    mode sets (issue 27's recorded crash states: ``over={"crash_states": "recorded"}, racers="warm"``). Per kill point: each kill trial's own ``wall_s`` from
+    mode sets on the sweep's case (issue 27's recorded crash states: ``over={"crash_states": "recorded"}, racers="warm"``). Per kill point: each kill trial's own ``wall_s`` from
     the journal; total: the call's wall, from before loading to its return (the warm server's start
     and the report included, as a user waits for them)."""
     cpu0, m0 = cpu_s(), time.monotonic()
     scen = load_scenario(EMAIL_STOCK)
-    if over:
-        scen = Scenario.model_validate({**scen.model_dump(), **over})
+    if over:  # on the sweep's own case (the file's other cases are kinds that may not read them)
+        data = scen.model_dump()
+        data["matrix"]["case"] = [{**c, **over} if c.get("name") == "sweep" else c for c in data["matrix"]["case"]]
+        scen = Scenario.model_validate(data)
     (index,) = [c.index for c in expand(scen, path=str(EMAIL_STOCK)) if c.id == EMAIL_SWEEP_CELL]
     if profile:
         profile.enable()
@@ -534,7 +609,10 @@ def email_sweep_case(
     recs = [json.loads(line) for line in (outcome.run_dir / "journal.jsonl").read_text().splitlines()]
     kills = [r for r in recs if r.get("point")]
     per_point = {r["point"]: r["wall_s"] * 1000 for r in kills}
+    (cell,) = outcome.results.cells
+    cs = cell.crash_states  # what the cell used and why (None: it asked for kill mode)
     return {
+        "crash_states": None if cs is None else {"asked": cs.asked, "used": cs.used, "reason": cs.reason},
         "mode": mode,
         "kill_points": len(kills),
         "valid": sum(r["valid"] for r in kills),
@@ -556,6 +634,11 @@ def print_email_sweep(rows: list[dict]) -> None:
             f"({r['wall_s'] / max(r['kill_points'], 1) * 1000:.0f} ms per kill point), the kill trials {r['kill_wall_s']:.1f} s of it: "
             f"median {fmt(r['median_point_ms'])} ms, max {fmt(r['max_point_ms'])} ms per kill point; CPU {r['cpu_s']:.1f} s"
         )
+        if (cs := r.get("crash_states")) is not None:  # asked for recorded: what the cell used, and why not, in its words
+            print(
+                f"   {r['mode']}: asked for crash_states {cs['asked']}, the cell used {cs['used']}"
+                + (f": {cs['reason']}" if cs["reason"] else "")
+            )
     by = {r["mode"]: r for r in rows}
     for mode, r in by.items():
         if mode != "warm" and "warm" in by:
@@ -563,6 +646,11 @@ def print_email_sweep(rows: list[dict]) -> None:
             print(
                 f"   {mode} vs warm (kill mode): {w['wall_s'] / r['wall_s']:.2f}x as fast end to end "
                 f"({r['wall_s']:.1f} s vs {w['wall_s']:.1f} s), {w['median_point_ms'] / r['median_point_ms']:.2f}x per kill point (median)"
+                + (
+                    " (both ran in kill mode: not a recorded mode's gain; the first row of a run also pays its one-time start)"
+                    if (r.get("crash_states") or {}).get("used") == "kill"
+                    else ""
+                )
             )
 
 
@@ -576,9 +664,7 @@ TRIAL_CASES = frozenset(CASES)  # the cases run trial by trial here; matrix and 
 class Mode:
     """One way to run a case, as ``--modes`` names it. A new mode is one runner and one entry in
     ``MODES``: the argument check, which cases it runs, its trial count, its profile and its lines
-    against the floor all read the entry. Issue 27's ``recorded`` (crash states from one recorded
-    run, ``crash_states: recorded``) is meant to be one: a runner that runs chaos's sweep trials and
-    ``email_sweep_case`` with that option, ``vs_floor=True``, cases ``sweep`` and ``email_sweep``."""
+    against the floor all read the entry (issue 27's ``recorded``: ``recorded_case``)."""
 
     about: str
     run: Runner  # (case, trials, work folder, a profile or None) -> the row the case's printer prints
@@ -607,6 +693,14 @@ MODES: dict[str, Mode] = {
         vs_floor=True,
     ),
     "nopool": Mode("chaos, warm racers each forked when asked for, --pool 0", _chaos("nopool"), TRIAL_CASES, warm_trials=True),
+    "recorded": Mode(
+        "chaos, crash_states: recorded: one recording frozen at every kill point, a warm resumer per point on a copy",
+        recorded_case,
+        frozenset({"sweep", "email_sweep"}),
+        warm_trials=True,
+        profiled=True,
+        vs_floor=True,
+    ),
     "floor": Mode(
         "not a harness: the least any harness spends on the sweep trial, bench/floor_harness.py",
         lambda case, trials, base, profile: floor_case(trials, base),
@@ -691,7 +785,22 @@ def print_case(name: str, rows: list[dict]) -> None:
 
 def print_vs_floor(mode: str, row: dict, floor: dict) -> None:
     """``<mode> vs floor``: the mode's wall and CPU per trial against the floor's, and whether the two
-    ran the same trials (``fidelity_vs_floor``)."""
+    ran the same trials (``fidelity_vs_floor``). A recorded row's wall is its cost per kill point
+    (``recorded_case``), printed as such."""
+    if row.get("per_point_span"):
+        print(
+            f"   {mode} vs floor: {row['median_wall_ms'] / floor['median_wall_ms']:.2f}x the floor's median wall "
+            f"({row['median_wall_ms']:.1f} ms per kill point: the recording and every recovery, end of the dry run to the last "
+            f"recovery's end, over {row['trials']} point trials; the floor's median trial {floor['median_wall_ms']:.1f} ms; half the "
+            f"floor is {floor['median_wall_ms'] / 2:.1f} ms), {row['cpu_per_trial_ms'] / floor['cpu_per_trial_ms']:.1f}x its CPU (the orchestrator's own "
+            f"{row['orchestrator_cpu_ms']:.1f} ms of {row['cpu_per_trial_ms']:.1f} ms per point); "
+            f"recording {row['recording_ms']:.0f} ms, median recovery trial {fmt(row['median_recovery_ms'])} ms (from its state's copy: the wait for a slot too); crash states "
+            f"{row['crash_states']}"
+        )
+        if row.get("fidelity") and "per_point" in floor:
+            for line in fidelity_vs_floor(mode, row["fidelity"], floor["per_point"]):
+                print("   " + line)
+        return
     print(
         f"   {mode} vs floor: {row['median_wall_ms'] / floor['median_wall_ms']:.1f}x the floor's median wall "
         f"({row['median_wall_ms'] - floor['median_wall_ms']:.1f} ms per trial is chaos's own), "

@@ -115,6 +115,21 @@ def test_one_victim_ran_the_workload_and_each_point_only_a_fresh_resumer(both_mo
     assert not racers_alive(str(both_modes.run_dir))
 
 
+def test_each_point_is_recovered_from_its_copy_while_the_recording_runs_on(both_modes):
+    """A point's state is copied straight into its trial's folder and its resumer may start at once:
+    the first point's trial begins before the recording ends (its record still comes after the
+    recording's, in kill mode's order), and each trial keeps the state of its own point."""
+    records = _records(both_modes)
+    for _, rec in _pairs(both_modes):
+        mine = [r for r in records if r.cell_index == rec.cell_index]
+        (recording,) = [r for r in mine if crash_states.is_recording(r.trial_id)]
+        trials = [r for r in mine if r.point is not None]
+        assert trials[0].t_start_wall < recording.t_start_wall + recording.wall_s
+        assert mine.index(recording) < min(mine.index(t) for t in trials)
+        assert [t.trial_id for t in trials] == sorted(t.trial_id for t in trials)
+        assert all(t.observations["crash_state"]["point"] == t.point for t in trials)
+
+
 def test_a_rerun_of_a_recorded_point_records_again_and_comes_to_the_same(both_modes, tmp_path):
     _, rec = _pairs(both_modes)[0]
     point = next(p for p in rec.points if p.point == "effect(task=b):after#1")

@@ -14,8 +14,10 @@ Each captured state is then one kill point's trial, with the id kill mode gives 
 (``c000-p003-r000``): a folder of its own holding the copy, the rows copied into the run's ledger
 under its trial id (``append_once`` and ``read_ledger`` see them as its own), and a fresh resumer
 (the sweep's resume action, with ``inspect_before`` / ``inspect_after``) on the recording's thread
-(``TrialRun.thread_of``). Resumers of different points run at once, at most ``os.cpu_count()``;
-their records come in kill mode's order (point, then repeat) and are judged as kill mode's are. A
+(``TrialRun.thread_of``). The copy goes straight into that folder, and its resumer starts as soon
+as fewer than ``os.cpu_count()`` recover, while the recording runs on to its next points
+(``_Recoveries``); their records come after the recording's, in kill mode's order (point, then
+repeat), and are judged as kill mode's are. A
 recovered trial carries ``observations["crash_state"]`` (the recording, the barrier) instead of a
 kill: the run's trial summary counts it under ``recorded_states``, not as a confirmed kill.
 
@@ -55,6 +57,7 @@ import shutil
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from chaos.kinds.sweep_options import SweepOptions
@@ -192,10 +195,20 @@ def _next_stop(run: TrialRun, h: RacerHandle, seen: int) -> dict | None:
 
 
 def record(
-    ctx: RunContext, cell: Cell, rec_id: str, rep: int, points: list[str], steps: SweepSteps, into: Path
+    ctx: RunContext,
+    cell: Cell,
+    rec_id: str,
+    rep: int,
+    points: list[str],
+    steps: SweepSteps,
+    into: Path,
+    folder_of: Callable[[str], Path] | None = None,
+    then: Callable[[Captured], None] | None = None,
 ) -> tuple[TrialRecord, dict[str, Captured], dict[str, str]]:
-    """Run one recording armed at ``points``; capture the crash state at each. Returns its record,
-    the states by point, and the points it could not capture, with why (they run in kill mode)."""
+    """Run one recording armed at ``points``; capture the crash state at each (into the folder
+    ``folder_of(point)`` names, else one under ``into``), and call ``then`` with it once the
+    recording runs on. Returns its record, the states by point, and the points it could not
+    capture, with why (they run in kill mode)."""
     run = TrialRun(ctx, cell, rec_id, rep=rep)
     caps: dict[str, Captured] = {}
     fallbacks: dict[str, str] = {}
@@ -214,15 +227,18 @@ def record(
             b = str(arrival["barrier"])
             run.barriers.append(BarrierEvent(racer_id=victim.racer_id, barrier=b, action="arrived", t_mono_ns=arrival["t_mono_ns"]))
             blame = store_failed_before_kill([arrival], s.target.framework, s.workload)
+            fresh = None
             if blame is not None:
                 fallbacks[b] = f"not recorded: {blame.reason}"
             elif b in wanted and b not in caps:
                 m0 = time.monotonic()
-                folder = into / f"{rec_id}-{len(caps):04d}"
+                folder = folder_of(b) if folder_of is not None else into / f"{rec_id}-{len(caps):04d}"
                 _copy_store(run.dir, folder)
                 rows = ctx.read_ledger(rec_id)
-                caps[b] = Captured(rec_id, b, folder, rows, (time.monotonic() - m0) * 1000)
+                caps[b] = fresh = Captured(rec_id, b, folder, rows, (time.monotonic() - m0) * 1000)
             run.release(victim, b)
+            if then is not None and fresh is not None:
+                then(fresh)
         hung = run.wait_exit([victim])
         out = run.collect(victim, "victim", "run", hung=bool(hung))
         for p in points:
@@ -243,37 +259,112 @@ def record(
         run.cleanup()
 
 
+Key = tuple[int, int]  # (point index, repeat)
+
+
 @dataclass
-class _Recovery:
-    """A point's trial whose resumer is running on a restored crash state."""
+class _Point:
+    """A point trial of a recorded cell on its way: its folder (made when the recording reaches the
+    point, which copies its state straight into it) and its resumer once started."""
 
     run: TrialRun
-    handle: RacerHandle
+    handle: RacerHandle | None = None
+    placed: bool = False  # the crash state's files are in its folder, the rows in the ledger
 
 
-def _start_recovery(ctx: RunContext, cell: Cell, tid: str, point: str, rep: int, cap: Captured, steps: SweepSteps) -> _Recovery:
-    run = TrialRun(ctx, cell, tid, point=point, rep=rep, seed_id=tid, thread_of=cap.recording)
-    try:
-        steps.prepare(run, point)
-        for entry in cap.folder.iterdir():  # each state is recovered once: moved, not copied again
-            os.replace(entry, run.dir / entry.name)
-        assert ctx.copy_ledger is not None  # run_recorded ran no recording without it
+class _Recoveries:
+    """Every point trial of a recorded cell, recovered while the recordings still run.
+
+    At a point, the recording's store files are copied straight into the point trial's own folder
+    (no second move) and the rows into the ledger under its trial id; the recording runs on, and a
+    fresh resumer starts on that state as soon as fewer than ``width`` recover, while the recording
+    goes on to its next points. Why not start the resumers earlier, held (as a kill trial's is)
+    until their state is there: measured on 2 cores, a recorded cell is bound by CPU (the
+    resumers' and the fork server's: about 90 ms per point against the orchestrator's 11), so a
+    held resumer's throwaway build ahead of its turn costs more than its head start saves, and its
+    start (a round trip to the fork server) sits in the recording's own loop
+    (``bench/README.md``)."""
+
+    def __init__(self, ctx: RunContext, cell: Cell, steps: SweepSteps, points: list[str], tid_of: dict[Key, str], width: int):
+        self.ctx, self.cell, self.steps, self.points, self.tid_of, self.width = ctx, cell, steps, points, tid_of, width
+        self.trials: dict[Key, _Point] = {}  # in the order their states were captured
+        self.done: dict[Key, TrialRecord] = {}
+        self.recording = ""  # the running recording, whose thread its points' recoveries resume
+        self.key_of: dict[str, Key] = {}  # the running recording's points -> their trials
+
+    def expect(self, recording: str, key_of: dict[str, Key]) -> None:
+        """``recording`` is about to capture the states of ``key_of``'s points, for their trials."""
+        self.recording, self.key_of = recording, key_of
+
+    def folder(self, point: str) -> Path:
+        """Where the running recording copies its state at ``point``: the point trial's own folder."""
+        key = self.key_of[point]
+        i, rep = key
+        tid = self.tid_of[key]
+        run = TrialRun(self.ctx, self.cell, tid, point=self.points[i], rep=rep, seed_id=tid, thread_of=self.recording)
+        self.trials[key] = _Point(run)
+        return run.dir
+
+    def place(self, cap: Captured) -> None:
+        """``cap`` is in its point trial's folder (``folder``): its rows go to the ledger, and its
+        resumer starts if a slot is free."""
+        t = self.trials[self.key_of[cap.barrier]]
+        self.steps.prepare(t.run, cap.barrier)
+        assert self.ctx.copy_ledger is not None  # run_recorded ran no recording without it
         if cap.rows:
-            ctx.copy_ledger(cap.rows, tid)
-        run.observations["crash_state"] = {"recorded_by": cap.recording, "point": point, "capture_ms": round(cap.t_capture_ms, 3)}
-        (h,) = run.start([run.spec("resume", actions=[steps.resume], inspect_before=True, inspect_after=True)])
-    except BaseException:
-        run.cleanup()
-        raise
-    return _Recovery(run, h)
+            self.ctx.copy_ledger(cap.rows, t.run.trial_id)
+        t.run.observations["crash_state"] = {"recorded_by": cap.recording, "point": cap.barrier, "capture_ms": round(cap.t_capture_ms, 3)}
+        t.placed = True
+        self.pump()
 
+    def _running(self) -> int:
+        return sum(1 for k, t in self.trials.items() if t.handle is not None and k not in self.done)
 
-def _finish(rc: _Recovery, steps: SweepSteps) -> TrialRecord:
-    try:
-        _, failed = steps.finish_resume(rc.run, rc.handle, steps.resume)
-        return failed if failed is not None else rc.run.record(valid=True, fault_fired=True)
-    finally:
-        rc.run.cleanup()
+    def _ended(self, t: _Point) -> bool:
+        return t.handle is not None and t.handle.state() == "exited"
+
+    def _any_ended(self, ts: list[_Point]) -> bool:
+        return any(self._ended(t) for t in ts)
+
+    def pump(self) -> None:
+        """Without waiting: finish the recoveries that ended, then start resumers on placed states,
+        in the order they were captured, while fewer than ``width`` recover."""
+        for k, t in self.trials.items():
+            if k not in self.done and self._ended(t):
+                self.done[k] = self._finish(t)
+        for t in self.trials.values():
+            if self._running() >= self.width:
+                break
+            if t.placed and t.handle is None:
+                spec = t.run.spec("resume", actions=[self.steps.resume], inspect_before=True, inspect_after=True)
+                (t.handle,) = t.run.start([spec])
+
+    def result(self, key: Key) -> TrialRecord:
+        """The trial of ``key`` once it ended, keeping the slots full meanwhile."""
+        t = self.trials[key]
+        while key not in self.done:
+            self.pump()
+            if key in self.done:
+                break
+            running = {k: o for k, o in self.trials.items() if o.handle is not None and k not in self.done}
+            if not t.run.wait_until(partial(self._any_ended, list(running.values()))):
+                for k, o in running.items():  # none ended in the timeout: the resume's own wait kills and records the hung
+                    self.done[k] = self._finish(o)
+        del self.trials[key]
+        return self.done.pop(key)
+
+    def _finish(self, t: _Point) -> TrialRecord:
+        assert t.handle is not None
+        try:
+            _, failed = self.steps.finish_resume(t.run, t.handle, self.steps.resume)
+            return failed if failed is not None else t.run.record(valid=True, fault_fired=True)
+        finally:
+            t.run.cleanup()
+
+    def close(self) -> None:
+        for t in self.trials.values():
+            with contextlib.suppress(Exception):
+                t.run.cleanup()
 
 
 def _killed_retries(ctx: RunContext, cell: Cell, tid: str, point: str, rep: int, steps: SweepSteps) -> Iterator[TrialRecord]:
@@ -291,43 +382,37 @@ def _killed_retries(ctx: RunContext, cell: Cell, tid: str, point: str, rep: int,
 
 def run_recorded(ctx: RunContext, cell: Cell, skip: set[str], points: list[str], steps: SweepSteps) -> Iterator[TrialRecord]:
     """The trials of a sweep cell (crash_depth 1) with recorded crash states: the recordings, then
-    every point's trial in kill mode's order, recovered in parallel (or killed, where not recorded)."""
+    every point's trial in kill mode's order, recovered in parallel (or killed, where not recorded).
+    The recoveries start during the recordings (``_Recoveries``); their records follow them."""
     tid_of = {(i, rep): f"c{cell.index:03d}-p{i:03d}-r{rep:03d}" for i in range(len(points)) for rep in range(cell.scenario.trials)}
-    states: dict[tuple[int, int], Captured] = {}
+    recovered: set[Key] = set()
     work = ctx.work_dir / f"c{cell.index:03d}-crash-states"
-    started: dict[tuple[int, int], _Recovery] = {}
+    pool = _Recoveries(ctx, cell, steps, points, tid_of, max(1, os.cpu_count() or 1))
     try:
         if ctx.copy_ledger is not None:
             for rep in range(cell.scenario.trials):
-                due = [p for i, p in enumerate(points) if ctx.wants(tid_of[i, rep], skip)]
-                if not due:
-                    continue
-                rec, caps, _ = record(ctx, cell, recording_id(ctx, cell, rep), rep, list(dict.fromkeys(due)), steps, work)
-                yield rec
+                key_of: dict[str, Key] = {}  # the points due, each to its (first) trial
                 for i, p in enumerate(points):
-                    if p in caps and ctx.wants(tid_of[i, rep], skip):
-                        states[i, rep] = caps[p]
-        order = [(i, rep) for i in range(len(points)) for rep in range(cell.scenario.trials)]
-        width = max(1, os.cpu_count() or 1)
-        for n, (i, rep) in enumerate(order):
+                    if ctx.wants(tid_of[i, rep], skip):
+                        key_of.setdefault(p, (i, rep))
+                if not key_of:
+                    continue
+                rec_id = recording_id(ctx, cell, rep)
+                pool.expect(rec_id, key_of)
+                rec, caps, _ = record(ctx, cell, rec_id, rep, list(key_of), steps, work, folder_of=pool.folder, then=pool.place)
+                recovered |= {key_of[p] for p in caps}
+                yield rec
+        for i, rep in [(i, rep) for i in range(len(points)) for rep in range(cell.scenario.trials)]:
             tid, point = tid_of[i, rep], points[i]
-            if (i, rep) not in states:  # not recorded: kill mode (or journaled, or not asked for)
+            if (i, rep) not in recovered:  # not recorded: kill mode (or journaled, or not asked for)
                 yield from attempts(ctx, cell, tid, skip, steps.kill_body(point), point=point, rep=rep)
                 continue
-            # start the recoveries of this point and the next ones, up to ``width`` at once
-            for key in order[n : n + width]:
-                if key not in states:
-                    break
-                if key not in started and len(started) < width:
-                    started[key] = _start_recovery(ctx, cell, tid_of[key], points[key[0]], key[1], states[key], steps)
-            rec = _finish(started.pop((i, rep)), steps)
+            rec = pool.result((i, rep))
             yield rec
             if rec.fault == "environment":
                 yield from _killed_retries(ctx, cell, tid, point, rep, steps)
     finally:
-        for rc in started.values():
-            with contextlib.suppress(Exception):
-                rc.run.cleanup()
+        pool.close()
         shutil.rmtree(work, ignore_errors=True)
 
 
