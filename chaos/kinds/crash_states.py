@@ -23,13 +23,18 @@ What it promises: a recorded point's crash state is byte for byte the one a SIGK
 barrier of that run leaves, where the adapter declares the backend's store to be files in the
 trial's folder (``TargetInfo.capturable_backends``). Where that is not so the cell runs in kill
 mode and its results.json says why (``CellResult.crash_states``): a store behind a socket
-(Postgres, a server) or one not declared, a fault other than a kill (power_loss and torn need the
-lazy filesystem's durable image, db_disconnect kills nothing), ``crash_depth`` > 1, racers on
+(Postgres, a server) or one not declared, a fault other than a kill or a power loss (torn, whose
+torn write is chosen after the kill; db_disconnect kills nothing), ``crash_depth`` > 1, racers on
 another machine, and a workload whose dry run wrote from two threads at once (``concurrent_writes``:
 each recorded state would be exact, but of a run the recording's stops reordered). A point the
 recording never stopped at (a workload whose boundaries differ run to run), or one whose store
 calls had failed for the environment's sake before it, runs in kill mode; so does the repeat an
 environment fault forces. results.json then says ``mixed`` and lists them.
+
+``fault: power_loss``: the store lives on the lazy filesystem, and a point's crash state is its
+durable image (only what was fsynced, as ALICE's persistence model takes it) with the filesystem's
+account of what a power loss there loses; the recovery runs on a plain-folder copy and is judged as
+a killed trial (``chaos.kinds.durable_states``).
 
 ``crash_states: auto`` is recorded where ``not_recorded`` finds nothing against it, else kill: a
 scenario can ask for it across a matrix of backends and read per cell what was used.
@@ -56,6 +61,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from chaos.kinds import durable_states
 from chaos.kinds.sweep_options import SweepOptions
 from chaos.launchers import RacerHandle
 from chaos.racer.protocol import ActionSpec, RacerResult, TraceEntry
@@ -94,6 +100,7 @@ class Captured:
     folder: Path
     rows: list[dict]
     t_capture_ms: float
+    fault: dict | None = None  # a power-loss state's account of what was lost (``chaos.kinds.durable_states``)
 
 
 def not_recorded(cell: Cell) -> str | None:
@@ -101,7 +108,7 @@ def not_recorded(cell: Cell) -> str | None:
     analyze`` reads the same answer from the cell alone."""
     s = cell.scenario
     opts = SweepOptions.of(s)
-    if opts.fault != "kill":
+    if opts.fault != "kill" and durable_states.durable_fault(cell) is None:
         return f"fault {opts.fault}: its crash state is not what a frozen process's files are (kept in kill mode for now)"
     if opts.crash_depth > 1:
         return f"crash_depth {opts.crash_depth}: recoveries are killed in kill mode (recorded mode covers crash_depth 1 for now)"
@@ -200,9 +207,11 @@ def record(
     fallbacks: dict[str, str] = {}
     s = cell.scenario
     try:
-        store = run.store.get("path")
-        if not store or Path(store).parent != run.dir:
+        store, durable = run.store.get("path"), durable_states.durable_fault(cell) is not None
+        why = durable_states.not_capturable(run) if durable else None
+        if why is None and not durable and (not store or Path(store).parent != run.dir):
             why = "the store is not in the trial's folder: nothing to copy"
+        if why is not None:
             run.observations.update(points=[], fallbacks=dict.fromkeys(points, why))
             return run.record(valid=False, invalid_reason=why), caps, dict.fromkeys(points, why)
         wanted = set(points)
@@ -219,8 +228,9 @@ def record(
                 m0 = time.monotonic()
                 folder = into / f"{rec_id}-{len(caps):04d}"
                 _copy_store(run.dir, folder)
+                fault = durable_states.capture(run, folder) if durable else None
                 rows = ctx.read_ledger(rec_id)
-                caps[b] = Captured(rec_id, b, folder, rows, (time.monotonic() - m0) * 1000)
+                caps[b] = Captured(rec_id, b, folder, rows, (time.monotonic() - m0) * 1000, fault)
             run.release(victim, b)
         hung = run.wait_exit([victim])
         out = run.collect(victim, "victim", "run", hung=bool(hung))
@@ -256,6 +266,8 @@ def _start_recovery(ctx: RunContext, cell: Cell, tid: str, point: str, rep: int,
         steps.prepare(run, point)
         for entry in cap.folder.iterdir():  # each state is recovered once: moved, not copied again
             os.replace(entry, run.dir / entry.name)
+        if cap.fault is not None:  # a power-loss state: the store is the durable image in this folder
+            durable_states.restore(run, cap.fault)
         assert ctx.copy_ledger is not None  # run_recorded ran no recording without it
         if cap.rows:
             ctx.copy_ledger(cap.rows, tid)

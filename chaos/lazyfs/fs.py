@@ -18,11 +18,16 @@ What it promises (the model, stated once; docs/contract.md repeats it):
   reader sees the folder below. ``torn(prefix)`` does the same, except that the last pending write
   (the latest in the operation log, any file under ``prefix`` but a SQLite ``-shm`` index) persists a prefix of its bytes (half,
   rounded down, unless ``keep`` says how many). Both answer with what was lost.
+* ``durable_image(prefix, dest)`` copies the files under ``prefix`` as a power loss now would leave
+  them (the folder below: only what was synced) to the plain folder ``dest``, and answers with what a
+  power loss now would lose (``power_loss``'s answer), dropping nothing: the writer may go on. A
+  recorded sweep takes every kill point's power-loss state this way (``chaos.kinds.durable_states``).
 * Every operation is appended to the operation log (JSON lines: seq, op, path, offset, length), so
   a report can name the writes a fault took away.
 
 Control: a Unix socket (``--control``); one JSON request per connection, one JSON answer:
-``{"op": "power_loss" | "torn", "prefix": "c000-p001-r000", "keep": null}``, ``{"op": "forget",
+``{"op": "power_loss" | "torn", "prefix": "c000-p001-r000", "keep": null}``, ``{"op":
+"durable_image", "prefix": ..., "dest": "/abs/folder"}``, ``{"op": "forget",
 "prefix": ...}`` (a finished trial: its files leave the cache, synced) or ``{"op": "stats"}``.
 Filesystem operations and control requests are serialised by one lock (the filesystem runs
 single-threaded), so a drop sees no half-done write.
@@ -39,6 +44,7 @@ import errno
 import functools
 import json
 import os
+import shutil
 import socket
 import stat
 import threading
@@ -314,17 +320,8 @@ class LazyOps(fuse.Operations):
     def drop(self, prefix: str, *, torn: bool = False, keep: int | None = None) -> dict[str, Any]:
         """Power loss (or a torn write) under ``prefix``: what was pending is lost; say what."""
         prefix = prefix.strip("/")
-        under = [n for k, n in self.nodes.items() if not prefix or k == prefix or k.startswith(prefix + "/")]
-        lost = sorted((op.describe(n.path) for n in under for op in n.pending), key=lambda d: d["seq"])
-        report: dict[str, Any] = {
-            "fault": "torn" if torn else "power_loss",
-            "prefix": prefix,
-            "lost_ops": len(lost),
-            "lost_bytes": sum(d.get("length", 0) for d in lost),
-            "files": sorted({d["path"] for d in lost}),
-            "lost": lost[-50:],  # the latest 50 (the log has them all)
-            "torn": None,
-        }
+        under = self._under(prefix)
+        report = self._loss(prefix, under, "torn" if torn else "power_loss")
         if torn:
             # SQLite's -shm is a memory index rebuilt after a crash: tearing it tears nothing durable
             writes = [(op, n) for n in under if not n.path.endswith("-shm") for op in n.pending if op.op == "write"]
@@ -342,9 +339,38 @@ class LazyOps(fuse.Operations):
         for n in under:
             n.pending = []
             n.data = None
-        self._log(op=report["fault"], path=prefix, lost_ops=len(lost), torn=report["torn"])
+        self._log(op=report["fault"], path=prefix, lost_ops=report["lost_ops"], torn=report["torn"])
         if self.log is not None:
             self.log.flush()
+        return report
+
+    def _under(self, prefix: str) -> list[Node]:
+        return [n for k, n in self.nodes.items() if not prefix or k == prefix or k.startswith(prefix + "/")]
+
+    def _loss(self, prefix: str, under: list[Node], fault: str) -> dict[str, Any]:
+        """What a fault under ``prefix`` loses now: every pending operation of the files ``under`` it."""
+        lost = sorted((op.describe(n.path) for n in under for op in n.pending), key=lambda d: d["seq"])
+        return {
+            "fault": fault,
+            "prefix": prefix,
+            "lost_ops": len(lost),
+            "lost_bytes": sum(d.get("length", 0) for d in lost),
+            "files": sorted({d["path"] for d in lost}),
+            "lost": lost[-50:],  # the latest 50 (the log has them all)
+            "torn": None,
+        }
+
+    @_locked
+    def durable_image(self, prefix: str, dest: str) -> dict[str, Any]:
+        """Copy what a power loss under ``prefix`` would leave now (the folder below it) into the plain
+        folder ``dest``, and say what it would lose; nothing is dropped (see the module)."""
+        prefix = prefix.strip("/")
+        src = os.path.join(self.below, prefix)
+        if not prefix or not os.path.isdir(src):
+            raise ValueError(f"durable_image: no folder {prefix!r} on this filesystem")
+        shutil.copytree(src, dest, symlinks=True, dirs_exist_ok=True)
+        report = self._loss(prefix, self._under(prefix), "power_loss")
+        self._log(op="durable_image", path=prefix, pending_ops=report["lost_ops"])
         return report
 
     @_locked
@@ -386,6 +412,8 @@ def serve_control(ops: LazyOps, sock_path: str) -> threading.Thread:
                     req = json.loads(raw or b"{}")
                     if req.get("op") in ("power_loss", "torn"):
                         out: dict[str, Any] = ops.drop(req.get("prefix") or "", torn=req["op"] == "torn", keep=req.get("keep"))
+                    elif req.get("op") == "durable_image":
+                        out = ops.durable_image(req.get("prefix") or "", str(req["dest"]))
                     elif req.get("op") == "forget":
                         out = ops.forget(req.get("prefix") or "")
                     elif req.get("op") == "stats":
