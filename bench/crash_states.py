@@ -1,6 +1,6 @@
 """Per kill point: a sweep in kill mode against the same sweep with recorded crash states, side by side.
 
-Usage: python bench/crash_states.py [--rounds 2] [--cases three_step,email] [--out DIR]
+Usage: python bench/crash_states.py [--rounds 2] [--cases three_step,email,power_loss] [--out DIR]
 
 Each case is one scenario whose matrix is ``crash_states: [kill, recorded]`` (the same sweep, the
 same seed, in one process, cell after cell), run ``--rounds`` times. Per cell it prints the wall
@@ -11,8 +11,10 @@ wall and the median recovery trial. Then the ratio kill / recorded, and the poin
 outcomes over the rounds differ between the modes, marking those whose outcome already varies
 between kill mode's own rounds (open: a write on a background thread races the kill). The load average is printed at start and end. Numbers only.
 
-Cases: ``three_step`` (LangGraph, SQLite, durability sync, resume none) and ``email``
-(examples/email_assistant stock sweep: answers accept, accept).
+Cases: ``three_step`` (LangGraph, SQLite, durability sync, resume none), ``email``
+(examples/email_assistant stock sweep: answers accept, accept) and ``power_loss`` (three_step with
+``fault: power_loss``: the store on the lazy filesystem; recorded states are its durable images).
+An outcome is a point's effects, distribution, durable checkpoints and verdicts (DU, CV among them).
 """
 
 from __future__ import annotations
@@ -55,6 +57,18 @@ resume: "command:accept"
 answers: [accept, accept]
 trials: 1
 seed: 12
+matrix:
+  crash_states: [kill, recorded]
+""",
+    "power_loss": """\
+name: bench_crash_states_power_loss
+kind: kill_sweep
+target: {framework: langgraph, backend: sqlite, durability: sync}
+workload: three_step
+resume: none
+fault: power_loss
+trials: 1
+seed: 1
 matrix:
   crash_states: [kill, recorded]
 """,
@@ -102,7 +116,12 @@ def main() -> int:
                 got[cell].append(cell_numbers(records, cell))
             for c in run.results.cells:  # by point name: each cell's dry run orders its boundaries itself
                 for p in c.points:
-                    seen = (json.dumps(p.effect_counts, sort_keys=True), json.dumps(p.distribution), tuple(p.durable_checkpoints))
+                    seen = (
+                        json.dumps(p.effect_counts, sort_keys=True),
+                        json.dumps(p.distribution),
+                        tuple(p.durable_checkpoints),
+                        tuple((v.property, v.status) for v in p.verdicts),
+                    )
                     outcomes[c.axes["crash_states"]].setdefault(p.point, set()).add(seen)
         ko, ro = outcomes["kill"], outcomes["recorded"]
         open_in_kill = {p for p, seen in ko.items() if len(seen) > 1}
@@ -117,7 +136,7 @@ def main() -> int:
             f"median recovery trial {statistics.median(x['trial'] for x in r) * 1000:.1f} ms)"
         )
         print(
-            f"  kill / recorded: {kp / rp:.2f}x; points whose outcomes (effects, distribution, durable checkpoints) over the "
+            f"  kill / recorded: {kp / rp:.2f}x; points whose outcomes (effects, distribution, durable checkpoints, verdicts) over the "
             f"rounds differ between the modes: {len(differ)} of {len(ko)} ({len([n for n in differ if n in open_in_kill])} of them "
             f"vary between kill mode's own rounds); load average {load()}"
         )
