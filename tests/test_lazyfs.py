@@ -101,6 +101,16 @@ def test_the_durable_image_is_what_a_power_loss_leaves_and_it_drops_nothing(lazy
     assert _rows(db) == _rows(tmp_path / "image" / "x.db")
 
 
+def test_a_torn_durable_image_keeps_the_prefix_the_torn_write_would(lazy: LazyMount, tmp_path: Path):
+    (lazy.mount / "t").mkdir()
+    f = lazy.mount / "t" / "doc.json"
+    f.write_text('{"step": 1, "done": true}')  # written, closed, never fsynced
+    image = lazy.durable_image("t", tmp_path / "image", torn=True)
+    assert f.read_text() == '{"step": 1, "done": true}'  # the live file keeps every byte
+    assert (tmp_path / "image" / "doc.json").read_text() == '{"step": 1, '
+    assert image == lazy.torn("t") and f.read_text() == '{"step": 1, '
+
+
 def test_wal_with_full_sync_survives_a_power_loss(lazy: LazyMount):
     db = _case(lazy, "walfull")
     _write_and_die(db, "WAL", "FULL")

@@ -1,14 +1,14 @@
-"""A user sweeps with ``fault: power_loss`` and ``crash_states: recorded`` and gets what the kill sweep gives.
+"""A user sweeps with ``fault: power_loss`` (or ``torn``) and ``crash_states: recorded`` and gets what the kill sweep gives.
 
 The store lives on chaos's lazy filesystem (a real FUSE mount). Kill mode runs a victim to each
-point, SIGKILLs it and drops every write never fsynced; recorded mode runs one victim through every
-point and, frozen at each, copies the durable image (the filesystem's synced folder) into a plain
-folder for a fresh resumer. Both cells of each workload must come to the same outcome and the same
-verdicts (DU and CV among them) at every point: LangGraph's SQLite ``three_step`` under durability
-sync, with the saver as shipped and with ``three_step_nosync`` (synchronous=OFF: nothing fsynced, so
-the power loss takes acknowledged checkpoints). One writer at a time, so each point's outcome is
-deterministic and equal means equal.
-"""
+point, SIGKILLs it and drops every write never fsynced (torn: all but half of the last); recorded
+mode runs one victim through every point and, frozen at each, copies the durable image (the
+filesystem's synced folder; torn: with that half write) into a plain folder for a fresh resumer.
+Both cells of each fault and workload must come to the same outcome and the same verdicts (DU and
+CV among them) at every point: LangGraph's SQLite ``three_step`` under durability sync, with the
+saver as shipped and with ``three_step_nosync`` (synchronous=OFF: nothing fsynced, so the power
+loss takes acknowledged checkpoints). One writer at a time, so each point's outcome is
+deterministic and equal means equal."""
 
 from __future__ import annotations
 
@@ -33,8 +33,8 @@ resume: none
 trials: 1
 seed: 20261202
 timeout_s: 120
-fault: power_loss
 matrix:
+  fault: [power_loss, torn]
   workload: [three_step, three_step_nosync]
   crash_states: [kill, recorded]
 """
@@ -51,9 +51,9 @@ def _records(run) -> list[TrialRecord]:
 
 
 def _pairs(run):
-    """Each workload's (kill cell, recorded cell)."""
-    by = {(c.axes["workload"], c.axes["crash_states"]): c for c in run.results.cells}
-    return {w: (by[w, "kill"], by[w, "recorded"]) for w in sorted({w for w, _ in by})}
+    """Each (fault, workload)'s (kill cell, recorded cell)."""
+    by = {(c.axes["fault"], c.axes["workload"], c.axes["crash_states"]): c for c in run.results.cells}
+    return {(f, w): (by[f, w, "kill"], by[f, w, "recorded"]) for f, w in sorted({(f, w) for f, w, _ in by})}
 
 
 def _point_trials(run, cell) -> dict[str, TrialRecord]:
@@ -68,7 +68,7 @@ def _lost_to_state(rec: TrialRecord) -> list[tuple]:
 
 def test_a_recorded_power_loss_sweep_gives_the_same_per_point_outcomes_and_verdicts_as_a_kill_sweep(both_modes):
     pairs = _pairs(both_modes)
-    assert sorted(pairs) == ["three_step", "three_step_nosync"]
+    assert sorted(pairs) == [(f, w) for f in ("power_loss", "torn") for w in ("three_step", "three_step_nosync")]
     for kill, rec in pairs.values():
         assert [p.point for p in rec.points] == [p.point for p in kill.points] and kill.points
         for pk, pr in zip(kill.points, rec.points, strict=True):
@@ -88,9 +88,10 @@ def test_a_recorded_power_loss_sweep_gives_the_same_per_point_outcomes_and_verdi
         base_r = dry_baseline(next(r for r in _records(both_modes) if r.cell_index == rec.cell_index and r.trial_id.endswith("-dry")))
         assert {p: repeat_outcome(r, base_r) for p, r in rt.items()} == {p: repeat_outcome(r, base_k) for p, r in kt.items()}
     # the mode still finds what the fault is for: the saver that never fsyncs loses acknowledged checkpoints
-    _, nosync = pairs["three_step_nosync"]
-    du = next(v for v in nosync.verdicts if v.property == "DU")
-    assert du.status == "violated" and "checkpoints.sqlite-wal" in du.reason
+    for fault in ("power_loss", "torn"):
+        _, nosync = pairs[fault, "three_step_nosync"]
+        du = next(v for v in nosync.verdicts if v.property == "DU")
+        assert du.status == "violated" and "checkpoints.sqlite-wal" in du.reason
 
 
 def test_each_recorded_point_lost_what_the_killed_one_lost(both_modes):
@@ -108,11 +109,17 @@ def test_each_recorded_point_lost_what_the_killed_one_lost(both_modes):
             lost_r, lost_k = _lost_to_state(r), _lost_to_state(k)
             n = min(len(lost_r), len(lost_k))  # the listed windows hold the latest 50, -shm writes among them
             assert lost_r[len(lost_r) - n :] == lost_k[len(lost_k) - n :], point
+            torn_r, torn_k = r.observations["fault"]["torn"], k.observations["fault"]["torn"]  # the write a torn fault cut
+            assert (torn_r is None) == (torn_k is None), point
+            if torn_r and torn_k:
+                keys = ("offset", "length", "persisted")
+                assert [torn_r[x] for x in keys] == [torn_k[x] for x in keys], point
+                assert torn_r["path"].split("/", 1)[-1] == torn_k["path"].split("/", 1)[-1], point
 
 
 def test_results_say_these_cells_used_recorded_power_loss_states(both_modes):
     records = _records(both_modes)
-    for kill, rec in _pairs(both_modes).values():
+    for (fault, _), (kill, rec) in _pairs(both_modes).items():
         assert kill.crash_states is None
         cs = rec.crash_states
         assert cs is not None and (cs.asked, cs.used, cs.reason, cs.recorded, cs.killed) == (
@@ -126,15 +133,18 @@ def test_results_say_these_cells_used_recorded_power_loss_states(both_modes):
         for t in _point_trials(both_modes, rec).values():
             assert [o.role for o in t.racers] == ["resume"]  # nobody was killed: the state came from the recording
             assert t.observations["crash_state"]["recorded_by"] == recording.trial_id
-            assert t.observations["fault"]["fault"] == "power_loss"
+            assert t.observations["fault"]["fault"] == fault
     assert not racers_alive(str(both_modes.run_dir))
     assert not [m for name, m in lazy_mounts() if name.endswith(both_modes.results.run_id)]  # unmounted at the end
 
 
-def test_a_torn_sweep_stays_in_kill_mode_and_says_why():
-    text = "name: x\nkind: kill_sweep\nworkload: three_step\nfault: torn\ncrash_states: recorded\n"
+def test_a_fault_that_kills_nothing_stays_in_kill_mode_and_says_why():
+    text = "name: x\nkind: kill_sweep\ntarget: {backend: postgres}\nworkload: three_step\nfault: db_disconnect\ncrash_states: recorded\n"
     (cell,) = expand(parse_scenario(text))
     cs = crash_states.summary(cell, [])
-    assert cs is not None and cs.used == "kill" and "fault torn" in (cs.reason or "")
-    (power,) = expand(parse_scenario(text.replace("fault: torn", "fault: power_loss")))
-    assert crash_states.not_recorded(power) is None
+    assert cs is not None and cs.used == "kill" and "fault db_disconnect" in (cs.reason or "")
+    for fault in ("power_loss", "torn"):
+        (lazy,) = expand(
+            parse_scenario(text.replace("target: {backend: postgres}", "target: {backend: sqlite}").replace("db_disconnect", fault))
+        )
+        assert crash_states.not_recorded(lazy) is None

@@ -23,17 +23,17 @@ What it promises: a recorded point's crash state is byte for byte the one a SIGK
 barrier of that run leaves, where the adapter declares the backend's store to be files in the
 trial's folder (``TargetInfo.capturable_backends``). Where that is not so the cell runs in kill
 mode and its results.json says why (``CellResult.crash_states``): a store behind a socket
-(Postgres, a server) or one not declared, a fault other than a kill or a power loss (torn, whose
-torn write is chosen after the kill; db_disconnect kills nothing), ``crash_depth`` > 1, racers on
+(Postgres, a server) or one not declared, a fault that kills nothing (db_disconnect, db_restart's
+restart), ``crash_depth`` > 1, racers on
 another machine, and a workload whose dry run wrote from two threads at once (``concurrent_writes``:
 each recorded state would be exact, but of a run the recording's stops reordered). A point the
 recording never stopped at (a workload whose boundaries differ run to run), or one whose store
 calls had failed for the environment's sake before it, runs in kill mode; so does the repeat an
 environment fault forces. results.json then says ``mixed`` and lists them.
 
-``fault: power_loss``: the store lives on the lazy filesystem, and a point's crash state is its
-durable image (only what was fsynced, as ALICE's persistence model takes it) with the filesystem's
-account of what a power loss there loses; the recovery runs on a plain-folder copy and is judged as
+``fault: power_loss`` and ``torn``: the store lives on the lazy filesystem, and a point's crash
+state is its durable image (only what was fsynced, as ALICE's persistence model takes it; torn: with
+half the last pending write) with the filesystem's account of what the fault there loses; the recovery runs on a plain-folder copy and is judged as
 a killed trial (``chaos.kinds.durable_states``).
 
 ``crash_states: auto`` is recorded where ``not_recorded`` finds nothing against it, else kill: a

@@ -1,4 +1,4 @@
-"""Power-loss crash states from one recording: the durable image of the store, as ALICE's persistence model takes it.
+"""Power-loss and torn-write crash states from one recording: the durable image of the store, as ALICE's persistence model takes it.
 
 Why: a ``fault: power_loss`` sweep keeps each trial's store on chaos's lazy filesystem
 (``chaos.lazyfs.fs``), which writes to its folder *below* only what was fsynced (metadata goes
@@ -8,24 +8,24 @@ has made exactly the same writes and fsyncs as a victim killed there. So at each
 the filesystem for its durable image of the recording's store folder (``durable_image``: a copy of
 the folder below, taken under the filesystem's lock, dropping nothing, so the recording goes on)
 together with its account of what a power loss there would lose, the very answer ``power_loss``
-gives a kill-mode trial.
+gives a kill-mode trial. ``fault: torn`` is the same image plus the kept half of the last pending
+write (any file but SQLite's ``-shm``), which the filesystem writes into the copy, not below:
+``torn``'s answer, with the same write named.
 
-The point's recovery then runs as a power_loss trial's does, on a plain folder: the image is the
+The point's recovery then runs as a faulted trial's does, on a plain folder: the image is the
 point trial's store (``run.store`` names the copy in the trial's own folder, same file name), and
 ``observations["fault"]`` holds the filesystem's account, so DU and CV (``chaos.kinds.faults``)
 judge it exactly as they judge a killed trial.
 
 What it promises: a recorded power-loss state is byte for byte the folder below the lazy
 filesystem at that barrier of that run, which is what ``power_loss`` leaves a resumer after a
-SIGKILL there. One difference in the account, none in the bytes: SQLite's ``-shm`` is shared
+SIGKILL there (a torn state: with the same torn write, since a kill adds only ``-shm`` writes,
+which ``torn`` never tears). One difference in the account, none in the bytes: SQLite's ``-shm`` is shared
 memory, and the kernel hands a killed process's dirty ``-shm`` pages to the filesystem when it
 closes the file, after the kill; a frozen process has not closed it. So the ``-shm`` writes a
 recorded state's account lists may be fewer than a kill's; DU and CV read no ``-shm`` write
 (it holds no durable state, and is never synced), and what is lost of every other file is the same.
-
-``fault: torn`` stays in kill mode: which write is torn is the latest pending one after the kill,
-where the closing of the killed process can add ``-shm`` writes (excluded) but nothing else; it
-would fall out the same way, but no test yet shows it equal, and a mode not shown equal is not used.
+Measured equal to kill mode at every point, both faults (``tests/test_recorded_power.py``).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from chaos.kinds.sweep_options import SweepOptions
 from chaos.running.trial import TrialRun
 from chaos.scenario.model import Cell
 
-DURABLE_FAULTS = ("power_loss",)  # the faults whose crash state is the lazy filesystem's durable image
+DURABLE_FAULTS = ("power_loss", "torn")  # the faults whose crash state is the lazy filesystem's durable image
 
 
 def durable_fault(cell: Cell) -> str | None:
@@ -60,7 +60,7 @@ def capture(run: TrialRun, dest: Path) -> dict[str, Any]:
     """Copy the durable image of the recording's store folder into ``dest`` (a plain folder) and
     return what a power loss there would lose (``observations["fault"]`` of the point's trial)."""
     assert run.ctx.lazy is not None  # not_capturable said so
-    return run.ctx.lazy.durable_image(run.store_folder, dest)
+    return run.ctx.lazy.durable_image(run.store_folder, dest, torn=durable_fault(run.cell) == "torn")
 
 
 def restore(run: TrialRun, report: dict[str, Any]) -> None:

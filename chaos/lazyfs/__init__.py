@@ -141,10 +141,11 @@ class LazyMount:
         """Drop every unsynced write under ``prefix`` but a prefix of the last one."""
         return self.request({"op": "torn", "prefix": prefix, "keep": keep})
 
-    def durable_image(self, prefix: str, dest: Path) -> dict[str, Any]:
-        """Copy the files under ``prefix`` as a power loss now would leave them (only what was synced)
-        into ``dest``, a plain folder; answers as ``power_loss`` would, but drops nothing."""
-        return self.request({"op": "durable_image", "prefix": prefix, "dest": str(Path(dest).resolve())})
+    def durable_image(self, prefix: str, dest: Path, *, torn: bool = False, keep: int | None = None) -> dict[str, Any]:
+        """Copy the files under ``prefix`` as a power loss (``torn``: a torn write) now would leave them
+        into ``dest``, a plain folder; answers as ``power_loss`` (``torn``) would, but drops nothing."""
+        req = {"op": "durable_image", "prefix": prefix, "dest": str(Path(dest).resolve()), "torn": torn, "keep": keep}
+        return self.request(req)
 
     def forget(self, prefix: str) -> dict[str, Any]:
         """A finished trial's folder leaves the filesystem's cache (what it held is synced first)."""
