@@ -229,8 +229,12 @@ def record(
                 folder = into / f"{rec_id}-{len(caps):04d}"
                 _copy_store(run.dir, folder)
                 fault = durable_states.capture(run, folder) if durable else None
-                rows = ctx.read_ledger(rec_id)
-                caps[b] = Captured(rec_id, b, folder, rows, (time.monotonic() - m0) * 1000, fault)
+                if isinstance(fault, str):  # no durable image here: the point runs in kill mode
+                    fallbacks[b] = fault
+                    shutil.rmtree(folder, ignore_errors=True)
+                else:
+                    rows = ctx.read_ledger(rec_id)
+                    caps[b] = Captured(rec_id, b, folder, rows, (time.monotonic() - m0) * 1000, fault)
             run.release(victim, b)
         hung = run.wait_exit([victim])
         out = run.collect(victim, "victim", "run", hung=bool(hung))

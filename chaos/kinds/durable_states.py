@@ -56,11 +56,15 @@ def not_capturable(run: TrialRun) -> str | None:
     return None
 
 
-def capture(run: TrialRun, dest: Path) -> dict[str, Any]:
+def capture(run: TrialRun, dest: Path) -> dict[str, Any] | str:
     """Copy the durable image of the recording's store folder into ``dest`` (a plain folder) and
-    return what a power loss there would lose (``observations["fault"]`` of the point's trial)."""
+    return what the fault there would lose (``observations["fault"]`` of the point's trial); or why
+    it could not (the filesystem did not answer: the point runs in kill mode, whose trial then says so)."""
     assert run.ctx.lazy is not None  # not_capturable said so
-    return run.ctx.lazy.durable_image(run.store_folder, dest, torn=durable_fault(run.cell) == "torn")
+    try:
+        return run.ctx.lazy.durable_image(run.store_folder, dest, torn=durable_fault(run.cell) == "torn")
+    except Exception as exc:  # the filesystem process died or refused: not the framework's fault
+        return f"not recorded: the lazy filesystem did not copy its durable image ({type(exc).__name__}: {str(exc)[:200]})"
 
 
 def restore(run: TrialRun, report: dict[str, Any]) -> None:
