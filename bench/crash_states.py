@@ -1,6 +1,6 @@
 """Per kill point: a sweep in kill mode against the same sweep with recorded crash states, side by side.
 
-Usage: python bench/crash_states.py [--rounds 2] [--cases three_step,email,power_loss] [--out DIR]
+Usage: python bench/crash_states.py [--rounds 2] [--cases three_step,email,chains,power_loss] [--out DIR]
 
 Each case is one scenario whose matrix is ``crash_states: [kill, recorded]`` (the same sweep, the
 same seed, in one process, cell after cell), run ``--rounds`` times. Per cell it prints the wall
@@ -12,9 +12,13 @@ outcomes over the rounds differ between the modes, marking those whose outcome a
 between kill mode's own rounds (open: a write on a background thread races the kill). The load average is printed at start and end. Numbers only.
 
 Cases: ``three_step`` (LangGraph, SQLite, durability sync, resume none), ``email``
-(examples/email_assistant stock sweep: answers accept, accept) and ``power_loss`` (three_step with
-``fault: power_loss``: the store on the lazy filesystem; recorded states are its durable images).
-An outcome is a point's effects, distribution, durable checkpoints and verdicts (DU, CV among them).
+(examples/email_assistant stock sweep: answers accept, accept), ``power_loss`` (three_step with
+``fault: power_loss``: the store on the lazy filesystem; recorded states are its durable images:
+``chaos.kinds.durable_states``) and ``chains`` (three_step with
+``crash_depth: 2``, narrowed to b's effect and the writes around it: a "point" is a chain ``P1 >> P2``;
+kill mode's span includes its discoveries, recorded mode's its recovering recordings, which are
+its discoveries: ``chaos.kinds.crash_chains``). An outcome is a point's effects, distribution,
+durable checkpoints and verdicts (DU, CV among them).
 """
 
 from __future__ import annotations
@@ -72,6 +76,20 @@ seed: 1
 matrix:
   crash_states: [kill, recorded]
 """,
+    "chains": """\
+name: bench_crash_states_chains
+kind: kill_sweep
+target: {framework: langgraph, backend: sqlite, durability: sync}
+workload: three_step
+resume: none
+trials: 1
+seed: 1
+crash_depth: 2
+kill_points: ["effect(task=b)", "put_writes(node=b", "put(step=2"]
+recovery_kill_points: ["effect(task=b)", "put_writes(node=b", "put(step=2"]
+matrix:
+  crash_states: [kill, recorded]
+""",
 }
 
 
@@ -81,9 +99,10 @@ def load() -> str:
 
 
 def cell_numbers(records: list[dict], cell_id: str) -> dict:
-    mine = [r for r in records if r["cell_id"] == cell_id and not r["trial_id"].endswith("-dry")]
-    points = [r for r in mine if r.get("point") is not None]
-    recs = [r for r in mine if is_recording(r["trial_id"])]
+    # all but the cell's own dry run (a chain's discovery is part of the sweep's work)
+    mine = [r for r in records if r["cell_id"] == cell_id and not (r["trial_id"].endswith("-dry") and r.get("point") is None)]
+    points = [r for r in mine if r.get("point") is not None and not r["trial_id"].endswith("-dry") and not is_recording(r["trial_id"])]
+    recs = [r for r in mine if is_recording(r["trial_id"]) or (r["trial_id"].endswith("-dry") and "crash_state" in r["observations"])]
     span = max(r["t_start_wall"] + r["wall_s"] for r in mine) - min(r["t_start_wall"] for r in mine)
     return {
         "points": len(points),

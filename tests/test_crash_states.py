@@ -133,7 +133,6 @@ def test_a_rerun_of_a_recorded_point_records_again_and_comes_to_the_same(both_mo
     [
         ("target: {framework: langgraph, backend: postgres}", "does not declare backend 'postgres' capturable"),
         ("target: {framework: langgraph, backend: postgres}\nfault: db_disconnect", "fault db_disconnect"),
-        ("target: {framework: langgraph, backend: sqlite}\ncrash_depth: 2", "crash_depth 2"),
         ("target: {framework: crewai, backend: sqlite}", "does not declare backend 'sqlite' capturable"),
     ],
 )

@@ -38,6 +38,25 @@ def test_a_sweep_duplicate_names_the_kill_point_and_why_the_resume_ran_it_again(
     assert "racer resume (seq 3) fired gate again" in sentence and "completed: pre" in sentence
 
 
+def test_a_duplicate_from_a_recorded_crash_state_says_the_racer_was_frozen_not_killed():
+    # crash_states: recorded: the recording stood frozen at the point while its state was copied; no
+    # racer of the trial was SIGKILLed, and the explanation must not say one was
+    rec = race_record("c000-p001-r000", fired_by=["victim", "resume"]).model_copy(
+        update={
+            "kind": "kill_sweep",
+            "point": "effect(task=gate):after#1",
+            "observations": {
+                "crash_state": {"recorded_by": "c000-rec000", "point": "effect(task=gate):after#1"},
+                "at_kill": {"checkpoints": 2, "completed_tasks": ["pre"]},
+                "resume_outcome": {"status": "done", "action": {"op": "resume", "form": "command"}},
+            },
+        }
+    )
+    (sentence,) = explain_duplicates(rec)
+    assert "SIGKILLed" not in sentence.split(";")[0], sentence
+    assert "racer victim fired gate:True (ledger seq 2) and stood frozen at its barrier" in sentence, sentence
+
+
 def test_timeline_keeps_every_event_in_time_order_and_marks_the_duplicate():
     rec = race_record("c000-t0000", fired_by=["r1", "r0"])
     tl = timeline(rec)

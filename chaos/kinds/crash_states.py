@@ -24,8 +24,7 @@ barrier of that run leaves, where the adapter declares the backend's store to be
 trial's folder (``TargetInfo.capturable_backends``). Where that is not so the cell runs in kill
 mode and its results.json says why (``CellResult.crash_states``): a store behind a socket
 (Postgres, a server) or one not declared, a fault that kills nothing (db_disconnect, db_restart's
-restart), ``crash_depth`` > 1, racers on
-another machine, and a workload whose dry run wrote from two threads at once (``concurrent_writes``:
+restart), racers on another machine, and a workload whose dry run wrote from two threads at once (``concurrent_writes``:
 each recorded state would be exact, but of a run the recording's stops reordered). A point the
 recording never stopped at (a workload whose boundaries differ run to run), or one whose store
 calls had failed for the environment's sake before it, runs in kill mode; so does the repeat an
@@ -35,6 +34,8 @@ environment fault forces. results.json then says ``mixed`` and lists them.
 state is its durable image (only what was fsynced, as ALICE's persistence model takes it; torn: with
 half the last pending write) with the filesystem's account of what the fault there loses; the recovery runs on a plain-folder copy and is judged as
 a killed trial (``chaos.kinds.durable_states``).
+
+Crashes during recovery (``crash_depth`` >= 2) are recorded by ``chaos.kinds.crash_chains``, from these recordings.
 
 ``crash_states: auto`` is recorded where ``not_recorded`` finds nothing against it, else kill: a
 scenario can ask for it across a matrix of backends and read per cell what was used.
@@ -70,7 +71,9 @@ from chaos.running.trial import RunContext, TrialRun, attempts, retry_id, store_
 from chaos.scenario.model import Cell
 from chaos.targets import get_target
 
-RECORDING = re.compile(r"^c\d{3,}-rec\d{3,}(?:-\d+)?$")
+# a recording (c000-rec000), or a recovery's recording of its own states (c000-p003-rec001,
+# c000-p003-q001-rec000: chaos.kinds.crash_chains)
+RECORDING = re.compile(r"^c\d{3,}(?:-[pq]\d{3,})*-rec\d{3,}(?:-\d+)?$")
 # what chaos itself keeps in a trial's folder: never part of the store's crash state
 HARNESS_FILES = ("barriers", "result-*", "racer-*.log", "spec-*.json")
 
@@ -110,8 +113,6 @@ def not_recorded(cell: Cell) -> str | None:
     opts = SweepOptions.of(s)
     if opts.fault != "kill" and durable_states.durable_fault(cell) is None:
         return f"fault {opts.fault}: its crash state is not what a frozen process's files are (kept in kill mode for now)"
-    if opts.crash_depth > 1:
-        return f"crash_depth {opts.crash_depth}: recoveries are killed in kill mode (recorded mode covers crash_depth 1 for now)"
     if s.racers.placement != "local":
         return "racers on another machine or in a container: chaos cannot copy their store's files as they stand"
     backend = "saver" if s.target.saver else s.target.backend
@@ -360,8 +361,11 @@ def summary(cell: Cell, records: list[TrialRecord]) -> CrashStates | None:
         return CrashStates(asked=asked, used="kill", reason=why, killed=killed)
     fallbacks: dict[str, str] = {}
     for r in records:
-        if is_recording(r.trial_id):
+        if is_recording(r.trial_id) or r.trial_id.endswith("-dry"):  # a recovery's recording may be its discovery
             fallbacks.update(r.observations.get("fallbacks") or {})
+    for r in trials:  # a chain's trial says itself why it was killed (chaos.kinds.crash_chains)
+        if r.observations.get("not_recorded") and r.point:
+            fallbacks.setdefault(r.point, str(r.observations["not_recorded"]))
     killed_points = sorted({r.point or "?" for r in trials if r.observations.get("crash_state") is None})
     if not killed:
         return CrashStates(asked=asked, used="recorded", recorded=recorded)

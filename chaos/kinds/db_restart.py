@@ -21,10 +21,20 @@ here say the restart was planned, where it happened, and the workflow's status i
 the racer ran on (a workflow left PENDING: LIVENESS violated, naming it). Its lost connections are
 the measurement, not an environment fault (``TrialRun.measures_env``).
 
+Only the framework is restarted under: chaos's own reads of the racer's store (an adapter's
+inspection before and after, its version check after DBOS's launch) reach the server directly
+(``StoreSpec.observe_dsn``). Through the relay, such a read on the racer's main thread met the
+outage while DBOS's recovery thread stood released into it, and DBOS 3.4.0's ``DBOSClient`` does
+not retry its connection check: the instrument's error was reported as the recovery's (2026-12-02,
+at load 1.6 to 5.7: 4 of 4 runs).
+
 Honest limits: the server itself is not restarted (other trials and runs share it); the racer sees
 what a restart shows a client (connections cut, reconnects refused, then accepted), but the cut is
 a TCP reset from the relay, not the server's ``FATAL: terminating connection due to administrator
-command``; its other threads (a queue poller, a notification listener) meet the outage too.
+command`` (57P01), and a refusal is a connection accepted and closed, not ``Connection refused``.
+DBOS 3.4.0's ``db_retry`` classifies all four the same (a lost connection, retried: each run
+through ``retriable_postgres_exception``, 2026-12-02), so its verdicts do not rest on the difference;
+its other threads (a queue poller, a notification listener) meet the outage too.
 Racers run on this machine (``placement: local``): the relay listens on loopback.
 """
 
@@ -65,7 +75,10 @@ class Restart(TypedDict):
 def through_relay(run: TrialRun, spec: RacerSpec) -> tuple[Relay, RacerSpec]:
     """``spec`` reaching the run's Postgres through a relay of its own (opened here; the caller closes it)."""
     relay, dsn = Relay.for_dsn(str(run.store["dsn"]))
-    store: StoreSpec = {**spec["store"], "dsn": dsn, "application_name": application_name(run.thread_id, spec["racer_id"])}
+    # the framework reaches the database through the relay; chaos's own reads of the durable state
+    # (an adapter's inspection) go straight to it: the restart is the framework's, not the instrument's
+    name = application_name(run.thread_id, spec["racer_id"])
+    store: StoreSpec = {**spec["store"], "dsn": dsn, "observe_dsn": str(run.store["dsn"]), "application_name": name}
     return relay, {**spec, "store": store}
 
 

@@ -31,6 +31,8 @@ prefix, the last recovery unarmed, its boundaries recorded), as the dry run disc
 workload's; a ``-dry`` trial is never judged, and ``chaos rerun`` reuses it, so a nested trial id
 (``c000-p003-q002-r000``: first point 3, the recovery's boundary 2, repeat 0) names the same chain.
 ``recovery_kill_points`` narrows the recoveries' boundaries as ``kill_points`` narrows the first.
+With ``crash_states: recorded`` the chains come from recorded crash states instead
+(``chaos.kinds.crash_chains``: the recovery of each recorded prefix is itself a recording).
 The checks are the same, on the chain as the point: EO over every row of the trial, PC and
 liveness of the last recovery against the durable state at the last kill.
 
@@ -49,7 +51,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from chaos.kinds import approval, crash_states, db_disconnect, db_restart, faults, growth, lost_state
+from chaos.kinds import approval, crash_chains, crash_states, db_disconnect, db_restart, faults, growth, lost_state
 from chaos.kinds.base import Checker, Kind, Property, approves_breakpoints
 from chaos.kinds.baseline import answer_action, approvals_plan, approve_action, baseline_of, effect_counts
 from chaos.kinds.checking import base_fields, combine, judged, times, verdict
@@ -253,14 +255,18 @@ def run_sweep(ctx: RunContext, cell: Cell, skip: set[str], sweep: Sweep) -> Iter
     if dry is None or not dry.valid:
         return
     points = points_of(cell, dry.observations["boundaries"], sweep.narrow)
+    recorded = (
+        SweepOptions.of(cell.scenario).crash_states != "kill"
+        and (crash_states.not_recorded(cell) or crash_states.concurrent_writes(dry)) is None
+    )
     if SweepOptions.of(cell.scenario).crash_depth > 1:
+        if recorded and ctx.copy_ledger is not None:
+            yield from crash_chains.run_recorded_chains(ctx, cell, skip, points, _chain_steps(cell, dry))
+            return
         for p_index, point in enumerate(points):
             yield from _nested(ctx, cell, skip, dry, [f"p{p_index:03d}"], [point])
         return
-    if (
-        SweepOptions.of(cell.scenario).crash_states != "kill"
-        and (crash_states.not_recorded(cell) or crash_states.concurrent_writes(dry)) is None
-    ):
+    if recorded:
         yield from crash_states.run_recorded(ctx, cell, skip, points, _recorded_steps(cell, dry))
         return
     for p_index, point in enumerate(points):
@@ -470,6 +476,27 @@ def _recorded_steps(cell: Cell, dry: TrialRecord) -> crash_states.SweepSteps:
         finish_resume=resume_result,
         prepare=prepare,
         kill_body=lambda point: _against(dry, point),
+    )
+
+
+def _chain_steps(cell: Cell, dry: TrialRecord) -> crash_chains.ChainSteps:
+    """What recorded chains (``chaos.kinds.crash_chains``) run: the recorded sweep's steps, the
+    recovery's kill points, and kill mode's discovery and chain trial where a chain is not recorded."""
+
+    def baseline(run: TrialRun) -> None:
+        run.observations["baseline_effects"] = _counts(dry)
+
+    def discover(chain: list[str]) -> Callable[[TrialRun], TrialRecord]:
+        return lambda run: chain_trial(run, chain, discover=True)
+
+    return crash_chains.ChainSteps(
+        sweep=_recorded_steps(cell, dry),
+        recovery_points=lambda boundaries: recovery_points(cell, boundaries),
+        recovery_filters=tuple(SweepOptions.of(cell.scenario).recovery_kill_points),
+        baseline=baseline,
+        discover=discover,
+        chain=lambda chain: _against_chain(dry, chain),
+        depth=SweepOptions.of(cell.scenario).crash_depth,
     )
 
 
@@ -1085,6 +1112,8 @@ def explain_kill(rec: TrialRecord) -> list[str]:
     shows too is the workflow's own and needs no crash; the dry run itself explains its own."""
     counts = _counts(rec)
     if rec.trial_id.endswith("-dry") or crash_states.is_recording(rec.trial_id):  # uninterrupted runs (a recording only froze)
+        if rec.point is not None:  # a recovery's discovery or recording: crashed before, never judged; its chains explain it
+            return []
         return [
             f"effect {k} fired {times(n)} in an uninterrupted run (ledger seqs "
             f"{', '.join(str(r['seq']) for r in rec.ledger if r['effect_key'] == k)}): a duplicate that needs no crash"
@@ -1138,16 +1167,29 @@ def explain_kill(rec: TrialRecord) -> list[str]:
         if expected > 1:
             why += f" (an uninterrupted run fires it {times(expected)} already; the kill added {n - expected})"
         out.append(
-            f"racer {first['racer_id']} fired {first['effect_key']} (ledger seq {first['seq']}) and was SIGKILLed at "
+            f"racer {first['racer_id']} fired {first['effect_key']} (ledger seq {first['seq']}) and {_stopped(rec)} "
             f"{point}; resuming with '{form}', {by} fired {task} again: effect {key} happened {times(n)}; {why}"
         )
     if base is not None and outcome.get("status") == "done":
         for key in sorted(k for k in base if not counts.get(k)):
             fired = ", ".join(f"{k} x{m}" for k, m in sorted(counts.items())) or "nothing"
             out.append(
-                f"effect {key} was lost: an uninterrupted run fires it, but killed at {point} and recovered with "
+                f"effect {key} was lost: an uninterrupted run fires it, but {'recorded' if _recorded(rec) else 'killed'} at {point} and recovered with "
                 f"'{form}', the run completed without it (recorded instead: {fired}; durable at the kill: "
                 f"{ck if ck is not None else '?'} checkpoint(s), completed: {', '.join(sorted(durable)) or 'none'}): "
                 "the recovery skipped it (typically a step recorded as done before its effect was performed)"
             )
     return out
+
+
+def _recorded(rec: TrialRecord) -> bool:
+    """Was the trial recovered from a recorded crash state (``chaos.kinds.crash_states``), not a kill of its own?"""
+    return bool(rec.observations.get("crash_state"))
+
+
+def _stopped(rec: TrialRecord) -> str:
+    """How the racer that fired first was stopped at the point, in an explanation's words: a recorded
+    state's racer was frozen there and its state copied (what a SIGKILL there leaves), never killed."""
+    if _recorded(rec):
+        return "stood frozen at its barrier (the crash state a SIGKILL there leaves was recorded) at"
+    return "was SIGKILLed at"

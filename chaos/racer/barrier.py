@@ -74,6 +74,9 @@ class BarrierClient:
     directory: str
     racer_id: str
     armed: frozenset[str] = frozenset()
+    # boundaries whose id contains one of these stop the racer too ("": every boundary): a racer
+    # armed at boundaries not known in advance (a recovery recorded at each of its own: chaos.kinds.crash_chains)
+    armed_like: tuple[str, ...] = ()
     echo: bool = False
     trace: list[TraceEntry] = field(default_factory=list)
     marks: list[MarkEntry] = field(default_factory=list)
@@ -89,6 +92,7 @@ class BarrierClient:
             directory=spec["dir"],
             racer_id=racer_id,
             armed=frozenset(spec.get("armed", ())),
+            armed_like=tuple(spec.get("armed_like", ())),
             echo=bool(spec.get("echo", False)),
         )
 
@@ -99,7 +103,7 @@ class BarrierClient:
             self._counts[name] = occurrence
             bid = f"{name}#{occurrence}"
             self.trace.append({"barrier": bid, "thread": threading.current_thread().name, "t_mono_ns": time.monotonic_ns()})
-            if bid in self.armed:
+            if bid in self.armed or (self.armed_like and any(w in bid for w in self.armed_like)):
                 self._arrive(bid)
         return bid
 

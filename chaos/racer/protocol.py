@@ -302,10 +302,12 @@ class Fired(TypedDict):
 
 class BarrierSpec(TypedDict):
     """Where the trial's barrier files are, which boundaries stop the racer (``armed``), and
-    whether arrivals are echoed on stdout (``echo``: racers on other hosts)."""
+    whether arrivals are echoed on stdout (``echo``: racers on other hosts). ``armed_like``: every
+    boundary whose id contains one of these stops it too (``""``: all of them)."""
 
     dir: str
     armed: list[str]
+    armed_like: NotRequired[list[str]]
     echo: NotRequired[bool]
 
 
@@ -331,6 +333,7 @@ class StoreSpec(TypedDict, total=False):
     setup: bool
     application_name: str  # the saver connection's name in pg_stat_activity (the racer's own)
     url: str  # a server the racers are clients of (``TargetInfo.cell_host``: the LangGraph Agent Server)
+    observe_dsn: str  # the same server reached directly, for an adapter's reads from outside the framework when ``dsn`` is relayed (``fault: db_restart``)
 
 
 class LedgerSpec(TypedDict, total=False):

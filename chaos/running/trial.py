@@ -181,6 +181,7 @@ class TrialRun:
         *,
         actions: list[ActionSpec] | None = None,
         armed: tuple[str, ...] = (),
+        armed_like: tuple[str, ...] = (),
         gate: bool = False,
         inspect_before: bool = False,
         inspect_after: bool = False,
@@ -189,7 +190,8 @@ class TrialRun:
         measure_store: bool = False,
     ) -> RacerSpec:
         """The spec of one racer of this trial (``chaos.racer.protocol.RacerSpec``); with
-        ``effect_fault``, the scenario's effect fault is armed in it."""
+        ``effect_fault``, the scenario's effect fault is armed in it; ``armed_like``, it also stops at
+        every boundary whose id contains one of these (``""``: at all)."""
         s = self.cell.scenario
         spec: RacerSpec = {
             "run_id": self.ctx.run_id,
@@ -219,6 +221,8 @@ class TrialRun:
             spec["store"] = {**self.store, "application_name": application_name(self.thread_id, racer_id)}
         if measure_store:
             spec["measure_store"] = True
+        if armed_like:
+            spec["barrier"]["armed_like"] = list(armed_like)
         return spec
 
     # ------------------------------------------------------------------ racers

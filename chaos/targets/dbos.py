@@ -351,6 +351,9 @@ class DBOSSession(SessionBase):
         self.workload = build_workload(spec, self.recorder, BUILTIN, DBOSWorkload)
         registered_or_refuse(self.workload, spec["workload"])
         self.url, self.schema = system_database(spec)
+        # chaos's own reads (the workflow's row and steps, from outside) reach the database directly
+        # when DBOS's is relayed (fault: db_restart): an outage planned for DBOS must not fail the instrument
+        self.observe_url = str((spec.get("store") or {}).get("observe_dsn") or self.url)
         # recover_by resume_workflow: the resumer's executor id is its own, so its launch recovers
         # nothing and DBOS.resume_workflow(id) is what brings the workflow back
         self.by_resume = self.params.get("recover_by") == "resume_workflow"
@@ -733,7 +736,7 @@ class DBOSSession(SessionBase):
     def _client(self) -> Any:
         from dbos import DBOSClient
 
-        return DBOSClient(system_database_url=self.url, dbos_system_schema=self.schema)
+        return DBOSClient(system_database_url=self.observe_url, dbos_system_schema=self.schema)
 
     def _row(self, wf: str | None = None) -> Any:
         """The workflow's status row as DBOS recorded it (its ``WorkflowStatus``; None: DBOS has no row of it)."""
