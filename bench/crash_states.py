@@ -1,6 +1,6 @@
 """Per kill point: a sweep in kill mode against the same sweep with recorded crash states, side by side.
 
-Usage: python bench/crash_states.py [--rounds 2] [--cases three_step,email,chains] [--out DIR]
+Usage: python bench/crash_states.py [--rounds 2] [--cases three_step,email,chains,power_loss] [--out DIR]
 
 Each case is one scenario whose matrix is ``crash_states: [kill, recorded]`` (the same sweep, the
 same seed, in one process, cell after cell), run ``--rounds`` times. Per cell it prints the wall
@@ -12,10 +12,13 @@ outcomes over the rounds differ between the modes, marking those whose outcome a
 between kill mode's own rounds (open: a write on a background thread races the kill). The load average is printed at start and end. Numbers only.
 
 Cases: ``three_step`` (LangGraph, SQLite, durability sync, resume none), ``email``
-(examples/email_assistant stock sweep: answers accept, accept) and ``chains`` (three_step with
+(examples/email_assistant stock sweep: answers accept, accept), ``power_loss`` (three_step with
+``fault: power_loss``: the store on the lazy filesystem; recorded states are its durable images:
+``chaos.kinds.durable_states``) and ``chains`` (three_step with
 ``crash_depth: 2``, narrowed to b's effect and the writes around it: a "point" is a chain ``P1 >> P2``;
 kill mode's span includes its discoveries, recorded mode's its recovering recordings, which are
-its discoveries: ``chaos.kinds.crash_chains``).
+its discoveries: ``chaos.kinds.crash_chains``). An outcome is a point's effects, distribution,
+durable checkpoints and verdicts (DU, CV among them).
 """
 
 from __future__ import annotations
@@ -58,6 +61,18 @@ resume: "command:accept"
 answers: [accept, accept]
 trials: 1
 seed: 12
+matrix:
+  crash_states: [kill, recorded]
+""",
+    "power_loss": """\
+name: bench_crash_states_power_loss
+kind: kill_sweep
+target: {framework: langgraph, backend: sqlite, durability: sync}
+workload: three_step
+resume: none
+fault: power_loss
+trials: 1
+seed: 1
 matrix:
   crash_states: [kill, recorded]
 """,
@@ -120,7 +135,12 @@ def main() -> int:
                 got[cell].append(cell_numbers(records, cell))
             for c in run.results.cells:  # by point name: each cell's dry run orders its boundaries itself
                 for p in c.points:
-                    seen = (json.dumps(p.effect_counts, sort_keys=True), json.dumps(p.distribution), tuple(p.durable_checkpoints))
+                    seen = (
+                        json.dumps(p.effect_counts, sort_keys=True),
+                        json.dumps(p.distribution),
+                        tuple(p.durable_checkpoints),
+                        tuple((v.property, v.status) for v in p.verdicts),
+                    )
                     outcomes[c.axes["crash_states"]].setdefault(p.point, set()).add(seen)
         ko, ro = outcomes["kill"], outcomes["recorded"]
         open_in_kill = {p for p, seen in ko.items() if len(seen) > 1}
@@ -135,7 +155,7 @@ def main() -> int:
             f"median recovery trial {statistics.median(x['trial'] for x in r) * 1000:.1f} ms)"
         )
         print(
-            f"  kill / recorded: {kp / rp:.2f}x; points whose outcomes (effects, distribution, durable checkpoints) over the "
+            f"  kill / recorded: {kp / rp:.2f}x; points whose outcomes (effects, distribution, durable checkpoints, verdicts) over the "
             f"rounds differ between the modes: {len(differ)} of {len(ko)} ({len([n for n in differ if n in open_in_kill])} of them "
             f"vary between kill mode's own rounds); load average {load()}"
         )

@@ -147,7 +147,7 @@ def test_a_rerun_of_a_recorded_point_records_again_and_comes_to_the_same(both_mo
     ("fields", "why"),
     [
         ("target: {framework: langgraph, backend: postgres}", "does not declare backend 'postgres' capturable"),
-        ("target: {framework: langgraph, backend: sqlite}\nfault: power_loss", "fault power_loss"),
+        ("target: {framework: langgraph, backend: postgres}\nfault: db_disconnect", "fault db_disconnect"),
         ("target: {framework: crewai, backend: sqlite}", "does not declare backend 'sqlite' capturable"),
     ],
 )

@@ -86,6 +86,31 @@ def test_power_loss_takes_what_wal_with_normal_sync_never_fsynced(lazy: LazyMoun
     assert any('"op": "power_loss"' in line for line in log)
 
 
+def test_the_durable_image_is_what_a_power_loss_leaves_and_it_drops_nothing(lazy: LazyMount, tmp_path: Path):
+    """A recorded sweep copies each kill point's power-loss state while the writer goes on: the copy
+    is the database a power loss would leave, the answer names what it would lose, and the live
+    files keep every write."""
+    db = _case(lazy, "image")
+    _write_and_die(db, "WAL", "NORMAL")
+    pending = lazy.stats()["pending_ops"]
+    image = lazy.durable_image("image", tmp_path / "image")
+    assert lazy.stats()["pending_ops"] == pending > 0  # nothing dropped: the writes stay in the cache
+    assert _rows(tmp_path / "image" / "x.db") == "refused: no such table: t"  # a plain folder, only what was synced
+    report = lazy.power_loss("image")
+    assert image == report  # the same account as the power loss itself gives
+    assert _rows(db) == _rows(tmp_path / "image" / "x.db")
+
+
+def test_a_torn_durable_image_keeps_the_prefix_the_torn_write_would(lazy: LazyMount, tmp_path: Path):
+    (lazy.mount / "t").mkdir()
+    f = lazy.mount / "t" / "doc.json"
+    f.write_text('{"step": 1, "done": true}')  # written, closed, never fsynced
+    image = lazy.durable_image("t", tmp_path / "image", torn=True)
+    assert f.read_text() == '{"step": 1, "done": true}'  # the live file keeps every byte
+    assert (tmp_path / "image" / "doc.json").read_text() == '{"step": 1, '
+    assert image == lazy.torn("t") and f.read_text() == '{"step": 1, '
+
+
 def test_wal_with_full_sync_survives_a_power_loss(lazy: LazyMount):
     db = _case(lazy, "walfull")
     _write_and_die(db, "WAL", "FULL")

@@ -25,12 +25,17 @@ What it promises: a recorded point's crash state is byte for byte the one a SIGK
 barrier of that run leaves, where the adapter declares the backend's store to be files in the
 trial's folder (``TargetInfo.capturable_backends``). Where that is not so the cell runs in kill
 mode and its results.json says why (``CellResult.crash_states``): a store behind a socket
-(Postgres, a server) or one not declared, a fault other than a kill (power_loss and torn need the
-lazy filesystem's durable image, db_disconnect kills nothing), racers on another machine, and a workload whose dry run wrote from two threads at once (``concurrent_writes``:
+(Postgres, a server) or one not declared, a fault that kills nothing (db_disconnect, db_restart's
+restart), racers on another machine, and a workload whose dry run wrote from two threads at once (``concurrent_writes``:
 each recorded state would be exact, but of a run the recording's stops reordered). A point the
 recording never stopped at (a workload whose boundaries differ run to run), or one whose store
 calls had failed for the environment's sake before it, runs in kill mode; so does the repeat an
 environment fault forces. results.json then says ``mixed`` and lists them.
+
+``fault: power_loss`` and ``torn``: the store lives on the lazy filesystem, and a point's crash
+state is its durable image (only what was fsynced, as ALICE's persistence model takes it; torn: with
+half the last pending write) with the filesystem's account of what the fault there loses; the recovery runs on a plain-folder copy and is judged as
+a killed trial (``chaos.kinds.durable_states``).
 
 Crashes during recovery (``crash_depth`` >= 2) are recorded by ``chaos.kinds.crash_chains``, from these recordings.
 
@@ -60,6 +65,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+from chaos.kinds import durable_states
 from chaos.kinds.sweep_options import SweepOptions
 from chaos.launchers import RacerHandle
 from chaos.racer.protocol import ActionSpec, RacerResult, TraceEntry
@@ -100,6 +106,7 @@ class Captured:
     folder: Path
     rows: list[dict]
     t_capture_ms: float
+    fault: dict | None = None  # a power-loss state's account of what was lost (``chaos.kinds.durable_states``)
 
 
 def not_recorded(cell: Cell) -> str | None:
@@ -107,7 +114,7 @@ def not_recorded(cell: Cell) -> str | None:
     analyze`` reads the same answer from the cell alone."""
     s = cell.scenario
     opts = SweepOptions.of(s)
-    if opts.fault != "kill":
+    if opts.fault != "kill" and durable_states.durable_fault(cell) is None:
         return f"fault {opts.fault}: its crash state is not what a frozen process's files are (kept in kill mode for now)"
     if s.racers.placement != "local":
         return "racers on another machine or in a container: chaos cannot copy their store's files as they stand"
@@ -214,9 +221,11 @@ def record(
     fallbacks: dict[str, str] = {}
     s = cell.scenario
     try:
-        store = run.store.get("path")
-        if not store or Path(store).parent != run.dir:
+        store, durable = run.store.get("path"), durable_states.durable_fault(cell) is not None
+        why = durable_states.not_capturable(run) if durable else None
+        if why is None and not durable and (not store or Path(store).parent != run.dir):
             why = "the store is not in the trial's folder: nothing to copy"
+        if why is not None:
             run.observations.update(points=[], fallbacks=dict.fromkeys(points, why))
             return run.record(valid=False, invalid_reason=why), caps, dict.fromkeys(points, why)
         wanted = set(points)
@@ -234,8 +243,13 @@ def record(
                 m0 = time.monotonic()
                 folder = folder_of(b) if folder_of is not None else into / f"{rec_id}-{len(caps):04d}"
                 _copy_store(run.dir, folder)
-                rows = ctx.read_ledger(rec_id)
-                caps[b] = fresh = Captured(rec_id, b, folder, rows, (time.monotonic() - m0) * 1000)
+                fault = durable_states.capture(run, folder) if durable else None
+                if isinstance(fault, str):  # no durable image here: the point runs in kill mode, on a clean folder
+                    fallbacks[b] = fault
+                    shutil.rmtree(folder, ignore_errors=True)
+                else:
+                    rows = ctx.read_ledger(rec_id)
+                    caps[b] = fresh = Captured(rec_id, b, folder, rows, (time.monotonic() - m0) * 1000, fault)
             run.release(victim, b)
             if then is not None and fresh is not None:
                 then(fresh)
@@ -310,6 +324,8 @@ class _Recoveries:
         resumer starts if a slot is free."""
         t = self.trials[self.key_of[cap.barrier]]
         self.steps.prepare(t.run, cap.barrier)
+        if cap.fault is not None:  # a power-loss state: the store is the durable image in this folder
+            durable_states.restore(t.run, cap.fault)
         assert self.ctx.copy_ledger is not None  # run_recorded ran no recording without it
         if cap.rows:
             self.ctx.copy_ledger(cap.rows, t.run.trial_id)

@@ -12,7 +12,8 @@ What it promises:
 * ``LazyMount(below, mount, ...)`` as a context manager: on enter the filesystem process runs and
   the kernel has the mount (it waits for the process's ``ready``, never a sleep); on exit it is
   unmounted (``fusermount3 -u``, lazily ``-uz`` if busy) and the process reaped, whatever happened.
-  ``power_loss(prefix)`` and ``torn(prefix)`` return the filesystem's account of what was lost.
+  ``power_loss(prefix)`` and ``torn(prefix)`` return the filesystem's account of what was lost;
+  ``durable_image(prefix, dest)`` copies what a power loss would leave into ``dest`` and drops nothing.
 * ``unmount_stale(alive)`` unmounts every lazy mount on this machine whose run is not alive (by
   the run id in its fsname, ``chaos-lazyfs-<run_id>``); without ``alive``, every mount whose
   process died or lost its orchestrator. For ``chaos clean`` after a SIGKILLed orchestrator.
@@ -139,6 +140,12 @@ class LazyMount:
     def torn(self, prefix: str = "", keep: int | None = None) -> dict[str, Any]:
         """Drop every unsynced write under ``prefix`` but a prefix of the last one."""
         return self.request({"op": "torn", "prefix": prefix, "keep": keep})
+
+    def durable_image(self, prefix: str, dest: Path, *, torn: bool = False, keep: int | None = None) -> dict[str, Any]:
+        """Copy the files under ``prefix`` as a power loss (``torn``: a torn write) now would leave them
+        into ``dest``, a plain folder; answers as ``power_loss`` (``torn``) would, but drops nothing."""
+        req = {"op": "durable_image", "prefix": prefix, "dest": str(Path(dest).resolve()), "torn": torn, "keep": keep}
+        return self.request(req)
 
     def forget(self, prefix: str) -> dict[str, Any]:
         """A finished trial's folder leaves the filesystem's cache (what it held is synced first)."""

@@ -18,11 +18,17 @@ What it promises (the model, stated once; docs/contract.md repeats it):
   reader sees the folder below. ``torn(prefix)`` does the same, except that the last pending write
   (the latest in the operation log, any file under ``prefix`` but a SQLite ``-shm`` index) persists a prefix of its bytes (half,
   rounded down, unless ``keep`` says how many). Both answer with what was lost.
+* ``durable_image(prefix, dest, torn)`` copies the files under ``prefix`` as a power loss (or a torn
+  write) now would leave them (the folder below: only what was synced; torn: with the kept prefix of
+  the last pending write) to the plain folder ``dest``, and answers as ``power_loss`` (``torn``)
+  would, dropping nothing: the writer may go on. A
+  recorded sweep takes every kill point's power-loss state this way (``chaos.kinds.durable_states``).
 * Every operation is appended to the operation log (JSON lines: seq, op, path, offset, length), so
   a report can name the writes a fault took away.
 
 Control: a Unix socket (``--control``); one JSON request per connection, one JSON answer:
-``{"op": "power_loss" | "torn", "prefix": "c000-p001-r000", "keep": null}``, ``{"op": "forget",
+``{"op": "power_loss" | "torn", "prefix": "c000-p001-r000", "keep": null}``, ``{"op":
+"durable_image", "prefix": ..., "dest": "/abs/folder", "torn": false, "keep": null}``, ``{"op": "forget",
 "prefix": ...}`` (a finished trial: its files leave the cache, synced) or ``{"op": "stats"}``.
 Filesystem operations and control requests are serialised by one lock (the filesystem runs
 single-threaded), so a drop sees no half-done write.
@@ -39,6 +45,7 @@ import errno
 import functools
 import json
 import os
+import shutil
 import socket
 import stat
 import threading
@@ -314,10 +321,44 @@ class LazyOps(fuse.Operations):
     def drop(self, prefix: str, *, torn: bool = False, keep: int | None = None) -> dict[str, Any]:
         """Power loss (or a torn write) under ``prefix``: what was pending is lost; say what."""
         prefix = prefix.strip("/")
-        under = [n for k, n in self.nodes.items() if not prefix or k == prefix or k.startswith(prefix + "/")]
+        under = self._under(prefix)
+        report = self._loss(prefix, under, "torn" if torn else "power_loss")
+        if torn:
+            report["torn"] = self._tear(under, keep, self._below)
+        for n in under:
+            n.pending = []
+            n.data = None
+        self._log(op=report["fault"], path=prefix, lost_ops=report["lost_ops"], torn=report["torn"])
+        if self.log is not None:
+            self.log.flush()
+        return report
+
+    def _tear(self, under: list[Node], keep: int | None, where: Callable[[str], str]) -> dict[str, Any] | None:
+        """Persist a prefix of the last pending write under a folder (half, or ``keep`` bytes) to the
+        file ``where(path)`` names, and say which; None when nothing is pending."""
+        # SQLite's -shm is a memory index rebuilt after a crash: tearing it tears nothing durable
+        writes = [(op, n) for n in under if not n.path.endswith("-shm") for op in n.pending if op.op == "write"]
+        if not writes:
+            return None
+        op, n = max(writes, key=lambda w: w[0].seq)
+        k = len(op.data) // 2 if keep is None else max(0, min(keep, len(op.data)))
+        if k:
+            fd = os.open(where(n.path), os.O_WRONLY | os.O_CREAT, 0o644)
+            try:
+                os.pwrite(fd, op.data[:k], op.offset)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        return {"path": n.path, "seq": op.seq, "offset": op.offset, "length": len(op.data), "persisted": k}
+
+    def _under(self, prefix: str) -> list[Node]:
+        return [n for k, n in self.nodes.items() if not prefix or k == prefix or k.startswith(prefix + "/")]
+
+    def _loss(self, prefix: str, under: list[Node], fault: str) -> dict[str, Any]:
+        """What a fault under ``prefix`` loses now: every pending operation of the files ``under`` it."""
         lost = sorted((op.describe(n.path) for n in under for op in n.pending), key=lambda d: d["seq"])
-        report: dict[str, Any] = {
-            "fault": "torn" if torn else "power_loss",
+        return {
+            "fault": fault,
             "prefix": prefix,
             "lost_ops": len(lost),
             "lost_bytes": sum(d.get("length", 0) for d in lost),
@@ -325,26 +366,22 @@ class LazyOps(fuse.Operations):
             "lost": lost[-50:],  # the latest 50 (the log has them all)
             "torn": None,
         }
+
+    @_locked
+    def durable_image(self, prefix: str, dest: str, *, torn: bool = False, keep: int | None = None) -> dict[str, Any]:
+        """Copy what a power loss (or a torn write) under ``prefix`` would leave now (the folder below
+        it, and for ``torn`` the kept prefix of the last pending write) into the plain folder ``dest``,
+        and say what it would lose, as ``drop`` would; nothing is dropped (see the module)."""
+        prefix = prefix.strip("/")
+        src = os.path.join(self.below, prefix)
+        if not prefix or not os.path.isdir(src):
+            raise ValueError(f"durable_image: no folder {prefix!r} on this filesystem")
+        shutil.copytree(src, dest, symlinks=True, dirs_exist_ok=True)
+        under = self._under(prefix)
+        report = self._loss(prefix, under, "torn" if torn else "power_loss")
         if torn:
-            # SQLite's -shm is a memory index rebuilt after a crash: tearing it tears nothing durable
-            writes = [(op, n) for n in under if not n.path.endswith("-shm") for op in n.pending if op.op == "write"]
-            if writes:
-                op, n = max(writes, key=lambda w: w[0].seq)
-                k = len(op.data) // 2 if keep is None else max(0, min(keep, len(op.data)))
-                if k:
-                    fd = os.open(self._below(n.path), os.O_WRONLY | os.O_CREAT, 0o644)
-                    try:
-                        os.pwrite(fd, op.data[:k], op.offset)
-                        os.fsync(fd)
-                    finally:
-                        os.close(fd)
-                report["torn"] = {"path": n.path, "seq": op.seq, "offset": op.offset, "length": len(op.data), "persisted": k}
-        for n in under:
-            n.pending = []
-            n.data = None
-        self._log(op=report["fault"], path=prefix, lost_ops=len(lost), torn=report["torn"])
-        if self.log is not None:
-            self.log.flush()
+            report["torn"] = self._tear(under, keep, lambda path: os.path.join(dest, path[len(prefix) + 1 :]))
+        self._log(op="durable_image", path=prefix, pending_ops=report["lost_ops"], torn=report["torn"])
         return report
 
     @_locked
@@ -386,6 +423,8 @@ def serve_control(ops: LazyOps, sock_path: str) -> threading.Thread:
                     req = json.loads(raw or b"{}")
                     if req.get("op") in ("power_loss", "torn"):
                         out: dict[str, Any] = ops.drop(req.get("prefix") or "", torn=req["op"] == "torn", keep=req.get("keep"))
+                    elif req.get("op") == "durable_image":
+                        out = ops.durable_image(req.get("prefix") or "", str(req["dest"]), torn=bool(req.get("torn")), keep=req.get("keep"))
                     elif req.get("op") == "forget":
                         out = ops.forget(req.get("prefix") or "")
                     elif req.get("op") == "stats":

@@ -73,8 +73,11 @@ class FaultFs(Protocol):
     """A filesystem that can lose power under one trial's store folder (``chaos.lazyfs.LazyMount``)."""
 
     below: Path  # the folder that holds what was synced (a full disk there stops the run)
+    mount: Path  # where the trials' store folders are
 
     def power_loss(self, prefix: str = "") -> dict[str, Any]: ...
+
+    def durable_image(self, prefix: str, dest: Path, *, torn: bool = False, keep: int | None = None) -> dict[str, Any]: ...
 
     def torn(self, prefix: str = "", keep: int | None = None) -> dict[str, Any]: ...
 
