@@ -14,6 +14,7 @@ and per chain a fresh resumer alone.
 from __future__ import annotations
 
 import pytest
+from kits.modes import assert_same_points, journal_records
 from kits.runs import racers_alive, run_text
 
 import chaos
@@ -45,8 +46,7 @@ def both_modes(tmp_path_factory):
 
 
 def _records(run) -> list[TrialRecord]:
-    records, _ = read_journal(run.run_dir / "journal.jsonl")
-    return [TrialRecord.model_validate(r) for r in records]
+    return journal_records(run)
 
 
 def _cells(run):
@@ -64,20 +64,8 @@ def _short(r: TrialRecord) -> str:
 
 def test_every_chain_comes_to_the_same_outcome_and_verdicts_in_both_modes(both_modes):
     kill, rec = _cells(both_modes)
-    assert [p.point for p in rec.points] == [p.point for p in kill.points]
     assert len(kill.points) >= 10 and all(" >> " in p.point for p in kill.points)
-    for pk, pr in zip(kill.points, rec.points, strict=True):
-        assert (pr.reached, pr.effect_counts, pr.durable_checkpoints, pr.resume_outcomes, pr.distribution) == (
-            pk.reached,
-            pk.effect_counts,
-            pk.durable_checkpoints,
-            pk.resume_outcomes,
-            pk.distribution,
-        ), pk.point
-        assert [(v.property, v.status) for v in pr.verdicts] == [(v.property, v.status) for v in pk.verdicts], pk.point
-    assert [(v.property, v.status, v.evidence.points) for v in rec.verdicts] == [
-        (v.property, v.status, v.evidence.points) for v in kill.verdicts
-    ]
+    assert_same_points(kill, rec)
     # the sweep still finds what it is for: b's effect done but unrecorded, its recovery crashed there again: b three times
     twice = next(p for p in rec.points if p.point == "effect(task=b):after#1 >> effect(task=b):after#1")
     assert twice.effect_counts == {"a": [1], "b": [3], "c": [1]}
@@ -187,17 +175,8 @@ def test_three_crashes_deep_each_recovery_is_a_recording_and_every_chain_comes_o
     )
     run = run_text(tmp_path, text)
     kill, rec = _cells(run)
-    assert [p.point for p in rec.points] == [p.point for p in kill.points] and all(p.point.count(" >> ") == 2 for p in kill.points)
-    for pk, pr in zip(kill.points, rec.points, strict=True):
-        assert (pr.reached, pr.effect_counts, pr.durable_checkpoints, pr.resume_outcomes, pr.distribution) == (
-            pk.reached,
-            pk.effect_counts,
-            pk.durable_checkpoints,
-            pk.resume_outcomes,
-            pk.distribution,
-        ), pk.point
-        assert [(v.property, v.status) for v in pr.verdicts] == [(v.property, v.status) for v in pk.verdicts], pk.point
-    assert [(v.property, v.status) for v in rec.verdicts] == [(v.property, v.status) for v in kill.verdicts]
+    assert all(p.point.count(" >> ") == 2 for p in kill.points)
+    assert_same_points(kill, rec, evidence=False)
     cs = rec.crash_states
     assert cs is not None and (cs.used, cs.killed) == ("recorded", 0)
     thrice = next(r for r in _mine(run, rec) if r.point == " >> ".join(["effect(task=b):after#1"] * 3))

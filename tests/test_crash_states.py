@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 import yaml
 from conftest import REPO
+from kits.modes import assert_same_points, journal_records
 from kits.runs import racers_alive, run_text
 
 import chaos
@@ -32,8 +33,7 @@ def both_modes(tmp_path_factory):
 
 
 def _records(run) -> list[TrialRecord]:
-    records, _ = read_journal(run.run_dir / "journal.jsonl")
-    return [TrialRecord.model_validate(r) for r in records]
+    return journal_records(run)
 
 
 def _pairs(run):
@@ -58,20 +58,8 @@ def test_a_recorded_sweep_of_three_step_gives_the_same_per_point_outcomes_as_a_k
     pairs = _pairs(both_modes)
     assert len(pairs) == 3  # none, input, command:true
     for kill, rec in pairs:
-        assert [p.point for p in rec.points] == [p.point for p in kill.points] and kill.points
-        for pk, pr in zip(kill.points, rec.points, strict=True):
-            assert (pr.reached, pr.effect_counts, pr.durable_checkpoints, pr.resume_outcomes, pr.distribution) == (
-                pk.reached,
-                pk.effect_counts,
-                pk.durable_checkpoints,
-                pk.resume_outcomes,
-                pk.distribution,
-            ), pk.point
-            assert [(v.property, v.status) for v in pr.verdicts] == [(v.property, v.status) for v in pk.verdicts], pk.point
+        assert_same_points(kill, rec)
         assert _outcomes(both_modes, rec) == _outcomes(both_modes, kill)
-        assert [(v.property, v.status, v.evidence.points) for v in rec.verdicts] == [
-            (v.property, v.status, v.evidence.points) for v in kill.verdicts
-        ]
     # the sweep still finds what it is for: a kill after b's effect, before its writes, duplicates b
     for _, rec in pairs:
         after_b = next(p for p in rec.points if p.point == "effect(task=b):after#1")

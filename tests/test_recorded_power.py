@@ -13,13 +13,13 @@ deterministic and equal means equal."""
 from __future__ import annotations
 
 import pytest
+from kits.modes import assert_same_points, journal_records
 from kits.runs import racers_alive, run_text
 
 from chaos.kinds import crash_states, faults
 from chaos.kinds.sweep import dry_baseline, repeat_outcome
 from chaos.lazyfs import lazy_mounts, missing
 from chaos.records import TrialRecord
-from chaos.running.journal import read_journal
 from chaos.scenario.model import expand, parse_scenario
 
 pytestmark = [pytest.mark.skipif(missing() is not None, reason=f"no lazy filesystem here: {missing()}"), pytest.mark.slow]
@@ -46,8 +46,7 @@ def both_modes(tmp_path_factory):
 
 
 def _records(run) -> list[TrialRecord]:
-    records, _ = read_journal(run.run_dir / "journal.jsonl")
-    return [TrialRecord.model_validate(r) for r in records]
+    return journal_records(run)
 
 
 def _pairs(run):
@@ -70,19 +69,7 @@ def test_a_recorded_power_loss_sweep_gives_the_same_per_point_outcomes_and_verdi
     pairs = _pairs(both_modes)
     assert sorted(pairs) == [(f, w) for f in ("power_loss", "torn") for w in ("three_step", "three_step_nosync")]
     for kill, rec in pairs.values():
-        assert [p.point for p in rec.points] == [p.point for p in kill.points] and kill.points
-        for pk, pr in zip(kill.points, rec.points, strict=True):
-            assert (pr.reached, pr.effect_counts, pr.durable_checkpoints, pr.resume_outcomes, pr.distribution) == (
-                pk.reached,
-                pk.effect_counts,
-                pk.durable_checkpoints,
-                pk.resume_outcomes,
-                pk.distribution,
-            ), pk.point
-            assert [(v.property, v.status) for v in pr.verdicts] == [(v.property, v.status) for v in pk.verdicts], pk.point
-        assert [(v.property, v.status, v.evidence.points) for v in rec.verdicts] == [
-            (v.property, v.status, v.evidence.points) for v in kill.verdicts
-        ]
+        assert_same_points(kill, rec)
         kt, rt = _point_trials(both_modes, kill), _point_trials(both_modes, rec)
         base_k = dry_baseline(next(r for r in _records(both_modes) if r.cell_index == kill.cell_index and r.trial_id.endswith("-dry")))
         base_r = dry_baseline(next(r for r in _records(both_modes) if r.cell_index == rec.cell_index and r.trial_id.endswith("-dry")))
