@@ -797,16 +797,13 @@ def print_vs_floor(mode: str, row: dict, floor: dict) -> None:
             f"recording {row['recording_ms']:.0f} ms, median recovery trial {fmt(row['median_recovery_ms'])} ms (from its state's copy: the wait for a slot too); crash states "
             f"{row['crash_states']}"
         )
-        if row.get("fidelity") and "per_point" in floor:
-            for line in fidelity_vs_floor(mode, row["fidelity"], floor["per_point"]):
-                print("   " + line)
-        return
-    print(
-        f"   {mode} vs floor: {row['median_wall_ms'] / floor['median_wall_ms']:.1f}x the floor's median wall "
-        f"({row['median_wall_ms'] - floor['median_wall_ms']:.1f} ms per trial is chaos's own), "
-        f"{row['cpu_per_trial_ms'] / floor['cpu_per_trial_ms']:.1f}x its CPU; the floor: {floor['killed']}/{floor['trials']} "
-        f"victims SIGKILLed at their barrier, {floor['boundaries']} boundaries"
-    )
+    else:
+        print(
+            f"   {mode} vs floor: {row['median_wall_ms'] / floor['median_wall_ms']:.1f}x the floor's median wall "
+            f"({row['median_wall_ms'] - floor['median_wall_ms']:.1f} ms per trial is chaos's own), "
+            f"{row['cpu_per_trial_ms'] / floor['cpu_per_trial_ms']:.1f}x its CPU; the floor: {floor['killed']}/{floor['trials']} "
+            f"victims SIGKILLed at their barrier, {floor['boundaries']} boundaries"
+        )
     if row.get("fidelity") and "per_point" in floor:
         for line in fidelity_vs_floor(mode, row["fidelity"], floor["per_point"]):
             print("   " + line)

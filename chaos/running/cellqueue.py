@@ -267,9 +267,7 @@ class CellQueue:
             self.store.leave()
             return
         with contextlib.suppress(Exception), self._locked() as q:  # leaving must not fail: the lock going is what counts
-            for c in q.cells:
-                if c.state == "claimed" and c.worker == self.worker:
-                    c.state, c.worker = "pending", None
+            self._give_back(q)
         self.store.leave()
         self._joined = False
 
@@ -282,13 +280,21 @@ class CellQueue:
             ) from None
 
     @contextlib.contextmanager
-    def _locked(self) -> Iterator[QueueFile]:
+    def _locked(self, *, write: bool = True) -> Iterator[QueueFile]:
+        """The queue, locked until the block ends; written back then unless ``write=False`` (a read)."""
         with self.store.locked() as text:
             q = self._parse(text)
             if q is None:
                 raise ChaosError(f"{self.store.where}: the shard queue is gone (removed while this shard ran)")
             yield q
-            self.store.write(q.model_dump_json(indent=1))
+            if write:
+                self.store.write(q.model_dump_json(indent=1))
+
+    def _give_back(self, q: QueueFile, scenario: str | None = None) -> None:
+        """This shard's claims not done (of ``scenario``, or all) back to pending."""
+        for c in q.cells:
+            if c.state == "claimed" and c.worker == self.worker and scenario in (None, c.scenario):
+                c.state, c.worker = "pending", None
 
     def _requeue_dead(self, q: QueueFile) -> None:
         """Claims whose worker's liveness lock is free (the worker is gone) back to pending."""
@@ -315,8 +321,8 @@ class CellQueue:
             return c.index if c is not None else None
 
     def held(self, scenario: str) -> list[int]:
-        """This shard's claims of ``scenario`` not yet done, in queue order."""
-        with self._locked() as q:
+        """This shard's claims of ``scenario`` not yet done, in queue order (a read: nothing written)."""
+        with self._locked(write=False) as q:
             return [c.index for c in q.cells if c.scenario == scenario and c.state == "claimed" and c.worker == self.worker]
 
     def claims(self, scenario: str, cells: list[Cell]) -> Iterator[Cell]:
@@ -348,9 +354,7 @@ class CellQueue:
     def release(self, scenario: str) -> None:
         """Give this shard's unfinished claims of ``scenario`` back (its run of it was refused)."""
         with self._locked() as q:
-            for c in q.cells:
-                if c.scenario == scenario and c.state == "claimed" and c.worker == self.worker:
-                    c.state, c.worker = "pending", None
+            self._give_back(q, scenario)
 
     def ran(self, scenario: str) -> set[int]:
         """The cells of ``scenario`` this shard finished (in this process)."""

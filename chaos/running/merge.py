@@ -27,6 +27,7 @@ What it promises:
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets
@@ -291,8 +292,6 @@ def _merge_run(
 def _lines_of(data: bytes, cells: set[int]) -> bytes:
     """The journal lines of ``cells`` only (a queue shard's journal also holds the cell it was
     killed in, which another shard ran again and is credited with)."""
-    import json
-
     return b"".join(line for line in data.splitlines(keepends=True) if line.strip() and json.loads(line).get("cell_index") in cells)
 
 
