@@ -45,10 +45,6 @@ def both_modes(tmp_path_factory):
     return run_text(tmp_path_factory.mktemp("recorded-power"), SCENARIO)
 
 
-def _records(run) -> list[TrialRecord]:
-    return journal_records(run)
-
-
 def _pairs(run):
     """Each (fault, workload)'s (kill cell, recorded cell)."""
     by = {(c.axes["fault"], c.axes["workload"], c.axes["crash_states"]): c for c in run.results.cells}
@@ -56,7 +52,7 @@ def _pairs(run):
 
 
 def _point_trials(run, cell) -> dict[str, TrialRecord]:
-    return {r.point: r for r in _records(run) if r.cell_index == cell.cell_index and r.point is not None}
+    return {r.point: r for r in journal_records(run) if r.cell_index == cell.cell_index and r.point is not None}
 
 
 def _lost_to_state(rec: TrialRecord) -> list[tuple]:
@@ -71,8 +67,12 @@ def test_a_recorded_power_loss_sweep_gives_the_same_per_point_outcomes_and_verdi
     for kill, rec in pairs.values():
         assert_same_points(kill, rec)
         kt, rt = _point_trials(both_modes, kill), _point_trials(both_modes, rec)
-        base_k = dry_baseline(next(r for r in _records(both_modes) if r.cell_index == kill.cell_index and r.trial_id.endswith("-dry")))
-        base_r = dry_baseline(next(r for r in _records(both_modes) if r.cell_index == rec.cell_index and r.trial_id.endswith("-dry")))
+        base_k = dry_baseline(
+            next(r for r in journal_records(both_modes) if r.cell_index == kill.cell_index and r.trial_id.endswith("-dry"))
+        )
+        base_r = dry_baseline(
+            next(r for r in journal_records(both_modes) if r.cell_index == rec.cell_index and r.trial_id.endswith("-dry"))
+        )
         assert {p: repeat_outcome(r, base_r) for p, r in rt.items()} == {p: repeat_outcome(r, base_k) for p, r in kt.items()}
     # the mode still finds what the fault is for: the saver that never fsyncs loses acknowledged checkpoints
     for fault in ("power_loss", "torn"):
@@ -105,7 +105,7 @@ def test_each_recorded_point_lost_what_the_killed_one_lost(both_modes):
 
 
 def test_results_say_these_cells_used_recorded_power_loss_states(both_modes):
-    records = _records(both_modes)
+    records = journal_records(both_modes)
     for (fault, _), (kill, rec) in _pairs(both_modes).items():
         assert kill.crash_states is None
         cs = rec.crash_states

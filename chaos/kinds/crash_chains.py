@@ -45,10 +45,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from chaos.kinds.crash_states import Captured, SweepSteps, _copy_store, _next_stop, record, recording_id, writes_at_once
+from chaos.kinds.crash_states import Captured, SweepSteps, copy_store, next_stop, record, recording_id, writes_at_once
 from chaos.launchers import RacerHandle
 from chaos.records import BarrierEvent, TrialRecord
-from chaos.running.trial import RunContext, TrialRun, attempts, retry_id, store_failed_before_kill
+from chaos.running.trial import RunContext, TrialRun, attempts, repeats, retry_id, store_failed_before_kill
 from chaos.scenario.model import Cell
 
 CHAIN = " >> "  # as ``chaos.kinds.sweep`` names a chain of crashes
@@ -124,8 +124,8 @@ def record_recovery(run: TrialRun, chain: list[str], st: State, steps: ChainStep
     )
     (h,) = run.start([spec])
     seen = 0
-    while (arrival := _next_stop(run, h, seen)) is not None:
-        seen = len(h.arrivals())
+    while (stop := next_stop(run, h, seen)) is not None:
+        arrival, seen = stop
         b = str(arrival["barrier"])
         run.barriers.append(BarrierEvent(racer_id=h.racer_id, barrier=b, action="arrived", t_mono_ns=arrival["t_mono_ns"]))
         blame = store_failed_before_kill([arrival], s.target.framework, s.workload)
@@ -134,7 +134,7 @@ def record_recovery(run: TrialRun, chain: list[str], st: State, steps: ChainStep
         elif b not in states and (wanted is None or b in wanted):
             m0 = time.monotonic()
             folder = into / f"{run.trial_id}-{len(states):04d}"
-            _copy_store(run.dir, folder)
+            copy_store(run.dir, folder)
             rows = ctx.read_ledger(run.trial_id)
             states[b] = State(Captured(cap.recording, b, folder, rows, (time.monotonic() - m0) * 1000), (*st.by, run.trial_id))
         run.release(h, b)
@@ -357,15 +357,9 @@ def run_recorded_chains(ctx: RunContext, cell: Cell, skip: set[str], points: lis
             rec = _finish(started.pop(n), steps)
             yield rec
             if rec.fault == "environment":  # the state is spent: the repeats are killed
-                for attempt in range(1, cell.scenario.env_retries + 1):
-                    again = TrialRun(ctx, cell, retry_id(tid, attempt), point=_name(chain), rep=rep, retry_of=tid, seed_id=tid)
-                    try:
-                        r2 = _killed(steps, chain, "repeated in kill mode after an environment fault")(again)
-                    finally:
-                        again.cleanup()
-                    yield r2
-                    if r2.fault != "environment":
-                        break
+                yield from repeats(
+                    ctx, cell, tid, _killed(steps, chain, "repeated in kill mode after an environment fault"), point=_name(chain), rep=rep
+                )
     finally:
         for r in started.values():
             with contextlib.suppress(Exception):
