@@ -45,7 +45,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from chaos.kinds.crash_states import Captured, SweepSteps, copy_store, next_stop, record, recording_id, writes_at_once
+from chaos.kinds.crash_states import Captured, SweepSteps, copy_store, free_id, next_stop, record, recording_id, writes_at_once
 from chaos.launchers import RacerHandle
 from chaos.records import BarrierEvent, TrialRecord
 from chaos.running.trial import RunContext, TrialRun, attempts, repeats, retry_id, store_failed_before_kill
@@ -91,11 +91,7 @@ def _name(chain: list[str]) -> str:
 
 def nested_recording_id(ctx: RunContext, cell: Cell, ids: list[str], rep: int) -> str:
     """A recovering recording's id when it is not the discovery: ``c000-p003-rec001`` (or ``-2``, ``-3``)."""
-    base = f"c{cell.index:03d}-{'-'.join(ids)}-rec{rep:03d}"
-    n = 1
-    while ctx.prior.get(base if n == 1 else f"{base}-{n}") is not None:
-        n += 1
-    return base if n == 1 else f"{base}-{n}"
+    return free_id(ctx, f"c{cell.index:03d}-{'-'.join(ids)}-rec{rep:03d}")
 
 
 def record_recovery(run: TrialRun, chain: list[str], st: State, steps: ChainSteps, wanted: list[str] | None, into: Path) -> _Recovering:
@@ -107,12 +103,7 @@ def record_recovery(run: TrialRun, chain: list[str], st: State, steps: ChainStep
     cap = st.cap
     states: dict[str, State] = {}
     fallbacks: dict[str, str] = {}
-    for entry in cap.folder.iterdir():  # the state is recovered once: moved, not copied again
-        os.replace(entry, run.dir / entry.name)
-    assert ctx.copy_ledger is not None  # no recording ran without it
-    if cap.rows:
-        ctx.copy_ledger(cap.rows, run.trial_id)
-    run.observations["crash_state"] = _said(chain, st)
+    _place(run, chain, st)
     resume = steps.sweep.resume
     spec = run.spec(
         f"recovery{len(chain)}",  # as kill mode names the chain's next recovery
@@ -173,6 +164,17 @@ class _Resumer:
     handle: RacerHandle
 
 
+def _place(run: TrialRun, chain: list[str], st: State) -> None:
+    """Put the recorded state ``st`` of ``chain`` in ``run``: its files into the trial's folder (the
+    state is recovered once: moved, not copied again), its rows into the ledger under the trial's id."""
+    for entry in st.cap.folder.iterdir():
+        os.replace(entry, run.dir / entry.name)
+    assert run.ctx.copy_ledger is not None  # no recording ran without it
+    if st.cap.rows:
+        run.ctx.copy_ledger(st.cap.rows, run.trial_id)
+    run.observations["crash_state"] = _said(chain, st)
+
+
 def _said(chain: list[str], st: State) -> dict:
     """``observations["crash_state"]`` of a trial recovered from ``st``, the state at the end of ``chain``."""
     out: dict = {"recorded_by": st.by[0] if len(st.by) == 1 else list(st.by)}
@@ -186,12 +188,7 @@ def _start(ctx: RunContext, cell: Cell, tid: str, chain: list[str], rep: int, st
     run = TrialRun(ctx, cell, tid, point=_name(chain), rep=rep, seed_id=tid, thread_of=cap.recording)
     try:
         steps.baseline(run)
-        for entry in cap.folder.iterdir():
-            os.replace(entry, run.dir / entry.name)
-        assert ctx.copy_ledger is not None
-        if cap.rows:
-            ctx.copy_ledger(cap.rows, tid)
-        run.observations["crash_state"] = _said(chain, st)
+        _place(run, chain, st)
         (h,) = run.start([run.spec("resume", actions=[steps.sweep.resume], inspect_before=True, inspect_after=True)])
     except BaseException:
         run.cleanup()

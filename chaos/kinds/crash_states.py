@@ -163,7 +163,11 @@ def writes_at_once(trace: list[TraceEntry]) -> str | None:
 def recording_id(ctx: RunContext, cell: Cell, rep: int) -> str:
     """Recording ``rep``'s id: ``c000-rec000``, or the next free ``-2``, ``-3`` when a resumed run
     or a rerun records again."""
-    base = f"c{cell.index:03d}-rec{rep:03d}"
+    return free_id(ctx, f"c{cell.index:03d}-rec{rep:03d}")
+
+
+def free_id(ctx: RunContext, base: str) -> str:
+    """``base``, or the first of ``base-2``, ``base-3`` no journaled trial has."""
     n = 1
     while ctx.prior.get(base if n == 1 else f"{base}-{n}") is not None:
         n += 1
