@@ -45,17 +45,13 @@ def both_modes(tmp_path_factory):
     return run_text(tmp_path_factory.mktemp("crash-chains"), SCENARIO)
 
 
-def _records(run) -> list[TrialRecord]:
-    return journal_records(run)
-
-
 def _cells(run):
     by = {c.axes["crash_states"]: c for c in run.results.cells}
     return by["kill"], by["recorded"]
 
 
 def _mine(run, cell) -> list[TrialRecord]:
-    return [r for r in _records(run) if r.cell_index == cell.cell_index]
+    return [r for r in journal_records(run) if r.cell_index == cell.cell_index]
 
 
 def _short(r: TrialRecord) -> str:

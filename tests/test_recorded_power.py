@@ -45,18 +45,14 @@ def both_modes(tmp_path_factory):
     return run_text(tmp_path_factory.mktemp("recorded-power"), SCENARIO)
 
 
-def _records(run) -> list[TrialRecord]:
-    return journal_records(run)
-
-
 def _pairs(run):
     """Each (fault, workload)'s (kill cell, recorded cell)."""
     by = {(c.axes["fault"], c.axes["workload"], c.axes["crash_states"]): c for c in run.results.cells}
     return {(f, w): (by[f, w, "kill"], by[f, w, "recorded"]) for f, w in sorted({(f, w) for f, w, _ in by})}
 
 
-def _point_trials(run, cell) -> dict[str, TrialRecord]:
-    return {r.point: r for r in _records(run) if r.cell_index == cell.cell_index and r.point is not None}
+def _point_trials(records: list[TrialRecord], cell) -> dict[str, TrialRecord]:
+    return {r.point: r for r in records if r.cell_index == cell.cell_index and r.point is not None}
 
 
 def _lost_to_state(rec: TrialRecord) -> list[tuple]:
@@ -68,11 +64,12 @@ def _lost_to_state(rec: TrialRecord) -> list[tuple]:
 def test_a_recorded_power_loss_sweep_gives_the_same_per_point_outcomes_and_verdicts_as_a_kill_sweep(both_modes):
     pairs = _pairs(both_modes)
     assert sorted(pairs) == [(f, w) for f in ("power_loss", "torn") for w in ("three_step", "three_step_nosync")]
+    records = journal_records(both_modes)
     for kill, rec in pairs.values():
         assert_same_points(kill, rec)
-        kt, rt = _point_trials(both_modes, kill), _point_trials(both_modes, rec)
-        base_k = dry_baseline(next(r for r in _records(both_modes) if r.cell_index == kill.cell_index and r.trial_id.endswith("-dry")))
-        base_r = dry_baseline(next(r for r in _records(both_modes) if r.cell_index == rec.cell_index and r.trial_id.endswith("-dry")))
+        kt, rt = _point_trials(records, kill), _point_trials(records, rec)
+        base_k = dry_baseline(next(r for r in records if r.cell_index == kill.cell_index and r.trial_id.endswith("-dry")))
+        base_r = dry_baseline(next(r for r in records if r.cell_index == rec.cell_index and r.trial_id.endswith("-dry")))
         assert {p: repeat_outcome(r, base_r) for p, r in rt.items()} == {p: repeat_outcome(r, base_k) for p, r in kt.items()}
     # the mode still finds what the fault is for: the saver that never fsyncs loses acknowledged checkpoints
     for fault in ("power_loss", "torn"):
@@ -85,8 +82,9 @@ def test_each_recorded_point_lost_what_the_killed_one_lost(both_modes):
     """The filesystem's account of the loss (what DU and CV read) is the same per point, but for
     SQLite's ``-shm`` (shared memory: a killed process's dirty pages reach the filesystem when the
     kernel closes its files, a frozen one's not yet; it holds no durable state and DU, CV skip it)."""
+    records = journal_records(both_modes)
     for kill, rec in _pairs(both_modes).values():
-        kt, rt = _point_trials(both_modes, kill), _point_trials(both_modes, rec)
+        kt, rt = _point_trials(records, kill), _point_trials(records, rec)
         for point, r in rt.items():
             k = kt[point]
             assert [f.split("/", 1)[-1] for f in faults._durable_files(r)] == [f.split("/", 1)[-1] for f in faults._durable_files(k)]
@@ -105,7 +103,7 @@ def test_each_recorded_point_lost_what_the_killed_one_lost(both_modes):
 
 
 def test_results_say_these_cells_used_recorded_power_loss_states(both_modes):
-    records = _records(both_modes)
+    records = journal_records(both_modes)
     for (fault, _), (kill, rec) in _pairs(both_modes).items():
         assert kill.crash_states is None
         cs = rec.crash_states
@@ -117,7 +115,7 @@ def test_results_say_these_cells_used_recorded_power_loss_states(both_modes):
             0,
         )
         (recording,) = [r for r in records if r.cell_index == rec.cell_index and crash_states.is_recording(r.trial_id)]
-        for t in _point_trials(both_modes, rec).values():
+        for t in _point_trials(records, rec).values():
             assert [o.role for o in t.racers] == ["resume"]  # nobody was killed: the state came from the recording
             assert t.observations["crash_state"]["recorded_by"] == recording.trial_id
             assert t.observations["fault"]["fault"] == fault

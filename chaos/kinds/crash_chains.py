@@ -45,10 +45,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from chaos.kinds.crash_states import Captured, SweepSteps, _copy_store, _next_stop, record, recording_id, writes_at_once
+from chaos.kinds.crash_states import Captured, SweepSteps, copy_store, free_id, next_stop, record, recording_id, writes_at_once
 from chaos.launchers import RacerHandle
 from chaos.records import BarrierEvent, TrialRecord
-from chaos.running.trial import RunContext, TrialRun, attempts, retry_id, store_failed_before_kill
+from chaos.running.trial import RunContext, TrialRun, attempts, repeats, retry_id, store_failed_before_kill
 from chaos.scenario.model import Cell
 
 CHAIN = " >> "  # as ``chaos.kinds.sweep`` names a chain of crashes
@@ -91,11 +91,7 @@ def _name(chain: list[str]) -> str:
 
 def nested_recording_id(ctx: RunContext, cell: Cell, ids: list[str], rep: int) -> str:
     """A recovering recording's id when it is not the discovery: ``c000-p003-rec001`` (or ``-2``, ``-3``)."""
-    base = f"c{cell.index:03d}-{'-'.join(ids)}-rec{rep:03d}"
-    n = 1
-    while ctx.prior.get(base if n == 1 else f"{base}-{n}") is not None:
-        n += 1
-    return base if n == 1 else f"{base}-{n}"
+    return free_id(ctx, f"c{cell.index:03d}-{'-'.join(ids)}-rec{rep:03d}")
 
 
 def record_recovery(run: TrialRun, chain: list[str], st: State, steps: ChainSteps, wanted: list[str] | None, into: Path) -> _Recovering:
@@ -107,12 +103,7 @@ def record_recovery(run: TrialRun, chain: list[str], st: State, steps: ChainStep
     cap = st.cap
     states: dict[str, State] = {}
     fallbacks: dict[str, str] = {}
-    for entry in cap.folder.iterdir():  # the state is recovered once: moved, not copied again
-        os.replace(entry, run.dir / entry.name)
-    assert ctx.copy_ledger is not None  # no recording ran without it
-    if cap.rows:
-        ctx.copy_ledger(cap.rows, run.trial_id)
-    run.observations["crash_state"] = _said(chain, st)
+    _place(run, chain, st)
     resume = steps.sweep.resume
     spec = run.spec(
         f"recovery{len(chain)}",  # as kill mode names the chain's next recovery
@@ -124,8 +115,8 @@ def record_recovery(run: TrialRun, chain: list[str], st: State, steps: ChainStep
     )
     (h,) = run.start([spec])
     seen = 0
-    while (arrival := _next_stop(run, h, seen)) is not None:
-        seen = len(h.arrivals())
+    while (stop := next_stop(run, h, seen)) is not None:
+        arrival, seen = stop
         b = str(arrival["barrier"])
         run.barriers.append(BarrierEvent(racer_id=h.racer_id, barrier=b, action="arrived", t_mono_ns=arrival["t_mono_ns"]))
         blame = store_failed_before_kill([arrival], s.target.framework, s.workload)
@@ -134,7 +125,7 @@ def record_recovery(run: TrialRun, chain: list[str], st: State, steps: ChainStep
         elif b not in states and (wanted is None or b in wanted):
             m0 = time.monotonic()
             folder = into / f"{run.trial_id}-{len(states):04d}"
-            _copy_store(run.dir, folder)
+            copy_store(run.dir, folder)
             rows = ctx.read_ledger(run.trial_id)
             states[b] = State(Captured(cap.recording, b, folder, rows, (time.monotonic() - m0) * 1000), (*st.by, run.trial_id))
         run.release(h, b)
@@ -173,6 +164,17 @@ class _Resumer:
     handle: RacerHandle
 
 
+def _place(run: TrialRun, chain: list[str], st: State) -> None:
+    """Put the recorded state ``st`` of ``chain`` in ``run``: its files into the trial's folder (the
+    state is recovered once: moved, not copied again), its rows into the ledger under the trial's id."""
+    for entry in st.cap.folder.iterdir():
+        os.replace(entry, run.dir / entry.name)
+    assert run.ctx.copy_ledger is not None  # no recording ran without it
+    if st.cap.rows:
+        run.ctx.copy_ledger(st.cap.rows, run.trial_id)
+    run.observations["crash_state"] = _said(chain, st)
+
+
 def _said(chain: list[str], st: State) -> dict:
     """``observations["crash_state"]`` of a trial recovered from ``st``, the state at the end of ``chain``."""
     out: dict = {"recorded_by": st.by[0] if len(st.by) == 1 else list(st.by)}
@@ -186,12 +188,7 @@ def _start(ctx: RunContext, cell: Cell, tid: str, chain: list[str], rep: int, st
     run = TrialRun(ctx, cell, tid, point=_name(chain), rep=rep, seed_id=tid, thread_of=cap.recording)
     try:
         steps.baseline(run)
-        for entry in cap.folder.iterdir():
-            os.replace(entry, run.dir / entry.name)
-        assert ctx.copy_ledger is not None
-        if cap.rows:
-            ctx.copy_ledger(cap.rows, tid)
-        run.observations["crash_state"] = _said(chain, st)
+        _place(run, chain, st)
         (h,) = run.start([run.spec("resume", actions=[steps.sweep.resume], inspect_before=True, inspect_after=True)])
     except BaseException:
         run.cleanup()
@@ -357,15 +354,9 @@ def run_recorded_chains(ctx: RunContext, cell: Cell, skip: set[str], points: lis
             rec = _finish(started.pop(n), steps)
             yield rec
             if rec.fault == "environment":  # the state is spent: the repeats are killed
-                for attempt in range(1, cell.scenario.env_retries + 1):
-                    again = TrialRun(ctx, cell, retry_id(tid, attempt), point=_name(chain), rep=rep, retry_of=tid, seed_id=tid)
-                    try:
-                        r2 = _killed(steps, chain, "repeated in kill mode after an environment fault")(again)
-                    finally:
-                        again.cleanup()
-                    yield r2
-                    if r2.fault != "environment":
-                        break
+                yield from repeats(
+                    ctx, cell, tid, _killed(steps, chain, "repeated in kill mode after an environment fault"), point=_name(chain), rep=rep
+                )
     finally:
         for r in started.values():
             with contextlib.suppress(Exception):

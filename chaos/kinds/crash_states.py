@@ -70,7 +70,7 @@ from chaos.kinds.sweep_options import SweepOptions
 from chaos.launchers import RacerHandle
 from chaos.racer.protocol import ActionSpec, RacerResult, TraceEntry
 from chaos.records import BarrierEvent, CrashStates, TrialRecord
-from chaos.running.trial import RunContext, TrialRun, attempts, retry_id, store_failed_before_kill
+from chaos.running.trial import RunContext, TrialRun, attempts, repeats, store_failed_before_kill
 from chaos.scenario.model import Cell
 from chaos.targets import get_target
 
@@ -163,7 +163,11 @@ def writes_at_once(trace: list[TraceEntry]) -> str | None:
 def recording_id(ctx: RunContext, cell: Cell, rep: int) -> str:
     """Recording ``rep``'s id: ``c000-rec000``, or the next free ``-2``, ``-3`` when a resumed run
     or a rerun records again."""
-    base = f"c{cell.index:03d}-rec{rep:03d}"
+    return free_id(ctx, f"c{cell.index:03d}-rec{rep:03d}")
+
+
+def free_id(ctx: RunContext, base: str) -> str:
+    """``base``, or the first of ``base-2``, ``base-3`` no journaled trial has."""
     n = 1
     while ctx.prior.get(base if n == 1 else f"{base}-{n}") is not None:
         n += 1
@@ -174,7 +178,7 @@ def _harness(name: str) -> bool:
     return any(fnmatch.fnmatch(name, p) for p in HARNESS_FILES)
 
 
-def _copy_store(src: Path, dest: Path) -> None:
+def copy_store(src: Path, dest: Path) -> None:
     """Every file of the trial folder ``src`` but chaos's own, copied to ``dest`` as the kernel has them."""
     dest.mkdir(parents=True, exist_ok=True)
     for entry in sorted(src.iterdir()):
@@ -186,9 +190,9 @@ def _copy_store(src: Path, dest: Path) -> None:
             shutil.copyfile(entry, dest / entry.name, follow_symlinks=False)
 
 
-def _next_stop(run: TrialRun, h: RacerHandle, seen: int) -> dict | None:
-    """The next arrival of the recording victim, once it stands stopped there; None if it exited
-    (or timed out) first."""
+def next_stop(run: TrialRun, h: RacerHandle, seen: int) -> tuple[dict, int] | None:
+    """The next arrival of the recording victim, once it stands stopped there, with how many it has
+    made (stopped, it makes no more: the next call's ``seen``); None if it exited (or timed out) first."""
 
     def there() -> bool:
         st = h.state()
@@ -197,7 +201,7 @@ def _next_stop(run: TrialRun, h: RacerHandle, seen: int) -> dict | None:
     run.wait_until(there)
     arrivals = h.arrivals()
     if h.state() == "stopped" and len(arrivals) > seen:
-        return arrivals[-1]
+        return arrivals[-1], len(arrivals)
     return None
 
 
@@ -231,8 +235,8 @@ def record(
         wanted = set(points)
         (victim,) = run.start([run.spec("victim", actions=steps.actions, armed=tuple(points))])
         seen = 0
-        while (arrival := _next_stop(run, victim, seen)) is not None:
-            seen = len(victim.arrivals())
+        while (stop := next_stop(run, victim, seen)) is not None:
+            arrival, seen = stop
             b = str(arrival["barrier"])
             run.barriers.append(BarrierEvent(racer_id=victim.racer_id, barrier=b, action="arrived", t_mono_ns=arrival["t_mono_ns"]))
             blame = store_failed_before_kill([arrival], s.target.framework, s.workload)
@@ -242,7 +246,7 @@ def record(
             elif b in wanted and b not in caps:
                 m0 = time.monotonic()
                 folder = folder_of(b) if folder_of is not None else into / f"{rec_id}-{len(caps):04d}"
-                _copy_store(run.dir, folder)
+                copy_store(run.dir, folder)
                 fault = durable_states.capture(run, folder) if durable else None
                 if isinstance(fault, str):  # no durable image here: the point runs in kill mode, on a clean folder
                     fallbacks[b] = fault
@@ -383,19 +387,6 @@ class _Recoveries:
                 t.run.cleanup()
 
 
-def _killed_retries(ctx: RunContext, cell: Cell, tid: str, point: str, rep: int, steps: SweepSteps) -> Iterator[TrialRecord]:
-    """The repeats an environment fault forces after a recovered trial: in kill mode (the state is spent)."""
-    for attempt in range(1, cell.scenario.env_retries + 1):
-        run = TrialRun(ctx, cell, retry_id(tid, attempt), point=point, rep=rep, retry_of=tid, seed_id=tid)
-        try:
-            rec = steps.kill_body(point)(run)
-        finally:
-            run.cleanup()
-        yield rec
-        if rec.fault != "environment":
-            return
-
-
 def run_recorded(ctx: RunContext, cell: Cell, skip: set[str], points: list[str], steps: SweepSteps) -> Iterator[TrialRecord]:
     """The trials of a sweep cell (crash_depth 1) with recorded crash states: the recordings, then
     every point's trial in kill mode's order, recovered in parallel (or killed, where not recorded).
@@ -426,7 +417,7 @@ def run_recorded(ctx: RunContext, cell: Cell, skip: set[str], points: list[str],
             rec = pool.result((i, rep))
             yield rec
             if rec.fault == "environment":
-                yield from _killed_retries(ctx, cell, tid, point, rep, steps)
+                yield from repeats(ctx, cell, tid, steps.kill_body(point), point=point, rep=rep)  # the state is spent: kill mode
     finally:
         pool.close()
         shutil.rmtree(work, ignore_errors=True)

@@ -499,11 +499,28 @@ def attempts(
             return
         if attempt == 0 and not ctx.wants(tid, skip):
             return
-        trial = TrialRun(ctx, cell, tid, retry_of=trial_id if attempt else None, seed_id=trial_id, **run)
-        try:
-            rec = body(trial)
-        finally:
-            trial.cleanup()
+        rec = _attempt(ctx, cell, trial_id, attempt, body, run)
         yield rec
         if rec.fault != "environment":
             return
+
+
+def repeats(ctx: RunContext, cell: Cell, trial_id: str, body: Callable[[TrialRun], TrialRecord], **run: Any) -> Iterator[TrialRecord]:
+    """The repeats (attempts 1 to ``env_retries``) an environment fault forces after a trial's first
+    attempt ran elsewhere (a recorded crash state is spent by its recovery, so its repeats run
+    ``body``, kill mode's): each yielded, until one is not spoiled."""
+    for attempt in range(1, cell.scenario.env_retries + 1):
+        rec = _attempt(ctx, cell, trial_id, attempt, body, run)
+        yield rec
+        if rec.fault != "environment":
+            return
+
+
+def _attempt(
+    ctx: RunContext, cell: Cell, trial_id: str, attempt: int, body: Callable[[TrialRun], TrialRecord], run: dict[str, Any]
+) -> TrialRecord:
+    trial = TrialRun(ctx, cell, retry_id(trial_id, attempt), retry_of=trial_id if attempt else None, seed_id=trial_id, **run)
+    try:
+        return body(trial)
+    finally:
+        trial.cleanup()
