@@ -14,12 +14,13 @@ executor id, two runs): the runs a race reports are the dispatches DBOS counted 
 
 from __future__ import annotations
 
-import json
 import os
 
 import pytest
 from kits import framework_support as look
 from kits.runs import run_text
+
+from chaos.running.journal import read_journal
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -29,12 +30,15 @@ def _env():
     python_for("dbos")
 
 
+def _records(run_dir) -> list[dict]:
+    """Every record the run journaled."""
+    return [d.get("record") or d for d in read_journal(run_dir / "journal.jsonl")[0]]
+
+
 def _per_racer(run_dir) -> dict[str, list[dict]]:
     """Each race trial's per-racer records (with the adapter's ``facts``), from the run's journal."""
     out: dict[str, list[dict]] = {}
-    for line in (run_dir / "journal.jsonl").read_text().splitlines():
-        d = json.loads(line)
-        rec = d.get("record") or d
+    for rec in _records(run_dir):
         per = (rec.get("observations") or {}).get("per_racer")
         if per:
             out[rec["trial_id"]] = per
@@ -177,8 +181,7 @@ kill_points: ["step(name=b,n=2):before", "effect(task=b):after", "status(SUCCESS
         # nothing killed: the victim ran on after the disconnect, every step once
         assert look.point(c, p).effect_counts == {"a": [1], "b": [1], "c": [1]}, p
     faults = []
-    for line in (out.run_dir / "journal.jsonl").read_text().splitlines():
-        rec = json.loads(line).get("record") or json.loads(line)
+    for rec in _records(out.run_dir):
         fault = (rec.get("observations") or {}).get("fault")
         if fault:
             faults.append(fault)
@@ -208,8 +211,7 @@ matrix:
 def _restarts(run_dir) -> dict[str, dict]:
     """Each judged trial's ``observations.restart`` (what chaos did to the recovering racer's database)."""
     out = {}
-    for line in (run_dir / "journal.jsonl").read_text().splitlines():
-        rec = json.loads(line).get("record") or json.loads(line)
+    for rec in _records(run_dir):
         if (rec.get("observations") or {}).get("restart"):
             out[rec["trial_id"]] = rec["observations"]["restart"]
     return out

@@ -17,11 +17,11 @@ application version is the same on both sides: each case sets ``application_vers
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from kits import framework_support as look
 from kits.runs import run_text
+
+from chaos.running.journal import read_journal
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -34,8 +34,7 @@ def _env():
 def _observations(run_dir, cell: str) -> list[dict]:
     """The journaled observations of a cell's trials (upgrade: v1, v2 and v2 alone's sides)."""
     out = []
-    for line in (run_dir / "journal.jsonl").read_text().splitlines():
-        d = json.loads(line)
+    for d in read_journal(run_dir / "journal.jsonl")[0]:
         rec = d.get("record") or d
         if rec.get("cell_id") == cell:
             out.append(rec.get("observations") or {})

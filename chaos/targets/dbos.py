@@ -365,6 +365,10 @@ class DBOSSession(SessionBase):
         self.wait_s = float(self.params.get("wait_s", 20))
         self.launched = False
         self.watching: set[str] = set()
+        # one DBOSClient for all of chaos's reads of the store (made on the first): each client opens
+        # an engine and checks its connection, once per racer instead of once per read
+        self._reader: Any = None
+        self._reader_lock = threading.Lock()
         self.recorder.where = self._where
         install_seam(barrier, retry_connection_errors=self.params.get("retry_connection_errors", True) is not False)
 
@@ -534,17 +538,13 @@ class DBOSSession(SessionBase):
         ``notifications`` rows, ``consumed`` false: dbos 3.4.0 has no API that lists them)."""
         import sqlalchemy as sa
 
-        client = self._client()
-        try:
-            db = client._sys_db
-            t = db.tables.notifications
-            query = sa.select(sa.func.count()).where(
-                t.c.destination_uuid == self.thread_id, t.c.topic == self.workload.topic, t.c.consumed == sa.false()
-            )
-            with db.engine.begin() as c:
-                return int(c.execute(query).scalar() or 0)
-        finally:
-            client.destroy()
+        db = self._client()._sys_db
+        t = db.tables.notifications
+        query = sa.select(sa.func.count()).where(
+            t.c.destination_uuid == self.thread_id, t.c.topic == self.workload.topic, t.c.consumed == sa.false()
+        )
+        with db.engine.begin() as c:
+            return int(c.execute(query).scalar() or 0)
 
     def _left_for_version(self) -> ActionOutcome | None:
         """DBOS runs a workflow only in a process of the application version it recorded: a launch
@@ -657,11 +657,7 @@ class DBOSSession(SessionBase):
 
     def _checkpoints(self) -> list[dict[str, Any]]:
         """The workflow's recorded operations, newest first (DBOS's steps: the addresses a fork takes)."""
-        client = self._client()
-        try:
-            steps = client.list_workflow_steps(self.thread_id, load_output=False)
-        finally:
-            client.destroy()
+        steps = self._client().list_workflow_steps(self.thread_id, load_output=False)
         return [
             {"id": str(s["function_id"]), "step": s["function_id"], "source": s["function_name"], "next": [], "interrupts": 0}
             for s in reversed(steps)
@@ -734,18 +730,19 @@ class DBOSSession(SessionBase):
 
     # --- durable state, read from outside --------------------------------------------------------
     def _client(self) -> Any:
+        """The session's DBOSClient (made on the first read; its pool pre-pings, so a cut connection is
+        replaced, not reused; the result watcher's thread reads through it too)."""
         from dbos import DBOSClient
 
-        return DBOSClient(system_database_url=self.observe_url, dbos_system_schema=self.schema)
+        with self._reader_lock:
+            if self._reader is None:
+                self._reader = DBOSClient(system_database_url=self.observe_url, dbos_system_schema=self.schema)
+            return self._reader
 
     def _row(self, wf: str | None = None) -> Any:
         """The workflow's status row as DBOS recorded it (its ``WorkflowStatus``; None: DBOS has no row of it)."""
-        client = self._client()
-        try:
-            rows = client.list_workflows(workflow_ids=[wf or self.thread_id])
-            return rows[0] if rows else None
-        finally:
-            client.destroy()
+        rows = self._client().list_workflows(workflow_ids=[wf or self.thread_id])
+        return rows[0] if rows else None
 
     def _status(self, wf: str | None = None) -> str | None:
         """The workflow's status as DBOS recorded it (None: DBOS has no row of it)."""
@@ -762,8 +759,6 @@ class DBOSSession(SessionBase):
             steps = client.list_workflow_steps(self.thread_id) if rows else []
         except Exception as exc:
             return {"checkpoints": None, "error": error_of(exc)}
-        finally:
-            client.destroy()
         status = str(rows[0].status) if rows else None
         names = self.workload.steps
         done = [s for s in steps if s["function_name"] in names and s.get("error") is None]
@@ -809,6 +804,13 @@ class DBOSSession(SessionBase):
                 e.set()  # the waiting recv wakes and meets ProcessEnds before it consumes anything
 
         WATCH.note(closing)
+        if self._reader is not None:
+            # its engine disposed, its connections closed as they come back (a late read of the
+            # result watcher still gets an answer, on a connection closed after it)
+            try:
+                self._reader.destroy()
+            except Exception:
+                pass
         if self.launched:
 
             def destroy() -> None:
