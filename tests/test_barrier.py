@@ -97,3 +97,22 @@ def test_occurrences_are_counted_per_name_and_arrivals_serialised(tmp_path):
         t.join()
     got = sorted(int(e["barrier"].split("#")[1]) for e in client.trace if e["barrier"].startswith("t#"))
     assert got == list(range(1, 801))
+
+
+def test_an_arrival_while_another_thread_is_inside_a_write_names_that_write(monkeypatch, tmp_path):
+    """A recording keeps a crash state only where one thread writes: the arrival says when not."""
+    import chaos.racer.barrier as barrier
+
+    monkeypatch.setattr(barrier.signal, "pthread_kill", lambda *a: None)  # arrivals written, no stop of the test's process
+    client = BarrierClient(directory=str(tmp_path), racer_id="rec", armed=frozenset({"w(b):before#1", "w(b):before#2"}))
+    client.hit("w(a):before")  # this thread is inside its write
+    other = threading.Thread(target=client.hit, args=("w(b):before",), name="writer-b")
+    other.start()
+    other.join(10)
+    client.hit("w(a):after")
+    again = threading.Thread(target=client.hit, args=("w(b):before",), name="writer-b")
+    again.start()
+    again.join(10)
+    first, second = read_arrivals(str(tmp_path))
+    assert first["writing"] == ["w(a):before#1 on MainThread"]
+    assert "writing" not in second  # a's write is done: one writer

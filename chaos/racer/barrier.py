@@ -19,7 +19,9 @@ it opens the framework's store; the orchestrator continues it once the victim's 
 
 Arrivals are serialised inside a racer (one lock), so two threads never stand at a barrier at the
 same time. Every boundary a racer passes is also recorded in its trace, armed or not: the dry run
-of a kill sweep is just a racer with nothing armed.
+of a kill sweep is just a racer with nothing armed. An arrival while another thread of the racer is
+inside a store write (past its ``:before``, not at its ``:after``) names that write (``writing``):
+a crash state there depends on how the threads happened to run (``chaos.kinds.crash_states``).
 
 A *mark* (``BarrierClient.mark``) is a timestamp that is no boundary: it is never armed, never in the
 trace and never a kill point, so adding one changes no sweep. Adapters mark what a measurement
@@ -85,6 +87,7 @@ class BarrierClient:
     _counts: dict[str, int] = field(default_factory=dict)
     _arrivals: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _writing: dict[str, str] = field(default_factory=dict)  # thread -> the store write it is inside (its ``:before``)
 
     @classmethod
     def from_spec(cls, spec: BarrierSpec, racer_id: str) -> BarrierClient:
@@ -102,9 +105,14 @@ class BarrierClient:
             occurrence = self._counts.get(name, 0) + 1
             self._counts[name] = occurrence
             bid = f"{name}#{occurrence}"
-            self.trace.append({"barrier": bid, "thread": threading.current_thread().name, "t_mono_ns": time.monotonic_ns()})
+            thread = threading.current_thread().name
+            self.trace.append({"barrier": bid, "thread": thread, "t_mono_ns": time.monotonic_ns()})
+            if name.endswith(":after"):
+                self._writing.pop(thread, None)
             if bid in self.armed or (self.armed_like and any(w in bid for w in self.armed_like)):
                 self._arrive(bid)
+            if name.endswith(":before"):
+                self._writing[thread] = bid
         return bid
 
     def failed(self, name: str, error: ErrorInfo) -> None:
@@ -115,6 +123,7 @@ class BarrierClient:
         with self._lock:  # an arrival in progress keeps its record whole: the error is in the next one
             if len(self.store_errors) < 16:  # masked whole: an arrival file is kept with the work folder
                 self.store_errors.append(redact_obj({"call": name, **error}, keep_numbers=True))
+            self._writing.pop(threading.current_thread().name, None)  # the write is over: no ``:after`` comes
 
     def mark(self, name: str) -> None:
         """Record when ``name`` happened (monotonic and wall clock); never stops, never a boundary.
@@ -146,6 +155,10 @@ class BarrierClient:
             "passed": [redact(t["barrier"]) for t in self.trace[-256:]],
             "store_errors": list(self.store_errors),
         }
+        me = threading.current_thread().name
+        writing = [f"{redact(b)} on {t}" for t, b in self._writing.items() if t != me]
+        if writing:
+            record["writing"] = writing
         payload = json.dumps(record).encode()
         name = f"{self.racer_id}.{self._arrivals:05d}{ARRIVAL_SUFFIX}"
         write_atomic(os.path.join(self.directory, name), payload, durable=False)
