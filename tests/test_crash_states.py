@@ -155,24 +155,38 @@ def test_auto_records_where_exact_and_kills_elsewhere():
     assert cs is not None and (cs.asked, cs.used) == ("auto", "kill") and "postgres" in (cs.reason or "")
 
 
-def test_a_workload_writing_from_two_threads_at_once_is_swept_in_kill_mode_and_results_say_why(both_modes):
-    """A recording stops at every point, so a thread that meets the barrier lock of one standing
-    there runs first once it is released: where the dry run shows two threads inside writes at once
-    (the e-mail assistant's subgraph writes), recorded states would be of a reordered run."""
+def test_points_where_two_threads_write_at_once_are_killed_and_the_rest_recorded(both_modes):
+    """A recording stops at every point, so its threads fall behind one another as an armed-once
+    victim's never do: where the dry run shows two threads inside writes at once (LangGraph's input
+    saved beside its first checkpoint under the default executor, the e-mail assistant's subgraph
+    writes), the crash state depends on thread scheduling and those points run in kill mode. Both
+    ends of the raced writes are among them, and the boundaries before and after, one writer at a
+    time, are not."""
     records = _records(both_modes)
     dry = next(r for r in records if r.trial_id.endswith("-dry"))
-    assert crash_states.concurrent_writes(dry) is None  # three_step under sync: one writer at a time
+    assert crash_states.concurrent_writes(dry) is None and crash_states.racing(dry) == {}  # three_step under sync
     trace = [
+        {"barrier": "effect(task=a):after#1", "thread": "T1"},
         {"barrier": "put(step=0,source=loop):before#1", "thread": "T1"},
         {"barrier": "put_writes(node=__start__,channels=x):before#1", "thread": "T2"},
         {"barrier": "put(step=0,source=loop):after#1", "thread": "T1"},
+        {"barrier": "put_writes(node=__start__,channels=x):after#1", "thread": "T2"},
+        {"barrier": "put(step=1,source=loop):before#1", "thread": "T1"},
     ]
-    why = crash_states.writes_at_once(trace)
-    assert why is not None and "two threads at once" in why and "put(step=0,source=loop):before#1 on T1" in why
-    two = dry.model_copy(update={"observations": {**dry.observations, "concurrent_writes": why}})
-    (cell,) = expand(parse_scenario("name: x\nkind: kill_sweep\nworkload: three_step\ncrash_states: recorded\n"))
-    cs = crash_states.summary(cell, [two])
-    assert cs is not None and cs.used == "kill" and cs.reason == why
+    racing = crash_states.racing_points(trace)
+    assert set(racing) == {
+        "put(step=0,source=loop):before#1",
+        "put_writes(node=__start__,channels=x):before#1",
+        "put(step=0,source=loop):after#1",
+        "put_writes(node=__start__,channels=x):after#1",
+    }
+    assert "while put(step=0,source=loop):before#1 on T1 was not done" in racing["put_writes(node=__start__,channels=x):before#1"]
+    assert all("two writers at once" in why for why in racing.values())
+    # the chains alone still need one writer at a time throughout: a cell asking for them says so
+    two = dry.model_copy(update={"observations": {**dry.observations, "concurrent_writes": crash_states.writes_at_once(trace)}})
+    (chain,) = expand(parse_scenario("name: x\nkind: kill_sweep\nworkload: three_step\ncrash_states: recorded\ncrash_depth: 2\n"))
+    cs = crash_states.summary(chain, [two])
+    assert cs is not None and cs.used == "kill" and "two threads at once" in (cs.reason or "")
 
 
 def test_idempotent_effects_stay_once_from_a_recorded_crash_state(tmp_path):
@@ -188,3 +202,34 @@ def test_idempotent_effects_stay_once_from_a_recorded_crash_state(tmp_path):
     assert {v.property: v.status for v in cell.verdicts}["EO"] == "holds"
     assert all(set(p.distribution) == {"exactly once"} for p in cell.points if p.reached)
     assert any(row["racer_id"] == "victim" for r in _records(run) if r.point for row in r.ledger)  # rows from the recording
+
+
+@pytest.fixture(scope="module")
+def email_modes(tmp_path_factory):
+    """The e-mail assistant's stock sweep (a real LangGraph app under the default executor: subgraph
+    and task writes on worker threads beside the next checkpoint), once per mode."""
+    data = yaml.safe_load((REPO / "examples" / "email_assistant" / "scenarios" / "stock.yaml").read_text())
+    data["matrix"] = {"crash_states": list(MODES)}
+    data["answers"] = ["accept", "accept"]
+    return run_text(tmp_path_factory.mktemp("email-modes"), yaml.safe_dump(data, sort_keys=False))
+
+
+def test_a_real_app_with_two_writers_is_recorded_where_one_writes_and_killed_where_two_do(email_modes):
+    kill, rec = sorted(email_modes.results.cells, key=lambda c: c.axes["crash_states"] != "kill")
+    cs = rec.crash_states
+    assert cs is not None and cs.used == "mixed" and cs.recorded >= 1 and cs.killed >= 1
+    assert cs.recorded + cs.killed == len(rec.points)
+    assert "two writers at once" in (cs.reason or "")
+    records = [r for r in journal_records(email_modes) if r.cell_index == rec.cell_index and r.point is not None]
+    recorded = {r.point for r in records if r.observations.get("crash_state") is not None}
+    assert len(recorded) == cs.recorded
+    # where one thread writes, the recorded state comes to what a kill there comes to: the same
+    # effects, resume outcome and verdicts (the checkpoints durable at a kill where another write
+    # is in flight are the framework's open outcome, and such points are the killed ones)
+    by_kill = {p.point: p for p in kill.points}
+    for p in rec.points:
+        if p.point in recorded:
+            k = by_kill[p.point]
+            assert (p.effect_counts, p.resume_outcomes) == (k.effect_counts, k.resume_outcomes), p.point
+            assert [(v.property, v.status) for v in p.verdicts] == [(v.property, v.status) for v in k.verdicts], p.point
+    assert racers_alive(str(email_modes.run_dir)) == []

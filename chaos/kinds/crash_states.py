@@ -26,11 +26,21 @@ barrier of that run leaves, where the adapter declares the backend's store to be
 trial's folder (``TargetInfo.capturable_backends``). Where that is not so the cell runs in kill
 mode and its results.json says why (``CellResult.crash_states``): a store behind a socket
 (Postgres, a server) or one not declared, a fault that kills nothing (db_disconnect, db_restart's
-restart), racers on another machine, and a workload whose dry run wrote from two threads at once (``concurrent_writes``:
-each recorded state would be exact, but of a run the recording's stops reordered). A point the
-recording never stopped at (a workload whose boundaries differ run to run), or one whose store
-calls had failed for the environment's sake before it, runs in kill mode; so does the repeat an
-environment fault forces. results.json then says ``mixed`` and lists them.
+restart), and racers on another machine.
+
+Points where two threads write at once run in kill mode, the rest of the cell recorded
+(``racing_points``): a point the dry run passed while another thread was inside a store write, and
+both ends of such a write; and a stop of the recording where another thread was inside one (its
+arrival's ``writing``). There a SIGKILL leaves the other write done, half done or not begun as the
+threads happened to run; a recording, stopped at every point, lets its threads fall behind one
+another as an armed-once victim's do not, so it would sample those states otherwise than kill mode
+(measured on the e-mail assistant: whole-cell recording once duplicated both payments at a point
+where kill mode's victims never did). Under LangGraph's default executor a task's writes are saved
+on a worker thread beside the next checkpoint, so most of a graph's points race: on the docs'
+"review tool calls" how-to 18 of 25, on the e-mail assistant 29-32 of 43. A point the recording
+never stopped at (a workload whose boundaries differ run to run), or one whose store calls had
+failed for the environment's sake before it, runs in kill mode too; so does the repeat an
+environment fault forces. results.json then says ``mixed`` and lists them with why.
 
 ``fault: power_loss`` and ``torn``: the store lives on the lazy filesystem, and a point's crash
 state is its durable image (only what was fsynced, as ALICE's persistence model takes it; torn: with
@@ -135,15 +145,12 @@ def concurrent_writes(dry: TrialRecord) -> str | None:
 
 
 def writes_at_once(trace: list[TraceEntry]) -> str | None:
-    """Why a dry run's ``trace`` says a recording would not sample the executions a victim does (None: it
-    would): two threads inside the store's writes at once (one between its ``:before`` and ``:after``
-    when another passes a boundary). A recording stops at every point, and a thread that meets the
-    barrier lock of one standing there runs first when it is released; a victim armed at one point
-    does not stop on the way, so the other thread's write usually lands first. Each recorded state
-    is still exactly what a kill there leaves, but of a reordered run: at points where the writes
-    race, recorded and kill mode would sample different outcomes (measured on the e-mail
-    assistant's subgraph writes). A single writer at a time (LangGraph's three_step under sync) is
-    the same run either way."""
+    """Why a dry run's ``trace`` keeps recorded chains (``crash_depth`` >= 2) out (None: it does
+    not): two threads inside the store's writes at once (one between its ``:before`` and ``:after``
+    when another passes a boundary). Depth 1 runs just the racing points in kill mode
+    (``racing_points``); a chain's later points are a recovery's, whose races the dry run does not
+    show, so a chain is recorded only where one writer works at a time throughout (LangGraph's
+    three_step under sync)."""
     inside: dict[str, str] = {}  # thread -> the write it is in (its ``:before`` passed)
     for t in trace:
         name, thread = str(t.get("barrier", "")).rpartition("#")[0], str(t.get("thread", ""))
@@ -158,6 +165,47 @@ def writes_at_once(trace: list[TraceEntry]) -> str | None:
         elif name.endswith(":after"):
             inside.pop(thread, None)
     return None
+
+
+def racing_points(trace: list[TraceEntry]) -> dict[str, str]:
+    """The boundaries of a dry run's ``trace`` whose crash state depends on thread scheduling, each
+    with why: a boundary passed while another thread was inside a store write (past its ``:before``,
+    not yet at its ``:after``), and both ends of every write another thread's boundary fell inside.
+    There a SIGKILL leaves that other write done, half done or not begun as the threads happened to
+    run, and a recording (stopped at every point, so its threads fall behind one another unlike an
+    armed-once victim's) would sample those states otherwise than kill mode does: those points run
+    in kill mode. Everywhere else one writer is at work and the state is the same in either mode
+    (LangGraph under its default executor writes a run's input beside its first checkpoint: a few
+    points race, the rest do not)."""
+    open_: dict[str, str] = {}  # thread -> the write it is inside (its ``:before`` boundary)
+    raced: set[str] = set()  # writes (their ``:before``) another thread's boundary fell inside
+    out: dict[str, str] = {}
+    for t in trace:
+        bid, thread = str(t.get("barrier", "")), str(t.get("thread", ""))
+        name = bid.rpartition("#")[0]
+        others = [(th, b) for th, b in open_.items() if th != thread]
+        if others:
+            th, b = others[0]
+            out.setdefault(bid, f"passed on {thread} while {b} on {th} was not done: two writers at once")
+            raced.update(b for _, b in others)
+            if thread in open_:
+                raced.add(open_[thread])
+        if name.endswith(":before"):
+            open_[thread] = bid
+            if others:
+                raced.add(bid)
+        elif name.endswith(":after"):
+            began = open_.pop(thread, None)
+            if began is not None and began in raced:
+                out.setdefault(bid, f"ends a write ({began}) another thread wrote beside: two writers at once")
+    for b in raced:
+        out.setdefault(b, "begins a write another thread wrote beside: two writers at once")
+    return out
+
+
+def racing(dry: TrialRecord) -> dict[str, str]:
+    """The dry run's ``racing_points``, kept in its observations as it ran (``{}`` before they were)."""
+    return {str(k): str(v) for k, v in (dry.observations.get("racing") or {}).items()}
 
 
 def recording_id(ctx: RunContext, cell: Cell, rep: int) -> str:
@@ -215,11 +263,13 @@ def record(
     into: Path,
     folder_of: Callable[[str], Path] | None = None,
     then: Callable[[Captured], None] | None = None,
+    racing: dict[str, str] | None = None,
 ) -> tuple[TrialRecord, dict[str, Captured], dict[str, str]]:
-    """Run one recording armed at ``points``; capture the crash state at each (into the folder
-    ``folder_of(point)`` names, else one under ``into``), and call ``then`` with it once the
-    recording runs on. Returns its record, the states by point, and the points it could not
-    capture, with why (they run in kill mode)."""
+    """Run one recording armed at ``points`` but the ``racing`` ones (two writers at once in the dry
+    run); capture the crash state at each (into the folder ``folder_of(point)`` names, else one
+    under ``into``), and call ``then`` with it once the recording runs on. A stop where another
+    thread was inside a store write (its arrival's ``writing``) is not captured either. Returns its
+    record, the states by point, and the points it could not capture, with why (they run in kill mode)."""
     run = TrialRun(ctx, cell, rec_id, rep=rep)
     caps: dict[str, Captured] = {}
     fallbacks: dict[str, str] = {}
@@ -232,8 +282,11 @@ def record(
         if why is not None:
             run.observations.update(points=[], fallbacks=dict.fromkeys(points, why))
             return run.record(valid=False, invalid_reason=why), caps, dict.fromkeys(points, why)
-        wanted = set(points)
-        (victim,) = run.start([run.spec("victim", actions=steps.actions, armed=tuple(points))])
+        for p in points:
+            if racing and p in racing:
+                fallbacks[p] = f"not recorded: {racing[p]} (kill mode samples it as threads run)"
+        wanted = {p for p in points if p not in fallbacks}
+        (victim,) = run.start([run.spec("victim", actions=steps.actions, armed=tuple(p for p in points if p in wanted))])
         seen = 0
         while (stop := next_stop(run, victim, seen)) is not None:
             arrival, seen = stop
@@ -243,6 +296,10 @@ def record(
             fresh = None
             if blame is not None:
                 fallbacks[b] = f"not recorded: {blame.reason}"
+            elif arrival.get("writing"):
+                fallbacks[b] = (
+                    f"not recorded: the recording stopped here while {'; '.join(arrival['writing'])} was not done: two writers at once"
+                )
             elif b in wanted and b not in caps:
                 m0 = time.monotonic()
                 folder = folder_of(b) if folder_of is not None else into / f"{rec_id}-{len(caps):04d}"
@@ -387,9 +444,12 @@ class _Recoveries:
                 t.run.cleanup()
 
 
-def run_recorded(ctx: RunContext, cell: Cell, skip: set[str], points: list[str], steps: SweepSteps) -> Iterator[TrialRecord]:
+def run_recorded(
+    ctx: RunContext, cell: Cell, skip: set[str], points: list[str], steps: SweepSteps, racing: dict[str, str] | None = None
+) -> Iterator[TrialRecord]:
     """The trials of a sweep cell (crash_depth 1) with recorded crash states: the recordings, then
-    every point's trial in kill mode's order, recovered in parallel (or killed, where not recorded).
+    every point's trial in kill mode's order, recovered in parallel (or killed, where not recorded:
+    the ``racing`` points of the dry run among them, which the recordings are not armed at).
     The recoveries start during the recordings (``_Recoveries``); their records follow them."""
     tid_of = {(i, rep): f"c{cell.index:03d}-p{i:03d}-r{rep:03d}" for i in range(len(points)) for rep in range(cell.scenario.trials)}
     recovered: set[Key] = set()
@@ -406,7 +466,9 @@ def run_recorded(ctx: RunContext, cell: Cell, skip: set[str], points: list[str],
                     continue
                 rec_id = recording_id(ctx, cell, rep)
                 pool.expect(rec_id, key_of)
-                rec, caps, _ = record(ctx, cell, rec_id, rep, list(key_of), steps, work, folder_of=pool.folder, then=pool.place)
+                rec, caps, _ = record(
+                    ctx, cell, rec_id, rep, list(key_of), steps, work, folder_of=pool.folder, then=pool.place, racing=racing
+                )
                 recovered |= {key_of[p] for p in caps}
                 yield rec
         for i, rep in [(i, rep) for i in range(len(points)) for rep in range(cell.scenario.trials)]:
@@ -432,7 +494,8 @@ def summary(cell: Cell, records: list[TrialRecord]) -> CrashStates | None:
     recorded = sum(1 for r in trials if r.observations.get("crash_state") is not None)
     killed = len(trials) - recorded
     dries = [r for r in records if r.trial_id.endswith("-dry") and r.point is None]
-    why = not_recorded(cell) or (concurrent_writes(dries[-1]) if dries else None)
+    chains = SweepOptions.of(cell.scenario).crash_depth > 1  # recorded chains need one writer at a time throughout
+    why = not_recorded(cell) or (concurrent_writes(dries[-1]) if dries and chains else None)
     if why is not None:
         return CrashStates(asked=asked, used="kill", reason=why, killed=killed)
     fallbacks: dict[str, str] = {}

@@ -181,8 +181,9 @@ def dry_trial(run: TrialRun) -> TrialRecord:
     out = run.collect(h, "dry", "run", hung=bool(hung))
     trace = [t["barrier"] for t in out.trace]
     run.observations["boundaries"] = trace
-    if SweepOptions.of(cell.scenario).crash_states != "kill":  # two writers at once: no recording (chaos.kinds.crash_states)
-        run.observations["concurrent_writes"] = crash_states.writes_at_once(out.trace)
+    if SweepOptions.of(cell.scenario).crash_states != "kill":  # two writers at once (chaos.kinds.crash_states)
+        run.observations["concurrent_writes"] = crash_states.writes_at_once(out.trace)  # no recorded chains
+        run.observations["racing"] = crash_states.racing_points(out.trace)  # these points in kill mode
     if measure:  # what the run left durable, its values left out (they can be big: that is the point)
         run.observations["after"] = {k: v for k, v in (out.inspect_after or {}).items() if k != "values"}
     run.observations["outcomes"] = out.racer_result.get("outcomes")
@@ -255,19 +256,16 @@ def run_sweep(ctx: RunContext, cell: Cell, skip: set[str], sweep: Sweep) -> Iter
     if dry is None or not dry.valid:
         return
     points = points_of(cell, dry.observations["boundaries"], sweep.narrow)
-    recorded = (
-        SweepOptions.of(cell.scenario).crash_states != "kill"
-        and (crash_states.not_recorded(cell) or crash_states.concurrent_writes(dry)) is None
-    )
+    recorded = SweepOptions.of(cell.scenario).crash_states != "kill" and crash_states.not_recorded(cell) is None
     if SweepOptions.of(cell.scenario).crash_depth > 1:
-        if recorded and ctx.copy_ledger is not None:
+        if recorded and crash_states.concurrent_writes(dry) is None and ctx.copy_ledger is not None:
             yield from crash_chains.run_recorded_chains(ctx, cell, skip, points, _chain_steps(cell, dry))
             return
         for p_index, point in enumerate(points):
             yield from _nested(ctx, cell, skip, dry, [f"p{p_index:03d}"], [point])
         return
     if recorded:
-        yield from crash_states.run_recorded(ctx, cell, skip, points, _recorded_steps(cell, dry))
+        yield from crash_states.run_recorded(ctx, cell, skip, points, _recorded_steps(cell, dry), crash_states.racing(dry))
         return
     for p_index, point in enumerate(points):
         for rep in range(cell.scenario.trials):

@@ -78,8 +78,9 @@ class SweepOptions(KindOptions):
         "there (one victim per point); recorded = one victim runs through every point, frozen at each while chaos copies "
         "the store's files and the ledger rows a SIGKILL there would leave (chaos.kinds.crash_states; with fault: power_loss or torn "
         "the lazy filesystem's durable image, chaos.kinds.durable_states); where that copy "
-        "is not exact (a store behind a socket, a fault that kills nothing, a dry run that wrote from two threads at once) the cell runs in kill mode and "
-        "results.json says why; auto = recorded where exact, else kill (results.json says which)",
+        "is not exact (a store behind a socket, a fault that kills nothing) the cell runs in kill mode, and points where two "
+        "threads write at once run in kill mode (the rest recorded); results.json says why; auto = recorded where exact, else "
+        "kill (results.json says which)",
     )
     bounds: Bounds | None = Field(
         None,
