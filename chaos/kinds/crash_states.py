@@ -89,6 +89,7 @@ from chaos.targets import get_target
 RECORDING = re.compile(r"^c\d{3,}(?:-[pq]\d{3,})*-rec\d{3,}(?:-\d+)?$")
 # what chaos itself keeps in a trial's folder: never part of the store's crash state
 HARNESS_FILES = ("barriers", "result-*", "racer-*.log", "spec-*.json")
+TWO_WRITERS = "two writers at once"  # how every reason of a racing point ends (``racing_points``, ``record``)
 
 
 def is_recording(trial_id: str) -> bool:
@@ -186,7 +187,7 @@ def racing_points(trace: list[TraceEntry]) -> dict[str, str]:
         others = [(th, b) for th, b in open_.items() if th != thread]
         if others:
             th, b = others[0]
-            out.setdefault(bid, f"passed on {thread} while {b} on {th} was not done: two writers at once")
+            out.setdefault(bid, f"passed on {thread} while {b} on {th} was not done: {TWO_WRITERS}")
             raced.update(b for _, b in others)
             if thread in open_:
                 raced.add(open_[thread])
@@ -197,9 +198,9 @@ def racing_points(trace: list[TraceEntry]) -> dict[str, str]:
         elif name.endswith(":after"):
             began = open_.pop(thread, None)
             if began is not None and began in raced:
-                out.setdefault(bid, f"ends a write ({began}) another thread wrote beside: two writers at once")
+                out.setdefault(bid, f"ends a write ({began}) another thread wrote beside: {TWO_WRITERS}")
     for b in raced:
-        out.setdefault(b, "begins a write another thread wrote beside: two writers at once")
+        out.setdefault(b, f"begins a write another thread wrote beside: {TWO_WRITERS}")
     return out
 
 
@@ -297,9 +298,7 @@ def record(
             if blame is not None:
                 fallbacks[b] = f"not recorded: {blame.reason}"
             elif arrival.get("writing"):
-                fallbacks[b] = (
-                    f"not recorded: the recording stopped here while {'; '.join(arrival['writing'])} was not done: two writers at once"
-                )
+                fallbacks[b] = f"not recorded: the recording stopped here while {'; '.join(arrival['writing'])} was not done: {TWO_WRITERS}"
             elif b in wanted and b not in caps:
                 m0 = time.monotonic()
                 folder = folder_of(b) if folder_of is not None else into / f"{rec_id}-{len(caps):04d}"
@@ -511,5 +510,8 @@ def summary(cell: Cell, records: list[TrialRecord]) -> CrashStates | None:
     if not recorded and not any(is_recording(r.trial_id) for r in records):
         reason = "no recording ran (the run's ledger cannot copy rows)"
     else:
-        reason = "; ".join(f"{p}: {fallbacks.get(p, 'repeated in kill mode after an environment fault')}" for p in killed_points)
+        why_of = {p: fallbacks.get(p, "repeated in kill mode after an environment fault") for p in killed_points}
+        racing = [p for p in killed_points if TWO_WRITERS in why_of[p]]  # one clause for them all: each point's why is in the journal
+        clauses = [f"{len(racing)} point(s) with {TWO_WRITERS} (the crash state depends on how the threads ran): {', '.join(racing)}"]
+        reason = "; ".join(clauses[: bool(racing)] + [f"{p}: {why_of[p]}" for p in killed_points if p not in racing])
     return CrashStates(asked=asked, used="kill" if not recorded else "mixed", reason=reason[:2000], recorded=recorded, killed=killed)
