@@ -167,3 +167,43 @@ def test_recorded_timings_balance_the_shards():
     (rec,) = plan_runs([(s, "m.yaml", {})], 2, {"m": {"k=1": 100.0, "k=2": 1.0, "k=3": 1.0}})
     assert all(not c.recorded for c in est.cells) and all(c.recorded for c in rec.cells)
     assert [c.shard for c in rec.cells] == [1, 2, 2]
+
+
+def _journal(path, trials: dict[int, list[str]]):
+    from chaos.records import TrialRecord
+
+    with open(path, "w") as f:
+        for index, ids in trials.items():
+            for tid in ids:
+                rec = TrialRecord(
+                    run_id="r", cell_index=index, cell_id=f"c{index}", trial_id=tid, seed=1, kind="race", thread_id="t",
+                    valid=True, t_start_wall=0.0, wall_s=0.1,
+                )  # fmt: skip
+                f.write(rec.model_dump_json() + "\n")
+    from chaos.running.stored import StoredTrials
+
+    return StoredTrials(path)
+
+
+def test_a_merge_counts_a_cell_lost_only_against_what_its_shard_judged(tmp_path):
+    """Measured on nightly_full in two shards: the merge named 'lost trials' (exit 3) for cells whose
+    kind runs fewer trials than the scenario's `trials` by design: shared_state stops once every
+    schedule is explored (6 of 12), an upgrade cell's trials are points, a case the framework does
+    not support runs none. A shard's own results.json says how many it judged; only a journal
+    holding fewer than that lost any."""
+    from chaos.running.merge import _lost
+    from chaos.scenario.model import expand, parse_scenario
+
+    cells = {
+        c.index: c
+        for c in expand(
+            parse_scenario('name: x\nkind: race\nworkload: gate_after_interrupt\nresume: "command:true"\ntrials: 12\nmatrix: {k: [2, 3]}\n')
+        )
+    }
+    records = _journal(tmp_path / "journal.jsonl", {0: [f"c000-t{i:04d}" for i in range(6)], 1: []})
+    assert _lost({0, 1}, cells, records, {}, judged={0: 6, 1: 0}) == {}  # as many as the shard judged
+    lost = _lost({0, 1}, cells, records, {}, judged={0: 7, 1: 0})
+    assert set(lost) == {0} and "holds 6 of the 7 trials its results.json counted" in lost[0]
+    # no results.json (a queue shard that died after its credits): a race cell's count is the scenario's
+    assert set(_lost({0, 1}, cells, records, {}, judged=None)) == {0, 1}
+    assert _lost({0, 1}, cells, records, {"0": "failed", "1": "failed"}, judged=None) == {}  # a failed cell says why itself

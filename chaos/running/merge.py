@@ -377,34 +377,58 @@ def _check_shards(
                     raise ChaosError(f"{where}: trial {trial_id!r} is also in shard {seen[trial_id]}'s journal")
                 seen[trial_id] = i
             check_trial_ids(list(cells.values()), records)
+            judged = _judged(rd)  # what the shard's own results.json counted per cell (None: it wrote none)
             if plan.mode == "queue":  # credited cells were journaled and synced before the credit
                 failed = {str(k): why for (sc, k), why in (credited or {}).items() if sc == run.scenario}
-                src.lost = _lost(planned, cells, records, failed)
+                src.lost = _lost(planned, cells, records, failed, judged)
             elif s.failed is None and not s.run_error(run.scenario):
-                src.lost = _lost(planned, cells, records, meta.failures)
+                src.lost = _lost(planned, cells, records, meta.failures, judged)
                 if records.torn:
                     for index in planned:
                         src.lost.setdefault(index, "its journal ends in a torn line (a trial cut off as it was written)")
     return out
 
 
-def _lost(planned: set[int], cells: dict, records: StoredTrials, failed: dict[str, str]) -> dict[int, str]:
-    """Cells of a finished shard whose journal holds fewer numbered trials than the scenario asks."""
+def _judged(run_dir: Path) -> dict[int, int] | None:
+    """Trials per cell as the shard's own results.json counted them (None: no readable results.json)."""
+    try:
+        data = json.loads((run_dir / "results.json").read_text())
+        return {int(c["cell_index"]): int(c["trials"]) for c in data.get("cells", [])}
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+def _lost(planned: set[int], cells: dict, records: StoredTrials, failed: dict[str, str], judged: dict[int, int] | None) -> dict[int, str]:
+    """Cells of a finished shard whose journal holds fewer trials than the shard judged.
+
+    The count a cell must have is the shard's own: its results.json's ``trials`` per cell (a kind
+    decides how many trials a cell runs: a sweep's dry run, shared_state's schedules, an upgrade's
+    points, none for a case the framework does not support). Without a results.json (a queue shard
+    that died after its credits) only a race cell's count is known beforehand: the scenario's
+    ``trials``, numbered ``-tNNNN``."""
     from chaos.kinds import get_kind
 
-    counts: dict[int, set[int]] = {}
+    have: dict[int, int] = {}
+    numbered: dict[int, set[int]] = {}
     for trial_id in records.ids():
+        index = records.cell_of(trial_id)
+        have[index] = have.get(index, 0) + 1
         m = _TRIAL_NO.search(trial_id)
         if m:
-            counts.setdefault(records.cell_of(trial_id), set()).add(int(m.group(1)))
+            numbered.setdefault(index, set()).add(int(m.group(1)))
     lost = {}
     for index in sorted(planned):
         cell = cells.get(index)
-        if cell is None or str(index) in failed or get_kind(cell.scenario.kind).section == "sweep":
-            continue  # a sweep's trial count is its dry run's to decide; a failed cell says why itself
-        have = len(counts.get(index, set()))
-        if have < cell.scenario.trials:
-            lost[index] = f"its journal holds {have} of the cell's {cell.scenario.trials} trials; the others were lost"
+        if cell is None or str(index) in failed:
+            continue  # a failed cell says why itself
+        if judged is not None:
+            if index in judged and have.get(index, 0) < judged[index]:
+                lost[index] = (
+                    f"its journal holds {have.get(index, 0)} of the {judged[index]} trials its results.json counted; the others were lost"
+                )
+        elif get_kind(cell.scenario.kind).section == "saturation" and len(numbered.get(index, ())) < cell.scenario.trials:
+            n = len(numbered.get(index, ()))
+            lost[index] = f"its journal holds {n} of the cell's {cell.scenario.trials} trials; the others were lost"
     return lost
 
 
