@@ -221,7 +221,7 @@ def test_merge_names_lost_trials_and_leaves_no_half_night_on_a_bad_journal_line(
     assert p.returncode == 3, p.stdout + p.stderr
     s = json.loads((tmp_path / "merged" / DATE / "summary.json").read_text())
     failures = [c["failure"] for r in s["runs"] for c in r["cells"] if c["failure"]]
-    assert any(f"shard {i}/2: its journal holds 0 of the cell's 1 trials" in f for f in failures), failures
+    assert any(f"shard {i}/2: its journal holds 0 of the 1 trials its results.json counted" in f for f in failures), failures
     shutil.rmtree(tmp_path / "merged")
     journal.write_text("".join(lines) + "{not json\n")
     _refused(_merge(tmp_path, one, two), tmp_path, str(journal), "journal line is not a JSON record")
