@@ -145,6 +145,23 @@ def concurrent_writes(dry: TrialRecord) -> str | None:
     return str(why) if why else None
 
 
+def _walk(trace: list[TraceEntry]) -> Iterator[tuple[str, str, str, str | None, list[tuple[str, str]]]]:
+    """Each boundary of ``trace`` as ``(id, end, thread, mine, others)``: ``end`` is ``before``,
+    ``after`` or ``""``; ``mine`` the store write its thread was inside as it passed (the ``:before``
+    of it), ``others`` the (thread, write) pairs of the other threads inside one."""
+    open_: dict[str, str] = {}  # thread -> the write it is inside (its ``:before`` boundary)
+    for t in trace:
+        bid, thread = str(t.get("barrier", "")), str(t.get("thread", ""))
+        end = bid.rpartition("#")[0].rpartition(":")[2]
+        end = end if end in ("before", "after") else ""
+        mine, others = open_.get(thread), [(th, b) for th, b in open_.items() if th != thread]
+        if end == "before":
+            open_[thread] = bid
+        elif end == "after":
+            open_.pop(thread, None)
+        yield bid, end, thread, mine, others
+
+
 def writes_at_once(trace: list[TraceEntry]) -> str | None:
     """Why a dry run's ``trace`` keeps recorded chains (``crash_depth`` >= 2) out (None: it does
     not): two threads inside the store's writes at once (one between its ``:before`` and ``:after``
@@ -152,19 +169,10 @@ def writes_at_once(trace: list[TraceEntry]) -> str | None:
     (``racing_points``); a chain's later points are a recovery's, whose races the dry run does not
     show, so a chain is recorded only where one writer works at a time throughout (LangGraph's
     three_step under sync)."""
-    inside: dict[str, str] = {}  # thread -> the write it is in (its ``:before`` passed)
-    for t in trace:
-        name, thread = str(t.get("barrier", "")).rpartition("#")[0], str(t.get("thread", ""))
-        other = next(((th, b) for th, b in inside.items() if th != thread), None)
-        if other is not None:
-            return (
-                f"the dry run wrote from two threads at once ({t.get('barrier')} on {thread} while {other[1]} on {other[0]} "
-                "was not done): a recording's stops would reorder them"
-            )
-        if name.endswith(":before"):
-            inside[thread] = str(t.get("barrier"))
-        elif name.endswith(":after"):
-            inside.pop(thread, None)
+    for bid, _, thread, _, others in _walk(trace):
+        if others:
+            th, b = others[0]
+            return f"the dry run wrote from two threads at once ({bid} on {thread} while {b} on {th} was not done): a recording's stops would reorder them"
     return None
 
 
@@ -178,27 +186,16 @@ def racing_points(trace: list[TraceEntry]) -> dict[str, str]:
     in kill mode. Everywhere else one writer is at work and the state is the same in either mode
     (LangGraph under its default executor writes a run's input beside its first checkpoint: a few
     points race, the rest do not)."""
-    open_: dict[str, str] = {}  # thread -> the write it is inside (its ``:before`` boundary)
     raced: set[str] = set()  # writes (their ``:before``) another thread's boundary fell inside
     out: dict[str, str] = {}
-    for t in trace:
-        bid, thread = str(t.get("barrier", "")), str(t.get("thread", ""))
-        name = bid.rpartition("#")[0]
-        others = [(th, b) for th, b in open_.items() if th != thread]
+    for bid, end, thread, mine, others in _walk(trace):
         if others:
             th, b = others[0]
             out.setdefault(bid, f"passed on {thread} while {b} on {th} was not done: {TWO_WRITERS}")
-            raced.update(b for _, b in others)
-            if thread in open_:
-                raced.add(open_[thread])
-        if name.endswith(":before"):
-            open_[thread] = bid
-            if others:
-                raced.add(bid)
-        elif name.endswith(":after"):
-            began = open_.pop(thread, None)
-            if began is not None and began in raced:
-                out.setdefault(bid, f"ends a write ({began}) another thread wrote beside: {TWO_WRITERS}")
+            raced.update(w for _, w in others)
+            raced.update(w for w in (mine, bid if end == "before" else None) if w)  # this thread's write, or the one it begins
+        if end == "after" and mine in raced:
+            out.setdefault(bid, f"ends a write ({mine}) another thread wrote beside: {TWO_WRITERS}")
     for b in raced:
         out.setdefault(b, f"begins a write another thread wrote beside: {TWO_WRITERS}")
     return out
@@ -512,6 +509,10 @@ def summary(cell: Cell, records: list[TrialRecord]) -> CrashStates | None:
     else:
         why_of = {p: fallbacks.get(p, "repeated in kill mode after an environment fault") for p in killed_points}
         racing = [p for p in killed_points if TWO_WRITERS in why_of[p]]  # one clause for them all: each point's why is in the journal
-        clauses = [f"{len(racing)} point(s) with {TWO_WRITERS} (the crash state depends on how the threads ran): {', '.join(racing)}"]
-        reason = "; ".join(clauses[: bool(racing)] + [f"{p}: {why_of[p]}" for p in killed_points if p not in racing])
+        clauses = (
+            [f"{len(racing)} point(s) with {TWO_WRITERS} (the crash state depends on how the threads ran): {', '.join(racing)}"]
+            if racing
+            else []
+        )
+        reason = "; ".join(clauses + [f"{p}: {why_of[p]}" for p in killed_points if p not in racing])
     return CrashStates(asked=asked, used="kill" if not recorded else "mixed", reason=reason[:2000], recorded=recorded, killed=killed)
