@@ -28,7 +28,7 @@ from chaos.envs import python_for
 from chaos.running.journal import read_journal
 from chaos.running.options import RunOptions
 from chaos.running.orchestrator import run_scenario
-from chaos.targets.langgraph_server_host import AgentServer, builtin_config
+from chaos.targets.langgraph_server.host import AgentServer, builtin_config
 
 RACE = """\
 name: {name}

@@ -19,7 +19,7 @@ orchestrator, no fork server protocol. What it keeps is what makes a trial a tri
   store only after the crash, as chaos's does). The clock covers the victim's run to its kill
   point, the kill, and the resume: open the store, build, read the thread, continue it;
 * a barrier on every ``put`` / ``put_writes`` of the saver (before and after) and after every
-  effect, named by chaos's own ``chaos.targets.saver_boundaries`` and numbered by occurrence as
+  effect, named by chaos's own ``chaos.targets.langgraph.saver_boundaries`` and numbered by occurrence as
   chaos's barrier numbers them, where the victim stops itself with SIGSTOP at its kill point
   (the same 21 kill points as chaos's sweep, in turn); the parent sees the stop
   (``waitpid(WUNTRACED)``), SIGKILLs it and reaps it;
@@ -57,7 +57,7 @@ sys.path.insert(0, str(ROOT))
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: E402
 
-from chaos.targets.saver_boundaries import put_name, writes_name  # noqa: E402
+from chaos.targets.langgraph.saver_boundaries import put_name, writes_name  # noqa: E402
 from chaos.workloads import WorkloadContext  # noqa: E402
 from chaos.workloads.langgraph import three_step  # noqa: E402
 

@@ -419,7 +419,7 @@ def mask_modes(data: dict) -> dict:
         axes.pop("crash_states", None)
         if isinstance(axes.get("case"), dict):
             axes["case"].pop("crash_states", None)
-    # the Agent Server's thread ids are uuid5 of the run id (chaos.targets.langgraph_server): new each run
+    # the Agent Server's thread ids are uuid5 of the run id (chaos.targets.langgraph_server.session): new each run
     return json.loads(UUID.sub("<uuid>", THREAD_ID.sub("<run>-<thread>", json.dumps(data))))
 
 

@@ -24,7 +24,7 @@ import pytest
 from chaos.envs import python_for
 from chaos.racer.ledger import open_ledger
 from chaos.racer.protocol import LedgerSpec
-from chaos.targets.langgraph_server_host import AgentServer, builtin_config
+from chaos.targets.langgraph_server.host import AgentServer, builtin_config
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ import pytest
 
 from chaos.envs import chaos_root, python_for
 from chaos.racer.errors import TargetError
-from chaos.targets.langgraph_server_host import AgentServer, builtin_config, port_in_use
+from chaos.targets.langgraph_server.host import AgentServer, builtin_config, port_in_use
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +72,7 @@ ORCHESTRATOR = textwrap.dedent(
     import json, sys, time
     from pathlib import Path
     from chaos.running import registry
-    from chaos.targets.langgraph_server_host import AgentServer, builtin_config, run_labels
+    from chaos.targets.langgraph_server.host import AgentServer, builtin_config, run_labels
     run_id, run_dir, work_dir, python = sys.argv[1:5]
     with registry.ActiveRun(run_id, Path(run_dir), Path(work_dir)):
         Path(work_dir).mkdir(parents=True, exist_ok=True)

@@ -21,7 +21,7 @@ import pytest
 
 from chaos.envs import python_for
 from chaos.racer.protocol import LedgerSpec
-from chaos.targets.langgraph_server_host import AgentServer, builtin_config
+from chaos.targets.langgraph_server.host import AgentServer, builtin_config
 
 OPS = Path(".langgraph_api") / ".langgraph_ops.pckl"
 

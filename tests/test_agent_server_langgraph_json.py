@@ -3,7 +3,7 @@
 The team's folder has its ``langgraph.json`` (two graphs, one a relative file path, a local
 dependency folder, an ``env``), as they deploy it; the scenario names it and a graph id:
 ``workload: team/langgraph.json#agent``. The graph imports a helper from the dependency folder,
-reads the env, and counts its payment with ``chaos.targets.langgraph_server_app.effect``. chaos
+reads the env, and counts its payment with ``chaos.targets.langgraph_server.app.effect``. chaos
 serves that file (per cell for the race, in the racer for the sweep) and addresses graph ``agent``.
 A file that is missing, does not parse, lacks the graph id or sets what chaos cannot honour is
 refused at load, in one line naming the file.
@@ -29,7 +29,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
 from team_tools import amount
 
-from chaos.targets.langgraph_server_app import effect
+from chaos.targets.langgraph_server.app import effect
 
 
 class State(TypedDict, total=False):
@@ -173,7 +173,7 @@ def test_a_langgraph_json_workload_is_for_the_agent_server_only(tmp_path):
 
 
 def test_an_env_file_and_a_module_graph_are_read_as_langgraph_dev_reads_them(tmp_path):
-    from chaos.targets.langgraph_server_config import load
+    from chaos.targets.langgraph_server.config import load
 
     team = team_folder(tmp_path, {**CONFIG, "env": ".env", "graphs": {"agent": "team_tools.graphs:graph"}})
     (team / ".env").write_text("# the team's settings\nexport TEAM_AMOUNT='40EUR'\nREGION=eu\n")

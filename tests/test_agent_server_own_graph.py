@@ -2,7 +2,7 @@
 
 The graph is the team's (a graph factory in their module, ``def graph(config)``, named in the
 scenario as ``package.module:graph``, as a langgraph.json names it): no chaos context. Its
-payment node counts the payment with ``chaos.targets.langgraph_server_app.effect`` after making it.
+payment node counts the payment with ``chaos.targets.langgraph_server.app.effect`` after making it.
 chaos serves it as graph ``app`` beside the built-ins, races four clients on its approval, and
 SIGKILLs the server at the payment.
 """
@@ -24,7 +24,7 @@ from typing import Annotated, TypedDict
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
 
-from chaos.targets.langgraph_server_app import effect
+from chaos.targets.langgraph_server.app import effect
 
 
 class State(TypedDict, total=False):

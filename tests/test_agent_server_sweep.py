@@ -1,7 +1,7 @@
 """The Agent Server SIGKILLed at the boundaries of its own worker, restarted, and the thread read back through the API.
 
 ``scenarios/agent_server.yaml``'s server-kill sweep, cut to three kill points: the racer is the
-server (``chaos.targets.langgraph_server_inproc``), its checkpoint writes and effects are barriers,
+server (``chaos.targets.langgraph_server.inproc``), its checkpoint writes and effects are barriers,
 and the whole server process is the victim. The recovery racer starts the server again on the same
 ``.langgraph_api/`` folder and asks for the thread. Measured on langgraph-api 0.16.7 with the
 in-memory runtime: the thread is gone at every point (the runtime had not flushed): LS violated,

@@ -203,7 +203,7 @@ def test_a_frameworks_thread_that_died_before_the_racer_did_is_the_frameworks_fa
 
 def test_a_workflow_left_unfinished_by_an_unplanned_database_outage_is_the_environments_fault_not_a_verdict():
     # what the DBOS adapter reports when its workflow neither ended nor waited within wait_s while
-    # DBOS's db_retry logged failed connections (chaos.targets.dbos: DBOSLog), outside any planned fault
+    # DBOS's db_retry logged failed connections (chaos.targets.dbos.session: DBOSLog), outside any planned fault
     retried = "Database connection failed: (psycopg.OperationalError) connection failed: Connection refused. Retrying in 1.02s (attempt 1)"
     stalled = {"status": "done", "stalled": True, "workflow_status": "PENDING", "waited_s": 20.0, "connection_errors": [retried] * 3}
     b = blame_stalled(stalled)

@@ -75,6 +75,6 @@ def test_an_idempotent_effect_needs_a_ledger_that_appends_once(tmp_path):
 
 def test_no_getattr_probe_for_these_capabilities_is_left():
     probe = re.compile(r"(getattr|hasattr)\([^)]*[\"'](wait_change|forget|name|env|labels|append_once|gated_task)[\"']")
-    for rel in ("chaos/running/trial.py", "chaos/running/registry.py", "chaos/targets/common.py", "chaos/targets/langgraph.py"):
+    for rel in ("chaos/running/trial.py", "chaos/running/registry.py", "chaos/targets/common.py", "chaos/targets/langgraph/session.py"):
         found = [line.strip() for line in (ROOT / rel).read_text().splitlines() if probe.search(line)]
         assert not found, (rel, found)

@@ -200,7 +200,7 @@ def test_a_store_write_that_failed_before_the_kill_is_an_environment_fault(pg_ds
 
     from chaos.racer.barrier import BarrierClient
     from chaos.running.trial import store_failed_before_kill
-    from chaos.targets.langgraph import instrument
+    from chaos.targets.langgraph.session import instrument
 
     barrier = BarrierClient(directory=str(tmp_path), racer_id="victim")
     with psycopg.connect(pg_dsn, autocommit=True, prepare_threshold=0, row_factory=dict_row) as conn:

@@ -15,7 +15,7 @@ from chaos.reports.guards import guard_pairs
 from chaos.running.blame import blame_error
 from chaos.running.journal import read_journal
 from chaos.scenario.model import load_scenario
-from chaos.targets.guards import Guard, Reads, refused_by
+from chaos.targets.langgraph.guards import Guard, Reads, refused_by
 
 REMIT = "remit-contract==0.1.2"
 
@@ -195,7 +195,10 @@ def test_a_guard_factory_that_returns_no_guard_is_refused_before_any_trial(tmp_p
     )
     assert proc.returncode == 3
     (line,) = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-    assert str(path) in line and "target.guard 'tests.kits.guards:not_a_guard' returned object, not a chaos.targets.guards.Guard" in line
+    assert (
+        str(path) in line
+        and "target.guard 'tests.kits.guards:not_a_guard' returned object, not a chaos.targets.langgraph.guards.Guard" in line
+    )
     assert not (tmp_path / "out").exists()
 
 

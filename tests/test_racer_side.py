@@ -5,7 +5,7 @@ orchestrator's packages (pydantic, PyYAML, rich, psutil, ...) are installed. So 
 ``chaos/targets/`` (the registry, base and common code) and ``chaos/workloads/`` (the context),
 with ``chaos/__init__.py``, must import with every other top-level package refused; the racer's
 entry point must not pull in the orchestrator side; and the set copied to an SSH host must be the
-whole folder, enough to import on its own. The framework adapters (``chaos/targets/langgraph.py``
+whole folder, enough to import on its own. The framework adapters (``chaos/targets/langgraph/session.py``
 and the like) import their framework and are checked by the framework tests instead.
 """
 
@@ -82,8 +82,8 @@ def racer_side_modules() -> list[str]:
         "chaos.targets",
         "chaos.targets.base",
         "chaos.targets.common",
-        "chaos.targets.custom_saver",
-        "chaos.targets.savers",
+        "chaos.targets.langgraph.custom_saver",
+        "chaos.targets.langgraph.savers",
         "chaos.workloads",
     ]
 
@@ -132,18 +132,18 @@ def test_what_ships_to_an_ssh_host_is_the_whole_racer_side_and_imports_on_its_ow
 
 def test_chaos_saver_factories_are_racer_side_and_keep_their_scenario_name():
     """``target.saver: chaos.savers:mysql`` names factories that run in racers: they ship to SSH hosts
-    (``chaos/targets/savers.py``), and a racer reads the ``chaos.savers`` name as that module, since
+    (``chaos/targets/langgraph/savers.py``), and a racer reads the ``chaos.savers`` name as that module, since
     a host gets no ``chaos/savers.py``; the alias module locally re-exports the same functions."""
     import chaos.savers
-    import chaos.targets.savers
-    from chaos.targets.custom_saver import saver_ref
+    import chaos.targets.langgraph.savers
+    from chaos.targets.langgraph.custom_saver import saver_ref
 
     shipped = racer_files()
-    assert "chaos/targets/savers.py" in shipped and "chaos/savers.py" not in shipped
+    assert "chaos/targets/langgraph/savers.py" in shipped and "chaos/savers.py" not in shipped
     for name in chaos.savers.__all__:
-        assert getattr(chaos.savers, name) is getattr(chaos.targets.savers, name)
+        assert getattr(chaos.savers, name) is getattr(chaos.targets.langgraph.savers, name)
         module, _, attr = saver_ref(f"chaos.savers:{name}").partition(":")
-        assert module == "chaos.targets.savers" and hasattr(chaos.targets.savers, attr)
+        assert module == "chaos.targets.langgraph.savers" and hasattr(chaos.targets.langgraph.savers, attr)
     assert saver_ref("tests.kits.savers:raises") == "tests.kits.savers:raises"
     out = probe(["chaos.savers"])  # the alias itself is standard library only
     assert out["failed"] == {}, "\n".join(out["failed"].values())

@@ -123,7 +123,7 @@ def double_text_trial(run: TrialRun) -> TrialRecord:
     from langgraph_sdk import get_sync_client
     from langgraph_sdk.errors import APIStatusError, NotFoundError
 
-    from chaos.targets.langgraph_server import server_thread_id
+    from chaos.targets.langgraph_server.session import server_thread_id
 
     s = run.cell.scenario
     strategy = strategy_of(s)

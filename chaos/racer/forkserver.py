@@ -112,7 +112,9 @@ def preload(target: str) -> list[str]:
     loaded = ["chaos.racer.main", "chaos.racer.barrier", "chaos.racer.ledger", "chaos.targets.base"]
     for name in loaded:
         importlib.import_module(name)
-    adapter_name = f"chaos.targets.{target}"
+    from chaos.targets import get_target
+
+    adapter_name = get_target(target).module
     adapter = importlib.import_module(adapter_name)
     loaded.append(adapter_name)
     for name in getattr(adapter, "PRELOAD", ()):
@@ -382,7 +384,9 @@ class Server:
                     pass
         if hint and self.target:
             try:  # the same throwaway in-memory build a held racer does (chaos.racer.main)
-                adapter = importlib.import_module(f"chaos.targets.{self.target}")
+                from chaos.targets import get_target
+
+                adapter = importlib.import_module(get_target(self.target).module)
                 warm = getattr(adapter, "prewarm", None)
                 if warm is not None:
                     warm(only=hint)

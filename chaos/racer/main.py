@@ -46,6 +46,7 @@ from typing import cast
 from chaos.racer.barrier import BarrierClient, write_atomic
 from chaos.racer.ledger import open_ledger
 from chaos.racer.protocol import NO_SPACE_EXIT, ActionOutcome, BackgroundError, InspectResult, RacerResult, RacerSpec, background_path
+from chaos.targets import get_target
 
 HARNESS_ERROR_EXIT = 4
 # workloads this process has built once in memory already (a fork server's pooled child does that
@@ -166,7 +167,7 @@ def _run(spec: RacerSpec, result: RacerResult, barrier: BarrierClient) -> int:
             },
         )
         result["t_ledger_mono_ns"] = time.monotonic_ns()
-        adapter = importlib.import_module(f"chaos.targets.{spec['target']['framework']}")
+        adapter = importlib.import_module(get_target(spec["target"]["framework"]).module)
         if spec.get("hold"):
             # what can be done before its turn, touching no store: a cold racer's framework import,
             # and a throwaway in-memory build of its workload (fills caches and, in a forked racer,

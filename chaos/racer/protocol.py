@@ -179,7 +179,7 @@ class ForkIntent(TypedDict):
 
 
 class StoreSize(TypedDict, total=False):
-    """What the store holds for the thread (``chaos.targets.store_size.measure``; read by
+    """What the store holds for the thread (``chaos.targets.langgraph.store_size.measure``; read by
     ``chaos.kinds.growth``): each root checkpoint's serialised size (oldest first) and their count,
     the thread's and the whole store's bytes, per table, and where they were read (``source``:
     ``sqlite`` / ``postgres``, with its ``schema``). ``error`` alone when the measurement failed."""
@@ -225,7 +225,7 @@ class InspectResult(TypedDict, total=False):
     error: ErrorInfo | None
     values_source: Literal["saver"]
     pending_writes: list[list[Any]]
-    store_size: StoreSize  # LangGraph, when the spec asks (``measure_store``): chaos.targets.store_size
+    store_size: StoreSize  # LangGraph, when the spec asks (``measure_store``): chaos.targets.langgraph.store_size
     raw_error: ErrorInfo
     ended: bool
     persistence_errors: list[dict[str, Any]]
@@ -318,8 +318,8 @@ class TargetSpec(TypedDict, total=False):
     backend: str
     version: str | None
     durability: str
-    saver: str | None  # LangGraph: package.module:factory of a team's own saver (chaos.targets.custom_saver)
-    guard: str | None  # LangGraph: a guard measured beside stock (chaos.targets.guards)
+    saver: str | None  # LangGraph: package.module:factory of a team's own saver (chaos.targets.langgraph.custom_saver)
+    guard: str | None  # LangGraph: a guard measured beside stock (chaos.targets.langgraph.guards)
     requirements: list[str]  # extra pip requirements of the racers' environment
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from chaos.records import CellResult, RunResults
-from chaos.targets.guards import is_none
+from chaos.targets.langgraph.guards import is_none
 
 MIN_TRIALS = 3  # valid trials per cell for an overhead ratio
 

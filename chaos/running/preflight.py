@@ -60,7 +60,7 @@ from chaos.racer.ledger import SqliteLedger
 from chaos.racer.protocol import RacerSpec
 from chaos.scenario.model import Cell
 from chaos.targets import TARGETS, get_target
-from chaos.targets.langgraph_server_config import is_config_ref
+from chaos.targets.langgraph_server.config import is_config_ref
 
 _checked: set[str] = set()
 _preflight_ok: set[tuple[str, ...]] = set()  # (python, what, ref) imported fine in that interpreter
@@ -282,10 +282,10 @@ def _module_preflight(what: str, module: str, ref: str, scenario_file: str | Non
 
 def saver_preflight(ref: str, scenario_file: str | None, python: str) -> None:
     """A scenario's saver factory must import and return a saver in the racers' Python: built
-    once over a temporary folder (``chaos.targets.custom_saver``), refused in one line naming the file."""
+    once over a temporary folder (``chaos.targets.langgraph.custom_saver``), refused in one line naming the file."""
     _module_preflight(
         "saver",
-        "chaos.targets.custom_saver",
+        "chaos.targets.langgraph.custom_saver",
         ref,
         scenario_file,
         python,
@@ -309,10 +309,10 @@ def deployed_python(cell: Cell, scenario_file: str) -> str:
 
 def guard_preflight(ref: str, scenario_file: str | None, python: str) -> None:
     """A scenario's guard must load in the racers' Python (REMIT imports, a factory returns a
-    ``Guard``: ``chaos.targets.guards``), refused in one line naming the file."""
+    ``Guard``: ``chaos.targets.langgraph.guards``), refused in one line naming the file."""
     _module_preflight(
         "guard",
-        "chaos.targets.guards",
+        "chaos.targets.langgraph.guards",
         ref,
         scenario_file,
         python,

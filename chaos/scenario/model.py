@@ -40,9 +40,10 @@ from chaos.inputfile import MAX_NODES
 from chaos.inputfile import expanded_size as _expanded_size
 from chaos.kinds import get_kind, kind_names
 from chaos.racer.errors import ScenarioError
-from chaos.targets import BRANCH_WORKLOADS, BRANCHES, TARGETS, guards
-from chaos.targets.langgraph_server_config import ConfigError, is_config_ref
-from chaos.targets.langgraph_server_config import load as load_team_config
+from chaos.targets import BRANCH_WORKLOADS, BRANCHES, TARGETS
+from chaos.targets.langgraph import guards
+from chaos.targets.langgraph_server.config import ConfigError, is_config_ref
+from chaos.targets.langgraph_server.config import load as load_team_config
 
 RESUME_RE = re.compile(r"^(none|input|command:.+|app:[A-Za-z_][\w.]*:[A-Za-z_][\w.]*)$", re.DOTALL)
 BARE_WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
@@ -108,12 +109,12 @@ class TargetSpec(Strict):
         None,
         max_length=MAX_NAME * 3,
         description="LangGraph: package.module:factory returning a BaseCheckpointSaver given a SaverContext "
-        "(chaos.targets.custom_saver); chaos wraps it with its barriers. Sets backend to 'saver'",
+        "(chaos.targets.langgraph.custom_saver); chaos wraps it with its barriers. Sets backend to 'saver'",
     )
     guard: str | None = Field(
         None,
         max_length=MAX_NAME * 3,
-        description="LangGraph: a guard measured beside stock (chaos.targets.guards): a built-in (remit, remit_gate, "
+        description="LangGraph: a guard measured beside stock (chaos.targets.langgraph.guards): a built-in (remit, remit_gate, "
         "remit_validator, remit_fork_flag: REMIT, with remit-contract in requirements) or package.module:factory returning a Guard; "
         "'none' (or left out) is stock. A matrix axis 'guard' runs stock and guarded in one scenario",
     )
@@ -671,7 +672,7 @@ def check_semantics(scenario: Scenario, path: str = "<scenario>", node: yaml.Nod
             if reason:
                 fail(("target", "saver"), f"the saver factory {s.target.saver!r} cannot be found: {reason}")
         if s.target.framework == "langgraph" and s.target.guard is not None and not guards.is_none(s.target.guard):
-            # chaos.targets.guards: an unknown guard, one that cannot wrap the backend, or REMIT without its package
+            # chaos.targets.langgraph.guards: an unknown guard, one that cannot wrap the backend, or REMIT without its package
             why = guards.check_guard(s.target.guard, s.target.backend)
             if why is None and ":" in s.target.guard:
                 reason = _workload_importable(s.target.guard, [os.getcwd(), str(Path(path).parent)])
@@ -699,7 +700,7 @@ def check_semantics(scenario: Scenario, path: str = "<scenario>", node: yaml.Nod
                 f"{s.workload!r} runs parallel branches (Send fan-out / parallel tool calls), which {info.framework} cannot: "
                 f"{why}; run it with target.framework: {runs_it}, or pick a workload of {info.framework}: {', '.join(info.workloads)}",
             )
-        if is_config_ref(s.workload):  # a team's own langgraph.json#graph_id (chaos.targets.langgraph_server_config)
+        if is_config_ref(s.workload):  # a team's own langgraph.json#graph_id (chaos.targets.langgraph_server.config)
             if s.target.framework != "langgraph_server":
                 fail(("workload",), f"a langgraph.json workload ({s.workload!r}) is served by target.framework: langgraph_server only")
             try:

@@ -27,7 +27,8 @@ form as ``field:form``; any other is "set" when it differs from its default.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+from collections.abc import Callable, Iterator, MutableMapping
 from dataclasses import dataclass, field
 
 # the feature a parallel-branch workload needs: several tasks of one step at once (LangGraph's Send
@@ -110,7 +111,7 @@ class TargetInfo:
         return self.packages or (self.import_name.split(".")[0] or self.framework,)
 
     # ``module:function`` wrapping each cell's runner (a server the cell's racers are clients of:
-    # ``chaos.targets.langgraph_server_host:serving``); "" for a framework whose racers run the app
+    # ``chaos.targets.langgraph_server.host:serving``); "" for a framework whose racers run the app
     cell_host: str = ""
 
     def supports(self, what: str) -> str | None:
@@ -180,7 +181,7 @@ COMMON_FIELDS: dict[str, str] = {
 # what an adapter other than LangGraph's does not read, unless it says otherwise (``_reading``)
 _NOT_LANGGRAPH = {
     "target.saver": "a saver factory is a LangGraph checkpoint saver",
-    "target.guard": "a guard (chaos.targets.guards) wraps a LangGraph checkpoint saver; no other adapter applies one yet",
+    "target.guard": "a guard (chaos.targets.langgraph.guards) wraps a LangGraph checkpoint saver; no other adapter applies one yet",
     "answers": "its adapter answers every pause with resume's command value; an answers plan is read by the LangGraph adapter only",
     "resume:app": "its adapter has no recovery hook; resume: app:... is read by the LangGraph adapter only",
     "resume_by:interrupt": "its pauses have no interrupt ids to address an answer to; the repeat goes to the thread",
@@ -189,390 +190,64 @@ _NOT_LANGGRAPH = {
 }
 
 # the fields an adapter reads for a team's own app (issue 28): answer plans and the app's own resume driver
-_OWN_APP_READS = ("answers", "resume:app")
+OWN_APP_READS = ("answers", "resume:app")
 
 
-TARGETS: dict[str, TargetInfo] = {
-    "langgraph": TargetInfo(
-        framework="langgraph",
-        module="chaos.targets.langgraph",
-        about="LangGraph StateGraph over a checkpoint saver (durability sync/async/exit)",
-        backends=("sqlite", "memory", "postgres", "sqlite_async", "postgres_async", "saver", "postgres_pool"),
-        capturable_backends=("sqlite", "sqlite_async"),
-        workloads={
-            "gate_after_interrupt": "pre -> gate (interrupt(), effect keyed by the resume value) -> end",
-            "approval_idempotent": "pre (no effect) -> gate (interrupt(), idempotent effect) -> end (idempotent): the fixed approval flow",
-            "three_step": "a -> b -> c, one effect each",
-            "three_step_idempotent": "three_step with idempotency-keyed effects (self-test: never duplicates)",
-            "three_step_fsync": "three_step, SQLite synchronous=FULL (power-loss self-test: every checkpoint durable)",
-            "three_step_nosync": "three_step, SQLite synchronous=OFF (power-loss self-test: checkpoints lost)",
-            "two_gates": "pre -> gate (interrupt) -> gate2 (interrupt) -> end: a thread consumed but not complete",
-            "two_asks": "pre -> gate (interrupt() twice in one node; gate, then gate2 fire) -> end: LangGraph issue 8837's shape",
-            "three_step_retry": "three_step with a RetryPolicy (3 attempts) on b",
-            "three_step_retry_idempotent": "three_step_retry with idempotency-keyed effects",
-            "charge_with_handler": "charge (error_handler: refund) beside approve (interrupt, then ship): LangGraph issue 9002",
-            "charge_with_handler_idempotent": "charge_with_handler with an idempotent refund",
-            "invalid_type": "a -> bad -> c, pydantic state; bad writes a str into count: int",
-            "invalid_reducer": "a -> bad -> c, pydantic state; bad writes an int into a list-reduced channel",
-            "functional_gate": "functional API: @entrypoint calling @task pre, interrupt(), @task gate(value), @task end",
-            "functional_three_step": "functional API: @entrypoint calling @task a, b, c, one effect each",
-            # agents sharing a SqliteStore (chaos.workloads.shared_langgraph); _cas / _lock: the guarded twins
-            **{
-                f"shared_{a}{g}": f"shared_state agents: {a.replace('_', ' ')}"
-                + {"": "", "_cas": ", validated at commit", "_lock": ", pessimistic lock"}[g]
-                for a in ("lost_update", "stale_generation", "phantom_tool", "causal_cascade")
-                for g in ("", "_cas", "_lock")
-            },
-            "shared_tool_reorder": "shared_state agents: a model plans two tool calls, ToolNode runs them in parallel",
-            "shared_tool_reorder_seq": "shared_state agents: the same, effects committed in plan order (a sequencer)",
-            # parallel branches at LangGraph's default concurrency (chaos.workloads.parallel_langgraph)
-            "parallel_send": "plan -> Send(worker, i) for 3 workers (effect worker:<i> each) -> join",
-            "parallel_send_idempotent": "parallel_send with idempotency-keyed effects (control: never duplicates)",
-            "parallel_tools": "agent (fake chat model) plans 3 tool calls in one AIMessage -> ToolNode runs them at once -> agent",
-            "parallel_gate": "w0, w1, w2 and gate (interrupt()) in one step -> join: a step that stops with finished branches (issue 8115)",
-            # pairs for the upgrade kind (chaos.workloads.upgrade_langgraph): v1 and v2 from ctx.version
-            "upgrade_field_added": "upgrade pair: v2 adds a state field that pre sets and end reads",
-            "upgrade_field_renamed": "upgrade pair: v2 renames the state field end reads (amount -> total)",
-            "upgrade_field_removed": "upgrade pair: v2 drops a state field v1 wrote before the pause",
-            "upgrade_field_type": "upgrade pair: v2 changes a field's type (str '3' -> int 3); end doubles it",
-            "upgrade_node_added": "upgrade pair: v2 adds a node before the paused gate",
-            "upgrade_node_renamed": "upgrade pair: v2 renames the paused node (gate -> approve)",
-            "upgrade_node_removed": "upgrade pair: v2 drops a node after the paused gate",
-            "upgrade_reducer_changed": "upgrade pair: v2 changes log's reducer (append -> last value)",
-            "upgrade_defer_single": "upgrade pair: v2 marks the paused single-predecessor node defer=True (LangGraph 8629)",
-            "upgrade_defer_single_dropped": "upgrade pair: v1 defers the paused node, v2 does not",
-            "upgrade_defer_fanin": "upgrade pair: v2 marks a half-seen fan-in node defer=True (LangGraph 8618)",
-            "upgrade_defer_fanin_dropped": "upgrade pair: v1 defers the half-seen fan-in node, v2 does not (LangGraph 8618)",
-            # a state that grows every step (chaos.workloads.growing_langgraph): checkpoint sizes and bounds
-            "growing_messages": "s1 -> ... -> sN (steps), each appending a message of message_bytes to a list: checkpoints grow",
-            "upgrade_messages": "upgrade, a library release: the same graph at v1 and v2; messages, a dataclass and a pydantic model in state",
-        },
-        kinds=(
-            "race",
-            "kill_sweep",
-            "first_checkpoint",
-            "fork",
-            "invalid_state",
-            "stray_resume",
-            "recovery_determinism",
-            "shared_state",
-            "upgrade",
-            "failing_effect",
-        ),
-        properties=(
-            "EO",
-            "PC",
-            "FD",
-            "CV",
-            "CO",
-            "RD",
-            "FI",
-            "LIVENESS",
-            "FCL",
-            "LU",
-            "SG",
-            "PT",
-            "CC",
-            "TR",
-            "UP",
-            "DU",
-            "AA",
-            "AR",
-            "LC",
-            "SB",  # store bounds (issue 26: chaos.kinds.growth)
-            "CL",  # lost connections (chaos.kinds.db_disconnect)
-        ),
-        distributions=(
-            "langgraph",
-            "langgraph-checkpoint",
-            "langgraph-checkpoint-sqlite",
-            "langgraph-checkpoint-postgres",
-        ),
-        boundaries="put(step,source):before/after, put_writes(node,channels):before/after, effect(task):after",
-        features=(BRANCHES, BREAKPOINTS),
-        reads=(
-            "target.durability",
-            "target.saver",
-            "target.guard",
-            "answers",
-            "resume:app",
-            "resume_by:interrupt",
-            "resume_by:none_after_answer",
-            "resume_by:unknown_id",
-        ),
-        packages=("langgraph", "langchain_core", "langchain", "langsmith"),
-        trial_s=1.0,
-        recovery_calls={"none": "invoke(None)", "input": "invoke(input)", "command": "invoke(None), continuing the thread"},
-        open_cases={
-            "fork-functional": "a functional-API task's write is saved on a background thread within one step",
-            "recovery-async": "RD under async durability is open (LangGraph issue 8039)",
-        },
-        # the default release is installed in the orchestrator's own environment; CI builds the old one
-        ci_versions=("1.0.10",),
-        import_name="langgraph",
-        default_version="1.2.24",
-        pins=(
-            "langgraph=={version}",
-            "langgraph-checkpoint-sqlite==3.1.2",
-            "langgraph-checkpoint-postgres==3.2.0",
-            "psycopg[binary]>=3.2,<4",
-        ),
-    ),
-    "crewai": TargetInfo(
-        framework="crewai",
-        module="chaos.targets.crewai",
-        about="CrewAI Flows with plain methods (no LLM): @persist on SQLite, or CheckpointConfig with the JSON/SQLite provider",
-        backends=("sqlite", "checkpoint_json", "checkpoint_sqlite"),
-        workloads={
-            "three_step": "@start a -> @listen b -> @listen c, one effect per method",
-            "gate_after_interrupt": "pre -> ask (@human_feedback, paused as pending feedback) | resume(answer) -> gate (effect keyed by it) -> end",
-            "invalid_type": "@start a -> bad -> c over Flow[CountState]; bad assigns a str to count: int",
-        },
-        kinds=("race", "kill_sweep", "first_checkpoint", "stray_resume", "recovery_determinism", "fork", "invalid_state"),
-        properties=("EO", "PC", "CO", "RD", "LIVENESS", "DU", "FD", "FI", "CV", "FCL", "AA"),
-        distributions=("crewai",),
-        boundaries=(
-            "save_state(method=X), save_pending(method=X), clear_pending (sqlite); "
-            "checkpoint(provider=json|sqlite,completed=a+b) (checkpoint_*), each :before/:after; effect(task):after"
-        ),
-        unsupported={
-            BRANCHES: "no parallel-branch workload for CrewAI yet: Flow listeners of one method may run concurrently, but the adapter's workloads and barriers are one method after another",
-            "shared_state": "no shared-state agent workloads for CrewAI yet",
-            "upgrade": "no v1/v2 workload pairs for CrewAI yet (its factories do not read ctx.version)",
-            "UP": "needs upgrade",
-            "failing_effect": "not measured yet: no CrewAI workload with a retry or an error handler around an effect",
-            "fork on checkpoint_*": "a fork answers the pause again, and only @persist (backend sqlite) saves a pending pause",
-            "durability": "no durability modes: every save is a synchronous write",
-            "gate_after_interrupt on checkpoint_*": "a @human_feedback pause is persisted through @persist only; checkpoint backends run three_step",
-            "race on checkpoint_*": "no pause to race on without @persist",
-            "answers on checkpoint_json": "a @human_feedback review is saved as pending only by @persist: use backend sqlite",
-            "answers on checkpoint_sqlite": "a @human_feedback review is saved as pending only by @persist: use backend sqlite",
-        },
-        pause_saves=("save_pending(",),
-        reads=_OWN_APP_READS,
-        trial_s=8.0,  # CrewAI racers take ~8 s each to start and run
-        recovery_calls={"none": "kickoff by id", "input": "a new kickoff", "command": "kickoff by id, continuing the flow"},
-        open_cases={
-            c: "CrewAI writes CheckpointConfig checkpoints from its event bus's thread pool (events/event_bus.py, "
-            "_sync_executor): whether a's checkpoint is durable when b's effect fires is open"
-            for c in ("checkpoint-json", "checkpoint-sqlite", "checkpoint-json-recovery")
-        },
-        import_name="crewai",
-        default_version="1.15.30",
-        pins=("crewai=={version}",),
-    ),
-    "llamaindex": TargetInfo(
-        framework="llamaindex",
-        module="chaos.targets.llamaindex",
-        about="LlamaIndex Workflows; Context.to_dict saved to a JSON file at every step boundary, from_dict to resume",
-        backends=("file",),
-        capturable_backends=("file",),
-        workloads={
-            "three_step": "StartEvent -> a -> b -> c -> StopEvent, one effect per step",
-            "gate_after_interrupt": "pre -> InputRequiredEvent (pause) | HumanResponseEvent -> gate (effect keyed by the response) -> end",
-            "invalid_type": "a -> bad -> c over a typed state (Context[CountState]); bad assigns a str to count: int in edit_state",
-        },
-        kinds=("race", "kill_sweep", "stray_resume", "recovery_determinism", "invalid_state"),
-        properties=("EO", "PC", "CO", "RD", "LIVENESS", "DU", "CV", "AA"),
-        distributions=("llama-index-workflows",),
-        boundaries="save(after=<step>):before/after, save(input_required):before/after, effect(task):after",
-        unsupported={
-            BRANCHES: "no parallel-branch workload for LlamaIndex yet: the adapter saves the Context after each step of a sequential workflow (no steps with num_workers > 1)",
-            "fork": "the application keeps only the latest Context.to_dict; the framework has no checkpoint ids or fork operation",
-            "FI": "Context.from_dict has no notion of retry vs fork: every restore is a new run of the saved dict",
-            "FD": "needs fork",
-            "shared_state": "no shared-state agent workloads for LlamaIndex yet",
-            "upgrade": "no v1/v2 workload pairs for LlamaIndex yet (its factories do not read ctx.version)",
-            "UP": "needs upgrade",
-            "failing_effect": "not measured yet: no LlamaIndex workload with a retry or an error handler around an effect",
-            "first_checkpoint": "the framework persists nothing itself; the first save is the application's, after the first step",
-            "durability": "no durability modes: the application chooses when to save the context",
-            "backend": "core llama-index-workflows has no store; the server extra's SqliteWorkflowStore needs llama-agents-server (not pinned)",
-        },
-        pause_saves=("save(input_required)",),
-        reads=_OWN_APP_READS,
-        packages=("llama_index", "workflows"),
-        trial_s=1.5,
-        recovery_calls={"none": "Context.from_dict + run", "input": "a new run", "command": "Context.from_dict + run, continuing the run"},
-        import_name="workflows",
-        default_version="2.26.1",
-        pins=("llama-index-workflows=={version}",),
-    ),
-    "pydantic_graph": TargetInfo(
-        framework="pydantic_graph",
-        module="chaos.targets.pydantic_graph",
-        about="pydantic-graph (1.x line) Graph over FileStatePersistence (a JSON snapshot list per run)",
-        backends=("file",),
-        capturable_backends=("file",),
-        workloads={
-            "three_step": "A -> B -> C -> End, one effect each",
-            "gate_after_interrupt": "Pre -> Ask (the run stops before it) | Gate(answer) effect keyed by the answer -> Finish",
-            "invalid_type": "IA -> Bad -> IC over a dataclass state; Bad assigns a str to count: int",
-        },
-        kinds=("race", "kill_sweep", "stray_resume", "recovery_determinism", "invalid_state"),
-        properties=("EO", "PC", "CO", "RD", "LIVENESS", "DU", "CV"),
-        distributions=("pydantic-graph",),
-        boundaries="save(node=X,status=created|pending|running|success):before/after, save(end):before/after, effect(task):after",
-        unsupported={
-            "AA": "a recovery cannot be told from an approval: pydantic-graph has no pause of its own (the app stops iterating before "
-            "the node that needs the answer) and records no approval; the call that runs that node (iter_from_persistence with the "
-            "answer in deps, or load_next and a node built from the answer, as its docs' question graph does) is the same call "
-            "whether a human answered or a recovery passed None",
-            BRANCHES: "a pydantic-graph run is one node after another (each node returns the next): there are no parallel branches",
-            "fork": "pydantic-graph resumes only the next 'created' snapshot (load_next); no API addresses a past snapshot, so a fork cannot be expressed",
-            "FI": "no API distinguishes retry from fork: iter_from_persistence takes no snapshot id",
-            "FD": "needs fork",
-            "shared_state": "no shared-state agent workloads for pydantic-graph yet",
-            "upgrade": "no v1/v2 workload pairs for pydantic-graph yet (its factories do not read ctx.version)",
-            "UP": "needs upgrade",
-            "failing_effect": "not measured yet: no pydantic-graph workload with a retry or an error handler around an effect",
-            "first_checkpoint": "the start node's snapshot is the first write of a run; there is no accepted-but-unrecorded window to sweep",
-            "durability": "FileStatePersistence rewrites its file synchronously; there is no durability mode to vary",
-        },
-        reads=_OWN_APP_READS,
-        packages=("pydantic_graph", "pydantic_ai"),
-        trial_s=1.0,
-        import_name="pydantic_graph",
-        default_version="1.107.10",
-        # 1.107.10 is the last release that ships pydantic_graph.persistence (the 2.x line dropped it)
-        pins=("pydantic-graph=={version}",),
-    ),
-    "autogen": TargetInfo(
-        framework="autogen",
-        module="chaos.targets.autogen",
-        about="AutoGen AgentChat team (round-robin, or the workload's own: Swarm, selector), save_state after every turn to a JSON file, load_state to resume; replayed model replies (no LLM)",
-        backends=("file",),
-        capturable_backends=("file",),
-        workloads={
-            "three_step": "agents a -> b -> c, each calling one tool that fires its effect",
-            "gate_after_interrupt": "pre (tool) -> ask (the team stops for a human) | answer as the next task -> gate (effect keyed by it) -> end (tool)",
-            "invalid_type": "a -> bad -> c (tool agents); from bad's turn on the store saves a first message whose content is an int (tampered below the framework)",
-        },
-        kinds=("race", "kill_sweep", "stray_resume", "recovery_determinism", "invalid_state"),
-        properties=("EO", "PC", "CO", "RD", "LIVENESS", "DU", "CV", "AA"),
-        distributions=("autogen-agentchat", "autogen-core", "autogen-ext"),
-        boundaries="save(turn=<agent>):before/after, effect(task):after",
-        unsupported={
-            BRANCHES: "a round-robin team takes one turn at a time: there are no parallel branches (the adapter runs no parallel tool calls either)",
-            "fork": "save_state returns the latest state only; AgentChat has no checkpoint ids or fork operation",
-            "FI": "load_state has no notion of retry vs fork",
-            "FD": "needs fork",
-            "shared_state": "no shared-state agent workloads for AutoGen yet",
-            "upgrade": "no v1/v2 workload pairs for AutoGen yet (its factories do not read ctx.version)",
-            "UP": "needs upgrade",
-            "failing_effect": "not measured yet: no AutoGen workload with a retry or an error handler around an effect",
-            "first_checkpoint": "AgentChat persists nothing itself; the first save is the application's, after the first turn",
-            "durability": "no durability modes: the application chooses when to save the team state",
-            "backend": "AgentChat has no store of its own; state is a dict the application keeps (here a JSON file)",
-        },
-        reads=_OWN_APP_READS,
-        packages=("autogen_core", "autogen_agentchat", "autogen_ext"),
-        trial_s=2.0,
-        recovery_calls={"none": "load_state + run()", "input": "a new team run", "command": "load_state + run(), continuing the team"},
-        import_name="autogen_agentchat",
-        default_version="0.7.5",
-        pins=("autogen-agentchat=={version}", "autogen-core=={version}", "autogen-ext=={version}"),
-    ),
-    "langgraph_server": TargetInfo(
-        framework="langgraph_server",
-        module="chaos.targets.langgraph_server",
-        about="LangGraph Agent Server (langgraph dev, in-memory runtime) started by chaos per cell; racers are langgraph-sdk clients",
-        backends=("inmem",),
-        workloads={
-            "gate_after_interrupt": "deployed: pre -> gate (interrupt(), effect keyed by the resume value) -> end",
-            "approval_idempotent": "deployed: gate_after_interrupt with idempotent effects",
-            "three_step": "deployed: a -> b -> c, one effect each",
-            "three_step_idempotent": "deployed: three_step with idempotent effects",
-            "two_gates": "deployed: pre -> gate -> gate2 -> end",
-            "slow_reply": "deployed: draft (effect) -> hold (waits until the trial releases it) -> send (effect): a run in flight, for double_texting",
-        },
-        kinds=("race", "kill_sweep", "double_texting"),
-        properties=("CO", "LIVENESS", "EO", "PC", "DT", "LS"),  # LS: the server owns the threads (chaos.kinds.lost_state)
-        distributions=("langgraph-api", "langgraph-runtime-inmem", "langgraph-sdk", "langgraph"),
-        boundaries="in the server's worker: put(step,source):before/after, put_writes(node,channels):before/after (the in-memory runtime's saver), effect(task):after",
-        unsupported={
-            "first_checkpoint": "not built yet: the run is accepted by the API before the worker writes; that window is not swept yet",
-            "fork": "not driven through the runs API yet",
-            "stray_resume": "not driven through the runs API yet",
-            "recovery_determinism": "not built yet through the API",
-            "invalid_state": "not driven through the runs API yet",
-            "shared_state": "no shared-state workloads are deployed behind the server",
-            "upgrade": "a deploy between pause and resume is a server restart on new code: not built yet",
-            "failing_effect": "not driven through the runs API yet",
-            "AA": "the server decides what a resume approves; chaos sees no approval apart from a recovery call",
-            BRANCHES: "no parallel-branch workload is deployed behind the server yet",
-            "durability": "the server chooses its checkpointer's durability; a client cannot set it",
-        },
-        reads=(),
-        unread_fields={
-            "answers": "a client answers every pause with resume's command value; answer plans are not sent through the API yet",
-            "resume:app": "the runs API has no recovery hook for an app's own resume",
-        },
-        # blamed as the framework's own code: the server, its runtime, the client and the graph library
-        packages=("langgraph_api", "langgraph_runtime_inmem", "langgraph_sdk", "langgraph", "httpx"),
-        trial_s=7.0,
-        in_process_backends=(),
-        import_name="langgraph_api",
-        default_version="0.16.7",
-        pins=(
-            "langgraph-api=={version}",
-            "langgraph-cli[inmem]==0.4.40",
-            "langgraph-runtime-inmem==0.36.7",
-            "langgraph-sdk==0.4.14",
-            "langgraph==1.2.24",
-        ),
-        cell_host="chaos.targets.langgraph_server_host:serving",
-    ),
-    "dbos": TargetInfo(
-        framework="dbos",
-        module="chaos.targets.dbos",
-        about="DBOS Transact: @DBOS.workflow with @DBOS.step steps, durable in its system database (SQLite in the trial's folder, or Postgres); DBOS.recv as the approval pause",
-        backends=("sqlite", "postgres"),
-        workloads={
-            "three_step": "@DBOS.workflow running @DBOS.step a, b, c, one effect each",
-            "gate_after_interrupt": "step pre -> DBOS.recv('approve') (the pause) | DBOS.send(id, answer, 'approve') -> step gate (effect keyed by the answer) -> step end",
-            "two_gates": "step pre -> recv | send -> step gate (keyed by the 1st answer) -> recv | send -> step gate2 (keyed by the 2nd) -> step end: two pauses, for answers plans",
-            "upgrade_step_added": "upgrade pair: gate_after_interrupt as v1; v2 adds step audit after the approval (one source: the version is workload_params.application_version)",
-            "upgrade_step_inserted": "upgrade pair: gate_after_interrupt as v1; v2 adds step check before the approval, where v1 recorded its recv",
-        },
-        kinds=("kill_sweep", "race", "stray_resume", "fork", "recovery_determinism", "upgrade"),
-        properties=("EO", "PC", "LIVENESS", "CO", "AA", "DU", "CV", "FD", "FI", "RD", "CL", "UP"),
-        distributions=("dbos",),
-        boundaries=(
-            "status(PENDING|SUCCESS|ERROR), step(name=X,n=N), recv_wait(topic=T), recv(topic=T), send(topic=T), set_event(key=K), "
-            "recover(enqueue), resume_workflow, fork, each :before/:after (SystemDatabase writes, read from dbos 3.4.0); effect(task):after"
-        ),
-        unsupported={
-            BRANCHES: "no parallel-branch workload for DBOS yet (steps of one workflow run one after another here)",
-            "shared_state": "no shared-state agent workloads for DBOS yet",
-            "first_checkpoint": "DBOS records a workflow before it accepts it: start_workflow commits its first row (PENDING, "
-            "with its inputs: SystemDatabase.init_workflow, from _init_workflow in dbos/_core.py) before it runs the workflow or "
-            "returns a handle, and DBOSClient.enqueue returns only after its ENQUEUED row committed (dbos/_client.py): there is "
-            "no accepted-but-unrecorded window; the one point before it, status(PENDING):before, is in every sweep (vacuous: "
-            "nothing accepted, nothing fired)",
-            "FCL": "needs first_checkpoint",
-            "invalid_state": "DBOS keeps no typed state to break: a step's output is stored as the step returned it (serialized), "
-            "and recovery hands it back as recorded; DBOS validates only workflow inputs (pydantic, its validation extra), which "
-            "these workloads do not declare",
-            "failing_effect": "not measured yet: no DBOS workload with a step retry (retries_allowed) around an effect",
-            "fork:checkpoint": "DBOS addresses a past step only through its explicit fork, DBOS.fork_workflow(id, start_step): use fork_via: explicit",
-            "durability": "every DBOS write is a committed transaction; there is no durability mode to vary",
-        },
-        reads=_OWN_APP_READS,
-        packages=("dbos", "pydantic_ai"),
-        trial_s=2.0,
-        # AA's reasons name the call a recovery of each resume form makes here
-        recovery_calls={
-            "none": "DBOS.launch() recovery",
-            "input": "start_workflow with the same id",
-            "command": "DBOS.launch() recovery, continuing the workflow",
-        },
-        import_name="dbos",
-        default_version="3.4.0",
-        pins=("dbos=={version}", "pydantic-ai-slim[dbos]==2.68.0"),
-        preflight="chaos.targets.dbos_preflight",
-    ),
+# name -> the framework's package, whose ``INFO`` is its ``TargetInfo``: the one list of framework
+# names, in the order users see them. A package is imported on first use (its light half is standard
+# library only), so asking for one framework's facts never imports another's.
+PACKAGES: dict[str, str] = {
+    "langgraph": "chaos.targets.langgraph",
+    "crewai": "chaos.targets.crewai",
+    "llamaindex": "chaos.targets.llamaindex",
+    "pydantic_graph": "chaos.targets.pydantic_graph",
+    "autogen": "chaos.targets.autogen",
+    "langgraph_server": "chaos.targets.langgraph_server",
+    "dbos": "chaos.targets.dbos",
 }
+
+
+class TargetRegistry(MutableMapping[str, TargetInfo]):
+    """Framework name -> ``TargetInfo``, each read from its package's ``INFO`` on first use.
+
+    ``register_target`` (a team's adapter, or a test's made-up one) sets an entry directly; that
+    entry then wins over a package of the same name until it is undone."""
+
+    def __init__(self, packages: dict[str, str]) -> None:
+        self._packages = packages
+        self._infos: dict[str, TargetInfo] = {}
+
+    def __getitem__(self, name: str) -> TargetInfo:
+        info = self._infos.get(name)
+        if info is None:
+            if name not in self._packages:
+                raise KeyError(name)
+            info = importlib.import_module(self._packages[name]).INFO
+            if not isinstance(info, TargetInfo) or info.framework != name:
+                raise TypeError(f"{self._packages[name]}.INFO is not the TargetInfo of framework {name!r}")
+            self._infos[name] = info
+        return info
+
+    def __setitem__(self, name: str, info: TargetInfo) -> None:
+        self._infos[name] = info
+
+    def __delitem__(self, name: str) -> None:
+        if name not in self:
+            raise KeyError(name)
+        self._infos.pop(name, None)
+        self._packages.pop(name, None)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys([*self._packages, *self._infos]))
+
+    def __len__(self) -> int:
+        return len(dict.fromkeys([*self._packages, *self._infos]))
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._packages or name in self._infos
+
+
+TARGETS = TargetRegistry(PACKAGES)
 
 
 def get_target(framework: str) -> TargetInfo:

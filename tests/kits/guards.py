@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chaos.targets.guards import Guard, load_guard
+from chaos.targets.langgraph.guards import Guard, load_guard
 
 
 def remit_gate_blind(ctx: Any) -> Guard:

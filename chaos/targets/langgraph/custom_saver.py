@@ -10,7 +10,7 @@ ones (or the reverse) from hitting a barrier twice.
 
 ``load_saver`` refuses, with one sentence naming the reference, a factory that does not import,
 raises, or returns something that is not a ``BaseCheckpointSaver``; ``python -m
-chaos.targets.custom_saver REF`` runs that check in the racers' Python (the preflight).
+chaos.targets.langgraph.custom_saver REF`` runs that check in the racers' Python (the preflight).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 
 from chaos.racer.barrier import BarrierClient
 from chaos.targets.base import error_of
-from chaos.targets.saver_boundaries import put_name, writes_name
+from chaos.targets.langgraph.saver_boundaries import put_name, writes_name
 from chaos.workloads import call_factory
 
 
@@ -58,7 +58,7 @@ class SaverError(Exception):
 
 # the module a scenario's ``chaos.savers:<name>`` means: chaos's own factories, racer side (an SSH
 # host gets the racer folders only, not chaos/savers.py)
-SAVER_ALIASES = {"chaos.savers": "chaos.targets.savers"}
+SAVER_ALIASES = {"chaos.savers": "chaos.targets.langgraph.savers"}
 
 
 def saver_ref(ref: str) -> str:
@@ -82,7 +82,7 @@ def load_saver(ref: str, ctx: SaverContext) -> Any:
 
 def wrap(inner: Any, barrier: BarrierClient, reads: Any = None) -> Any:
     """A ``BaseCheckpointSaver`` delegating every method to ``inner``, writes through barriers;
-    ``reads`` (``chaos.targets.guards.Reads``) gives chaos's own reads a guard's inspection keys."""
+    ``reads`` (``chaos.targets.langgraph.guards.Reads``) gives chaos's own reads a guard's inspection keys."""
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
     read_config = reads.config if reads is not None else (lambda config: config)

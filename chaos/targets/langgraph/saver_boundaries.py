@@ -1,7 +1,7 @@
 """The boundary names of a LangGraph checkpoint saver's writes, spelled once.
 
-Why: the built-in backends (``chaos.targets.langgraph.instrument``) and a team's own saver
-(``chaos.targets.custom_saver.wrap``) must name the same write the same way, so every kind, kill
+Why: the built-in backends (``chaos.targets.langgraph.session.instrument``) and a team's own saver
+(``chaos.targets.langgraph.custom_saver.wrap``) must name the same write the same way, so every kind, kill
 point and report reads alike whatever saver ran. Both import this module; neither imports the other
 for it (that was an import loop over a private helper).
 """

@@ -41,8 +41,8 @@ from chaos.racer.ledger import Ledger, Where
 from chaos.racer.protocol import Action, ActionOutcome, Fired, InspectResult, RacerSpec, StoreSpec
 from chaos.targets.base import OPS, Unsupported, error_of, jsonable, outcome
 from chaos.targets.common import append_effect
-from chaos.targets.guards import refused_by
-from chaos.targets.saver_boundaries import put_name, writes_name
+from chaos.targets.langgraph.guards import refused_by
+from chaos.targets.langgraph.saver_boundaries import put_name, writes_name
 from chaos.workloads import WorkloadContext, import_factory, scratch_dir
 from chaos.workloads.langgraph import Breakpoint, Edit
 
@@ -76,7 +76,7 @@ def where_fired() -> Where:
 
 def instrument(saver: Any, barrier: BarrierClient, reads: Any = None) -> Any:
     """Give ``saver`` a subclass whose writes pass through barriers and whose reads are marked
-    (``read``: a timestamp, no boundary); returns the saver. ``reads`` (``chaos.targets.guards.Reads``)
+    (``read``: a timestamp, no boundary); returns the saver. ``reads`` (``chaos.targets.langgraph.guards.Reads``)
     gives chaos's own reads the guard's inspection keys."""
     base = type(saver)
     read_config = reads.config if reads is not None else (lambda config: config)
@@ -283,13 +283,13 @@ class LangGraphSession:
         durability = target.get("durability", "sync")
         self.invoke_opts: dict[str, Any] = {} if durability == "default" else {"durability": durability}
         self._bridge = AsyncBridge() if target["backend"] in ASYNC_BACKENDS else None
-        self._measure_store = bool(spec.get("measure_store"))  # inspect reports the store's sizes (chaos.targets.store_size)
+        self._measure_store = bool(spec.get("measure_store"))  # inspect reports the store's sizes (chaos.targets.langgraph.store_size)
         self._backend, self._store = str(target["backend"]), dict(spec.get("store") or {})
         saver_ref = target.get("saver")
-        # a guard (chaos.targets.guards): wraps the stock saver, and chaos's own reads carry its inspection keys
+        # a guard (chaos.targets.langgraph.guards): wraps the stock saver, and chaos's own reads carry its inspection keys
         self.guard, self.reads, gctx = self._guard(spec)
-        if saver_ref:  # a team's own saver (chaos.targets.custom_saver): wrapped, not subclassed
-            from chaos.targets.custom_saver import close_saver, load_saver, saver_context, wrap
+        if saver_ref:  # a team's own saver (chaos.targets.langgraph.custom_saver): wrapped, not subclassed
+            from chaos.targets.langgraph.custom_saver import close_saver, load_saver, saver_context, wrap
 
             inner = load_saver(saver_ref, saver_context(spec))
             guarded = self.guard.wrap(inner, gctx) if self.guard and self.guard.wrap else inner
@@ -338,8 +338,8 @@ class LangGraphSession:
 
     def _guard(self, spec: RacerSpec) -> tuple[Any, Any, Any]:
         """The scenario's guard (None), the reads policy, and the guard's context."""
-        from chaos.targets.custom_saver import saver_context
-        from chaos.targets.guards import GuardContext, Reads, is_none, load_guard
+        from chaos.targets.langgraph.custom_saver import saver_context
+        from chaos.targets.langgraph.guards import GuardContext, Reads, is_none, load_guard
 
         ref = spec["target"].get("guard")
         if ref is None or is_none(str(ref)):
@@ -838,7 +838,7 @@ class LangGraphSession:
         """``store_size`` when the spec asks for it (a sweep's dry run): the bytes of each checkpoint and the store's."""
         if not self._measure_store:
             return {}
-        from chaos.targets.store_size import measure
+        from chaos.targets.langgraph.store_size import measure
 
         return {"store_size": measure(self.saver, self._backend, self._store, self.thread_id)}
 

@@ -3,15 +3,15 @@
 Why: the ``langgraph_server`` target tests the graph as deployed behind LangGraph's Agent Server
 (``langgraph dev``: ``langgraph-api`` over the in-memory runtime), so the system under test is a
 server process, not a racer. One server serves one cell (started once, before its first trial;
-again only after a kill); racers are its clients (``chaos.targets.langgraph_server``), told its URL
+again only after a kill); racers are its clients (``chaos.targets.langgraph_server.session``), told its URL
 in their store spec.
 
 What it promises:
 
 * ``AgentServer.start()`` writes a ``langgraph.json`` in its own folder (the built-ins of
-  ``chaos.targets.langgraph_server_app``; a team's own graph beside them; or, for a workload
+  ``chaos.targets.langgraph_server.app``; a team's own graph beside them; or, for a workload
   ``path/to/langgraph.json#id``, the team's file with its paths made absolute:
-  ``chaos.targets.langgraph_server_config``), starts
+  ``chaos.targets.langgraph_server.config``), starts
   ``langgraph dev --no-browser --no-reload`` on 127.0.0.1 in a process group of its own, with the
   run's registry labels in its environment (a dead orchestrator's server is found and killed by
   ``chaos clean`` / the next ``chaos run``, as a stray racer is) and a parent-death signal (it dies
@@ -49,9 +49,9 @@ from typing import TYPE_CHECKING
 
 from chaos.racer.errors import TargetError
 from chaos.racer.protocol import LedgerSpec, StoreSpec
-from chaos.targets.langgraph_server_config import ConfigError, is_config_ref
-from chaos.targets.langgraph_server_config import load as load_config
-from chaos.targets.langgraph_server_offline import OFFLINE_ENV, free_port
+from chaos.targets.langgraph_server.config import ConfigError, is_config_ref
+from chaos.targets.langgraph_server.config import load as load_config
+from chaos.targets.langgraph_server.offline import OFFLINE_ENV, free_port
 
 if TYPE_CHECKING:
     from chaos.records import TrialRecord
@@ -86,7 +86,7 @@ def graphs_for(workload: str) -> dict[str, str]:
     """The graphs a server for ``workload`` serves: the built-ins, and a team's own graph
     (``package.module:graph``, a graph factory as langgraph.json names one: the server calls it with
     the run's config) as ``app``."""
-    from chaos.targets.langgraph_server_app import DEPLOYED
+    from chaos.targets.langgraph_server.app import DEPLOYED
 
     graphs = dict(builtin_config(DEPLOYED)["graphs"])
     if ":" in workload:
@@ -297,7 +297,7 @@ def server_for(ctx: RunContext, cell: Cell) -> AgentServer:
 
 
 # kinds whose racers are clients of one server per cell; the sweeps run the server inside each racer
-# (chaos.targets.langgraph_server_inproc), since the server is what they kill
+# (chaos.targets.langgraph_server.inproc), since the server is what they kill
 SHARED_SERVER_KINDS = ("race", "double_texting")
 CellRunner = Callable[["RunContext", "Cell", set[str]], Iterator["TrialRecord"]]
 
@@ -326,7 +326,7 @@ def serving(run_cell: CellRunner) -> CellRunner:
     return run
 
 
-if __name__ == "__main__":  # a manual check: python -m chaos.targets.langgraph_server_host PYTHON
+if __name__ == "__main__":  # a manual check: python -m chaos.targets.langgraph_server.host PYTHON
     s = AgentServer(sys.argv[1], Path(sys.argv[2]), builtin_config(("gate_after_interrupt",))).start()
     print(s.url, f"{s.starts[-1]:.2f}s")
     s.stop()

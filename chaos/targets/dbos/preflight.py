@@ -1,4 +1,4 @@
-"""DBOS's own checks before any trial, run in the racers' Python (``python -m chaos.targets.dbos_preflight SPEC``).
+"""DBOS's own checks before any trial, run in the racers' Python (``python -m chaos.targets.dbos.preflight SPEC``).
 
 Why: bad input on the DBOS target used to surface inside the trials (every racer raising the same
 ``ValueError``, a run of errored trials) or not at all. The orchestrator's preflight runs this

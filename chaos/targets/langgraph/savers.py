@@ -3,8 +3,8 @@
 Why: ``scenarios/any_saver.yaml`` and the README's "Third-party savers" table need a factory per
 saver, and a checkpointer author needs an example of one. They run in racers, so they live on the
 racer side (``chaos/targets/``, shipped to SSH hosts); scenarios name them ``chaos.savers:<name>``,
-which ``chaos.targets.custom_saver`` reads as this module (``chaos/savers.py`` re-exports them). Each factory takes a
-``chaos.targets.custom_saver.SaverContext`` and returns the saver opened in ``ctx.folder`` (the
+which ``chaos.targets.langgraph.custom_saver`` reads as this module (``chaos/savers.py`` re-exports them). Each factory takes a
+``chaos.targets.langgraph.custom_saver.SaverContext`` and returns the saver opened in ``ctx.folder`` (the
 trial's folder, shared by its racers). The saver's package is imported only when the factory is
 called, in the racers' Python (the scenario's ``target.requirements`` installs it there).
 """

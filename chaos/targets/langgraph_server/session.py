@@ -2,7 +2,7 @@
 
 Why: a team that deploys its graph behind the Agent Server never calls ``graph.invoke``; it calls
 the runs API, and concurrency on a thread is the server's business (``multitask_strategy``). A
-racer here is one such client. The server itself (``chaos.targets.langgraph_server_host``) is
+racer here is one such client. The server itself (``chaos.targets.langgraph_server.host``) is
 started by the orchestrator for the cell; its URL arrives in the racer's store spec (``url``).
 
 What it promises (``chaos.targets.base`` is the contract):
@@ -19,13 +19,13 @@ What it promises (``chaos.targets.base`` is the contract):
   exists: ``rollback`` deletes the run it replaces) and the run id. A 409 is the server refusing
   the run before anything ran (``refused``, ``refused_by`` naming the strategy); a run the server
   cancelled or deleted is ``refused`` too, with the reason, since the server, not the graph, ended it.
-* Effects are fired in the server's worker (``chaos.targets.langgraph_server_app``), tagged with
+* Effects are fired in the server's worker (``chaos.targets.langgraph_server.app``), tagged with
   this racer's id by the run's config; after each action ``fired`` lists this racer's ledger rows.
 * ``inspect`` reads the thread back through the API: a thread the server no longer knows has no
   durable checkpoint, ``thread_found: False`` and ``lost_thread`` (its server id): lost state, LS
   (``chaos.kinds.lost_state``); a thread it knows, ``thread_found: True`` and ``server_thread``.
 * With no ``url`` in the store spec (a sweep) the racer is the server
-  (``chaos.targets.langgraph_server_inproc``, in the trial's ``agent-server`` folder): its barriers
+  (``chaos.targets.langgraph_server.inproc``, in the trial's ``agent-server`` folder): its barriers
   stop the whole server. A resume that finds the thread gone re-creates it and runs the input
   again, as a client told ``Thread not found`` would (``lost_thread`` in its outcome); with the
   ``command`` form, a pause asked again on the new thread gets the command's answer (the client
@@ -62,8 +62,8 @@ class ServerSession:
         store = spec.get("store") or {}
         url = store.get("url")
         self.in_process = not url
-        from chaos.targets.langgraph_server_config import is_config_ref
-        from chaos.targets.langgraph_server_config import load as load_config
+        from chaos.targets.langgraph_server.config import is_config_ref
+        from chaos.targets.langgraph_server.config import load as load_config
 
         # a team's own langgraph.json, found where its racers find a team's module (cwd, PYTHONPATH)
         team = (
@@ -72,8 +72,8 @@ class ServerSession:
             else None
         )
         if not url:  # a sweep: this racer is the server (the victim), in the trial's server folder
-            from chaos.targets import langgraph_server_inproc
-            from chaos.targets.langgraph_server_host import graphs_for
+            from chaos.targets.langgraph_server import inproc as langgraph_server_inproc
+            from chaos.targets.langgraph_server.host import graphs_for
 
             folder = Path(store.get("path") or f"{spec['thread_id']}.state").parent / "agent-server"
             if team is None:
@@ -87,7 +87,7 @@ class ServerSession:
         self.strategy = str(self.params.get("multitask_strategy", "enqueue"))
         if self.strategy not in STRATEGIES:
             raise ValueError(f"workload_params.multitask_strategy {self.strategy!r}: one of {', '.join(STRATEGIES)}")
-        from chaos.targets.langgraph_server_host import APP_GRAPH
+        from chaos.targets.langgraph_server.host import APP_GRAPH
 
         self.graph_id = team.graph_id if team is not None else APP_GRAPH if ":" in spec["workload"] else str(spec["workload"])
         self.input = self.params.get("input", DEFAULT_INPUT)

@@ -15,7 +15,7 @@ from then on every checkpoint write of the runtime's saver (``InMemorySaver.put`
 passes ``barrier.hit`` before and after, named as the in-process LangGraph adapter names them
 (``put(step=N,source=S)``, ``put_writes(node=X,channels=...)``), and every effect of a deployed
 built-in appends to the racer's own ledger and passes ``effect(task=X):after``
-(``chaos.targets.langgraph_server_app`` reads ``BARRIER`` / ``LEDGER`` here). One server per
+(``chaos.targets.langgraph_server.app`` reads ``BARRIER`` / ``LEDGER`` here). One server per
 process: the hooks are process-wide.
 """
 
@@ -43,7 +43,7 @@ def _patch_saver(barrier: BarrierClient) -> None:
     """Barriers around the in-memory runtime's checkpoint writes (its ``aput`` / ``aput_writes`` call these)."""
     from langgraph_runtime_inmem.checkpoint import InMemorySaver
 
-    from chaos.targets.saver_boundaries import put_name, writes_name
+    from chaos.targets.langgraph.saver_boundaries import put_name, writes_name
 
     if getattr(InMemorySaver, "_chaos_patched", False):
         return
@@ -85,7 +85,7 @@ def start(
     global BARRIER, LEDGER
     from langgraph_api.cli import run_server
 
-    from chaos.targets.langgraph_server_offline import OFFLINE_ENV, free_port
+    from chaos.targets.langgraph_server.offline import OFFLINE_ENV, free_port
 
     folder.mkdir(parents=True, exist_ok=True)
     sys.path.extend(p for p in paths if p not in sys.path)

@@ -67,7 +67,7 @@ from chaos.racer.ledger import Ledger, Where
 from chaos.racer.protocol import Action, ActionOutcome, InspectResult, RacerSpec
 from chaos.targets.base import Unsupported, error_of, jsonable, nothing_saved_outcome
 from chaos.targets.common import EffectRecorder, SessionBase, outcome, store_file
-from chaos.targets.dbos_preflight import params_problem
+from chaos.targets.dbos.preflight import params_problem
 from chaos.workloads import build_workload
 
 SEAM_VERSION = "dbos 3.4.0: dbos/_sys_db.py SystemDatabase.{init_workflow, record_operation_result, recv_setup, recv_consume, send_bulk, set_event_from_workflow, update_workflow_outcome, reenqueue_for_recovery, resume_workflows, fork_workflow}"
@@ -357,7 +357,7 @@ class DBOSSession(SessionBase):
         # recover_by resume_workflow: the resumer's executor id is its own, so its launch recovers
         # nothing and DBOS.resume_workflow(id) is what brings the workflow back
         self.by_resume = self.params.get("recover_by") == "resume_workflow"
-        problem = params_problem(self.params)  # refused by the run's preflight already (chaos.targets.dbos_preflight)
+        problem = params_problem(self.params)  # refused by the run's preflight already (chaos.targets.dbos.preflight)
         if problem is not None:
             raise ValueError(problem)
         own = f"resumer-{spec['racer_id']}" if self.by_resume and spec["racer_id"] != "victim" else None

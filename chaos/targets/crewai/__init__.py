@@ -1,0 +1,54 @@
+"""CrewAI Flows: @persist on SQLite, or CheckpointConfig's JSON/SQLite providers.
+
+This package is the framework's one home: ``INFO`` (below) is its light half, the facts the
+orchestrator reads without importing the framework (standard library only); ``session`` is the racer
+half (``open_session``), imported only inside racers; the other modules are its helpers.
+"""
+
+from __future__ import annotations
+
+from chaos.targets import BRANCHES, OWN_APP_READS, TargetInfo
+
+INFO = TargetInfo(
+    framework="crewai",
+    module="chaos.targets.crewai.session",
+    about="CrewAI Flows with plain methods (no LLM): @persist on SQLite, or CheckpointConfig with the JSON/SQLite provider",
+    backends=("sqlite", "checkpoint_json", "checkpoint_sqlite"),
+    workloads={
+        "three_step": "@start a -> @listen b -> @listen c, one effect per method",
+        "gate_after_interrupt": "pre -> ask (@human_feedback, paused as pending feedback) | resume(answer) -> gate (effect keyed by it) -> end",
+        "invalid_type": "@start a -> bad -> c over Flow[CountState]; bad assigns a str to count: int",
+    },
+    kinds=("race", "kill_sweep", "first_checkpoint", "stray_resume", "recovery_determinism", "fork", "invalid_state"),
+    properties=("EO", "PC", "CO", "RD", "LIVENESS", "DU", "FD", "FI", "CV", "FCL", "AA"),
+    distributions=("crewai",),
+    boundaries=(
+        "save_state(method=X), save_pending(method=X), clear_pending (sqlite); "
+        "checkpoint(provider=json|sqlite,completed=a+b) (checkpoint_*), each :before/:after; effect(task):after"
+    ),
+    unsupported={
+        BRANCHES: "no parallel-branch workload for CrewAI yet: Flow listeners of one method may run concurrently, but the adapter's workloads and barriers are one method after another",
+        "shared_state": "no shared-state agent workloads for CrewAI yet",
+        "upgrade": "no v1/v2 workload pairs for CrewAI yet (its factories do not read ctx.version)",
+        "UP": "needs upgrade",
+        "failing_effect": "not measured yet: no CrewAI workload with a retry or an error handler around an effect",
+        "fork on checkpoint_*": "a fork answers the pause again, and only @persist (backend sqlite) saves a pending pause",
+        "durability": "no durability modes: every save is a synchronous write",
+        "gate_after_interrupt on checkpoint_*": "a @human_feedback pause is persisted through @persist only; checkpoint backends run three_step",
+        "race on checkpoint_*": "no pause to race on without @persist",
+        "answers on checkpoint_json": "a @human_feedback review is saved as pending only by @persist: use backend sqlite",
+        "answers on checkpoint_sqlite": "a @human_feedback review is saved as pending only by @persist: use backend sqlite",
+    },
+    pause_saves=("save_pending(",),
+    reads=OWN_APP_READS,
+    trial_s=8.0,  # CrewAI racers take ~8 s each to start and run
+    recovery_calls={"none": "kickoff by id", "input": "a new kickoff", "command": "kickoff by id, continuing the flow"},
+    open_cases={
+        c: "CrewAI writes CheckpointConfig checkpoints from its event bus's thread pool (events/event_bus.py, "
+        "_sync_executor): whether a's checkpoint is durable when b's effect fires is open"
+        for c in ("checkpoint-json", "checkpoint-sqlite", "checkpoint-json-recovery")
+    },
+    import_name="crewai",
+    default_version="1.15.30",
+    pins=("crewai=={version}",),
+)

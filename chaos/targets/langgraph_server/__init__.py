@@ -1,0 +1,61 @@
+"""The LangGraph Agent Server: a real server per cell; racers are its SDK's clients.
+
+This package is the framework's one home: ``INFO`` (below) is its light half, the facts the
+orchestrator reads without importing the framework (standard library only); ``session`` is the racer
+half (``open_session``), imported only inside racers; the other modules are its helpers.
+"""
+
+from __future__ import annotations
+
+from chaos.targets import BRANCHES, TargetInfo
+
+INFO = TargetInfo(
+    framework="langgraph_server",
+    module="chaos.targets.langgraph_server.session",
+    about="LangGraph Agent Server (langgraph dev, in-memory runtime) started by chaos per cell; racers are langgraph-sdk clients",
+    backends=("inmem",),
+    workloads={
+        "gate_after_interrupt": "deployed: pre -> gate (interrupt(), effect keyed by the resume value) -> end",
+        "approval_idempotent": "deployed: gate_after_interrupt with idempotent effects",
+        "three_step": "deployed: a -> b -> c, one effect each",
+        "three_step_idempotent": "deployed: three_step with idempotent effects",
+        "two_gates": "deployed: pre -> gate -> gate2 -> end",
+        "slow_reply": "deployed: draft (effect) -> hold (waits until the trial releases it) -> send (effect): a run in flight, for double_texting",
+    },
+    kinds=("race", "kill_sweep", "double_texting"),
+    properties=("CO", "LIVENESS", "EO", "PC", "DT", "LS"),  # LS: the server owns the threads (chaos.kinds.lost_state)
+    distributions=("langgraph-api", "langgraph-runtime-inmem", "langgraph-sdk", "langgraph"),
+    boundaries="in the server's worker: put(step,source):before/after, put_writes(node,channels):before/after (the in-memory runtime's saver), effect(task):after",
+    unsupported={
+        "first_checkpoint": "not built yet: the run is accepted by the API before the worker writes; that window is not swept yet",
+        "fork": "not driven through the runs API yet",
+        "stray_resume": "not driven through the runs API yet",
+        "recovery_determinism": "not built yet through the API",
+        "invalid_state": "not driven through the runs API yet",
+        "shared_state": "no shared-state workloads are deployed behind the server",
+        "upgrade": "a deploy between pause and resume is a server restart on new code: not built yet",
+        "failing_effect": "not driven through the runs API yet",
+        "AA": "the server decides what a resume approves; chaos sees no approval apart from a recovery call",
+        BRANCHES: "no parallel-branch workload is deployed behind the server yet",
+        "durability": "the server chooses its checkpointer's durability; a client cannot set it",
+    },
+    reads=(),
+    unread_fields={
+        "answers": "a client answers every pause with resume's command value; answer plans are not sent through the API yet",
+        "resume:app": "the runs API has no recovery hook for an app's own resume",
+    },
+    # blamed as the framework's own code: the server, its runtime, the client and the graph library
+    packages=("langgraph_api", "langgraph_runtime_inmem", "langgraph_sdk", "langgraph", "httpx"),
+    trial_s=7.0,
+    in_process_backends=(),
+    import_name="langgraph_api",
+    default_version="0.16.7",
+    pins=(
+        "langgraph-api=={version}",
+        "langgraph-cli[inmem]==0.4.40",
+        "langgraph-runtime-inmem==0.36.7",
+        "langgraph-sdk==0.4.14",
+        "langgraph==1.2.24",
+    ),
+    cell_host="chaos.targets.langgraph_server.host:serving",
+)
