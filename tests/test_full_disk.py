@@ -1,6 +1,6 @@
 """A full disk is the environment's fault: the run stops with exit 3, and a resume re-runs what it spoiled.
 
-The README promises exit 3 for "a full disk" with one line naming what failed and what to do. Each
+docs/getting-started.md promises exit 3 for "a full disk" with one line naming what failed and what to do. Each
 story mounts a real tmpfs, runs a real sweep on it, and takes the file system's last byte once the
 cell's dry run is journaled (``fill``, as another program would): under ``--work-in`` (the racers'
 results and stores), under ``--out`` (the journal and the effect ledger), and below the lazy

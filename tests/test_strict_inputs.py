@@ -109,7 +109,7 @@ def test_validate_refuses_what_is_not_a_regular_file_and_a_huge_file_before_read
 def test_a_shard_with_no_cell_to_run_says_so_and_exits_3(tmp_path):
     """--shard 2/2 of a one-cell scenario selects nothing: no verdict was measured, so 0 ("every
     verdict holds") and 2 ("some verdict is unknown") would both describe verdicts that do not
-    exist; the README's 3 is "the run itself failed (bad scenario or flag)", and this flag asks for
+    exist; docs/getting-started.md's 3 is "the run itself failed (bad scenario or flag)", and this flag asks for
     a shard the scenario does not have."""
     scenario = tmp_path / "one.yaml"
     scenario.write_text(ONE_CELL)
