@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 from agent_framework import Executor, Workflow, WorkflowBuilder, WorkflowContext, handler, response_handler
@@ -100,7 +101,7 @@ class Gate(Executor):
 def _chain(name: str, executors: list[Executor]) -> Callable[[], Workflow]:
     def build() -> Workflow:
         b = WorkflowBuilder(start_executor=executors[0], name=name)
-        for x, y in zip(executors, executors[1:]):
+        for x, y in pairwise(executors):
             b = b.add_edge(x, y)
         return b.build()
 

@@ -34,6 +34,7 @@ pending requests (and the run has yielded its output).
 from __future__ import annotations
 
 import contextvars
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -265,7 +266,7 @@ class AgentFrameworkSession(AsyncSession):
         head = cps[-1]
         chain = self._chain(head, cps)
         done: list[str] = []
-        for p, c in zip(chain, chain[1:]):
+        for p, c in pairwise(chain):
             if c.iteration_count == p.iteration_count + 1:
                 done += [f"{t}@{c.iteration_count}" for b in p.messages.values() for m in b for t in self._targets(m)]
         nxt = sorted({t for b in head.messages.values() for m in b for t in self._targets(m)})
