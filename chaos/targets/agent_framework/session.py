@@ -40,7 +40,7 @@ from typing import Any
 
 from chaos.racer.barrier import BarrierClient
 from chaos.racer.ledger import Ledger, Where
-from chaos.racer.protocol import Action, ActionOutcome, CheckpointInfo, InspectResult, RacerSpec, TreeCheckpoint
+from chaos.racer.protocol import Action, ActionOutcome, CheckpointInfo, InspectResult, OutcomeStatus, RacerSpec, TreeCheckpoint
 from chaos.targets.agent_framework.storage import OwnStorage, file_storage, storage_folder, watch_saves
 from chaos.targets.base import NothingSaved, Unsupported, error_of, jsonable
 from chaos.targets.common import AsyncSession, outcome, store_file
@@ -67,7 +67,7 @@ def _track_executors() -> None:
             _RUNNING.reset(token)
 
     execute._chaos = True  # type: ignore[attr-defined]
-    Executor.execute = execute  # type: ignore[method-assign]
+    Executor.execute = execute
 
 
 class AgentFrameworkSession(AsyncSession):
@@ -152,7 +152,7 @@ class AgentFrameworkSession(AsyncSession):
         extra: dict[str, Any] = {"result": state, "outputs": jsonable(result.get_outputs())}
         if len(self.saves.failed) > failed0:
             extra["persistence_errors"] = self.saves.failed[failed0:]
-        status = "interrupted" if reqs or state == "IDLE_WITH_PENDING_REQUESTS" else "done"
+        status: OutcomeStatus = "interrupted" if reqs or state == "IDLE_WITH_PENDING_REQUESTS" else "done"
         return outcome(status, self.recorder.observed, interrupts=reqs, interrupt_ids=reqs, **extra)
 
     async def _head(self) -> tuple[Any, list[Any]]:

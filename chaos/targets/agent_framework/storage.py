@@ -81,7 +81,7 @@ def _install_os_proxy() -> None:
 
     proxy = types.SimpleNamespace(**{k: getattr(real, k) for k in dir(real) if not k.startswith("__")})
     proxy.replace = replace
-    _checkpoint.os = proxy  # type: ignore[assignment]  # a namespace with os's names, replace wrapped
+    _checkpoint.os = proxy  # a namespace with os's names, replace wrapped
 
 
 def file_storage(folder: Path, allowed: list[str], barrier: BarrierClient, targets: Targets) -> Any:
