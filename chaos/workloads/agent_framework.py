@@ -90,10 +90,11 @@ class Gate(Executor):
 
     @handler
     async def ask(self, message: str, ctx: WorkflowContext[str]) -> None:
-        await ctx.request_info(Approval(prompt=f"approve {message}?", step=self.id), str)
+        # any answer (a scenario's resume value may be a bool or a string): the response type is object
+        await ctx.request_info(Approval(prompt=f"approve {message}?", step=self.id), object)
 
     @response_handler
-    async def on_answer(self, original: Approval, answer: str, ctx: WorkflowContext[str]) -> None:
+    async def on_answer(self, original: Approval, answer: object, ctx: WorkflowContext[str]) -> None:
         self._effect(self.id, answer)
         await ctx.send_message(f"{original.step}={answer}")
 

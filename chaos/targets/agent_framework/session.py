@@ -40,7 +40,7 @@ from typing import Any
 
 from chaos.racer.barrier import BarrierClient
 from chaos.racer.ledger import Ledger, Where
-from chaos.racer.protocol import Action, ActionOutcome, CheckpointInfo, InspectResult, OutcomeStatus, RacerSpec, TreeCheckpoint
+from chaos.racer.protocol import Action, ActionOutcome, CheckpointInfo, ForkIntent, InspectResult, OutcomeStatus, RacerSpec, TreeCheckpoint
 from chaos.targets.agent_framework.storage import OwnStorage, file_storage, storage_folder, watch_saves
 from chaos.targets.base import NothingSaved, Unsupported, error_of, jsonable
 from chaos.targets.common import AsyncSession, outcome, store_file
@@ -71,7 +71,7 @@ def _track_executors() -> None:
 
 
 class AgentFrameworkSession(AsyncSession):
-    unsupported_ops = "the Agent Framework adapter runs run, resume, fork and checkpoints"
+    unsupported_ops = "the Agent Framework adapter runs run, resume, fork, checkpoints and intent"
 
     def __init__(self, spec: RacerSpec, barrier: BarrierClient, ledger: Ledger):
         from chaos.workloads.agent_framework import BUILTIN, AFWorkload
@@ -94,6 +94,8 @@ class AgentFrameworkSession(AsyncSession):
         self.recorder.where = self._where
 
     def perform(self, action: Action) -> ActionOutcome:
+        if action.get("op") == "intent":
+            return outcome("done", {}, intent=self._intent())
         if action.get("op") in ("fork", "checkpoints"):
             self.recorder.begin_action()
             try:
@@ -103,6 +105,21 @@ class AgentFrameworkSession(AsyncSession):
             except Exception as exc:  # the framework's answer, recorded as data
                 return self.recorder.with_approvals(outcome("error", self.recorder.observed, error=error_of(exc)))
         return super().perform(action)
+
+    @staticmethod
+    def _intent() -> ForkIntent:
+        """What ``Workflow.run`` says about retry vs fork, read from its signature."""
+        import inspect
+
+        from agent_framework import Workflow
+
+        sig = str(inspect.signature(Workflow.run))
+        return {
+            "discriminator": None,
+            "surface": {"Workflow.run": sig},
+            "note": "run(checkpoint_id=..., responses=...) restores any checkpoint of the chain and answers its requests: "
+            "nothing in the call says whether it retries the newest checkpoint or forks an older one",
+        }
 
     # -- identities -------------------------------------------------------------------------
     def _where(self) -> Where | None:
