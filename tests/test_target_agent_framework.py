@@ -30,6 +30,7 @@ def _env():
     from chaos.envs import python_for
 
     python_for("agent_framework")
+    python_for("agent_framework", "1.12.1")  # the release before the entry checkpoint (upgrade)
 
 
 def test_a_sweep_reaches_every_checkpoint_write_and_a_kill_after_the_answers_effect_fires_it_again(tmp_path):
@@ -119,7 +120,20 @@ def test_a_power_loss_keeps_no_checkpoint_of_file_checkpoint_storage(tmp_path):
     assert du.status == "violated" and "unsynced write" in du.reason
 
 
-@pytest.mark.parametrize("kind", ["first_checkpoint", "upgrade", "invalid_state"])
+def test_a_checkpoint_written_by_1_12_1_at_the_request_is_answered_by_1_23_0(tmp_path):
+    """1.12.1 wrote no entry checkpoint and counted iterations from 0; 1.23.0 restores its pause
+    checkpoint and the answer fires the gate once (by hand too: pre, gate:yes, end, once each)."""
+    results = run_text(
+        tmp_path,
+        "name: af_up\nkind: upgrade\nworkload: gate_after_interrupt\nresume: 'command:yes'\n"
+        "upgrade_to: {target: {version: '1.23.0'}}\n" + HEAD.replace("backend: file}", "backend: file, version: '1.12.1'}"),
+    ).results
+    c = look.cell(results)
+    assert look.verdict(c, "UP").status == "holds"
+    assert c.valid_trials == c.trials == 1
+
+
+@pytest.mark.parametrize("kind", ["first_checkpoint", "invalid_state"])
 def test_what_the_adapter_cannot_run_is_unknown_with_the_reason(tmp_path, kind):
     from chaos.targets import get_target
 

@@ -20,8 +20,8 @@ Request payloads are pickled into the checkpoint, so their types must be on the 
 allow-list (``allowed_types``: ``module:qualname``).
 """
 
-from __future__ import annotations
-
+# no ``from __future__ import annotations``: releases before 1.13 read a handler's annotations as
+# objects and refuse string ones ("must be annotated as WorkflowContext ... got WorkflowContext[str]")
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import pairwise

@@ -27,8 +27,8 @@ INFO = TargetInfo(
         "gate_after_interrupt": "pre -> gate (ctx.request_info; @response_handler fires gate:<answer>) -> end (output)",
         "two_gates": "pre -> gate (request) -> gate2 (request) -> end: a run answered once is consumed, not complete",
     },
-    kinds=("kill_sweep", "race", "stray_resume", "fork", "recovery_determinism"),
-    properties=("EO", "PC", "CO", "LIVENESS", "AA", "AR", "FD", "RD", "LC", "DU", "CV"),
+    kinds=("kill_sweep", "race", "stray_resume", "fork", "recovery_determinism", "upgrade"),
+    properties=("EO", "PC", "CO", "LIVENESS", "AA", "AR", "FD", "RD", "LC", "DU", "CV", "UP"),
     distributions=("agent-framework-core",),
     boundaries=(
         "save(entry=X|responses=X|superstep=N,next=X|superstep=N,pending=X|superstep=N,idle):before/tmp/after "
@@ -40,9 +40,6 @@ INFO = TargetInfo(
         "write: a run not yet recorded has fired nothing, so there is no accepted-but-unrecorded window beyond the sweep's "
         "save(entry=...):before point",
         "FCL": "needs first_checkpoint",
-        "upgrade": "not built yet: a checkpoint written by 1.12.1 (no entry checkpoint) resumed by 1.23.0 needs a second "
-        "environment and v1/v2 workload pairs; the factories do not read ctx.version",
-        "UP": "needs upgrade",
         "invalid_state": "no invalid-state workload yet: checkpoint values are pickled as they are (no schema checks them)",
         "shared_state": "no shared-state agent workloads for the Agent Framework yet",
         "failing_effect": "not measured yet: no workload with a retry around an effect",
@@ -61,6 +58,8 @@ INFO = TargetInfo(
         "input": "a new run(message)",
         "command": "run(checkpoint_id=head), continuing the run",
     },
+    # 1.12.1: the last release before 1.13.0's entry checkpoint, for the upgrade case (CI builds it)
+    ci_versions=("", "1.12.1"),
     import_name="agent_framework",
     default_version="1.23.0",
     pins=("agent-framework-core=={version}",),
