@@ -64,7 +64,9 @@ class ScriptedWriter(BaseChatClient):
         super().__init__()
         self.calls = 0
 
-    async def _inner_get_response(self, *, messages: Any, stream: bool, options: Any, **kwargs: Any) -> ChatResponse:  # the non-streaming form only: the workflow never streams the writer
+    async def _inner_get_response(
+        self, *, messages: Any, stream: bool, options: Any, **kwargs: Any
+    ) -> ChatResponse:  # the non-streaming form only: the workflow never streams the writer
         self.calls += 1
         text = f"Draft {self.calls}: meet the $249 smart grinder; its sensor tunes every grind. Pre-order today."
         return ChatResponse(messages=[Message(role="assistant", contents=[text])], response_id=f"draft-{self.calls}")
