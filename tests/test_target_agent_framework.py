@@ -181,3 +181,23 @@ def test_bad_input_is_one_line_and_exit_3_before_any_trial(tmp_path, workload, p
     assert out.returncode == 3, console
     assert said in console
     assert not (tmp_path / "out").exists()
+
+
+def test_chaos_repro_writes_a_script_without_chaos_that_shows_the_duplicate(tmp_path):
+    """A maintainer runs the script with agent-framework-core alone: REPRODUCED, exit 1."""
+    import subprocess
+
+    from chaos.envs import python_for
+    from chaos.repro import write_repro
+
+    out = run_text(
+        tmp_path,
+        "name: af_repro\nkind: kill_sweep\nworkload: gate_after_interrupt\nresume: 'command:yes'\n"
+        'kill_points: ["effect(task=gate)"]\n' + HEAD,
+    )
+    c = look.cell(out.results)
+    (trial,) = look.verdict(c, "EO").evidence.trial_ids
+    repro = write_repro(out.run_dir, trial, tmp_path / "repro")
+    assert "import chaos" not in repro.script.read_text() and "from chaos" not in repro.script.read_text()
+    ran = subprocess.run([python_for("agent_framework"), str(repro.script)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert ran.returncode == 1 and "REPRODUCED" in ran.stdout and "'gate:yes': 2" in ran.stdout, ran.stdout + ran.stderr

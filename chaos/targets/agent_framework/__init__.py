@@ -64,6 +64,7 @@ INFO = TargetInfo(
     default_version="1.23.0",
     pins=("agent-framework-core=={version}",),
     preflight="chaos.targets.agent_framework.preflight",
+    repro="chaos.targets.agent_framework.repro",
 )
 
 # the racer half, for racers that import ``chaos.targets.<framework>`` itself (chaos.racer.main and
