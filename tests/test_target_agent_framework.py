@@ -201,3 +201,21 @@ def test_chaos_repro_writes_a_script_without_chaos_that_shows_the_duplicate(tmp_
     assert "import chaos" not in repro.script.read_text() and "from chaos" not in repro.script.read_text()
     ran = subprocess.run([python_for("agent_framework"), str(repro.script)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert ran.returncode == 1 and "REPRODUCED" in ran.stdout and "'gate:yes': 2" in ran.stdout, ran.stdout + ran.stderr
+
+
+def test_the_frameworks_own_resume_sample_recomputes_only_the_superstep_in_flight(tmp_path):
+    """Upstream's checkpoint_with_resume sample (a worker looping on itself, one number per superstep,
+    its results in executor state), judged as its owner would: every resume continues the loop and no
+    number recorded done is computed again (PC, LIVENESS hold; by hand, the resumed output equals the
+    uninterrupted one at 6 of 6 kills). The number in flight at a kill is computed twice (EO), which the
+    sample tolerates: its computation is pure."""
+    results = run_text(
+        tmp_path,
+        "name: af_factor\nkind: kill_sweep\nworkload: tests.workloads.agent_framework_factor_pairs:factor_pairs\nresume: none\n"
+        'kill_points: ["effect(task=worker):after#2", "save(superstep=3,next=worker):after"]\n' + HEAD,
+    ).results
+    c = look.cell(results)
+    assert look.verdict(c, "PC").status == "holds"
+    assert look.verdict(c, "LIVENESS").status == "holds"
+    assert look.point(c, "effect(task=worker):after#2").duplicates == ["worker:2"]  # the loop's second pass, in flight
+    assert look.point_verdict(c, "save(superstep=3,next=worker)", "EO").status == "holds"
