@@ -41,7 +41,7 @@ from typing import Any
 from chaos.racer.barrier import BarrierClient
 from chaos.racer.ledger import Ledger, Where
 from chaos.racer.protocol import Action, ActionOutcome, CheckpointInfo, ForkIntent, InspectResult, OutcomeStatus, RacerSpec, TreeCheckpoint
-from chaos.targets.agent_framework.storage import OwnStorage, file_storage, storage_folder, watch_saves
+from chaos.targets.agent_framework.storage import Checkpoint, Message, OwnStorage, Storage, file_storage, storage_folder, watch_saves
 from chaos.targets.base import NothingSaved, Unsupported, error_of, jsonable
 from chaos.targets.common import AsyncSession, outcome, store_file
 from chaos.workloads import build_workload, import_factory
@@ -59,7 +59,7 @@ def _track_executors() -> None:
         return
     orig = Executor.execute
 
-    async def execute(self: Any, *args: Any, **kwargs: Any) -> Any:
+    async def execute(self: Executor, *args: object, **kwargs: object) -> object:
         token = _RUNNING.set(self.id)
         try:
             return await orig(self, *args, **kwargs)
@@ -87,7 +87,7 @@ class AgentFrameworkSession(AsyncSession):
         allowed = [*self.workload.allowed_types, *self.params.get("allowed_types", [])]
         own = self.params.get("storage")
         if own:
-            self.storage: Any = OwnStorage(import_factory(str(own))(self.folder), barrier, self._targets)
+            self.storage: Storage = OwnStorage(import_factory(str(own))(self.folder), barrier, self._targets)
         else:
             self.storage = file_storage(self.folder, allowed, barrier, self._targets)
         self.saves = watch_saves()
@@ -129,34 +129,36 @@ class AgentFrameworkSession(AsyncSession):
         step = int(self.current._runner._iteration) + 1  # the superstep running now
         return {"node": ex, "namespace": "", "task_id": f"{ex}@{step}", "outside_task": False}
 
-    def _targets(self, message: Any) -> list[str]:
+    def _targets(self, message: Message) -> list[str]:
         if message.target_id:
             return [str(message.target_id)]
         src = str(message.source_id)
         return sorted({t for g in self.workflow.edge_groups if src in g.source_executor_ids for t in g.target_executor_ids})
 
     # -- the storage, read as the framework reads it -----------------------------------------
-    async def _all(self) -> list[Any]:
+    async def _all(self) -> list[Checkpoint]:
         cps = await self.storage.list_checkpoints(workflow_name=self.workload.name)
         return sorted(cps, key=lambda c: c.timestamp)
 
     @staticmethod
-    def _chain(head: Any, cps: list[Any]) -> list[Any]:
+    def _chain(head: Checkpoint, cps: list[Checkpoint]) -> list[Checkpoint]:
         """The head's ancestry, oldest first (a missing parent ends it)."""
         by_id = {c.checkpoint_id: c for c in cps}
-        out, seen, c = [], set(), head
+        out: list[Checkpoint] = []
+        seen: set[str] = set()
+        c: Checkpoint | None = head
         while c is not None and c.checkpoint_id not in seen:
             seen.add(c.checkpoint_id)
             out.append(c)
-            c = by_id.get(c.previous_checkpoint_id)
+            c = by_id.get(c.previous_checkpoint_id or "")
         return out[::-1]
 
     @staticmethod
-    def _waiting(cp: Any) -> bool:
+    def _waiting(cp: Checkpoint) -> bool:
         return bool(cp.pending_request_info_events) and not any(cp.messages.values())
 
     @staticmethod
-    def _finished(cp: Any) -> bool:
+    def _finished(cp: Checkpoint) -> bool:
         return not cp.pending_request_info_events and not any(cp.messages.values())
 
     # -- actions ----------------------------------------------------------------------------
@@ -172,7 +174,7 @@ class AgentFrameworkSession(AsyncSession):
         status: OutcomeStatus = "interrupted" if reqs or state == "IDLE_WITH_PENDING_REQUESTS" else "done"
         return outcome(status, self.recorder.observed, interrupts=reqs, interrupt_ids=reqs, **extra)
 
-    async def _head(self) -> tuple[Any, list[Any]]:
+    async def _head(self) -> tuple[Checkpoint, list[Checkpoint]]:
         cps = await self._all()
         if not cps:
             raise NothingSaved(
@@ -180,7 +182,7 @@ class AgentFrameworkSession(AsyncSession):
             )
         return cps[-1], cps
 
-    async def _answer(self, head: Any, cps: list[Any], value: Any, address: str | None) -> ActionOutcome:
+    async def _answer(self, head: Checkpoint, cps: list[Checkpoint], value: object, address: str | None) -> ActionOutcome:
         pending = list(head.pending_request_info_events)
         asked = [rid for c in self._chain(head, cps) for rid in c.pending_request_info_events]
         if address == "first":
@@ -219,15 +221,14 @@ class AgentFrameworkSession(AsyncSession):
     async def _fork(self, action: Action) -> ActionOutcome:
         cps = await self._all()
         where = action.get("checkpoint", "interrupt")
-        if where == "interrupt":
-            paused = [c for c in cps if self._waiting(c)]
-            if not paused:
-                raise Unsupported("no checkpoint of the thread waits for an answer: nothing to fork from")
-            at = paused[0]
-        else:
-            at = next((c for c in cps if c.checkpoint_id == where), None)
-            if at is None:
-                raise Unsupported(f"no checkpoint {where!r} in the storage")
+        wanted = [c for c in cps if self._waiting(c)] if where == "interrupt" else [c for c in cps if c.checkpoint_id == where]
+        if not wanted:
+            raise Unsupported(
+                "no checkpoint of the thread waits for an answer: nothing to fork from"
+                if where == "interrupt"
+                else f"no checkpoint {where!r} in the storage"
+            )
+        at = wanted[0]
         rid = next(iter(at.pending_request_info_events), UNKNOWN_ID)
         self.recorder.note_approval()
         out = await self._run(checkpoint_id=at.checkpoint_id, responses={rid: action.get("value")})
@@ -238,7 +239,7 @@ class AgentFrameworkSession(AsyncSession):
     async def _checkpoints(self) -> ActionOutcome:
         cps = await self._all()
 
-        def key(c: Any) -> str:  # time-ordered ids, so the newest is the greatest (chaos.kinds.chain)
+        def key(c: Checkpoint) -> str:  # time-ordered ids, so the newest is the greatest (chaos.kinds.chain)
             return f"{c.timestamp}/{c.checkpoint_id}"
 
         by_id = {c.checkpoint_id: c for c in cps}

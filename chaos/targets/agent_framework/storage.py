@@ -26,14 +26,52 @@ import os
 import types
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 from chaos.racer.barrier import BarrierClient
 
-Targets = Callable[[Any], list[str]]  # a WorkflowMessage -> the executors it is delivered to
+
+class Message(Protocol):
+    """A ``WorkflowMessage`` as a checkpoint holds it (what the adapter reads of it)."""
+
+    source_id: str
+    target_id: str | None
+    type: object
 
 
-def describe(cp: Any, targets: Targets) -> str:
+class Request(Protocol):
+    """A pending ``request_info`` event of a checkpoint."""
+
+    source_executor_id: str
+
+
+class Checkpoint(Protocol):
+    """A ``WorkflowCheckpoint``: the fields the adapter reads."""
+
+    checkpoint_id: str
+    previous_checkpoint_id: str | None
+    timestamp: str
+    iteration_count: int
+    messages: dict[str, list[Message]]
+    pending_request_info_events: dict[str, Request]
+    state: dict[str, object]
+
+
+class Storage(Protocol):
+    """A ``CheckpointStorage`` (the calls the adapter makes)."""
+
+    async def save(self, checkpoint: Checkpoint) -> str: ...
+    async def load(self, checkpoint_id: str) -> Checkpoint: ...
+    async def list_checkpoints(self, *, workflow_name: str) -> list[Checkpoint]: ...
+    async def delete(self, checkpoint_id: str) -> bool: ...
+    async def get_latest(self, *, workflow_name: str) -> Checkpoint | None: ...
+    async def list_checkpoint_ids(self, *, workflow_name: str) -> list[str]: ...
+
+
+Targets = Callable[[Message], list[str]]  # a message -> the executors it is delivered to
+
+
+def describe(cp: Checkpoint, targets: Targets) -> str:
     """What a checkpoint records, as a boundary's content: ``entry=pre`` (a run's first message),
     ``responses=gate`` (answers delivered, not yet handled), ``superstep=N,next=b`` (messages in
     flight to b), ``superstep=N,pending=gate`` (waiting for answers), ``superstep=N,idle``."""
@@ -73,18 +111,18 @@ def _install_os_proxy() -> None:
         return
     real = _checkpoint.os
 
-    def replace(src: Any, dst: Any, *a: Any, **kw: Any) -> None:
+    def replace(src: str | os.PathLike[str], dst: str | os.PathLike[str], **kw: int | None) -> None:
         name = _HOOKS.names.get(str(dst))
         if name and _HOOKS.barrier is not None:
             _HOOKS.barrier.hit(name + ":tmp")
-        real.replace(src, dst, *a, **kw)
+        real.replace(src, dst, **kw)
 
     proxy = types.SimpleNamespace(**{k: getattr(real, k) for k in dir(real) if not k.startswith("__")})
     proxy.replace = replace
     _checkpoint.os = proxy  # a namespace with os's names, replace wrapped
 
 
-def file_storage(folder: Path, allowed: list[str], barrier: BarrierClient, targets: Targets) -> Any:
+def file_storage(folder: Path, allowed: list[str], barrier: BarrierClient, targets: Targets) -> Storage:
     """A ``FileCheckpointStorage`` on ``folder`` with barriers on its saves and its rename."""
     from agent_framework import FileCheckpointStorage
 
@@ -92,7 +130,7 @@ def file_storage(folder: Path, allowed: list[str], barrier: BarrierClient, targe
     _HOOKS.barrier = barrier
 
     class ChaosFileCheckpointStorage(FileCheckpointStorage):
-        async def save(self, checkpoint: Any) -> str:
+        async def save(self, checkpoint: Checkpoint) -> str:
             name = f"save({describe(checkpoint, targets)})"
             dest = str(self._validate_file_path(checkpoint.checkpoint_id))
             barrier.hit(name + ":before")
@@ -104,7 +142,7 @@ def file_storage(folder: Path, allowed: list[str], barrier: BarrierClient, targe
             barrier.hit(name + ":after")
             return out
 
-        async def load(self, checkpoint_id: str) -> Any:
+        async def load(self, checkpoint_id: str) -> Checkpoint:
             barrier.mark("read")
             return await super().load(checkpoint_id)
 
@@ -115,29 +153,29 @@ class OwnStorage:
     """A team's own ``CheckpointStorage`` (``workload_params.storage: package.module:factory``,
     called as ``factory(folder)``) with barriers around its ``save``; every other call passes through."""
 
-    def __init__(self, inner: Any, barrier: BarrierClient, targets: Targets):
+    def __init__(self, inner: Storage, barrier: BarrierClient, targets: Targets):
         self.inner = inner
         self.barrier = barrier
         self.targets = targets
 
-    async def save(self, checkpoint: Any) -> str:
+    async def save(self, checkpoint: Checkpoint) -> str:
         name = f"save({describe(checkpoint, self.targets)})"
         self.barrier.hit(name + ":before")
         out = await self.inner.save(checkpoint)
         self.barrier.hit(name + ":after")
         return str(out)
 
-    async def load(self, checkpoint_id: str) -> Any:
+    async def load(self, checkpoint_id: str) -> Checkpoint:
         self.barrier.mark("read")
         return await self.inner.load(checkpoint_id)
 
-    async def list_checkpoints(self, *, workflow_name: str) -> list[Any]:
+    async def list_checkpoints(self, *, workflow_name: str) -> list[Checkpoint]:
         return list(await self.inner.list_checkpoints(workflow_name=workflow_name))
 
     async def delete(self, checkpoint_id: str) -> bool:
         return bool(await self.inner.delete(checkpoint_id))
 
-    async def get_latest(self, *, workflow_name: str) -> Any:
+    async def get_latest(self, *, workflow_name: str) -> Checkpoint | None:
         return await self.inner.get_latest(workflow_name=workflow_name)
 
     async def list_checkpoint_ids(self, *, workflow_name: str) -> list[str]:
