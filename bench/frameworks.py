@@ -38,6 +38,7 @@ FRAMEWORKS = {
     "llamaindex": ("file", "effect(task=b)", "import workflows"),
     "pydantic_graph": ("file", "effect(task=b)", "import pydantic_graph.persistence.file"),
     "autogen": ("file", "effect(task=b)", "import autogen_agentchat.teams, autogen_ext.models.replay"),
+    "agent_framework": ("file", "effect(task=b)", "import agent_framework, agent_framework._workflows._checkpoint_encoding"),
 }
 
 

@@ -33,7 +33,8 @@ trial on SQLite: run to a barrier, SIGKILL, resume in a fresh racer, read the le
 over all 21 boundaries of ``three_step``), ``matrix`` (the SQLite half of the reference matrix,
 ``scenarios/consume_once_matrix.yaml``, 200 trials, through the orchestrator end to end);
 ``dbos_sweep`` and ``dbos_race`` (k=3) the same on DBOS's SQLite system database, racers in the
-``dbos`` environment (warm and naive only: the floor harness is LangGraph's); ``email_sweep``
+``dbos`` environment (warm and naive only: the floor harness is LangGraph's); ``af_sweep`` and
+``af_race`` (k=3) the same on the Agent Framework's FileCheckpointStorage, in its environment; ``email_sweep``
 (``examples/email_assistant``'s stock sweep, its kill_sweep cell end to end through the orchestrator,
 warm or cold: wall per kill point and in total).
 ``--profile`` adds a cProfile of the orchestrator over the warm cases and a per-phase breakdown
@@ -203,6 +204,8 @@ CASES: dict[str, tuple[str, str, int]] = {
     "sweep": ("langgraph", "kill_sweep", 0),
     "dbos_race": ("dbos", "race", 3),
     "dbos_sweep": ("dbos", "kill_sweep", 0),
+    "af_race": ("agent_framework", "race", 3),
+    "af_sweep": ("agent_framework", "kill_sweep", 0),
 }
 
 
@@ -210,6 +213,8 @@ def scenario(kind: str, framework: str = "langgraph", **over) -> Scenario:
     target = (
         {"framework": "dbos", "backend": "sqlite"}
         if framework == "dbos"
+        else {"framework": framework, "backend": "file"}
+        if framework == "agent_framework"
         else {"framework": framework, "backend": "sqlite", "durability": "sync"}
     )
     data = {
@@ -717,6 +722,8 @@ CASE_TITLES = {
     "sweep": "kill-sweep trial (three_step, sync, resume none), SQLite",
     "dbos_race": "DBOS race trial, k=3 (gate_after_interrupt, command:true), SQLite system database",
     "dbos_sweep": "DBOS kill-sweep trial (three_step, resume none), SQLite system database",
+    "af_race": "Agent Framework race trial, k=3 (gate_after_interrupt, command:true), FileCheckpointStorage",
+    "af_sweep": "Agent Framework kill-sweep trial (three_step, resume none), FileCheckpointStorage",
     "email_sweep": "e-mail assistant stock sweep (examples/email_assistant/scenarios/stock.yaml, its kill_sweep cell), through the orchestrator",
 }
 
@@ -852,7 +859,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--cases",
         default="race4,race16,sweep,matrix",
-        help="comma list of race4, race16, sweep, matrix, dbos_race, dbos_sweep, email_sweep (examples/email_assistant's stock sweep)",
+        help="comma list of race4, race16, sweep, matrix, dbos_race, dbos_sweep, af_race, af_sweep, email_sweep (examples/email_assistant's stock sweep)",
     )
     ap.add_argument(
         "--modes",

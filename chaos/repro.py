@@ -117,6 +117,9 @@ def write_repro(run_dir: str | Path, trial_id: str, out: str | Path | None = Non
     sc = cell.scenario
     where = f"{folder}: trial {trial_id}"
     framework, workload, backend = sc.target.framework, sc.workload, sc.target.backend
+    hook = _hook(framework)
+    if hook:
+        return _hooked(hook, folder, trial_id, trial, verdict, sc, where, out)
     if framework != "langgraph" or workload not in WORKLOADS:
         raise ReproError(f"{where}: repro writes LangGraph's {' and '.join(WORKLOADS)} only, not {framework} {workload}")
     if backend != "sqlite":
@@ -165,6 +168,57 @@ def write_repro(run_dir: str | Path, trial_id: str, out: str | Path | None = Non
     script.write_text(text)
     md = target / f"repro_{trial_id}.md"
     md.write_text(_markdown(summary, verdict, sc, trial_id, point, versions, script.name))
+    return Repro(script=script, markdown=md, property=verdict["property"], summary=summary)
+
+
+def _hook(framework: str) -> str:
+    """The framework's own repro module (``TargetInfo.repro``), or "" (LangGraph's is this module's)."""
+    from chaos.targets import TARGETS
+
+    info = TARGETS.get(framework)
+    return info.repro if info is not None else ""
+
+
+def _hooked(hook: str, folder: Path, trial_id: str, trial: dict[str, Any], verdict: dict[str, Any], sc: Any, where: str, out: Any) -> Repro:
+    """A framework's own script (``TargetInfo.repro``): its ``script(...)`` returns the summary and the
+    text; what it cannot write (``ValueError``) is a ``ReproError`` naming the trial."""
+    import importlib
+
+    from chaos.running.runfolder import read_meta
+    from chaos.targets import get_target
+
+    resume = str(sc.resume)
+    if resume.startswith("app:"):
+        raise ReproError(f"{where}: a team's recovery (resume: app:...) cannot be written without chaos")
+    if get_kind(sc.kind).section != "sweep":
+        raise ReproError(f"{where}: a {sc.kind} trial cannot be written as a standalone script yet (kill sweeps only)")
+    meta = read_meta(folder)
+    ran = meta.cell_versions.get(str(trial.get("cell_id"))) if meta.cell_versions else None
+    recorded = {**(meta.versions or {}), **(dict(ran.ran) if ran is not None and ran.ran else {})}  # what the cell's racers ran
+    keep = ("python", *get_target(sc.target.framework).distributions)
+    versions = {k: v for k in keep if isinstance(v := recorded.get(k), str) and _VERSION.match(v)}
+    point = trial.get("point")
+    try:
+        summary, text = importlib.import_module(hook).script(
+            property=verdict["property"],
+            workload=sc.workload,
+            resume=resume,
+            point=point if isinstance(point, str) else None,
+            versions=versions,
+        )
+    except ValueError as exc:
+        raise ReproError(f"{where}: {exc}") from None
+    target = Path(out) if out is not None else folder
+    target.mkdir(parents=True, exist_ok=True)
+    script = target / f"repro_{trial_id}.py"  # trial_id matched TRIAL_ID: letters, digits and dashes only
+    script.write_text(text)
+    md = target / f"repro_{trial_id}.md"
+    pins = " ".join(f"{k}=={v}" for k, v in versions.items() if k != "python")
+    md.write_text(
+        f"# {_md(summary)}\n\nFound by chaos in trial `{trial_id}` ({_md(verdict.get('reason', ''))[:500]}).\n\n"
+        f"```sh\npython -m venv venv && venv/bin/pip install {pins or sc.target.framework}\nvenv/bin/python {script.name}\n```\n\n"
+        "It prints REPRODUCED and exits 1 when the violation shows, else exits 0.\n"
+    )
     return Repro(script=script, markdown=md, property=verdict["property"], summary=summary)
 
 

@@ -327,7 +327,9 @@ def target_preflight(cell: Cell, scenario_file: str | None, python: str) -> None
     if info is None or not info.preflight:
         return
     spec = json.dumps(
-        {"target": cell.scenario.target.model_dump(), "workload_params": cell.scenario.workload_params}, sort_keys=True, default=str
+        {"target": cell.scenario.target.model_dump(), "workload": cell.scenario.workload, "workload_params": cell.scenario.workload_params},
+        sort_keys=True,
+        default=str,
     )
     _module_preflight(
         "target",

@@ -95,6 +95,10 @@ class TargetInfo:
     # cell's target and workload_params as JSON): exit 0 when racers can start, else one stderr line
     # saying what to change (refused, exit 3); "" for none
     preflight: str = ""
+    # a module whose ``script(*, property, workload, resume, point, versions) -> (summary, text)`` writes
+    # ``chaos repro``'s standalone script for this framework (``ValueError``: what it cannot write); ""
+    # for none (LangGraph's is chaos.repro's own)
+    repro: str = ""
 
     def __post_init__(self) -> None:
         # one rule for every adapter's unread fields (issue 23): what LangGraph's adapter alone reads,
@@ -204,6 +208,7 @@ PACKAGES: dict[str, str] = {
     "autogen": "chaos.targets.autogen",
     "langgraph_server": "chaos.targets.langgraph_server",
     "dbos": "chaos.targets.dbos",
+    "agent_framework": "chaos.targets.agent_framework",
 }
 
 

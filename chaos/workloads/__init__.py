@@ -21,6 +21,7 @@ The public types a team's own app needs live here, one place for every framework
     from chaos.workloads import LlamaWorkload, LlamaThread       # LlamaIndex Workflows
     from chaos.workloads import AutoGenWorkload, AutoGenThread   # AutoGen AgentChat
     from chaos.workloads import DBOSWorkload, DBOSThread         # DBOS Transact
+    from chaos.workloads import AFWorkload                       # Microsoft Agent Framework
 
 Each framework's names are imported on first use (PEP 562 ``__getattr__``) from
 ``chaos.workloads.<framework>``, which imports that framework: importing this package stays
@@ -39,6 +40,7 @@ from chaos.racer.lazy import lazy_attribute
 
 if TYPE_CHECKING:
     from chaos.racer.protocol import RacerSpec
+    from chaos.workloads.agent_framework import AFWorkload
     from chaos.workloads.autogen import AutoGenThread, AutoGenWorkload
     from chaos.workloads.crewai import CrewRun, CrewWorkload
     from chaos.workloads.dbos import DBOSThread, DBOSWorkload
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
     from chaos.workloads.pydantic_graph import Deps, PGRun, PGWorkload
 
 __all__ = [
+    "AFWorkload",
     "AutoGenThread",
     "AutoGenWorkload",
     "Breakpoint",
@@ -81,6 +84,7 @@ _PUBLIC = {
     "AutoGenThread": "chaos.workloads.autogen",
     "DBOSWorkload": "chaos.workloads.dbos",
     "DBOSThread": "chaos.workloads.dbos",
+    "AFWorkload": "chaos.workloads.agent_framework",
 }
 
 
