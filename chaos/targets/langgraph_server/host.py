@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from chaos.scenario.model import Cell
 
 READY_TIMEOUT_S = 90.0
-APP_MODULE = Path(__file__).with_name("langgraph_server_app.py")
+APP_MODULE = Path(__file__).with_name("app.py")
 
 
 def port_in_use(port: int) -> bool:
