@@ -10,6 +10,7 @@ mypy overrides), and CONTRIBUTING against the places that remain.
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import sys
 import tomllib
@@ -124,6 +125,23 @@ def test_ci_builds_the_new_frameworks_environments(fake):
     assert "ci_specs" in (ROOT / ".ci" / "envs.sh").read_text()  # the default specs are read, not listed
 
 
+def test_host_checks_and_the_racer_image_read_the_new_frameworks_distributions(fake):
+    from chaos.remote.hostcheck import probe
+    from chaos.remote.images import racer_dists
+
+    assert "'fakeflow'" in probe() and "'crewai'" in probe() and "'psycopg'" in probe()  # every framework's, and the drivers
+    # the image carries the frameworks installed here only: LangGraph's, with its Postgres drivers, as before
+    assert "fakeflow" not in racer_dists()
+    assert set(racer_dists()) >= {
+        "langgraph",
+        "langgraph-checkpoint-sqlite",
+        "langgraph-checkpoint-postgres",
+        "psycopg",
+        "psycopg-binary",
+        "psycopg-pool",
+    }
+
+
 def _load_compare_results(monkeypatch):
     spec = importlib.util.spec_from_file_location("compare_results_under_test", ROOT / "scripts" / "compare_results.py")
     assert spec is not None and spec.loader is not None
@@ -187,10 +205,9 @@ def test_mypy_overrides_name_each_frameworks_imported_packages(framework):
     module, not the importer, so an inline ``# mypy:`` comment in the adapter cannot set it."""
     overrides = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]["overrides"]
     ignored = {m.removesuffix(".*") for o in overrides if o.get("ignore_missing_imports") for m in o["module"]}
-    imported = {
+    imported = {  # by the framework's package and its workloads modules (<framework>*.py)
         line.split()[1].split(".")[0]
-        for folder in ("targets", "workloads")  # the adapter, its workloads and their helper modules (<framework>_*.py)
-        for f in (ROOT / "chaos" / folder).glob(f"{framework}*.py")
+        for f in [*(ROOT / "chaos" / "targets" / framework).glob("*.py"), *(ROOT / "chaos" / "workloads").glob(f"{framework}*.py")]
         for line in f.read_text().splitlines()
         if line.strip().startswith(("import ", "from "))
     }
@@ -208,3 +225,96 @@ def test_contributing_lists_the_places_that_remain():
         assert f"`{field}`" in section, field
     for place in ("tool.mypy.overrides", "contract_<framework>.yaml", "contract_all.yaml"):
         assert place in section, place
+
+
+# -- nothing else names a framework ----------------------------------------------------------------
+
+# shared modules that still name a framework in code, each with who removes it. The list only shrinks:
+# a module that no longer names one must leave it (the test below fails on a stale line), and it may
+# not grow beyond its size at issue 35's start. The goal is one line, chaos/repro.py's.
+NAMES_A_FRAMEWORK = {
+    # permanent: a repro script is a LangGraph program by design (it replays a LangGraph thread's
+    # checkpoints with LangGraph's own API), so it names LangGraph
+    "chaos/repro.py": "LangGraph-only by design",
+    # issue 35's hooks/options helper: scenario checks behind ValidatesScenario, LangGraph's options
+    "chaos/scenario/model.py": "hooks: LangGraph's saver/guard checks and langgraph.json refs move behind ValidatesScenario",
+    "chaos/running/preflight.py": "hooks: the wiring and saver/guard preflights move behind ChecksDryRun",
+    "chaos/kinds/double_texting.py": "hooks: double texting goes through a racer action",
+    "chaos/reports/guards.py": "options: a guard becomes LangGraph's option (is_none read through it)",
+    # issue 35's kinds helper: facts the kinds hard-code move to TargetInfo
+    "chaos/kinds/approval.py": "kinds: AA's LangGraph default calls move to TargetInfo.recovery_calls",
+    "chaos/kinds/growth.py": "kinds: MEASURING becomes the store_size feature",
+}
+NAMES_A_FRAMEWORK_AT_START = 8  # issue 35's count (7 shared modules + chaos/reports/guards.py); never more
+
+
+def _owners() -> dict[str, set[str]]:
+    """Each framework name and top-level package -> the frameworks that declare it (``pydantic_ai``:
+    DBOS and pydantic-graph; ``langgraph``: LangGraph and the Agent Server, built on it)."""
+    owners: dict[str, set[str]] = {}
+    for fw in TARGETS:
+        for name in {fw, *TARGETS[fw].top_packages()}:
+            owners.setdefault(name, set()).add(fw)
+    return owners
+
+
+def _names_in(path: Path) -> set[str]:
+    """The framework names and packages ``path`` quotes or imports (AST: docstrings and comments that
+    mention one in prose do not count; a ``chaos.targets.<framework>`` module names that framework)."""
+    owners = _owners()
+
+    def of(text: str) -> set[str]:
+        if text.startswith("chaos.targets."):
+            fw = text.split(".")[2].split(":")[0]
+            return {fw} if fw in TARGETS else set()
+        return {n for n in (text, text.split(".")[0] if "." in text else text) if n in owners}
+
+    named: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            named.update(n for a in node.names for n in of(a.name))
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            named |= of(node.module)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "\n" not in node.value:
+            named |= of(node.value)
+    return named
+
+
+def _may_name(path: str, name: str) -> bool:
+    """A framework's name or package may appear in the package of each framework that declares it,
+    in the workloads and in the registry."""
+    return (
+        path.startswith("chaos/workloads/")
+        or path == "chaos/targets/__init__.py"
+        or any(path.startswith(f"chaos/targets/{fw}/") for fw in _owners()[name])
+    )
+
+
+def test_no_shared_module_names_a_framework_in_code():
+    """Like a kind's name, a framework's name or top-level package (``TARGETS``: ``framework``,
+    ``top_packages()``), quoted or imported, appears only in its own package, chaos/workloads/ and
+    chaos/targets/__init__.py: adding an eighth framework edits no shared module."""
+    offenders: dict[str, list[str]] = {}
+    for f in sorted((ROOT / "chaos").rglob("*.py")):
+        rel = f.relative_to(ROOT).as_posix()
+        bad = sorted(n for n in _names_in(f) if not _may_name(rel, n))
+        if bad:
+            offenders[rel] = bad
+    assert sorted(set(offenders) - set(NAMES_A_FRAMEWORK)) == [], offenders  # a new module naming a framework
+    assert sorted(set(NAMES_A_FRAMEWORK) - set(offenders)) == []  # cleaned: take its line off the list
+    assert len(NAMES_A_FRAMEWORK) <= NAMES_A_FRAMEWORK_AT_START
+
+
+def test_the_framework_names_check_sees_what_it_should(tmp_path):
+    """The check is not vacuous: an import, a quoted name and a quoted module path each count; prose does not."""
+    cases = {
+        "import crewai\n": {"crewai"},
+        "from langgraph.checkpoint.postgres import PostgresSaver\n": {"langgraph"},
+        "from pydantic_ai import Agent\n": {"pydantic_ai"},
+        "FW = 'dbos'\n": {"dbos"},
+        "M = 'chaos.targets.autogen.session'\n": {"autogen"},
+        '"""Like LangGraph\'s saver, or ``langgraph``: prose."""\n': set(),
+    }
+    for i, (text, expected) in enumerate(cases.items()):
+        (tmp_path / f"m{i}.py").write_text(text)
+        assert _names_in(tmp_path / f"m{i}.py") == expected, text

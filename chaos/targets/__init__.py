@@ -28,8 +28,10 @@ form as ``field:form``; any other is "set" when it differs from its default.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterator, MutableMapping
+import sys
+from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from dataclasses import dataclass, field
+from types import ModuleType
 
 # the feature a parallel-branch workload needs: several tasks of one step at once (LangGraph's Send
 # fan-out, parallel tool calls, branches from one node). ``BRANCH_WORKLOADS``: the built-ins that need it.
@@ -91,6 +93,10 @@ class TargetInfo:
     # ``chaos.kinds.crash_states``). Empty: every backend is swept in kill mode. A store behind a
     # socket (Postgres, a server) or a saver chaos cannot see the files of is never listed
     capturable_backends: tuple[str, ...] = ()
+    # distributions a racer of this framework imports besides ``distributions`` (the drivers of its
+    # backends): the offline racer image (``chaos.remote.images``) carries them, ``chaos hosts check``
+    # reports their versions
+    drivers: tuple[str, ...] = ()
     # a module run as ``python -m <module> SPEC`` in the racers' Python before any trial (SPEC: the
     # cell's target and workload_params as JSON): exit 0 when racers can start, else one stderr line
     # saying what to change (refused, exit 3); "" for none
@@ -207,6 +213,21 @@ PACKAGES: dict[str, str] = {
 }
 
 
+# old public module names, kept for the teams that import them -> the module each now is (a framework's
+# helper moved into its package). Each old module is a two-line file calling ``alias_moved``.
+MOVED: dict[str, str] = {
+    "chaos.targets.guards": "chaos.targets.langgraph.guards",
+    "chaos.targets.langgraph_server_app": "chaos.targets.langgraph_server.app",
+    "chaos.savers": "chaos.targets.langgraph.savers",
+}
+
+
+def alias_moved(old: str) -> None:
+    """Make the module named ``old`` the module it moved to (``MOVED``): the same object under both
+    names, so a class imported through either is one class."""
+    sys.modules[old] = importlib.import_module(MOVED[old])
+
+
 class TargetRegistry(MutableMapping[str, TargetInfo]):
     """Framework name -> ``TargetInfo``, each read from its package's ``INFO`` on first use.
 
@@ -227,6 +248,13 @@ class TargetRegistry(MutableMapping[str, TargetInfo]):
                 raise TypeError(f"{self._packages[name]}.INFO is not the TargetInfo of framework {name!r}")
             self._infos[name] = info
         return info
+
+    def package(self, name: str) -> ModuleType | None:
+        """The framework's package (its light half, where the optional orchestrator-side capabilities
+        it implements live); None for a framework registered by its ``TargetInfo`` alone."""
+        if name in self._packages:
+            return importlib.import_module(self._packages[name])
+        return None
 
     def __setitem__(self, name: str, info: TargetInfo) -> None:
         self._infos[name] = info
@@ -276,6 +304,13 @@ def register_target(info: TargetInfo) -> Callable[[], None]:
             TARGETS[info.framework] = before
 
     return undo
+
+
+def racer_distributions(frameworks: Iterable[str] | None = None) -> tuple[str, ...]:
+    """The distributions racers of ``frameworks`` (default: every registered one) import: each
+    framework's ``distributions`` and ``drivers``, in order, each once."""
+    names = TARGETS if frameworks is None else frameworks
+    return tuple(dict.fromkeys(d for name in names for d in (*TARGETS[name].distributions, *TARGETS[name].drivers)))
 
 
 def ci_specs() -> list[str]:
