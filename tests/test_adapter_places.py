@@ -23,7 +23,8 @@ from chaos.racer.protocol import ErrorInfo
 from chaos.running.blame import blame_error
 from chaos.running.shard import estimate_cost
 from chaos.scenario.model import ScenarioError, parse_scenario
-from chaos.targets import TARGETS, TargetInfo, ci_specs, register_target
+from chaos.targets import PACKAGES, TARGETS, TargetInfo, ci_specs, register_target
+from chaos.targets.base import RacerHalf, load_racer_half
 
 ROOT = Path(__file__).resolve().parents[1]
 CONTRIBUTING = (ROOT / "CONTRIBUTING.md").read_text()
@@ -225,6 +226,25 @@ def test_contributing_lists_the_places_that_remain():
         assert f"`{field}`" in section, field
     for place in ("tool.mypy.overrides", "contract_<framework>.yaml", "contract_all.yaml"):
         assert place in section, place
+
+
+# -- the racer half is a protocol -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("framework", list(PACKAGES))
+def test_every_frameworks_racer_module_is_a_racer_half(framework):
+    """What a racer and the fork server use of an adapter module is declared (``RacerHalf``), not
+    probed: every registered package's ``session`` has it, with neutral values where it has nothing."""
+    info = TARGETS[framework]
+    assert info.module == f"{PACKAGES[framework]}.session"
+    adapter = load_racer_half(info.module)
+    assert isinstance(adapter, RacerHalf)
+    assert all(isinstance(m, str) for m in (*adapter.PRELOAD, *adapter.PRELOAD_OPTIONAL))
+
+
+def test_a_module_that_is_no_racer_half_is_named_with_what_it_lacks():
+    with pytest.raises(TypeError, match=r"adapter module chaos.targets.common lacks open_session, PRELOAD, PRELOAD_OPTIONAL, prewarm"):
+        load_racer_half("chaos.targets.common")
 
 
 # -- nothing else names a framework ----------------------------------------------------------------

@@ -313,6 +313,7 @@ def open_session(spec: RacerSpec, barrier: BarrierClient, ledger: Ledger) -> Aut
 # For warm racers (chaos.racer.forkserver): importing AgentChat starts no thread, sets no event loop and
 # opens nothing. The team (and its runtime) is made by the racer, never here.
 PRELOAD = ("autogen_agentchat.teams", "autogen_agentchat.messages", "chaos.workloads.autogen")
+PRELOAD_OPTIONAL: tuple[str, ...] = ()  # every module its racers import is there whatever the backend
 
 
 def prewarm(only: str | None = None) -> None:

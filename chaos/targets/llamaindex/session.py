@@ -370,6 +370,7 @@ def open_session(spec: RacerSpec, barrier: BarrierClient, ledger: Ledger) -> Lla
 # For warm racers (chaos.racer.forkserver): LlamaIndex Workflows imports start no thread and open nothing
 # (checked: one thread, no descriptor after the preload), so racers fork from a pre-imported parent.
 PRELOAD = ("workflows", "workflows.events", "chaos.workloads.llamaindex")
+PRELOAD_OPTIONAL: tuple[str, ...] = ()  # every module its racers import is there whatever the backend
 
 
 def prewarm(only: str | None = None) -> None:

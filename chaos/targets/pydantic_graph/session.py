@@ -400,6 +400,7 @@ PRELOAD = (
     "concurrent.futures.thread",
     "chaos.workloads.pydantic_graph",
 )
+PRELOAD_OPTIONAL: tuple[str, ...] = ()  # every module its racers import is there whatever the backend
 
 
 def prewarm(only: str | None = None) -> None:
