@@ -18,12 +18,13 @@ from pathlib import Path
 
 import pytest
 
+from chaos.kinds import kind_names, property_names
 from chaos.kinds.approval import recovery_call
 from chaos.racer.protocol import ErrorInfo
 from chaos.running.blame import blame_error
 from chaos.running.shard import estimate_cost
 from chaos.scenario.model import ScenarioError, parse_scenario
-from chaos.targets import PACKAGES, TARGETS, TargetInfo, ci_specs, register_target
+from chaos.targets import BRANCHES, BREAKPOINTS, PACKAGES, TARGETS, TargetInfo, ci_specs, register_target
 from chaos.targets.base import RacerHalf, load_racer_half
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -245,6 +246,30 @@ def test_every_frameworks_racer_module_is_a_racer_half(framework):
 def test_a_module_that_is_no_racer_half_is_named_with_what_it_lacks():
     with pytest.raises(TypeError, match=r"adapter module chaos.targets.common lacks open_session, PRELOAD, PRELOAD_OPTIONAL, prewarm"):
         load_racer_half("chaos.targets.common")
+
+
+# -- a fact is said once ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("framework", list(PACKAGES))
+def test_every_unsupported_key_is_one_that_code_reads(framework):
+    """``unsupported`` is data, so each key is one that code looks up: a kind, property or feature
+    (``supports``), ``durability`` (the unread field's reason), an answer plan (the scenario check
+    reads ``answers`` and ``answers on <backend>``), or a key the adapter's own session raises as its
+    ``Unsupported`` reason. Prose about the framework goes in a comment beside the table."""
+    info = TARGETS[framework]
+    read_generically = {*property_names(), *kind_names(), BRANCHES, BREAKPOINTS, "durability", "answers"}
+    read_generically |= {f"answers on {b}" for b in info.backends}
+    own_code = "\n".join(f.read_text() for f in (ROOT / "chaos" / "targets" / framework).glob("*.py") if f.name != "__init__.py")
+    for key in info.unsupported:
+        assert key in read_generically or f'unsupported["{key}"]' in own_code, f"{framework}: unsupported[{key!r}] is read by no code"
+
+
+def test_an_adapters_cannot_text_is_its_infos():
+    """ "Cannot fork" is written once, in the table, and raised from there."""
+    for framework in ("autogen", "llamaindex", "pydantic_graph"):
+        session = (ROOT / "chaos" / "targets" / framework / "session.py").read_text()
+        assert 'INFO.unsupported["fork"]' in session and "UNSUPPORTED_OPS" not in session, framework
 
 
 # -- nothing else names a framework ----------------------------------------------------------------
