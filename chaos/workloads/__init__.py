@@ -21,6 +21,8 @@ The public types a team's own app needs live here, one place for every framework
     from chaos.workloads import LlamaWorkload, LlamaThread       # LlamaIndex Workflows
     from chaos.workloads import AutoGenWorkload, AutoGenThread   # AutoGen AgentChat
     from chaos.workloads import DBOSWorkload, DBOSThread         # DBOS Transact
+    from chaos.workloads import Guard                            # a LangGraph guard (target.guard)
+    from chaos.workloads import effect, effect_once              # a graph served by the Agent Server
 
 Each framework's names are imported on first use (PEP 562 ``__getattr__``) from
 ``chaos.workloads.<framework>``, which imports that framework: importing this package stays
@@ -39,6 +41,8 @@ from chaos.racer.lazy import lazy_attribute
 
 if TYPE_CHECKING:
     from chaos.racer.protocol import RacerSpec
+    from chaos.targets.langgraph.guards import Guard
+    from chaos.targets.langgraph_server.app import effect, effect_once
     from chaos.workloads.autogen import AutoGenThread, AutoGenWorkload
     from chaos.workloads.crewai import CrewRun, CrewWorkload
     from chaos.workloads.dbos import DBOSThread, DBOSWorkload
@@ -57,12 +61,15 @@ __all__ = [
     "Deps",
     "Edit",
     "EffectFault",
+    "Guard",
     "LangGraphWorkload",
     "LlamaThread",
     "LlamaWorkload",
     "PGRun",
     "PGWorkload",
     "WorkloadContext",
+    "effect",
+    "effect_once",
 ]
 
 # a team's public type -> the module that defines it (imported, with its framework, on first use)
@@ -81,6 +88,11 @@ _PUBLIC = {
     "AutoGenThread": "chaos.workloads.autogen",
     "DBOSWorkload": "chaos.workloads.dbos",
     "DBOSThread": "chaos.workloads.dbos",
+    # a team's guard factory returns a Guard (LangGraph's target.guard)
+    "Guard": "chaos.targets.langgraph.guards",
+    # a team's graph served by the Agent Server counts its effects with these (no WorkloadContext there)
+    "effect": "chaos.targets.langgraph_server.app",
+    "effect_once": "chaos.targets.langgraph_server.app",
 }
 
 
