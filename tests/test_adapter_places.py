@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+import chaos
 from chaos.kinds import kind_names, property_names
 from chaos.kinds.approval import recovery_call
 from chaos.racer.protocol import ErrorInfo
@@ -363,3 +364,155 @@ def test_the_framework_names_check_sees_what_it_should(tmp_path):
     for i, (text, expected) in enumerate(cases.items()):
         (tmp_path / f"m{i}.py").write_text(text)
         assert _names_in(tmp_path / f"m{i}.py") == expected, text
+
+
+# -- an eighth framework is one package -------------------------------------------------------------
+
+JOTFLOW_INIT = '''
+"""jotflow: a made-up framework, written as a chaos adapter package would be (the light half)."""
+
+from chaos.targets import TargetInfo
+
+INFO = TargetInfo(
+    framework="jotflow",
+    module="jotflow_chaos.session",
+    about="jotflow: steps run in order; after each, the steps done are saved to a JSON file",
+    backends=("file",),
+    workloads={"three_step": "a -> b -> c, one effect each"},
+    kinds=("kill_sweep",),
+    properties=("EO", "PC", "LIVENESS"),
+    distributions=(),
+    boundaries="save(after=<step>):before/after, effect(task):after",
+    unsupported={"durability": "jotflow saves after every step, synchronously"},
+    import_name="jotflow_chaos",
+)
+'''
+
+JOTFLOW_SESSION = '''
+"""jotflow's racer half: the framework itself (a few lines) and the adapter over it."""
+
+from chaos.racer.protocol import Action, ActionOutcome, InspectResult
+from chaos.targets.base import Unsupported
+from chaos.targets.common import EffectRecorder, JsonFileStore, outcome, store_file
+from chaos.workloads import workload_context
+
+
+class Flow:
+    """The framework: run the steps not yet done, saving the list of done steps after each."""
+
+    def __init__(self, steps, store):
+        self.steps, self.store, self.running = steps, store, None
+
+    def run(self, resume):
+        done = list((self.store.load() or {}).get("done", [])) if resume else []
+        for name, step in self.steps:
+            if name not in done:
+                self.running = name
+                step()
+                done.append(name)
+                self.store.save(f"after={name}", {"done": done})
+        self.running = None
+
+
+def three_step(ctx):
+    return [(name, lambda name=name: ctx.effect(name)) for name in ("a", "b", "c")]
+
+
+WORKLOADS = {"three_step": three_step}
+
+
+class JotSession:
+    gated_task = None
+    meta: dict = {}
+
+    def __init__(self, spec, barrier, ledger):
+        self.recorder = EffectRecorder(barrier, ledger, spec["thread_id"])
+        store = JsonFileStore(store_file(spec, ".jot.json"), barrier)
+        self.flow = Flow(WORKLOADS[spec["workload"]](workload_context(spec, self.recorder)), store)
+        self.recorder.where = lambda: {"node": self.flow.running, "namespace": "", "task_id": self.flow.running, "outside_task": False}
+
+    @property
+    def fired(self):
+        return self.recorder.fired
+
+    def perform(self, action: Action) -> ActionOutcome:
+        op, form = action.get("op", "run"), action.get("form", "input")
+        if op not in ("run", "resume") or form not in ("none", "input"):
+            raise Unsupported(f"jotflow runs and resumes only (asked {op} {form})")
+        self.recorder.begin_action()
+        self.flow.run(resume=op == "resume" and form == "none")
+        return outcome("done", self.recorder.observed)
+
+    def inspect(self) -> InspectResult:
+        done = (self.flow.store.load() or {}).get("done", [])
+        names = [name for name, _ in self.flow.steps]
+        return {
+            "checkpoints": len(done),
+            "completed_tasks": list(done),
+            "completed_task_ids": list(done),
+            "completed_by_namespace": {"": list(done)},
+            "next": [n for n in names if n not in done],
+            "pending_interrupts": 0,
+            "ended": len(done) == len(names),
+            "values": {"done": done},
+            "error": None,
+        }
+
+    def close(self):
+        pass
+
+
+def open_session(spec, barrier, ledger):
+    return JotSession(spec, barrier, ledger)
+
+
+PRELOAD = ("jotflow_chaos",)
+PRELOAD_OPTIONAL = ()
+
+
+def prewarm(only=None):
+    pass
+'''
+
+
+@pytest.mark.parametrize("start", ["warm", "cold"])
+def test_an_eighth_framework_is_one_package_and_nothing_else(tmp_path, monkeypatch, start):
+    """CONTRIBUTING's list, proved: a made-up framework written as ONE package outside chaos (its
+    ``__init__`` with ``INFO``, its ``session`` with the racer half over a few lines of plain Python
+    that saves JSON), registered by name, runs a real kill sweep with real racers and SIGKILLs, to
+    valid trials and verdicts. Nothing in chaos is edited: racers import the adapter the spec names."""
+    from chaos.targets import register_package
+    from chaos.targets.base import load_racer_half
+
+    package = tmp_path / "jotflow_chaos"
+    package.mkdir()
+    (package / "__init__.py").write_text(JOTFLOW_INIT.lstrip())
+    (package / "session.py").write_text(JOTFLOW_SESSION.lstrip())
+    monkeypatch.syspath_prepend(str(tmp_path))  # the orchestrator imports its light half; racers get the scenario's folder
+    undo = register_package("jotflow", "jotflow_chaos")
+    try:
+        assert isinstance(load_racer_half(TARGETS["jotflow"].module), RacerHalf)
+        scenario = tmp_path / "jot.yaml"
+        scenario.write_text(
+            "name: jot\nkind: kill_sweep\ntarget: {framework: jotflow, backend: file}\nworkload: three_step\n"
+            f"resume: none\ntrials: 1\nseed: 5\ntimeout_s: 60\nracers: {{start: {start}}}\n"
+        )
+        results = chaos.run(scenario, out=tmp_path / "reports")
+    finally:
+        undo()
+        for name in [m for m in sys.modules if m.split(".")[0] == "jotflow_chaos"]:
+            del sys.modules[name]  # the next test's made-up package is its own
+    assert "jotflow" not in TARGETS and "jotflow" not in PACKAGES
+    (cell,) = results.cells
+    assert [p.point for p in cell.points] == [
+        f"{b}#1" for step in "abc" for b in (f"effect(task={step}):after", f"save(after={step}):before", f"save(after={step}):after")
+    ]
+    assert cell.trials == cell.valid_trials == 9 and cell.errored_trials == cell.unknown_trials == 0
+    assert results.summary.kills_confirmed >= 9  # a real SIGKILL at each point, confirmed by its exit status
+    verdicts = {v.property: v for v in cell.verdicts}
+    # killed after b's effect and before b is saved, the resume runs b again: jotflow is at least once
+    assert verdicts["EO"].status == "violated" and "b" in verdicts["EO"].reason, verdicts["EO"].reason
+    after_b = next(p for p in cell.points if p.point.startswith("effect(task=b)"))
+    assert after_b.effect_counts == {"a": [1], "b": [2], "c": [1]}
+    # what the saved list says is done never runs again, and every resume finishes the run
+    assert verdicts["PC"].status == "holds" and verdicts["LIVENESS"].status == "holds"

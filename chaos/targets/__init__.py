@@ -256,6 +256,23 @@ class TargetRegistry(MutableMapping[str, TargetInfo]):
             return importlib.import_module(self._packages[name])
         return None
 
+    def add_package(self, name: str, module: str) -> Callable[[], None]:
+        """Register framework ``name`` as the package ``module`` (its ``INFO`` read on first use);
+        returns the undo, which puts back what ``name`` was before."""
+        before = (self._packages.get(name), self._infos.get(name))
+        self._packages[name] = module
+        self._infos.pop(name, None)
+
+        def undo() -> None:
+            self._packages.pop(name, None)
+            self._infos.pop(name, None)
+            if before[0] is not None:
+                self._packages[name] = before[0]
+            if before[1] is not None:
+                self._infos[name] = before[1]
+
+        return undo
+
     def __setitem__(self, name: str, info: TargetInfo) -> None:
         self._infos[name] = info
 
@@ -311,6 +328,13 @@ def racer_distributions(frameworks: Iterable[str] | None = None) -> tuple[str, .
     framework's ``distributions`` and ``drivers``, in order, each once."""
     names = TARGETS if frameworks is None else frameworks
     return tuple(dict.fromkeys(d for name in names for d in (*TARGETS[name].distributions, *TARGETS[name].drivers)))
+
+
+def register_package(name: str, module: str) -> Callable[[], None]:
+    """Add framework ``name`` as its package ``module`` (the shape of ``chaos.targets.<framework>``:
+    ``INFO`` in its ``__init__``, the racer half in ``INFO.module``), as ``PACKAGES`` lists the shipped
+    ones, and return the undo. A framework kept outside chaos, or a test's made-up one, registers so."""
+    return TARGETS.add_package(name, module)
 
 
 def ci_specs() -> list[str]:
