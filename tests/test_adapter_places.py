@@ -222,12 +222,17 @@ def test_mypy_overrides_name_each_frameworks_imported_packages(framework):
 
 def test_contributing_lists_the_places_that_remain():
     section = CONTRIBUTING[CONTRIBUTING.index("## Adding a framework adapter") : CONTRIBUTING.index("## Adding a launcher")]
-    for gone in ("FRAMEWORK_PACKAGES", "FRAMEWORK_S", "RECOVERY_CALLS", "_unread("):
+    for gone in ("FRAMEWORK_PACKAGES", "FRAMEWORK_S", "RECOVERY_CALLS", "_unread(", "_PROBE", "chaos/targets/<framework>.py"):
         assert gone not in section, gone
-    for field in ("packages", "trial_s", "recovery_calls", "open_cases", "ci_versions"):
+    for field in ("packages", "trial_s", "recovery_calls", "open_cases", "ci_versions", "distributions", "drivers"):
         assert f"`{field}`" in section, field
-    for place in ("tool.mypy.overrides", "contract_<framework>.yaml", "contract_all.yaml"):
+    for place in ("tool.mypy.overrides", "contract_<framework>.yaml", "contract_all.yaml", "chaos/targets/<framework>/", "session.py"):
         assert place in section, place
+    # the list is proved by the test that writes a framework as one package and runs it
+    assert "test_an_eighth_framework_is_one_package_and_nothing_else" in section
+    assert "register_package" in section and "RacerHalf" in section
+    table = section[section.index("| Place |") :]
+    assert "hostcheck" not in table  # it reads TARGETS now
 
 
 # -- the racer half is a protocol -----------------------------------------------------------------
