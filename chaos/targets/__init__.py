@@ -1,14 +1,16 @@
 """Targets: one adapter per framework under test.
 
-This module is the light half: what each target offers (backends, built-in workloads, the scenario
-kinds and contract properties it supports), readable by the orchestrator without importing the
-framework. The heavy half, ``chaos.targets.<framework>``, runs inside racers: it builds the
-workload over an instrumented persistence layer and performs one action.
+This module is the registry and the shape of a framework's light half: what each target offers
+(``TargetInfo``: backends, built-in workloads, the scenario kinds and contract properties it
+supports), readable by the orchestrator without importing the framework. Each framework is a
+package ``chaos.targets.<framework>`` (``PACKAGES``) whose ``INFO`` is its ``TargetInfo``; its racer
+half, ``TargetInfo.module`` (the package's ``session``), runs inside racers: it builds the workload
+over an instrumented persistence layer and performs one action.
 
-A racer-side adapter module provides ``open_session(spec, barrier, ledger) -> Session`` where a
-Session has ``perform(action) -> dict``, ``inspect() -> dict`` and ``close()``. See
-``chaos.targets.base``: it is the one contract for adapters (actions, outcome shapes, and what each
-scenario kind needs).
+The racer half is a ``chaos.targets.base.RacerHalf`` (``open_session(spec, barrier, ledger) ->
+Session``, ``PRELOAD``, ``PRELOAD_OPTIONAL``, ``prewarm``) where a Session has ``perform(action) ->
+dict``, ``inspect() -> dict`` and ``close()``. See ``chaos.targets.base``: it is the one contract
+for adapters (actions, outcome shapes, and what each scenario kind needs).
 
 Capabilities are declared here, statically: ``kinds`` the adapter can run, ``properties`` it can
 judge, and ``unsupported`` maps every kind or property it cannot (or every framework feature it

@@ -1,9 +1,10 @@
 """The contract every racer-side adapter implements (standard library only).
 
-This is the single documented interface between chaos and a framework. An adapter is a module
-``chaos.targets.<framework>`` with ``open_session(spec, barrier, ledger) -> Session``; its light
-half is a ``TargetInfo`` in ``chaos.targets`` (backends, workloads, supported kinds and properties,
-and the reason for every kind/property it does not support).
+This is the single documented interface between chaos and a framework. An adapter is a package
+``chaos.targets.<framework>``: its racer half, the module ``session`` (``RacerHalf``, below), has
+``open_session(spec, barrier, ledger) -> Session``; its light half is the package's ``INFO``, a
+``TargetInfo`` (backends, workloads, supported kinds and properties, and the reason for every
+kind/property it does not support).
 
 Session
 -------
