@@ -41,8 +41,6 @@ from chaos.racer.lazy import lazy_attribute
 
 if TYPE_CHECKING:
     from chaos.racer.protocol import RacerSpec
-    from chaos.targets.langgraph.guards import Guard
-    from chaos.targets.langgraph_server.app import effect, effect_once
     from chaos.workloads.autogen import AutoGenThread, AutoGenWorkload
     from chaos.workloads.crewai import CrewRun, CrewWorkload
     from chaos.workloads.dbos import DBOSThread, DBOSWorkload
@@ -88,7 +86,9 @@ _PUBLIC = {
     "AutoGenThread": "chaos.workloads.autogen",
     "DBOSWorkload": "chaos.workloads.dbos",
     "DBOSThread": "chaos.workloads.dbos",
-    # a team's guard factory returns a Guard (LangGraph's target.guard)
+    # a team's guard factory returns a Guard (LangGraph's target.guard). These three are not typed
+    # under TYPE_CHECKING above: their modules import this package's core (WorkloadContext), and a
+    # typed import back to them would close an import loop (tests/test_import_loops.py)
     "Guard": "chaos.targets.langgraph.guards",
     # a team's graph served by the Agent Server counts its effects with these (no WorkloadContext there)
     "effect": "chaos.targets.langgraph_server.app",
