@@ -50,7 +50,9 @@ unix socket (``--socket PATH``). Standard library only (plus the framework it pr
     <- {"event": "exit", "pid": ..., "id": ..., "code": ..., "signal": ..., "status": ...}
     <- {"event": "reply", "req": N, "ok": false, "error": "..."}            # a refused request
 
-Usage: ``python -m chaos.racer.forkserver --target langgraph [--parent-pid PID] [--socket PATH] [--label TEXT] [--pool N]``.
+Usage: ``python -m chaos.racer.forkserver --target FRAMEWORK [--module ADAPTER] [--parent-pid PID] [--socket PATH] [--label TEXT] [--pool N]``.
+``--module`` is the adapter module its racers' specs name (``target.module``; default: the
+registry's for ``--target``), so a framework registered in the orchestrator alone is served too.
 ``--label`` is not read: it names the run (its folder) in the command line of the server and of
 every racer it forks (a fork keeps its parent's command line), so ``ps`` and orphan checks can
 tell whose racers they are.
@@ -107,28 +109,25 @@ def _prctl_pdeathsig() -> bool:
     return set_parent_death_signal()
 
 
-def preload(target: str) -> list[str]:
-    """Import the racer side and the target's modules; run the target's pre-warm hook."""
+def adapter_of(target: str, module: str | None) -> str:
+    """The adapter module to serve: ``--module``, else the registry's for ``--target``."""
+    from chaos.targets import get_target
+
+    return module or get_target(target).module
+
+
+def preload(target: str, adapter_name: str) -> list[str]:
+    """Import the racer side and the target's adapter module with what its racers import; run its pre-warm hook."""
     loaded = ["chaos.racer.main", "chaos.racer.barrier", "chaos.racer.ledger", "chaos.targets.base"]
     for name in loaded:
         importlib.import_module(name)
-    from chaos.targets import get_target
+    from chaos.racer.main import preimport
+    from chaos.targets.base import load_racer_half
 
-    adapter_name = get_target(target).module
-    adapter = importlib.import_module(adapter_name)
+    adapter = load_racer_half(adapter_name)
     loaded.append(adapter_name)
-    for name in getattr(adapter, "PRELOAD", ()):
-        importlib.import_module(name)
-        loaded.append(name)
-    for name in getattr(adapter, "PRELOAD_OPTIONAL", ()):
-        try:
-            importlib.import_module(name)
-            loaded.append(name)
-        except ImportError:
-            pass  # e.g. no Postgres driver in this environment: racers that need it will say so
-    warm = getattr(adapter, "prewarm", None)
-    if warm is not None:
-        warm()
+    loaded.extend(preimport(adapter))
+    adapter.prewarm()
     others = _other_native_threads()
     if others:
         # threading.active_count() sees Python threads only; a C library's pool (OpenBLAS, gRPC, a
@@ -173,6 +172,7 @@ class Server:
         self.pool: list[tuple[int, int]] = []  # (pid, write end of its spec pipe), oldest first
         self.hint: str | None = None  # the workload of the last racer launched: what pooled children prewarm
         self.target: str | None = None
+        self.adapter: str | None = None  # the adapter module it preloaded (what pooled children prewarm with)
         self.pid = os.getpid()
         self.children: dict[int, str] = {}  # unreaped child pid -> racer id
         self.groups: dict[int, set[int]] = {}  # pgid -> unreaped member pids
@@ -382,17 +382,13 @@ class Server:
                     os.close(fd)
                 except OSError:
                     pass
-        if hint and self.target:
+        if hint and self.adapter:
             try:  # the same throwaway in-memory build a held racer does (chaos.racer.main)
-                from chaos.targets import get_target
+                from chaos.racer.main import PREWARMED
+                from chaos.targets.base import load_racer_half
 
-                adapter = importlib.import_module(get_target(self.target).module)
-                warm = getattr(adapter, "prewarm", None)
-                if warm is not None:
-                    warm(only=hint)
-                    from chaos.racer.main import PREWARMED
-
-                    PREWARMED.add(hint)
+                load_racer_half(self.adapter).prewarm(only=hint)
+                PREWARMED.add(hint)
             except Exception:
                 pass  # a throwaway build; the real one reports its own failure
         buf = b""
@@ -594,18 +590,18 @@ def _finalize() -> None:
 
 
 def _parse(argv: list[str]) -> dict:
-    opts: dict = {"target": None, "parent_pid": None, "socket": None, "label": None, "pool": str(DEFAULT_POOL)}
+    opts: dict = {"target": None, "module": None, "parent_pid": None, "socket": None, "label": None, "pool": str(DEFAULT_POOL)}
     args = list(argv)
     while args:
         a = args.pop(0)
-        if a in ("--target", "--parent-pid", "--socket", "--label", "--pool") and args:
+        if a in ("--target", "--module", "--parent-pid", "--socket", "--label", "--pool") and args:
             opts[a[2:].replace("-", "_")] = args.pop(0)
         else:
             raise SystemExit(
-                f"usage: python -m chaos.racer.forkserver --target FRAMEWORK [--parent-pid PID] [--socket PATH] (bad argument {a!r})"
+                f"usage: python -m chaos.racer.forkserver --target FRAMEWORK [--module ADAPTER] [--parent-pid PID] [--socket PATH] (bad argument {a!r})"
             )
     if not opts["target"]:
-        raise SystemExit("usage: python -m chaos.racer.forkserver --target FRAMEWORK [--parent-pid PID] [--socket PATH]")
+        raise SystemExit("usage: python -m chaos.racer.forkserver --target FRAMEWORK [--module ADAPTER] [--parent-pid PID] [--socket PATH]")
     return opts
 
 
@@ -619,7 +615,8 @@ def main(argv: list[str] | None = None) -> int:
     os.dup2(2, 1)
     t0 = time.monotonic()
     try:
-        loaded = preload(opts["target"])
+        adapter = adapter_of(opts["target"], opts["module"])
+        loaded = preload(opts["target"], adapter)
     except BaseException as exc:
         msg = json.dumps({"event": "error", "message": f"preloading {opts['target']} failed: {type(exc).__name__}: {exc}"})
         os.write(out_fd, (msg + "\n").encode())
@@ -647,6 +644,7 @@ def main(argv: list[str] | None = None) -> int:
         extra = ()
     server = Server(rfd, wfd, extra, pool=int(opts["pool"]))
     server.preloaded, server.import_s, server.target = loaded, import_s, opts["target"]
+    server.adapter = adapter
     why = server.fork_unsafe()
     if why:
         server.say({"event": "error", "message": f"not fork-safe after preloading {opts['target']}: {why}"})

@@ -47,6 +47,7 @@ from chaos.racer.barrier import BarrierClient, write_atomic
 from chaos.racer.ledger import open_ledger
 from chaos.racer.protocol import NO_SPACE_EXIT, ActionOutcome, BackgroundError, InspectResult, RacerResult, RacerSpec, background_path
 from chaos.targets import get_target
+from chaos.targets.base import RacerHalf, Session, load_racer_half
 
 HARNESS_ERROR_EXIT = 4
 # workloads this process has built once in memory already (a fork server's pooled child does that
@@ -104,15 +105,26 @@ def set_parent_death_signal() -> bool:
         return False  # not Linux: the launcher's process group still reaps us
 
 
-def preimport(adapter) -> None:
-    """Import what the adapter's racers import (its ``PRELOAD``); opens nothing, touches no store."""
-    for name in getattr(adapter, "PRELOAD", ()):
+def preimport(adapter: RacerHalf) -> list[str]:
+    """Import what the adapter's racers import (its ``PRELOAD``, and each of ``PRELOAD_OPTIONAL`` that
+    is there); opens nothing, touches no store. Returns the modules imported."""
+    loaded = []
+    for name in adapter.PRELOAD:
         importlib.import_module(name)
-    for name in getattr(adapter, "PRELOAD_OPTIONAL", ()):
+        loaded.append(name)
+    for name in adapter.PRELOAD_OPTIONAL:
         try:
             importlib.import_module(name)
+            loaded.append(name)
         except ImportError:
-            pass
+            pass  # e.g. no Postgres driver in this environment: racers that need it will say so
+    return loaded
+
+
+def adapter_module(spec: RacerSpec) -> str:
+    """The adapter module the spec names (``target.module``, filled by the orchestrator from
+    ``TargetInfo.module``); a spec written by hand may leave it out: then the registry's, by framework."""
+    return spec["target"].get("module") or get_target(spec["target"]["framework"]).module
 
 
 def run_spec(spec: RacerSpec) -> tuple[RacerResult, int]:
@@ -153,7 +165,7 @@ def _run(spec: RacerSpec, result: RacerResult, barrier: BarrierClient) -> int:
     """The racer's work on ``result`` (filled in place); returns the exit code."""
     from chaos.targets.base import Unsupported, error_of, outcome_of_inspect, unsupported_outcome
 
-    session = None
+    session: Session | None = None
     ledger = None
     try:
         ledger = open_ledger(
@@ -167,23 +179,22 @@ def _run(spec: RacerSpec, result: RacerResult, barrier: BarrierClient) -> int:
             },
         )
         result["t_ledger_mono_ns"] = time.monotonic_ns()
-        adapter = importlib.import_module(get_target(spec["target"]["framework"]).module)
+        adapter = load_racer_half(adapter_module(spec))
         if spec.get("hold"):
             # what can be done before its turn, touching no store: a cold racer's framework import,
             # and a throwaway in-memory build of its workload (fills caches and, in a forked racer,
             # takes the first-touch copies of the server's pages off the path after the kill)
             preimport(adapter)
-            warm = getattr(adapter, "prewarm", None)
-            if warm is not None and spec["workload"] not in PREWARMED:
+            if spec["workload"] not in PREWARMED:
                 try:
-                    warm(only=spec["workload"])
+                    adapter.prewarm(only=spec["workload"])
                 except Exception:  # a throwaway build; the real one reports its own failure
                     pass
             barrier.hold()
             result["t_unheld_mono_ns"] = time.monotonic_ns()
         session = adapter.open_session(spec, barrier, ledger)
-        result["gated_task"] = getattr(session, "gated_task", None) or getattr(getattr(session, "workload", None), "gated_task", None)
-        result["workload_meta"] = dict(getattr(session, "meta", None) or {})
+        result["gated_task"] = session.gated_task
+        result["workload_meta"] = dict(session.meta or {})
         result["t_ready_mono_ns"] = time.monotonic_ns()
         if spec.get("inspect_before"):
             result["inspect_before"] = session.inspect()
@@ -206,7 +217,7 @@ def _run(spec: RacerSpec, result: RacerResult, barrier: BarrierClient) -> int:
                 continue  # nothing was durably asked: there is no interrupt a human could answer
             if not result.get("t_invoke_mono_ns"):
                 result["t_invoke_mono_ns"] = time.monotonic_ns()
-            before = len(getattr(session, "fired", []))
+            before = len(session.fired)
             try:
                 if action.get("op") == "inspect":  # generic: every session has inspect()
                     outcome = outcome_of_inspect(session.inspect())
@@ -220,7 +231,7 @@ def _run(spec: RacerSpec, result: RacerResult, barrier: BarrierClient) -> int:
                 raise
             except BaseException as exc:  # PanicException & co: the framework's or the app's answer all the same
                 outcome = _error_outcome(exc)
-            outcome["fired"] = [f["effect_key"] for f in list(getattr(session, "fired", []))[before:]]
+            outcome["fired"] = [f["effect_key"] for f in list(session.fired)[before:]]
             outcome["action"] = action
             outcomes.append(outcome)
             result["t_return_mono_ns"] = time.monotonic_ns()
@@ -230,7 +241,7 @@ def _run(spec: RacerSpec, result: RacerResult, barrier: BarrierClient) -> int:
             t_after = time.monotonic_ns()
             result["inspect_after"] = session.inspect()
             result["inspect_after_ms"] = (time.monotonic_ns() - t_after) / 1e6
-        result["fired"] = list(getattr(session, "fired", []))
+        result["fired"] = list(session.fired)
         result["status"] = "ok"
         code = 0
     except EXITS:
@@ -238,7 +249,7 @@ def _run(spec: RacerSpec, result: RacerResult, barrier: BarrierClient) -> int:
     except BaseException as exc:  # blamed by its frames: the factory's, the framework's or chaos's
         result["status"] = "harness_error"
         result["error"] = error_of(exc)
-        result["fired"] = list(getattr(session, "fired", [])) if session is not None else []
+        result["fired"] = list(session.fired) if session is not None else []
         code = HARNESS_ERROR_EXIT
     finally:
         t_close = time.monotonic_ns()

@@ -315,6 +315,7 @@ class TargetSpec(TypedDict, total=False):
     """The scenario's target (``chaos.scenario.model.Target``, dumped): framework, backend, ..."""
 
     framework: str
+    module: str  # the adapter module racers import (``TargetInfo.module``, filled by the orchestrator)
     backend: str
     version: str | None
     durability: str

@@ -15,17 +15,24 @@ from concurrent.futures import ThreadPoolExecutor
 from chaos.remote.inventory import Host, Inventory, load_inventory
 from chaos.remote.ssh_session import HostError, HostSession, fingerprint
 
-_PROBE = (
-    "import sys, time, socket\n"
-    "from importlib import metadata\n"
-    "def v(d):\n"
-    "    try: return metadata.version(d)\n"
-    "    except Exception: return None\n"
-    "ds = ['langgraph', 'langgraph-checkpoint', 'langgraph-checkpoint-sqlite', 'langgraph-checkpoint-postgres', 'psycopg', 'crewai', 'dbos']\n"
-    "print('INFO', sys.version.split()[0], socket.gethostname(), *[f'{d}={v(d)}' for d in ds], flush=True)\n"
-    "for _ in iter(sys.stdin.readline, ''):\n"
-    "    print('T', repr(time.time()), flush=True)\n"
-)
+
+def probe() -> str:
+    """The Python a host runs for the check: its version, hostname and the installed version of every
+    distribution a registered framework's racers import (``racer_distributions``), then one clock
+    reading per line it is sent."""
+    from chaos.targets import racer_distributions
+
+    return (
+        "import sys, time, socket\n"
+        "from importlib import metadata\n"
+        "def v(d):\n"
+        "    try: return metadata.version(d)\n"
+        "    except Exception: return None\n"
+        f"ds = {list(racer_distributions())!r}\n"
+        "print('INFO', sys.version.split()[0], socket.gethostname(), *[f'{d}={v(d)}' for d in ds], flush=True)\n"
+        "for _ in iter(sys.stdin.readline, ''):\n"
+        "    print('T', repr(time.time()), flush=True)\n"
+    )
 
 
 def check_host(host: Host, inventory: Inventory, *, trust_on_first_use: bool | None = None, say=None) -> dict:
@@ -42,7 +49,7 @@ def check_host(host: Host, inventory: Inventory, *, trust_on_first_use: bool | N
         key = s.transport().get_remote_server_key()
         out["host_key"] = f"{key.get_name()} {fingerprint(key)}"
         chan = s.open_channel()
-        chan.exec_command(shlex.join([host.python, "-c", _PROBE]))
+        chan.exec_command(shlex.join([host.python, "-c", probe()]))
         f = chan.makefile("rb")
         first = f.readline().decode().split()
         if not first or first[0] != "INFO":

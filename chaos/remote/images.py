@@ -27,8 +27,6 @@ from pathlib import Path
 
 RECIPE = "chaos-racer-rootfs/4"
 REPO = "chaos-racer"
-# what a racer imports besides the standard library (closure computed from installed metadata)
-RACER_DISTS = ("langgraph", "langgraph-checkpoint-sqlite", "langgraph-checkpoint-postgres", "psycopg", "psycopg-binary", "psycopg-pool")
 _STDLIB_SKIP = {"test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3", "site-packages", "config-3.11-x86_64-linux-gnu"}
 _LDD_LINE = re.compile(r"(?:=>\s*)?(/\S+)\s+\(0x")
 
@@ -37,11 +35,29 @@ def _canon(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def dist_closure(roots=RACER_DISTS) -> list[metadata.Distribution]:
-    """The installed distributions ``roots`` need (requirements without extras, transitively)."""
+def racer_dists(by_name: dict[str, metadata.Distribution] | None = None) -> tuple[str, ...]:
+    """What a racer in the image imports besides the standard library: the distributions and drivers
+    (``chaos.targets.racer_distributions``) of every framework whose distributions are all installed
+    here (the image runs this interpreter's packages; a framework in an environment of its own is not
+    in it)."""
+    from chaos.targets import TARGETS, racer_distributions
+
+    by_name = _installed() if by_name is None else by_name
+    here = [name for name, info in TARGETS.items() if all(_canon(d) in by_name for d in info.distributions)]
+    return racer_distributions(here)
+
+
+def _installed() -> dict[str, metadata.Distribution]:
+    return {_canon(d.metadata["Name"]): d for d in metadata.distributions()}
+
+
+def dist_closure(roots: tuple[str, ...] | None = None) -> list[metadata.Distribution]:
+    """The installed distributions ``roots`` (default: ``racer_dists()``) need (requirements without
+    extras, transitively)."""
     from packaging.requirements import Requirement
 
-    by_name = {_canon(d.metadata["Name"]): d for d in metadata.distributions()}
+    by_name = _installed()
+    roots = racer_dists(by_name) if roots is None else roots
     seen: dict[str, metadata.Distribution] = {}
     todo = [_canon(r) for r in roots]
     while todo:

@@ -47,6 +47,7 @@ from chaos.running.blame import (
     worst,
 )
 from chaos.scenario.model import Cell
+from chaos.scenario.model import TargetSpec as Target
 from chaos.scenario.seeds import derive
 from chaos.targets import get_target
 
@@ -127,6 +128,13 @@ def wait_until(pred: Callable[[], bool], timeout: float, idle: Callable[[float],
     return True
 
 
+def racer_target(target: Target) -> TargetSpec:
+    """The spec's ``target``: the scenario's, with the adapter module its racers import
+    (``TargetInfo.module``), so a racer never asks its own registry for it: a framework registered in
+    the orchestrator alone (``register_target``) runs racers too."""
+    return cast(TargetSpec, {**target.model_dump(), "module": get_target(target.framework).module})
+
+
 @dataclass
 class TrialRun:
     ctx: RunContext
@@ -198,7 +206,7 @@ class TrialRun:
             "cell_id": self.cell.id,
             "trial_id": self.trial_id,
             "racer_id": racer_id,
-            "target": cast(TargetSpec, s.target.model_dump()),
+            "target": racer_target(s.target),
             "distributions": [*get_target(s.target.framework).distributions, *requirement_names(s.target.requirements)],
             "workload": s.workload,
             "workload_params": s.workload_params,

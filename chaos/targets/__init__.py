@@ -1,14 +1,16 @@
 """Targets: one adapter per framework under test.
 
-This module is the light half: what each target offers (backends, built-in workloads, the scenario
-kinds and contract properties it supports), readable by the orchestrator without importing the
-framework. The heavy half, ``chaos.targets.<framework>``, runs inside racers: it builds the
-workload over an instrumented persistence layer and performs one action.
+This module is the registry and the shape of a framework's light half: what each target offers
+(``TargetInfo``: backends, built-in workloads, the scenario kinds and contract properties it
+supports), readable by the orchestrator without importing the framework. Each framework is a
+package ``chaos.targets.<framework>`` (``PACKAGES``) whose ``INFO`` is its ``TargetInfo``; its racer
+half, ``TargetInfo.module`` (the package's ``session``), runs inside racers: it builds the workload
+over an instrumented persistence layer and performs one action.
 
-A racer-side adapter module provides ``open_session(spec, barrier, ledger) -> Session`` where a
-Session has ``perform(action) -> dict``, ``inspect() -> dict`` and ``close()``. See
-``chaos.targets.base``: it is the one contract for adapters (actions, outcome shapes, and what each
-scenario kind needs).
+The racer half is a ``chaos.targets.base.RacerHalf`` (``open_session(spec, barrier, ledger) ->
+Session``, ``PRELOAD``, ``PRELOAD_OPTIONAL``, ``prewarm``) where a Session has ``perform(action) ->
+dict``, ``inspect() -> dict`` and ``close()``. See ``chaos.targets.base``: it is the one contract
+for adapters (actions, outcome shapes, and what each scenario kind needs).
 
 Capabilities are declared here, statically: ``kinds`` the adapter can run, ``properties`` it can
 judge, and ``unsupported`` maps every kind or property it cannot (or every framework feature it
@@ -28,8 +30,10 @@ form as ``field:form``; any other is "set" when it differs from its default.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterator, MutableMapping
+import sys
+from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from dataclasses import dataclass, field
+from types import ModuleType
 
 # the feature a parallel-branch workload needs: several tasks of one step at once (LangGraph's Send
 # fan-out, parallel tool calls, branches from one node). ``BRANCH_WORKLOADS``: the built-ins that need it.
@@ -91,6 +95,10 @@ class TargetInfo:
     # ``chaos.kinds.crash_states``). Empty: every backend is swept in kill mode. A store behind a
     # socket (Postgres, a server) or a saver chaos cannot see the files of is never listed
     capturable_backends: tuple[str, ...] = ()
+    # distributions a racer of this framework imports besides ``distributions`` (the drivers of its
+    # backends): the offline racer image (``chaos.remote.images``) carries them, ``chaos hosts check``
+    # reports their versions
+    drivers: tuple[str, ...] = ()
     # a module run as ``python -m <module> SPEC`` in the racers' Python before any trial (SPEC: the
     # cell's target and workload_params as JSON): exit 0 when racers can start, else one stderr line
     # saying what to change (refused, exit 3); "" for none
@@ -212,6 +220,21 @@ PACKAGES: dict[str, str] = {
 }
 
 
+# old public module names, kept for the teams that import them -> the module each now is (a framework's
+# helper moved into its package). Each old module is a two-line file calling ``alias_moved``.
+MOVED: dict[str, str] = {
+    "chaos.targets.guards": "chaos.targets.langgraph.guards",
+    "chaos.targets.langgraph_server_app": "chaos.targets.langgraph_server.app",
+    "chaos.savers": "chaos.targets.langgraph.savers",
+}
+
+
+def alias_moved(old: str) -> None:
+    """Make the module named ``old`` the module it moved to (``MOVED``): the same object under both
+    names, so a class imported through either is one class."""
+    sys.modules[old] = importlib.import_module(MOVED[old])
+
+
 class TargetRegistry(MutableMapping[str, TargetInfo]):
     """Framework name -> ``TargetInfo``, each read from its package's ``INFO`` on first use.
 
@@ -232,6 +255,30 @@ class TargetRegistry(MutableMapping[str, TargetInfo]):
                 raise TypeError(f"{self._packages[name]}.INFO is not the TargetInfo of framework {name!r}")
             self._infos[name] = info
         return info
+
+    def package(self, name: str) -> ModuleType | None:
+        """The framework's package (its light half, where the optional orchestrator-side capabilities
+        it implements live); None for a framework registered by its ``TargetInfo`` alone."""
+        if name in self._packages:
+            return importlib.import_module(self._packages[name])
+        return None
+
+    def add_package(self, name: str, module: str) -> Callable[[], None]:
+        """Register framework ``name`` as the package ``module`` (its ``INFO`` read on first use);
+        returns the undo, which puts back what ``name`` was before."""
+        before = (self._packages.get(name), self._infos.get(name))
+        self._packages[name] = module
+        self._infos.pop(name, None)
+
+        def undo() -> None:
+            self._packages.pop(name, None)
+            self._infos.pop(name, None)
+            if before[0] is not None:
+                self._packages[name] = before[0]
+            if before[1] is not None:
+                self._infos[name] = before[1]
+
+        return undo
 
     def __setitem__(self, name: str, info: TargetInfo) -> None:
         self._infos[name] = info
@@ -281,6 +328,20 @@ def register_target(info: TargetInfo) -> Callable[[], None]:
             TARGETS[info.framework] = before
 
     return undo
+
+
+def racer_distributions(frameworks: Iterable[str] | None = None) -> tuple[str, ...]:
+    """The distributions racers of ``frameworks`` (default: every registered one) import: each
+    framework's ``distributions`` and ``drivers``, in order, each once."""
+    names = TARGETS if frameworks is None else frameworks
+    return tuple(dict.fromkeys(d for name in names for d in (*TARGETS[name].distributions, *TARGETS[name].drivers)))
+
+
+def register_package(name: str, module: str) -> Callable[[], None]:
+    """Add framework ``name`` as its package ``module`` (the shape of ``chaos.targets.<framework>``:
+    ``INFO`` in its ``__init__``, the racer half in ``INFO.module``), as ``PACKAGES`` lists the shipped
+    ones, and return the undo. A framework kept outside chaos, or a test's made-up one, registers so."""
+    return TARGETS.add_package(name, module)
 
 
 def ci_specs() -> list[str]:

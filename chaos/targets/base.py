@@ -1,9 +1,10 @@
 """The contract every racer-side adapter implements (standard library only).
 
-This is the single documented interface between chaos and a framework. An adapter is a module
-``chaos.targets.<framework>`` with ``open_session(spec, barrier, ledger) -> Session``; its light
-half is a ``TargetInfo`` in ``chaos.targets`` (backends, workloads, supported kinds and properties,
-and the reason for every kind/property it does not support).
+This is the single documented interface between chaos and a framework. An adapter is a package
+``chaos.targets.<framework>``: its racer half, the module ``session`` (``RacerHalf``, below), has
+``open_session(spec, barrier, ledger) -> Session``; its light half is the package's ``INFO``, a
+``TargetInfo`` (backends, workloads, supported kinds and properties, and the reason for every
+kind/property it does not support).
 
 Session
 -------
@@ -65,19 +66,26 @@ their phases in one racer).
 
 from __future__ import annotations
 
+import importlib
 import traceback
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from chaos.racer.protocol import OPS, Action, ActionOutcome, ErrorInfo, Fired, FrameInfo, InspectResult, OutcomeStatus
+from chaos.racer.protocol import OPS, Action, ActionOutcome, ErrorInfo, Fired, FrameInfo, InspectResult, OutcomeStatus, RacerSpec
 from chaos.racer.redact import redact
+
+if TYPE_CHECKING:
+    from chaos.racer.barrier import BarrierClient
+    from chaos.racer.ledger import Ledger
 
 __all__ = [
     "OPS",
+    "RacerHalf",
     "Session",
     "Unsupported",
     "distribution_versions",
     "error_of",
     "jsonable",
+    "load_racer_half",
     "outcome",
     "outcome_of_inspect",
     "prewarm_versions",
@@ -96,6 +104,7 @@ class NothingSaved(LookupError):
     ``nothing_saved``, never an error to blame."""
 
 
+@runtime_checkable
 class Session(Protocol):
     fired: list[Fired]
     gated_task: str | None
@@ -104,6 +113,34 @@ class Session(Protocol):
     def perform(self, action: Action) -> ActionOutcome: ...
     def inspect(self) -> InspectResult: ...
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class RacerHalf(Protocol):
+    """A framework's racer module (``TargetInfo.module``, its package's ``session``): what a racer and
+    the fork server use of it.
+
+    * ``open_session(spec, barrier, ledger)``: the workload over an instrumented persistence layer;
+    * ``PRELOAD``: modules its racers import (the fork server imports them once; a held racer before its turn);
+    * ``PRELOAD_OPTIONAL``: the same, where one may be absent (a driver only some backends need); ``()`` for none;
+    * ``prewarm(only=None)``: build the built-in workloads (or ``only`` that one) in memory, no store,
+      no thread, no loop, to fill the caches a racer's first build fills; a no-op where there is nothing to fill.
+    """
+
+    PRELOAD: tuple[str, ...]
+    PRELOAD_OPTIONAL: tuple[str, ...]
+
+    def open_session(self, spec: RacerSpec, barrier: BarrierClient, ledger: Ledger) -> Session: ...
+    def prewarm(self, only: str | None = None) -> None: ...
+
+
+def load_racer_half(module: str) -> RacerHalf:
+    """Import the adapter module ``module``; a ``TypeError`` naming what it lacks if it is no ``RacerHalf``."""
+    adapter = importlib.import_module(module)
+    if not isinstance(adapter, RacerHalf):
+        lacks = [name for name in ("open_session", "PRELOAD", "PRELOAD_OPTIONAL", "prewarm") if not hasattr(adapter, name)]
+        raise TypeError(f"adapter module {module} lacks {', '.join(lacks)} (chaos.targets.base.RacerHalf)")
+    return adapter
 
 
 def outcome(

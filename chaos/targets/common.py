@@ -193,12 +193,16 @@ class AsyncSession(SessionBase):
         self.store = JsonFileStore(store_file(spec, self.store_suffix), barrier)
         self.seq = 0
 
+    async def _perform(self, action: Action) -> ActionOutcome:
+        """Run or resume (``action``) on the framework, on the session's loop: each subclass's own."""
+        raise NotImplementedError(f"{type(self).__name__} performs no action")
+
     def perform(self, action: Action) -> ActionOutcome:
         if action.get("op", "run") not in ("run", "resume"):
             raise Unsupported(f"{action.get('op')!r}: " + self.unsupported_ops)
         self.recorder.begin_action()
         try:
-            return self.recorder.with_approvals(self.aio.run(self._perform(action)))  # type: ignore[attr-defined]
+            return self.recorder.with_approvals(self.aio.run(self._perform(action)))
         except NothingSaved as exc:  # the application had saved nothing yet: nothing to continue, no one's fault
             return nothing_saved_outcome(str(exc))
         except Unsupported:

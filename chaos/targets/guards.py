@@ -1,12 +1,10 @@
 """The old public path of LangGraph's guards, kept for the teams that import it.
 
-``chaos.targets.guards`` is the module ``chaos.targets.langgraph.guards`` itself (the same object,
-so a ``Guard`` built through either name is one class): guards moved into LangGraph's package with
-the rest of that framework.
+``chaos.targets.guards`` is the module its guards moved to (``chaos.targets.MOVED``) itself: the
+same object, so a ``Guard`` built through either name is one class. ``Guard`` also has a public home
+in ``chaos.workloads``, beside the other team types.
 """
 
-import sys
+from chaos.targets import alias_moved
 
-from chaos.targets.langgraph import guards as _moved
-
-sys.modules[__name__] = _moved
+alias_moved(__name__)

@@ -1,11 +1,10 @@
 """The old public path of the Agent Server's graph helpers, kept for the teams that import it.
 
-``chaos.targets.langgraph_server_app`` is the module ``chaos.targets.langgraph_server.app`` itself
-(the same object): the helpers moved into the Agent Server's package with the rest of it.
+``chaos.targets.langgraph_server_app`` is the module the helpers moved to (``chaos.targets.MOVED``)
+itself: the same object. ``effect`` and ``effect_once`` also have a public home in
+``chaos.workloads``, beside the other team types.
 """
 
-import sys
+from chaos.targets import alias_moved
 
-from chaos.targets.langgraph_server import app as _moved
-
-sys.modules[__name__] = _moved
+alias_moved(__name__)

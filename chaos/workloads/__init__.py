@@ -22,6 +22,8 @@ The public types a team's own app needs live here, one place for every framework
     from chaos.workloads import AutoGenWorkload, AutoGenThread   # AutoGen AgentChat
     from chaos.workloads import DBOSWorkload, DBOSThread         # DBOS Transact
     from chaos.workloads import AFWorkload                       # Microsoft Agent Framework
+    from chaos.workloads import Guard                            # a LangGraph guard (target.guard)
+    from chaos.workloads import effect, effect_once              # a graph served by the Agent Server
 
 Each framework's names are imported on first use (PEP 562 ``__getattr__``) from
 ``chaos.workloads.<framework>``, which imports that framework: importing this package stays
@@ -60,12 +62,15 @@ __all__ = [
     "Deps",
     "Edit",
     "EffectFault",
+    "Guard",
     "LangGraphWorkload",
     "LlamaThread",
     "LlamaWorkload",
     "PGRun",
     "PGWorkload",
     "WorkloadContext",
+    "effect",
+    "effect_once",
 ]
 
 # a team's public type -> the module that defines it (imported, with its framework, on first use)
@@ -85,6 +90,13 @@ _PUBLIC = {
     "DBOSWorkload": "chaos.workloads.dbos",
     "DBOSThread": "chaos.workloads.dbos",
     "AFWorkload": "chaos.workloads.agent_framework",
+    # a team's guard factory returns a Guard (LangGraph's target.guard). These three are not typed
+    # under TYPE_CHECKING above: their modules import this package's core (WorkloadContext), and a
+    # typed import back to them would close an import loop (tests/test_import_loops.py)
+    "Guard": "chaos.targets.langgraph.guards",
+    # a team's graph served by the Agent Server counts its effects with these (no WorkloadContext there)
+    "effect": "chaos.targets.langgraph_server.app",
+    "effect_once": "chaos.targets.langgraph_server.app",
 }
 
 

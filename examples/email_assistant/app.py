@@ -149,7 +149,7 @@ def claim_row(ctx: WorkloadContext) -> Callable[[str, Any], None]:
 
 def claim_guard(ctx: Any) -> Any:
     """``target.guard`` for the claim row: it wraps no saver; its refusal is ``AlreadyClaimed``."""
-    from chaos.targets.langgraph.guards import Guard
+    from chaos.workloads import Guard
 
     return Guard(name="claim_row", refuses=(AlreadyClaimed,))
 

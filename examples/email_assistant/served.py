@@ -8,7 +8,7 @@ drive it through ``langgraph-sdk`` only (``scenarios/server.yaml``).
 
 What it promises: ``stock`` and ``fixed`` are the very graphs of ``app.py`` (same nodes, same
 approvals, same bugs and fixes), compiled with no checkpointer (the server supplies its own), their
-effects counted by ``chaos.targets.langgraph_server.app.effect`` / ``effect_once`` from inside the
+effects counted by ``chaos.workloads.effect`` / ``effect_once`` from inside the
 server's worker, tagged with the client whose run fired them. Each factory takes the run's config,
 as the server calls it, and needs no chaos context.
 """
@@ -17,8 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chaos.targets.langgraph_server.app import effect, effect_once
-from chaos.workloads import WorkloadContext
+from chaos.workloads import WorkloadContext, effect, effect_once
 from examples.email_assistant import app
 
 

@@ -105,6 +105,18 @@ class FetchesFiles(Protocol):
         """Copy one file back (atomically); False if it does not exist there."""
 
 
+def adapter_module(spec: dict) -> str | None:
+    """The adapter module a racer spec names (``target.module``): the fork server that serves it
+    preloads that one (``--module``), not its own registry's for the framework."""
+    return spec["target"].get("module")
+
+
+def module_args(spec: dict) -> list[str]:
+    """``--module ADAPTER`` for the fork server of ``spec``'s racers (none for a spec that names none)."""
+    module = adapter_module(spec)
+    return ["--module", module] if module else []
+
+
 class ServerLog:
     """The server's log (its stderr, or what the transport carries of it) in the run's folder:
     every transport keeps one and reads its tail the same way."""
@@ -124,7 +136,16 @@ class ServerLog:
 class PipeTransport(ServerLog):
     """A local fork server, a child process of the orchestrator, over its stdin/stdout pipes."""
 
-    def __init__(self, python: str, target: str, env: dict | None, log_path: Path, label: str | None = None, pool: int | None = None):
+    def __init__(
+        self,
+        python: str,
+        target: str,
+        env: dict | None,
+        log_path: Path,
+        label: str | None = None,
+        pool: int | None = None,
+        module: str | None = None,
+    ):
         log_path.parent.mkdir(parents=True, exist_ok=True)
         self.log_path = log_path
         self._log = open(log_path, "ab")
@@ -135,6 +156,7 @@ class PipeTransport(ServerLog):
                 "chaos.racer.forkserver",
                 "--target",
                 target,
+                *(["--module", module] if module else []),
                 "--parent-pid",
                 str(os.getpid()),
                 *(["--label", label] if label else []),
@@ -671,7 +693,7 @@ class WarmLauncher(OneServerLauncher):
         self.env["PYTHONPATH"] = os.pathsep.join([chaos_root(), *paths])
         self.log_dir = Path(log_dir) if log_dir else None
 
-    def server(self, target: str, workdir: str) -> ForkServerClient:
+    def server(self, target: str, workdir: str, module: str | None = None) -> ForkServerClient:
         if self.client is not None and not self.client.alive:
             self.client.close()
             self.client = None
@@ -681,7 +703,13 @@ class WarmLauncher(OneServerLauncher):
             env = {**self.env, "TMPDIR": racer_tmp(log_dir)}
             # the run's folder goes into the command line of the server and every racer it forks
             transport = PipeTransport(
-                self.python, target, env, log_dir / f"forkserver-{target}.log", label=str(Path(workdir).parent), pool=self.pool
+                self.python,
+                target,
+                env,
+                log_dir / f"forkserver-{target}.log",
+                label=str(Path(workdir).parent),
+                pool=self.pool,
+                module=module,
             )
             self.client = ForkServerClient(transport, target)
         elif self.client.target != target:
@@ -689,4 +717,4 @@ class WarmLauncher(OneServerLauncher):
         return self.client
 
     def server_for(self, spec: dict, index: int, workdir: str) -> ForkServerClient:
-        return self.server(spec["target"]["framework"], workdir)
+        return self.server(spec["target"]["framework"], workdir, adapter_module(spec))

@@ -39,7 +39,7 @@ from chaos.launchers.docker import (
     racer_image,
     reap_run,
 )
-from chaos.launchers.warm.client import ForkServerClient, OneServerLauncher, ServerLog, WarmRacer
+from chaos.launchers.warm.client import ForkServerClient, OneServerLauncher, ServerLog, WarmRacer, module_args
 
 _HEADER = struct.Struct(">BxxxL")  # the engine's multiplexed stream: stream id, payload size
 
@@ -177,7 +177,7 @@ class DockerWarmLauncher(OneServerLauncher):
         api = self.docker.api
         created = api.create_container(
             self.image,
-            [self.python, "-m", "chaos.racer.forkserver", "--target", target, "--label", work],
+            [self.python, "-m", "chaos.racer.forkserver", "--target", target, *module_args(spec), "--label", work],
             stdin_open=True,
             detach=False,  # so the engine sets StdinOnce: closing our stream closes the server's stdin
             name=name,

@@ -26,7 +26,7 @@ import signal
 from pathlib import Path
 
 from chaos.launchers.ssh import SshLauncher
-from chaos.launchers.warm.client import ForkServerClient, ForkServerLauncher, ServerLog, WarmRacer
+from chaos.launchers.warm.client import ForkServerClient, ForkServerLauncher, ServerLog, WarmRacer, module_args
 from chaos.remote.ssh_session import HostError, HostSession
 
 
@@ -156,6 +156,7 @@ class SshWarmLauncher(ForkServerLauncher, SshLauncher):  # type: ignore[misc]
                 "chaos.racer.forkserver",
                 "--target",
                 target,
+                *module_args(spec),
                 "--label",
                 run_dir + "/",
             ]

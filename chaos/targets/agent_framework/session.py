@@ -320,6 +320,7 @@ PRELOAD = (
     "agent_framework._workflows._checkpoint_encoding",
     "chaos.workloads.agent_framework",
 )
+PRELOAD_OPTIONAL: tuple[str, ...] = ()  # every module its racers import is there whatever the storage
 
 
 def prewarm(only: str | None = None) -> None:

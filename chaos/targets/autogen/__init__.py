@@ -35,7 +35,7 @@ INFO = TargetInfo(
         "failing_effect": "not measured yet: no AutoGen workload with a retry or an error handler around an effect",
         "first_checkpoint": "AgentChat persists nothing itself; the first save is the application's, after the first turn",
         "durability": "no durability modes: the application chooses when to save the team state",
-        "backend": "AgentChat has no store of its own; state is a dict the application keeps (here a JSON file)",
+        # one backend, "file": AgentChat has no store of its own; state is a dict the application keeps (here a JSON file)
     },
     reads=OWN_APP_READS,
     packages=("autogen_core", "autogen_agentchat", "autogen_ext"),

@@ -42,6 +42,7 @@ from typing import Any
 from chaos.racer.barrier import BarrierClient
 from chaos.racer.ledger import Ledger, Where
 from chaos.racer.protocol import Action, ActionOutcome, InspectResult, RacerSpec
+from chaos.targets.autogen import INFO
 from chaos.targets.base import NothingSaved, Unsupported, error_of
 from chaos.targets.common import AsyncSession, answer_by_plan, call_recovery, outcome, recover_by_plan, recovery_context
 from chaos.workloads import WorkloadContext, build_workload
@@ -52,9 +53,6 @@ FINISHED = (
 )
 ADDRESSED = "an answer cannot be addressed to one pause: AgentChat's next task carries no pause id, it goes to whoever speaks next (resume_by: interrupt is LangGraph's)"
 MAX_ANSWERS = 100  # pauses a plan answers in one call (a team that always asks again)
-
-
-UNSUPPORTED_OPS = "AgentChat has no checkpoint ids or fork operation (save_state returns the latest state)"
 
 
 class NoSavedState(NothingSaved):
@@ -73,7 +71,7 @@ def set_path(doc: Any, path: str, value: Any) -> None:
 
 
 class AutoGenSession(AsyncSession):
-    unsupported_ops = UNSUPPORTED_OPS
+    unsupported_ops = INFO.unsupported["fork"]  # run and resume only: no checkpoints to list, address or fork from
     store_suffix = ".team.json"
 
     def __init__(self, spec: RacerSpec, barrier: BarrierClient, ledger: Ledger):
@@ -313,6 +311,7 @@ def open_session(spec: RacerSpec, barrier: BarrierClient, ledger: Ledger) -> Aut
 # For warm racers (chaos.racer.forkserver): importing AgentChat starts no thread, sets no event loop and
 # opens nothing. The team (and its runtime) is made by the racer, never here.
 PRELOAD = ("autogen_agentchat.teams", "autogen_agentchat.messages", "chaos.workloads.autogen")
+PRELOAD_OPTIONAL: tuple[str, ...] = ()  # every module its racers import is there whatever the backend
 
 
 def prewarm(only: str | None = None) -> None:

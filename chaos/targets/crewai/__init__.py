@@ -32,10 +32,10 @@ INFO = TargetInfo(
         "upgrade": "no v1/v2 workload pairs for CrewAI yet (its factories do not read ctx.version)",
         "UP": "needs upgrade",
         "failing_effect": "not measured yet: no CrewAI workload with a retry or an error handler around an effect",
-        "fork on checkpoint_*": "a fork answers the pause again, and only @persist (backend sqlite) saves a pending pause",
         "durability": "no durability modes: every save is a synchronous write",
-        "gate_after_interrupt on checkpoint_*": "a @human_feedback pause is persisted through @persist only; checkpoint backends run three_step",
-        "race on checkpoint_*": "no pause to race on without @persist",
+        # on the checkpoint_* backends a @human_feedback pause is not persisted (only @persist, backend sqlite,
+        # saves it): they run three_step; a race has no pause to race on, and a fork, which answers the pause
+        # again, raises Unsupported in the session (NEEDS_CHECKPOINTS)
         "answers on checkpoint_json": "a @human_feedback review is saved as pending only by @persist: use backend sqlite",
         "answers on checkpoint_sqlite": "a @human_feedback review is saved as pending only by @persist: use backend sqlite",
     },

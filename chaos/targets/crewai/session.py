@@ -651,6 +651,7 @@ PRELOAD = (
     "crewai.state.provider.sqlite_provider",
     "chaos.workloads.crewai",
 )
+PRELOAD_OPTIONAL: tuple[str, ...] = ()  # every module its racers import is there whatever the backend
 
 
 def prewarm(only: str | None = None) -> None:

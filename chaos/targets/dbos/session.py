@@ -67,6 +67,7 @@ from chaos.racer.ledger import Ledger, Where
 from chaos.racer.protocol import Action, ActionOutcome, InspectResult, RacerSpec
 from chaos.targets.base import Unsupported, error_of, jsonable, nothing_saved_outcome
 from chaos.targets.common import EffectRecorder, SessionBase, outcome, store_file
+from chaos.targets.dbos import INFO
 from chaos.targets.dbos.preflight import params_problem
 from chaos.workloads import build_workload
 
@@ -637,9 +638,7 @@ class DBOSSession(SessionBase):
         from dbos import DBOS
 
         if action.get("via", "checkpoint") != "explicit":
-            raise Unsupported(
-                "DBOS addresses a past step only through its explicit fork, DBOS.fork_workflow(id, start_step): use fork_via: explicit"
-            )
+            raise Unsupported(INFO.unsupported["fork:checkpoint"])
         recv = [c for c in self._checkpoints() if c["source"] == "DBOS.recv"]
         if not recv:
             raise Unsupported("the workflow recorded no DBOS.recv: there is no pause to fork from")

@@ -104,6 +104,8 @@ INFO = TargetInfo(
         "langgraph-checkpoint-sqlite",
         "langgraph-checkpoint-postgres",
     ),
+    # Postgres backends: psycopg with its C build, and the pool of ``postgres_pool``
+    drivers=("psycopg", "psycopg-binary", "psycopg-pool"),
     boundaries="put(step,source):before/after, put_writes(node,channels):before/after, effect(task):after",
     features=(BRANCHES, BREAKPOINTS),
     reads=(
@@ -134,3 +136,15 @@ INFO = TargetInfo(
         "psycopg[binary]>=3.2,<4",
     ),
 )
+
+
+def setup_run_schema(dsn: str, schema: str) -> None:
+    """LangGraph's checkpoint tables in a run's Postgres schema (``PostgresSaver.setup()``), made once
+    by the orchestrator before any racer: racers get ``setup: False`` and share them."""
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg.rows import dict_row
+
+    with psycopg.connect(dsn, autocommit=True, prepare_threshold=0, row_factory=dict_row) as conn:
+        conn.execute(f'SET search_path TO "{schema}"')
+        PostgresSaver(conn).setup()

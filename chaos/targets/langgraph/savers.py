@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+__all__ = ["lmdb", "mysql", "objectstorage", "plainredis"]
+
 
 def lmdb(ctx: Any) -> Any:
     """``langgraph-checkpoint-lmdb``: an LMDB environment in the trial's folder."""

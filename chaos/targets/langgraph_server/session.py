@@ -300,3 +300,8 @@ def open_session(spec: RacerSpec, barrier: BarrierClient, ledger: Ledger) -> Ser
 
 
 PRELOAD = ("langgraph_sdk", "httpx")
+PRELOAD_OPTIONAL: tuple[str, ...] = ()
+
+
+def prewarm(only: str | None = None) -> None:
+    """Nothing to build ahead: the workload runs in the server, a racer is its client (``PRELOAD`` is all)."""

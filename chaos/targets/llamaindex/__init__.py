@@ -35,7 +35,8 @@ INFO = TargetInfo(
         "failing_effect": "not measured yet: no LlamaIndex workload with a retry or an error handler around an effect",
         "first_checkpoint": "the framework persists nothing itself; the first save is the application's, after the first step",
         "durability": "no durability modes: the application chooses when to save the context",
-        "backend": "core llama-index-workflows has no store; the server extra's SqliteWorkflowStore needs llama-agents-server (not pinned)",
+        # one backend, "file": core llama-index-workflows has no store; the server extra's SqliteWorkflowStore
+        # needs llama-agents-server (not pinned)
     },
     pause_saves=("save(input_required)",),
     reads=OWN_APP_READS,

@@ -44,9 +44,9 @@ from chaos.racer.ledger import Ledger, Where
 from chaos.racer.protocol import Action, ActionOutcome, InspectResult, RacerSpec
 from chaos.targets.base import NothingSaved, Unsupported, error_of, jsonable
 from chaos.targets.common import AsyncSession, answer_by_plan, call_recovery, outcome, recover_by_plan, recovery_context
+from chaos.targets.llamaindex import INFO
 from chaos.workloads import WorkloadContext, build_workload
 
-UNSUPPORTED_OPS = "LlamaIndex Workflows has no checkpoint ids or fork operation (the application keeps one Context dict)"
 FINISHED = "the saved run had ended: nothing to resume (the driver does not run a finished run again; LlamaIndex would restore it and start the run over from its StartEvent)"
 ADDRESSED = "an answer cannot be addressed to one pause: a HumanResponseEvent carries no pause id, it goes to whatever step waits for one (resume_by: interrupt is LangGraph's)"
 MAX_ANSWERS = 100  # pauses a plan answers in one call (a workflow that always asks again)
@@ -98,7 +98,7 @@ def _passes(names: list[str]) -> list[str]:
 
 
 class LlamaIndexSession(AsyncSession):
-    unsupported_ops = UNSUPPORTED_OPS
+    unsupported_ops = INFO.unsupported["fork"]  # run and resume only: no checkpoints to list, address or fork from
     store_suffix = ".ctx.json"
 
     def __init__(self, spec: RacerSpec, barrier: BarrierClient, ledger: Ledger):
@@ -370,6 +370,7 @@ def open_session(spec: RacerSpec, barrier: BarrierClient, ledger: Ledger) -> Lla
 # For warm racers (chaos.racer.forkserver): LlamaIndex Workflows imports start no thread and open nothing
 # (checked: one thread, no descriptor after the preload), so racers fork from a pre-imported parent.
 PRELOAD = ("workflows", "workflows.events", "chaos.workloads.llamaindex")
+PRELOAD_OPTIONAL: tuple[str, ...] = ()  # every module its racers import is there whatever the backend
 
 
 def prewarm(only: str | None = None) -> None:

@@ -35,6 +35,7 @@ from chaos.racer.ledger import Ledger, Where
 from chaos.racer.protocol import Action, ActionOutcome, ErrorInfo, InspectResult, RacerSpec
 from chaos.targets.base import Unsupported, error_of, jsonable
 from chaos.targets.common import EffectRecorder, SessionBase, SessionLoop, outcome, store_file
+from chaos.targets.pydantic_graph import INFO
 from chaos.workloads import build_workload, import_factory, workload_context
 
 
@@ -112,8 +113,6 @@ def explain_error(exc: BaseException, path: Path, snapshots: list[dict] | None) 
 
 
 MAX_ANSWERS = 100  # pauses an answer plan answers in one call (a graph that always asks again)
-
-UNSUPPORTED_OPS = "pydantic-graph has no API that addresses a past snapshot (iter_from_persistence takes the next 'created' one)"
 
 
 class PydanticGraphSession(SessionBase):
@@ -302,7 +301,7 @@ class PydanticGraphSession(SessionBase):
 
     def perform(self, action: Action) -> ActionOutcome:
         if action.get("op", "run") not in ("run", "resume"):
-            raise Unsupported(f"{action.get('op')!r}: " + UNSUPPORTED_OPS)
+            raise Unsupported(f"{action.get('op')!r}: " + INFO.unsupported["fork"])  # run and resume only
         self.recorder.begin_call()
         try:
             out = self.aio.run(self._perform(action))
@@ -400,6 +399,7 @@ PRELOAD = (
     "concurrent.futures.thread",
     "chaos.workloads.pydantic_graph",
 )
+PRELOAD_OPTIONAL: tuple[str, ...] = ()  # every module its racers import is there whatever the backend
 
 
 def prewarm(only: str | None = None) -> None:
