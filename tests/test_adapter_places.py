@@ -116,7 +116,7 @@ def test_shard_estimates_read_trial_s(fake):
 def test_aa_names_the_new_frameworks_recovery_call(fake):
     assert recovery_call("fakeflow", "none") == "fakeflow.resume()"
     assert recovery_call("fakeflow", "unknown form") == "fakeflow.resume(answer)"
-    assert recovery_call("pydantic_graph", "none") == "invoke(None)"  # declares none: LangGraph's, as before
+    assert recovery_call("pydantic_graph", "none") == "the recovery call"  # declares none: neutral words
 
 
 def test_ci_builds_the_new_frameworks_environments(fake):
