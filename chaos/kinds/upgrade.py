@@ -212,8 +212,8 @@ def _forget_v2(run: TrialRun) -> None:
 
 def _answers(s: Scenario, first: ActionSpec) -> list[ActionSpec]:
     """``first``, then the answers to any further interrupt (the plan answers them all itself)."""
-    more = [] if s.answers is not None else [{**answer_action(s), "if": "interrupted"} for _ in range(MAX_ANSWERS - 1)]
-    return [first, *more]  # type: ignore[list-item]
+    more: list[ActionSpec] = [] if s.answers is not None else [{**answer_action(s), "if": "interrupted"} for _ in range(MAX_ANSWERS - 1)]
+    return [first, *more]
 
 
 def _kill_cell(ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:

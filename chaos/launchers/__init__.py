@@ -87,8 +87,10 @@ class RacerFiles:
 
 class RacerHandle(Protocol):
     racer_id: str
-    pid: int | None
     host: str
+
+    @property
+    def pid(self) -> int | None: ...  # read-only here: a warm racer's is always known (int), a container's once it has started
 
     def state(self) -> State: ...
     def arrivals(self) -> list[dict]: ...
