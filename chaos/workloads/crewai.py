@@ -39,7 +39,7 @@ class CrewWorkload:
     pausable: bool = False
     methods: tuple[str, ...] = ()
     pause_method: str | None = None  # the @human_feedback method a run pauses in
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, object] = field(default_factory=dict)
     ends: tuple[str, ...] = ()
     answer: Callable[[Any], Any] | None = None
 
@@ -64,8 +64,8 @@ class CrewRun:
     persistence: Any
     checkpoint: Callable[..., Any] | None
     latest_checkpoint: str | None
-    answers: list[Any] = field(default_factory=list)
-    answer: Any = None
+    answers: list[object] = field(default_factory=list)
+    answer: object = None
 
 
 def three_step(ctx) -> CrewWorkload:

@@ -35,7 +35,7 @@ class GatedEvent(Event):
 
 
 class _Effectful(Workflow):
-    def __init__(self, effect: Callable[[str, Any], None], **kw: Any):
+    def __init__(self, effect: Callable[[str, object], None], **kw: Any):
         super().__init__(**kw)
         self.effect = effect
 
@@ -124,7 +124,7 @@ class LlamaWorkload:
 
     workflow: Workflow
     gated_task: str | None = None
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, object] = field(default_factory=dict)
     input: dict[str, Any] = field(default_factory=dict)
     answer: Callable[[dict], Any] | None = None
 
@@ -153,8 +153,8 @@ class LlamaThread:
     pauses: int
     ended: bool
     drive: Callable[[Any], Any]
-    answers: list[Any] = field(default_factory=list)
-    answer: Any = None
+    answers: list[object] = field(default_factory=list)
+    answer: object = None
 
 
 def _timeout(ctx) -> float:
