@@ -33,7 +33,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from chaos.racer.lazy import lazy_attribute
 
@@ -45,6 +45,8 @@ if TYPE_CHECKING:
     from chaos.workloads.langgraph import Breakpoint, Edit, LangGraphWorkload
     from chaos.workloads.llamaindex import LlamaThread, LlamaWorkload
     from chaos.workloads.pydantic_graph import Deps, PGRun, PGWorkload
+
+W = TypeVar("W")  # the adapter's workload type (``build_workload``'s ``expected``)
 
 __all__ = [
     "AutoGenThread",
@@ -204,7 +206,7 @@ def import_factory(ref: str) -> Callable:
     return obj
 
 
-def call_factory(ref: str, ctx: Any, field: str, made: str, error: type[Exception], *, as_written: str = "") -> Any:
+def call_factory(ref: str, ctx: object, field: str, made: str, error: type[Exception], *, as_written: str = "") -> object:
     """Import ``package.module:factory`` and call it with ``ctx``: a failure of either is one
     ``error`` naming the scenario ``field``, the reference (``as_written`` in the scenario, when
     ``ref`` resolves an alias of it) and the exception (``made``: what the factory builds, e.g.
@@ -221,8 +223,8 @@ def call_factory(ref: str, ctx: Any, field: str, made: str, error: type[Exceptio
 
 
 def build_workload(
-    spec: RacerSpec, effect_hook: Callable[[str, object], None], builtin: dict, expected: type, checkpointer: Any = None
-) -> Any:
+    spec: RacerSpec, effect_hook: Callable[[str, object], None], builtin: dict, expected: type[W], checkpointer: Any = None
+) -> W:
     """Build the racer spec's workload (a built-in name or ``package.module:factory``) and check it
     returned the adapter's workload type."""
     ctx = workload_context(spec, effect_hook, checkpointer)

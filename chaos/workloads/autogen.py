@@ -106,10 +106,10 @@ class AutoGenWorkload:
     meta: dict[str, object] = field(default_factory=dict)
     # a value the application's store writes into the saved team state from this agent's turn on:
     # (agent, dotted path in the team state, value)
-    tamper: tuple[str, str, Any] | None = None
-    team: Callable[[int], Any] | None = None
+    tamper: tuple[str, str, object] | None = None
+    team: Callable[[int], Any] | None = None  # builds an AgentChat team (untyped here: AgentChat is not in the orchestrator's environment)
     human: str = "user"  # the handoff target that means "ask a human"
-    answer: Callable[[str], Any] | None = None
+    answer: Callable[[str], object] | None = None
 
 
 @dataclass
@@ -136,7 +136,7 @@ class AutoGenThread:
     question: str | None
     pauses: int
     ended: bool
-    run: Callable[[Any], Any]
+    run: Callable[[object], object]
     answers: list[object] = field(default_factory=list)
     answer: object = None
 

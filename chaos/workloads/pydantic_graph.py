@@ -146,9 +146,9 @@ class PGWorkload:
     pause: type | None = None
     gated_task: str | None = None
     tasks: dict[str, str] = field(default_factory=dict)  # node id -> task whose effect it fires
-    state_type: Callable[[], Any] = State  # builds a fresh state (a class, or any factory)
+    state_type: Callable[[], object] = State  # builds a fresh state (a class, or any factory)
     meta: dict[str, object] = field(default_factory=dict)
-    answer: Callable[[Any], Any] | None = None
+    answer: Callable[[object], object] | None = None
 
 
 @dataclass
@@ -164,7 +164,7 @@ class PGRun:
     graph: Graph
     persistence: Any
     deps: Callable[..., Deps]
-    state: Callable[[], Any]
+    state: Callable[[], object]
     start: Callable[[], BaseNode]
     snapshots: int
     answers: list[object] = field(default_factory=list)
