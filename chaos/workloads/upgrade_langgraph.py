@@ -243,7 +243,7 @@ class Customer(BaseModel):
     tier: int
 
 
-def _seen(v: Any) -> str:
+def _seen(v: object) -> str:
     """What a node read back, without failing on a wrong type: the class and the fields."""
     fields = getattr(v, "__dict__", None) if not isinstance(v, dict) else v
     inner = ",".join(f"{k}={fields[k]}" for k in sorted(fields)) if isinstance(fields, dict) else repr(v)
