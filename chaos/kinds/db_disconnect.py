@@ -27,7 +27,8 @@ LIVENESS are judged as after a kill).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, TypedDict
 
 from chaos.kinds.base import Property
 from chaos.kinds.checking import verdict
@@ -79,7 +80,7 @@ def terminate(dsn: str, name: str) -> Disconnect:
     }
 
 
-def expected_of(after: dict[str, Any]) -> dict[str, Any]:
+def expected_of(after: Mapping[str, object]) -> dict[str, object]:
     """What the uninterrupted run left durable (``after``: its racer's inspection after it finished)."""
     return {k: after.get(k) for k in ("checkpoints", "next", "completed_tasks", "pending_interrupts")}
 

@@ -24,6 +24,7 @@ What it judges, per kill point (docs/contract.md, "Power loss and torn writes"):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from chaos.kinds.base import Property
@@ -120,7 +121,7 @@ class KillObs(TypedDict, total=False):
     confirmed: bool
 
 
-def _task_key(row: dict[str, Any], by_id: bool) -> str:
+def _task_key(row: Mapping[str, object], by_id: bool) -> str:
     """What names one task run: its id (a node that runs again in a loop is a new task), else its
     node and (sub)graph namespace, else the label it gave its effect."""
     if by_id and row.get("task_id"):

@@ -49,7 +49,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import ClassVar, ParamSpec
 
 from chaos.kinds import crash_chains, crash_states, db_restart
 from chaos.kinds.base import Checker, Kind, Property, approves_breakpoints
@@ -70,6 +70,7 @@ EO = Property("EO", "effect exactly-once", ANCHOR)
 PC = Property("PC", "prefix continuation", ANCHOR)
 LIVENESS = Property("LIVENESS", "liveness", ANCHOR)
 BASE_PROPERTIES = (EO.code, PC.code, LIVENESS.code)
+P = ParamSpec("P")  # a judge's parameters (``at_point``)
 
 
 def every_boundary(cell: Cell, boundaries: list[str]) -> list[str]:
@@ -785,9 +786,9 @@ def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep, base: Bas
     ]
 
 
-def _judged_at(point: str, code: str, judge: Callable[..., Verdict], *args: Any) -> list[Verdict]:
+def _judged_at(point: str, code: str, judge: Callable[P, Verdict], *args: P.args, **kwargs: P.kwargs) -> list[Verdict]:
     """``judge(*args)``, the verdict of ``code`` at ``point``; ``unknown`` with the error if it raises."""
-    return at_point(point, (code,), lambda: [judge(*args)])
+    return at_point(point, (code,), lambda: [judge(*args, **kwargs)])
 
 
 def _point_pc(point: str, valid: list[TrialRecord]) -> Verdict:
@@ -981,11 +982,11 @@ def sweep_summary(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> tuple
     return result, facts
 
 
-def at_point(point: str, codes: Iterable[str], judge: Callable[..., list[Verdict]], *args: Any) -> list[Verdict]:
+def at_point(point: str, codes: Iterable[str], judge: Callable[P, list[Verdict]], *args: P.args, **kwargs: P.kwargs) -> list[Verdict]:
     """The verdicts ``judge(*args)`` gives at ``point``, or, when it raises, each of ``codes``
     ``unknown`` there with the error (check-safe per property at each kill point, as ``compose`` per cell)."""
     try:
-        return judge(*args)
+        return judge(*args, **kwargs)
     except Exception as exc:
         why = f"{type(exc).__name__}: {exc}"[:1000]
         return [verdict(c, "unknown", f"{point}: the {c} checker failed: {why}", points=[point]) for c in codes]

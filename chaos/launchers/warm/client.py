@@ -36,8 +36,9 @@ import subprocess
 import sys
 import time
 from collections import deque
+from io import BufferedWriter
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from chaos.launchers import ExitStatus, RacerFiles, State, racer_tmp
 from chaos.racer.barrier import read_arrivals
@@ -110,7 +111,7 @@ class ServerLog:
     every transport keeps one and reads its tail the same way."""
 
     log_path: Path
-    _log: Any  # the open binary file
+    _log: BufferedWriter  # the open binary file
 
     def log_tail(self, n: int = 600) -> str:
         try:
