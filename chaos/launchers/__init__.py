@@ -139,7 +139,7 @@ class ForgetsHandles(Protocol):
     """A launcher that keeps per-racer state (local, warm): ``forget`` drops a finished trial's racers,
     so a long run holds nothing per racer ever started."""
 
-    def forget(self, handles: list[Any]) -> None: ...
+    def forget(self, handles: list[RacerHandle]) -> None: ...
 
 
 @runtime_checkable
