@@ -359,11 +359,8 @@ TARGETS: dict[str, TargetInfo] = {
             "answers on checkpoint_sqlite": "a @human_feedback review is saved as pending only by @persist: use backend sqlite",
         },
         pause_saves=("save_pending(",),
-        first_writes=(
-            "save_state(",
-            "save_pending(",
-            "checkpoint(",
-        ),  # @persist's state or pending-feedback save, or a checkpoint provider's write
+        # the first durable write: @persist's state or pending-feedback save, or a checkpoint provider's
+        first_writes=("save_state(", "save_pending(", "checkpoint("),
         reads=_OWN_APP_READS,
         trial_s=8.0,  # CrewAI racers take ~8 s each to start and run
         recovery_calls={"none": "kickoff by id", "input": "a new kickoff", "command": "kickoff by id, continuing the flow"},
