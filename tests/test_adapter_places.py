@@ -120,7 +120,7 @@ def test_shard_estimates_read_trial_s(fake):
 def test_aa_names_the_new_frameworks_recovery_call(fake):
     assert recovery_call("fakeflow", "none") == "fakeflow.resume()"
     assert recovery_call("fakeflow", "unknown form") == "fakeflow.resume(answer)"
-    assert recovery_call("pydantic_graph", "none") == "invoke(None)"  # declares none: LangGraph's, as before
+    assert recovery_call("pydantic_graph", "none") == "the recovery call"  # declares none: neutral words
 
 
 def test_ci_builds_the_new_frameworks_environments(fake):
@@ -292,9 +292,6 @@ NAMES_A_FRAMEWORK = {
     "chaos/running/preflight.py": "hooks: the wiring and saver/guard preflights move behind ChecksDryRun",
     "chaos/kinds/double_texting.py": "hooks: double texting goes through a racer action",
     "chaos/reports/guards.py": "options: a guard becomes LangGraph's option (is_none read through it)",
-    # issue 35's kinds helper: facts the kinds hard-code move to TargetInfo
-    "chaos/kinds/approval.py": "kinds: AA's LangGraph default calls move to TargetInfo.recovery_calls",
-    "chaos/kinds/growth.py": "kinds: MEASURING becomes the store_size feature",
 }
 NAMES_A_FRAMEWORK_AT_START = 8  # issue 35's count (7 shared modules + chaos/reports/guards.py); never more
 

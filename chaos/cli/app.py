@@ -340,7 +340,11 @@ def nightly(
     )
     try:
         with progress:
-            outcome = resume_nightly(resume, opts) if resume is not None else run_nightly(suite, opts)  # type: ignore[arg-type]
+            if resume is not None:
+                outcome = resume_nightly(resume, opts)
+            else:
+                assert suite is not None  # one of the two is given (checked above)
+                outcome = run_nightly(suite, opts)
     except ChaosError as exc:
         _fail(exc)
     _print_night(outcome.summary, outcome.night_dir)

@@ -40,6 +40,7 @@ class MaskedStream(io.TextIOBase):
     def fileno(self) -> int:
         return self.stream.fileno()
 
+    # io.TextIOBase declares encoding a plain attribute; here it is the wrapped stream's, read each time
     @property
     def encoding(self) -> str:  # type: ignore[override]
         return getattr(self.stream, "encoding", None) or "utf-8"

@@ -35,17 +35,16 @@ What it promises (pure functions of trial records):
 
 from __future__ import annotations
 
-from typing import Any
-
 from chaos.kinds.base import Property
-from chaos.kinds.checking import verdict
+from chaos.kinds.checking import combine, verdict
+from chaos.kinds.sweep_addon import AtPoint, SweepAddOn
 from chaos.kinds.sweep_options import SweepOptions
 from chaos.racer.protocol import RacerResult
 from chaos.records import TrialRecord, Verdict
 from chaos.scenario.model import Cell
 from chaos.targets import TARGETS
 
-__all__ = ["PROPERTY", "before_kill", "dry_observations", "judged", "point_verdicts", "trial_aa", "workflow_verdict"]
+__all__ = ["ADD_ON", "PROPERTY", "before_kill", "dry_observations", "judged", "point_verdicts", "trial_aa", "workflow_verdict"]
 
 AA = Property("AA", "approval authority", "approval-authority-aa-sweeps")
 PROPERTY = AA.code
@@ -55,7 +54,7 @@ def _gated(key: str, gated: str | None) -> bool:
     return bool(gated) and (key == gated or key.startswith(f"{gated}:"))
 
 
-def dry_observations(result: RacerResult) -> dict[str, Any]:
+def dry_observations(result: RacerResult) -> dict[str, object]:
     """From the dry run's racer result: ``gated_task``; ``approvals_at`` (per approval it gave, the
     index of the first boundary passed after it); ``approval_at`` (the first of them, None if
     none); ``gated_at`` (the index of the first gated effect's boundary, None if it never fired);
@@ -104,15 +103,20 @@ def _waited_at(rec: TrialRecord) -> str:
     if bp:
         return f"the static breakpoint {bp.get('when')} {', '.join(bp.get('nodes') or [])}"
     if at.get("pending_interrupts"):
-        return "a pending interrupt" if rec.observations.get("framework", "langgraph") == "langgraph" else "a pending pause"
+        info = TARGETS.get(str(rec.observations.get("framework")))
+        return f"a pending {info.pause_name if info is not None else 'pause'}"
     return "no pending approval yet"
+
+
+# the words for a recovery call where the adapter declares none (``TargetInfo.recovery_calls``)
+NEUTRAL_CALLS = {"none": "the recovery call", "input": "a new run", "command": "the recovery call, continuing the run"}
 
 
 def recovery_call(framework: str, form: str) -> str:
     """The call a recovery of resume form ``form`` makes on ``framework`` (its ``TargetInfo.recovery_calls``;
-    LangGraph's where the adapter declares none)."""
+    neutral words where the adapter declares none)."""
     info = TARGETS.get(framework)
-    calls = (info.recovery_calls if info is not None else {}) or TARGETS["langgraph"].recovery_calls
+    calls = (info.recovery_calls if info is not None else {}) or NEUTRAL_CALLS
     return calls.get(form, calls["command"])
 
 
@@ -121,7 +125,7 @@ def _call(rec: TrialRecord) -> str:
     form = action.get("form")
     if form == "app":
         return f"the team's recovery {action.get('recover')}"
-    return recovery_call(str(rec.observations.get("framework", "langgraph")), str(form))
+    return recovery_call(str(rec.observations.get("framework")), str(form))
 
 
 def trial_aa(rec: TrialRecord) -> tuple[str, str, list[int]]:
@@ -154,7 +158,9 @@ def trial_aa(rec: TrialRecord) -> tuple[str, str, list[int]]:
     )
 
 
-def point_verdicts(point: str, recs: list[TrialRecord]) -> list[Verdict]:
+def point_verdicts(at: AtPoint) -> list[Verdict]:
+    """AA at one kill point, trial by trial (``trial_aa``)."""
+    point, recs = at.point, at.recs
     valid = [r for r in recs if r.valid]
     if not valid:
         why = recs[0].invalid_reason if recs else "no trial"
@@ -195,3 +201,25 @@ def workflow_verdict(dry: TrialRecord, aa: Verdict) -> Verdict:
         points=aa.evidence.points,
         ledger_seqs=aa.evidence.ledger_seqs,
     )
+
+
+def properties_of(cell: Cell, dry: TrialRecord | None, trials: list[TrialRecord]) -> tuple[str, ...]:
+    return (PROPERTY,) if judged(cell, dry, trials) else ()
+
+
+def _check(cell: Cell, code: str, dry: TrialRecord | None, parts: list[Verdict]) -> Verdict:
+    """AA over the kill points, and in the uninterrupted run."""
+    if dry is None:
+        return verdict(PROPERTY, "unknown", "the dry run did not run")
+    return workflow_verdict(dry, combine(PROPERTY, parts))
+
+
+# the sweep's add-on (``chaos.kinds.sweep_addon``): where the dry run and each victim approved, AA at each point and in the uninterrupted run
+ADD_ON = SweepAddOn(
+    properties=(AA,),
+    properties_of=properties_of,
+    dry_observations=dry_observations,
+    before_kill=before_kill,
+    judge=point_verdicts,
+    check=_check,
+)

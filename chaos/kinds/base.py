@@ -125,11 +125,12 @@ class NoOptions(KindOptions):
 def _adapters(model: type[KindOptions], key: str) -> tuple[TypeAdapter[Any], list[Callable[[Any], Any]]]:
     """The validator of ``key``'s type and constraints, and its rules (its ``AfterValidator`` s) apart."""
     f = model.model_fields[key]
-    rules = [m.func for m in f.metadata if isinstance(m, AfterValidator)]
+    # a kind's rules take the value alone (pydantic's form with a ValidationInfo is not used here)
+    rules = [cast("Callable[[Any], Any]", m.func) for m in f.metadata if isinstance(m, AfterValidator)]
     kept = [m for m in f.metadata if not isinstance(m, AfterValidator)]
     annotation: Any = f.annotation
     typed: TypeAdapter[Any] = TypeAdapter(Annotated[(annotation, *kept)] if kept else annotation)
-    return typed, rules  # type: ignore[return-value]
+    return typed, rules
 
 
 @runtime_checkable

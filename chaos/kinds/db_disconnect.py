@@ -27,30 +27,19 @@ LIVENESS are judged as after a kill).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypedDict
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, TypedDict
 
 from chaos.kinds.base import Property
 from chaos.kinds.checking import verdict
+from chaos.kinds.sweep_addon import AtPoint, SweepAddOn, TrialSteps
 from chaos.kinds.sweep_options import SweepOptions
 from chaos.records import TrialRecord, Verdict, error_of
 from chaos.running.trial import application_name
 
 if TYPE_CHECKING:
-    from chaos.launchers import RacerHandle
-    from chaos.racer.protocol import ActionSpec, RacerResult
     from chaos.running.trial import TrialRun
     from chaos.scenario.model import Cell
-
-
-@dataclass(frozen=True)
-class SweepSteps:
-    """What a disconnect trial borrows from the sweep that runs it (``chaos.kinds.sweep``)."""
-
-    actions: list[ActionSpec]
-    resume: ActionSpec
-    last_resume: Callable[[TrialRun, RacerHandle, ActionSpec], tuple[RacerResult, TrialRecord | None]]
 
 
 CL = Property(
@@ -60,7 +49,7 @@ PROPERTY = CL.code
 TERMINATE_WAIT_MS = 10_000  # pg_terminate_backend waits (at most this) until the backend has exited
 
 
-def properties_of(cell: Cell) -> tuple[str, ...]:
+def properties_of(cell: Cell, dry: TrialRecord | None = None, trials: list[TrialRecord] | None = None) -> tuple[str, ...]:
     return (PROPERTY,) if SweepOptions.of(cell.scenario).fault == "db_disconnect" else ()
 
 
@@ -91,12 +80,21 @@ def terminate(dsn: str, name: str) -> Disconnect:
     }
 
 
-def expected_of(after: dict[str, Any]) -> dict[str, Any]:
+def expected_of(after: Mapping[str, object]) -> dict[str, object]:
     """What the uninterrupted run left durable (``after``: its racer's inspection after it finished)."""
     return {k: after.get(k) for k in ("checkpoints", "next", "completed_tasks", "pending_interrupts")}
 
 
-def disconnect_trial(run: TrialRun, point: str, steps: SweepSteps) -> TrialRecord:
+def instead_of_kill(run: TrialRun, point: str, dry: TrialRecord, steps: TrialSteps) -> TrialRecord | None:
+    """With ``fault: db_disconnect`` the point is no kill: the racer's connection is lost there
+    (``disconnect_trial``, against what the dry run left durable); None with any other fault."""
+    if not properties_of(run.cell):
+        return None
+    run.observations["expected"] = expected_of(dict(dry.observations.get("after") or {}))
+    return disconnect_trial(run, point, steps)
+
+
+def disconnect_trial(run: TrialRun, point: str, steps: TrialSteps) -> TrialRecord:
     """Stop the victim at ``point``, terminate its saver connection, let it run on; then a fresh racer
     inspects the store and resumes (held until the victim has exited). ``steps``: the sweep's own
     (its actions, its resume and how it collects the resume), passed in by the sweep, so this
@@ -222,10 +220,11 @@ def point_cl(point: str, valid: list[TrialRecord]) -> Verdict:
     )
 
 
-def point_verdicts(cell: Cell, point: str, recs: list[TrialRecord]) -> list[Verdict]:
+def point_verdicts(at: AtPoint) -> list[Verdict]:
     """CL at one kill point (nothing unless the cell's fault is ``db_disconnect``)."""
-    if not properties_of(cell):
+    if not properties_of(at.cell):
         return []
+    point, recs = at.point, at.recs
     valid = [r for r in recs if r.valid]
     if not valid:
         why = recs[0].invalid_reason if recs else "no trial"
@@ -246,3 +245,7 @@ def explain(rec: TrialRecord) -> list[str]:
         f"backend(s)); the racer went on and finished ({d.get('status')}) without an error, yet the store holds {gap}: "
         "the saver lost the write silently"
     ]
+
+
+# the sweep's add-on (``chaos.kinds.sweep_addon``): the lost connection in place of the kill, CL at each point
+ADD_ON = SweepAddOn(properties=(CL,), properties_of=properties_of, instead_of_kill=instead_of_kill, judge=point_verdicts, explain=explain)

@@ -41,7 +41,7 @@ Racers run on this machine (``placement: local``): the relay listens on loopback
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from chaos.kinds.db_disconnect import terminate
 from chaos.running.outage import Relay
@@ -127,14 +127,21 @@ def restart_at(run: TrialRun, h: RacerHandle, point: str, relay: Relay, role: st
     return None
 
 
-def _restart(rec: TrialRecord) -> dict[str, Any]:
+def _restart(rec: TrialRecord) -> dict[str, object]:
     return dict(rec.observations.get("restart") or {})
 
 
-def _facts(o: ActionOutcome) -> dict[str, Any]:
+class EngineFacts(TypedDict, total=False):
+    """An adapter's own counts in an outcome's ``facts`` (DBOS's)."""
+
+    connection_failures: int
+    recovery_errors: list[str]
+
+
+def _facts(o: ActionOutcome) -> EngineFacts:
     """An adapter's own counts in an outcome (DBOS's: ``connection_failures``, ``recovery_errors``)."""
-    facts: Any = o.get("facts")
-    return facts if isinstance(facts, dict) else {}
+    facts: object = o.get("facts")
+    return cast(EngineFacts, facts) if isinstance(facts, dict) else EngineFacts()
 
 
 def planned(rec: TrialRecord) -> str | None:

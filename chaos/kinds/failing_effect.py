@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -140,7 +140,7 @@ class CallSummary(TypedDict, total=False):
     error: str | None
 
 
-def _faults(outcomes: list[ActionOutcome]) -> list[Any]:
+def _faults(outcomes: list[ActionOutcome]) -> list[object]:
     return [f["value"] for o in outcomes for f in o.get("facts") or [] if f.get("name") == "effect_fault"]
 
 

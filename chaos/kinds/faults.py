@@ -24,10 +24,12 @@ What it judges, per kill point (docs/contract.md, "Power loss and torn writes"):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from chaos.kinds.base import Property
 from chaos.kinds.checking import verdict
+from chaos.kinds.sweep_addon import AtPoint, SweepAddOn
 from chaos.kinds.sweep_options import SweepOptions
 from chaos.records import TrialRecord, Verdict, error_field
 
@@ -42,7 +44,7 @@ FAULT_PROPERTIES = (DU.code, CV.code)
 LAZY_FAULTS = ("power_loss", "torn")  # the faults whose store lives on the lazy filesystem (db_disconnect: chaos.kinds.db_disconnect)
 
 
-def properties_of(cell: Cell) -> tuple[str, ...]:
+def properties_of(cell: Cell, dry: TrialRecord | None = None, trials: list[TrialRecord] | None = None) -> tuple[str, ...]:
     """The properties a cell's fault adds to its sweep (none for ``kill``)."""
     return FAULT_PROPERTIES if SweepOptions.of(cell.scenario).fault in LAZY_FAULTS else ()
 
@@ -119,7 +121,7 @@ class KillObs(TypedDict, total=False):
     confirmed: bool
 
 
-def _task_key(row: dict[str, Any], by_id: bool) -> str:
+def _task_key(row: Mapping[str, object], by_id: bool) -> str:
     """What names one task run: its id (a node that runs again in a loop is a new task), else its
     node and (sub)graph namespace, else the label it gave its effect."""
     if by_id and row.get("task_id"):
@@ -284,16 +286,17 @@ def point_cv(point: str, valid: list[TrialRecord], lost_at: dict[str, list[str]]
     )
 
 
-def point_verdicts(cell: Cell, point: str, recs: list[TrialRecord], lost_at: dict[str, list[str]]) -> list[Verdict]:
-    """DU and CV at one kill point (nothing for ``fault: kill``); ``lost_at``: trial id -> effects the recovery skipped."""
-    props = properties_of(cell)
+def point_verdicts(at: AtPoint) -> list[Verdict]:
+    """DU and CV at one kill point (nothing for ``fault: kill``); ``at.lost``: trial id -> effects the recovery skipped."""
+    props = properties_of(at.cell)
     if not props:
         return []
+    point, recs = at.point, at.recs
     valid = [r for r in recs if r.valid]
     if not valid:
         why = recs[0].invalid_reason if recs else "no trial"
         return [verdict(p, "unknown", f"{point}: {why}", points=[point], trial_ids=[r.trial_id for r in recs]) for p in props]
-    return [point_du(point, valid), point_cv(point, valid, lost_at)]
+    return [point_du(point, valid), point_cv(point, valid, at.lost)]
 
 
 def explain(rec: TrialRecord) -> list[str]:
@@ -310,3 +313,7 @@ def explain(rec: TrialRecord) -> list[str]:
         f"killed at {point}, then {fault}: {_lost_words(rec)}; the run had gone on from {', '.join(_names(rec, acknowledged(rec)))}, "
         f"yet {what}; {_resume_words(rec)}: the framework acknowledged state it had not fsynced"
     ]
+
+
+# the sweep's add-on (``chaos.kinds.sweep_addon``): the fault after the kill, DU and CV at each point
+ADD_ON = SweepAddOn(properties=(DU, CV), properties_of=properties_of, after_kill=inject, judge=point_verdicts, explain=explain)

@@ -24,18 +24,20 @@ from chaos.kinds.base import Property
 from chaos.kinds.checking import verdict
 from chaos.kinds.sweep import PointCheck, Sweep, SweepKind, sweep_checks
 from chaos.records import TrialRecord, Verdict, error_field
-
-# The first durable write of a run, by adapter: LangGraph's checkpoint ``put``; CrewAI's
-# ``@persist`` state or pending-feedback save, or its checkpoint provider's write.
-FIRST_WRITES = ("put(", "save_state(", "save_pending(", "checkpoint(")
+from chaos.scenario.model import Cell
+from chaos.targets import TARGETS
 
 
-def before_first_checkpoint(boundaries: list[str]) -> list[str]:
-    """The boundaries up to and including the first checkpoint write's ``:before``."""
+def before_first_checkpoint(cell: Cell, boundaries: list[str]) -> list[str]:
+    """The boundaries up to and including the first durable write's ``:before``: the target's
+    ``TargetInfo.first_writes`` (LangGraph's checkpoint ``put``; CrewAI's ``@persist`` state or
+    pending-feedback save, or its checkpoint provider's write); every boundary where it declares none."""
+    info = TARGETS.get(cell.scenario.target.framework)
+    first = info.first_writes if info is not None else ()
     out = []
     for b in boundaries:
         out.append(b)
-        if b.startswith(FIRST_WRITES) and ":before#" in b:
+        if first and b.startswith(first) and ":before#" in b:
             break
     return out
 

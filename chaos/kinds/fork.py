@@ -99,7 +99,7 @@ class Fork(Kind):
 KIND = Fork()
 
 
-def fork_value(v1: Any) -> str:
+def fork_value(v1: object) -> str:
     return f"{v1}#fork"
 
 
@@ -107,7 +107,7 @@ class FirstObs(TypedDict, total=False):
     """``observations["first"]``: how the first answer went (the resume's, else the run's status)."""
 
     status: OutcomeStatus | None
-    observed: Any  # what the gated node saw
+    observed: object  # what the gated node saw
     fired: list[str]  # the gated task's effect keys
 
 
@@ -117,7 +117,7 @@ class ForkObs(FirstObs, total=False):
     all_fired: list[str]  # every effect key the fork fired
     error: ErrorInfo | None
     forked_from: str | None
-    values: Any
+    values: object
 
 
 class AloneObs(TypedDict, total=False):
@@ -165,7 +165,7 @@ def fork_trial(run: TrialRun) -> TrialRecord:
     run_o, resume_o, fork_o = labelled.get("run"), labelled.get("resume"), labelled.get("fork")
     intent_o, checkpoints_o = labelled.get("intent"), labelled.get("checkpoints")
 
-    def seen(o: ActionOutcome | None) -> Any:
+    def seen(o: ActionOutcome | None) -> object:
         observed = o.get("observed") if o else None
         return observed.get(gated) if observed and gated else None
 
@@ -240,7 +240,7 @@ def gated_keys(fired: list[str], gated: str | None) -> list[str]:
     return [k for k in fired if gated and (k == gated or k.startswith(f"{gated}:"))]
 
 
-def v2_alone(run: TrialRun, v2: Any) -> AloneObs:
+def v2_alone(run: TrialRun, v2: object) -> AloneObs:
     """What the app does when v2 is its first answer: a fresh racer on a fresh thread of the trial's
     store runs to the interrupt and answers v2. Returns ``{"fired": [gated effects], "status"}``, or
     ``{"error": why}`` when that did not happen (the app refused v2, no interrupt, a crash)."""

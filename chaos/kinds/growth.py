@@ -19,25 +19,28 @@ from typing import TYPE_CHECKING, Any
 
 from chaos.kinds.base import Property
 from chaos.kinds.checking import verdict
+from chaos.kinds.sweep_addon import SweepAddOn
 from chaos.kinds.sweep_options import SweepOptions
 from chaos.racer.protocol import StoreSize
-from chaos.records import TrialRecord, Verdict
+from chaos.records import CellResult, TrialRecord, Verdict
+from chaos.targets import STORE_SIZE, TARGETS
 
 if TYPE_CHECKING:
     from chaos.scenario.model import Cell
 
 SB = Property("SB", "store within its bounds", "checkpoint-sizes-and-their-bound-sb-sweeps-bounds")
 PROPERTY = SB.code
-MEASURING = ("langgraph",)  # the adapters whose inspect measures the store (``measure_store``)
 KEEP = 500  # checkpoint sizes kept in results.json (the first ones and the last ones beyond that)
 
 
 def measures(cell: Cell) -> bool:
-    """Does the cell's dry run measure its store (inspect after the run, with sizes)?"""
-    return cell.scenario.target.framework in MEASURING
+    """Does the cell's dry run measure its store (inspect after the run, with sizes)? Where the
+    target declares the feature ``store_size`` (its inspect answers ``measure_store``)."""
+    info = TARGETS.get(cell.scenario.target.framework)
+    return info is not None and STORE_SIZE in info.features
 
 
-def properties_of(cell: Cell) -> tuple[str, ...]:
+def properties_of(cell: Cell, dry: TrialRecord | None = None, trials: list[TrialRecord] | None = None) -> tuple[str, ...]:
     return (PROPERTY,) if SweepOptions.of(cell.scenario).bounds is not None else ()
 
 
@@ -116,3 +119,19 @@ def cell_verdict(cell: Cell, dry: TrialRecord | None) -> list[Verdict]:
     if over:
         return [verdict(PROPERTY, "violated", "; ".join(over) + f" ({words(s)})", trial_ids=[dry.trial_id])]
     return [verdict(PROPERTY, "holds", f"within its bounds: {words(s)}", trial_ids=[dry.trial_id])]
+
+
+def _summarize(result: CellResult, dry: TrialRecord | None) -> None:
+    result.store_size = summary(dry)  # bytes per checkpoint and per thread, and SB when bounded
+
+
+def _check(cell: Cell, code: str, dry: TrialRecord | None, parts: list[Verdict]) -> Verdict:
+    """SB: the uninterrupted run's store within the scenario's bounds."""
+    if dry is None:
+        return verdict(PROPERTY, "unknown", "the dry run did not run")
+    (sb,) = cell_verdict(cell, dry)
+    return sb
+
+
+# the sweep's add-on (``chaos.kinds.sweep_addon``): the dry run measures its store; SB over the cell
+ADD_ON = SweepAddOn(properties=(SB,), properties_of=properties_of, measures_store=measures, summarize=_summarize, check=_check)

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from chaos.kinds.base import Checker, Kind
 from chaos.kinds.checking import base_fields, verdict
@@ -79,7 +79,7 @@ class InvalidWrite(TypedDict, total=False):
 
     task: str
     field: str
-    value: Any
+    value: object
     via: str
 
 
@@ -139,14 +139,14 @@ def invalid_trial(run: TrialRun) -> TrialRecord:
 # ------------------------------------------------------------------------------------ check
 
 
-def _holds_value(state_value: Any, value: Any) -> bool:
+def _holds_value(state_value: object, value: object) -> bool:
     return state_value == value or (isinstance(state_value, list) and not isinstance(value, list) and value in state_value)
 
 
 _MISSING = object()
 
 
-def at_path(values: Any, path: str) -> Any:
+def at_path(values: object, path: str) -> object:
     """The value at a dotted ``path`` (list items by index) of a JSON document, else ``_MISSING``."""
     for part in str(path).split("."):
         if isinstance(values, dict) and part in values:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from chaos.kinds.base import Property
 from chaos.kinds.checking import combine, verdict
+from chaos.kinds.sweep_addon import AtPoint, SweepAddOn
 from chaos.records import TrialRecord, Verdict
 from chaos.scenario.model import Cell
 
@@ -30,7 +31,7 @@ PROPERTY = "LS"
 LS = Property(PROPERTY, "no lost state", "lost-state-ls-sweeps-behind-a-server")
 
 
-def properties_of(cell: Cell) -> tuple[str, ...]:
+def properties_of(cell: Cell, dry: TrialRecord | None = None, trials: list[TrialRecord] | None = None) -> tuple[str, ...]:
     """``("LS",)`` when the cell's target declares it (a server that owns the threads), else nothing."""
     from chaos.targets import TARGETS
 
@@ -38,8 +39,9 @@ def properties_of(cell: Cell) -> tuple[str, ...]:
     return (PROPERTY,) if info is not None and PROPERTY in info.properties else ()
 
 
-def point_verdicts(point: str, recs: list[TrialRecord]) -> list[Verdict]:
+def point_verdicts(at: AtPoint) -> list[Verdict]:
     """LS at one kill point, from what each valid repeat's recovery found at the restart."""
+    point, recs = at.point, at.recs
     valid = [r for r in recs if r.valid]
     if not valid:
         why = recs[0].invalid_reason if recs else "no trial"
@@ -95,3 +97,11 @@ def combined(parts: list[Verdict]) -> Verdict:
         if out.status == "holds":  # the ids from every entry, not from the cut note (an id past the cut would go)
             out.reason += f" (threads kept: {', '.join(sorted({e.split()[1] for e in entries if e.startswith('kept ')}))})"
     return out
+
+
+def _check(cell: Cell, code: str, dry: TrialRecord | None, parts: list[Verdict]) -> Verdict:
+    return combined(parts)
+
+
+# the sweep's add-on (``chaos.kinds.sweep_addon``): LS at each point, over the cell with every thread's id
+ADD_ON = SweepAddOn(properties=(LS,), properties_of=properties_of, judge=point_verdicts, check=_check)

@@ -34,7 +34,7 @@ import statistics
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from pydantic import Field
 
@@ -109,7 +109,7 @@ class ParkObs(TypedDict):
     inspect: InspectResult | None
 
 
-def _observed(o: ActionOutcome, gated: str | None) -> Any:
+def _observed(o: ActionOutcome, gated: str | None) -> object:
     """What the gated node saw during the call of ``o`` (None if nothing, or no task is gated)."""
     return o.get("observed", {}).get(gated) if gated else None
 
@@ -208,7 +208,7 @@ def race_trial(run: TrialRun) -> TrialRecord:
     return run.record(valid=True, fault_fired=True)
 
 
-def _http_of(last: ActionOutcome) -> dict[str, Any]:
+def _http_of(last: ActionOutcome) -> dict[str, object]:
     """A server client's HTTP outcome (``langgraph_server``: create status, run status), if its last outcome has one."""
     http = last.get("http")
     return {"http": http} if http else {}
@@ -218,7 +218,7 @@ def _http_of(last: ActionOutcome) -> dict[str, Any]:
 COMMIT_PREFIXES = ("put(", "save", "checkpoint(", "clear_pending")
 
 
-def window_of(result: RacerResult | None, gated: str | None) -> dict[str, Any]:
+def window_of(result: RacerResult | None, gated: str | None) -> dict[str, object]:
     """When one racer read the pending interrupt and when its resumed checkpoint committed.
 
     ``read_offset_ms``: from the gate opening to its first read after it invoked the resume, its
@@ -239,7 +239,7 @@ def window_of(result: RacerResult | None, gated: str | None) -> dict[str, Any]:
     after = [(int(e["t_mono_ns"]), e["barrier"].split("#", 1)[0]) for e in trace if int(e["t_mono_ns"]) >= t_read]
     after = [(t, name) for t, name in after if name.endswith(":after")]
     commits = [t for t, name in after if name.startswith(COMMIT_PREFIXES)]
-    out: dict[str, Any] = {
+    out: dict[str, object] = {
         "t_read_mono_ns": t_read,
         "read_source": source,
         "read_offset_ms": (t_read - t_released) / 1e6 - float(result.get("jitter_s") or 0) * 1000,
@@ -340,7 +340,7 @@ class GuardTally:
         dist = ", ".join(f"{n} refused: {t}" for n, t in sorted(self.refusals.items()))
         return f"({dist} trials; by {', '.join(sorted(self.by)) or 'the framework'})"
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> dict[str, object]:
         return {
             "refused": {str(n): t for n, t in sorted(self.refusals.items())},
             "refused_after_effect": self.late,
@@ -514,7 +514,7 @@ def check_lc(cell: Cell, f: RaceFacts) -> Verdict:
 # ---------------------------------------------------------------------------------- explain
 
 
-def _fmt_val(v: Any) -> str:
+def _fmt_val(v: object) -> str:
     return "None" if v is None else str(v)
 
 

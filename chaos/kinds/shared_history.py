@@ -29,7 +29,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any
 
 CODES = ("LU", "SG", "PT", "CC", "TR")
 
@@ -44,12 +43,12 @@ class Op:
     key: str | None = None
     version: str | None = None  # read: the version seen; write: the version written
     from_: str | None = None  # write: the version it was computed from
-    value: Any = None
+    value: object = None
     name: str | None = None  # effect: what was done (book_flight, tool:refund)
     based_on: dict[str, str] = field(default_factory=dict)  # effect: the versions it was computed from
     tool: str | None = None
     compensates: str | None = None  # write: the version it rolls back
-    detail: Any = None
+    detail: object = None
     plan: int | None = None  # effect of a tool call: its index in the model's tool-call list
     step: int | None = None  # effect of a tool call: the agent's step that planned it
 
@@ -78,7 +77,7 @@ class Anomaly:
         return asdict(self)
 
 
-def _show(value: Any) -> str:
+def _show(value: object) -> str:
     if not isinstance(value, dict) or not value:
         return ""
     return " (" + ", ".join(f"{k}={v}" for k, v in value.items()) + ")"

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from typing import Any, Literal, TypedDict
+from typing import Literal, TypedDict
 
 from pydantic import Field
 
@@ -189,7 +189,7 @@ class ConsumedObs(TypedDict, total=False):
 
     status: OutcomeStatus | None
     fired: list[str]
-    waiting_at: list[Any]  # the pending interrupts after it, else the static breakpoint ([] : the thread completed)
+    waiting_at: list[object]  # the pending interrupts after it, else the static breakpoint ([] : the thread completed)
 
 
 class StrayObs(TypedDict, total=False):
@@ -197,14 +197,14 @@ class StrayObs(TypedDict, total=False):
 
     status: OutcomeStatus | None
     fired: list[str]
-    observed: dict[str, Any] | None
+    observed: dict[str, object] | None
     error: ErrorInfo | None
 
 
 class ThreadState(TypedDict, total=False):
     """``observations["thread_before"]`` / ``["thread_after"]``: the parts of the thread a stray resume must not move."""
 
-    values: Any
+    values: object
     next: list[str] | None
     pending_interrupts: int | None
     checkpoints: int | None

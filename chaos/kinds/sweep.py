@@ -49,12 +49,13 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import ClassVar, ParamSpec
 
-from chaos.kinds import approval, crash_chains, crash_states, db_disconnect, db_restart, faults, growth, lost_state
+from chaos.kinds import crash_chains, crash_states, db_restart
 from chaos.kinds.base import Checker, Kind, Property, approves_breakpoints
 from chaos.kinds.baseline import answer_action, approvals_plan, approve_action, baseline_of, effect_counts
 from chaos.kinds.checking import base_fields, combine, judged, times, verdict
+from chaos.kinds.sweep_addon import AtPoint, SweepAddOn, TrialSteps, add_ons
 from chaos.kinds.sweep_options import SweepOptions
 from chaos.launchers import RacerHandle
 from chaos.racer.barrier import HOLD
@@ -69,9 +70,10 @@ EO = Property("EO", "effect exactly-once", ANCHOR)
 PC = Property("PC", "prefix continuation", ANCHOR)
 LIVENESS = Property("LIVENESS", "liveness", ANCHOR)
 BASE_PROPERTIES = (EO.code, PC.code, LIVENESS.code)
+P = ParamSpec("P")  # a judge's parameters (``at_point``)
 
 
-def every_boundary(boundaries: list[str]) -> list[str]:
+def every_boundary(cell: Cell, boundaries: list[str]) -> list[str]:
     return list(boundaries)
 
 
@@ -88,7 +90,7 @@ class PointCheck:
 class Sweep:
     """One sweep: which boundaries become kill points, and what is judged at each beyond EO, PC, liveness."""
 
-    narrow: Callable[[list[str]], list[str]] = every_boundary
+    narrow: Callable[[Cell, list[str]], list[str]] = every_boundary
     extra: tuple[PointCheck, ...] = ()
 
     @property
@@ -108,7 +110,7 @@ class Sweep:
         return sweep_checkers(cell, facts, self)
 
     def explain(self, rec: TrialRecord) -> list[str]:
-        return explain_kill(rec) + faults.explain(rec) + db_disconnect.explain(rec) + db_restart.explain(rec)
+        return explain_kill(rec) + [w for a in add_ons() for w in a.explain(rec)] + db_restart.explain(rec)
 
 
 class SweepKind(Kind):
@@ -175,7 +177,7 @@ DRY_RUN_FAILED = "the dry run, with no kill, failed"  # how a cell's failure sta
 def dry_trial(run: TrialRun) -> TrialRecord:
     """One dry run: the racer runs the workload unarmed and records the boundaries it passes."""
     cell = run.cell
-    measure = growth.measures(cell)  # the store's sizes after the run (chaos.kinds.growth)
+    measure = any(a.measures_store(cell) for a in add_ons())  # the store's sizes after the run (chaos.kinds.growth)
     (h,) = run.start([run.spec("dry", actions=_actions(cell), inspect_after=measure, measure_store=measure)])
     hung = run.wait_exit([h])
     out = run.collect(h, "dry", "run", hung=bool(hung))
@@ -187,7 +189,8 @@ def dry_trial(run: TrialRun) -> TrialRecord:
     if measure:  # what the run left durable, its values left out (they can be big: that is the point)
         run.observations["after"] = {k: v for k, v in (out.inspect_after or {}).items() if k != "values"}
     run.observations["outcomes"] = out.racer_result.get("outcomes")
-    run.observations.update(approval.dry_observations(out.racer_result))  # AA: where the run approved
+    for a in add_ons():  # what each add-on records of the run (AA: where it approved)
+        run.observations.update(a.dry_observations(out.racer_result))
     ok = out.status == "ok" and bool(trace)
     reason = None if ok else f"dry run found no boundaries ({out.status}: {run.history[-1].detail})"
     outcomes = out.outcomes
@@ -218,15 +221,10 @@ def dry_trial(run: TrialRun) -> TrialRecord:
     return run.record(valid=ok, invalid_reason=reason, fault_fired=None)
 
 
-def outcome_of_dry(dry: TrialRecord) -> dict:
-    """The dry run's inspection of the thread after it finished (adapters that measure their store)."""
-    return dict(dry.observations.get("after") or {})
-
-
-def points_of(cell: Cell, boundaries: list[str], narrow: Callable[[list[str]], list[str]] = every_boundary) -> list[str]:
+def points_of(cell: Cell, boundaries: list[str], narrow: Callable[[Cell, list[str]], list[str]] = every_boundary) -> list[str]:
     """The kill points of a cell: its boundaries as the sweep narrows them, kept to those naming
     one of the scenario's ``kill_points`` when it lists any."""
-    out = narrow(boundaries)
+    out = narrow(cell, boundaries)
     wanted = cell.scenario.kill_points
     return [b for b in out if any(w in b for w in wanted)] if wanted else out
 
@@ -466,7 +464,8 @@ def _recorded_steps(cell: Cell, dry: TrialRecord) -> crash_states.SweepSteps:
 
     def prepare(run: TrialRun, point: str) -> None:
         run.observations["baseline_effects"] = _counts(dry)
-        run.observations.update(approval.before_kill(dry, point))  # AA
+        for a in add_ons():  # what a kill trial records before it runs (AA: the approvals its victim gave)
+            run.observations.update(a.before_kill(dry, point))
 
     return crash_states.SweepSteps(
         actions=_actions(cell),
@@ -504,11 +503,13 @@ def _against(dry: TrialRecord, point: str) -> Callable[[TrialRun], TrialRecord]:
 
     def body(run: TrialRun) -> TrialRecord:
         run.observations["baseline_effects"] = _counts(dry)
-        run.observations.update(approval.before_kill(dry, point))  # AA
-        if SweepOptions.of(run.cell.scenario).fault == "db_disconnect":  # no kill: the racer's connection is lost there
-            run.observations["expected"] = db_disconnect.expected_of(outcome_of_dry(dry))
-            steps = db_disconnect.SweepSteps(_actions(run.cell), _resume_action(run.cell), _last_resume)
-            return db_disconnect.disconnect_trial(run, point, steps)
+        for a in add_ons():
+            run.observations.update(a.before_kill(dry, point))
+        steps = TrialSteps(_actions(run.cell), _resume_action(run.cell), _last_resume)
+        for a in add_ons():  # a fault that is no kill (db_disconnect: the racer's connection is lost there)
+            instead = a.instead_of_kill(run, point, dry, steps)
+            if instead is not None:
+                return instead
         return kill_trial(run, point)
 
     return body
@@ -531,9 +532,10 @@ def kill_trial(run: TrialRun, point: str) -> TrialRecord:
     run.observations["kill"] = {"point": point, "exit_signal": status.signal if status else None, "confirmed": bool(killed.kill_confirmed)}
     if not killed.kill_confirmed:
         return run.record(valid=False, invalid_reason=f"kill at {point} not confirmed (exit {status})", fault_fired=False)
-    lost_power = faults.inject(run)  # fault: power_loss | torn drops the unsynced writes now (kill: nothing)
-    if lost_power is not None:
-        return run.record(valid=False, invalid_reason=lost_power, fault_fired=True)
+    for a in add_ons():  # a fault after the kill (power_loss | torn drops the unsynced writes now; kill: nothing)
+        failed_fault = a.after_kill(run)
+        if failed_fault is not None:
+            return run.record(valid=False, invalid_reason=failed_fault, fault_fired=True)
 
     # 2. now the fresh racer may look at the durable state and resume
     _, failed = _last_resume(run, rec, action)
@@ -784,9 +786,9 @@ def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep, base: Bas
     ]
 
 
-def _judged_at(point: str, code: str, judge: Callable[..., Verdict], *args: Any) -> list[Verdict]:
+def _judged_at(point: str, code: str, judge: Callable[P, Verdict], *args: P.args, **kwargs: P.kwargs) -> list[Verdict]:
     """``judge(*args)``, the verdict of ``code`` at ``point``; ``unknown`` with the error if it raises."""
-    return at_point(point, (code,), lambda: [judge(*args)])
+    return at_point(point, (code,), lambda: [judge(*args, **kwargs)])
 
 
 def _point_pc(point: str, valid: list[TrialRecord]) -> Verdict:
@@ -898,7 +900,8 @@ class SweepFacts:
     base: Baseline | None = None
     at_points: dict[str, list[Verdict]] = field(default_factory=dict)
     points: list[PointResult] = field(default_factory=list)
-    judge_aa: bool = False
+    # per add-on (``chaos.kinds.sweep_addon``), the properties this cell judges, in its order
+    add_on_codes: list[tuple[SweepAddOn, tuple[str, ...]]] = field(default_factory=list)
 
 
 def check_sweep(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> CellResult:
@@ -920,7 +923,7 @@ def sweep_summary(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> tuple
     if dry is None or not dry.valid:
         why = (dry.invalid_reason or "?") if dry else "the dry run did not run"  # a failed dry run always says why
         result.failure = why
-        return result, SweepFacts(failure=why)
+        return result, SweepFacts(failure=why, add_on_codes=[(a, a.properties_of(cell, None, trials)) for a in add_ons()])
     base = result.baseline = dry_baseline(dry)
     by_point: dict[str, list[TrialRecord]] = defaultdict(list)
     for r in trials:
@@ -934,11 +937,9 @@ def sweep_summary(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> tuple
     else:
         points = points_of(cell, dry.observations.get("boundaries", []), sweep.narrow)
     all_verdicts: dict[str, list[Verdict]] = defaultdict(list)
-    judge_aa = approval.judged(cell, dry, trials)  # AA, where a recovery can be told from an approval
-    # what the cell's target and fault add, the same at every point
+    # what the add-ons judge in this cell (its fault, its target; AA where a recovery can be told from an approval)
+    add_on_codes = [(a, a.properties_of(cell, dry, trials)) for a in add_ons()]
     framework = cell.scenario.target.framework
-    fault_props, disconnect_props = faults.properties_of(cell), db_disconnect.properties_of(cell)
-    ls_props = lost_state.properties_of(cell)
     for point in points:
         recs = by_point.get(point, [])
         valid = [r for r in recs if r.valid]
@@ -946,10 +947,9 @@ def sweep_summary(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> tuple
         # each property's judge at the point, check-safe: one that raises costs its properties there
         lost = {r.trial_id: lost_effects(r, base) for r in valid}
         pv = at_point(point, sweep.properties, _point_verdicts, point, recs, sweep, base, framework)
-        pv += at_point(point, fault_props, faults.point_verdicts, cell, point, recs, lost)
-        pv += at_point(point, disconnect_props, db_disconnect.point_verdicts, cell, point, recs)
-        pv += at_point(point, ls_props, lost_state.point_verdicts, point, recs) if ls_props else []
-        pv += at_point(point, (approval.PROPERTY,), approval.point_verdicts, point, recs) if judge_aa else []
+        for a, codes in add_on_codes:
+            if codes and a.judge is not None:
+                pv += at_point(point, codes, a.judge, AtPoint(cell, point, recs, lost))
         for v in pv:
             all_verdicts[v.property].append(v)
         outcomes: list[str] = []
@@ -976,47 +976,48 @@ def sweep_summary(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> tuple
                 verdicts=pv,
             )
         )
-    result.store_size = growth.summary(dry)  # bytes per checkpoint and per thread, and SB when bounded
-    facts = SweepFacts(dry=dry, base=base, at_points=dict(all_verdicts), points=result.points, judge_aa=judge_aa)
+    for a in add_ons():  # what the add-ons add to the cell's numbers (the store's size)
+        a.summarize(result, dry)
+    facts = SweepFacts(dry=dry, base=base, at_points=dict(all_verdicts), points=result.points, add_on_codes=add_on_codes)
     return result, facts
 
 
-def at_point(point: str, codes: Iterable[str], judge: Callable[..., list[Verdict]], *args: Any) -> list[Verdict]:
+def at_point(point: str, codes: Iterable[str], judge: Callable[P, list[Verdict]], *args: P.args, **kwargs: P.kwargs) -> list[Verdict]:
     """The verdicts ``judge(*args)`` gives at ``point``, or, when it raises, each of ``codes``
     ``unknown`` there with the error (check-safe per property at each kill point, as ``compose`` per cell)."""
     try:
-        return judge(*args)
+        return judge(*args, **kwargs)
     except Exception as exc:
         why = f"{type(exc).__name__}: {exc}"[:1000]
         return [verdict(c, "unknown", f"{point}: the {c} checker failed: {why}", points=[point]) for c in codes]
 
 
 def sweep_checks(sweep: Sweep) -> tuple[Checker[SweepFacts], ...]:
-    """Every checker a sweep has: EO, PC and LIVENESS, its ``extra`` point checks, a fault's DU, CV
-    and CL, LS (where the target declares it), SB and AA; each combines its property's verdicts over the kill points."""
+    """Every checker a sweep has: EO, PC and LIVENESS, its ``extra`` point checks, then each add-on's
+    (``chaos.kinds.sweep_addon``: a fault's DU, CV and CL, LS where the target declares it, SB, AA)."""
     extra = tuple(Checker(c.property, _combined(c.property.code)) for c in sweep.extra)
-    return (
-        Checker(EO, _check_eo),
-        Checker(PC, _combined("PC")),
-        Checker(LIVENESS, _combined("LIVENESS")),
-        *extra,
-        Checker(faults.DU, _combined("DU")),
-        Checker(faults.CV, _combined("CV")),
-        Checker(db_disconnect.CL, _combined("CL")),
-        Checker(lost_state.LS, _check_ls),
-        Checker(growth.SB, _check_sb),
-        Checker(approval.AA, _check_aa),
-    )
+    added = tuple(Checker(p, _add_on_check(a, p.code)) for a in add_ons() for p in a.properties)
+    return (Checker(EO, _check_eo), Checker(PC, _combined("PC")), Checker(LIVENESS, _combined("LIVENESS")), *extra, *added)
 
 
 def sweep_checkers(cell: Cell, facts: SweepFacts, sweep: Sweep) -> tuple[Checker[SweepFacts], ...]:
-    """The checkers of this cell, in the order its verdicts come: the sweep's own, the fault's, LS
-    where the target owns the threads (``chaos.kinds.lost_state``), SB when bounded, AA where a recovery can be told from an approval."""
-    codes = [*sweep.properties, *_fault_properties(cell), *lost_state.properties_of(cell), *growth.properties_of(cell)]
-    if facts.judge_aa:
-        codes.append(approval.PROPERTY)
+    """The checkers of this cell, in the order its verdicts come: the sweep's own, then what each
+    add-on judges in this cell (the fault's, LS where the target owns the threads, SB when bounded,
+    AA where a recovery can be told from an approval)."""
+    codes = [*sweep.properties, *(c for _, codes in facts.add_on_codes for c in codes)]
     by_code = {c.property.code: c for c in sweep_checks(sweep)}
     return tuple(by_code[code] for code in codes)
+
+
+def _add_on_check(add_on: SweepAddOn, code: str) -> Callable[[Cell, SweepFacts], Verdict]:
+    """The checker of an add-on's property ``code``: ``unknown`` when the dry run failed, else the add-on's cell check."""
+
+    def judge(cell: Cell, f: SweepFacts) -> Verdict:
+        if f.failure is not None:
+            return verdict(code, "unknown", f.failure)
+        return add_on.check(cell, code, f.dry, f.at_points.get(code, []))
+
+    return judge
 
 
 def _combined(code: str) -> Callable[[Cell, SweepFacts], Verdict]:
@@ -1054,33 +1055,6 @@ def _check_eo(cell: Cell, f: SweepFacts) -> Verdict:
             "before it returns (an effect fired from a background thread after its node returned may never be recorded)"
         )
     return eo
-
-
-def _check_ls(cell: Cell, f: SweepFacts) -> Verdict:
-    """LS over the kill points, naming every thread lost or kept (``chaos.kinds.lost_state``)."""
-    if f.failure is not None:
-        return verdict(lost_state.PROPERTY, "unknown", f.failure)
-    return lost_state.combined(f.at_points.get(lost_state.PROPERTY, []))
-
-
-def _check_sb(cell: Cell, f: SweepFacts) -> Verdict:
-    """SB: the uninterrupted run's store within the scenario's bounds (``chaos.kinds.growth``)."""
-    if f.failure is not None or f.dry is None:
-        return verdict(growth.PROPERTY, "unknown", f.failure or "the dry run did not run")
-    (sb,) = growth.cell_verdict(cell, f.dry)
-    return sb
-
-
-def _check_aa(cell: Cell, f: SweepFacts) -> Verdict:
-    """AA over the kill points, and in the uninterrupted run (``chaos.kinds.approval``)."""
-    if f.failure is not None or f.dry is None:
-        return verdict(approval.PROPERTY, "unknown", f.failure or "the dry run did not run")
-    return approval.workflow_verdict(f.dry, combine(approval.PROPERTY, f.at_points.get(approval.PROPERTY, [])))
-
-
-def _fault_properties(cell: Cell) -> tuple[str, ...]:
-    """What the cell's fault adds: DU, CV after a power loss; CL after a lost connection."""
-    return faults.properties_of(cell) + db_disconnect.properties_of(cell)
 
 
 def _workflow_eo(base: Baseline, dry: TrialRecord, crash_eo: Verdict) -> Verdict:

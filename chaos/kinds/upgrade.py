@@ -212,8 +212,8 @@ def _forget_v2(run: TrialRun) -> None:
 
 def _answers(s: Scenario, first: ActionSpec) -> list[ActionSpec]:
     """``first``, then the answers to any further interrupt (the plan answers them all itself)."""
-    more = [] if s.answers is not None else [{**answer_action(s), "if": "interrupted"} for _ in range(MAX_ANSWERS - 1)]
-    return [first, *more]  # type: ignore[list-item]
+    more: list[ActionSpec] = [] if s.answers is not None else [{**answer_action(s), "if": "interrupted"} for _ in range(MAX_ANSWERS - 1)]
+    return [first, *more]
 
 
 def _kill_cell(ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
@@ -370,7 +370,7 @@ def _fmt_counts(c: Counter) -> str:
     return ", ".join(f"{k} x{n}" if n > 1 else str(k) for k, n in sorted(c.items())) or "nothing"
 
 
-def comparable(v: Any) -> Any:
+def comparable(v: object) -> object:
     """``v`` without the ids a framework mints per run (a mapping's string ``id``: a message's
     ``lc_run--<uuid>``), which differ between any two runs and say nothing about the resume."""
     if isinstance(v, dict):
@@ -380,12 +380,12 @@ def comparable(v: Any) -> Any:
     return v
 
 
-def _short(v: Any) -> str:
+def _short(v: object) -> str:
     text = repr(v)
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def _values_diff(got: Any, want: Any) -> list[str]:
+def _values_diff(got: object, want: object) -> list[str]:
     got, want = comparable(got), comparable(want)
     if not isinstance(got, dict) or not isinstance(want, dict):
         return [] if got == want else [f"values {_short(got)} (v2 alone: {_short(want)})"]

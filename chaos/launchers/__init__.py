@@ -87,8 +87,10 @@ class RacerFiles:
 
 class RacerHandle(Protocol):
     racer_id: str
-    pid: int | None
     host: str
+
+    @property
+    def pid(self) -> int | None: ...  # read-only here: a warm racer's is always known (int), a container's once it has started
 
     def state(self) -> State: ...
     def arrivals(self) -> list[dict]: ...
@@ -137,7 +139,7 @@ class ForgetsHandles(Protocol):
     """A launcher that keeps per-racer state (local, warm): ``forget`` drops a finished trial's racers,
     so a long run holds nothing per racer ever started."""
 
-    def forget(self, handles: list[Any]) -> None: ...
+    def forget(self, handles: list[RacerHandle]) -> None: ...
 
 
 @runtime_checkable

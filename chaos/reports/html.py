@@ -15,14 +15,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import jinja2
 
 from chaos.kinds import get_kind, property_names
 from chaos.kinds.growth import words as growth_words
-from chaos.records import CellResult, RunResults, TrialRecord
-from chaos.reports.explain import DuplicateGroups, explain_duplicates, timeline
+from chaos.records import CellResult, RunResults, TrialRecord, Verdict
+from chaos.reports.explain import DuplicateGroups, Timeline, explain_duplicates, timeline
 from chaos.reports.guards import guard_pairs
 
 PROPERTY_ORDER = ["EO", "PC", "CO", "FD", "CV", "RD", "FI", "FCL", "LIVENESS"]
@@ -134,7 +133,7 @@ class MatrixRow:
     label: str
     cell: CellResult
     link: str | None
-    verdicts: dict[str, Any]
+    verdicts: dict[str, Verdict]
 
 
 def contract_matrix(cells: Iterable[tuple[str, CellResult, str | None]]) -> tuple[list[str], list[MatrixRow]]:
@@ -154,7 +153,7 @@ def run_status(results: RunResults, interrupted: bool = False) -> str:
 class TrialView:
     record: TrialRecord
     explanations: list[str]
-    timeline: Any
+    timeline: Timeline | None
 
 
 @dataclass

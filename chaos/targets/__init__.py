@@ -43,6 +43,9 @@ BRANCH_WORKLOADS = ("parallel_send", "parallel_send_idempotent", "parallel_tools
 # approved by continuing the run (``invoke(None)``); a target with them approves them in baselines
 # and accepts ``resume: none`` as the approval in races and stray resumes
 BREAKPOINTS = "breakpoints"
+# the store's size measured after a run (the inspect answers ``measure_store``): a sweep's dry run
+# reports its checkpoints' sizes and judges SB against ``bounds`` (``chaos.kinds.growth``)
+STORE_SIZE = "store_size"
 # approval authority: a recovery call can be told from an approval (why not, per adapter, in ``unsupported``)
 
 
@@ -75,6 +78,11 @@ class TargetInfo:
     # boundaries (prefixes) that save a pause the workflow has already announced: killed at one's
     # ``:before`` with nothing saved, the approver was asked about a run that is gone
     pause_saves: tuple[str, ...] = ()
+    # boundaries (prefixes) of a run's first durable write (LangGraph's checkpoint ``put``): the
+    # ``first_checkpoint`` kind sweeps the boundaries up to the first one's ``:before`` (none: every boundary)
+    first_writes: tuple[str, ...] = ()
+    # what the framework calls a pause for a human, in AA's reasons ("waited at a pending interrupt")
+    pause_name: str = "pause"
     # the framework's top-level modules (empty: ``import_name``'s). Blame reads them: a failure raised
     # inside one is the framework's (a verdict), not the app's (an invalid trial)
     packages: tuple[str, ...] = ()
@@ -82,7 +90,7 @@ class TargetInfo:
     # no night has measured yet
     trial_s: float = 1.5
     # the call a recovery of each resume form (``none``, ``input``, ``command``) makes on this framework:
-    # AA's violation reasons name it (empty: LangGraph's calls, as before)
+    # AA's violation reasons name it (empty: ``chaos.kinds.approval``'s neutral words)
     recovery_calls: dict[str, str] = field(default_factory=dict)
     # cases of ``scenarios/contract_<framework>.yaml`` (not races) whose outcome the framework leaves
     # open, with why: scripts/compare_results.py compares every other case before and after a change

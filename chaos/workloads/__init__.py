@@ -36,7 +36,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from chaos.racer.lazy import lazy_attribute
 
@@ -49,6 +49,8 @@ if TYPE_CHECKING:
     from chaos.workloads.langgraph import Breakpoint, Edit, LangGraphWorkload
     from chaos.workloads.llamaindex import LlamaThread, LlamaWorkload
     from chaos.workloads.pydantic_graph import Deps, PGRun, PGWorkload
+
+W = TypeVar("W")  # the adapter's workload type (``build_workload``'s ``expected``)
 
 __all__ = [
     "AFWorkload",
@@ -155,17 +157,17 @@ class WorkloadContext:
     trial_id: str = ""
     thread_id: str = ""
     scratch: Path | None = None
-    observe_hook: Callable[[str, Any], None] | None = None
+    observe_hook: Callable[[str, object], None] | None = None
     version: str = "v1"  # which version of the workload to build ("v2": the deploy a resume runs under)
     effect_fault: dict | None = None  # ``EffectFaultSpec``: which effect fails after doing its work
     _faults: FaultCounter | None = field(default=None, repr=False)
 
-    def effect(self, task: str, value: Any = None) -> None:
+    def effect(self, task: str, value: object = None) -> None:
         """Perform the irreversible effect of ``task`` (for a gated effect, with the resume value)."""
         self.effect_hook(task, value)
         self._inject(task)
 
-    def effect_once(self, task: str, value: Any = None) -> None:
+    def effect_once(self, task: str, value: object = None) -> None:
         """The idempotent form: the effect carries an idempotency key (thread, task, value), and a
         second attempt with the same key is a no-op, as an ``INSERT ... ON CONFLICT DO NOTHING``
         on a unique key would be. The ``effect(task=...):after`` barrier is passed either way."""
@@ -185,7 +187,7 @@ class WorkloadContext:
                 self.observe_hook("effect_fault", {"task": task, "firing": n})
             raise EffectFault(f"effect {task!r} was performed, then failed (injected fault, firing {n} of the trial)")
 
-    def observe(self, name: str, value: Any = None) -> None:
+    def observe(self, name: str, value: object = None) -> None:
         """Record a fact (e.g. "the task body ran") without counting it as an effect: it goes into
         the action's outcome (``facts``), never into the effect ledger, and passes no barrier."""
         if self.observe_hook is not None:
@@ -220,7 +222,7 @@ def import_factory(ref: str) -> Callable:
     return obj
 
 
-def call_factory(ref: str, ctx: Any, field: str, made: str, error: type[Exception], *, as_written: str = "") -> Any:
+def call_factory(ref: str, ctx: object, field: str, made: str, error: type[Exception], *, as_written: str = "") -> object:
     """Import ``package.module:factory`` and call it with ``ctx``: a failure of either is one
     ``error`` naming the scenario ``field``, the reference (``as_written`` in the scenario, when
     ``ref`` resolves an alias of it) and the exception (``made``: what the factory builds, e.g.
@@ -237,8 +239,8 @@ def call_factory(ref: str, ctx: Any, field: str, made: str, error: type[Exceptio
 
 
 def build_workload(
-    spec: RacerSpec, effect_hook: Callable[[str, Any], None], builtin: dict, expected: type, checkpointer: Any = None
-) -> Any:
+    spec: RacerSpec, effect_hook: Callable[[str, object], None], builtin: dict, expected: type[W], checkpointer: Any = None
+) -> W:
     """Build the racer spec's workload (a built-in name or ``package.module:factory``) and check it
     returned the adapter's workload type."""
     ctx = workload_context(spec, effect_hook, checkpointer)

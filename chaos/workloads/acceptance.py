@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 from chaos.workloads import WorkloadContext
 from chaos.workloads.langgraph import LangGraphWorkload, Thread, three_step
@@ -55,7 +54,7 @@ def fixed(ctx: WorkloadContext) -> LangGraphWorkload:
     return workload
 
 
-def recover(ctx: WorkloadContext, thread: Thread) -> Any:
+def recover(ctx: WorkloadContext, thread: Thread) -> object:
     """Replay an accepted job whose thread has no checkpoint; continue one that has; mark it done."""
     if ctx.scratch is None:
         raise RuntimeError("the acceptance ledger needs the trial's scratch folder")

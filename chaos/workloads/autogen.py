@@ -42,7 +42,7 @@ def _tool_call(name: str) -> CreateResult:
     )
 
 
-def tool_agent(task: str, effect: Callable[[str, Any], None], replies: int = 8) -> AssistantAgent:
+def tool_agent(task: str, effect: Callable[[str, object], None], replies: int = 8) -> AssistantAgent:
     """An AssistantAgent whose (replayed) model calls one tool that fires ``task``'s effect."""
 
     async def fire() -> str:  # async: runs on the loop's thread (a sync tool would run in a worker thread)
@@ -57,7 +57,7 @@ def tool_agent(task: str, effect: Callable[[str, Any], None], replies: int = 8) 
 class GateAgent(BaseChatAgent):
     """Reads the human's answer (the last user message) and fires the gated effect with it."""
 
-    def __init__(self, name: str, effect: Callable[[str, Any], None]):
+    def __init__(self, name: str, effect: Callable[[str, object], None]):
         super().__init__(name, description="fires the approved effect")
         self._effect = effect
 
@@ -103,13 +103,13 @@ class AutoGenWorkload:
     gated_task: str | None = None
     task: str = "go"
     tasks: dict[str, str] = field(default_factory=dict)  # agent -> task whose effect its turn fires
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, object] = field(default_factory=dict)
     # a value the application's store writes into the saved team state from this agent's turn on:
     # (agent, dotted path in the team state, value)
-    tamper: tuple[str, str, Any] | None = None
-    team: Callable[[int], Any] | None = None
+    tamper: tuple[str, str, object] | None = None
+    team: Callable[[int], Any] | None = None  # builds an AgentChat team (untyped here: AgentChat is not in the orchestrator's environment)
     human: str = "user"  # the handoff target that means "ask a human"
-    answer: Callable[[str], Any] | None = None
+    answer: Callable[[str], object] | None = None
 
 
 @dataclass
@@ -136,9 +136,9 @@ class AutoGenThread:
     question: str | None
     pauses: int
     ended: bool
-    run: Callable[[Any], Any]
-    answers: list[Any] = field(default_factory=list)
-    answer: Any = None
+    run: Callable[[object], object]
+    answers: list[object] = field(default_factory=list)
+    answer: object = None
 
 
 def three_step(ctx) -> AutoGenWorkload:

@@ -39,9 +39,9 @@ class CrewWorkload:
     pausable: bool = False
     methods: tuple[str, ...] = ()
     pause_method: str | None = None  # the @human_feedback method a run pauses in
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, object] = field(default_factory=dict)
     ends: tuple[str, ...] = ()
-    answer: Callable[[Any], Any] | None = None
+    answer: Callable[[object], object] | None = None
 
     @property
     def end_methods(self) -> tuple[str, ...]:
@@ -62,10 +62,10 @@ class CrewRun:
     thread_id: str
     flow_class: type
     persistence: Any
-    checkpoint: Callable[..., Any] | None
+    checkpoint: Callable[..., object] | None
     latest_checkpoint: str | None
-    answers: list[Any] = field(default_factory=list)
-    answer: Any = None
+    answers: list[object] = field(default_factory=list)
+    answer: object = None
 
 
 def three_step(ctx) -> CrewWorkload:
@@ -96,7 +96,7 @@ def gate_after_interrupt(ctx) -> CrewWorkload:
     class PendingProvider:
         """Asks nobody now: the flow pauses and its pending feedback is persisted."""
 
-        def request_feedback(self, context: Any, flow: Any) -> str:
+        def request_feedback(self, context: object, flow: object) -> str:
             raise HumanFeedbackPending(context=context)
 
     class GateAfterInterrupt(Flow[StepState]):
@@ -111,7 +111,7 @@ def gate_after_interrupt(ctx) -> CrewWorkload:
             return "please approve"
 
         @listen(ask)
-        def gate(self, result: Any = None):
+        def gate(self, result: object = None):
             answer = getattr(result, "feedback", result)
             ctx.effect("gate", answer)
             self.state.log.append("gate")

@@ -30,9 +30,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from dbos import DBOS
+
+if TYPE_CHECKING:
+    from chaos.workloads import WorkloadContext
 
 APPROVE = "approve"
 
@@ -43,7 +46,7 @@ class _Hook:
     effect: Callable[..., None] | None = None
     version: str = "v1"  # ctx.version of the factory: which side of an upgrade pair this process runs
 
-    def __call__(self, task: str, value: Any = None) -> None:
+    def __call__(self, task: str, value: object = None) -> None:
         if self.effect is None:
             raise RuntimeError("a DBOS step ran before its workload was built (no effect hook)")
         self.effect(task, value)
@@ -82,7 +85,7 @@ def step_pre() -> str:
 
 
 @DBOS.step(name="gate")
-def step_gate(answer: Any) -> str:
+def step_gate(answer: object) -> str:
     HOOK("gate", answer)
     return str(answer)
 
@@ -118,7 +121,7 @@ def two_gates_wf(timeout_s: float) -> str:
 
 
 @DBOS.step(name="gate2")
-def step_gate2(answer: Any) -> str:
+def step_gate2(answer: object) -> str:
     HOOK("gate2", answer)
     return str(answer)
 
@@ -171,13 +174,13 @@ class DBOSWorkload:
     workflow never waits for one); ``gated_task``: the effect an approval gates (a race counts its
     fires); ``meta``: facts a kind needs (built-ins only)."""
 
-    workflow: Callable[..., Any]
-    args: tuple[Any, ...] = ()
-    kwargs: dict[str, Any] = field(default_factory=dict)
+    workflow: Callable[..., object]
+    args: tuple[object, ...] = ()
+    kwargs: dict[str, object] = field(default_factory=dict)
     steps: dict[str, str] = field(default_factory=dict)
     topic: str | None = None
     gated_task: str | None = None
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass
@@ -196,22 +199,22 @@ class DBOSThread:
     workflow_id: str
     status: str | None
     topic: str | None
-    answer: Any
-    send: Callable[[Any], None]
-    resume: Callable[[], Any]
+    answer: object
+    send: Callable[[object], None]
+    resume: Callable[[], object]
     received: bool = False
 
 
-def _timeout(ctx: Any) -> float:
+def _timeout(ctx: WorkloadContext) -> float:
     return float(ctx.params.get("recv_timeout_s", 3600))
 
 
-def three_step(ctx: Any) -> DBOSWorkload:
+def three_step(ctx: WorkloadContext) -> DBOSWorkload:
     HOOK.effect = ctx.effect_hook
     return DBOSWorkload(workflow=three_step_wf, steps={"a": "a", "b": "b", "c": "c"})
 
 
-def gate_after_interrupt(ctx: Any) -> DBOSWorkload:
+def gate_after_interrupt(ctx: WorkloadContext) -> DBOSWorkload:
     HOOK.effect = ctx.effect_hook
     return DBOSWorkload(
         workflow=gate_wf,
@@ -222,7 +225,7 @@ def gate_after_interrupt(ctx: Any) -> DBOSWorkload:
     )
 
 
-def two_gates(ctx: Any) -> DBOSWorkload:
+def two_gates(ctx: WorkloadContext) -> DBOSWorkload:
     HOOK.effect = ctx.effect_hook
     return DBOSWorkload(
         workflow=two_gates_wf,
@@ -233,7 +236,7 @@ def two_gates(ctx: Any) -> DBOSWorkload:
     )
 
 
-def _upgrade_pair(ctx: Any, workflow: Callable[..., Any], change: str) -> DBOSWorkload:
+def _upgrade_pair(ctx: WorkloadContext, workflow: Callable[..., object], change: str) -> DBOSWorkload:
     HOOK.effect, HOOK.version = ctx.effect_hook, str(ctx.version)
     steps = {"pre": "pre", "gate": "gate", "end": "end"}
     if HOOK.version == "v2":
@@ -241,11 +244,11 @@ def _upgrade_pair(ctx: Any, workflow: Callable[..., Any], change: str) -> DBOSWo
     return DBOSWorkload(workflow=workflow, args=(_timeout(ctx),), steps=steps, topic=APPROVE, gated_task="gate")
 
 
-def upgrade_step_added(ctx: Any) -> DBOSWorkload:
+def upgrade_step_added(ctx: WorkloadContext) -> DBOSWorkload:
     return _upgrade_pair(ctx, step_added_wf, "audit")
 
 
-def upgrade_step_inserted(ctx: Any) -> DBOSWorkload:
+def upgrade_step_inserted(ctx: WorkloadContext) -> DBOSWorkload:
     return _upgrade_pair(ctx, step_inserted_wf, "check")
 
 

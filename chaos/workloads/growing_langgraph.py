@@ -14,9 +14,12 @@ from __future__ import annotations
 import operator
 import random
 import string
-from typing import Annotated, Any, TypedDict
+from typing import TYPE_CHECKING, Annotated, TypedDict
 
 from chaos.workloads import WorkloadContext
+
+if TYPE_CHECKING:
+    from chaos.workloads.langgraph import LangGraphWorkload
 
 
 class GrowingState(TypedDict, total=False):
@@ -30,7 +33,7 @@ def _text(step: int, size: int) -> str:
     return "".join(rng.choices(string.ascii_letters + "      ", k=size))
 
 
-def growing_messages(ctx: WorkloadContext) -> Any:
+def growing_messages(ctx: WorkloadContext) -> LangGraphWorkload:
     from langgraph.graph import END, START, StateGraph
 
     from chaos.workloads.langgraph import PINNED, LangGraphWorkload

@@ -58,11 +58,11 @@ class LangGraphWorkload:
     waiting for an approval, which ``invoke(None)`` gives."""
 
     graph: Any
-    input: Any = field(default_factory=dict)
+    input: object = field(default_factory=dict)
     gated_task: str | None = None
     meta: dict = field(default_factory=dict)
     max_concurrency: int | None = None
-    answer: Callable[[Any], Any] | None = None
+    answer: Callable[[object], object] | None = None
     interrupt_before: list[str] | None = None
     interrupt_after: list[str] | None = None
 
@@ -83,7 +83,7 @@ class Edit:
     as_node=as_node)``, then ``invoke(None)``. In a scenario's ``answers:`` plan the same is written
     ``{"update": {...}, "as_node": "node"}``."""
 
-    values: Any
+    values: object
     as_node: str | None = None
 
 
@@ -98,9 +98,9 @@ class Thread:
     thread_id: str
     config: dict
     graph: Any
-    input: Any
+    input: object
     checkpoints: int
-    invoke: Callable[[Any], Any]
+    invoke: Callable[[object], object]
 
 
 # The built-in StateGraph workloads pin one task at a time, as they always ran: with it LangGraph's
@@ -112,7 +112,7 @@ PINNED = 1
 
 class GateState(TypedDict, total=False):
     log: Annotated[list, operator.add]
-    approved: Any
+    approved: object
 
 
 class StepState(TypedDict, total=False):

@@ -15,7 +15,6 @@ never leaks into another's workflow.
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from pydantic import BaseModel
 from workflows import Context, Workflow, step
@@ -35,7 +34,7 @@ class GatedEvent(Event):
 
 
 class _Effectful(Workflow):
-    def __init__(self, effect: Callable[[str, Any], None], **kw: Any):
+    def __init__(self, effect: Callable[[str, object], None], **kw: object):
         super().__init__(**kw)
         self.effect = effect
 
@@ -124,9 +123,9 @@ class LlamaWorkload:
 
     workflow: Workflow
     gated_task: str | None = None
-    meta: dict[str, Any] = field(default_factory=dict)
-    input: dict[str, Any] = field(default_factory=dict)
-    answer: Callable[[dict], Any] | None = None
+    meta: dict[str, object] = field(default_factory=dict)
+    input: dict[str, object] = field(default_factory=dict)
+    answer: Callable[[dict], object] | None = None
 
 
 @dataclass
@@ -146,15 +145,15 @@ class LlamaThread:
 
     thread_id: str
     workflow: Workflow
-    input: dict[str, Any]
+    input: dict[str, object]
     saved: dict | None
     awaiting_input: bool
     question: dict | None
     pauses: int
     ended: bool
-    drive: Callable[[Any], Any]
-    answers: list[Any] = field(default_factory=list)
-    answer: Any = None
+    drive: Callable[[object], object]
+    answers: list[object] = field(default_factory=list)
+    answer: object = None
 
 
 def _timeout(ctx) -> float:

@@ -30,9 +30,15 @@ refused when it loads (``chaos.targets``).
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, TypedDict
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, TypedDict
 
 from chaos.workloads import WorkloadContext
+
+if TYPE_CHECKING:
+    from langchain_core.tools import BaseTool
+
+    from chaos.workloads.langgraph import LangGraphWorkload
 
 WORKERS = 3
 TOOLS = ("lookup_fare", "reserve_seat", "notify_crew")
@@ -43,7 +49,7 @@ class FanState(TypedDict, total=False):
     item: int
 
 
-def parallel_send(ctx: WorkloadContext, *, idempotent: bool = False) -> Any:
+def parallel_send(ctx: WorkloadContext, *, idempotent: bool = False) -> LangGraphWorkload:
     from langgraph.graph import END, START, StateGraph
     from langgraph.types import Send
 
@@ -77,11 +83,11 @@ def parallel_send(ctx: WorkloadContext, *, idempotent: bool = False) -> Any:
     return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []}, max_concurrency=None)
 
 
-def parallel_send_idempotent(ctx: WorkloadContext) -> Any:
+def parallel_send_idempotent(ctx: WorkloadContext) -> LangGraphWorkload:
     return parallel_send(ctx, idempotent=True)
 
 
-def parallel_tools(ctx: WorkloadContext) -> Any:
+def parallel_tools(ctx: WorkloadContext) -> LangGraphWorkload:
     from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
     from langchain_core.messages import AIMessage, ToolMessage
     from langchain_core.tools import tool
@@ -96,7 +102,7 @@ def parallel_tools(ctx: WorkloadContext) -> Any:
     planner = FakeMessagesListChatModel(responses=[AIMessage(content="", tool_calls=plan)])
     answerer = FakeMessagesListChatModel(responses=[AIMessage(content="booked: fare found, seat reserved, crew told")])
 
-    def make(name: str) -> Any:
+    def make(name: str) -> BaseTool:
         def run(flight: str) -> str:
             ctx.effect("tool", name)
             return f"{name} done for {flight}"
@@ -120,13 +126,13 @@ def parallel_tools(ctx: WorkloadContext) -> Any:
     )
 
 
-def parallel_gate(ctx: WorkloadContext) -> Any:
+def parallel_gate(ctx: WorkloadContext) -> LangGraphWorkload:
     from langgraph.graph import END, START, StateGraph
     from langgraph.types import interrupt
 
     from chaos.workloads.langgraph import LangGraphWorkload
 
-    def make(name: str) -> Any:
+    def make(name: str) -> Callable[..., dict]:
         def branch(state: FanState) -> dict:
             ctx.effect(name)
             return {"log": [name]}

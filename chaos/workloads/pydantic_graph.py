@@ -32,13 +32,13 @@ class Deps:
     ``answer`` is the human's answer when a resume answers a pause (else None)."""
 
     effect: Callable[..., None]
-    answer: Any = None
+    answer: object = None
 
-    def effect_once(self, task: str, value: Any = None) -> None:
+    def effect_once(self, task: str, value: object = None) -> None:
         self.effect(task, value, once=True)
 
 
-def _fire(ctx: GraphRunContext, task: str, value: Any = None) -> None:
+def _fire(ctx: GraphRunContext, task: str, value: object = None) -> None:
     ctx.deps.effect(task, value)
     ctx.state.log.append(task)
 
@@ -146,9 +146,9 @@ class PGWorkload:
     pause: type | None = None
     gated_task: str | None = None
     tasks: dict[str, str] = field(default_factory=dict)  # node id -> task whose effect it fires
-    state_type: Callable[[], Any] = State  # builds a fresh state (a class, or any factory)
-    meta: dict[str, Any] = field(default_factory=dict)
-    answer: Callable[[Any], Any] | None = None
+    state_type: Callable[[], object] = State  # builds a fresh state (a class, or any factory)
+    meta: dict[str, object] = field(default_factory=dict)
+    answer: Callable[[object], object] | None = None
 
 
 @dataclass
@@ -164,11 +164,11 @@ class PGRun:
     graph: Graph
     persistence: Any
     deps: Callable[..., Deps]
-    state: Callable[[], Any]
+    state: Callable[[], object]
     start: Callable[[], BaseNode]
     snapshots: int
-    answers: list[Any] = field(default_factory=list)
-    answer: Any = None  # the plan's answer for the pause the run waits at now (None: no plan, or used up)
+    answers: list[object] = field(default_factory=list)
+    answer: object = None  # the plan's answer for the pause the run waits at now (None: no plan, or used up)
 
 
 def three_step(ctx) -> PGWorkload:

@@ -46,10 +46,20 @@ import json
 import os
 import sqlite3
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 from chaos.workloads import WorkloadContext
+
+T = TypeVar("T")  # what a plan computes from a read, and its act takes
+
+if TYPE_CHECKING:
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.tools import BaseTool
+    from langgraph.store.base import BaseStore
+
+    from chaos.workloads.langgraph import LangGraphWorkload
 
 NS = ("chaos", "shared")
 INITIAL: dict[str, dict[str, Any]] = {
@@ -83,7 +93,7 @@ class Shared:
     """The shared store of a trial and the history hooks around it."""
 
     ctx: WorkloadContext
-    store: Any
+    store: BaseStore
     lock_path: str | None
     agent: int
     guard: str
@@ -91,7 +101,7 @@ class Shared:
     writes: int = 0
     seen: dict[str, str] = field(default_factory=dict)
 
-    def record(self, op: str, **row: Any) -> None:
+    def record(self, op: str, **row: object) -> None:
         self.ctx.effect(f"ss.{op}", json.dumps({"op": op, "agent": self.agent, **row}, sort_keys=True))
 
     def _item(self, key: str) -> tuple[str, dict]:
@@ -108,7 +118,7 @@ class Shared:
         self.record("read", key=key, version=version, value=value)
         return value
 
-    def write(self, key: str, value: dict, **extra: Any) -> str:
+    def write(self, key: str, value: dict, **extra: object) -> str:
         self.writes += 1
         version = f"v{self.writes}@a{self.agent}"
         self.store.put(NS, key, {**value, "_version": version})
@@ -116,7 +126,7 @@ class Shared:
         self.seen[key] = version
         return version
 
-    def effect(self, name: str, **extra: Any) -> None:
+    def effect(self, name: str, **extra: object) -> None:
         self.record("effect", name=name, based_on=dict(self.seen), **extra)
 
     # ---------------------------------------------------------------- guards
@@ -148,7 +158,7 @@ class Shared:
         if self.guard == "lock":
             self.unlock()
 
-    def commit(self, keys: tuple[str, ...], plan: Any, act: Any, final: bool = False) -> None:
+    def commit(self, keys: tuple[str, ...], plan: Callable[[dict], T], act: Callable[[T], object], final: bool = False) -> None:
         """Commit ``act(plan(values))`` computed from a read of ``keys``.
 
         Stock: act on what was read. ``cas``: under the lock, check every key is still at the version
@@ -195,14 +205,14 @@ def open_shared(ctx: WorkloadContext, guard: str) -> Shared:
     return shared
 
 
-def fake_model(text: str) -> Any:
+def fake_model(text: str) -> GenericFakeChatModel:
     from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
     from langchain_core.messages import AIMessage
 
     return GenericFakeChatModel(messages=iter([AIMessage(content=text)]))
 
 
-def _graph(ctx: WorkloadContext, shared: Shared, body: Any) -> Any:
+def _graph(ctx: WorkloadContext, shared: Shared, body: Callable[[], None]) -> LangGraphWorkload:
     from langgraph.graph import END, START, StateGraph
 
     from chaos.workloads.langgraph import PINNED, LangGraphWorkload
@@ -222,7 +232,7 @@ def _graph(ctx: WorkloadContext, shared: Shared, body: Any) -> Any:
     return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer, store=shared.store), input={"log": []}, max_concurrency=PINNED)
 
 
-def lost_update(ctx: WorkloadContext, guard: str = "none") -> Any:
+def lost_update(ctx: WorkloadContext, guard: str = "none") -> LangGraphWorkload:
     shared = open_shared(ctx, guard)
 
     def body() -> None:
@@ -235,7 +245,7 @@ def lost_update(ctx: WorkloadContext, guard: str = "none") -> Any:
     return _graph(ctx, shared, body)
 
 
-def stale_generation(ctx: WorkloadContext, guard: str = "none") -> Any:
+def stale_generation(ctx: WorkloadContext, guard: str = "none") -> LangGraphWorkload:
     shared = open_shared(ctx, guard)
 
     def body() -> None:
@@ -251,7 +261,7 @@ def stale_generation(ctx: WorkloadContext, guard: str = "none") -> Any:
     return _graph(ctx, shared, body)
 
 
-def phantom_tool(ctx: WorkloadContext, guard: str = "none") -> Any:
+def phantom_tool(ctx: WorkloadContext, guard: str = "none") -> LangGraphWorkload:
     shared = open_shared(ctx, guard)
 
     def body() -> None:
@@ -272,7 +282,7 @@ def phantom_tool(ctx: WorkloadContext, guard: str = "none") -> Any:
     return _graph(ctx, shared, body)
 
 
-def causal_cascade(ctx: WorkloadContext, guard: str = "none") -> Any:
+def causal_cascade(ctx: WorkloadContext, guard: str = "none") -> LangGraphWorkload:
     shared = open_shared(ctx, guard)
 
     def body() -> None:
@@ -308,11 +318,11 @@ class Responses:
         self.settled = 0
         self.committed = 0
 
-    def _wait(self, pred: Any, what: str) -> None:
+    def _wait(self, pred: Callable[[], bool], what: str) -> None:
         if not self.cond.wait_for(pred, timeout=RESPONSE_WAIT_S):
             raise RuntimeError(f"{what} never came within {RESPONSE_WAIT_S}s: ToolNode did not run the tool calls concurrently")
 
-    def call(self, index: int, fire: Any, park: Any) -> None:
+    def call(self, index: int, fire: Callable[[], None], park: Callable[[], None]) -> None:
         with self.cond:
             self._wait(lambda: self.settled == self.order.index(index), f"the response to tool call {index}")
             if not self.sequenced:
@@ -330,7 +340,7 @@ class Responses:
             self.cond.notify_all()
 
 
-def tool_reorder(ctx: WorkloadContext, guard: str = "none") -> Any:
+def tool_reorder(ctx: WorkloadContext, guard: str = "none") -> LangGraphWorkload:
     from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
     from langchain_core.messages import AIMessage
     from langchain_core.tools import tool
@@ -344,7 +354,7 @@ def tool_reorder(ctx: WorkloadContext, guard: str = "none") -> Any:
     plan = [{"name": name, "args": {"order": "o-1"}, "id": f"call-{i}"} for i, name in enumerate(TOOLS)]
     model = FakeMessagesListChatModel(responses=[AIMessage(content="", tool_calls=plan)])
 
-    def make(index: int, name: str) -> Any:
+    def make(index: int, name: str) -> BaseTool:
         def run(order: str) -> str:
             responses.call(
                 index,
@@ -372,8 +382,8 @@ def tool_reorder(ctx: WorkloadContext, guard: str = "none") -> Any:
     return LangGraphWorkload(graph=graph, input={"messages": [("user", "book seat 12A and pay")]}, max_concurrency=None)
 
 
-def _twin(fn: Any, guard: str) -> Any:
-    def factory(ctx: WorkloadContext) -> Any:
+def _twin(fn: Callable[[WorkloadContext, str], LangGraphWorkload], guard: str) -> Callable[[WorkloadContext], LangGraphWorkload]:
+    def factory(ctx: WorkloadContext) -> LangGraphWorkload:
         return fn(ctx, guard)
 
     factory.__name__ = f"{fn.__name__}_{guard}"

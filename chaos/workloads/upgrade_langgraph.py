@@ -72,7 +72,7 @@ def _chain(
     return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []}, gated_task="gate", max_concurrency=PINNED)
 
 
-def _gate(ctx: WorkloadContext, name: str = "gate") -> Callable[[Any], dict]:
+def _gate(ctx: WorkloadContext, name: str = "gate") -> Callable[..., dict]:
     from langgraph.types import interrupt
 
     def gate(state: Any) -> dict:
@@ -168,7 +168,7 @@ def field_type(ctx: WorkloadContext) -> LangGraphWorkload:
     return _chain(ctx, V2 if v2 else V1, [("pre", pre), ("gate", _gate(ctx)), ("end", end)])
 
 
-def _step(ctx: WorkloadContext, name: str) -> Callable[[Any], dict]:
+def _step(ctx: WorkloadContext, name: str) -> Callable[..., dict]:
     def step(state: Any) -> dict:
         ctx.effect(name)
         return {"log": [name]}
@@ -243,7 +243,7 @@ class Customer(BaseModel):
     tier: int
 
 
-def _seen(v: Any) -> str:
+def _seen(v: object) -> str:
     """What a node read back, without failing on a wrong type: the class and the fields."""
     fields = getattr(v, "__dict__", None) if not isinstance(v, dict) else v
     inner = ",".join(f"{k}={fields[k]}" for k in sorted(fields)) if isinstance(fields, dict) else repr(v)

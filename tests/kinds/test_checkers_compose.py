@@ -6,6 +6,8 @@ liveness."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from kits.runkit import one_point_sweep
 
 import chaos.kinds.faults
@@ -30,7 +32,7 @@ def test_a_power_loss_judge_that_raises_costs_du_and_cv_not_eo_pc_or_liveness(mo
     def buggy(*args):
         raise KeyError("after_power_loss")
 
-    monkeypatch.setattr(chaos.kinds.faults, "point_verdicts", buggy)
+    monkeypatch.setattr(chaos.kinds.faults, "ADD_ON", dataclasses.replace(chaos.kinds.faults.ADD_ON, judge=buggy))
     result = check_sweep(cell, _records(), Sweep())
     got = {v.property: v for v in result.verdicts}
     assert list(got) == ["EO", "PC", "LIVENESS", "DU", "CV"]

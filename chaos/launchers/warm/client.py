@@ -36,8 +36,9 @@ import subprocess
 import sys
 import time
 from collections import deque
+from io import BufferedWriter
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from chaos.launchers import ExitStatus, RacerFiles, State, racer_tmp
 from chaos.racer.barrier import read_arrivals
@@ -122,7 +123,7 @@ class ServerLog:
     every transport keeps one and reads its tail the same way."""
 
     log_path: Path
-    _log: Any  # the open binary file
+    _log: BufferedWriter  # the open binary file
 
     def log_tail(self, n: int = 600) -> str:
         try:
@@ -170,12 +171,14 @@ class PipeTransport(ServerLog):
             close_fds=True,
         )
         self.where = f"the {target} fork server ({python}, pid {self.proc.pid})"
-        self._out = self.proc.stdout.fileno()  # type: ignore[union-attr]
+        assert self.proc.stdin is not None and self.proc.stdout is not None  # both are PIPEs (above)
+        self._stdin, self._stdout = self.proc.stdin, self.proc.stdout
+        self._out = self._stdout.fileno()
         os.set_blocking(self._out, False)
 
     def send(self, data: bytes) -> None:
-        self.proc.stdin.write(data)  # type: ignore[union-attr]
-        self.proc.stdin.flush()  # type: ignore[union-attr]
+        self._stdin.write(data)
+        self._stdin.flush()
 
     def recv(self, timeout: float) -> bytes | None:
         try:
@@ -197,7 +200,7 @@ class PipeTransport(ServerLog):
 
     def close_input(self) -> None:
         try:
-            self.proc.stdin.close()  # type: ignore[union-attr]
+            self._stdin.close()
         except OSError:
             pass
 
@@ -208,7 +211,7 @@ class PipeTransport(ServerLog):
             self.proc.kill()
             self.proc.wait()
         try:
-            self.proc.stdout.close()  # type: ignore[union-attr]
+            self._stdout.close()
         except OSError:
             pass
         self._log.close()
@@ -430,7 +433,7 @@ class WarmRacer(RacerFiles):
         remote: dict | None = None,
     ):
         self.racer_id = racer_id
-        self.pid: int | None = pid
+        self.pid: int = pid
         self.pgid = pgid
         self.host = host
         self.client = client
@@ -453,17 +456,17 @@ class WarmRacer(RacerFiles):
             # which the kernel reports once the group stop is complete (every thread stopped)
             if not self.client.alive:
                 return "exited"  # the server is gone and took its racers along; no status: unconfirmed
-            return "stopped" if self.client.stopped.get(self.pid) else "running"  # type: ignore[arg-type]
-        s = view.proc_state(self.pid)  # type: ignore[arg-type]
+            return "stopped" if self.client.stopped.get(self.pid) else "running"
+        s = view.proc_state(self.pid)
         if s in ("T", "t"):
             # no need to read every /proc/<pid>/task/*/stat (k of them, each poll) once the server said so
-            if self.client.stopped.get(self.pid):  # type: ignore[arg-type]
+            if self.client.stopped.get(self.pid):
                 return "stopped"
-            return "stopped" if view.all_threads_stopped(self.pid) else "running"  # type: ignore[arg-type]
+            return "stopped" if view.all_threads_stopped(self.pid) else "running"
         if s is None or s in ("Z", "X"):
             # dead; its exit status is on its way from the server (or never comes: the server is
             # gone, and the racer is "exited" with no status, i.e. unconfirmed)
-            if self.client.wait_exit(self.pid, KILL_CONFIRM_S) is not None or not self.client.alive:  # type: ignore[arg-type]
+            if self.client.wait_exit(self.pid, KILL_CONFIRM_S) is not None or not self.client.alive:
                 return "exited"
             return "running"
         return "running"
@@ -471,14 +474,14 @@ class WarmRacer(RacerFiles):
     def arrivals(self) -> list[dict]:
         if isinstance(self.client.transport, FetchesFiles):
             self.client.pump()
-            return list(self.client.arrivals.get(self.pid, []))  # type: ignore[arg-type]
+            return list(self.client.arrivals.get(self.pid, []))
         return read_arrivals(self.spec["barrier"]["dir"], self.racer_id)
 
     def release(self) -> None:
         if self.exit_status() is None:
             try:
                 self.client.request("signal", pid=self.pid, sig=int(signal.SIGCONT))
-                self.client.stopped[self.pid] = False  # type: ignore[index]
+                self.client.stopped[self.pid] = False
             except EnvironmentProblem:
                 pass  # exited meanwhile: its exit is reported
 
@@ -489,13 +492,13 @@ class WarmRacer(RacerFiles):
                 self.client.request("signal", pid=self.pid, sig=int(signal.SIGKILL))
             except EnvironmentProblem:
                 pass  # exited (or the server is gone): the status below says which
-            self._exit = self.client.wait_exit(self.pid, KILL_CONFIRM_S)  # type: ignore[arg-type]
+            self._exit = self.client.wait_exit(self.pid, KILL_CONFIRM_S)
         return self._exit
 
     def exit_status(self) -> ExitStatus | None:
         if self._exit is None:
             self.client.pump()
-            self._exit = self.client.exits.get(self.pid)  # type: ignore[arg-type]
+            self._exit = self.client.exits.get(self.pid)
         return self._exit
 
     # files written elsewhere are fetched once the racer is done
@@ -614,7 +617,7 @@ class ForkServerLauncher:
             except EnvironmentProblem:
                 continue  # every member exited meanwhile: their exits are reported
             for h in hs:
-                h.client.stopped[h.pid] = False  # type: ignore[index]
+                h.client.stopped[h.pid] = False
 
     def wait_change(self, timeout: float) -> None:
         """Sleep until a server reports something or ``timeout`` passes."""
@@ -636,7 +639,7 @@ class ForkServerLauncher:
             if h.exit_status() is None:
                 live.append(h)
             else:
-                h.client.forget(h.pid)  # type: ignore[arg-type]
+                h.client.forget(h.pid)
         self._racers = live
 
     def forget(self, handles: list[WarmRacer]) -> None:
@@ -644,7 +647,7 @@ class ForkServerLauncher:
         done = {id(h) for h in handles if h.exit_status() is not None}
         for h in self._racers:
             if id(h) in done:
-                h.client.forget(h.pid)  # type: ignore[arg-type]
+                h.client.forget(h.pid)
         self._racers = [h for h in self._racers if id(h) not in done]
 
     def close_servers(self) -> None:

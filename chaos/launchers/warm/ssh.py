@@ -104,6 +104,13 @@ class SshChannel(ServerLog):
         return True
 
 
+def _session(client: ForkServerClient) -> HostSession:
+    """The SSH session a fork server of this launcher runs over (its transport is an ``SshChannel``)."""
+    t = client.transport
+    assert isinstance(t, SshChannel), t
+    return t.session
+
+
 # The racers, the gate and start_group are the fork server's (the first base); SshLauncher lends its
 # sessions, code upload and remote specs. mypy sees the two bases' racer lists as a conflict.
 class SshWarmLauncher(ForkServerLauncher, SshLauncher):  # type: ignore[misc]
@@ -168,7 +175,7 @@ class SshWarmLauncher(ForkServerLauncher, SshLauncher):  # type: ignore[misc]
         return c
 
     def entry(self, spec: dict, workdir: str, client: ForkServerClient) -> dict:
-        s = client.transport.session  # type: ignore[attr-defined]
+        s = _session(client)
         rspec = self.remote_spec(spec, s, Path(workdir).name)
         rspec["barrier"]["echo"] = False  # arrivals come with the server's "stopped" events
         rdir = posixpath.dirname(rspec["result_path"])
@@ -176,11 +183,12 @@ class SshWarmLauncher(ForkServerLauncher, SshLauncher):  # type: ignore[misc]
         return {"id": spec["racer_id"], "spec": rspec, "log": posixpath.join(rdir, f"racer-{spec['racer_id']}.log"), "arrivals": True}
 
     def handle(self, spec: dict, entry: dict, pid: int, pgid: int, client: ForkServerClient, workdir: str) -> WarmRacer:
-        host = client.transport.session.host.name  # type: ignore[attr-defined]
+        host = _session(client).host.name
         return WarmRacer(
             spec["racer_id"], pid, pgid, client, spec, Path(workdir) / f"racer-{spec['racer_id']}.log", host=host, remote=entry
         )
 
+    # the fork server's start_group (warm racers), which mypy checks against SshLauncher's (SSH racers): the same conflict as above
     def start_group(self, specs: list[dict], workdir: str) -> list[WarmRacer]:  # type: ignore[override]
         if not self.sessions:
             self._connect_all()  # after a reap

@@ -40,6 +40,7 @@ INFO = TargetInfo(
         "answers on checkpoint_sqlite": "a @human_feedback review is saved as pending only by @persist: use backend sqlite",
     },
     pause_saves=("save_pending(",),
+    first_writes=("save_state(", "save_pending(", "checkpoint("),
     reads=OWN_APP_READS,
     trial_s=8.0,  # CrewAI racers take ~8 s each to start and run
     recovery_calls={"none": "kickoff by id", "input": "a new kickoff", "command": "kickoff by id, continuing the flow"},

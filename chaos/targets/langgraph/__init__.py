@@ -7,7 +7,7 @@ half (``open_session``), imported only inside racers; the other modules are its 
 
 from __future__ import annotations
 
-from chaos.targets import BRANCHES, BREAKPOINTS, TargetInfo
+from chaos.targets import BRANCHES, BREAKPOINTS, STORE_SIZE, TargetInfo
 
 INFO = TargetInfo(
     framework="langgraph",
@@ -107,7 +107,9 @@ INFO = TargetInfo(
     # Postgres backends: psycopg with its C build, and the pool of ``postgres_pool``
     drivers=("psycopg", "psycopg-binary", "psycopg-pool"),
     boundaries="put(step,source):before/after, put_writes(node,channels):before/after, effect(task):after",
-    features=(BRANCHES, BREAKPOINTS),
+    features=(BRANCHES, BREAKPOINTS, STORE_SIZE),
+    first_writes=("put(",),
+    pause_name="interrupt",
     reads=(
         "target.durability",
         "target.saver",
