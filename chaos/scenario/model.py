@@ -40,7 +40,7 @@ from chaos.inputfile import MAX_NODES
 from chaos.inputfile import expanded_size as _expanded_size
 from chaos.kinds import get_kind, kind_names
 from chaos.racer.errors import ScenarioError
-from chaos.targets import BRANCH_WORKLOADS, BRANCHES, TARGETS
+from chaos.targets import BRANCH_WORKLOADS, BRANCHES, MOVED, TARGETS
 from chaos.targets.langgraph import guards
 from chaos.targets.langgraph_server.config import ConfigError, is_config_ref
 from chaos.targets.langgraph_server.config import load as load_team_config
@@ -592,6 +592,7 @@ def _workload_importable(ref: str, base_dirs: list[str]) -> str | None:
     module, _, attr = ref.partition(":")
     if not module or not attr:
         return "expected a built-in workload name or package.module:factory"
+    module = MOVED.get(module, module)  # a moved public module (``chaos.savers``) is read where it lives now
     if not all(p.isidentifier() for p in module.split(".")) or not all(p.isidentifier() for p in attr.split(".")):
         return "package.module:factory must be dotted Python identifiers"
     search: list[str] | None = list(dict.fromkeys(base_dirs + sys.path))
