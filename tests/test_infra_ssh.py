@@ -227,4 +227,4 @@ def test_scenario_runs_across_hosts_through_the_orchestrator(lab, pg_dsn, tmp_pa
     meta = (run_dir / "run.json").read_text()
     assert ":***@10.77.0.1" in meta and pg_dsn.split("@")[0] not in meta  # recorded, password redacted
     assert _racer_pids(lab) == []
-    assert not [s for s in pgstore.list_run_schemas(pg_dsn) if rec["run_id"].lower().replace("-", "_") in s]
+    assert pgstore.schema_name(rec["run_id"]) not in pgstore.list_run_schemas(pg_dsn)

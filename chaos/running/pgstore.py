@@ -1,14 +1,18 @@
 """Per-run isolation of the LangGraph postgres backend (orchestrator side).
 
-Each run gets its own Postgres schema (``chaos_run_<run id>``), created once before the first
+Each run gets its own Postgres schema (``chaos_run_<run id, cut>_<digest of the whole run id>``:
+distinct runs never share one, whatever the scenario's name), created once before the first
 trial, with LangGraph's checkpoint tables set up there exactly once (``PostgresSaver.setup()``
 run concurrently by k racers races on its migrations table). Racers then receive a store
 ``{"dsn", "schema", "setup": False}``: they share the run's schema, and the thread id (unique per
-trial) keeps trials apart. The schema is dropped at the end of the run unless kept.
+trial) keeps trials apart. The schema is dropped at the end of the run unless kept: by its
+recorded name, with the per-trial schemas made under it (``<run schema>_<10 hex>``: the name is at
+most ``SCHEMA_MAX`` bytes, so a trial schema holds it whole and never matches another run's).
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -27,9 +31,15 @@ if TYPE_CHECKING:
 _UNSAFE = re.compile(r"[^a-z0-9_]")
 
 
+SCHEMA_MAX = 50  # bytes: a trial schema ``<run schema>_<10 hex>`` (61) still fits Postgres' 63
+
+
 def schema_name(run_id: str) -> str:
-    """A valid, bounded Postgres identifier for the run (lower case, <= 63 bytes)."""
-    return ("chaos_run_" + _UNSAFE.sub("_", run_id.lower()))[:63]
+    """A valid Postgres identifier for the run (lower case, <= ``SCHEMA_MAX`` bytes), distinct for
+    distinct run ids: the readable part is cut, the digest of the whole run id never is."""
+    digest = hashlib.sha256(run_id.encode()).hexdigest()[:12]
+    readable = _UNSAFE.sub("_", run_id.lower())[: SCHEMA_MAX - len("chaos_run_") - 1 - len(digest)]
+    return f"chaos_run_{readable}_{digest}"
 
 
 def connect(dsn: str) -> psycopg.Connection[Any]:
@@ -76,17 +86,31 @@ def create_run_schema(dsn: str, run_id: str, *, setup: bool = True) -> str:
 
 
 def drop_run_schema(dsn: str, run_id: str) -> None:
-    """Drop the run's schema and everything in it (idempotent), and the per-trial schemas made under
-    its name (``<run schema[:50]>_<10 hex>``: the DBOS adapter's system databases, one per trial)."""
+    """Drop the run's schema (``schema_name(run_id)``) and its trial schemas: ``drop_schema``."""
+    drop_schema(dsn, schema_name(run_id))
+
+
+def drop_schema(dsn: str, name: str) -> list[str]:
+    """Drop the run schema ``name`` (as recorded by the run that made it) and everything in it
+    (idempotent), and the per-trial schemas made under that whole name (``<name>_<10 hex>``: the
+    DBOS adapter's system databases, one per trial); returns the names dropped. A name longer than
+    ``SCHEMA_MAX`` (made by an older chaos, cut) drops no trial schema: its prefix may be another
+    run's."""
     from psycopg import sql
 
-    name = schema_name(run_id)
     with connect(dsn) as conn:
+        dropped = [name] if conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (name,)).fetchone() else []
         conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(name)))
-        like = name[:50].replace("_", "\\_") + "\\_%"
-        rows = conn.execute("SELECT nspname FROM pg_namespace WHERE nspname LIKE %s AND length(nspname) = %s", (like, len(name[:50]) + 11))
+        if len(name.encode()) > SCHEMA_MAX:
+            return dropped
+        rows = conn.execute(
+            "SELECT nspname FROM pg_namespace WHERE left(nspname, %s) = %s AND length(nspname) = %s AND right(nspname, 10) ~ '^[0-9a-f]{10}$'",
+            (len(name) + 1, name + "_", len(name) + 11),
+        )
         for (trial_schema,) in rows.fetchall():
             conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(trial_schema)))
+            dropped.append(trial_schema)
+    return dropped
 
 
 def store_for(dsn: str, run_id: str) -> Callable[[Cell, str, Path], StoreSpec]:
@@ -197,5 +221,5 @@ class RunStorage:
             self.ledger.close()
             self.ledger = None
         if self.schema and self.dsn and not keep_schema:
-            drop_run_schema(self.dsn, self.run_id)
+            drop_schema(self.dsn, self.schema)
             self.schema = None

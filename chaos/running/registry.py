@@ -179,7 +179,7 @@ def reap_kept(dsn: str) -> list[Reaped]:
         if where and asked != where:  # another server: "not there" would forget a schema that is
             rep.pending = f"Postgres schema {info['pg_schema']} is kept on {where}, not {asked}: give that server's DSN to --pg"
         else:
-            rep.schemas, rep.pending = _pg_reap(run_id, dsn, expected=True)
+            rep.schemas, rep.pending = _pg_reap(run_id, dsn, expected=True, schema=info["pg_schema"])
         if not rep.pending:
             with contextlib.suppress(FileNotFoundError):
                 Path(info["_path"]).unlink()
@@ -348,22 +348,20 @@ def _docker_reap(run_id: str) -> list[str]:
     return removed
 
 
-def _pg_reap(run_id: str, dsn: str | None = None, *, expected: bool = False) -> tuple[list[str], str | None]:
-    """Drop the run's Postgres schema (``chaos_run_<run id>``) on the server ``dsn`` (default
-    ``CHAOS_PG_DSN``). Returns (schemas dropped, why it could not be dropped): the reason is None
+def _pg_reap(run_id: str, dsn: str | None = None, *, expected: bool = False, schema: str | None = None) -> tuple[list[str], str | None]:
+    """Drop the run's Postgres schema on the server ``dsn`` (default ``CHAOS_PG_DSN``): the name the
+    run recorded (``schema``, its entry's ``pg_schema``), else ``schema_name(run_id)``; never a name
+    matched by prefix. Returns (schemas dropped, why it could not be dropped): the reason is None
     when the schema is gone; a run that made a schema (``expected``) without a DSN to reach it
     keeps it, with that reason."""
     from chaos.running import pgstore
 
     dsn = dsn or os.environ.get("CHAOS_PG_DSN")
-    name = pgstore.schema_name(run_id)
+    name = schema or pgstore.schema_name(run_id)
     if not dsn:
         return [], (f"Postgres schema {name} not dropped: no DSN (run `chaos clean --pg DSN`)" if expected else None)
     try:
-        if name not in pgstore.list_run_schemas(dsn):
-            return [], None
-        pgstore.drop_run_schema(dsn, run_id)
-        return [name], None
+        return pgstore.drop_schema(dsn, name), None
     except Exception as exc:  # server down: the schema stays, and so does the entry that names it
         from chaos.racer.redact import redact_text
 
@@ -435,7 +433,7 @@ def reap_run(run_id: str, info: dict | None = None, dsn: str | None = None) -> R
     pids = [pid for pid, _, _ in racer_processes(run_id)]
     rep.racers = _kill_and_wait(pids)
     rep.containers = _docker_reap(run_id)
-    rep.schemas, rep.pending = _pg_reap(run_id, dsn, expected=bool(info.get("pg_schema")))
+    rep.schemas, rep.pending = _pg_reap(run_id, dsn, expected=bool(info.get("pg_schema")), schema=info.get("pg_schema"))
     rep.mounts = _lazyfs_reap(run_id)  # before the work folder: a dead mount cannot be removed
     work = info.get("work_dir")
     if work and not info.get("keep_work") and Path(work).exists():
