@@ -565,6 +565,7 @@ class NightSummary(FileRecord):
     suite: str | None = None
     about: str | None = None
     suite_file: str | None = None
+    suite_digest: str | None = None  # the suite's digest (chaos.running.nightly.suite_digest): one night, one suite
     started: str | None = None
     finished: str | None = None
     date: str
