@@ -286,7 +286,13 @@ class Execution:
             write_results(self.folder.path, results, self.folder.meta, records)
         except Exception as exc:  # the disk filled as the run ended: the journal has every trial
             self.fail_run(records, {c.index for c in self.cells}, exc)
-        return RunOutcome(run_dir=self.folder.path, results=masked(results), interrupted=interrupted, cells=self.cells)
+        return RunOutcome(
+            run_dir=self.folder.path,
+            results=masked(results),
+            interrupted=interrupted,
+            cells=self.cells,
+            signals=list(self.signals.received),
+        )
 
     def fail_run(self, records: StoredTrials, finished_cells: set[int], exc: Exception) -> NoReturn:
         """The run stopped on ``exc``: keep what it measured, say so, raise ``RunFailed``.
