@@ -19,7 +19,8 @@ What it promises:
   escape sequences and line breaks written as ``\x1b``-style escapes).
 * ``strict_yaml(text, path, what, error=...)`` parses YAML safely and refuses duplicate keys
   (naming the line of both), documents that expand past ``MAX_NODES`` nodes (alias bombs), nesting
-  too deep, and scalars YAML cannot build (a 31 February, a 5000-digit integer); one line each.
+  deeper than ``MAX_DEPTH`` (counted by chaos on YAML's tokens before anything is built, so the
+  message is chaos's whatever PyYAML's release: 6.0 ran out of stack, 6.0.4 has a limit of its own), and scalars YAML cannot build (a 31 February, a 5000-digit integer); one line each.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from chaos.racer.errors import ChaosError
 __all__ = ["MAX_NODES", "check_duplicates", "expanded_size", "printable", "read_bytes", "read_text", "strict_yaml"]
 
 MAX_NODES = 100_000
+MAX_DEPTH = 100  # nesting levels: chaos's own limit, below every YAML library's (PyYAML 6.0.4's is 1000)
 
 
 def read_bytes(
@@ -188,10 +190,35 @@ def _loader() -> Any:
     return Loader
 
 
+def check_depth(text: str, path: str, what: str, error: type[ChaosError] = ChaosError) -> None:
+    """Refuse ``text`` when its collections nest deeper than ``MAX_DEPTH`` (YAML's tokens, counted
+    without recursion; a text YAML cannot scan for another reason is left to the parser, which says where)."""
+    import yaml
+
+    opening = (yaml.BlockMappingStartToken, yaml.BlockSequenceStartToken, yaml.FlowMappingStartToken, yaml.FlowSequenceStartToken)
+    closing = (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEndToken)
+    # libyaml's scanner (fast) reads ahead and may refuse a deep text itself before yielding a token;
+    # then PyYAML's own scanner, which yields each token as it goes, counts (a rare, slow path)
+    for loader in (_base(), yaml.SafeLoader):
+        depth = 0
+        try:
+            for token in yaml.scan(text, Loader=loader):
+                if isinstance(token, opening):
+                    depth += 1
+                    if depth > MAX_DEPTH:
+                        raise error(f"{path}:{token.start_mark.line + 1}: nested too deeply to be a {what} (over {MAX_DEPTH} levels)")
+                elif isinstance(token, closing):
+                    depth -= 1
+            return
+        except yaml.YAMLError:
+            continue
+
+
 def strict_yaml(text: str, path: str, what: str, *, error: type[ChaosError] = ChaosError) -> Any:
     """``text`` parsed as safe YAML, refusing what a strict reader must (see the module docstring)."""
     import yaml
 
+    check_depth(text, path, what, error)
     try:
         node = yaml.compose(text, Loader=_base())
         if node is None:
