@@ -1,0 +1,57 @@
+"""Smaller breaks of issue 40 (point 8), each as a user meets it on the command line."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+from kits.robustkit import chaos, chaos_bg, journal_lines, one_line, wait_for
+from kits.runs import write_scenario
+
+SWEEP = """\
+name: latest_story
+kind: kill_sweep
+target: {{framework: langgraph, backend: sqlite, durability: sync}}
+workload: three_step
+resume: none
+trials: {trials}
+seed: 3
+"""
+
+
+@pytest.mark.parametrize("value", [" 1 / 2 ", "１/２", "1/٢"])
+def test_a_shard_is_ascii_digits_without_spaces(tmp_path, value):
+    """`--shard ' 1 / 2 '` and fullwidth or Arabic-Indic digits were accepted: CI logs then show a
+    shard no one typed. Refused, one line, exit 3, before any folder."""
+    p = chaos(["run", "scenarios/consume_once_k4.yaml", "--shard", value, "--out", str(tmp_path / "out")], tmp_path / "state")
+    assert p.returncode == 3, p.stdout + p.stderr
+    assert "--shard" in one_line(p.stderr) and "expected I/N" in p.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_latest_is_the_newest_run_not_the_last_to_finish(tmp_path):
+    """An older run resumed after a newer one finished: `latest` stays on the newer run."""
+    state, out = tmp_path / "state", tmp_path / "out"
+    old = write_scenario(tmp_path, SWEEP.format(trials=3), "old.yaml")
+    proc = chaos_bg(["run", str(old), "--out", str(out), "-q"], state)
+    try:
+        journal = wait_for(lambda: next(out.glob("latest_story/2*/journal.jsonl"), None), 300, "the old run's journal")
+        wait_for(lambda: journal_lines(journal) >= 1, 300, "a journaled trial")
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    old_dir = journal.parent
+    new = write_scenario(tmp_path, SWEEP.format(trials=1), "new.yaml")
+    p = chaos(["run", str(new), "--out", str(out), "-q"], state, timeout=600)
+    assert p.returncode in (0, 1, 2), p.stdout + p.stderr
+    latest = out / "latest_story" / "latest"
+    new_dir = Path(os.path.realpath(latest))
+    assert new_dir != old_dir.resolve()
+    r = chaos(["run", "--resume", str(old_dir), "-q"], state, timeout=600)
+    assert r.returncode in (0, 1, 2), r.stdout + r.stderr
+    assert Path(os.path.realpath(latest)) == new_dir
