@@ -211,6 +211,7 @@ class Execution:
             prior=self.prior,
             only=self.only if self.only is not None else self.opts.only,
             deploy_launcher=deploy_launcher,
+            await_store=self.storage.await_database if self.storage.dsn else None,
         )
 
     def store_for(self, cell: Cell, trial_id: str, trial_dir: Path) -> StoreSpec:

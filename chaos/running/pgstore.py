@@ -129,6 +129,24 @@ def list_run_schemas(dsn: str) -> list[str]:
     return [r[0] for r in rows]
 
 
+OUTAGE_WAIT_S = 120  # seconds a run waits for its own Postgres before it stops (resumable); CHAOS_OUTAGE_WAIT_S sets another
+
+
+class DatabaseOutage(ConnectionError):
+    """The run's own database stayed down: the run stops, exit 3, resumable (not a cell's failure)."""
+
+
+def _answers(dsn: str) -> bool:
+    """The server at ``dsn`` accepts a connection now (within 3 s)."""
+    import psycopg
+
+    try:
+        psycopg.connect(dsn, autocommit=True, connect_timeout=3).close()
+    except psycopg.Error:
+        return False
+    return True
+
+
 class RunStorage:
     """Where a run's effects and checkpoints live, chosen from its cells (orchestrator side).
 
@@ -210,6 +228,36 @@ class RunStorage:
         if not isinstance(self.ledger, CopiesRows):
             raise RuntimeError("the run's ledger was written to after RunStorage.close(), or cannot copy rows")
         self.ledger.copy_rows(rows, trial_id)
+
+    def await_database(self, trial_id: str) -> None:
+        """Before ``trial_id``, a repeat an environment fault forces: the run's own Postgres answers,
+        or the run waits for it (at most ``OUTAGE_WAIT_S``, said on the terminal), so an outage does
+        not spend the repeats while the server is down. Still down: ``DatabaseOutage`` stops the run
+        (exit 3), and ``chaos run --resume`` runs again what the outage spoiled."""
+        if self.dsn is None or _answers(self.dsn):
+            return
+        import os
+        import sys
+        import time
+
+        try:
+            wait_s = max(0.0, float(os.environ.get("CHAOS_OUTAGE_WAIT_S", OUTAGE_WAIT_S)))
+        except ValueError:
+            wait_s = OUTAGE_WAIT_S
+
+        where = redact_dsn(self.dsn)
+        sys.stderr.write(f"chaos: the run's Postgres ({where}) does not answer: waiting up to {wait_s:.0f} s before trial {trial_id}\n")
+        sys.stderr.flush()
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < wait_s:
+            time.sleep(1)  # a server coming back sends nothing: look again
+            if _answers(self.dsn):
+                sys.stderr.write(f"chaos: the run's Postgres answers again after {time.monotonic() - t0:.0f} s: going on\n")
+                sys.stderr.flush()
+                return
+        raise DatabaseOutage(
+            f"the run's Postgres ({where}) did not answer for {wait_s:.0f} s; resume the run (`chaos run --resume`) once it is back"
+        )
 
     def describe(self) -> dict:
         from chaos.racer.redact import redact_config
