@@ -20,6 +20,14 @@ work files, the terminal, the effect ledger). It masks:
   ``glpat-``, Hugging Face ``hf_``, Google ``AIza``/``ya29.``, ``npm_``, OpenAI/Anthropic ``sk-``,
   SendGrid ``SG.``).
 
+Masking by value, beside the patterns: what the user declares secret is masked wherever it
+appears, whatever its form. Declared are the values of the environment variables named in
+``CHAOS_SECRETS`` (comma-separated names), of environment variables whose name says they hold a
+secret (a value of 8 characters or more, not a path), the passwords of DSNs held in environment
+variables (``CHAOS_PG_DSN``, ``DATABASE_URL``, ...), and the values of secret-named workload
+parameters (``declare_params``: the orchestrator and each racer declare their scenario's). A
+value shorter than 8 characters is never masked by value (it would mask ordinary words).
+
 Everything else is left exactly as it was: ids, hashes, barrier names and ordinary words are what
 a reader needs. ``redact_obj`` applies ``redact`` to every string of a JSON-like value (keys
 included), and masks whole the scalar value of a key whose name says it is secret. The corpus of
@@ -28,6 +36,7 @@ forms this promises to mask lives in the tests (``tests/kits/secret_forms.py``).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import re
@@ -312,11 +321,79 @@ def _redact_plain(text: str) -> str:
     return _redact(text, _plain)
 
 
+# ------------------------------------------------------------------------ masking by value
+
+DECLARE_ENV = "CHAOS_SECRETS"  # names of environment variables whose values are secret, comma-separated
+MIN_VALUE = 8  # a shorter value would mask ordinary words wherever they appear
+_declared: set[str] = set()
+_ordered: list[str] = []  # longest first: a secret that holds another is masked whole
+_env_read = False
+
+
+def declare_secret(value: object) -> None:
+    """Mask ``value`` (a string of at least ``MIN_VALUE`` characters) wherever chaos writes it."""
+    if not isinstance(value, str) or len(value) < MIN_VALUE or value.startswith("***") or value in _declared:
+        return
+    _declared.add(value)
+    _ordered[:] = sorted(_declared, key=len, reverse=True)
+    _redact_plain.cache_clear()
+
+
+def declare_params(params: object) -> None:
+    """Declare the values of secret-named keys anywhere in ``params`` (a scenario's workload_params)."""
+    if isinstance(params, dict):
+        for k, v in params.items():
+            if isinstance(k, str) and is_secret_name(k) and isinstance(v, (str, int)) and not isinstance(v, bool):
+                declare_secret(str(v))
+            else:
+                declare_params(v)
+    elif isinstance(params, (list, tuple)):
+        for v in params:
+            declare_params(v)
+
+
+def _dsn_password(value: str) -> str | None:
+    if "://" in value:
+        with contextlib.suppress(ValueError):
+            return urlsplit(value).password and unquote(urlsplit(value).password or "")
+    m = re.search(r"(?i)\bpassword\s*=\s*('(?:[^'\\]|\\.)*'|\S+)", value)
+    return m.group(1).strip("'") if m else None
+
+
+def _read_env() -> None:
+    """Declare what the environment holds secret (once per process: racers inherit the orchestrator's)."""
+    global _env_read
+    if _env_read:
+        return
+    _env_read = True
+    import os
+
+    named = {n.strip() for n in os.environ.get(DECLARE_ENV, "").split(",") if n.strip()}
+    for name, value in os.environ.items():
+        if name in named:
+            declare_secret(value)
+        elif is_secret_name(name) and "/" not in value:
+            declare_secret(value)
+        password = _dsn_password(value) if ("://" in value or "password" in value.lower()) else None
+        if password:
+            declare_secret(password)
+
+
+def _by_value(text: str, mask: Callable[[str], str]) -> str:
+    _read_env()
+    for value in _ordered:
+        if value in text:
+            text = text.replace(value, mask(value))
+    return text
+
+
 def _redact(text: str, mask: Callable[[str], str]) -> str:
     def encoded(m: re.Match[str]) -> str:
         plain = unquote(m.group(0))
         clean = _redact(plain, mask)
         return m.group(0) if clean == plain else quote(clean, safe="*")  # the mask reads as ***
+
+    text = _by_value(text, mask)
 
     if ("{" in text or "[" in text) and '"' in text:
         inside = _json_inside(text, mask)
