@@ -55,3 +55,23 @@ def test_latest_is_the_newest_run_not_the_last_to_finish(tmp_path):
     r = chaos(["run", "--resume", str(old_dir), "-q"], state, timeout=600)
     assert r.returncode in (0, 1, 2), r.stdout + r.stderr
     assert Path(os.path.realpath(latest)) == new_dir
+
+
+def test_a_guard_factory_that_exits_0_does_not_pass_the_preflight(tmp_path):
+    """A guard factory that calls os._exit(0) passed the preflight (exit status 0 trusted), and every
+    racer then errored. Refused before any trial, one line naming the scenario file, exit 3."""
+    path = write_scenario(
+        tmp_path,
+        """\
+        name: quiet_guard
+        kind: race
+        target: {framework: langgraph, backend: sqlite, durability: sync, guard: "tests.kits.guards:exits_quietly"}
+        workload: gate_after_interrupt
+        resume: "command:true"
+        """,
+    )
+    p = chaos(["run", str(path), "--out", str(tmp_path / "out")], tmp_path / "state")
+    assert p.returncode == 3, p.stdout + p.stderr
+    line = one_line(p.stderr)
+    assert str(path) in line and "exits_quietly" in line and "before its check finished" in line
+    assert not (tmp_path / "out").exists()
