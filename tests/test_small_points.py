@@ -75,3 +75,29 @@ def test_a_guard_factory_that_exits_0_does_not_pass_the_preflight(tmp_path):
     line = one_line(p.stderr)
     assert str(path) in line and "exits_quietly" in line and "before its check finished" in line
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("which", ["langgraph.json", ".env"])
+@pytest.mark.parametrize("shape", ["huge", "fifo"])
+def test_a_langgraph_json_or_its_env_file_is_capped_and_regular(tmp_path, which, shape):
+    """langgraph.json and its .env were read whole (100 MB: 693 MB peak), and a FIFO there was
+    "does not exist". Now: refused before reading, one line naming the file and what is wrong."""
+    from chaos.targets.langgraph_server_config import ConfigError, load
+
+    team = tmp_path / "team"
+    team.mkdir()
+    config = team / "langgraph.json"
+    config.write_text('{"graphs": {"agent": "./agent.py:graph"}, "env": ".env"}')
+    (team / ".env").write_text("REGION=eu\n")
+    target = team / which
+    target.unlink()
+    if shape == "huge":
+        with open(target, "wb") as f:
+            f.truncate(100 << 20)  # sparse: nothing written to disk
+    else:
+        os.mkfifo(target)
+    with pytest.raises(ConfigError) as err:
+        load("team/langgraph.json#agent", [str(tmp_path)])
+    msg = str(err.value)
+    assert str(target) in msg and "\n" not in msg
+    assert ("bytes" in msg) if shape == "huge" else ("not a regular file" in msg)
