@@ -82,3 +82,26 @@ def test_a_resume_re_runs_what_an_outage_spoiled(private_pg, tmp_path):
     r = chaos(["run", "--resume", str(run_dir), "-q"], tmp_path / "state", env={"CHAOS_PG_DSN": private_pg.dsn})
     assert r.returncode in (0, 1, 2), r.stdout + r.stderr
     assert _lost(run_dir) == []
+
+
+def test_the_ledger_reads_again_after_its_backend_is_terminated(private_pg):
+    """chaos's own connection to its Postgres ledger (racers on other hosts share it): its backend
+    terminated (a failover, an admin's pg_terminate_backend), the next read reconnects instead of
+    ending the run with "no trial ran"."""
+    import psycopg
+
+    from chaos.racer.ledger import open_ledger
+
+    cfg = {"kind": "postgres", "dsn": private_pg.dsn, "table": "chaos_effects"}
+    writer = open_ledger(cfg, {"run_id": "R", "cell_id": "c", "trial_id": "t1", "racer_id": "r0", "host": "h"})
+    reader = open_ledger(cfg)
+    try:
+        writer.append(task="pay", value="40EUR", thread_id="th1")
+        with psycopg.connect(private_pg.dsn, autocommit=True) as admin:
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'"
+            )
+        assert [r["effect_key"] for r in reader.rows(run_id="R")] == ["pay:40EUR"]
+    finally:
+        writer.close()
+        reader.close()
