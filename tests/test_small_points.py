@@ -101,3 +101,38 @@ def test_a_langgraph_json_or_its_env_file_is_capped_and_regular(tmp_path, which,
     msg = str(err.value)
     assert str(target) in msg and "\n" not in msg
     assert ("bytes" in msg) if shape == "huge" else ("not a regular file" in msg)
+
+
+def test_a_dead_orchestrators_lock_that_lingers_is_not_a_live_run(tmp_path, monkeypatch):
+    """Under load the kernel dropped a SIGKILLed orchestrator's registry lock over 0.5 s after it
+    died, and `--resume` in that moment refused the run as live. An entry whose orchestrator (the pid
+    it wrote) is dead is waited for, briefly, before the run is called alive."""
+    import json
+    import socket
+    import subprocess
+    import sys
+
+    from chaos.running import registry
+
+    monkeypatch.setenv("CHAOS_STATE_DIR", str(tmp_path / "state"))
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    entry = registry.entry_path("run-x")
+    entry.parent.mkdir(parents=True)
+    entry.write_text(json.dumps({"run_id": "run-x", "pid": int(dead.stdout), "host": socket.gethostname()}))
+    ready = tmp_path / "ready"
+    holder = subprocess.Popen(  # holds the entry's lock a second after its "orchestrator" is gone
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR); fcntl.flock(fd, fcntl.LOCK_EX);"
+            " open(sys.argv[2], 'w').close(); time.sleep(1)",
+            str(entry),
+            str(ready),
+        ]
+    )
+    try:
+        wait_for(ready.exists, 60, "the lock taken")
+        assert registry.run_is_alive("run-x") is False
+    finally:
+        holder.kill()
+        holder.wait()

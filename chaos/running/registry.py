@@ -298,8 +298,32 @@ def registry_alive(path: str | Path, lock_id: str | None) -> bool:
     return _lock_listed(lock_id) if lock_id else False
 
 
+DEATH_GRACE_S = 5.0  # a SIGKILLed orchestrator's lock can outlast it while the kernel finishes its exit
+
+
 def run_is_alive(run_id: str) -> bool:
-    return _is_locked(entry_path(run_id))
+    """True while the run's orchestrator holds its registry entry's lock. An entry locked whose
+    orchestrator (the pid it wrote, on this host) is already dead is waited for, at most
+    ``DEATH_GRACE_S``: under load the kernel drops a SIGKILLed process's locks only once its exit
+    is done (seen over 0.5 s), and a resume must not take that moment for a live run."""
+    path = entry_path(run_id)
+    if not _is_locked(path):
+        return False
+    try:
+        info = json.loads(Path(path).read_text() or "{}")
+    except (OSError, ValueError):
+        return True
+    pid = info.get("pid") if isinstance(info, dict) else None
+    if not isinstance(pid, int) or info.get("host") != socket.gethostname():
+        return True
+    if proc_state(pid) not in (None, "Z", "X"):
+        return True  # its orchestrator runs
+    deadline = time.monotonic() + DEATH_GRACE_S
+    while time.monotonic() < deadline:
+        if not _is_locked(path):
+            return False
+        time.sleep(0.01)  # the kernel's release of a dead process's lock sends nothing: look again
+    return True
 
 
 def _kill_and_wait(pids: list[int], timeout: float = 10.0) -> list[int]:
