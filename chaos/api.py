@@ -17,6 +17,9 @@ What it promises:
   ``chaos analyze``, writes nothing unless asked.
 * ``load_scenario(path)`` loads and validates a scenario file.
 
+A run that SIGINT or SIGTERM stopped is finished cleanly, then the signal reaches the caller's
+handler (``run``, ``rerun``): a caller is never told "done" about a run it asked to stop.
+
 Bad input, a broken environment or a damaged run folder raise ``chaos.errors.ChaosError``
 (one line naming the file and field), before anything is written, as the command line refuses
 them; what the framework did is never an exception: it is in the verdicts.
@@ -52,6 +55,9 @@ def run(scenario: str | os.PathLike | Scenario | dict[str, Any], options: RunOpt
     ``overrides`` are ``RunOptions`` fields (``out``, ``seed``, ``trials``, ``racers``, ``only``,
     ``work_in``, ``keep_work``, ``on_trial``, ``on_cell_start``) applied over ``options``.
     ``results.exit_code`` is the code ``chaos run`` would exit with (3: the run was interrupted).
+    A run stopped by SIGINT or SIGTERM ends cleanly (racers reaped, the run folder resumable), then
+    the signal is delivered again to the caller's own handler: Ctrl-C is a ``KeyboardInterrupt``, a
+    SIGTERM ends a process that does not handle it (a pytest session stops, non-zero).
     """
     from chaos.running.orchestrator import run_loaded
 
@@ -127,4 +133,8 @@ def _from_dict(data: dict[str, Any]) -> Scenario:
 
 def _results(outcome: RunOutcome) -> RunResults:
     outcome.results._run_dir = outcome.run_dir
+    if outcome.interrupted and outcome.signals:  # the run's handler took it: the caller's gets it now
+        import signal
+
+        signal.raise_signal(getattr(signal, outcome.signals[0], signal.SIGINT))
     return outcome.results

@@ -12,13 +12,20 @@ What it promises:
   refuses anything but a regular file (``/dev/zero``, a FIFO, a folder) and a file over
   ``max_bytes`` before reading it, reads at most ``max_bytes + 1`` bytes (a file that grows while
   read is still capped) and decodes UTF-8; every refusal is one ``error`` naming the file.
+* ``nofollow=True`` (a file of a run or night folder, which may come from anywhere) also refuses a
+  symbolic link, whatever it points to (``O_NOFOLLOW``): a link to ``/dev/zero``, a FIFO or a user's
+  file is never followed.
+* ``printable(text)``: text read from such a file, safe to print on a terminal (control characters,
+  escape sequences and line breaks written as ``\x1b``-style escapes).
 * ``strict_yaml(text, path, what, error=...)`` parses YAML safely and refuses duplicate keys
   (naming the line of both), documents that expand past ``MAX_NODES`` nodes (alias bombs), nesting
-  too deep, and scalars YAML cannot build (a 31 February, a 5000-digit integer); one line each.
+  deeper than ``MAX_DEPTH`` (counted by chaos on YAML's tokens before anything is built, so the
+  message is chaos's whatever PyYAML's release: 6.0 ran out of stack, 6.0.4 has a limit of its own), and scalars YAML cannot build (a 31 February, a 5000-digit integer); one line each.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -26,19 +33,33 @@ from typing import Any
 
 from chaos.racer.errors import ChaosError
 
-__all__ = ["MAX_NODES", "check_duplicates", "expanded_size", "read_text", "strict_yaml"]
+__all__ = ["MAX_NODES", "check_duplicates", "expanded_size", "printable", "read_bytes", "read_text", "strict_yaml"]
 
 MAX_NODES = 100_000
+MAX_DEPTH = 100  # nesting levels: chaos's own limit, below every YAML library's (PyYAML 6.0.4's is 1000)
 
 
-def read_text(path: str | os.PathLike, what: str, max_bytes: int, *, error: type[ChaosError] = ChaosError, hint: str | None = None) -> str:
-    """The UTF-8 text of the regular file ``path`` (at most ``max_bytes``), or ``error`` naming it."""
+def read_bytes(
+    path: str | os.PathLike,
+    what: str,
+    max_bytes: int,
+    *,
+    error: type[ChaosError] = ChaosError,
+    hint: str | None = None,
+    nofollow: bool = False,
+) -> bytes:
+    """The bytes of the regular file ``path`` (at most ``max_bytes``), or ``error`` naming it."""
     p = Path(path)
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | (os.O_NOFOLLOW if nofollow else 0)
     try:
-        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(p, flags)
     except FileNotFoundError:
         raise error(f"{p}: no such {what} file", hint=hint) from None
     except OSError as exc:
+        if nofollow and exc.errno == errno.ELOOP:
+            raise error(
+                f"{p}: a symbolic link; a {what} file of a run folder is a regular file, never followed", hint="remove the link"
+            ) from None
         raise error(f"{p}: cannot read the {what}: {exc.strerror or exc}") from None
     try:
         st = os.fstat(fd)
@@ -64,10 +85,30 @@ def read_text(path: str | os.PathLike, what: str, max_bytes: int, *, error: type
     data = b"".join(chunks)
     if len(data) > max_bytes:
         raise error(f"{p}: over {max_bytes} bytes; a {what} file is at most {max_bytes} bytes", hint="write long text elsewhere")
+    return data
+
+
+def read_text(
+    path: str | os.PathLike,
+    what: str,
+    max_bytes: int,
+    *,
+    error: type[ChaosError] = ChaosError,
+    hint: str | None = None,
+    nofollow: bool = False,
+) -> str:
+    """The UTF-8 text of the regular file ``path`` (at most ``max_bytes``), or ``error`` naming it."""
+    data = read_bytes(path, what, max_bytes, error=error, hint=hint, nofollow=nofollow)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise error(f"{p}: cannot read the {what}: not UTF-8 text (byte {exc.start})") from None
+        raise error(f"{Path(path)}: cannot read the {what}: not UTF-8 text (byte {exc.start})") from None
+
+
+def printable(text: str) -> str:
+    """``text`` with every character a terminal would act on (ESC, BEL, CR, line breaks, bidi
+    controls) written as an escape (``\\x1b``), so a file's text printed cannot paint the screen."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def expanded_size(node: Any) -> int:
@@ -149,10 +190,35 @@ def _loader() -> Any:
     return Loader
 
 
+def check_depth(text: str, path: str, what: str, error: type[ChaosError] = ChaosError) -> None:
+    """Refuse ``text`` when its collections nest deeper than ``MAX_DEPTH`` (YAML's tokens, counted
+    without recursion; a text YAML cannot scan for another reason is left to the parser, which says where)."""
+    import yaml
+
+    opening = (yaml.BlockMappingStartToken, yaml.BlockSequenceStartToken, yaml.FlowMappingStartToken, yaml.FlowSequenceStartToken)
+    closing = (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEndToken)
+    # libyaml's scanner (fast) reads ahead and may refuse a deep text itself before yielding a token;
+    # then PyYAML's own scanner, which yields each token as it goes, counts (a rare, slow path)
+    for loader in (_base(), yaml.SafeLoader):
+        depth = 0
+        try:
+            for token in yaml.scan(text, Loader=loader):
+                if isinstance(token, opening):
+                    depth += 1
+                    if depth > MAX_DEPTH:
+                        raise error(f"{path}:{token.start_mark.line + 1}: nested too deeply to be a {what} (over {MAX_DEPTH} levels)")
+                elif isinstance(token, closing):
+                    depth -= 1
+            return
+        except yaml.YAMLError:
+            continue
+
+
 def strict_yaml(text: str, path: str, what: str, *, error: type[ChaosError] = ChaosError) -> Any:
     """``text`` parsed as safe YAML, refusing what a strict reader must (see the module docstring)."""
     import yaml
 
+    check_depth(text, path, what, error)
     try:
         node = yaml.compose(text, Loader=_base())
         if node is None:

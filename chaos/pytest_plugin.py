@@ -23,6 +23,9 @@ What it promises::
 * A cell whose framework environment is not built here (``chaos.envs``) skips the test, saying
   which and how to build it, unless ``--chaos-build-envs`` lets the run build it.
 * ``assert_violated(results, prop)``: for a test that pins a known framework bug.
+* A run that did not finish fails its test (exit code 3: interrupted, or a cell that could not
+  run), naming the run folder. Ctrl-C or SIGTERM during a run reaches pytest once the run has
+  cleaned up (``chaos.run`` delivers the signal again): the session stops, non-zero.
 """
 
 from __future__ import annotations
@@ -136,6 +139,8 @@ class ChaosRunner:
                 pytest.skip("; ".join(missing))
         overrides.setdefault("out", self._out)
         results = chaos.run(scenario, **overrides)
+        if results.exit_code == 3:  # interrupted (a signal the caller ignores) or a cell could not run
+            pytest.fail(f"chaos run {results.run_id} did not finish (exit code 3): see {results.run_dir}", pytrace=False)
         if accepted is not None:
             from chaos.accepted import accept
 

@@ -565,6 +565,7 @@ class NightSummary(FileRecord):
     suite: str | None = None
     about: str | None = None
     suite_file: str | None = None
+    suite_digest: str | None = None  # the suite's digest (chaos.running.nightly.suite_digest): one night, one suite
     started: str | None = None
     finished: str | None = None
     date: str
@@ -578,9 +579,10 @@ class NightSummary(FileRecord):
     shards: list[ShardNote] = Field(default_factory=list)  # a merged night: how each shard came in
 
     def to_json(self) -> dict[str, Any]:
-        """summary.json; an unsharded night's has the keys it always had (no ``shard``/``shards``)."""
+        """summary.json; an unsharded night's has the keys it always had (no ``shard``/``shards``;
+        ``suite_digest`` only once a chaos that records it wrote the night)."""
         data = self.model_dump(mode="json")
-        for key in ("shard", "shards"):
+        for key in ("shard", "shards", "suite_digest"):
             if not data[key]:
                 del data[key]
         return data

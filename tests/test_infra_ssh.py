@@ -227,4 +227,19 @@ def test_scenario_runs_across_hosts_through_the_orchestrator(lab, pg_dsn, tmp_pa
     meta = (run_dir / "run.json").read_text()
     assert ":***@10.77.0.1" in meta and pg_dsn.split("@")[0] not in meta  # recorded, password redacted
     assert _racer_pids(lab) == []
-    assert not [s for s in pgstore.list_run_schemas(pg_dsn) if rec["run_id"].lower().replace("-", "_") in s]
+    assert pgstore.schema_name(rec["run_id"]) not in pgstore.list_run_schemas(pg_dsn)
+
+
+def test_lab_hosts_run_the_interpreter_chaos_runs_under(lab):
+    """In a virtual environment (what a new user has) the hosts' `python3` was the machine's, without
+    the venv's packages: every SSH test failed with "No module named 'langgraph'". The inventory's
+    interpreter, run on a host over SSH, is this one: same prefix, same packages."""
+    import subprocess
+    import sys
+
+    inv = yaml.safe_load(lab.inventory().read_text())
+    for h, entry in zip(lab.hosts, inv["hosts"], strict=True):
+        probe = f"{entry['python']} -c 'import sys, langgraph; print(sys.prefix)'"
+        out = subprocess.run(lab.ssh_argv(h, probe), capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.strip() == sys.prefix

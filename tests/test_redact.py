@@ -214,3 +214,12 @@ def test_masking_twice_changes_nothing(form):
     re-rendered: a mask must read as a mask, not as a new secret."""
     once = redact(form.text)
     assert redact(once) == once
+
+
+def test_text_after_a_private_key_block_stays_readable():
+    """A PEM block and a PGP block are masked from BEGIN to their own END, never to the end of the text."""
+    from chaos.racer.redact import redact
+
+    for label in ("RSA PRIVATE KEY", "PGP PRIVATE KEY BLOCK"):
+        out = redact(f"key -----BEGIN {label}-----\nQmFzZTY0Qm9keQ\n-----END {label}----- then the report goes on")
+        assert out.endswith("then the report goes on") and "QmFzZTY0Qm9keQ" not in out

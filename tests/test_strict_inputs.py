@@ -50,11 +50,12 @@ def test_a_repeated_key_in_a_baseline_is_refused_not_a_false_pass(tmp_path):
         ("accepted:\n  - {property: EO, framework: langgraph, reason: r, expires: 2027-13-45}\n", "accepted[0].expires"),
         ("accepted:\n  - {property: EO, framework: langgraph, reason: r, expires: " + "9" * 5000 + "}\n", "accepted[0].expires"),
         ("accepted: " + "[" * 3000 + "]" * 3000 + "\n", "nested too deeply"),
+        ("accepted: " + "[" * 150 + "]" * 150 + "\n", "nested too deeply"),  # below every YAML library's limit: chaos's own
         (b"accepted:\n  - {property: EO, framework: caf\xe9, reason: r}\n", "not UTF-8"),
         ("accepted:\n" + "  - {property: EO, framework: langgraph, reason: r}\n" * 1001, "accepted: List should have at most 1000 items"),
         ("accepted:\n  - {property: EO, framework: langgraph, reason: r, pririty: 1}\n", "accepted[0].pririty: unknown key"),
     ],
-    ids=["feb30", "month13", "5000-digit-date", "deep", "latin1", "too-many", "unknown-field"],
+    ids=["feb30", "month13", "5000-digit-date", "deep", "deep-150", "latin1", "too-many", "unknown-field"],
 )
 def test_a_bad_baseline_is_bad_input_naming_the_file_and_field_never_a_bug_in_chaos(tmp_path, text, field):
     base = tmp_path / "baseline.yaml"

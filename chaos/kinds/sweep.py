@@ -235,15 +235,20 @@ def dry_runs(ctx: RunContext, cell: Cell) -> Generator[TrialRecord, None, TrialR
     run reuses the one it journaled) and returns the last one (``dry = yield from dry_runs(...)``)."""
     dry_id = f"c{cell.index:03d}-dry"
     dry = None
-    for attempt in range(cell.scenario.env_retries + 1):
+    attempt = ran = 0  # a resumed run redoes a dry run an outage spoiled, with a budget of its own
+    while ran <= cell.scenario.env_retries:
         dry = ctx.prior.get(retry_id(dry_id, attempt))
         if dry is None:
+            if attempt > 0 and ctx.await_store is not None:
+                ctx.await_store(retry_id(dry_id, attempt))
             run = TrialRun(ctx, cell, retry_id(dry_id, attempt), retry_of=dry_id if attempt else None)
             try:
                 dry = dry_trial(run)
             finally:
                 run.cleanup()
+            ran += 1
             yield dry
+        attempt += 1
         if dry.fault != "environment":
             break
     return dry

@@ -8,7 +8,10 @@ monotonic across hosts. Racer side: needs only psycopg 3.
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Callable
+from typing import TypeVar
 
 import psycopg
 from psycopg import sql
@@ -16,6 +19,7 @@ from psycopg import sql
 from chaos.racer.ledger_rows import ATTRIBUTION, COLUMNS, Where, row_values
 from chaos.racer.redact import redact_dsn, redact_text
 
+T = TypeVar("T")
 _TABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$")
 
 
@@ -77,6 +81,20 @@ class PostgresLedger:
         assert row is not None  # INSERT ... RETURNING yields the new row
         return int(row[0])
 
+    def _reconnect_once(self, call: Callable[[], T]) -> T:
+        """``call()``, and once more on a fresh connection if the server cut this one (its backend
+        terminated, the server restarted): for reads only. A write is never repeated (``append``,
+        ``copy_rows``): a cut after its commit would write the effect twice, a false duplicate."""
+        try:
+            return call()
+        except (psycopg.OperationalError, psycopg.InterfaceError):
+            if not self._conn.closed and not self._conn.broken:
+                raise
+            with contextlib.suppress(Exception):
+                self._conn.close()
+            self._conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=10)
+            return call()
+
     def copy_rows(self, rows: list[dict], trial_id: str) -> None:
         """``rows`` (as ``rows`` returns them) inserted again under ``trial_id``, in one transaction."""
         cols = COLUMNS[1:]
@@ -93,7 +111,7 @@ class PostgresLedger:
             q += sql.SQL(" AND trial_id = %s")
             args.append(trial_id)
         q += sql.SQL(" ORDER BY seq")
-        return [dict(zip(COLUMNS, r, strict=True)) for r in self._conn.execute(q, args).fetchall()]
+        return self._reconnect_once(lambda: [dict(zip(COLUMNS, r, strict=True)) for r in self._conn.execute(q, args).fetchall()])
 
     def close(self) -> None:
         self._conn.close()

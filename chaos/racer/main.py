@@ -46,6 +46,7 @@ from typing import cast
 from chaos.racer.barrier import BarrierClient, write_atomic
 from chaos.racer.ledger import open_ledger
 from chaos.racer.protocol import NO_SPACE_EXIT, ActionOutcome, BackgroundError, InspectResult, RacerResult, RacerSpec, background_path
+from chaos.racer.redact import declare_params
 from chaos.targets import get_target
 from chaos.targets.base import RacerHalf, Session, load_racer_half
 
@@ -278,6 +279,7 @@ def serve(spec: RacerSpec) -> int:
     A cold racer (``main``) and a warm one (forked by ``chaos.racer.forkserver``) both end up here, so
     both do exactly the same work from this point on.
     """
+    declare_params(spec.get("workload_params") or {})  # masked by value in what this racer writes
     result, code = run_spec(spec)
     try:
         write_atomic(spec["result_path"], json.dumps(result, default=repr).encode(), durable=False)

@@ -20,6 +20,14 @@ work files, the terminal, the effect ledger). It masks:
   ``glpat-``, Hugging Face ``hf_``, Google ``AIza``/``ya29.``, ``npm_``, OpenAI/Anthropic ``sk-``,
   SendGrid ``SG.``).
 
+Masking by value, beside the patterns: what the user declares secret is masked wherever it
+appears, whatever its form. Declared are the values of the environment variables named in
+``CHAOS_SECRETS`` (comma-separated names), of environment variables whose name says they hold a
+secret (a value of 8 characters or more, not a path), the passwords of DSNs held in environment
+variables (``CHAOS_PG_DSN``, ``DATABASE_URL``, ...), and the values of secret-named workload
+parameters (``declare_params``: the orchestrator and each racer declare their scenario's). A
+value shorter than 8 characters is never masked by value (it would mask ordinary words).
+
 Everything else is left exactly as it was: ids, hashes, barrier names and ordinary words are what
 a reader needs. ``redact_obj`` applies ``redact`` to every string of a JSON-like value (keys
 included), and masks whole the scalar value of a key whose name says it is secret. The corpus of
@@ -28,6 +36,7 @@ forms this promises to mask lives in the tests (``tests/kits/secret_forms.py``).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import re
@@ -80,8 +89,8 @@ _PORT = re.compile(r"\d{1,5}(?:[/?#].*)?")
 # the same URL percent-encoded as a whole (a DSN passed as a query parameter)
 _URL_ENCODED = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*%3A%2F%2F[A-Za-z0-9%._~+!*()-]+")
 # a .pgpass line: hostname:port:database:username:password
-_PGPASS = re.compile(r"(?<![\w.:/@*-])([A-Za-z0-9_.*-]+:(?:\d{1,5}|\*):[^\s:'\"]+:[^\s:'\"]+:)([^\s'\"<>`]+)")
-_PEM = re.compile(r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----.*?(-----END \1PRIVATE KEY-----|\Z)", re.DOTALL)
+_PGPASS = re.compile(r"(?<![\w./@*-])([A-Za-z0-9_.*-]+:(?:\d{1,5}|\*):[^\s:'\"]+:[^\s:'\"]+:)([^\s'\"<>`]+)")
+_PEM = re.compile(r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY((?: BLOCK)?)-----.*?(-----END \1PRIVATE KEY\2-----|\Z)", re.DOTALL)
 _TOKENS = re.compile(
     r"(?<![A-Za-z0-9_-])(?:"
     r"(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[0-9A-Z]{16}"  # AWS key ids
@@ -94,9 +103,29 @@ _TOKENS = re.compile(
     r"|npm_[A-Za-z0-9]{30,}"  # npm
     r"|sk-[A-Za-z0-9_-]{16,}"  # OpenAI (sk-, sk-proj-), Anthropic (sk-ant-)
     r"|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"  # SendGrid
+    r"|pypi-[A-Za-z0-9_-]{16,}"  # PyPI upload token
+    r"|dckr_pat_[A-Za-z0-9_-]{16,}"  # Docker Hub personal access token
+    r"|whsec_[A-Za-z0-9+/=_-]{16,}"  # Stripe webhook signing secret
     r"|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"  # a JWT (header.payload.signature)
     r")"
 )
+# URL parts that are credentials by where they sit: a signed URL's signature (Azure SAS ``sig=``,
+# S3 ``X-Amz-Signature=``, GCS ``X-Goog-Signature=``) and a token in a query; webhook and bot URLs
+# whose path is the secret (Slack, Discord, Telegram)
+_QUERY_SECRET = re.compile(
+    r"(?i)([?&](?:sig|signature|x-amz-signature|x-amz-security-token|x-amz-credential|x-goog-signature|x-goog-credential"
+    r"|access_token|refresh_token|id_token|token|api_key|apikey|key|secret|client_secret|password|pwd|auth|code)=)([^&#\s'\"<>`]+)"
+)
+_URL_PATH_SECRET = re.compile(
+    r"(?i)(hooks\.slack\.com/(?:services|workflows|triggers)/(?:[A-Za-z0-9]+/)*?)([A-Za-z0-9]{16,})"
+    r"|(discord(?:app)?\.com/api/webhooks/\d+/)([A-Za-z0-9_-]{16,})"
+    r"|(api\.telegram\.org/(?:file/)?bot\d+:)([A-Za-z0-9_-]{16,})"
+)
+# a MySQL client's password glued to its flag: ``mysql -uroot -pSECRET db``
+_MYSQL_P = re.compile(r"(\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mariadb|mariadb-dump)\b[^\n]*?\s-p)([^\s'\"]+)")
+# a YAML block scalar under a secret-named key: ``password: |`` and its more-indented lines
+_BLOCK_KEY = re.compile(r"^([ \t]*)(?:- )?[\"']?([A-Za-z_][A-Za-z0-9_.-]*)[\"']?[ \t]*:[ \t]*[|>][-+0-9]*[ \t]*$")
+
 # HTTP credentials: "Authorization: <scheme> <credentials>", a bare "Bearer <token>", "Basic <base64>"
 _AUTH_HEADER = re.compile(
     r"(?i)(\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:(?:basic|bearer|token|digest|negotiate)\s+)?)([^\s'\",;]+)"
@@ -127,11 +156,81 @@ _NOT_SECRET = re.compile(
 
 @functools.lru_cache(maxsize=4096)
 def is_secret_name(name: str) -> bool:
-    """Whether a setting, header, flag or JSON key named ``name`` holds a secret by its name alone."""
-    name = name.strip("-_. ")
+    """Whether a setting, header, flag or JSON key named ``name`` holds a secret by its name alone
+    (an encoding suffix is read past: ``SECRET_KEY_BASE``, ``ENCRYPTION_KEY_B64``, ``API_TOKEN_HEX``)."""
+    name = _ENCODING_SUFFIX.sub("", name.strip("-_. "))
     if not name or _NOT_SECRET.search(name):
         return False
     return bool(_SECRET_END_LONG.search(name) or _SECRET_END_SHORT.search(name))
+
+
+_ENCODING_SUFFIX = re.compile(r"(?i)(?<=[A-Za-z0-9])[_.-](?:base|b64|base64|b32|hex|raw|bytes|pem|der|value|data)$")
+
+
+def _block_scalars(text: str, mask: Callable[[str], str]) -> str:
+    """The body of every YAML block scalar (``password: |`` then its more-indented lines) under a
+    secret-named key, masked line by line: YAML's structure read, not guessed from one line."""
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        m = _BLOCK_KEY.match(lines[i])
+        i += 1
+        if m is None or not is_secret_name(m.group(2)):
+            continue
+        indent = len(m.group(1))
+        while i < len(lines) and (not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip()) > indent):
+            body = lines[i].strip()
+            if body and not _is_mask(body):
+                lines[i] = lines[i][: len(lines[i]) - len(lines[i].lstrip())] + mask(body)
+            i += 1
+    return "\n".join(lines)
+
+
+_JSON_START = re.compile(r"[{\[]\s*[\"{\[]")
+
+
+def _json_inside(text: str, mask: Callable[[str], str]) -> str | None:
+    """``text`` with every JSON object or array inside it (a setting holding JSON, an error or an
+    effect name quoting a request body, JSON inside a JSON string) masked as the data it is: parsed,
+    masked by key (``redact_obj``), dumped again where something changed. None: nothing changed."""
+    import json
+
+    decoder = json.JSONDecoder()
+    out: list[str] = []
+    last = pos = 0
+    tries = 0
+    changed = False
+    while tries < 200 and (m := _JSON_START.search(text, pos)) is not None:
+        tries += 1
+        try:
+            obj, end = decoder.raw_decode(text, m.start())
+        except (ValueError, RecursionError):
+            pos = m.start() + 1
+            continue
+        clean = redact_obj(obj) if mask is _plain else _obj_with(obj, mask)
+        if clean != obj:
+            out.append(text[last : m.start()] + json.dumps(clean, ensure_ascii=False))
+            last, changed = end, True
+        pos = end
+    if not changed:
+        return None
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _obj_with(obj, mask: Callable[[str], str]):
+    if isinstance(obj, str):
+        return redact(obj, mask)
+    if isinstance(obj, dict):
+        return {
+            (redact(k, mask) if isinstance(k, str) else k): (
+                mask(v) if isinstance(k, str) and is_secret_name(k) and isinstance(v, str) and v else _obj_with(v, mask)
+            )
+            for k, v in obj.items()
+        }
+    if isinstance(obj, list):
+        return [_obj_with(v, mask) for v in obj]
+    return obj
 
 
 def _plain(secret: str) -> str:
@@ -222,18 +321,103 @@ def _redact_plain(text: str) -> str:
     return _redact(text, _plain)
 
 
+# ------------------------------------------------------------------------ masking by value
+
+DECLARE_ENV = "CHAOS_SECRETS"  # names of environment variables whose values are secret, comma-separated
+MIN_VALUE = 8  # a shorter value would mask ordinary words wherever they appear
+_declared: set[str] = set()
+_ordered: list[str] = []  # longest first: a secret that holds another is masked whole
+_env_read = False
+
+
+def declare_secret(value: object) -> None:
+    """Mask ``value`` (a string of at least ``MIN_VALUE`` characters) wherever chaos writes it."""
+    if not isinstance(value, str) or len(value) < MIN_VALUE or value.startswith("***") or value in _declared:
+        return
+    _declared.add(value)
+    _ordered[:] = sorted(_declared, key=len, reverse=True)
+    _redact_plain.cache_clear()
+
+
+def declare_params(params: object) -> None:
+    """Declare the values of secret-named keys anywhere in ``params`` (a scenario's workload_params)."""
+    if isinstance(params, dict):
+        for k, v in params.items():
+            if isinstance(k, str) and is_secret_name(k) and isinstance(v, (str, int)) and not isinstance(v, bool):
+                declare_secret(str(v))
+            else:
+                declare_params(v)
+    elif isinstance(params, (list, tuple)):
+        for v in params:
+            declare_params(v)
+
+
+def _dsn_password(value: str) -> str | None:
+    if "://" in value:
+        with contextlib.suppress(ValueError):
+            return urlsplit(value).password and unquote(urlsplit(value).password or "")
+    m = re.search(r"(?i)\bpassword\s*=\s*('(?:[^'\\]|\\.)*'|\S+)", value)
+    return m.group(1).strip("'") if m else None
+
+
+def _read_env() -> None:
+    """Declare what the environment holds secret (once per process: racers inherit the orchestrator's)."""
+    global _env_read
+    if _env_read:
+        return
+    _env_read = True
+    import os
+
+    named = {n.strip() for n in os.environ.get(DECLARE_ENV, "").split(",") if n.strip()}
+    for name, value in os.environ.items():
+        if name in named:
+            declare_secret(value)
+        elif is_secret_name(name) and "/" not in value:
+            declare_secret(value)
+        password = _dsn_password(value) if ("://" in value or "password" in value.lower()) else None
+        if password:
+            declare_secret(password)
+
+
+def _by_value(text: str, mask: Callable[[str], str]) -> str:
+    _read_env()
+    for value in _ordered:
+        if value in text:
+            text = text.replace(value, mask(value))
+    return text
+
+
 def _redact(text: str, mask: Callable[[str], str]) -> str:
     def encoded(m: re.Match[str]) -> str:
         plain = unquote(m.group(0))
         clean = _redact(plain, mask)
         return m.group(0) if clean == plain else quote(clean, safe="*")  # the mask reads as ***
 
+    text = _by_value(text, mask)
+
+    if ("{" in text or "[" in text) and '"' in text:
+        inside = _json_inside(text, mask)
+        if inside is not None:
+            text = inside
     if "PRIVATE KEY" in text:
-        text = _PEM.sub(lambda m: f"-----BEGIN {m.group(1)}PRIVATE KEY----- {mask(m.group(0))} -----END {m.group(1)}PRIVATE KEY-----", text)
+        text = _PEM.sub(
+            lambda m: (
+                f"-----BEGIN {m.group(1)}PRIVATE KEY{m.group(2) or ''}----- {mask(m.group(0))} -----END {m.group(1)}PRIVATE KEY{m.group(2) or ''}-----"
+            ),
+            text,
+        )
     if "%3" in text.upper():
         text = _URL_ENCODED.sub(encoded, text)
     if "://" in text:
         text = _userinfo(text, mask)
+        text = _QUERY_SECRET.sub(lambda m: m.group(0) if _is_mask(m.group(2)) else f"{m.group(1)}{mask(m.group(2))}", text)
+        text = _URL_PATH_SECRET.sub(
+            lambda m: "".join(g if i % 2 == 0 else mask(g) for i, g in enumerate(m.groups()) if g is not None), text
+        )
+    if " -p" in text:
+        text = _MYSQL_P.sub(lambda m: m.group(0) if _is_mask(m.group(2)) else f"{m.group(1)}{mask(m.group(2))}", text)
+    if "\n" in text and ("|" in text or ">" in text):
+        text = _block_scalars(text, mask)
     if text.count(":") >= 4:
         text = _PGPASS.sub(lambda m: m.group(0) if _is_mask(m.group(2)) else f"{m.group(1)}{mask(m.group(2))}", text)
     if _AUTH_HINT.search(text):

@@ -25,15 +25,8 @@ def clean_infra(run_id: str | None = None, dsn: str | None = None) -> dict:
         from chaos.running import pgstore
 
         try:
-            names = pgstore.list_run_schemas(dsn)
-            if run_id is not None:
-                names = [n for n in names if n == pgstore.schema_name(run_id)]
-            with pgstore.connect(dsn) as conn:
-                from psycopg import sql
-
-                for n in names:
-                    conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(n)))
-            done["schemas_dropped"] = names
+            names = pgstore.list_run_schemas(dsn) if run_id is None else [pgstore.schema_name(run_id)]
+            done["schemas_dropped"] = [d for n in names for d in pgstore.drop_schema(dsn, n)]
         except ConnectionError as exc:
             done["schemas_skipped"] = str(exc)
     else:

@@ -211,6 +211,7 @@ class Execution:
             prior=self.prior,
             only=self.only if self.only is not None else self.opts.only,
             deploy_launcher=deploy_launcher,
+            await_store=self.storage.await_database if self.storage.dsn else None,
         )
 
     def store_for(self, cell: Cell, trial_id: str, trial_dir: Path) -> StoreSpec:
@@ -286,7 +287,13 @@ class Execution:
             write_results(self.folder.path, results, self.folder.meta, records)
         except Exception as exc:  # the disk filled as the run ended: the journal has every trial
             self.fail_run(records, {c.index for c in self.cells}, exc)
-        return RunOutcome(run_dir=self.folder.path, results=masked(results), interrupted=interrupted, cells=self.cells)
+        return RunOutcome(
+            run_dir=self.folder.path,
+            results=masked(results),
+            interrupted=interrupted,
+            cells=self.cells,
+            signals=list(self.signals.received),
+        )
 
     def fail_run(self, records: StoredTrials, finished_cells: set[int], exc: Exception) -> NoReturn:
         """The run stopped on ``exc``: keep what it measured, say so, raise ``RunFailed``.

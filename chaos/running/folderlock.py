@@ -19,22 +19,39 @@ What it promises:
 * ``held_elsewhere(folder)`` is true only while *another* process holds the lock: every command
   that would touch a live folder (resume, clean's reaper, merge, analyze / report) asks it. A lock
   file it may not read is an ``OSError``: the reaper then leaves the run alone, a command refuses.
+* The lock file is untrusted (a folder may be downloaded from anywhere): it is opened with
+  ``O_NOFOLLOW`` and ``O_NONBLOCK`` and must be a regular file. A symbolic link, a FIFO or a device
+  named ``.lock`` is no chaos process's lock: ``held_elsewhere`` says False (so ``report`` never
+  refuses a folder because its ``.lock`` points at a lock held elsewhere), and ``FolderLock``
+  refuses, one line, exit 3, before writing anything (a linked user file is never truncated).
+* The holder's note is read capped (``NOTE_MAX`` bytes) and printed with control characters
+  escaped (``chaos.inputfile.printable``): a note cannot paint the terminal or forge a line.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
 import socket
+import stat
 import sys
 from pathlib import Path
 
+from chaos.inputfile import printable
 from chaos.racer.errors import ChaosError
 from chaos.racer.redact import redact_text
 
 LOCK_NAME = ".lock"
+NOTE_MAX = 4096  # bytes of the holder's note read (chaos writes about 300)
+_OPEN = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+class _NotALock(Exception):
+    """The folder's ``.lock`` is a link, FIFO, device or folder: no chaos process made it."""
+
 
 _held: dict[str, list[int]] = {}  # resolved folder -> [descriptor, holders] in this process
 
@@ -47,26 +64,59 @@ def _key(folder: str | Path) -> str:
     return str(Path(folder).resolve())
 
 
-def _holder(folder: Path) -> str:
-    """Who holds the lock, as the holder wrote it (best effort: the lock, not this text, is the truth)."""
+def _open_lock(folder: Path, flags: int) -> int:
+    """A descriptor of ``folder/.lock`` opened without following a link or blocking on a FIFO;
+    ``_NotALock`` when it is anything but a regular file."""
     try:
-        info = json.loads((folder / LOCK_NAME).read_text() or "{}")
-    except (OSError, ValueError):
+        fd = os.open(folder / LOCK_NAME, flags | _OPEN, 0o644)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENXIO, errno.EISDIR):  # a link; a FIFO with no reader; a folder
+            raise _NotALock from None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _NotALock
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _holder(folder: Path) -> str:
+    """Who holds the lock, as the holder wrote it (best effort: the lock, not this text, is the
+    truth), read capped and printable (its control characters escaped)."""
+    try:
+        fd = _open_lock(folder, os.O_RDONLY)
+    except (OSError, _NotALock):
+        return ""
+    try:
+        raw = os.pread(fd, NOTE_MAX, 0)
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
+    try:
+        info = json.loads(raw.decode("utf-8", "replace") or "{}")
+    except ValueError:
         return ""
     if not isinstance(info, dict) or not info.get("pid"):
         return ""
-    return f" (pid {info.get('pid')} on {info.get('host', '?')}: {str(info.get('command', ''))[:80]})"
+    pid, host, command = (printable(str(info.get(k, d)))[:80] for k, d in (("pid", ""), ("host", "?"), ("command", "")))
+    return f" (pid {pid} on {host}: {command})"
 
 
 def held_elsewhere(folder: str | Path) -> bool:
-    """True while a process other than this one holds ``folder``'s lock."""
+    """True while a process other than this one holds ``folder``'s lock (a ``.lock`` that is not a
+    regular file is no chaos process's: False)."""
     folder = Path(folder)
     if _key(folder) in _held:
         return False
     try:
-        fd = os.open(folder / LOCK_NAME, os.O_RDONLY | os.O_CLOEXEC)
+        fd = _open_lock(folder, os.O_RDONLY)
     except (FileNotFoundError, NotADirectoryError):
         return False  # no lock file: no chaos process ever executed it since locks exist
+    except _NotALock:
+        return False
     return locked_exclusively(fd)
 
 
@@ -112,7 +162,13 @@ class FolderLock:
             self._mine = True
             return self
         try:
-            fd = os.open(self.folder / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            fd = _open_lock(self.folder, os.O_RDWR | os.O_CREAT)
+        except _NotALock:
+            raise ChaosError(
+                f"{self.folder}: cannot {self.doing}: its lock file {LOCK_NAME} is not a regular file (a link, FIFO or device): "
+                "chaos never made it",
+                hint=f"remove {self.folder / LOCK_NAME} and try again",
+            ) from None
         except OSError as exc:
             raise ChaosError(f"{self.folder}: cannot {self.doing}: cannot open its lock file: {exc.strerror or exc}") from None
         try:

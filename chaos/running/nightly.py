@@ -21,11 +21,19 @@ run folder finished is kept as it is, a run folder that did not finish is resume
 (``chaos run --resume``), an entry with no run folder runs; a queue shard's night is not resumed
 (its unfinished cells went back to the queue). ``partial_night`` renders a night that
 has no summary.json yet (``chaos report``), without writing one: a night is complete or has none.
+
+A night is one suite's measurement: night.json records each entry's digest (the scenario it
+expands to) and summary.json the suite's; a resume whose suite changed since (an entry changed,
+added or removed), or whose night.json names a suite that does not list the night's runs, is
+refused, naming the entries. A night folder may come from anywhere: night.json and earlier nights'
+summary.json are read as untrusted (``chaos.inputfile``: no link followed, never blocking, capped
+before reading); a damaged one is one line naming the file, never "internal error".
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,6 +42,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from chaos.inputfile import printable, read_bytes, read_text
 from chaos.racer.errors import ChaosError
 from chaos.records import CellRef, NightCell, NightRun, NightSummary, RunResults, SaturationMove, Trend, VerdictChange
 from chaos.running.analysis import analyse_loaded, write_reports, write_results
@@ -68,12 +77,18 @@ class NightlyOptions:
     on_start: Callable[[], None] | None = None  # once the suite is loaded, before anything is written (reaping)
 
 
+SUMMARY_MAX = 64 << 20  # bytes of a night's summary.json read (nightly_full's is well under 1 MiB)
+NIGHT_MAX = 64 << 10  # bytes of night.json read
+
+
 class NightStart(BaseModel):
     """night.json: written before a night's first run, so a killed night can be resumed."""
 
     model_config = ConfigDict(extra="forbid")
 
     suite_file: str  # absolute: a resume may start from another folder
+    suite_digest: str | None = None  # ``suite_digest``: a resume with another suite is refused (None: an older chaos wrote it)
+    entries: dict[str, str] | None = None  # scenario -> ``entry_digests``: what changed, named when refused
     started: str | None = None
     shard: str | None = None  # "I/N": the plan is the night's shard.json
     queue: str | None = None  # the shard pulled its cells from this queue folder
@@ -119,18 +134,33 @@ def prepare_night_dir(out: Path, date: str | None) -> Path:
     return new_folder(Path(out), date)
 
 
+def entry_digests(loaded: LoadedSuite) -> dict[str, str]:
+    """Each suite entry's digest (scenario name -> 16 hex of the SHA-256 of the scenario it expands
+    to, overrides applied): what a resume compares, entry by entry."""
+    return {it.scenario.name: hashlib.sha256(it.scenario.model_dump_json().encode()).hexdigest()[:16] for it in loaded.items}
+
+
+def suite_digest(entries: dict[str, str]) -> str:
+    """The digest of a whole suite (its entries' digests, in suite order): summary.json records it."""
+    return hashlib.sha256(json.dumps(list(entries.items())).encode()).hexdigest()[:16]
+
+
 def read_summary(night_dir: Path) -> NightSummary:
-    """A night's summary.json (one an older chaos wrote, too); a damaged one is a ChaosError naming it."""
+    """A night's summary.json (one an older chaos wrote, too), read as untrusted (no link followed,
+    never blocking, a regular file of at most ``SUMMARY_MAX`` bytes); a damaged or wrong-shaped one
+    is one ChaosError naming the file (and field)."""
     path = Path(night_dir) / "summary.json"
+    hint = "a night folder's summary.json is what chaos nightly wrote; move that night away (or fix the file)"
+    if not path.exists() and not path.is_symlink():
+        raise ChaosError(f"{night_dir}: not a nightly folder (no summary.json)")
+    text = read_text(path, "night summary", SUMMARY_MAX, nofollow=True)
     try:
-        return NightSummary.model_validate(json.loads(path.read_text()))
-    except FileNotFoundError:
-        raise ChaosError(f"{night_dir}: not a nightly folder (no summary.json)") from None
-    except (OSError, ValueError) as exc:
-        if isinstance(exc, ValidationError):
-            e = exc.errors()[0]
-            raise ChaosError(f"{path}: {'.'.join(map(str, e['loc']))}: {e['msg']}") from None
-        raise ChaosError(f"{path}: not readable JSON ({type(exc).__name__})") from None
+        return NightSummary.model_validate(json.loads(text))
+    except ValidationError as exc:
+        e = exc.errors()[0]
+        raise ChaosError(f"{path}: {'.'.join(map(str, e['loc'])) or 'file'}: {e['msg']}", hint=hint) from None
+    except (ValueError, RecursionError) as exc:
+        raise ChaosError(f"{path}: not readable JSON ({type(exc).__name__})", hint=hint) from None
 
 
 # ------------------------------------------------------------------------------- summary
@@ -246,7 +276,13 @@ def night_exit_code(runs: list[NightRun], trend: Trend, interrupted: bool) -> in
 def build_summary(night_dir: Path, head: dict[str, Any], entries: list[RunEntry], interrupted: bool) -> NightSummary:
     runs = [_run_summary(e, night_dir) for e in entries]
     prev_dir = previous_night(night_dir)
-    prev = read_summary(prev_dir) if prev_dir else None
+    try:
+        prev = read_summary(prev_dir) if prev_dir else None
+    except ChaosError as exc:  # tonight's runs are done and kept: say how to finish the night
+        raise ChaosError(
+            f"the previous night {exc.message}",
+            hint=f"move {prev_dir} away (or fix its summary.json), then `chaos nightly --resume {night_dir}`: tonight's runs are kept",
+        ) from None
     summary = NightSummary(**head, date=night_dir.name, interrupted=interrupted, runs=runs, previous=prev_dir.name if prev_dir else None)
     summary.verdict_counts = {s: sum(r.verdict_counts.get(s, 0) for r in runs) for s in ("holds", "violated", "unknown")}
     summary.trend = compare(prev, summary)
@@ -266,7 +302,15 @@ def history(night_dir: Path, current: NightSummary) -> list[dict]:
             "saturation": {f"{r.scenario} {c.cell_id}": c.saturation for r in s.runs for c in r.cells if c.saturation is not None},
         }
 
-    past = [read_summary(d) for d in earlier_nights(night_dir)]
+    past = []
+    for d in earlier_nights(night_dir):
+        try:
+            past.append(read_summary(d))
+        except ChaosError as exc:
+            raise ChaosError(
+                f"an earlier night {exc.message}",
+                hint=f"move {d} away (or fix its summary.json), then `chaos nightly --resume {night_dir}`: tonight's runs are kept",
+            ) from None
     return [point(s) for s in past[-(HISTORY - 1) :]] + [point(current)]
 
 
@@ -307,14 +351,18 @@ def run_nightly(suite_path: str | Path, opts: NightlyOptions | None = None) -> N
         if queue is not None:
             queue.night_dir = night_dir
         with FolderLock(night_dir, "run the night"):
+            digests = entry_digests(loaded)
             head: dict[str, Any] = {
                 "suite": loaded.suite.name,
                 "about": loaded.suite.about,
                 "suite_file": str(suite_path),
+                "suite_digest": suite_digest(digests),
                 "started": now_iso(),
             }
             start = NightStart(
                 suite_file=str(Path(suite_path).resolve()),
+                suite_digest=head["suite_digest"],
+                entries=digests,
                 started=head["started"],
                 shard=str(plan.shard) if plan else None,
                 queue=plan.queue if plan else None,
@@ -353,17 +401,46 @@ def night_start(night_dir: Path) -> NightStart:
     if not night_dir.is_dir():
         raise ChaosError(f"{night_dir}: no such night folder")
     path = night_dir / NIGHT
+    if not path.exists() and not path.is_symlink():
+        raise ChaosError(f"{night_dir}: not a night chaos can resume (no {NIGHT})", hint="give the <date> folder `chaos nightly` made")
+    data = read_bytes(path, "night", NIGHT_MAX, nofollow=True)  # untrusted: no link, no FIFO, capped before reading
     try:
-        return NightStart.model_validate_json(path.read_bytes()[:65536])
-    except FileNotFoundError:
-        raise ChaosError(
-            f"{night_dir}: not a night chaos can resume (no {NIGHT})", hint="give the <date> folder `chaos nightly` made"
-        ) from None
+        return NightStart.model_validate_json(data)
     except ValidationError as exc:
         e = exc.errors()[0]
         raise ChaosError(f"{path}: {'.'.join(map(str, e['loc'])) or 'file'}: {e['msg']}") from None
-    except OSError as exc:
-        raise ChaosError(f"{path}: not readable ({exc.strerror or exc})") from None
+
+
+def check_same_suite(night_dir: Path, start: NightStart, loaded: LoadedSuite) -> None:
+    """Refuse to resume ``night_dir`` with a suite other than the one it started with: entries
+    changed, added or removed since (named), or run folders of scenarios the suite does not list
+    (night.json names another suite file). One night is one suite's measurement."""
+    now = entry_digests(loaded)
+    where = f"{night_dir / NIGHT}: suite {start.suite_file}"
+    hint = "run it as a new night (`chaos nightly SUITE`), or put the suite back as it was when the night started"
+    if start.entries is not None and start.entries != now:
+        was = start.entries
+        parts = [
+            f"{label}: {', '.join(names)}"
+            for label, names in (
+                ("changed", sorted(k for k in now.keys() & was.keys() if now[k] != was[k])),
+                ("added", sorted(now.keys() - was.keys())),
+                ("removed", sorted(was.keys() - now.keys())),
+            )
+            if names
+        ]
+        raise ChaosError(f"{where} is not the suite this night started with ({'; '.join(parts) or 'reordered'})", hint=hint)
+    strangers = sorted(
+        d.name
+        for d in night_dir.iterdir()
+        if d.is_dir() and not d.is_symlink() and d.name not in now and _stored_run(night_dir, d.name) is not None
+    )
+    if strangers:
+        raise ChaosError(
+            f"{where} does not list the runs this night holds ({', '.join(printable(n) for n in strangers[:5])}): "
+            "night.json names another suite",
+            hint=hint,
+        )
 
 
 def resume_nightly(night_dir: str | Path, opts: NightlyOptions | None = None) -> NightlyOutcome:
@@ -379,6 +456,7 @@ def resume_nightly(night_dir: str | Path, opts: NightlyOptions | None = None) ->
     with FolderLock(night_dir, "resume the night"):
         suite_path = start.suite_file
         loaded = load_suite(suite_path)
+        check_same_suite(night_dir, start, loaded)
         plan: ShardPlan | None = None
         if start.shard:
             plan = read_plan(night_dir)
@@ -388,6 +466,7 @@ def resume_nightly(night_dir: str | Path, opts: NightlyOptions | None = None) ->
             "suite": loaded.suite.name,
             "about": loaded.suite.about,
             "suite_file": suite_path,
+            "suite_digest": suite_digest(entry_digests(loaded)),
             "started": start.started,
         }
         if plan is not None:
@@ -541,7 +620,7 @@ def partial_night(night_dir: str | Path, *, rescore: bool = False) -> NightlyOut
         (write_results if rescore else write_reports)(run_dir, e.results, meta, records)
         entries.append((meta.started or "", e))
     runs = [e for _, e in sorted(entries, key=lambda x: x[0])]
-    head = {"suite_file": start.suite_file, "started": start.started, "shard": start.shard}
+    head = {"suite_file": start.suite_file, "suite_digest": start.suite_digest, "started": start.started, "shard": start.shard}
     summary = build_summary(night_dir, head, runs, True)
     write_junit(night_dir / "junit.xml", [e.results for e in runs if e.results], name=f"chaos nightly {summary.date} (unfinished)")
     write_nightly_html(night_dir, summary.to_json(), runs, history(night_dir, summary))
@@ -574,7 +653,7 @@ def rerender_night(night_dir: Path, *, rescore: bool = False) -> NightlyOutcome:
             e.results = analyse_loaded(meta, scenario, cells, records)
             (write_results if rescore else write_reports)(e.run_dir, e.results, meta, records)
         entries.append(e)
-    head = {k: getattr(old, k) for k in ("suite", "about", "suite_file", "started", "finished", "shard", "shards")}
+    head = {k: getattr(old, k) for k in ("suite", "about", "suite_file", "suite_digest", "started", "finished", "shard", "shards")}
     summary = build_summary(night_dir, head, entries, bool(old.interrupted))
     write_night(night_dir, summary, entries)
     return NightlyOutcome(night_dir=night_dir, night=summary, entries=entries)

@@ -48,3 +48,4 @@ class RunOutcome:
     results: RunResults
     interrupted: bool = False
     cells: list[Cell] = field(default_factory=list)
+    signals: list[str] = field(default_factory=list)  # what interrupted it ("SIGTERM", "SIGINT"): chaos.run delivers it again

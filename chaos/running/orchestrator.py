@@ -34,6 +34,7 @@ from chaos import lazyfs
 from chaos.kinds.faults import LAZY_FAULTS
 from chaos.lazyfs import LazyMount
 from chaos.racer.errors import ChaosError, EnvironmentProblem, ScenarioError
+from chaos.racer.redact import declare_params
 from chaos.records import RunLoad, RunMeta
 from chaos.running import registry
 from chaos.running.analysis import meta_cells, versions
@@ -167,6 +168,8 @@ def _execute_in_folder(
 ) -> RunOutcome:
     run_dir, meta = folder.path, folder.meta
     run_id = meta.run_id
+    for c in cells:  # secret-named workload parameters: masked by value wherever the run writes them
+        declare_params(c.scenario.workload_params)
     work_dir = work_folder(run_dir, run_id, opts.work_in)
     if opts.work_in is not None:
         meta.work_dir = str(work_dir)  # run.json says where the trials' databases were

@@ -1,15 +1,19 @@
 """Per-run isolation of the postgres backends (orchestrator side).
 
-Each run gets its own Postgres schema (``chaos_run_<run id>``), created once before the first
+Each run gets its own Postgres schema (``chaos_run_<run id, cut>_<digest of the whole run id>``:
+distinct runs never share one, whatever the scenario's name), created once before the first
 trial, with the tables of each framework whose package sets them up made there exactly once
 (``SetsUpRunSchema``: LangGraph's ``PostgresSaver.setup()`` run concurrently by k racers races on
 its migrations table). Racers then receive a store
 ``{"dsn", "schema", "setup": False}``: they share the run's schema, and the thread id (unique per
-trial) keeps trials apart. The schema is dropped at the end of the run unless kept.
+trial) keeps trials apart. The schema is dropped at the end of the run unless kept: by its
+recorded name, with the per-trial schemas made under it (``<run schema>_<10 hex>``: the name is at
+most ``SCHEMA_MAX`` bytes, so a trial schema holds it whole and never matches another run's).
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -30,9 +34,15 @@ _UNSAFE = re.compile(r"[^a-z0-9_]")
 POSTGRES_BACKENDS = ("postgres", "postgres_async", "postgres_pool")
 
 
+SCHEMA_MAX = 50  # bytes: a trial schema ``<run schema>_<10 hex>`` (61) still fits Postgres' 63
+
+
 def schema_name(run_id: str) -> str:
-    """A valid, bounded Postgres identifier for the run (lower case, <= 63 bytes)."""
-    return ("chaos_run_" + _UNSAFE.sub("_", run_id.lower()))[:63]
+    """A valid Postgres identifier for the run (lower case, <= ``SCHEMA_MAX`` bytes), distinct for
+    distinct run ids: the readable part is cut, the digest of the whole run id never is."""
+    digest = hashlib.sha256(run_id.encode()).hexdigest()[:12]
+    readable = _UNSAFE.sub("_", run_id.lower())[: SCHEMA_MAX - len("chaos_run_") - 1 - len(digest)]
+    return f"chaos_run_{readable}_{digest}"
 
 
 def connect(dsn: str) -> psycopg.Connection[Any]:
@@ -86,17 +96,31 @@ def create_run_schema(dsn: str, run_id: str, *, setup: bool = True, frameworks: 
 
 
 def drop_run_schema(dsn: str, run_id: str) -> None:
-    """Drop the run's schema and everything in it (idempotent), and the per-trial schemas made under
-    its name (``<run schema[:50]>_<10 hex>``: the DBOS adapter's system databases, one per trial)."""
+    """Drop the run's schema (``schema_name(run_id)``) and its trial schemas: ``drop_schema``."""
+    drop_schema(dsn, schema_name(run_id))
+
+
+def drop_schema(dsn: str, name: str) -> list[str]:
+    """Drop the run schema ``name`` (as recorded by the run that made it) and everything in it
+    (idempotent), and the per-trial schemas made under that whole name (``<name>_<10 hex>``: the
+    DBOS adapter's system databases, one per trial); returns the names dropped. A name longer than
+    ``SCHEMA_MAX`` (made by an older chaos, cut) drops no trial schema: its prefix may be another
+    run's."""
     from psycopg import sql
 
-    name = schema_name(run_id)
     with connect(dsn) as conn:
+        dropped = [name] if conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (name,)).fetchone() else []
         conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(name)))
-        like = name[:50].replace("_", "\\_") + "\\_%"
-        rows = conn.execute("SELECT nspname FROM pg_namespace WHERE nspname LIKE %s AND length(nspname) = %s", (like, len(name[:50]) + 11))
+        if len(name.encode()) > SCHEMA_MAX:
+            return dropped
+        rows = conn.execute(
+            "SELECT nspname FROM pg_namespace WHERE left(nspname, %s) = %s AND length(nspname) = %s AND right(nspname, 10) ~ '^[0-9a-f]{10}$'",
+            (len(name) + 1, name + "_", len(name) + 11),
+        )
         for (trial_schema,) in rows.fetchall():
             conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(trial_schema)))
+            dropped.append(trial_schema)
+    return dropped
 
 
 def store_for(dsn: str, run_id: str) -> Callable[[Cell, str, Path], StoreSpec]:
@@ -113,6 +137,24 @@ def list_run_schemas(dsn: str) -> list[str]:
     with connect(dsn) as conn:
         rows = conn.execute("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'chaos\\_run\\_%' ORDER BY 1").fetchall()
     return [r[0] for r in rows]
+
+
+OUTAGE_WAIT_S = 120  # seconds a run waits for its own Postgres before it stops (resumable); CHAOS_OUTAGE_WAIT_S sets another
+
+
+class DatabaseOutage(ConnectionError):
+    """The run's own database stayed down: the run stops, exit 3, resumable (not a cell's failure)."""
+
+
+def _answers(dsn: str) -> bool:
+    """The server at ``dsn`` accepts a connection now (within 3 s)."""
+    import psycopg
+
+    try:
+        psycopg.connect(dsn, autocommit=True, connect_timeout=3).close()
+    except psycopg.Error:
+        return False
+    return True
 
 
 class RunStorage:
@@ -198,6 +240,36 @@ class RunStorage:
             raise RuntimeError("the run's ledger was written to after RunStorage.close(), or cannot copy rows")
         self.ledger.copy_rows(rows, trial_id)
 
+    def await_database(self, trial_id: str) -> None:
+        """Before ``trial_id``, a repeat an environment fault forces: the run's own Postgres answers,
+        or the run waits for it (at most ``OUTAGE_WAIT_S``, said on the terminal), so an outage does
+        not spend the repeats while the server is down. Still down: ``DatabaseOutage`` stops the run
+        (exit 3), and ``chaos run --resume`` runs again what the outage spoiled."""
+        if self.dsn is None or _answers(self.dsn):
+            return
+        import os
+        import sys
+        import time
+
+        try:
+            wait_s = max(0.0, float(os.environ.get("CHAOS_OUTAGE_WAIT_S", OUTAGE_WAIT_S)))
+        except ValueError:
+            wait_s = OUTAGE_WAIT_S
+
+        where = redact_dsn(self.dsn)
+        sys.stderr.write(f"chaos: the run's Postgres ({where}) does not answer: waiting up to {wait_s:.0f} s before trial {trial_id}\n")
+        sys.stderr.flush()
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < wait_s:
+            time.sleep(1)  # a server coming back sends nothing: look again
+            if _answers(self.dsn):
+                sys.stderr.write(f"chaos: the run's Postgres answers again after {time.monotonic() - t0:.0f} s: going on\n")
+                sys.stderr.flush()
+                return
+        raise DatabaseOutage(
+            f"the run's Postgres ({where}) did not answer for {wait_s:.0f} s; resume the run (`chaos run --resume`) once it is back"
+        )
+
     def describe(self) -> dict:
         from chaos.racer.redact import redact_config
 
@@ -208,5 +280,5 @@ class RunStorage:
             self.ledger.close()
             self.ledger = None
         if self.schema and self.dsn and not keep_schema:
-            drop_run_schema(self.dsn, self.run_id)
+            drop_schema(self.dsn, self.schema)
             self.schema = None

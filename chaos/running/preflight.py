@@ -47,6 +47,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import secrets
 import subprocess
 import tempfile
 from pathlib import Path
@@ -273,11 +274,34 @@ def _module_preflight(what: str, module: str, ref: str, scenario_file: str | Non
     if key in _preflight_ok:
         return
     env = racer_env(python, workload_paths(scenario_file))
-    proc = subprocess.run([python, "-m", module, ref], capture_output=True, text=True, env=env, timeout=300)
+    nonce = secrets.token_hex(8)  # said only once the check ran to its end: an exit status 0 alone is not trusted
+    proc = subprocess.run([python, "-c", _RUN_TO_THE_END, module, ref, nonce], capture_output=True, text=True, env=env, timeout=300)
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
         raise TargetError(f"{scenario_file or 'scenario'}: {last}", hint=hint)
+    if f"chaos-preflight-done {nonce}" not in proc.stdout:
+        raise TargetError(
+            f"{scenario_file or 'scenario'}: the {what} {ref!r} ended the process (exit status 0) before its check finished "
+            "(os._exit or sys.exit in the factory?): every racer would stop the same way",
+            hint=hint,
+        )
     _preflight_ok.add(key)
+
+
+# runs ``python -m MODULE REF`` and then says it got to the end (a factory that calls os._exit(0)
+# ends the process with status 0 before the check returns: that is no pass)
+_RUN_TO_THE_END = """
+import runpy, sys
+module, ref, nonce = sys.argv[1:4]
+sys.argv = [module, ref]
+try:
+    runpy.run_module(module, run_name="__main__", alter_sys=True)
+except SystemExit as exc:
+    if exc.code not in (None, 0):
+        raise
+sys.stdout.write("\\nchaos-preflight-done " + nonce + "\\n")
+sys.stdout.flush()
+"""
 
 
 def saver_preflight(ref: str, scenario_file: str | None, python: str) -> None:

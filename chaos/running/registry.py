@@ -179,7 +179,7 @@ def reap_kept(dsn: str) -> list[Reaped]:
         if where and asked != where:  # another server: "not there" would forget a schema that is
             rep.pending = f"Postgres schema {info['pg_schema']} is kept on {where}, not {asked}: give that server's DSN to --pg"
         else:
-            rep.schemas, rep.pending = _pg_reap(run_id, dsn, expected=True)
+            rep.schemas, rep.pending = _pg_reap(run_id, dsn, expected=True, schema=info["pg_schema"])
         if not rep.pending:
             with contextlib.suppress(FileNotFoundError):
                 Path(info["_path"]).unlink()
@@ -298,8 +298,32 @@ def registry_alive(path: str | Path, lock_id: str | None) -> bool:
     return _lock_listed(lock_id) if lock_id else False
 
 
+DEATH_GRACE_S = 5.0  # a SIGKILLed orchestrator's lock can outlast it while the kernel finishes its exit
+
+
 def run_is_alive(run_id: str) -> bool:
-    return _is_locked(entry_path(run_id))
+    """True while the run's orchestrator holds its registry entry's lock. An entry locked whose
+    orchestrator (the pid it wrote, on this host) is already dead is waited for, at most
+    ``DEATH_GRACE_S``: under load the kernel drops a SIGKILLed process's locks only once its exit
+    is done (seen over 0.5 s), and a resume must not take that moment for a live run."""
+    path = entry_path(run_id)
+    if not _is_locked(path):
+        return False
+    try:
+        info = json.loads(Path(path).read_text() or "{}")
+    except (OSError, ValueError):
+        return True
+    pid = info.get("pid") if isinstance(info, dict) else None
+    if not isinstance(pid, int) or info.get("host") != socket.gethostname():
+        return True
+    if proc_state(pid) not in (None, "Z", "X"):
+        return True  # its orchestrator runs
+    deadline = time.monotonic() + DEATH_GRACE_S
+    while time.monotonic() < deadline:
+        if not _is_locked(path):
+            return False
+        time.sleep(0.01)  # the kernel's release of a dead process's lock sends nothing: look again
+    return True
 
 
 def _kill_and_wait(pids: list[int], timeout: float = 10.0) -> list[int]:
@@ -348,22 +372,20 @@ def _docker_reap(run_id: str) -> list[str]:
     return removed
 
 
-def _pg_reap(run_id: str, dsn: str | None = None, *, expected: bool = False) -> tuple[list[str], str | None]:
-    """Drop the run's Postgres schema (``chaos_run_<run id>``) on the server ``dsn`` (default
-    ``CHAOS_PG_DSN``). Returns (schemas dropped, why it could not be dropped): the reason is None
+def _pg_reap(run_id: str, dsn: str | None = None, *, expected: bool = False, schema: str | None = None) -> tuple[list[str], str | None]:
+    """Drop the run's Postgres schema on the server ``dsn`` (default ``CHAOS_PG_DSN``): the name the
+    run recorded (``schema``, its entry's ``pg_schema``), else ``schema_name(run_id)``; never a name
+    matched by prefix. Returns (schemas dropped, why it could not be dropped): the reason is None
     when the schema is gone; a run that made a schema (``expected``) without a DSN to reach it
     keeps it, with that reason."""
     from chaos.running import pgstore
 
     dsn = dsn or os.environ.get("CHAOS_PG_DSN")
-    name = pgstore.schema_name(run_id)
+    name = schema or pgstore.schema_name(run_id)
     if not dsn:
         return [], (f"Postgres schema {name} not dropped: no DSN (run `chaos clean --pg DSN`)" if expected else None)
     try:
-        if name not in pgstore.list_run_schemas(dsn):
-            return [], None
-        pgstore.drop_run_schema(dsn, run_id)
-        return [name], None
+        return pgstore.drop_schema(dsn, name), None
     except Exception as exc:  # server down: the schema stays, and so does the entry that names it
         from chaos.racer.redact import redact_text
 
@@ -435,7 +457,7 @@ def reap_run(run_id: str, info: dict | None = None, dsn: str | None = None) -> R
     pids = [pid for pid, _, _ in racer_processes(run_id)]
     rep.racers = _kill_and_wait(pids)
     rep.containers = _docker_reap(run_id)
-    rep.schemas, rep.pending = _pg_reap(run_id, dsn, expected=bool(info.get("pg_schema")))
+    rep.schemas, rep.pending = _pg_reap(run_id, dsn, expected=bool(info.get("pg_schema")), schema=info.get("pg_schema"))
     rep.mounts = _lazyfs_reap(run_id)  # before the work folder: a dead mount cannot be removed
     work = info.get("work_dir")
     if work and not info.get("keep_work") and Path(work).exists():

@@ -118,13 +118,26 @@ def write_meta(run_dir: Path, meta: RunMeta | dict[str, Any]) -> None:
 
 
 def link_latest(run_dir: Path) -> None:
-    """Point ``latest`` beside the run folder at it (a relative symlink, replaced atomically)."""
+    """Point ``latest`` beside the run folder at it (a relative symlink, replaced atomically),
+    unless it points at a newer run (a later start: folder names are start times), so ``latest`` is
+    the newest run, not the last one to finish (an old run resumed, a long run ending after a short one)."""
     link = run_dir.parent / "latest"
+    with contextlib.suppress(OSError):
+        current = os.readlink(link)
+        if "/" not in current and (run_dir.parent / current).is_dir() and _started(current) > _started(run_dir.name):
+            return
     tmp = run_dir.parent / f".latest.{os.getpid()}"
     with contextlib.suppress(FileNotFoundError):
         tmp.unlink()
     tmp.symlink_to(run_dir.name)
     os.replace(tmp, link)
+
+
+def _started(name: str) -> tuple[str, int]:
+    """Where a run folder's name sorts by start: its stamp, then its ``-N`` (a second run that second)."""
+    stamp_part, _, rest = name.partition("-")
+    n = rest.split("-", 1)[0]
+    return stamp_part, int(n) if n.isdigit() else 0
 
 
 @dataclass

@@ -105,6 +105,9 @@ class RunContext:
     only: set[str] | None = None  # re-run just these trial ids (``chaos rerun``)
     lazy: FaultFs | None = None  # the run's lazy filesystem, when a cell's fault is power_loss or torn
     deploy_launcher: Launcher | None = None  # v2's racers, when a deploy is also a library release (``upgrade_to.target``)
+    # before a repeat an environment fault forces: wait (bounded, said on the terminal) for the run's
+    # own database to answer, or stop the run (``chaos.running.pgstore.RunStorage.await_database``)
+    await_store: Callable[[str], None] | None = None
 
     def wants(self, trial_id: str, skip: set[str]) -> bool:
         """Should this trial run now: not journaled already, and asked for (if a subset is)?"""
@@ -495,19 +498,26 @@ def attempts(
     ctx: RunContext, cell: Cell, trial_id: str, skip: set[str], body: Callable[[TrialRun], TrialRecord], **run: Any
 ) -> Iterator[TrialRecord]:
     """Run one trial, and repeat it while an environment fault spoils it, at most ``env_retries``
-    times: a transient fault (a terminated database backend, a racer the OOM killer took) costs a
-    repeat, never the trial. Every attempt is yielded (and journaled): a spoiled one counts as an
-    environment trial. A resumed run continues the repeats of a spoiled trial it finds journaled."""
-    for attempt in range(cell.scenario.env_retries + 1):
+    times in this execution: a transient fault (a terminated database backend, a racer the OOM
+    killer took) costs a repeat, never the trial. Every attempt is yielded (and journaled): a
+    spoiled one counts as an environment trial. A resumed run continues after the spoiled attempts
+    it finds journaled, with a budget of its own: trials an outage spoiled are run again by
+    ``--resume``. Before a repeat, the run's own database must answer (``RunContext.await_store``)."""
+    attempt = ran = 0
+    while ran <= cell.scenario.env_retries:
         tid = retry_id(trial_id, attempt)
         if tid in skip:
             done = ctx.prior.get(tid)
             if done is not None and done.fault == "environment":
+                attempt += 1
                 continue  # journaled already, and spoiled: its repeat may still be due
             return
         if attempt == 0 and not ctx.wants(tid, skip):
             return
+        if attempt > 0 and ctx.await_store is not None:
+            ctx.await_store(tid)
         rec = _attempt(ctx, cell, trial_id, attempt, body, run)
+        attempt, ran = attempt + 1, ran + 1
         yield rec
         if rec.fault != "environment":
             return
@@ -518,6 +528,8 @@ def repeats(ctx: RunContext, cell: Cell, trial_id: str, body: Callable[[TrialRun
     attempt ran elsewhere (a recorded crash state is spent by its recovery, so its repeats run
     ``body``, kill mode's): each yielded, until one is not spoiled."""
     for attempt in range(1, cell.scenario.env_retries + 1):
+        if ctx.await_store is not None:
+            ctx.await_store(retry_id(trial_id, attempt))
         rec = _attempt(ctx, cell, trial_id, attempt, body, run)
         yield rec
         if rec.fault != "environment":

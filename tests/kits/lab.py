@@ -36,6 +36,12 @@ SSHD = "/usr/sbin/sshd"
 LOCK = "/run/lock/chaos-lab.lock" if os.path.isdir("/run/lock") else "/tmp/chaos-lab.lock"
 
 
+def lab_python() -> str:
+    """The interpreter the lab's hosts run racers with: the one chaos (and this test) runs under,
+    so its packages are the hosts' too, in a virtual environment as on the machine's Python."""
+    return os.path.abspath(sys.executable)
+
+
 class LabUnavailable(RuntimeError):
     """The kernel or the machine cannot host the lab (no netns, no sshd): a reason to skip."""
 
@@ -219,7 +225,9 @@ class Lab:
             _run("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(hostkey))
         h.host_pub = (hdir / "ssh_host_ed25519_key.pub").read_text().split()[:2]
         shutil.copy(self.client_key.with_suffix(".pub"), hdir / "authorized_keys")
-        pybin = os.path.dirname(os.path.realpath(sys.executable))
+        # the interpreter chaos runs under, as it is named (a virtual environment's python is found
+        # by its own path: resolving the link would give the base interpreter, without its packages)
+        pybin = os.path.dirname(os.path.abspath(sys.executable))
         (hdir / "sshd_config").write_text(
             "\n".join(
                 [
@@ -323,7 +331,7 @@ class Lab:
                     "port": 22,
                     "user": "root",
                     "key": str(self.client_key),
-                    "python": "python3",
+                    "python": lab_python(),
                     "workdir": h.workdir,
                 }
                 for h in self.hosts

@@ -24,12 +24,12 @@ def chaos_env(state_dir: Path) -> dict:
     return env
 
 
-def chaos(args: list[str], state_dir: Path, timeout: float = 300) -> subprocess.CompletedProcess:
-    """``python -m chaos ARGS`` from the repository root, as a user runs it."""
+def chaos(args: list[str], state_dir: Path, timeout: float = 300, env: dict | None = None) -> subprocess.CompletedProcess:
+    """``python -m chaos ARGS`` from the repository root, as a user runs it (``env``: variables set on top)."""
     return subprocess.run(
         [sys.executable, "-m", "chaos", *args],
         cwd=ROOT,
-        env=chaos_env(state_dir),
+        env={**chaos_env(state_dir), **(env or {})},
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -37,11 +37,11 @@ def chaos(args: list[str], state_dir: Path, timeout: float = 300) -> subprocess.
     )
 
 
-def chaos_bg(args: list[str], state_dir: Path) -> subprocess.Popen:
+def chaos_bg(args: list[str], state_dir: Path, env: dict | None = None) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "chaos", *args],
         cwd=ROOT,
-        env=chaos_env(state_dir),
+        env={**chaos_env(state_dir), **(env or {})},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -19,6 +19,7 @@ a masker that masks everything fails the same tests.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from urllib.parse import quote
 
@@ -38,6 +39,7 @@ _JWT = (
     ".Zm9yZ2VkU2lnbmF0dXJlRm9yQ2hhb3NUZXN0czAwMQ"
 )
 _DSN_PW = "Pg-url-S3cret-0017"
+_NESTED_JSON = json.dumps({"config": json.dumps({"db": {"password": "ChaosFakeNestedJson0058"}})})
 _ENC_DSN = quote(f"postgresql://app:{_DSN_PW}x@db.internal:5432/app", safe="")
 
 FORMS: list[SecretForm] = [
@@ -126,6 +128,39 @@ FORMS: list[SecretForm] = [
     SecretForm("cookie_name", "auth_cookie: ChaosFakeAuthCookie0055", "ChaosFakeAuthCookie0055", key="auth_cookie"),
     SecretForm("private_key_name", "SIGNING_PRIVATE_KEY=ChaosFakeSigningKey0056", "ChaosFakeSigningKey0056", key="SIGNING_PRIVATE_KEY"),
     SecretForm("db_pass_name", "db_pass=ChaosFakeDbPass0057", "ChaosFakeDbPass0057", key="db_pass"),
+    # issue 40, point 4: forms that went through end to end (structured data is masked by parsing)
+    SecretForm("json_in_json_string", _NESTED_JSON, "ChaosFakeNestedJson0058"),
+    SecretForm("dsn_raw_at_in_password", "postgresql://app:Chaos@Fake@Raw0059@db:5432/app", "Chaos@Fake@Raw0059"),
+    SecretForm(
+        "azure_sas", "https://acct.blob.core.windows.net/c/b.txt?sv=2022-11-02&sp=r&sig=ChaosFakeAzureSig0060%3D", "ChaosFakeAzureSig0060"
+    ),
+    SecretForm(
+        "s3_presigned",
+        "https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=chaosfakeamzsignature0061abcdef",
+        "chaosfakeamzsignature0061abcdef",
+    ),
+    SecretForm("slack_webhook", "https://hooks.slack.com/services/T0CHAOS01/B0CHAOS02/ChaosFakeSlackHook0062", "ChaosFakeSlackHook0062"),
+    SecretForm(
+        "discord_webhook",
+        "https://discord.com/api/webhooks/123456789012345678/ChaosFakeDiscordHook0063-abc",
+        "ChaosFakeDiscordHook0063-abc",
+    ),
+    SecretForm(
+        "telegram_bot", "https://api.telegram.org/bot123456789:ChaosFakeTelegramBot0064xyz/sendMessage", "ChaosFakeTelegramBot0064xyz"
+    ),
+    SecretForm("pypi_token", "twine upload -p pypi-AgEIcHlwaS5vcmcChaosFakePypiToken0065", "pypi-AgEIcHlwaS5vcmcChaosFakePypiToken0065"),
+    SecretForm("docker_pat", "docker login -p dckr_pat_ChaosFakeDockerPat0066", "dckr_pat_ChaosFakeDockerPat0066"),
+    SecretForm("stripe_webhook_secret", "verify with whsec_ChaosFakeStripeWebhook0067", "whsec_ChaosFakeStripeWebhook0067"),
+    SecretForm(
+        "pgp_private_block",
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBChaosFakePgpBody0068\n-----END PGP PRIVATE KEY BLOCK-----",
+        "lQOYBChaosFakePgpBody0068",
+    ),
+    SecretForm("yaml_block_scalar", "db:\n  password: |\n    ChaosFakeBlockScalar0069\n  host: db\n", "ChaosFakeBlockScalar0069"),
+    SecretForm("mysql_p_flag", "mysql -uroot -pChaosFakeMysqlFlag0070 shop", "ChaosFakeMysqlFlag0070"),
+    SecretForm("secret_key_base", "SECRET_KEY_BASE=ChaosFakeKeyBase0071", "ChaosFakeKeyBase0071"),
+    SecretForm("encryption_key_b64", "ENCRYPTION_KEY_B64=ChaosFakeEncKeyB64x0072", "ChaosFakeEncKeyB64x0072"),
+    SecretForm("pgpass_in_effect_key", "effect_key=dump:db.internal:5432:app:appuser:ChaosFakePgpassInKey0073", "ChaosFakePgpassInKey0073"),
 ]
 
 # ordinary text that must reach the files unchanged: a masker that masks everything fails

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -102,10 +103,38 @@ def _graph_path(value: Any, folder: Path) -> str:
     return value
 
 
+CONFIG_MAX = 1 << 20  # bytes of a langgraph.json or its .env read (a real one is a few KiB)
+
+
+def read_capped(path: Path, what: str) -> str:
+    """The text of the regular file ``path``, refused (``ConfigError``, one line) if it is a FIFO,
+    a device or over ``CONFIG_MAX`` bytes, before it is read (never blocking on a FIFO)."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise ConfigError(f"{what} {path}: cannot be read: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ConfigError(f"{what} {path} is not a regular file (a FIFO, device or folder)")
+        if st.st_size > CONFIG_MAX:
+            raise ConfigError(f"{what} {path} is {st.st_size} bytes; at most {CONFIG_MAX} are read")
+        os.set_blocking(fd, True)
+        data = os.read(fd, CONFIG_MAX + 1)
+    finally:
+        os.close(fd)
+    if len(data) > CONFIG_MAX:
+        raise ConfigError(f"{what} {path} is over {CONFIG_MAX} bytes")
+    return data.decode("utf-8", "replace")
+
+
 def read_dotenv(path: Path) -> dict[str, str]:
-    """``KEY=VALUE`` lines (``export`` and quotes allowed, ``#`` comments), as python-dotenv reads simple files."""
+    """``KEY=VALUE`` lines (``export`` and quotes allowed, ``#`` comments), as python-dotenv reads
+    simple files; capped and regular only (``read_capped``)."""
     env: dict[str, str] = {}
-    for raw in path.read_text().splitlines():
+    for raw in read_capped(path, "the env file").splitlines():
         line = raw.strip()
         if not line or line.startswith("#") or "=" not in line:
             continue
@@ -121,11 +150,12 @@ def load(ref: str, base_dirs: list[str]) -> TeamConfig:
     """The team's config for workload ``ref`` (``path.json#graph_id``); ``ConfigError`` if it cannot be served."""
     path, _, graph_id = ref.rpartition(SEP)
     file = _find(path, base_dirs)
-    if not file.is_file():
+    if not file.exists():
         raise ConfigError(f"the langgraph.json {file} does not exist (looked in {', '.join(b for b in base_dirs if b)})")
+    text = read_capped(file, "the langgraph.json")
     try:
-        data = json.loads(file.read_text())
-    except (OSError, ValueError) as exc:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
         raise ConfigError(f"the langgraph.json {file} does not parse: {exc}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"the langgraph.json {file} is not a JSON object")
@@ -158,7 +188,7 @@ def load(ref: str, base_dirs: list[str]) -> TeamConfig:
     env_in = data.get("env") or {}
     if isinstance(env_in, str):
         env_file = folder / env_in
-        if not env_file.is_file():
+        if not env_file.exists():
             raise ConfigError(f"the langgraph.json {file}: its env file {env_file} does not exist")
         env = read_dotenv(env_file)
     elif isinstance(env_in, dict):
