@@ -28,8 +28,10 @@ INFO: TargetInfo = TargetInfo(
         "gate_after_interrupt": "pre (effect) -> gate (needs_approval: the run stops with interruptions; approved, "
         "its effect keyed by the answer) -> end (effect) -> 'done'",
     },
-    kinds=("kill_sweep", "race", "stray_resume", "fork", "recovery_determinism", "first_checkpoint"),
-    properties=("EO", "PC", "CO", "LIVENESS", "RD", "FD", "FI", "FCL", "AA", "DU", "CV"),
+        # upgrade: a deploy of an SDK release between pause and resume (upgrade_to.target.version); the
+    # blob's $schemaVersion (0.23.1 writes 1.18, 0.24.0 writes 1.21) is what its policy reads
+    kinds=("kill_sweep", "race", "stray_resume", "fork", "recovery_determinism", "first_checkpoint", "upgrade"),
+    properties=("EO", "PC", "CO", "LIVENESS", "RD", "FD", "FI", "FCL", "AA", "DU", "CV", "UP"),
     distributions=("openai-agents", "openai"),
     boundaries=(
         "save_state(interruptions=N|final_output):before/after (the app's store), "
@@ -40,8 +42,6 @@ INFO: TargetInfo = TargetInfo(
         "fork:explicit": "the SDK has no fork operation: a second branch is RunState.from_json of the same saved blob (fork_via: checkpoint)",
         "shared_state": "no shared-state agent workloads for the Agents SDK yet",
         "invalid_state": "not built yet: the blob is the SDK's own schema (RunState.from_json validates its version), no typed app state to break",
-        "upgrade": "not built yet: pausing on 0.23.x and resuming on 0.24.0 needs a second environment per cell (see docs/frameworks/openai_agents.md)",
-        "UP": "needs upgrade",
         "failing_effect": "not measured yet: no workload with a tool error handler around an effect",
         "durability": "no durability modes: the app chooses when to save the state blob; the SDK's session writes each turn",
     },
@@ -54,6 +54,8 @@ INFO: TargetInfo = TargetInfo(
         "input": "Runner.run(agent, input): a new run",
         "command": "RunState.from_json + approve + Runner.run",
     },
+    ci_versions=("", "0.23.1"),  # the older release the upgrade cases pause on
+    preflight="chaos.targets.openai_agents.preflight",
     import_name="agents",
     default_version="0.24.0",
     pins=("openai-agents=={version}", "psycopg[binary]>=3.2,<4"),
