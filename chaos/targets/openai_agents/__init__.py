@@ -28,7 +28,7 @@ INFO: TargetInfo = TargetInfo(
         "gate_after_interrupt": "pre (effect) -> gate (needs_approval: the run stops with interruptions; approved, "
         "its effect keyed by the answer) -> end (effect) -> 'done'",
     },
-        # upgrade: a deploy of an SDK release between pause and resume (upgrade_to.target.version); the
+    # upgrade: a deploy of an SDK release between pause and resume (upgrade_to.target.version); the
     # blob's $schemaVersion (0.23.1 writes 1.18, 0.24.0 writes 1.21) is what its policy reads
     kinds=("kill_sweep", "race", "stray_resume", "fork", "recovery_determinism", "first_checkpoint", "upgrade"),
     properties=("EO", "PC", "CO", "LIVENESS", "RD", "FD", "FI", "FCL", "AA", "DU", "CV", "UP"),

@@ -29,7 +29,7 @@ def env_spec(target: dict[str, Any]) -> str:
 
 def import_problem(target: dict[str, Any]) -> str | None:
     try:
-        import agents  # noqa: F401
+        import agents
         import agents.testing  # noqa: F401  (the SDK's ScriptedModel the workloads run on)
     except Exception as exc:
         return (
