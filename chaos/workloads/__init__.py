@@ -21,6 +21,7 @@ The public types a team's own app needs live here, one place for every framework
     from chaos.workloads import LlamaWorkload, LlamaThread       # LlamaIndex Workflows
     from chaos.workloads import AutoGenWorkload, AutoGenThread   # AutoGen AgentChat
     from chaos.workloads import DBOSWorkload, DBOSThread         # DBOS Transact
+    from chaos.workloads import OpenAIAgentsWorkload, Call, scripted_model  # OpenAI Agents SDK
 
 Each framework's names are imported on first use (PEP 562 ``__getattr__``) from
 ``chaos.workloads.<framework>``, which imports that framework: importing this package stays
@@ -44,12 +45,14 @@ if TYPE_CHECKING:
     from chaos.workloads.dbos import DBOSThread, DBOSWorkload
     from chaos.workloads.langgraph import Breakpoint, Edit, LangGraphWorkload
     from chaos.workloads.llamaindex import LlamaThread, LlamaWorkload
+    from chaos.workloads.openai_agents import Call, OpenAIAgentsWorkload, scripted_model
     from chaos.workloads.pydantic_graph import Deps, PGRun, PGWorkload
 
 __all__ = [
     "AutoGenThread",
     "AutoGenWorkload",
     "Breakpoint",
+    "Call",
     "CrewRun",
     "CrewWorkload",
     "DBOSThread",
@@ -60,9 +63,11 @@ __all__ = [
     "LangGraphWorkload",
     "LlamaThread",
     "LlamaWorkload",
+    "OpenAIAgentsWorkload",
     "PGRun",
     "PGWorkload",
     "WorkloadContext",
+    "scripted_model",
 ]
 
 # a team's public type -> the module that defines it (imported, with its framework, on first use)
@@ -81,6 +86,9 @@ _PUBLIC = {
     "AutoGenThread": "chaos.workloads.autogen",
     "DBOSWorkload": "chaos.workloads.dbos",
     "DBOSThread": "chaos.workloads.dbos",
+    "OpenAIAgentsWorkload": "chaos.workloads.openai_agents",
+    "Call": "chaos.workloads.openai_agents",
+    "scripted_model": "chaos.workloads.openai_agents",
 }
 
 

@@ -90,7 +90,9 @@ class OpenAIAgentsWorkload:
     ``needs_approval``); ``tasks``: tool name -> the effect label its call fires (the frontier a
     report names; default: the tool's name); ``meta``: facts the kinds read; ``claim``: the app's
     consume-once guard, ``claim(thread_id, saved)`` -> whether this process owns the approval of the
-    saved document (called before the state is restored; a loser runs nothing)."""
+    saved document (called before the state is restored; a loser runs nothing). A winner reads the
+    store again under its claim and runs nothing if the saved document moved meanwhile (another
+    process consumed the approval and saved before this one claimed)."""
 
     agent: Any
     input: str = "go"
