@@ -214,7 +214,9 @@ class OpenAIAgentsSession(SessionBase):
         w = self.workload
         if w.claim is not None:
             if not w.claim(self.thread_id, doc):
-                return outcome("done", self.recorder.observed, claim_lost="another process holds the claim on this approval (the app's claim)")
+                return outcome(
+                    "done", self.recorder.observed, claim_lost="another process holds the claim on this approval (the app's claim)"
+                )
             now = self.store.load()  # read again under the claim: an approval another process already consumed is not run again
             if now is None or now.get("seq") != doc.get("seq"):
                 return outcome("done", self.recorder.observed, claim_lost="the approval was consumed before this process claimed it")
