@@ -38,6 +38,8 @@ FRAMEWORKS = {
     "llamaindex": ("file", "effect(task=b)", "import workflows"),
     "pydantic_graph": ("file", "effect(task=b)", "import pydantic_graph.persistence.file"),
     "autogen": ("file", "effect(task=b)", "import autogen_agentchat.teams, autogen_ext.models.replay"),
+    # the SDK's session is what persists a three_step run turn by turn (the app's blob is saved at its end)
+    "openai_agents": ("sqlite_session", "effect(task=b)", "import agents, agents.testing"),
 }
 
 

@@ -117,6 +117,9 @@ def write_repro(run_dir: str | Path, trial_id: str, out: str | Path | None = Non
     sc = cell.scenario
     where = f"{folder}: trial {trial_id}"
     framework, workload, backend = sc.target.framework, sc.workload, sc.target.backend
+    hooked = _by_hook(folder, trial_id, cell, trial, verdict, out)
+    if hooked is not None:
+        return hooked
     if framework != "langgraph" or workload not in WORKLOADS:
         raise ReproError(f"{where}: repro writes LangGraph's {' and '.join(WORKLOADS)} only, not {framework} {workload}")
     if backend != "sqlite":
@@ -165,6 +168,44 @@ def write_repro(run_dir: str | Path, trial_id: str, out: str | Path | None = Non
     script.write_text(text)
     md = target / f"repro_{trial_id}.md"
     md.write_text(_markdown(summary, verdict, sc, trial_id, point, versions, script.name))
+    return Repro(script=script, markdown=md, property=verdict["property"], summary=summary)
+
+
+def _by_hook(
+    folder: Path, trial_id: str, cell: Cell, trial: dict[str, Any], verdict: dict[str, Any], out: str | Path | None
+) -> Repro | None:
+    """The framework's own writer (``TargetInfo.repro``: a module with ``repro_script(scenario, trial_id,
+    point, property, versions) -> (summary, text, pins)``, raising ``ValueError`` for what it cannot
+    write); None for a framework without one (LangGraph's is this module's own)."""
+    import importlib
+
+    from chaos.running.runfolder import read_meta
+    from chaos.targets import TARGETS
+
+    info = TARGETS.get(cell.scenario.target.framework)
+    if info is None or not info.repro:
+        return None
+    recorded = dict(read_meta(folder).versions or {})
+    for racer in trial.get("racers") or []:  # what the racers ran (the framework lives in their environment)
+        recorded.update(((racer.get("result") or {}).get("versions") or {}) if isinstance(racer, dict) else {})
+    versions = {k: v for k in ("python", *info.distributions) if isinstance(v := recorded.get(k), str) and _VERSION.match(v)}
+    try:
+        summary, text, pins = importlib.import_module(info.repro).repro_script(
+            cell.scenario, trial_id, trial.get("point"), verdict["property"], versions
+        )
+    except ValueError as exc:
+        raise ReproError(f"{folder}: trial {trial_id}: {exc}") from None
+    target = Path(out) if out is not None else folder
+    target.mkdir(parents=True, exist_ok=True)
+    script = target / f"repro_{trial_id}.py"  # trial_id matched TRIAL_ID: letters, digits and dashes only
+    script.write_text(text)
+    md = target / f"repro_{trial_id}.md"
+    md.write_text(
+        f"# {_md(summary)}\n\nFound by chaos: trial `{trial_id}`, property {_md(verdict['property'])}: "
+        f"{_md(verdict.get('reason') or '')}\n\n```sh\npython -m venv venv && venv/bin/pip install {' '.join(pins)}\n"
+        f"venv/bin/python {script.name}   # exit 1 and REPRODUCED: the violation is reproduced\n```\n\n"
+        f"Versions: {_md(versions)}\n"
+    )
     return Repro(script=script, markdown=md, property=verdict["property"], summary=summary)
 
 

@@ -21,13 +21,12 @@ import pytest
 from kits import framework_support as look
 from kits.runs import run_text
 
+from chaos.envs import python_for
 from chaos.targets import get_target
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _env():
-    from chaos.envs import python_for
-
     python_for("openai_agents")
 
 
@@ -40,7 +39,8 @@ def _scenario(kind: str, *, backend: str = "file", workload: str = "gate_after_i
 
 def test_a_kill_between_the_approved_tool_and_the_save_runs_the_tool_again(tmp_path):
     text = _scenario("kill_sweep", extra='kill_points: ["effect(task=gate)", "save_state(final_output):after"]\n')
-    results = run_text(tmp_path, text).results
+    outcome = run_text(tmp_path, text)
+    results = outcome.results
     c = look.cell(results)
     eo = look.verdict(c, "EO")
     assert eo.status == "violated" and eo.evidence.ledger_seqs
@@ -49,6 +49,14 @@ def test_a_kill_between_the_approved_tool_and_the_save_runs_the_tool_again(tmp_p
     done = look.point(c, "save_state(final_output):after")
     assert done.effect_counts == {"pre": [1], "gate:True": [1], "end": [1]}
     assert results.exit_code == 1
+    # the finding, as a script an upstream maintainer runs with the SDK alone
+    from chaos.repro import write_repro
+
+    gate_point = look.point_verdict(c, "effect(task=gate)", "EO")
+    repro = write_repro(outcome.run_dir, gate_point.evidence.trial_ids[0], tmp_path / "repro")
+    assert "chaos" not in repro.script.read_text().replace("found by chaos", "").replace("Found by chaos", "")
+    ran = subprocess.run([python_for("openai_agents"), str(repro.script)], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 1 and "REPRODUCED" in ran.stdout
 
 
 def test_four_processes_approving_one_saved_state_each_run_the_tool(tmp_path):

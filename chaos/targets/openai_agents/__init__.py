@@ -56,6 +56,7 @@ INFO: TargetInfo = TargetInfo(
     },
     ci_versions=("", "0.23.1"),  # the older release the upgrade cases pause on
     preflight="chaos.targets.openai_agents.preflight",
+    repro="chaos.targets.openai_agents.repro",
     import_name="agents",
     default_version="0.24.0",
     pins=("openai-agents=={version}", "psycopg[binary]>=3.2,<4"),
