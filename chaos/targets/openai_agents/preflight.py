@@ -19,15 +19,14 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any
 
 
-def env_spec(target: dict[str, Any]) -> str:
+def env_spec(target: dict[str, object]) -> str:
     """The ``.ci/envs.sh`` argument that builds this target's environment."""
     return f"openai_agents:{target['version']}" if target.get("version") else "openai_agents"
 
 
-def import_problem(target: dict[str, Any]) -> str | None:
+def import_problem(target: dict[str, object]) -> str | None:
     try:
         import agents
         import agents.testing  # noqa: F401  (the SDK's ScriptedModel the workloads run on)
