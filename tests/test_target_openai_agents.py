@@ -78,9 +78,18 @@ def test_a_second_approval_of_a_finished_run_is_inert_and_a_fork_is_not_told_fro
     assert fi.status == "violated" and "RunState.from_json" in fi.reason
 
 
-def test_a_tool_output_durable_in_the_session_is_run_again_from_the_waiting_blob(tmp_path):
+_SQLALCHEMY = pytest.param(
+    "postgres",
+    "workload_params: {session: sqlalchemy}\n",
+    marks=pytest.mark.skipif(not os.environ.get("CHAOS_PG_DSN"), reason="needs CHAOS_PG_DSN"),
+    id="sqlalchemy-postgres",
+)
+
+
+@pytest.mark.parametrize(("backend", "params"), [pytest.param("sqlite_session", "", id="sqlite"), _SQLALCHEMY])
+def test_a_tool_output_durable_in_the_session_is_run_again_from_the_waiting_blob(tmp_path, backend, params):
     point = "session.add_items(n=1,kind=function_call_output):after"
-    results = run_text(tmp_path, _scenario("kill_sweep", backend="sqlite_session", extra=f'kill_points: ["{point}"]\n')).results
+    results = run_text(tmp_path, _scenario("kill_sweep", backend=backend, extra=f'kill_points: ["{point}"]\n{params}')).results
     c = look.cell(results)
     pc = look.point_verdict(c, point, "PC")
     assert pc.status == "violated" and "gate recorded complete at the kill, ran again on resume" in pc.reason

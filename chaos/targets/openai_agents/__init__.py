@@ -5,7 +5,8 @@ human's approval (``@function_tool(needs_approval=True)``). The run stops with
 ``result.interruptions``; the app saves ``result.to_state().to_json()`` in its own store (a file, a
 SQLite row, a Postgres row) and later, in any process, ``RunState.from_json(agent, blob)``,
 ``state.approve(item)`` or ``state.reject(item)``, ``Runner.run(agent, state)``. Conversation items
-may also live in the SDK's own ``SQLiteSession`` (backend ``sqlite_session``). The racer half is
+may also live in the SDK's own ``SQLiteSession`` (backend ``sqlite_session``) or ``SQLAlchemySession`` (backend
+``postgres`` with ``workload_params: {session: sqlalchemy}``). The racer half is
 ``chaos.targets.openai_agents.session``; the stores are ``chaos.targets.openai_agents.stores``.
 """
 
@@ -59,7 +60,8 @@ INFO: TargetInfo = TargetInfo(
     repro="chaos.targets.openai_agents.repro",
     import_name="agents",
     default_version="0.24.0",
-    pins=("openai-agents=={version}", "psycopg[binary]>=3.2,<4"),
+    # SQLAlchemy: the SDK's SQLAlchemySession on the run's Postgres (backend postgres, workload_params.session: sqlalchemy)
+    pins=("openai-agents=={version}", "psycopg[binary]>=3.2,<4", "sqlalchemy[asyncio]>=2.0,<3"),
 )
 
 # The racer imports ``chaos.targets.<framework>`` and reads ``open_session``, ``PRELOAD`` and ``prewarm``

@@ -112,10 +112,25 @@ class OpenAIAgentsSession(SessionBase):
         self.workload = build_workload(spec, self.recorder, BUILTIN, OpenAIAgentsWorkload)
         self.store: BlobStore = open_store(spec, barrier)
         self.sdk_session: Any = None
-        if spec["target"].get("backend") == "sqlite_session":
+        self.engine: Any = None  # the SQLAlchemy session's engine (disposed on close)
+        backend = spec["target"].get("backend")
+        if backend == "sqlite_session":
             from agents import SQLiteSession
 
             self.sdk_session = instrumented_session(SQLiteSession(self.thread_id, str(store_file(spec, ".session.sqlite"))), barrier)
+        elif backend == "postgres" and (spec.get("workload_params") or {}).get("session") == "sqlalchemy":
+            self.sdk_session = instrumented_session(self._sqlalchemy_session(spec), barrier)
+
+    def _sqlalchemy_session(self, spec: RacerSpec) -> object:
+        """The SDK's SQLAlchemySession on the run's Postgres, its tables in the run's schema (dropped with it)."""
+        from agents.extensions.memory.sqlalchemy_session import SQLAlchemySession
+        from sqlalchemy.ext.asyncio import create_async_engine
+
+        store = dict(spec.get("store") or {})
+        dsn, schema = str(store.get("dsn") or ""), str(store.get("schema") or "chaos_run")
+        url = dsn.replace("postgresql://", "postgresql+psycopg://", 1).replace("postgres://", "postgresql+psycopg://", 1)
+        self.engine = create_async_engine(url, connect_args={"options": f"-csearch_path={schema}"})
+        return SQLAlchemySession(self.thread_id, engine=self.engine, create_tables=True)
 
     def _where(self) -> Where:
         from chaos.workloads.openai_agents import CALL
@@ -298,7 +313,9 @@ class OpenAIAgentsSession(SessionBase):
 
     def close(self) -> None:
         try:
-            if self.sdk_session is not None:
+            if self.engine is not None:
+                self.aio.run(self.engine.dispose())
+            elif self.sdk_session is not None:
                 self.sdk_session.close()
             self.store.close()
         finally:
