@@ -39,6 +39,8 @@ FRAMEWORKS = {
     "pydantic_graph": ("file", "effect(task=b)", "import pydantic_graph.persistence.file"),
     "autogen": ("file", "effect(task=b)", "import autogen_agentchat.teams, autogen_ext.models.replay"),
     "agent_framework": ("file", "effect(task=b)", "import agent_framework, agent_framework._workflows._checkpoint_encoding"),
+    # the SDK's session is what persists a three_step run turn by turn (the app's blob is saved at its end)
+    "openai_agents": ("sqlite_session", "effect(task=b)", "import agents, agents.testing"),
 }
 
 

@@ -34,7 +34,14 @@ from chaos.launchers.warm.client import WarmLauncher
 from chaos.racer.ledger import SqliteLedger
 from chaos.running.trial import wait_until
 
-BACKENDS = {"langgraph": "sqlite", "crewai": "sqlite", "llamaindex": "file", "pydantic_graph": "file", "autogen": "file"}
+BACKENDS = {
+    "langgraph": "sqlite",
+    "crewai": "sqlite",
+    "llamaindex": "file",
+    "pydantic_graph": "file",
+    "autogen": "file",
+    "openai_agents": "sqlite_session",
+}
 
 
 def racer_spec(fw: str, d: Path, i: int) -> dict:

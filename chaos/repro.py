@@ -40,6 +40,20 @@ class ReproError(ChaosError):
     """A repro that cannot be written: names the run folder and trial."""
 
 
+@dataclass(frozen=True)
+class ReproFacts:
+    """What a framework's own repro writer (``TargetInfo.repro``: a module with ``script(facts) ->
+    (summary, text)``, raising ``ValueError`` for what it cannot write) is told of a violating trial."""
+
+    trial_id: str
+    property: str
+    workload: str
+    backend: str
+    resume: str  # the scenario's resume form: ``none``, ``command:<value>``, ...
+    point: str | None  # the kill point, as the sweep names it (``effect(task=b):after#1``)
+    versions: dict[str, str]  # what the cell's racers ran (python and the framework's distributions)
+
+
 @dataclass
 class Repro:
     script: Path
@@ -198,14 +212,17 @@ def _hooked(hook: str, folder: Path, trial_id: str, trial: dict[str, Any], verdi
     keep = ("python", *get_target(sc.target.framework).distributions)
     versions = {k: v for k in keep if isinstance(v := recorded.get(k), str) and _VERSION.match(v)}
     point = trial.get("point")
+    facts = ReproFacts(
+        trial_id=trial_id,
+        property=str(verdict["property"]),
+        workload=sc.workload,
+        backend=sc.target.backend,
+        resume=resume,
+        point=point if isinstance(point, str) else None,
+        versions=versions,
+    )
     try:
-        summary, text = importlib.import_module(hook).script(
-            property=verdict["property"],
-            workload=sc.workload,
-            resume=resume,
-            point=point if isinstance(point, str) else None,
-            versions=versions,
-        )
+        summary, text = importlib.import_module(hook).script(facts)
     except ValueError as exc:
         raise ReproError(f"{where}: {exc}") from None
     target = Path(out) if out is not None else folder

@@ -225,6 +225,7 @@ PACKAGES: dict[str, str] = {
     "langgraph_server": "chaos.targets.langgraph_server",
     "dbos": "chaos.targets.dbos",
     "agent_framework": "chaos.targets.agent_framework",
+    "openai_agents": "chaos.targets.openai_agents",
 }
 
 

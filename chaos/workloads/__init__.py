@@ -24,6 +24,7 @@ The public types a team's own app needs live here, one place for every framework
     from chaos.workloads import AFWorkload                       # Microsoft Agent Framework
     from chaos.workloads import Guard                            # a LangGraph guard (target.guard)
     from chaos.workloads import effect, effect_once              # a graph served by the Agent Server
+    from chaos.workloads import OpenAIAgentsWorkload, Call, scripted_model  # OpenAI Agents SDK
 
 Each framework's names are imported on first use (PEP 562 ``__getattr__``) from
 ``chaos.workloads.<framework>``, which imports that framework: importing this package stays
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from chaos.workloads.dbos import DBOSThread, DBOSWorkload
     from chaos.workloads.langgraph import Breakpoint, Edit, LangGraphWorkload
     from chaos.workloads.llamaindex import LlamaThread, LlamaWorkload
+    from chaos.workloads.openai_agents import Call, OpenAIAgentsWorkload, scripted_model
     from chaos.workloads.pydantic_graph import Deps, PGRun, PGWorkload
 
 W = TypeVar("W")  # the adapter's workload type (``build_workload``'s ``expected``)
@@ -57,6 +59,7 @@ __all__ = [
     "AutoGenThread",
     "AutoGenWorkload",
     "Breakpoint",
+    "Call",
     "CrewRun",
     "CrewWorkload",
     "DBOSThread",
@@ -68,11 +71,13 @@ __all__ = [
     "LangGraphWorkload",
     "LlamaThread",
     "LlamaWorkload",
+    "OpenAIAgentsWorkload",
     "PGRun",
     "PGWorkload",
     "WorkloadContext",
     "effect",
     "effect_once",
+    "scripted_model",
 ]
 
 # a team's public type -> the module that defines it (imported, with its framework, on first use)
@@ -99,6 +104,9 @@ _PUBLIC = {
     # a team's graph served by the Agent Server counts its effects with these (no WorkloadContext there)
     "effect": "chaos.targets.langgraph_server.app",
     "effect_once": "chaos.targets.langgraph_server.app",
+    "OpenAIAgentsWorkload": "chaos.workloads.openai_agents",
+    "Call": "chaos.workloads.openai_agents",
+    "scripted_model": "chaos.workloads.openai_agents",
 }
 
 

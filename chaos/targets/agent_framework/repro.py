@@ -17,14 +17,18 @@ and runs on (answering a pending request with the scenario's value), and every e
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from chaos.repro import ReproFacts
 
 WORKLOADS = ("three_step", "gate_after_interrupt")
 PINS = ("agent-framework-core",)
 
 
-def script(*, property: str, workload: str, resume: str, point: str | None, versions: dict[str, str]) -> tuple[str, str]:
+def script(facts: ReproFacts) -> tuple[str, str]:
     """``(summary, script text)`` for the trial; ``ValueError`` with the reason when it cannot be written."""
+    property, workload, resume, point, versions = facts.property, facts.workload, facts.resume, facts.point, facts.versions
     if property != "EO":
         raise ValueError(f"the Agent Framework repro writes a kill sweep's EO violation only, not {property}")
     if workload not in WORKLOADS:

@@ -1,0 +1,139 @@
+"""The OpenAI Agents SDK with its saved RunState in the app's store, under real SIGKILLs and races.
+
+What a user sees: an approved tool whose process dies after the tool's effect and before the app
+saves the state runs again when the saved approval is resumed (the SDK saves nothing itself); four
+processes restoring one saved state and approving it each run the tool; two states restored from one
+blob are both resumable (a fork the API cannot tell from a retry); with the SDK's SQLiteSession the
+tool's output can be durable in the session while the blob still waits, and the resume runs the
+tool again (a second output for one call id); a blob written by 0.24.0 is refused by 0.23.1 (its
+schema policy fails fast), and one written by 0.23.1 resumes on 0.24.0 as 0.24.0 alone would. Bad
+input (an unreachable store, an environment without the SDK) is refused before any trial.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from kits import framework_support as look
+from kits.runs import run_text
+
+from chaos.envs import python_for
+from chaos.targets import get_target
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _env():
+    python_for("openai_agents")
+
+
+def _scenario(kind: str, *, backend: str = "file", workload: str = "gate_after_interrupt", extra: str = "") -> str:
+    return (
+        f"name: oa_{kind}\nkind: {kind}\ntarget: {{framework: openai_agents, backend: {backend}}}\n"
+        f'workload: {workload}\nresume: "command:true"\ntrials: 1\nseed: 36\ntimeout_s: 60\n{extra}'
+    )
+
+
+def test_a_kill_between_the_approved_tool_and_the_save_runs_the_tool_again(tmp_path):
+    text = _scenario("kill_sweep", extra='kill_points: ["effect(task=gate)", "save_state(final_output):after"]\n')
+    outcome = run_text(tmp_path, text)
+    results = outcome.results
+    c = look.cell(results)
+    eo = look.verdict(c, "EO")
+    assert eo.status == "violated" and eo.evidence.ledger_seqs
+    assert look.point(c, "effect(task=gate)").duplicates == ["gate:True"]
+    # once the finished state is saved the run has ended: nothing runs again
+    done = look.point(c, "save_state(final_output):after")
+    assert done.effect_counts == {"pre": [1], "gate:True": [1], "end": [1]}
+    assert results.exit_code == 1
+    # the finding, as a script an upstream maintainer runs with the SDK alone
+    from chaos.repro import write_repro
+
+    gate_point = look.point_verdict(c, "effect(task=gate)", "EO")
+    repro = write_repro(outcome.run_dir, gate_point.evidence.trial_ids[0], tmp_path / "repro")
+    assert "chaos" not in repro.script.read_text().replace("found by chaos", "").replace("Found by chaos", "")
+    ran = subprocess.run([python_for("openai_agents"), str(repro.script)], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 1 and "REPRODUCED" in ran.stdout
+
+
+def test_four_processes_approving_one_saved_state_each_run_the_tool(tmp_path):
+    results = run_text(tmp_path, look.pause_answers("openai_agents", "race", seed=7, trials=1, k=4)).results
+    c = look.cell(results)
+    assert c.valid_trials == 1
+    assert look.verdict(c, "CO").status == "violated"
+    assert c.max_fires == 4
+
+
+def test_a_second_approval_of_a_finished_run_is_inert_and_a_fork_is_not_told_from_a_retry(tmp_path):
+    (tmp_path / "stray").mkdir()
+    (tmp_path / "fork").mkdir()
+    stray = look.cell(run_text(tmp_path / "stray", look.pause_answers("openai_agents", "stray_resume", seed=8)).results)
+    assert look.verdict(stray, "CO").status == "holds"
+    fork = look.cell(run_text(tmp_path / "fork", _scenario("fork")).results)
+    assert look.verdict(fork, "FD").status == "holds"  # the second state from the same blob runs the tool with its own answer
+    fi = look.verdict(fork, "FI")
+    assert fi.status == "violated" and "RunState.from_json" in fi.reason
+
+
+_SQLALCHEMY = pytest.param(
+    "postgres",
+    "workload_params: {session: sqlalchemy}\n",
+    marks=pytest.mark.skipif(not os.environ.get("CHAOS_PG_DSN"), reason="needs CHAOS_PG_DSN"),
+    id="sqlalchemy-postgres",
+)
+
+
+@pytest.mark.parametrize(("backend", "params"), [pytest.param("sqlite_session", "", id="sqlite"), _SQLALCHEMY])
+def test_a_tool_output_durable_in_the_session_is_run_again_from_the_waiting_blob(tmp_path, backend, params):
+    point = "session.add_items(n=1,kind=function_call_output):after"
+    results = run_text(tmp_path, _scenario("kill_sweep", backend=backend, extra=f'kill_points: ["{point}"]\n{params}')).results
+    c = look.cell(results)
+    pc = look.point_verdict(c, point, "PC")
+    assert pc.status == "violated" and "gate recorded complete at the kill, ran again on resume" in pc.reason
+    assert look.point(c, point).duplicates == ["gate:True"]
+
+
+def test_the_blob_schema_policy_across_a_deploy_of_the_sdk(tmp_path):
+    text = _scenario(
+        "upgrade",
+        extra='matrix:\n  case:\n    - {name: up, version: "0.23.1", upgrade_to: {target: {version: "0.24.0"}}}\n'
+        '    - {name: down, upgrade_to: {target: {version: "0.23.1"}}}\n',
+    )
+    results = run_text(tmp_path, text).results
+    up = look.verdict(look.cell(results, "case=up"), "UP")
+    assert up.status == "holds" and "resumed to what v2 alone gives" in up.reason
+    down = look.verdict(look.cell(results, "case=down"), "UP")
+    assert down.status == "holds" and "schema version is not supported" in down.reason
+
+
+def test_what_the_adapter_cannot_express_is_unknown_with_its_reason(tmp_path):
+    text = _scenario("invalid_state", workload="three_step").replace('"command:true"', "none")
+    c = look.cell(run_text(tmp_path, text).results)
+    assert {v.status for v in c.verdicts} == {"unknown"}
+    assert any(get_target("openai_agents").unsupported["invalid_state"] in (v.reason or "") for v in c.verdicts)
+
+
+def test_an_unreachable_blob_store_is_refused_before_any_trial(tmp_path):
+    path = tmp_path / "pg.yaml"
+    path.write_text(_scenario("kill_sweep", backend="postgres", workload="three_step").replace('"command:true"', "none"))
+    env = {**os.environ, "CHAOS_PG_DSN": "postgresql://chaos:chaos@127.0.0.1:1/chaos"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "chaos", "run", str(path), "--out", str(tmp_path / "runs")], capture_output=True, text=True, env=env
+    )
+    assert proc.returncode == 3
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "the postgres blob store cannot be reached" in lines[0]
+    assert not (tmp_path / "runs").exists() or not list((tmp_path / "runs").rglob("journal.jsonl"))
+
+
+def test_an_environment_without_the_sdk_is_told_how_to_build_it():
+    # the orchestrator's own interpreter has no Agents SDK: the preflight says so in one line, exit 2 (the run: 3)
+    spec = json.dumps({"target": {"framework": "openai_agents"}})
+    proc = subprocess.run([sys.executable, "-m", "chaos.targets.openai_agents.preflight", spec], capture_output=True, text=True)
+    if proc.returncode == 0:
+        pytest.skip("this interpreter has the Agents SDK installed")
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "bash .ci/envs.sh openai_agents" in proc.stderr
