@@ -211,6 +211,8 @@ class Execution:
             prior=self.prior,
             only=self.only if self.only is not None else self.opts.only,
             deploy_launcher=deploy_launcher,
+            labels=self.active.env(),
+            search=workload_paths(self.folder.meta.scenario_file),
         )
 
     def store_for(self, cell: Cell, trial_id: str, trial_dir: Path) -> StoreSpec:

@@ -31,6 +31,22 @@ import importlib
 from collections.abc import Callable, Iterator, MutableMapping
 from dataclasses import dataclass, field
 
+# the optional capabilities (the package's table of contents: shared code names them from here)
+from chaos.targets.hooks import (  # noqa: F401
+    CellService,
+    ChecksDryRun,
+    ChecksModules,
+    HostContext,
+    HostsCells,
+    ModuleCheck,
+    OptionsModel,
+    OwnsOptions,
+    Refusal,
+    ReproScript,
+    ValidatesScenario,
+    WritesRepro,
+)
+
 # the feature a parallel-branch workload needs: several tasks of one step at once (LangGraph's Send
 # fan-out, parallel tool calls, branches from one node). ``BRANCH_WORKLOADS``: the built-ins that need it.
 BRANCHES = "branches"
@@ -95,6 +111,9 @@ class TargetInfo:
     # cell's target and workload_params as JSON): exit 0 when racers can start, else one stderr line
     # saying what to change (refused, exit 3); "" for none
     preflight: str = ""
+    # the module of the framework's orchestrator half (``chaos.targets.<framework>.hooks``), imported on
+    # first use: the optional capabilities of ``chaos.targets.hooks`` it implements; "" for none
+    hooks: str = ""
 
     def __post_init__(self) -> None:
         # one rule for every adapter's unread fields (issue 23): what LangGraph's adapter alone reads,
@@ -109,10 +128,6 @@ class TargetInfo:
     def top_packages(self) -> tuple[str, ...]:
         """The framework's top-level modules: ``packages``, else ``import_name``'s top level."""
         return self.packages or (self.import_name.split(".")[0] or self.framework,)
-
-    # ``module:function`` wrapping each cell's runner (a server the cell's racers are clients of:
-    # ``chaos.targets.langgraph_server.host:serving``); "" for a framework whose racers run the app
-    cell_host: str = ""
 
     def supports(self, what: str) -> str | None:
         """None if ``what`` (a kind or property) is supported; else the reason it is not."""
@@ -282,3 +297,15 @@ def ci_specs() -> list[str]:
     """The environments CI builds (.ci/envs.sh): ``framework`` or ``framework:version``, one per
     entry of each adapter's ``ci_versions``."""
     return [f"{t.framework}:{v}" if v else t.framework for t in TARGETS.values() for v in t.ci_versions]
+
+
+# the framework that a scenario which names none runs on
+DEFAULT_FRAMEWORK = "langgraph"
+
+
+def hooks_of(framework: str) -> object:
+    """``framework``'s orchestrator half (``TargetInfo.hooks``, imported on first use); None for a
+    framework without one, or unknown. A caller asks it for a capability of ``chaos.targets.hooks``
+    with ``isinstance`` (``isinstance(hooks_of(fw), ValidatesScenario)``), never by attribute name."""
+    info = TARGETS.get(framework)
+    return importlib.import_module(info.hooks) if info is not None and info.hooks else None

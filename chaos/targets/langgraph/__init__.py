@@ -127,6 +127,7 @@ INFO = TargetInfo(
     ci_versions=("1.0.10",),
     import_name="langgraph",
     default_version="1.2.24",
+    hooks="chaos.targets.langgraph.hooks",
     pins=(
         "langgraph=={version}",
         "langgraph-checkpoint-sqlite==3.1.2",
