@@ -1,8 +1,9 @@
-"""Per-run isolation of the LangGraph postgres backend (orchestrator side).
+"""Per-run isolation of the postgres backends (orchestrator side).
 
 Each run gets its own Postgres schema (``chaos_run_<run id>``), created once before the first
-trial, with LangGraph's checkpoint tables set up there exactly once (``PostgresSaver.setup()``
-run concurrently by k racers races on its migrations table). Racers then receive a store
+trial, with the framework's tables set up there exactly once by its package
+(``chaos.targets.hooks.PreparesStore``; LangGraph's ``PostgresSaver.setup()`` run concurrently by k
+racers races on its migrations table). Racers then receive a store
 ``{"dsn", "schema", "setup": False}``: they share the run's schema, and the thread id (unique per
 trial) keeps trials apart. The schema is dropped at the end of the run unless kept.
 """
@@ -10,13 +11,14 @@ trial) keeps trials apart. The schema is dropped at the end of the run unless ke
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chaos.racer.ledger_rows import CopiesRows
 from chaos.racer.protocol import LedgerSpec, StoreSpec
 from chaos.racer.redact import redact_dsn, redact_text
+from chaos.targets import DEFAULT_FRAMEWORK, PreparesStore, hooks_of
 
 if TYPE_CHECKING:
     import psycopg
@@ -24,6 +26,8 @@ if TYPE_CHECKING:
     from chaos.racer.ledger import Ledger
     from chaos.scenario.model import Cell
 
+# the backends whose store is the run's Postgres schema
+PG_BACKENDS = ("postgres", "postgres_async", "postgres_pool")
 _UNSAFE = re.compile(r"[^a-z0-9_]")
 
 
@@ -57,21 +61,18 @@ def check_dsn(dsn: str, source: str = "CHAOS_PG_DSN") -> None:
         ) from None
 
 
-def create_run_schema(dsn: str, run_id: str, *, setup: bool = True) -> str:
-    """Create the run's schema (idempotent) and LangGraph's tables in it; returns its name."""
+def create_run_schema(dsn: str, run_id: str, *, frameworks: Iterable[str] = (DEFAULT_FRAMEWORK,)) -> str:
+    """Create the run's schema (idempotent), and in it the tables of each of ``frameworks`` that
+    sets its store up (``chaos.targets.hooks.PreparesStore``: LangGraph's checkpoint tables); returns its name."""
     from psycopg import sql
 
     name = schema_name(run_id)
     with connect(dsn) as conn:
         conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(name)))
-    if setup:
-        import psycopg
-        from langgraph.checkpoint.postgres import PostgresSaver
-        from psycopg.rows import dict_row
-
-        with psycopg.connect(dsn, autocommit=True, prepare_threshold=0, row_factory=dict_row) as conn:
-            conn.execute(f'SET search_path TO "{name}"')
-            PostgresSaver(conn).setup()
+    for framework in dict.fromkeys(frameworks):
+        hooks = hooks_of(framework)
+        if isinstance(hooks, PreparesStore):
+            hooks.prepare_store(dsn, name)
     return name
 
 
@@ -118,7 +119,7 @@ class RunStorage:
     @staticmethod
     def needs(cells: list) -> tuple[bool, bool]:
         """(some cell uses the postgres backend, some cell runs racers on other hosts)."""
-        pg_backend = any(c.scenario.target.backend in ("postgres", "postgres_async", "postgres_pool") for c in cells)
+        pg_backend = any(c.scenario.target.backend in PG_BACKENDS for c in cells)
         remote = any(not isinstance(c.scenario.racers.placement, str) for c in cells)
         return pg_backend, remote
 
@@ -163,7 +164,8 @@ class RunStorage:
             self.ledger_config = {"kind": "sqlite", "path": str((Path(run_dir) / "ledger.sqlite").resolve())}
         self.ledger: Ledger | None = None
         # preflight raised unless a DSN is there for the postgres backend
-        self.schema = create_run_schema(self.dsn, run_id) if pg_backend and self.dsn else None
+        pg_frameworks = [c.scenario.target.framework for c in cells if c.scenario.target.backend in PG_BACKENDS]
+        self.schema = create_run_schema(self.dsn, run_id, frameworks=pg_frameworks) if pg_backend and self.dsn else None
         try:
             self.ledger = open_ledger(self.ledger_config)
         except Exception:
@@ -171,7 +173,7 @@ class RunStorage:
             raise
 
     def store_for(self, cell: Cell, trial_id: str, trial_dir: Path) -> StoreSpec:
-        if cell.scenario.target.backend in ("postgres", "postgres_async", "postgres_pool"):
+        if cell.scenario.target.backend in PG_BACKENDS:
             assert self.dsn is not None and self.schema is not None  # a postgres cell: __init__ made the run's schema
             return {"dsn": self.dsn, "schema": self.schema, "setup": False}
         return {"path": str((Path(trial_dir) / "checkpoints.sqlite").resolve())}

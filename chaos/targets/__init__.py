@@ -41,6 +41,7 @@ from chaos.targets.hooks import (  # noqa: F401
     ModuleCheck,
     OptionsModel,
     OwnsOptions,
+    PreparesStore,
     Refusal,
     ReproScript,
     ValidatesScenario,

@@ -12,6 +12,7 @@ probed by name.
   names the field and what to do), and the workload references of its own form it resolves.
 * ``ChecksDryRun``: what the preflight's uninterrupted run of a team's workload shows is wired wrong;
   ``ChecksModules``: what the scenario names that must load in the racers' Python first.
+* ``PreparesStore``: the framework's tables set up once in the run's Postgres schema;
 * ``HostsCells``: a service per cell the racers are clients of (``CellService``: start, kill,
   restart, stop, url), started from what the engine hands it (``HostContext``).
 * ``WritesRepro``: a violating trial as a standalone script (``chaos repro``).
@@ -75,6 +76,14 @@ class ModuleCheck:
 class ChecksModules(Protocol):
     def module_checks(self, cell: Cell) -> list[ModuleCheck]:
         """What of the cell's scenario must load in the racers' Python before any trial (a team's saver, a guard)."""
+        ...
+
+
+@runtime_checkable
+class PreparesStore(Protocol):
+    def prepare_store(self, dsn: str, schema: str) -> None:
+        """Set the framework's tables up once in the run's Postgres ``schema``, before any racer
+        (racers sharing the schema would race on setting them up)."""
         ...
 
 

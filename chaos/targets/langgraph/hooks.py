@@ -10,6 +10,7 @@ module; shared code asks ``chaos.targets.capability``):
   exists, wraps the backend, can be found and has its package;
 * ``dry_run_problem`` (``ChecksDryRun``): a team's graph writes its checkpoints through
   ``ctx.checkpointer``; ``module_checks`` (``ChecksModules``): its saver and guard load in the racers' Python;
+* ``prepare_store`` (``PreparesStore``): its checkpoint tables in the run's Postgres schema, once;
 * ``repro`` (``WritesRepro``): ``chaos.targets.langgraph.repro``'s standalone scripts.
 
 Orchestrator side: never imported by a racer.
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from chaos.racer.protocol import RacerResult
     from chaos.scenario.model import Cell, Scenario
 
-__all__ = ["Options", "dry_run_problem", "module_checks", "owns_workload", "repro", "repro_properties", "validate"]
+__all__ = ["Options", "dry_run_problem", "module_checks", "owns_workload", "prepare_store", "repro", "repro_properties", "validate"]
 
 
 def validate(scenario: Scenario, search: list[str]) -> Refusal | None:
@@ -60,6 +61,18 @@ def validate(scenario: Scenario, search: list[str]) -> Refusal | None:
 def owns_workload(ref: str) -> bool:
     """LangGraph's workloads are built-ins and ``package.module:factory``: no form of its own."""
     return False
+
+
+def prepare_store(dsn: str, schema: str) -> None:
+    """LangGraph's checkpoint tables in the run's schema, once (``PreparesStore``): k racers running
+    ``PostgresSaver.setup()`` at once race on its migrations table."""
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg.rows import dict_row
+
+    with psycopg.connect(dsn, autocommit=True, prepare_threshold=0, row_factory=dict_row) as conn:
+        conn.execute(f'SET search_path TO "{schema}"')
+        PostgresSaver(conn).setup()
 
 
 def dry_run_problem(cell: Cell, result: RacerResult) -> str | None:
