@@ -754,6 +754,18 @@ def check_semantics(scenario: Scenario, path: str = "<scenario>", node: yaml.Nod
                     tuple(field_path.split(".")),
                     f"{info.framework} does not read {what}: {why}; leave it out for {info.framework} (frameworks that read it: {readers})",
                 )
+        own = hooks_of(info.framework)
+        mine = set(own.Options.model_fields) if isinstance(own, OwnsOptions) else set()
+        for model in target_option_models():  # another framework's option this one declares nothing of
+            for key in model.model_fields:
+                if key not in mine and f"target.{key}" not in info.unread_fields and field_set(s, f"target.{key}"):
+                    readers = ", ".join(
+                        fw for fw in TARGETS if isinstance(h := hooks_of(fw), OwnsOptions) and key in h.Options.model_fields
+                    )
+                    fail(
+                        ("target", key),
+                        f"{info.framework} does not read it: it is an option of {readers}; leave it out for {info.framework}",
+                    )
 
 
 def _set(data: dict, path: tuple[str, ...], value: Any) -> None:
