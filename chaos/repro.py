@@ -7,51 +7,33 @@ the style of a minimal bug report.
 
 What it promises:
 
-* Scope: LangGraph's built-in workloads ``three_step`` and ``gate_after_interrupt`` on SQLite. An
-  EO violation of a kill sweep becomes: a forked child runs the graph with a saver subclass that
-  SIGKILLs its own process at the trial's boundary (named as chaos names it, with its occurrence),
-  the parent confirms the kill from the exit status, resumes in a fresh saver on the same file
-  with the scenario's resume form, and counts the effects (one fsynced line each). An FD
-  violation of a fork (LangGraph issue 6663) becomes: answer the interrupt with v1, resume from
-  the interrupt's checkpoint with v2, and see which value the gate fired with.
+* The script is the framework's to write (``chaos.targets.hooks.WritesRepro``, e.g. LangGraph's
+  ``chaos.targets.langgraph.repro``: an EO duplicate of a kill sweep, the FD replay of a fork);
+  this module finds the trial and its violated verdict, hands them over and writes the files. A
+  framework whose package writes none is one line saying so.
 * The script exits 1 and prints ``REPRODUCED`` when it sees the violation, 0 when it does not.
 * A trial that violated nothing, a trial id the run does not have, or a workload, backend or kind
-  it cannot express is a ``ChaosError`` naming the trial (exit 3); nothing is written then.
+  the writer cannot express is a ``ChaosError`` naming the trial (exit 3); nothing is written then.
 """
 
 from __future__ import annotations
 
-import html
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chaos.kinds import get_kind
 from chaos.racer.errors import ChaosError
 from chaos.scenario.model import Cell
+from chaos.targets import WritesRepro, hooks_of
+from chaos.targets.hooks import ReproScript
 
 __all__ = ["ReproError", "write_repro"]
-
-WORKLOADS = ("three_step", "gate_after_interrupt")
 
 
 class ReproError(ChaosError):
     """A repro that cannot be written: names the run folder and trial."""
-
-
-@dataclass(frozen=True)
-class ReproFacts:
-    """What a framework's own repro writer (``TargetInfo.repro``: a module with ``script(facts) ->
-    (summary, text)``, raising ``ValueError`` for what it cannot write) is told of a violating trial."""
-
-    trial_id: str
-    property: str
-    workload: str
-    backend: str
-    resume: str  # the scenario's resume form: ``none``, ``command:<value>``, ...
-    point: str | None  # the kill point, as the sweep names it (``effect(task=b):after#1``)
-    versions: dict[str, str]  # what the cell's racers ran (python and the framework's distributions)
 
 
 @dataclass
@@ -84,8 +66,9 @@ def _trial(run_dir: Path, trial_id: str) -> tuple[Cell, dict[str, Any]]:
     return cell, stored.records.raw(trial_id)
 
 
-def _violation(run_dir: Path, trial_id: str, cell: Cell) -> dict[str, Any]:
-    """The violated verdict of ``cell`` (results.json) whose evidence names the trial."""
+def _violation(run_dir: Path, trial_id: str, cell: Cell, shows: tuple[str, ...]) -> tuple[str, str]:
+    """The property and reason of the violated verdict of ``cell`` (results.json) whose evidence
+    names the trial, among the properties the framework's writer ``shows``."""
     from chaos.records import RunResults
 
     try:
@@ -96,11 +79,12 @@ def _violation(run_dir: Path, trial_id: str, cell: Cell) -> dict[str, Any]:
         if c.cell_index != cell.index:
             continue
         for v in c.verdicts:
-            if v.status == "violated" and trial_id in v.evidence.trial_ids and v.property in ("EO", "FD"):
-                return {"property": v.property, "reason": v.reason}
+            if v.status == "violated" and trial_id in v.evidence.trial_ids and v.property in shows:
+                return v.property, v.reason
+    what = ", ".join(shows) or "none on this framework"
     raise ReproError(
-        f"{run_dir}: trial {trial_id} violated nothing a repro can show (EO of a kill sweep, FD of a fork)",
-        hint="take a trial id from the evidence of a violated EO or FD verdict",
+        f"{run_dir}: trial {trial_id} violated nothing a repro can show ({what})",
+        hint=f"take a trial id from the evidence of a violated verdict of {what}",
     )
 
 
@@ -112,408 +96,110 @@ def _versions(run_dir: Path) -> dict[str, str]:
     from chaos.running.runfolder import read_meta
 
     versions = read_meta(run_dir).versions or {}
-    keep = ("python", "langgraph", "langgraph-checkpoint", "langgraph-checkpoint-sqlite")
-    return {k: v for k in keep if isinstance(v := versions.get(k), str) and _VERSION.match(v)}
+    return {k: v for k, v in versions.items() if isinstance(v, str) and _VERSION.match(v)}
 
 
 def write_repro(run_dir: str | Path, trial_id: str, out: str | Path | None = None) -> Repro:
-    """Write ``repro_<trial>.py`` and ``.md`` into ``out`` (default: the run folder).
+    """Write ``repro_<trial>.py`` and ``.md`` into ``out`` (default: the run folder), as the
+    framework's package writes them (``chaos.targets.hooks.WritesRepro``).
 
     Everything read from the run folder is untrusted (a run folder is an artifact people download):
     the trial must be one the scenario expands to, the cell's settings come from the validated
-    scenario, every value the script uses is a Python literal (``repr``) substituted in one pass,
-    and the docstring holds none of them."""
+    scenario, and the versions handed to the writer look like release numbers."""
     folder = Path(run_dir)
     if not (folder / "results.json").is_file():
         raise ReproError(f"{folder}: no results.json (not a finished run folder)", hint="name a folder `chaos run` wrote")
     cell, trial = _trial(folder, trial_id)
-    verdict = _violation(folder, trial_id, cell)
-    sc = cell.scenario
+    framework = cell.scenario.target.framework
+    hooks = hooks_of(framework)
+    writer = hooks if isinstance(hooks, WritesRepro) else None
+    shows = writer.repro_properties if writer is not None else ()
+    violated = _violation(folder, trial_id, cell, shows)
     where = f"{folder}: trial {trial_id}"
-    framework, workload, backend = sc.target.framework, sc.workload, sc.target.backend
-    hook = _hook(framework)
-    if hook:
-        return _hooked(hook, folder, trial_id, trial, verdict, sc, where, out)
-    if framework != "langgraph" or workload not in WORKLOADS:
-        raise ReproError(f"{where}: repro writes LangGraph's {' and '.join(WORKLOADS)} only, not {framework} {workload}")
-    if backend != "sqlite":
-        raise ReproError(f"{where}: repro writes the SQLite saver only, not {backend}")
-    resume = str(sc.resume)
-    if sc.target.guard not in (None, "none", "stock"):  # target.guard: the script would run stock, not the guard
-        raise ReproError(
-            f"{where}: repro writes stock LangGraph only; this cell ran with guard {sc.target.guard!r}, which the script would leave out"
+    if writer is None:
+        raise ReproError(f"{where}: chaos writes no standalone script for {framework} yet (its package has no repro writer)")
+    made = writer.repro(cell, trial, violated, _versions(folder), {"trial": trial_id, "run": str(folder)})
+    if isinstance(made, str):
+        raise ReproError(f"{where}: {made}")
+    target = Path(out) if out is not None else folder
+    target.mkdir(parents=True, exist_ok=True)
+    script = target / f"repro_{trial_id}.py"  # trial_id matched TRIAL_ID: letters, digits and dashes only
+    script.write_text(made.script)
+    md = target / f"repro_{trial_id}.md"
+    md.write_text(made.markdown)
+    return Repro(script=script, markdown=md, property=violated[0], summary=made.summary)
+
+
+@dataclass(frozen=True)
+class ReproFacts:
+    """What a framework's racer-free script writer is told of a violating trial (``ScriptWriter``)."""
+
+    trial_id: str
+    property: str
+    workload: str
+    backend: str
+    resume: str  # the scenario's resume form: ``none``, ``command:<value>``, ...
+    point: str | None  # the kill point, as the sweep names it (``effect(task=b):after#1``)
+    versions: dict[str, str]  # what the cell's racers ran: python and the framework's distributions
+
+
+@dataclass(frozen=True)
+class ScriptWriter:
+    """``WritesRepro`` for a framework whose script writer is a plain module: ``script(ReproFacts) ->
+    (summary, text)``, raising ``ValueError`` for what it cannot write. It writes kill sweeps' trials
+    (the script kills a child process at the trial's point and resumes it); the bug report beside the
+    script is this class's, the same for every such framework."""
+
+    module: str
+    repro_properties: tuple[str, ...]
+
+    def repro(
+        self, cell: Cell, trial: Mapping[str, Any], violated: tuple[str, str], versions: Mapping[str, str], found_in: Mapping[str, str]
+    ) -> ReproScript | str:
+        import importlib
+
+        from chaos.kinds import get_kind
+        from chaos.running.runfolder import read_meta
+        from chaos.targets import get_target
+
+        sc = cell.scenario
+        resume = str(sc.resume)
+        if resume.startswith("app:"):
+            return "a team's recovery (resume: app:...) cannot be written without chaos"
+        if get_kind(sc.kind).section != "sweep":
+            return f"a {sc.kind} trial cannot be written as a standalone script yet (kill sweeps only)"
+        # what the cell's racers ran (the framework lives in their environment, not the orchestrator's)
+        meta = read_meta(Path(found_in["run"]))
+        ran = meta.cell_versions.get(str(trial.get("cell_id"))) if meta.cell_versions else None
+        recorded = {**versions, **(dict(ran.ran) if ran is not None and ran.ran else {})}
+        keep = ("python", *get_target(sc.target.framework).distributions)
+        kept = {k: v for k in keep if isinstance(v := recorded.get(k), str) and _VERSION.match(v)}
+        point = trial.get("point")
+        facts = ReproFacts(
+            trial_id=found_in["trial"],
+            property=violated[0],
+            workload=sc.workload,
+            backend=sc.target.backend,
+            resume=resume,
+            point=point if isinstance(point, str) else None,
+            versions=kept,
         )
-    if resume.startswith("app:"):
-        raise ReproError(f"{where}: a team's recovery (resume: app:...) cannot be written without chaos")
-    params: dict[str, Any] = {
-        "WORKLOAD": workload,
-        "DURABILITY": sc.target.durability,
-        "RESUME": resume,
-        "FOUND_IN": {"trial": trial_id, "run": str(folder)},
-    }
-    point = trial.get("point")
-    if verdict["property"] == "EO":
-        if get_kind(sc.kind).section != "sweep" or not isinstance(point, str) or not point:
-            raise ReproError(f"{where}: EO repro needs a kill-sweep trial with a kill point")
-        if " >> " in point:
-            raise ReproError(f"{where}: a crash during recovery (crash_depth >= 2) cannot be written as a standalone script yet")
-        params["KILL_AT"] = point
-        body = _EO
-        summary = "LangGraph fires an effect twice after a crash at a checkpoint boundary and a resume"
-    else:
-        if "FD" not in get_kind(sc.kind).properties or workload != "gate_after_interrupt":
-            raise ReproError(f"{where}: FD repro writes a fork of gate_after_interrupt only")
-        fork_via = sc.fork_via
-        if fork_via != "checkpoint":
-            raise ReproError(f"{where}: FD repro writes a fork via the plain checkpoint address only, not {fork_via}")
-        body = _FD
-        summary = "LangGraph replays the first answer when a thread is resumed from the interrupt's checkpoint with another (issue 6663)"
-    versions = _versions(folder)
-    params["VERSIONS"] = versions
-    text = _HEADER.replace("@SUMMARY@", summary) + body
-
-    def literal(m: re.Match[str]) -> str:  # one pass: a value can never be read as another placeholder
-        return repr(params[m.group(1)]) if m.group(1) in params else m.group(0)
-
-    text = re.sub(r"@([A-Z_]+)@", literal, text)
-    target = Path(out) if out is not None else folder
-    target.mkdir(parents=True, exist_ok=True)
-    script = target / f"repro_{trial_id}.py"  # trial_id matched TRIAL_ID: letters, digits and dashes only
-    script.write_text(text)
-    md = target / f"repro_{trial_id}.md"
-    md.write_text(_markdown(summary, verdict, sc, trial_id, point, versions, script.name))
-    return Repro(script=script, markdown=md, property=verdict["property"], summary=summary)
-
-
-def _hook(framework: str) -> str:
-    """The framework's own repro module (``TargetInfo.repro``), or "" (LangGraph's is this module's)."""
-    from chaos.targets import TARGETS
-
-    info = TARGETS.get(framework)
-    return info.repro if info is not None else ""
-
-
-def _hooked(hook: str, folder: Path, trial_id: str, trial: dict[str, Any], verdict: dict[str, Any], sc: Any, where: str, out: Any) -> Repro:
-    """A framework's own script (``TargetInfo.repro``): its ``script(...)`` returns the summary and the
-    text; what it cannot write (``ValueError``) is a ``ReproError`` naming the trial."""
-    import importlib
-
-    from chaos.running.runfolder import read_meta
-    from chaos.targets import get_target
-
-    resume = str(sc.resume)
-    if resume.startswith("app:"):
-        raise ReproError(f"{where}: a team's recovery (resume: app:...) cannot be written without chaos")
-    if get_kind(sc.kind).section != "sweep":
-        raise ReproError(f"{where}: a {sc.kind} trial cannot be written as a standalone script yet (kill sweeps only)")
-    meta = read_meta(folder)
-    ran = meta.cell_versions.get(str(trial.get("cell_id"))) if meta.cell_versions else None
-    recorded = {**(meta.versions or {}), **(dict(ran.ran) if ran is not None and ran.ran else {})}  # what the cell's racers ran
-    keep = ("python", *get_target(sc.target.framework).distributions)
-    versions = {k: v for k in keep if isinstance(v := recorded.get(k), str) and _VERSION.match(v)}
-    point = trial.get("point")
-    facts = ReproFacts(
-        trial_id=trial_id,
-        property=str(verdict["property"]),
-        workload=sc.workload,
-        backend=sc.target.backend,
-        resume=resume,
-        point=point if isinstance(point, str) else None,
-        versions=versions,
-    )
-    try:
-        summary, text = importlib.import_module(hook).script(facts)
-    except ValueError as exc:
-        raise ReproError(f"{where}: {exc}") from None
-    target = Path(out) if out is not None else folder
-    target.mkdir(parents=True, exist_ok=True)
-    script = target / f"repro_{trial_id}.py"  # trial_id matched TRIAL_ID: letters, digits and dashes only
-    script.write_text(text)
-    md = target / f"repro_{trial_id}.md"
-    pins = " ".join(f"{k}=={v}" for k, v in versions.items() if k != "python")
-    md.write_text(
-        f"# {_md(summary)}\n\nFound by chaos in trial `{trial_id}` ({_md(verdict.get('reason', ''))[:500]}).\n\n"
-        f"```sh\npython -m venv venv && venv/bin/pip install {pins or sc.target.framework}\nvenv/bin/python {script.name}\n```\n\n"
-        "It prints REPRODUCED and exits 1 when the violation shows, else exits 0.\n"
-    )
-    return Repro(script=script, markdown=md, property=verdict["property"], summary=summary)
-
-
-def _md(text: Any) -> str:
-    """A value from the run folder as inert markdown text: one line, no HTML, no link or image, no
-    code span it could close (``<>&`` as entities; backslash, backticks and brackets escaped)."""
-    out = html.escape(" ".join(str(text).split())[:500], quote=False)
-    return re.sub(r"([\\`\[\]])", r"\\\1", out)
-
-
-def _version_line(versions: dict[str, str | None]) -> str:
-    keep = ("python", "langgraph", "langgraph-checkpoint", "langgraph-checkpoint-sqlite")
-    return ", ".join(f"{k} {versions[k]}" for k in keep if versions.get(k))
-
-
-def _markdown(summary: str, verdict: dict[str, Any], sc: Any, trial_id: str, point: Any, versions: dict, name: str) -> str:
-    pins = " ".join(f"{k}=={versions[k]}" for k in ("langgraph", "langgraph-checkpoint", "langgraph-checkpoint-sqlite") if versions.get(k))
-    at = f"\n- kill point: {_md(point)} (occurrence of the saver call or effect, as the script names it)" if point else ""
-    return f"""# {summary}
-
-Versions: {_version_line(versions) or "see run.json"}.
-
-```sh
-python -m venv venv && venv/bin/pip install {pins or "langgraph langgraph-checkpoint-sqlite"}
-venv/bin/python {name}     # exit 1 and REPRODUCED: the bug; exit 0: not reproduced
-```
-
-What it shows ({verdict["property"]}): {_md(verdict["reason"])}
-
-- workload: `{sc.workload}` (a StateGraph whose nodes each append one line to an effects file,
-  fsynced, standing for an irreversible effect: a payment, an e-mail)
-- saver: `SqliteSaver` on a file; durability `{sc.target.durability}`; resume {_md(sc.resume)}{at}
-- expected: every effect once (a step recorded complete is not run again; a fork runs with the new answer)
-
-Written by `chaos repro` from trial `{trial_id}`; the script needs no chaos.
-"""
-
-
-_HEADER = '''"""Reproduction: @SUMMARY@.
-
-Found by chaos (FOUND_IN: which trial of which run); this script needs only LangGraph and its
-SQLite saver. VERSIONS: the releases it was found with.
-Exit status 1 and "REPRODUCED": the bug; 0: not reproduced.
-"""
-
-FOUND_IN = @FOUND_IN@
-VERSIONS = @VERSIONS@
-'''
-
-_COMMON = '''
-import operator
-import os
-import shutil
-import signal
-import sqlite3
-import sys
-import tempfile
-from collections import Counter
-from typing import Annotated, Any, TypedDict
-
-from langgraph.checkpoint.sqlite import SqliteSaver
-from langgraph.graph import END, START, StateGraph
-from langgraph.types import Command, interrupt
-
-WORKLOAD = @WORKLOAD@
-DURABILITY = @DURABILITY@
-RESUME = @RESUME@  # none: invoke(None); input: invoke(the input again); command:<v>: Command(resume=v)
-WORKDIR = tempfile.mkdtemp(prefix="langgraph-repro-")
-DB = os.path.join(WORKDIR, "checkpoints.sqlite")
-EFFECTS = os.path.join(WORKDIR, "effects.log")  # one line per irreversible effect, fsynced
-CONFIG: dict[str, Any] = {"configurable": {"thread_id": "t1"}, "max_concurrency": 1}
-INVOKE = {} if DURABILITY == "default" else {"durability": DURABILITY}
-
-# @BOUNDARY@
-
-
-def effect(task: str, value: Any = None) -> None:
-    """An irreversible effect (a payment, an e-mail): recorded durably before the node returns."""
-    with open(EFFECTS, "a") as f:
-        f.write(f"{task}\\t{value!r}\\n")
-        f.flush()
-        os.fsync(f.fileno())
-    boundary(f"effect(task={task}):after")
-
-
-class StepState(TypedDict, total=False):
-    log: Annotated[list, operator.add]
-
-
-class GateState(TypedDict, total=False):
-    log: Annotated[list, operator.add]
-    approved: Any
-
-
-def build(saver):
-    if WORKLOAD == "three_step":
-        g = StateGraph(StepState)
-
-        def make(name):
-            def node(state):
-                effect(name)
-                return {"log": [name]}
-
-            return node
-
-        for name in ("a", "b", "c"):
-            g.add_node(name, make(name))
-        g.add_edge(START, "a")
-        g.add_edge("a", "b")
-        g.add_edge("b", "c")
-        g.add_edge("c", END)
-        return g.compile(checkpointer=saver)
-    g = StateGraph(GateState)
-
-    def pre(state):
-        effect("pre")
-        return {"log": ["pre"]}
-
-    def gate(state):
-        value = interrupt({"question": "approve?"})
-        effect("gate", value)
-        return {"log": ["gate"], "approved": value}
-
-    def end(state):
-        effect("end")
-        return {"log": ["end"]}
-
-    g.add_node("pre", pre)
-    g.add_node("gate", gate)
-    g.add_node("end", end)
-    g.add_edge(START, "pre")
-    g.add_edge("pre", "gate")
-    g.add_edge("gate", "end")
-    g.add_edge("end", END)
-    return g.compile(checkpointer=saver)
-
-
-def open_saver(cls=SqliteSaver):
-    conn = sqlite3.connect(DB, check_same_thread=False, timeout=60)
-    saver = cls(conn)
-    saver.setup()
-    return saver
-
-
-def effects() -> list[str]:
-    if not os.path.exists(EFFECTS):
-        return []
-    with open(EFFECTS) as f:
-        return [line.split("\\t")[0] for line in f.read().splitlines()]
-'''
-
-_EO = (
-    _COMMON.replace(
-        "# @BOUNDARY@\n",
-        '''KILL_AT = @KILL_AT@  # the boundary the first process dies at (#n: its n-th occurrence)
-ARMED = True
-SEEN: Counter = Counter()
-
-
-def boundary(label: str) -> None:
-    """Each saver call and effect passes here; at KILL_AT the process is SIGKILLed (a crash)."""
-    SEEN[label] += 1
-    if ARMED and f"{label}#{SEEN[label]}" == KILL_AT:
-        os.kill(os.getpid(), signal.SIGKILL)
-
-
-def node_of(task_path: Any) -> str:
-    text = str(task_path or "")
-    return (text.split(", ")[-1].strip("()'\\" ") or "-") if text else "-"
-
-
-class CrashingSaver(SqliteSaver):
-    def put(self, config, checkpoint, metadata, new_versions):
-        name = f"put(step={(metadata or {}).get('step')},source={(metadata or {}).get('source')})"
-        boundary(name + ":before")
-        out = super().put(config, checkpoint, metadata, new_versions)
-        boundary(name + ":after")
-        return out
-
-    def put_writes(self, config, writes, task_id, task_path=""):
-        name = f"put_writes(node={node_of(task_path)},channels={'+'.join(str(w[0]) for w in writes)})"
-        boundary(name + ":before")
-        out = super().put_writes(config, writes, task_id, task_path)
-        boundary(name + ":after")
-        return out
-
-
-def resume_payload():
-    form, _, value = RESUME.partition(":")
-    if form == "command":
-        return Command(resume={"true": True, "false": False}.get(value, value))
-    return {"log": []} if form == "input" else None
-''',
-    )
-    + '''
-
-def first_process() -> None:
-    """The run that crashes: start the graph (answer its interrupt, if the resume form is a command)."""
-    graph = build(open_saver(CrashingSaver))
-    out = graph.invoke({"log": []}, CONFIG, **INVOKE)
-    if RESUME.startswith("command:") and "__interrupt__" in out:
-        graph.invoke(resume_payload(), CONFIG, **INVOKE)
-    os._exit(0)  # never reached when KILL_AT is on the run's path
-
-
-def main() -> int:
-    global ARMED
-    pid = os.fork()
-    if pid == 0:
         try:
-            first_process()
-        finally:
-            os._exit(3)
-    _, status = os.waitpid(pid, 0)
-    if not (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL):
-        print(f"the first process was not killed at {KILL_AT} (status {status}): not reproduced")
-        return 0
-    before = Counter(effects())
-    print(f"crashed at {KILL_AT}; effects before the crash: {dict(before)}")
-    ARMED = False
-    graph = build(open_saver())  # a fresh process would do the same: new connection, same file
-    graph.invoke(resume_payload(), CONFIG, **INVOKE)
-    after = Counter(effects())
-    print(f"effects after the resume ({RESUME}): {dict(after)}")
-    twice = {task: n for task, n in after.items() if n > 1}
-    if twice:
-        print(f"REPRODUCED: effect(s) fired more than once across the crash and the resume: {twice}")
-        return 1
-    print("not reproduced: every effect fired at most once")
-    return 0
+            summary, text = importlib.import_module(self.module).script(facts)
+        except ValueError as exc:
+            return str(exc)
+        pins = " ".join(f"{k}=={v}" for k, v in kept.items() if k != "python") or sc.target.framework
+        markdown = (
+            f"# {_md(summary)}\n\nFound by chaos in trial `{facts.trial_id}`, {_md(violated[0])}: {_md(violated[1])[:500]}\n\n"
+            f"```sh\npython -m venv venv && venv/bin/pip install {pins}\nvenv/bin/python repro_{facts.trial_id}.py\n```\n\n"
+            "It prints REPRODUCED and exits 1 when the violation shows, else exits 0.\n"
+        )
+        return ReproScript(script=text, markdown=markdown, summary=summary)
 
 
-if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    finally:
-        shutil.rmtree(WORKDIR, ignore_errors=True)  # the checkpoints and effects log live only as long as the script
-'''
-)
+def _md(text: object) -> str:
+    """A value from the run folder as inert markdown text: one line, no HTML, no link, image or code span."""
+    import html
 
-_FD = (
-    _COMMON.replace(
-        "# @BOUNDARY@\n",
-        '''V1, V2 = "v1", "v2"
-
-
-def boundary(label: str) -> None:
-    """No crash in this reproduction."""
-''',
-    )
-    + """
-
-def gate_values() -> list[str]:
-    with open(EFFECTS) as f:
-        return [line.split("\\t")[1] for line in f.read().splitlines() if line.startswith("gate\\t")]
-
-
-def main() -> int:
-    graph = build(open_saver())
-    graph.invoke({"log": []}, CONFIG, **INVOKE)  # stops at the gate's interrupt()
-    at_interrupt = next(s for s in graph.get_state_history(CONFIG) if s.next == ("gate",) and s.tasks and s.tasks[0].interrupts)
-    graph.invoke(Command(resume=V1), CONFIG, **INVOKE)  # the human answers v1; the gate fires with v1
-    print(f"answered {V1!r}: gate fired with {gate_values()}")
-    # fork: resume from the interrupt's checkpoint with another answer
-    graph.invoke(Command(resume=V2), at_interrupt.config, **INVOKE)
-    values = gate_values()
-    print(f"forked from checkpoint {at_interrupt.config['configurable']['checkpoint_id']} with {V2!r}: gate fired with {values}")
-    if len(values) >= 2 and values[-1] != repr(V2):
-        print(f"REPRODUCED: the fork answered {V2!r} but the gate fired with {values[-1]} (the first answer replayed)")
-        return 1
-    print("not reproduced: the fork ran with its own answer")
-    return 0
-
-
-if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    finally:
-        shutil.rmtree(WORKDIR, ignore_errors=True)  # the checkpoints and effects log live only as long as the script
-"""
-)
+    flat = " ".join(str(text).split())
+    return re.sub(r"([\\`\[\]])", r"\\\1", html.escape(flat, quote=False))

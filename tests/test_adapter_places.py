@@ -284,14 +284,9 @@ def test_an_adapters_cannot_text_is_its_infos():
 # a module that no longer names one must leave it (the test below fails on a stale line), and it may
 # not grow beyond its size at issue 35's start. The goal is one line, chaos/repro.py's.
 NAMES_A_FRAMEWORK = {
-    # permanent: a repro script is a LangGraph program by design (it replays a LangGraph thread's
-    # checkpoints with LangGraph's own API), so it names LangGraph
-    "chaos/repro.py": "LangGraph-only by design",
-    # issue 35's hooks/options helper: scenario checks behind ValidatesScenario, LangGraph's options
-    "chaos/scenario/model.py": "hooks: LangGraph's saver/guard checks and langgraph.json refs move behind ValidatesScenario",
-    "chaos/running/preflight.py": "hooks: the wiring and saver/guard preflights move behind ChecksDryRun",
-    "chaos/kinds/double_texting.py": "hooks: double texting goes through a racer action",
-    "chaos/reports/guards.py": "options: a guard becomes LangGraph's option (is_none read through it)",
+    # empty: repro scripts are written by each framework's package (chaos.targets.hooks.WritesRepro),
+    # the scenario, preflight and double-texting checks ask the framework's hooks, and "no guard" is
+    # chaos.targets.NO_GUARD
 }
 NAMES_A_FRAMEWORK_AT_START = 8  # issue 35's count (7 shared modules + chaos/reports/guards.py); never more
 

@@ -72,12 +72,12 @@ ORCHESTRATOR = textwrap.dedent(
     import json, sys, time
     from pathlib import Path
     from chaos.running import registry
-    from chaos.targets.langgraph_server.host import AgentServer, builtin_config, run_labels
+    from chaos.targets.langgraph_server.host import AgentServer, builtin_config
     run_id, run_dir, work_dir, python = sys.argv[1:5]
-    with registry.ActiveRun(run_id, Path(run_dir), Path(work_dir)):
+    with registry.ActiveRun(run_id, Path(run_dir), Path(work_dir)) as active:
         Path(work_dir).mkdir(parents=True, exist_ok=True)
         s = AgentServer(python, Path(work_dir) / "agent-server-0", builtin_config(("gate_after_interrupt",)),
-                        labels=run_labels(run_id, Path(run_dir))).start()
+                        labels=active.env()).start()
         print(json.dumps({"pid": s.proc.pid, "port": s.port, "folder": str(s.folder)}), flush=True)
         time.sleep(600)
     """

@@ -131,7 +131,7 @@ def test_clean_infra_drops_a_crashed_runs_schema(pg_dsn):
     from chaos.running.cleanup import clean_infra
 
     run_id = new_run_id()
-    schema = pgstore.create_run_schema(pg_dsn, run_id, setup=False)  # as left by a SIGKILLed run
+    schema = pgstore.create_run_schema(pg_dsn, run_id, frameworks=())  # as left by a SIGKILLed run
     assert schema in pgstore.list_run_schemas(pg_dsn)
     done = clean_infra(run_id, dsn=pg_dsn)
     assert done["schemas_dropped"] == [schema]

@@ -142,7 +142,7 @@ def test_a_dead_runs_postgres_schema_keeps_its_entry_until_clean_pg_drops_it(tmp
 
     state = tmp_path / "state"
     run_id = "pg-run-" + os.urandom(4).hex()
-    schema = pgstore.create_run_schema(pg_dsn, run_id, setup=False)
+    schema = pgstore.create_run_schema(pg_dsn, run_id, frameworks=())
     orch = subprocess.Popen(
         [sys.executable, "-c", LIVE_ORCHESTRATOR, run_id, str(tmp_path / "run"), schema],
         env={k: v for k, v in chaos_env(state).items() if k != "CHAOS_PG_DSN"},

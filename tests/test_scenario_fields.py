@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from chaos.kinds import option_models, option_readers
 from chaos.racer.errors import ScenarioError
-from chaos.scenario.model import KIND_OPTIONS, Scenario, field_annotation, parse_scenario
+from chaos.scenario.model import KIND_OPTIONS, Scenario, field_annotation, field_names, parse_scenario
 from chaos.targets import COMMON_FIELDS, FORMS, TARGETS
 
 
@@ -31,10 +31,10 @@ def _model(annotation: object) -> type[BaseModel] | None:
 
 
 def scenario_fields(model: type[BaseModel] = Scenario, prefix: str = "") -> list[str]:
-    """Every leaf field of the scenario, as a dotted path (``target.durability``); a kind option's
-    type is its kind's options model's (``effect_fault.times``)."""
+    """Every leaf field of the scenario, as a dotted path (``target.durability``, a framework's own
+    option, declared in its package); a kind option's type is its kind's options model's (``effect_fault.times``)."""
     out = []
-    for name in model.model_fields:
+    for name in field_names(model):
         nested = _model(field_annotation(model, name))
         out += scenario_fields(nested, f"{prefix}{name}.") if nested else [f"{prefix}{name}"]
     return out

@@ -7,11 +7,12 @@ from __future__ import annotations
 import yaml
 
 from chaos.scenario.model import Scenario, expand
+from chaos.targets.langgraph.options import Options
 
 
 def _durabilities(text: str) -> dict[str, str]:
     scenario = Scenario.model_validate(yaml.safe_load(text))
-    return {c.id: c.scenario.target.durability for c in expand(scenario, check=False)}
+    return {c.id: Options.of(c.scenario).durability for c in expand(scenario, check=False)}
 
 
 def test_a_users_workload_runs_with_langgraphs_default_and_a_builtin_one_with_sync():

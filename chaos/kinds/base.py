@@ -37,6 +37,7 @@ for a violating trial, shown in report.html).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from chaos.records import CellResult, TrialRecord, Verdict
     from chaos.running.trial import RunContext
     from chaos.scenario.model import Cell, Scenario
+    from chaos.targets import HostsCells
 
 Section = Literal["saturation", "sweep", "contract"]
 
@@ -117,6 +119,34 @@ class KindOptions(BaseModel):
 OptionsT = TypeVar("OptionsT", bound=KindOptions)
 
 
+class TargetOptions(KindOptions):
+    """A framework's own options (``chaos.targets.hooks.OwnsOptions``): fields of the scenario's
+    ``target:`` only its adapter reads (LangGraph's ``durability``, ``saver``, ``guard``), flat there as
+    ever, declared in the framework's package. The scenario model validates each key through the model
+    that declares it (whatever the framework: one it does not read is refused at load by the
+    framework's ``unread_fields``) and fills in the defaults; ``implied`` is where a default follows
+    from the rest of the scenario. Read typed with ``of``, as a kind's options are."""
+
+    @classmethod
+    def of(cls: type[TargetOptionsT], scenario: Scenario) -> TargetOptionsT:
+        """The scenario's values of these options (already validated when it loaded)."""
+        return cast(TargetOptionsT, cls.model_construct(**{key: scenario.target.option(key) for key in cls.model_fields}))
+
+    @classmethod
+    def before(cls, target: dict[str, Any]) -> dict[str, Any]:
+        """The target as written, completed before it is validated (a field these options imply). Default: as written."""
+        return target
+
+    @classmethod
+    def implied(cls, scenario: Scenario, left_out: set[str]) -> dict[str, Any]:
+        """The values of the options in ``left_out`` (not written) that follow from the rest of
+        ``scenario``, rather than the model's defaults. Default: none."""
+        return {}
+
+
+TargetOptionsT = TypeVar("TargetOptionsT", bound=TargetOptions)
+
+
 class NoOptions(KindOptions):
     """A kind that reads no field of its own."""
 
@@ -144,6 +174,9 @@ class Kind(Protocol):
     clean_run: ClassVar[bool] = True  # its workload's uninterrupted run ends without an error (the preflight checks it)
     deploys: ClassVar[bool] = False  # its racers also build v2 of the workload (the preflight checks v2 too)
     counts_gated: ClassVar[bool] = False  # its verdict counts fires of the gated effect (the preflight checks the answer fires it)
+    # its trials SIGKILL the system under test: a framework that hosts a service per cell
+    # (``chaos.targets.hooks.HostsCells``) runs it inside each racer then (the victim), not once per cell
+    kills_racers: ClassVar[bool] = False
     section: ClassVar[Section]
     title: ClassVar[str]
     Options: ClassVar[type[KindOptions]] = NoOptions
@@ -204,22 +237,39 @@ def needs_approval_resume(kind: str, scenario: Scenario) -> None:
 def runner_for(kind: str, framework: str | None = None) -> Callable[[RunContext, Cell, set[str]], Iterator[TrialRecord]]:
     """``run_cell`` of ``kind``, or a runner of no trial when ``framework``'s adapter does not
     support the kind (its cell's analysis then reports every property ``unknown`` with the reason).
+    Where the framework hosts a service per cell (``chaos.targets.hooks.HostsCells``: a server its
+    racers are clients of), the runner runs the cell's trials with that service up, unless the
+    kind kills its racers (``Kind.kills_racers``: each racer then runs the service, its victim).
 
     Here, beside the interface, and not in the registry (``chaos.kinds``): the registry, which the
     scenario model reads, then names no type of the run path, even for mypy (issue 23's import loop
     kinds -> running.trial -> scenario.model -> kinds)."""
     from chaos.kinds import get_kind
-    from chaos.targets import get_target
+    from chaos.targets import HostsCells, get_target, hooks_of
 
     if framework is not None and get_target(framework).supports(kind) is not None:
         return _nothing
-    host = get_target(framework).cell_host if framework is not None else ""
-    if host:  # the cell's racers are clients of a server chaos starts for the cell (TargetInfo.cell_host)
-        from chaos.workloads import import_factory
+    k = get_kind(kind)
+    hosts = hooks_of(framework) if framework is not None else None
+    if isinstance(hosts, HostsCells) and not k.kills_racers:
+        return _hosted(hosts, k.run_cell)
+    return k.run_cell
 
-        serving = import_factory(host)
-        return cast("Callable[[RunContext, Cell, set[str]], Iterator[TrialRecord]]", serving(get_kind(kind).run_cell))
-    return get_kind(kind).run_cell
+
+def _hosted(
+    hosts: HostsCells, run_cell: Callable[[RunContext, Cell, set[str]], Iterator[TrialRecord]]
+) -> Callable[[RunContext, Cell, set[str]], Iterator[TrialRecord]]:
+    """``run_cell`` with the framework's service running for the cell; each racer gets its ``url``."""
+
+    def run(ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
+        service = hosts.host(cell, ctx.host_context(cell))
+        try:
+            service.start()
+            yield from run_cell(dataclasses.replace(ctx, service_url=service.url), cell, skip)
+        finally:
+            service.stop()
+
+    return run
 
 
 def _nothing(ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:

@@ -142,7 +142,7 @@ def base_fields(cell: Cell, records: Iterable[TrialRecord] | Tally) -> dict:
     t = records if isinstance(records, Tally) else Tally(records)
     return dict(
         version=s.target.version,
-        guard=s.target.guard,
+        guard=s.target.option("guard"),  # a framework's own option (LangGraph's), shown beside the others
         wall_s_median=statistics.median(t.wall_s) if t.wall_s else None,
         versions=t.versions(),
         cell_index=cell.index,
@@ -151,7 +151,7 @@ def base_fields(cell: Cell, records: Iterable[TrialRecord] | Tally) -> dict:
         kind=s.kind,
         framework=s.target.framework,
         backend=s.target.backend,
-        durability=s.target.durability,
+        durability=s.target.option("durability"),
         k=s.racers.k,
         jitter_ms=s.jitter_ms,
         resume=s.resume,

@@ -129,7 +129,7 @@ def not_recorded(cell: Cell) -> str | None:
         return f"fault {opts.fault}: its crash state is not what a frozen process's files are (kept in kill mode for now)"
     if s.racers.placement != "local":
         return "racers on another machine or in a container: chaos cannot copy their store's files as they stand"
-    backend = "saver" if s.target.saver else s.target.backend
+    backend = s.target.backend  # a team's saver: 'saver'
     if backend not in get_target(s.target.framework).capturable_backends:
         return (
             f"the {s.target.framework} adapter does not declare backend {backend!r} capturable (its store is not only files "

@@ -6,14 +6,15 @@ rejects the follow-up run, ``enqueue`` lets the current run finish and then runs
 ``interrupt`` halts the current run preserving its progress and continues with the new input,
 ``rollback`` reverts the current run and runs the new input as if it had followed the original.
 
-Per trial, on the cell's server (``langgraph_server``: started once per cell), through
-langgraph-sdk: a thread; run 1 with message ``m1`` on the deployed ``slow_reply`` graph
-(``draft`` fires ``draft:m1``, ``hold`` waits for a release file the trial controls, ``send``
-fires ``send:m1``); once ``draft:m1`` is in the ledger and the server reports run 1 ``running``,
-run 2 with ``m2`` and the cell's strategy (``workload_params.multitask_strategy``); then run 1 is
-released, both are joined and read (``runs.get``; gone = ``deleted``), and the thread's state and
-the ledger are read. A trial where run 1 was no longer running when run 2 was sent is invalid
-(nothing was double-texted).
+Per trial, on the cell's service (a framework that hosts one per cell, ``HostsCells``: the Agent
+Server), through racer actions, one racer each (``message``, ``message``, ``join``: the adapter
+speaks to the server, the kind never does): run 1 with message ``m1`` on the deployed
+``slow_reply`` graph (``draft`` fires ``draft:m1``, ``hold`` waits for a release file the trial
+controls, ``send`` fires ``send:m1``); once ``draft:m1`` is in the ledger, run 2 with ``m2`` and
+the cell's strategy (``workload_params.multitask_strategy``), its outcome saying run 1's status
+just before; then run 1 is released, both are joined and read (gone = ``deleted``), and the
+thread's state and the ledger are read. A trial where run 1 was not running when run 2 was sent
+is invalid (nothing was double-texted).
 
 DT per trial, the promise of the strategy:
 
@@ -38,6 +39,7 @@ from typing import Any, TypedDict, cast
 from chaos.kinds.base import Checker, Kind, Property
 from chaos.kinds.checking import base_fields, verdict
 from chaos.kinds.phases import each_trial
+from chaos.racer.protocol import ActionOutcome, ActionSpec, MessageSent
 from chaos.records import CellResult, TrialRecord, Verdict
 from chaos.running.trial import RunContext, TrialRun
 from chaos.scenario.model import Cell, Scenario
@@ -61,7 +63,6 @@ class Observed(TypedDict, total=False):
     """What a double-texting trial records in ``TrialRecord.observations``."""
 
     strategy: str
-    server_thread_id: str
     first: RunSeen
     second: RunSeen
     log: list[str]
@@ -110,64 +111,65 @@ class DoubleTexting(Kind):
 KIND = DoubleTexting()
 
 
-def _status(client: Any, thread_id: str, run_id: str) -> str:
-    from langgraph_sdk.errors import NotFoundError
-
-    try:
-        return str(client.runs.get(thread_id, run_id)["status"])
-    except NotFoundError:
-        return "deleted"
-
-
 def double_text_trial(run: TrialRun) -> TrialRecord:
-    from langgraph_sdk import get_sync_client
-    from langgraph_sdk.errors import APIStatusError, NotFoundError
-
-    from chaos.targets.langgraph_server.session import server_thread_id
-
+    """Three racers, clients of the cell's service, one after the other: the first sends ``m1``;
+    once ``draft:m1`` is in the ledger the second sends ``m2`` (the thread's runs as they stood then
+    come back with it); run 1 is released; the third joins both runs and reads the thread."""
     s = run.cell.scenario
-    strategy = strategy_of(s)
-    url = run.store.get("url")
-    if not url:
-        return run.record(valid=False, invalid_reason="no Agent Server for this cell (double_texting needs target langgraph_server)")
-    client: Any = get_sync_client(url=url, timeout=s.timeout_s)
-    tid = server_thread_id(run.ctx.run_id, run.thread_id)
+    if run.ctx.service_url is None:
+        return run.record(valid=False, invalid_reason="no service for this cell: double_texting needs a framework that hosts one per cell")
     release1, release2 = run.dir / "release-1", run.dir / "release-2"
     release2.touch()  # the second message's run is never held
+    obs: dict[str, Any] = {"strategy": strategy_of(s)}
 
-    def config(who: str, release: Any) -> dict:
-        conf = {"chaos_trial_id": run.trial_id, "chaos_racer_id": who, "chaos_cell_id": run.cell.id, "chaos_thread_id": run.thread_id}
-        return {"configurable": {**conf, "chaos_release": str(release)}}
+    def phase(racer_id: str, action: ActionSpec) -> ActionOutcome | str:
+        """The one action's outcome, or why the racer or the call failed."""
+        (h,) = run.start([run.spec(racer_id, actions=[action])])
+        out = run.collect(h, racer_id, racer_id, hung=bool(run.wait_exit([h])))
+        got = out.labelled.get(racer_id)
+        if got is None or out.status != "ok":
+            err = out.harness_error
+            return f"racer {racer_id} {out.status}" + (f": {err.get('type')}: {err.get('message')}" if err else "")
+        if got.get("status") != "done":
+            failure = got.get("error")
+            return f"{failure['type']}: {failure['message'][:200]}" if failure else f"the {racer_id} action ended {got.get('status')}"
+        return got
 
-    obs: dict[str, Any] = {"strategy": strategy, "server_thread_id": tid}
-    try:
-        client.threads.create(thread_id=tid, if_exists="do_nothing")
-        first = client.runs.create(tid, GRAPH, input={"msg": "m1", "log": []}, config=config("first", release1))
-        drafted = run.wait_until(lambda: any(r["task"] == "draft" for r in run.ctx.read_ledger(run.trial_id)))
-        obs["first"] = {"run_id": first["run_id"], "status_when_second_sent": _status(client, tid, first["run_id"])}
-        second: dict[str, Any] = {}
-        try:
-            r2 = client.runs.create(tid, GRAPH, input={"msg": "m2"}, multitask_strategy=strategy, config=config("second", release2))
-            second = {"create": 200, "run_id": r2["run_id"]}
-        except APIStatusError as exc:
-            second = {"create": exc.status_code, "error": f"{type(exc).__name__}: {str(exc)[:200]}"}
+    def failed(why: str) -> TrialRecord:  # a call chaos made failed: no promise can be judged
         release1.touch()
-        for r in (obs["first"], second):
-            if r.get("run_id"):
-                try:
-                    client.runs.join(tid, r["run_id"])
-                except NotFoundError:
-                    pass
-                r["status"] = _status(client, tid, r["run_id"])
-        obs["second"] = second
-        state = client.threads.get_state(tid)
-        values: dict[str, Any] = state.get("values") or {}
-        obs["log"] = list(values.get("log") or [])
-    except Exception as exc:  # the server failed a call chaos made: no promise can be judged
-        release1.touch()
-        run.errors.append(f"{type(exc).__name__}: {str(exc)[:300]}")
+        run.errors.append(why)
         run.observations.update(obs)
-        return run.record(valid=False, invalid_reason=f"a call to the Agent Server failed: {type(exc).__name__}: {str(exc)[:200]}")
+        return run.record(valid=False, invalid_reason=f"a call to the Agent Server failed: {why}")
+
+    first = phase("first", {"op": "message", "value": "m1", "release": str(release1), "label": "first"})
+    if isinstance(first, str):
+        return failed(first)
+    sent1 = first.get("message") or MessageSent()
+    if "run_id" not in sent1:
+        return failed(f"the first message was refused: {sent1.get('error')}")
+    id1 = sent1["run_id"]
+    drafted = run.wait_until(lambda: any(r["task"] == "draft" for r in run.ctx.read_ledger(run.trial_id)))
+    second = phase("second", {"op": "message", "value": "m2", "release": str(release2), "label": "second"})
+    if isinstance(second, str):
+        return failed(second)
+    sent2 = second.get("message") or MessageSent()
+    obs["first"] = {"run_id": id1, "status_when_second_sent": (sent2.get("before") or {}).get(id1, "deleted")}
+    seen2: dict[str, Any] = {"create": sent2.get("create")}
+    if "run_id" in sent2:
+        seen2["run_id"] = sent2["run_id"]
+    if "error" in sent2:
+        seen2["error"] = sent2["error"]
+    release1.touch()
+    joined = phase("join", {"op": "join", "runs": [r for r in (id1, seen2.get("run_id")) if r], "label": "join"})
+    if isinstance(joined, str):
+        return failed(joined)
+    ended = joined.get("runs") or {}
+    for r in (obs["first"], seen2):
+        if r.get("run_id"):
+            r["status"] = ended.get(r["run_id"], "deleted")
+    obs["second"] = seen2
+    values = joined.get("values")
+    obs["log"] = list((values.get("log") if isinstance(values, dict) else None) or [])
     obs["effects"] = [f"{r['task']}:{r['value']}" for r in sorted(run.ctx.read_ledger(run.trial_id), key=lambda r: r["seq"])]
     run.observations.update(obs)
     if not drafted or obs["first"]["status_when_second_sent"] != "running":

@@ -427,7 +427,7 @@ def race_summary(cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult
         window=race_window(offsets, windows, sources, k, cell.scenario.jitter_ms),
     )
     result.racer_errors = racer_errors
-    if cell.scenario.target.guard is not None or guard.refusals:
+    if cell.scenario.target.option("guard") is not None or guard.refusals:
         result.summary.update(guard.summary())
     if base_effects is not None:
         result.baseline = baseline_of(base_trial, base_effects)

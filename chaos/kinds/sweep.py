@@ -119,6 +119,7 @@ class SweepKind(Kind):
 
     sweep: ClassVar[Sweep] = Sweep()
     fields = ("resume", "kill_points", "trials", "crash_depth", "recovery_kill_points", "fault", "crash_states", "bounds")
+    kills_racers = True  # a racer is killed at each point: a hosted service runs in each racer
     section = "sweep"
     Options = SweepOptions
 

@@ -98,8 +98,8 @@ class SweepOptions(KindOptions):
             raise ValueError(f"fault {self.fault!r} applies to sweeps (a kill point then loses power); kind {scenario.kind!r} has none")
         target = scenario.target
         if self.fault == "db_restart":  # chaos.kinds.db_restart
-            if target.saver or target.backend not in ("postgres", "postgres_async", "postgres_pool"):
-                backend = "saver" if target.saver else target.backend
+            if target.backend not in ("postgres", "postgres_async", "postgres_pool"):  # a team's saver: backend 'saver'
+                backend = target.backend
                 raise ValueError(
                     f"fault 'db_restart' restarts the database under a recovering racer: backend {backend!r} has none; use backend postgres"
                 )
@@ -112,8 +112,8 @@ class SweepOptions(KindOptions):
                 raise ValueError("fault 'db_restart' relays the recovering racer's connections on this machine: use placement: local")
             return
         if self.fault == "db_disconnect":  # chaos.kinds.db_disconnect
-            if target.saver or target.backend not in ("postgres", "postgres_async", "postgres_pool"):
-                backend = "saver" if target.saver else target.backend
+            if target.backend not in ("postgres", "postgres_async", "postgres_pool"):  # a team's saver: backend 'saver'
+                backend = target.backend
                 raise ValueError(
                     f"fault 'db_disconnect' terminates the saver's database connection: backend {backend!r} has none; "
                     "use backend postgres, postgres_async or postgres_pool"

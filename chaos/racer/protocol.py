@@ -12,7 +12,7 @@ are open: an adapter may add keys the kinds do not read (framework detail for th
 readers use ``.get`` for those.
 
 * ``RacerSpec``: the racer's spec file (``chaos.running.trial.TrialRun.spec``).
-* ``Action``: one step of the spec's ``actions`` (``op`` run, resume, fork, checkpoints, inspect, intent).
+* ``Action``: one step of the spec's ``actions`` (``op`` run, resume, fork, checkpoints, inspect, intent, message, join).
 * ``ActionOutcome``: what ``Session.perform`` returns, plus what the racer adds.
 * ``InspectResult``: the durable state of the thread as the framework reports it (``Session.inspect``).
 * ``RacerResult``: the result file a racer writes (``result-<racer_id>.json``).
@@ -21,8 +21,8 @@ readers use ``.get`` for those.
 
 from typing import Any, Literal, NotRequired, TypedDict
 
-Op = Literal["run", "resume", "fork", "checkpoints", "inspect", "intent"]
-OPS: tuple[Op, ...] = ("run", "resume", "fork", "checkpoints", "inspect", "intent")
+Op = Literal["run", "resume", "fork", "checkpoints", "inspect", "intent", "message", "join"]
+OPS: tuple[Op, ...] = ("run", "resume", "fork", "checkpoints", "inspect", "intent", "message", "join")
 
 OutcomeStatus = Literal["done", "interrupted", "error", "unsupported", "nothing_saved", "refused"]
 """``done``: the call returned; ``interrupted``: it stopped at a pending interrupt (human input);
@@ -117,6 +117,13 @@ class Action(TypedDict, total=False):
       ``inspect``. Lets one process look at the thread between actions.
     * ``intent``: what the framework's API can say about retry vs fork, read from the API itself;
       outcome ``done`` with ``intent`` (``ForkIntent``).
+    * ``message``: send ``value`` into the thread as a new user message while its runs may still be
+      in flight (a second message: "double texting"), without waiting for the run it starts; where
+      the workload holds its run until a file exists, ``release`` names it. Outcome ``done`` with
+      ``message`` (``MessageSent``: the run it started or the refusal, and the thread's runs as they
+      stood just before). An adapter whose framework has no runs in flight raises ``Unsupported``.
+    * ``join``: wait until each run of the thread named in ``runs`` has ended; outcome ``done`` with
+      ``runs`` (run id -> its final status, ``deleted`` when it no longer exists) and ``values``.
 
     ``if``: perform the action only if the previous outcome had that status (e.g. answer an
     interrupt only if the run stopped at one). ``keep_going``: later actions run even if this one
@@ -134,6 +141,8 @@ class Action(TypedDict, total=False):
     via: ForkVia
     keep_going: bool
     label: str  # the name a kind reads this action's outcome by (not read by the racer)
+    release: str  # ``message``: the file the run waits for before it goes on (the workload's hold)
+    runs: list[str]  # ``join``: the run ids to wait for
     # perform only if the racer's ``inspect_before`` found something durable (a checkpoint): a human
     # cannot answer an interrupt that was never durably asked; skipped otherwise (no outcome)
     only_if_durable: bool
@@ -145,6 +154,17 @@ _ActionIf = TypedDict("_ActionIf", {"if": OutcomeStatus}, total=False)
 
 class ActionSpec(Action, _ActionIf, total=False):
     """An ``Action`` as it sits in a spec, with its optional ``if`` condition."""
+
+
+class MessageSent(TypedDict, total=False):
+    """What a ``message`` did: the run it started (``run_id``) or the framework's refusal (``error``),
+    ``create`` the status of the request (HTTP: 200, 409, ...), and ``before``: the thread's runs
+    (run id -> status) just before it was sent."""
+
+    run_id: str
+    create: int
+    error: str
+    before: dict[str, str]
 
 
 class CheckpointInfo(TypedDict, total=False):
@@ -276,6 +296,8 @@ class ActionOutcome(TypedDict, total=False):
     # adapter detail
     result: str
     persistence_errors: list[dict[str, Any]]
+    message: MessageSent  # ``message`` op
+    runs: dict[str, str]  # ``join`` op: run id -> final status
     http: dict[str, Any]  # langgraph_server: the client's HTTP outcome (strategy, create status, run id, run status)
     lost_thread: str  # langgraph_server: the recovery found its thread gone and re-created it (its server id)
     # dbos: the resuming process runs another application version than the workflow recorded, so DBOS
@@ -333,7 +355,6 @@ class StoreSpec(TypedDict, total=False):
     schema: str
     setup: bool
     application_name: str  # the saver connection's name in pg_stat_activity (the racer's own)
-    url: str  # a server the racers are clients of (``TargetInfo.cell_host``: the LangGraph Agent Server)
     observe_dsn: str  # the same server reached directly, for an adapter's reads from outside the framework when ``dsn`` is relayed (``fault: db_restart``)
 
 
@@ -393,6 +414,7 @@ class RacerSpec(TypedDict):
     host_name: NotRequired[str]
     effect_fault: NotRequired[EffectFaultSpec]
     measure_store: NotRequired[bool]  # inspect reports ``store_size`` (bytes per checkpoint, per thread, the store's)
+    service_url: NotRequired[str]  # the cell's service the racer is a client of (``chaos.targets.hooks.HostsCells``)
 
 
 class MarkEntry(TypedDict):

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from chaos.records import CellResult, RunResults
-from chaos.targets.langgraph.guards import is_none
+from chaos.targets import is_no_guard
 
 MIN_TRIALS = 3  # valid trials per cell for an overhead ratio
 
@@ -68,12 +68,12 @@ def guard_pairs(results: RunResults) -> list[GuardPair]:
     stock: dict[str, CellResult] = {}
     loose: dict[str, list[CellResult]] = {}
     for c in results.cells:
-        if is_none(c.guard):
+        if is_no_guard(c.guard):
             stock.setdefault(_shape(c), c)
             loose.setdefault(_shape(c, workload=False), []).append(c)
     pairs = []
     for c in results.cells:
-        if is_none(c.guard):
+        if is_no_guard(c.guard):
             continue
         twin = stock.get(_shape(c))
         if twin is None and len(others := loose.get(_shape(c, workload=False), [])) == 1:

@@ -212,6 +212,8 @@ class Execution:
             only=self.only if self.only is not None else self.opts.only,
             deploy_launcher=deploy_launcher,
             await_store=self.storage.await_database if self.storage.dsn else None,
+            labels=self.active.env(),
+            search=workload_paths(self.folder.meta.scenario_file),
         )
 
     def store_for(self, cell: Cell, trial_id: str, trial_dir: Path) -> StoreSpec:

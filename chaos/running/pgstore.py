@@ -2,9 +2,9 @@
 
 Each run gets its own Postgres schema (``chaos_run_<run id, cut>_<digest of the whole run id>``:
 distinct runs never share one, whatever the scenario's name), created once before the first
-trial, with the tables of each framework whose package sets them up made there exactly once
-(``SetsUpRunSchema``: LangGraph's ``PostgresSaver.setup()`` run concurrently by k racers races on
-its migrations table). Racers then receive a store
+trial, with the framework's tables set up there exactly once by its package
+(``chaos.targets.hooks.PreparesStore``; LangGraph's ``PostgresSaver.setup()`` run concurrently by k
+racers races on its migrations table). Racers then receive a store
 ``{"dsn", "schema", "setup": False}``: they share the run's schema, and the thread id (unique per
 trial) keeps trials apart. The schema is dropped at the end of the run unless kept: by its
 recorded name, with the per-trial schemas made under it (``<run schema>_<10 hex>``: the name is at
@@ -17,11 +17,12 @@ import hashlib
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
 from chaos.racer.ledger_rows import CopiesRows
 from chaos.racer.protocol import LedgerSpec, StoreSpec
 from chaos.racer.redact import redact_dsn, redact_text
+from chaos.targets import DEFAULT_FRAMEWORK, PreparesStore, hooks_of
 
 if TYPE_CHECKING:
     import psycopg
@@ -29,9 +30,9 @@ if TYPE_CHECKING:
     from chaos.racer.ledger import Ledger
     from chaos.scenario.model import Cell
 
-_UNSAFE = re.compile(r"[^a-z0-9_]")
 # the backends whose store is the run's Postgres schema
-POSTGRES_BACKENDS = ("postgres", "postgres_async", "postgres_pool")
+PG_BACKENDS = ("postgres", "postgres_async", "postgres_pool")
+_UNSAFE = re.compile(r"[^a-z0-9_]")
 
 
 SCHEMA_MAX = 50  # bytes: a trial schema ``<run schema>_<10 hex>`` (61) still fits Postgres' 63
@@ -70,28 +71,18 @@ def check_dsn(dsn: str, source: str = "CHAOS_PG_DSN") -> None:
         ) from None
 
 
-@runtime_checkable
-class SetsUpRunSchema(Protocol):
-    """A framework package whose racers share tables in the run's Postgres schema, made once here."""
-
-    def setup_run_schema(self, dsn: str, schema: str) -> None: ...
-
-
-def create_run_schema(dsn: str, run_id: str, *, setup: bool = True, frameworks: Iterable[str] | None = None) -> str:
-    """Create the run's schema (idempotent) and, with ``setup``, the tables of each of ``frameworks``
-    (default: every registered one) whose package sets them up (``SetsUpRunSchema``); returns its name."""
+def create_run_schema(dsn: str, run_id: str, *, frameworks: Iterable[str] = (DEFAULT_FRAMEWORK,)) -> str:
+    """Create the run's schema (idempotent), and in it the tables of each of ``frameworks`` that
+    sets its store up (``chaos.targets.hooks.PreparesStore``: LangGraph's checkpoint tables); returns its name."""
     from psycopg import sql
-
-    from chaos.targets import TARGETS
 
     name = schema_name(run_id)
     with connect(dsn) as conn:
         conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(name)))
-    if setup:
-        for framework in TARGETS if frameworks is None else dict.fromkeys(frameworks):
-            package = TARGETS.package(framework)
-            if isinstance(package, SetsUpRunSchema):
-                package.setup_run_schema(dsn, name)
+    for framework in dict.fromkeys(frameworks):
+        hooks = hooks_of(framework)
+        if isinstance(hooks, PreparesStore):
+            hooks.prepare_store(dsn, name)
     return name
 
 
@@ -170,7 +161,7 @@ class RunStorage:
     @staticmethod
     def needs(cells: list) -> tuple[bool, bool]:
         """(some cell uses the postgres backend, some cell runs racers on other hosts)."""
-        pg_backend = any(c.scenario.target.backend in POSTGRES_BACKENDS for c in cells)
+        pg_backend = any(c.scenario.target.backend in PG_BACKENDS for c in cells)
         remote = any(not isinstance(c.scenario.racers.placement, str) for c in cells)
         return pg_backend, remote
 
@@ -215,7 +206,7 @@ class RunStorage:
             self.ledger_config = {"kind": "sqlite", "path": str((Path(run_dir) / "ledger.sqlite").resolve())}
         self.ledger: Ledger | None = None
         # preflight raised unless a DSN is there for the postgres backend
-        pg_frameworks = [c.scenario.target.framework for c in cells if c.scenario.target.backend in POSTGRES_BACKENDS]
+        pg_frameworks = [c.scenario.target.framework for c in cells if c.scenario.target.backend in PG_BACKENDS]
         self.schema = create_run_schema(self.dsn, run_id, frameworks=pg_frameworks) if pg_backend and self.dsn else None
         try:
             self.ledger = open_ledger(self.ledger_config)
@@ -224,7 +215,7 @@ class RunStorage:
             raise
 
     def store_for(self, cell: Cell, trial_id: str, trial_dir: Path) -> StoreSpec:
-        if cell.scenario.target.backend in POSTGRES_BACKENDS:
+        if cell.scenario.target.backend in PG_BACKENDS:
             assert self.dsn is not None and self.schema is not None  # a postgres cell: __init__ made the run's schema
             return {"dsn": self.dsn, "schema": self.schema, "setup": False}
         return {"path": str((Path(trial_dir) / "checkpoints.sqlite").resolve())}

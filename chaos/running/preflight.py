@@ -8,8 +8,8 @@ workload from the scenario's ``package.module:factory`` and runs it whole: ``run
 scenario resumes with a command, the answer to each interrupt it stops at. What it did is checked:
 
 * the factory builds (else: its exception, the traceback's last line);
-* the graph persists through ``ctx.checkpointer`` (LangGraph: a checkpoint write passed the
-  instrumented saver; not its own saver, not no checkpointer);
+* the framework's own check of the run (``chaos.targets.hooks.ChecksDryRun``; LangGraph: a
+  checkpoint write passed the instrumented saver, not its own saver, not no checkpointer);
 * the uninterrupted run and the answers are accepted (no exception in the user's code), unless
   the kind's workloads raise by design (``Kind.clean_run``: ``invalid_state``);
 * the gated effect is named by its label: a ``gated_task`` naming a node that fired effects (instead
@@ -38,7 +38,8 @@ this, unless the scenario injects an ``effect_fault`` (its effect must be one th
 Before that, and for every cell, the racers' Python must be able to import what the scenario names
 (``preflight_cells``, called by ``chaos.running.orchestrator`` before any folder is written): the
 workload factory (``preflight``), the adapter's own checks (``target_preflight``: DBOS's environment,
-params and system database), a custom saver (``saver_preflight``), a guard (``guard_preflight``), and v2's release when a kind deploys one (``deployed_python``); each is
+params and system database), what the framework's package asks to load first (``ChecksModules``:
+LangGraph's custom saver and guard), and v2's release when a kind deploys one (``deployed_python``); each is
 checked once per interpreter and refused in one line naming the scenario file.
 """
 
@@ -58,10 +59,9 @@ from chaos.kinds import get_kind
 from chaos.kinds.baseline import baseline_actions
 from chaos.racer.errors import EnvironmentProblem, TargetError
 from chaos.racer.ledger import SqliteLedger
-from chaos.racer.protocol import RacerSpec
+from chaos.racer.protocol import RacerResult, RacerSpec
 from chaos.scenario.model import Cell
-from chaos.targets import TARGETS, get_target
-from chaos.targets.langgraph_server.config import is_config_ref
+from chaos.targets import TARGETS, ChecksDryRun, ChecksModules, ValidatesScenario, get_target, hooks_of
 
 _checked: set[str] = set()
 _preflight_ok: set[tuple[str, ...]] = set()  # (python, what, ref) imported fine in that interpreter
@@ -79,14 +79,10 @@ def wiring_problem(cell: Cell, result: dict[str, Any], rows: list[dict] | None =
         err = result.get("error") or {}
         return f"raised while being built or opened: {err.get('type')}: {err.get('message')} ({err.get('where') or '?'})"
     outcomes: list[dict] = result.get("outcomes") or []
-    trace = [t.get("barrier", "") for t in result.get("trace") or []]
-    if s.target.framework == "langgraph" and not any(b.startswith("put(") for b in trace):
-        err = next((o.get("error") for o in outcomes if o.get("error")), None)
-        seen = f" (the run ended with {err.get('type')}: {err.get('message', '')[:200]})" if err else ""
-        return (
-            "wrote no checkpoint through ctx.checkpointer" + seen + ": compile the graph with checkpointer=ctx.checkpointer "
-            "(not its own saver such as InMemorySaver, and not without a checkpointer), so chaos sees what is durable"
-        )
+    checks = hooks_of(s.target.framework)
+    problem = checks.dry_run_problem(cell, cast(RacerResult, result)) if isinstance(checks, ChecksDryRun) else None
+    if problem is not None:  # the framework's own check (LangGraph: its checkpoints pass ctx.checkpointer)
+        return problem
     for o in outcomes if get_kind(s.kind).clean_run else []:
         if o.get("status") == "error":
             err = o.get("error") or {}
@@ -210,7 +206,7 @@ def preflight_run(cell: Cell, scenario_file: str | None, python: str, paths: lis
     change when its wiring is wrong. Once per distinct workload configuration in a process."""
     s = cell.scenario
     key = json.dumps(
-        [python, s.workload, s.workload_params, s.target.framework, s.target.backend, s.target.saver, s.resume, version, s.effect_fault],
+        [python, s.workload, s.workload_params, s.target.model_dump(), s.resume, version, s.effect_fault],
         sort_keys=True,
         default=str,
     )
@@ -304,19 +300,6 @@ sys.stdout.flush()
 """
 
 
-def saver_preflight(ref: str, scenario_file: str | None, python: str) -> None:
-    """A scenario's saver factory must import and return a saver in the racers' Python: built
-    once over a temporary folder (``chaos.targets.langgraph.custom_saver``), refused in one line naming the file."""
-    _module_preflight(
-        "saver",
-        "chaos.targets.langgraph.custom_saver",
-        ref,
-        scenario_file,
-        python,
-        hint="target.saver names package.module:factory; the factory takes a SaverContext and returns a BaseCheckpointSaver",
-    )
-
-
 def deployed_python(cell: Cell, scenario_file: str) -> str:
     """The interpreter of v2's release (``upgrade_to.target``), built once; a release or requirement
     that does not install is one line naming the field, before any trial (exit 3)."""
@@ -329,19 +312,6 @@ def deployed_python(cell: Cell, scenario_file: str) -> str:
             f"{scenario_file}: upgrade_to.target ({asked}) does not install: {exc.message}",
             hint="name a release and requirements that exist on PyPI and install together",
         ) from None
-
-
-def guard_preflight(ref: str, scenario_file: str | None, python: str) -> None:
-    """A scenario's guard must load in the racers' Python (REMIT imports, a factory returns a
-    ``Guard``: ``chaos.targets.langgraph.guards``), refused in one line naming the file."""
-    _module_preflight(
-        "guard",
-        "chaos.targets.langgraph.guards",
-        ref,
-        scenario_file,
-        python,
-        hint="target.guard names a built-in (remit, remit_gate, remit_validator, remit_fork_flag) or package.module:factory returning a Guard",
-    )
 
 
 def target_preflight(cell: Cell, scenario_file: str | None, python: str) -> None:
@@ -372,10 +342,9 @@ def preflight(cell: Cell, scenario_file: str | None, python: str, v2_python: str
     kind that deploys v2 of the workload (``Kind.deploys``) gets v2 checked the same way, in v2's
     interpreter when the deploy is also a library release (``v2_python``)."""
     target_preflight(cell, scenario_file, python)
-    if cell.scenario.target.saver:
-        saver_preflight(cell.scenario.target.saver, scenario_file, python)
-    if cell.scenario.target.guard and cell.scenario.target.guard not in ("none", "stock"):
-        guard_preflight(cell.scenario.target.guard, scenario_file, python)
+    modules = hooks_of(cell.scenario.target.framework)
+    for check in modules.module_checks(cell) if isinstance(modules, ChecksModules) else []:  # a team's saver, a guard
+        _module_preflight(check.what, check.module, check.ref, scenario_file, python, hint=check.hint)
     _preflight_workload(cell, scenario_file, python, "workload", "v1")
     if get_kind(cell.scenario.kind).deploys:
         field = "upgrade_to.workload" if cell.scenario.upgrade_to.workload else "workload"
@@ -390,7 +359,10 @@ def _preflight_workload(cell: Cell, scenario_file: str | None, python: str, fiel
         if info is not None and cell.scenario.effect_fault is not None:  # the faulted effect must be one the workload fires
             preflight_run(cell, scenario_file, python, workload_paths(scenario_file))
         return
-    if (python, ref) in _preflight_ok or is_config_ref(ref):  # a langgraph.json#id: its graphs load in the served run
+    rules = hooks_of(cell.scenario.target.framework)
+    if (python, ref) in _preflight_ok or (
+        isinstance(rules, ValidatesScenario) and rules.owns_workload(ref)
+    ):  # the framework's own form loads in the run
         preflight_run(cell, scenario_file, python, workload_paths(scenario_file), version)
         return
     env = racer_env(python, workload_paths(scenario_file))

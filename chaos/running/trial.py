@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
-from chaos.envs import requirement_names
+from chaos.envs import python_for, requirement_names
 from chaos.launchers import ExitStatus, ForgetsHandles, Launcher, Named, RacerHandle, WaitsForChange
 from chaos.racer.protocol import NO_SPACE_EXIT, ActionSpec, ErrorInfo, LedgerSpec, RacerResult, RacerSpec, StoreSpec, TargetSpec
 from chaos.records import BarrierEvent, Op, RacerOutcome, TrialRecord
@@ -49,7 +49,7 @@ from chaos.running.blame import (
 from chaos.scenario.model import Cell
 from chaos.scenario.model import TargetSpec as Target
 from chaos.scenario.seeds import derive
-from chaos.targets import get_target
+from chaos.targets import HostContext, get_target
 
 if TYPE_CHECKING:
     from chaos.running.stored import StoredTrials
@@ -108,6 +108,16 @@ class RunContext:
     # before a repeat an environment fault forces: wait (bounded, said on the terminal) for the run's
     # own database to answer, or stop the run (``chaos.running.pgstore.RunStorage.await_database``)
     await_store: Callable[[str], None] | None = None
+    labels: Mapping[str, str] = field(default_factory=dict)  # the run's labels, carried by every process it starts
+    search: list[str] = field(default_factory=list)  # where a team's modules and files are looked up (cwd, the scenario's folder)
+    # the service the cell's racers are clients of (``chaos.targets.hooks.HostsCells``), while one runs
+    service_url: str | None = None
+
+    def host_context(self, cell: Cell) -> HostContext:
+        """What a framework's host needs to start the cell's service: handed over, never looked up."""
+        t = cell.scenario.target
+        python = python_for(t.framework, t.version, t.requirements)
+        return HostContext(python, self.work_dir, dict(self.labels), list(self.search), self.ledger_config, keep=self.keep_work)
 
     def wants(self, trial_id: str, skip: set[str]) -> bool:
         """Should this trial run now: not journaled already, and asked for (if a subset is)?"""
@@ -232,6 +242,8 @@ class TrialRun:
             spec["store"] = {**self.store, "application_name": application_name(self.thread_id, racer_id)}
         if measure_store:
             spec["measure_store"] = True
+        if self.ctx.service_url is not None:
+            spec["service_url"] = self.ctx.service_url
         if armed_like:
             spec["barrier"]["armed_like"] = list(armed_like)
         return spec

@@ -21,7 +21,7 @@ import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal, cast
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 import yaml
 from pydantic import (
@@ -29,6 +29,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    ModelWrapValidatorHandler,
     PrivateAttr,
     ValidationError,
     ValidationInfo,
@@ -40,10 +41,10 @@ from chaos.inputfile import MAX_NODES
 from chaos.inputfile import expanded_size as _expanded_size
 from chaos.kinds import get_kind, kind_names
 from chaos.racer.errors import ScenarioError
-from chaos.targets import BRANCH_WORKLOADS, BRANCHES, MOVED, TARGETS
-from chaos.targets.langgraph import guards
-from chaos.targets.langgraph_server.config import ConfigError, is_config_ref
-from chaos.targets.langgraph_server.config import load as load_team_config
+from chaos.targets import BRANCH_WORKLOADS, BRANCHES, DEFAULT_FRAMEWORK, MOVED, TARGETS, OwnsOptions, ValidatesScenario, hooks_of
+
+if TYPE_CHECKING:
+    from chaos.targets import OptionsModel
 
 RESUME_RE = re.compile(r"^(none|input|command:.+|app:[A-Za-z_][\w.]*:[A-Za-z_][\w.]*)$", re.DOTALL)
 BARE_WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
@@ -94,30 +95,27 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def target_option_models() -> list[OptionsModel]:
+    """Every framework's own options model (``chaos.targets.hooks.OwnsOptions``), once each, in the registry's order."""
+    return list(dict.fromkeys(h.Options for fw in TARGETS if isinstance(h := hooks_of(fw), OwnsOptions)))
+
+
+def target_option_owner(key: str) -> OptionsModel | None:
+    """The options model of a framework that declares the ``target:`` key ``key``; None when none does."""
+    return next((m for m in target_option_models() if key in m.model_fields), None)
+
+
 class TargetSpec(Strict):
-    framework: str = "langgraph"
+    """The framework, its backend and release; beside them, flat in the file as ever, the framework's
+    own options (``chaos.targets.hooks.OwnsOptions``: LangGraph's ``durability``, ``saver``, ``guard``),
+    each validated by the model that declares it and filled with its default when left out; read
+    typed through that model (``Options.of(scenario)``). A key no model declares is an unknown key."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    framework: str = DEFAULT_FRAMEWORK
     backend: str = "sqlite"
-    durability: Literal["sync", "async", "exit", "default"] = Field(
-        "sync",
-        description="LangGraph's durability mode; 'default': chaos passes none, so the graph runs as in production "
-        "(LangGraph's default, or what the user's graph was built with). Left out: 'default' for a user's workload "
-        "(package.module:factory), so a team measures its graph as it ships; 'sync' for a built-in workload, the "
-        "measurement instruments, whose kill points rely on every step being durable before the next one starts",
-    )
     version: str | None = Field(None, description="framework release to run racers with (default: installed)")
-    saver: str | None = Field(
-        None,
-        max_length=MAX_NAME * 3,
-        description="LangGraph: package.module:factory returning a BaseCheckpointSaver given a SaverContext "
-        "(chaos.targets.langgraph.custom_saver); chaos wraps it with its barriers. Sets backend to 'saver'",
-    )
-    guard: str | None = Field(
-        None,
-        max_length=MAX_NAME * 3,
-        description="LangGraph: a guard measured beside stock (chaos.targets.langgraph.guards): a built-in (remit, remit_gate, "
-        "remit_validator, remit_fork_flag: REMIT, with remit-contract in requirements) or package.module:factory returning a Guard; "
-        "'none' (or left out) is stock. A matrix axis 'guard' runs stock and guarded in one scenario",
-    )
     requirements: list[Annotated[str, Field(max_length=MAX_NAME * 3)]] = Field(
         default_factory=list,
         max_length=32,
@@ -136,12 +134,47 @@ class TargetSpec(Strict):
                 raise ValueError(f"{r!r}: {why}")
         return v
 
-    @model_validator(mode="before")
+    @model_validator(mode="wrap")
     @classmethod
-    def _saver_backend(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("saver") and "backend" not in data:
-            return {**data, "backend": "saver"}
-        return data
+    def _own_options(cls, data: Any, handler: ModelWrapValidatorHandler[TargetSpec]) -> TargetSpec:
+        """The shared fields through the model; each framework option through its model, the
+        defaults of those left out filled in (a dump is every option, as racers read it)."""
+        if not isinstance(data, dict):
+            return handler(data)
+        models = target_option_models()
+        for model in models:
+            data = model.before(data)
+        given = {k: v for k, v in data.items() if k not in cls.model_fields and any(k in m.model_fields for m in models)}
+        # a key neither the target nor any framework declares (extra="allow" admits the options only)
+        errors: list[Any] = [
+            {"type": "extra_forbidden", "loc": (k,), "input": v} for k, v in data.items() if k not in cls.model_fields and k not in given
+        ]
+        options: dict[str, Any] = {}
+        for key, value in given.items():
+            model = next(m for m in models if key in m.model_fields)
+            try:
+                options[key] = model.validate_key(key, value)
+            except ValidationError as exc:
+                errors += [{**e, "loc": (key, *e["loc"])} for e in exc.errors()]
+            except ValueError as exc:
+                errors.append({"type": "value_error", "loc": (key,), "input": value, "ctx": {"error": exc}})
+        try:
+            target = handler({k: v for k, v in data.items() if k in cls.model_fields})
+        except ValidationError as exc:
+            errors = [*exc.errors(), *errors]
+        if errors:
+            raise ValidationError.from_exception_data(cls.__name__, errors)
+        extra = target.__pydantic_extra__
+        assert extra is not None  # extra="allow"
+        extra.update({key: m.default_of(key) for m in models for key in m.model_fields if key not in given})
+        extra.update(options)
+        target.__pydantic_fields_set__.update(given)
+        return target
+
+    def option(self, key: str) -> Any:
+        """The value of a framework's own option ``key`` (its default when left out); None when no
+        framework declares it. Readers of one framework's options read them typed: ``Options.of(scenario)``."""
+        return (self.__pydantic_extra__ or {}).get(key)
 
 
 class HostsPlacement(Strict):
@@ -212,21 +245,34 @@ def kill_point_filters(v: list[str]) -> list[str]:
 
 
 def field_default(model: type[BaseModel], name: str) -> Any:
-    """The default of ``model``'s field ``name``: a kind option's is its options model's."""
+    """The default of ``model``'s field ``name``: a kind option's is its options model's, a
+    framework option's its framework's."""
     if model is Scenario and name in KIND_OPTIONS:
         from chaos.kinds import option_owner
 
         return option_owner(name).default_of(name)
+    if model is TargetSpec and (owner := target_option_owner(name)) is not None:
+        return owner.default_of(name)
     return model.model_fields[name].get_default(call_default_factory=True)
 
 
 def field_annotation(model: type[BaseModel], name: str) -> Any:
-    """The type of ``model``'s field ``name``: a kind option's is its options model's."""
+    """The type of ``model``'s field ``name``: a kind option's is its options model's, a framework
+    option's its framework's."""
     if model is Scenario and name in KIND_OPTIONS:
         from chaos.kinds import option_owner
 
         return option_owner(name).model_fields[name].annotation
+    if model is TargetSpec and (owner := target_option_owner(name)) is not None:
+        return owner.model_fields[name].annotation
     return model.model_fields[name].annotation
+
+
+def field_names(model: type[BaseModel]) -> list[str]:
+    """The keys a scenario may write in ``model``'s place: its fields, and for ``target:`` every
+    framework's own options (``chaos.targets.hooks.OwnsOptions``)."""
+    own = [k for m in target_option_models() for k in m.model_fields] if model is TargetSpec else []
+    return [*model.model_fields, *own]
 
 
 def is_user_workload(ref: str) -> bool:
@@ -235,11 +281,11 @@ def is_user_workload(ref: str) -> bool:
 
 
 class Scenario(Strict):
-    _implicit_durability: bool = PrivateAttr(default=False)
+    _implicit_options: tuple[str, ...] = PrivateAttr(default=())
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=MAX_NAME)
     about: str = Field("", max_length=MAX_TEXT)
     kind: str = Field(json_schema_extra={"enum": list(kind_names())}, description="what to measure (chaos.kinds)")
-    target: TargetSpec = TargetSpec()
+    target: TargetSpec = Field(default_factory=TargetSpec)
     workload: str = Field(max_length=MAX_NAME * 3)
     workload_params: dict[str, Any] = Field(default_factory=dict)
     racers: Racers = Racers()
@@ -341,13 +387,16 @@ class Scenario(Strict):
         return m
 
     @model_validator(mode="after")
-    def _user_durability(self) -> Scenario:
-        """A scenario that leaves ``durability`` out runs a user's workload with LangGraph's own
-        default and a built-in one with ``sync`` (see ``TargetSpec.durability``)."""
-        if "durability" not in self.target.model_fields_set:
-            self._implicit_durability = True
-            if self.target.framework == "langgraph" and is_user_workload(self.workload):
-                object.__setattr__(self, "target", self.target.model_copy(update={"durability": "default"}))
+    def _implied_options(self) -> Scenario:
+        """The framework's options left out take what the rest of the scenario implies
+        (``TargetOptions.implied``: LangGraph's durability of a team's own workload), else their
+        defaults; each cell of a matrix works them out again (``expand``)."""
+        left_out = {k for m in target_option_models() for k in m.model_fields if k not in self.target.model_fields_set}
+        self._implicit_options = tuple(sorted(left_out))
+        own = hooks_of(self.target.framework)
+        implied = own.Options.implied(self, left_out & set(own.Options.model_fields)) if isinstance(own, OwnsOptions) else {}
+        if implied:
+            object.__setattr__(self, "target", self.target.model_copy(update=implied))
         return self
 
     @model_validator(mode="after")
@@ -503,7 +552,7 @@ def _check_duplicates(node: yaml.Node, path: str) -> None:
 
 
 def _allowed_keys(model: type[BaseModel]) -> str:
-    return ", ".join(model.model_fields)
+    return ", ".join(field_names(model))
 
 
 def _model_at(loc: tuple) -> type[BaseModel]:
@@ -582,7 +631,7 @@ def load_scenario(path: str | os.PathLike) -> Scenario:
 # --------------------------------------------------------------------------------- semantics
 
 
-def _workload_importable(ref: str, base_dirs: list[str]) -> str | None:
+def workload_importable(ref: str, base_dirs: list[str]) -> str | None:
     """None if ``package.module:factory`` can be found; else the reason.
 
     The check never executes the user's code (no package ``__init__`` runs in the orchestrator):
@@ -664,32 +713,15 @@ def check_semantics(scenario: Scenario, path: str = "<scenario>", node: yaml.Nod
         assert info is not None
         if s.target.backend not in info.backends:
             fail(("target", "backend"), f"{info.framework} has no backend {s.target.backend!r}; known: {', '.join(info.backends)}")
-        if s.target.saver and (s.target.framework != "langgraph" or s.target.backend != "saver"):
-            fail(("target", "saver"), "a saver factory is for framework langgraph and replaces backend: leave backend out")
-        if s.target.backend == "saver" and not s.target.saver:
-            fail(("target", "backend"), "backend 'saver' needs target.saver: package.module:factory")
-        if s.target.saver:
-            reason = _workload_importable(s.target.saver, [os.getcwd(), str(Path(path).parent)])
-            if reason:
-                fail(("target", "saver"), f"the saver factory {s.target.saver!r} cannot be found: {reason}")
-        if s.target.framework == "langgraph" and s.target.guard is not None and not guards.is_none(s.target.guard):
-            # chaos.targets.langgraph.guards: an unknown guard, one that cannot wrap the backend, or REMIT without its package
-            why = guards.check_guard(s.target.guard, s.target.backend)
-            if why is None and ":" in s.target.guard:
-                reason = _workload_importable(s.target.guard, [os.getcwd(), str(Path(path).parent)])
-                why = f"the guard factory {s.target.guard!r} cannot be found: {reason}" if reason else None
-            if (
-                why is None
-                and s.target.guard in guards.BUILTIN
-                and not any(r.strip().lower().replace("_", "-").startswith(guards.REMIT_DIST) for r in s.target.requirements)
-            ):
-                why = f"guard {s.target.guard!r} is REMIT: add {guards.REMIT_DIST}==0.1.2 to target.requirements (the racers' venv)"
-            if why is not None:
-                fail(("target", "guard"), why)
+        search = [os.getcwd(), str(Path(path).parent)]
+        rules = hooks_of(info.framework)
+        refusal = rules.validate(s, search) if isinstance(rules, ValidatesScenario) else None
+        if refusal is not None:  # the framework's own rules (its options, its own workload references)
+            fail(refusal.field, refusal.why)
         # a kind the target does not support is not an input error: its cell reports every property
         # unknown with the adapter's reason (so one matrix can span frameworks)
         if s.recover_ref:
-            reason = _workload_importable(s.recover_ref, [os.getcwd(), str(Path(path).parent)])
+            reason = workload_importable(s.recover_ref, search)
             if reason:
                 fail(("resume",), f"the recovery {s.recover_ref!r} cannot be found: {reason}")
         if s.answers is not None and (why := info.unsupported.get("answers") or info.unsupported.get(f"answers on {s.target.backend}")):
@@ -701,20 +733,17 @@ def check_semantics(scenario: Scenario, path: str = "<scenario>", node: yaml.Nod
                 f"{s.workload!r} runs parallel branches (Send fan-out / parallel tool calls), which {info.framework} cannot: "
                 f"{why}; run it with target.framework: {runs_it}, or pick a workload of {info.framework}: {', '.join(info.workloads)}",
             )
-        if is_config_ref(s.workload):  # a team's own langgraph.json#graph_id (chaos.targets.langgraph_server.config)
-            if s.target.framework != "langgraph_server":
-                fail(("workload",), f"a langgraph.json workload ({s.workload!r}) is served by target.framework: langgraph_server only")
-            try:
-                load_team_config(s.workload, [os.getcwd(), str(Path(path).parent)])
-            except ConfigError as exc:
-                fail(("workload",), str(exc))
+        owners = [fw for fw in TARGETS if isinstance(r := hooks_of(fw), ValidatesScenario) and r.owns_workload(s.workload)]
+        if owners:  # a reference of a framework's own form, resolved by its validate
+            if info.framework not in owners:
+                fail(("workload",), f"the workload {s.workload!r} is served by target.framework: {', '.join(owners)} only")
         elif s.workload not in info.workloads:
-            reason = _workload_importable(s.workload, [os.getcwd(), str(Path(path).parent)])
+            reason = workload_importable(s.workload, search)
             if reason:
                 fail(("workload",), f"unknown workload {s.workload!r}: {reason}; built-in: {', '.join(info.workloads)}")
         v2 = s.upgrade_to.workload
         if v2 is not None and v2 not in info.workloads:
-            reason = _workload_importable(v2, [os.getcwd(), str(Path(path).parent)])
+            reason = workload_importable(v2, search)
             if reason:
                 fail(("upgrade_to", "workload"), f"unknown workload {v2!r}: {reason}; built-in: {', '.join(info.workloads)}")
         for key, why in info.unread_fields.items():
@@ -726,6 +755,18 @@ def check_semantics(scenario: Scenario, path: str = "<scenario>", node: yaml.Nod
                     tuple(field_path.split(".")),
                     f"{info.framework} does not read {what}: {why}; leave it out for {info.framework} (frameworks that read it: {readers})",
                 )
+        own = hooks_of(info.framework)
+        mine = set(own.Options.model_fields) if isinstance(own, OwnsOptions) else set()
+        for model in target_option_models():  # another framework's option this one declares nothing of
+            for key in model.model_fields:
+                if key not in mine and f"target.{key}" not in info.unread_fields and field_set(s, f"target.{key}"):
+                    readers = ", ".join(
+                        fw for fw in TARGETS if isinstance(h := hooks_of(fw), OwnsOptions) and key in h.Options.model_fields
+                    )
+                    fail(
+                        ("target", key),
+                        f"{info.framework} does not read it: it is an option of {readers}; leave it out for {info.framework}",
+                    )
 
 
 def _set(data: dict, path: tuple[str, ...], value: Any) -> None:
@@ -746,8 +787,8 @@ def expand(scenario: Scenario, *, path: str = "<scenario>", node: yaml.Node | No
     """Every cell of the scenario's matrix, in a stable order (axes in file order)."""
     axes = list(scenario.matrix.items())
     base = scenario.model_dump(exclude={"matrix"})
-    if scenario._implicit_durability:  # each cell picks its own by its workload (a case may name another)
-        base["target"].pop("durability", None)
+    for key in scenario._implicit_options:  # each cell works out its own (by its workload: a case may name another)
+        base["target"].pop(key, None)
     cells = []
     combos = itertools.product(*[vals for _, vals in axes]) if axes else [()]
     for i, combo in enumerate(combos):
@@ -790,5 +831,11 @@ def json_schema() -> dict:
         defs.update(own.pop("$defs", {}))
         for key, prop in own["properties"].items():
             schema["properties"][key] = prop
+    for model in target_option_models():  # a framework's own options, in its place: target
+        own = model.model_json_schema()
+        defs.update(own.pop("$defs", {}))
+        target = defs["TargetSpec"]
+        target["properties"].update(own["properties"])
+        target["additionalProperties"] = False
     schema["$defs"] = dict(sorted(defs.items()))
     return schema

@@ -33,7 +33,23 @@ import importlib
 import sys
 from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from dataclasses import dataclass, field
-from types import ModuleType
+
+# the optional capabilities (the package's table of contents: shared code names them from here)
+from chaos.targets.hooks import (  # noqa: F401
+    CellService,
+    ChecksDryRun,
+    ChecksModules,
+    HostContext,
+    HostsCells,
+    ModuleCheck,
+    OptionsModel,
+    OwnsOptions,
+    PreparesStore,
+    Refusal,
+    ReproScript,
+    ValidatesScenario,
+    WritesRepro,
+)
 
 # the feature a parallel-branch workload needs: several tasks of one step at once (LangGraph's Send
 # fan-out, parallel tool calls, branches from one node). ``BRANCH_WORKLOADS``: the built-ins that need it.
@@ -111,10 +127,9 @@ class TargetInfo:
     # cell's target and workload_params as JSON): exit 0 when racers can start, else one stderr line
     # saying what to change (refused, exit 3); "" for none
     preflight: str = ""
-    # a module whose ``script(*, property, workload, resume, point, versions) -> (summary, text)`` writes
-    # ``chaos repro``'s standalone script for this framework (``ValueError``: what it cannot write); ""
-    # for none (LangGraph's is chaos.repro's own)
-    repro: str = ""
+    # the module of the framework's orchestrator half (``chaos.targets.<framework>.hooks``), imported on
+    # first use: the optional capabilities of ``chaos.targets.hooks`` it implements; "" for none
+    hooks: str = ""
 
     def __post_init__(self) -> None:
         # one rule for every adapter's unread fields (issue 23): what LangGraph's adapter alone reads,
@@ -130,10 +145,6 @@ class TargetInfo:
         """The framework's top-level modules: ``packages``, else ``import_name``'s top level."""
         return self.packages or (self.import_name.split(".")[0] or self.framework,)
 
-    # ``module:function`` wrapping each cell's runner (a server the cell's racers are clients of:
-    # ``chaos.targets.langgraph_server.host:serving``); "" for a framework whose racers run the app
-    cell_host: str = ""
-
     def supports(self, what: str) -> str | None:
         """None if ``what`` (a kind or property) is supported; else the reason it is not."""
         if what in self.kinds or what in self.properties or what in self.features:
@@ -148,6 +159,15 @@ class TargetInfo:
     def requirements(self, version: str | None = None) -> list[str]:
         v = version or self.default_version
         return [p.replace("{version}", v) for p in self.pins]
+
+
+# a ``guard`` value meaning "no guard": the stock arm of a guard axis (a framework's guard option, and
+# the reports that pair each guarded cell with its stock twin, read it here)
+NO_GUARD = ("none", "stock")
+
+
+def is_no_guard(ref: str | None) -> bool:
+    return ref is None or ref in NO_GUARD
 
 
 # fields with forms, declared form by form (``resume:app``): the forms a scenario can take
@@ -265,13 +285,6 @@ class TargetRegistry(MutableMapping[str, TargetInfo]):
             self._infos[name] = info
         return info
 
-    def package(self, name: str) -> ModuleType | None:
-        """The framework's package (its light half, where the optional orchestrator-side capabilities
-        it implements live); None for a framework registered by its ``TargetInfo`` alone."""
-        if name in self._packages:
-            return importlib.import_module(self._packages[name])
-        return None
-
     def add_package(self, name: str, module: str) -> Callable[[], None]:
         """Register framework ``name`` as the package ``module`` (its ``INFO`` read on first use);
         returns the undo, which puts back what ``name`` was before."""
@@ -357,3 +370,15 @@ def ci_specs() -> list[str]:
     """The environments CI builds (.ci/envs.sh): ``framework`` or ``framework:version``, one per
     entry of each adapter's ``ci_versions``."""
     return [f"{t.framework}:{v}" if v else t.framework for t in TARGETS.values() for v in t.ci_versions]
+
+
+# the framework that a scenario which names none runs on
+DEFAULT_FRAMEWORK = "langgraph"
+
+
+def hooks_of(framework: str) -> object:
+    """``framework``'s orchestrator half (``TargetInfo.hooks``, imported on first use); None for a
+    framework without one, or unknown. A caller asks it for a capability of ``chaos.targets.hooks``
+    with ``isinstance`` (``isinstance(hooks_of(fw), ValidatesScenario)``), never by attribute name."""
+    info = TARGETS.get(framework)
+    return importlib.import_module(info.hooks) if info is not None and info.hooks else None

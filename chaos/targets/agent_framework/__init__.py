@@ -64,5 +64,5 @@ INFO = TargetInfo(
     default_version="1.23.0",
     pins=("agent-framework-core=={version}",),
     preflight="chaos.targets.agent_framework.preflight",
-    repro="chaos.targets.agent_framework.repro",
+    hooks="chaos.targets.agent_framework.hooks",
 )

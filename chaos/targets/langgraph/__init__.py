@@ -131,6 +131,7 @@ INFO = TargetInfo(
     ci_versions=("1.0.10",),
     import_name="langgraph",
     default_version="1.2.24",
+    hooks="chaos.targets.langgraph.hooks",
     pins=(
         "langgraph=={version}",
         "langgraph-checkpoint-sqlite==3.1.2",
@@ -138,15 +139,3 @@ INFO = TargetInfo(
         "psycopg[binary]>=3.2,<4",
     ),
 )
-
-
-def setup_run_schema(dsn: str, schema: str) -> None:
-    """LangGraph's checkpoint tables in a run's Postgres schema (``PostgresSaver.setup()``), made once
-    by the orchestrator before any racer: racers get ``setup: False`` and share them."""
-    import psycopg
-    from langgraph.checkpoint.postgres import PostgresSaver
-    from psycopg.rows import dict_row
-
-    with psycopg.connect(dsn, autocommit=True, prepare_threshold=0, row_factory=dict_row) as conn:
-        conn.execute(f'SET search_path TO "{schema}"')
-        PostgresSaver(conn).setup()

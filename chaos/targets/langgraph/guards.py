@@ -39,6 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chaos.targets import NO_GUARD, is_no_guard
+
 # built-in guards: name -> what it is (the scenario field's documentation and the load check)
 BUILTIN: dict[str, str] = {
     "remit": "REMIT's fork repair (remit.wrap; an explicit checkpoint_id or remit_fork is fork intent)",
@@ -50,7 +52,7 @@ REMIT_DIST = "remit-contract"
 # the backends REMIT's shim wraps (synchronous savers; the gate needs a connection as ``.conn``)
 REMIT_BACKENDS = ("sqlite", "postgres", "memory")
 REMIT_GATE_BACKENDS = ("sqlite", "postgres")
-NONE = ("none", "stock")  # a matrix value meaning "no guard" (the stock arm)
+NONE = NO_GUARD  # a matrix value meaning "no guard" (the stock arm)
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,7 @@ class GuardError(Exception):
 
 
 def is_none(ref: str | None) -> bool:
-    return ref is None or ref in NONE
+    return is_no_guard(ref)
 
 
 def check_guard(ref: str, backend: str) -> str | None:

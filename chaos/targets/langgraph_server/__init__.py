@@ -57,5 +57,5 @@ INFO = TargetInfo(
         "langgraph-sdk==0.4.14",
         "langgraph==1.2.24",
     ),
-    cell_host="chaos.targets.langgraph_server.host:serving",
+    hooks="chaos.targets.langgraph_server.hooks",
 )

@@ -4,7 +4,7 @@ Why: the ``langgraph_server`` target tests the graph as deployed behind LangGrap
 (``langgraph dev``: ``langgraph-api`` over the in-memory runtime), so the system under test is a
 server process, not a racer. One server serves one cell (started once, before its first trial;
 again only after a kill); racers are its clients (``chaos.targets.langgraph_server.session``), told its URL
-in their store spec.
+in their spec.
 
 What it promises:
 
@@ -25,14 +25,16 @@ What it promises:
   it again on the same folder and port; ``stop()`` asks it to shut down (SIGTERM: the in-memory
   runtime flushes ``.langgraph_api/`` then), SIGKILLs what remains after ``grace_s``, and removes
   the folder. No process, port or folder is left behind.
-* ``serving(run_cell)`` wraps a kind's cell runner: the server runs for the cell, and every
-  trial's store spec carries its ``url``.
+* ``host(cell, context)`` (``chaos.targets.hooks.HostsCells``) is the cell's server, made from what
+  the engine hands over (``HostContext``: the racers' Python, the work folder, the run's labels,
+  where a team's files are found, the ledger); the engine starts and stops it around the cell's
+  trials and hands each racer its ``url`` (``RacerSpec.service_url``). Nothing here reads the run
+  folder or the run registry.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import os
 import shutil
@@ -43,20 +45,18 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from chaos.racer.errors import TargetError
-from chaos.racer.protocol import LedgerSpec, StoreSpec
+from chaos.racer.protocol import LedgerSpec
 from chaos.targets.langgraph_server.config import ConfigError, is_config_ref
 from chaos.targets.langgraph_server.config import load as load_config
 from chaos.targets.langgraph_server.offline import OFFLINE_ENV, free_port
 
 if TYPE_CHECKING:
-    from chaos.records import TrialRecord
-    from chaos.running.trial import RunContext
     from chaos.scenario.model import Cell
+    from chaos.targets.hooks import HostContext
 
 READY_TIMEOUT_S = 90.0
 APP_MODULE = Path(__file__).with_name("app.py")
@@ -117,6 +117,7 @@ class AgentServer:
         port: int | None = None,
         ready_timeout_s: float = READY_TIMEOUT_S,
         extra_env: dict[str, str] | None = None,
+        keep_folder: bool = False,
     ):
         self.python = python
         self.folder = Path(folder)
@@ -126,6 +127,7 @@ class AgentServer:
         self.port = port
         self.ready_timeout_s = ready_timeout_s
         self.extra_env = dict(extra_env or {})
+        self.keep_folder = keep_folder
         self.proc: subprocess.Popen | None = None
         self.starts: list[float] = []  # seconds each start took until /ok answered
 
@@ -250,38 +252,18 @@ class AgentServer:
             pass
         self.kill()
 
-    def stop(self, *, keep_folder: bool = False) -> None:
+    def stop(self) -> None:
+        """Shut down, then SIGKILL what remains; the folder goes unless it is kept (``keep_folder``)."""
         self.shutdown()
         self.kill()  # whatever of the group outlived its leader
-        if not keep_folder:
+        if not self.keep_folder:
             shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def run_labels(run_id: str, run_dir: Path) -> dict[str, str]:
-    """The run's registry labels (``chaos.running.registry``), for a process chaos starts itself."""
-    from chaos.running import registry
-
-    path = registry.entry_path(run_id)
-    labels = {registry.ENV_RUN_ID: run_id, registry.ENV_RUN_DIR: str(Path(run_dir).resolve())}
-    if path.exists():
-        labels[registry.ENV_REGISTRY] = str(path.resolve())
-        labels[registry.ENV_LOCK] = registry.lock_id_of(path.stat())
-    return labels
-
-
-def server_for(ctx: RunContext, cell: Cell) -> AgentServer:
-    """The (not yet started) server of ``cell``: the built-ins, or the scenario's own ``langgraph.json``."""
-    from chaos.envs import python_for
-
-    t = cell.scenario.target
-    python = python_for(t.framework, t.version, t.requirements)
-    folder = ctx.work_dir / f"agent-server-{cell.index}"
-    # a team's module is looked up where its racers look it up: the working folder and the scenario's
-    paths = [os.getcwd()]
-    with contextlib.suppress(OSError, ValueError):
-        scenario_file = json.loads((Path(ctx.run_dir) / "run.json").read_text()).get("scenario_file")
-        if scenario_file:
-            paths.append(str(Path(scenario_file).resolve().parent))
+def host(cell: Cell, context: HostContext) -> AgentServer:
+    """The (not yet started) server of ``cell`` (``HostsCells``): the built-ins and a team's own
+    graph, or the scenario's own ``langgraph.json``; everything else is what the engine handed over."""
+    paths = list(context.search)  # a team's module is looked up where its racers look it up
     config = {"graphs": graphs_for(cell.scenario.workload), "dependencies": ["."]}
     if is_config_ref(cell.scenario.workload):  # the team's own langgraph.json: its graphs, dependencies, env
         try:
@@ -292,38 +274,10 @@ def server_for(ctx: RunContext, cell: Cell) -> AgentServer:
         config["env"] = {k: v for k, v in team.env.items() if k not in OFFLINE_ENV}  # chaos phones nowhere, whatever the file says
         paths = [*team.paths, *paths]
     extra = {"PYTHONPATH": os.pathsep.join([*paths, os.environ.get("PYTHONPATH", "")])}
-    labels = run_labels(ctx.run_id, ctx.run_dir)
-    return AgentServer(python, folder, config, ledger=ctx.ledger_config, labels=labels, extra_env=extra)
-
-
-# kinds whose racers are clients of one server per cell; the sweeps run the server inside each racer
-# (chaos.targets.langgraph_server.inproc), since the server is what they kill
-SHARED_SERVER_KINDS = ("race", "double_texting")
-CellRunner = Callable[["RunContext", "Cell", set[str]], Iterator["TrialRecord"]]
-
-
-def serving(run_cell: CellRunner) -> CellRunner:
-    """``run_cell`` with an Agent Server running for the cell; each trial's store spec names its URL."""
-
-    def run(ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
-        if cell.scenario.kind not in SHARED_SERVER_KINDS:  # a sweep: each racer is the server (its victim)
-            yield from run_cell(ctx, cell, skip)
-            return
-        server = server_for(ctx, cell)
-        try:
-            server.start()
-            store_for = ctx.store_for
-
-            def with_url(c: Cell, trial_id: str, trial_dir: Path) -> StoreSpec:
-                spec = dict(store_for(c, trial_id, trial_dir))
-                spec["url"] = server.url
-                return spec  # type: ignore[return-value]
-
-            yield from run_cell(dataclasses.replace(ctx, store_for=with_url), cell, skip)
-        finally:
-            server.stop(keep_folder=ctx.keep_work)
-
-    return run
+    folder = context.work_dir / f"agent-server-{cell.index}"
+    return AgentServer(
+        context.python, folder, config, ledger=context.ledger, labels=dict(context.labels), extra_env=extra, keep_folder=context.keep
+    )
 
 
 if __name__ == "__main__":  # a manual check: python -m chaos.targets.langgraph_server.host PYTHON

@@ -3,7 +3,7 @@
 Why: a team that deploys its graph behind the Agent Server never calls ``graph.invoke``; it calls
 the runs API, and concurrency on a thread is the server's business (``multitask_strategy``). A
 racer here is one such client. The server itself (``chaos.targets.langgraph_server.host``) is
-started by the orchestrator for the cell; its URL arrives in the racer's store spec (``url``).
+started by the orchestrator for the cell; its URL arrives in the racer's spec (``service_url``).
 
 What it promises (``chaos.targets.base`` is the contract):
 
@@ -21,10 +21,15 @@ What it promises (``chaos.targets.base`` is the contract):
   cancelled or deleted is ``refused`` too, with the reason, since the server, not the graph, ended it.
 * Effects are fired in the server's worker (``chaos.targets.langgraph_server.app``), tagged with
   this racer's id by the run's config; after each action ``fired`` lists this racer's ledger rows.
+* ``message`` sends a message (``{"msg": value}``) as a new run with the cell's strategy while the
+  thread's runs may be in flight, without joining it (its ``hold`` waits for the action's ``release``
+  file); the outcome says the run or the refusal (HTTP status) and the thread's runs just before.
+  ``join`` joins the runs named and reads each one's final status (``deleted`` when gone) and the
+  thread's values. Double texting (``chaos.kinds.double_texting``) is made of these.
 * ``inspect`` reads the thread back through the API: a thread the server no longer knows has no
   durable checkpoint, ``thread_found: False`` and ``lost_thread`` (its server id): lost state, LS
   (``chaos.kinds.lost_state``); a thread it knows, ``thread_found: True`` and ``server_thread``.
-* With no ``url`` in the store spec (a sweep) the racer is the server
+* With no ``service_url`` in the spec (a sweep) the racer is the server
   (``chaos.targets.langgraph_server.inproc``, in the trial's ``agent-server`` folder): its barriers
   stop the whole server. A resume that finds the thread gone re-creates it and runs the input
   again, as a client told ``Thread not found`` would (``lost_thread`` in its outcome); with the
@@ -42,7 +47,7 @@ from typing import Any
 
 from chaos.racer.barrier import BarrierClient
 from chaos.racer.ledger import Ledger
-from chaos.racer.protocol import Action, ActionOutcome, ErrorInfo, Fired, InspectResult, RacerSpec
+from chaos.racer.protocol import Action, ActionOutcome, ErrorInfo, Fired, InspectResult, MessageSent, RacerSpec
 from chaos.targets.base import Unsupported, error_of, jsonable, outcome
 
 STRATEGIES = ("reject", "enqueue", "interrupt", "rollback")
@@ -60,7 +65,7 @@ class ServerSession:
         from langgraph_sdk import get_sync_client
 
         store = spec.get("store") or {}
-        url = store.get("url")
+        url = spec.get("service_url")  # the cell's server (chaos.targets.langgraph_server.host), when the kind shares one
         self.in_process = not url
         from chaos.targets.langgraph_server.config import is_config_ref
         from chaos.targets.langgraph_server.config import load as load_config
@@ -139,7 +144,45 @@ class ServerSession:
             if form == "none":
                 return self._run(input=None, multitask_strategy=self.strategy)
             raise Unsupported(f"resume form {form!r}: the runs API has no recovery hook for an app's own resume")
+        if op == "message":
+            return self._message(action)
+        if op == "join":
+            return self._join(action.get("runs") or [])
         raise Unsupported(f"op {op!r} is not driven through the Agent Server's API yet")
+
+    def _message(self, action: Action) -> ActionOutcome:
+        """A new run with the message (``{"msg": value}``, the deployed graphs' input) and the cell's
+        ``multitask_strategy``, not joined; its run waits at ``hold`` for the ``release`` file."""
+        from langgraph_sdk.errors import APIStatusError
+
+        self.client.threads.create(thread_id=self.thread_id, if_exists="do_nothing", metadata={"chaos_thread": self.spec["thread_id"]})
+        before = {str(r["run_id"]): str(r["status"]) for r in self.client.runs.list(self.thread_id)}
+        config = {"configurable": {**self.config["configurable"], "chaos_release": action.get("release", "")}}
+        sent: MessageSent = {"before": before}
+        try:
+            run = self.client.runs.create(
+                self.thread_id, self.graph_id, input={"msg": action.get("value")}, multitask_strategy=self.strategy, config=config
+            )
+            sent["create"], sent["run_id"] = 200, str(run["run_id"])
+        except APIStatusError as exc:
+            sent["create"], sent["error"] = exc.status_code, f"{type(exc).__name__}: {str(exc)[:200]}"
+        return outcome("done", message=sent)
+
+    def _join(self, runs: list[str]) -> ActionOutcome:
+        """Each run joined, then its final status read (``deleted``: gone, as a rollback leaves it)."""
+        from langgraph_sdk.errors import NotFoundError
+
+        ended: dict[str, str] = {}
+        for run_id in runs:
+            try:
+                self.client.runs.join(self.thread_id, run_id)
+            except NotFoundError:
+                pass
+            try:
+                ended[run_id] = str(self.client.runs.get(self.thread_id, run_id)["status"])
+            except NotFoundError:
+                ended[run_id] = "deleted"
+        return outcome("done", runs=ended, values=jsonable(dict(self.client.threads.get_state(self.thread_id)).get("values")))
 
     def _run(self, **kwargs: Any) -> ActionOutcome:
         from langgraph_sdk.errors import APIStatusError, NotFoundError

@@ -57,7 +57,7 @@ INFO: TargetInfo = TargetInfo(
     },
     ci_versions=("", "0.23.1"),  # the older release the upgrade cases pause on
     preflight="chaos.targets.openai_agents.preflight",
-    repro="chaos.targets.openai_agents.repro",
+    hooks="chaos.targets.openai_agents.hooks",
     import_name="agents",
     default_version="0.24.0",
     # SQLAlchemy: the SDK's SQLAlchemySession on the run's Postgres (backend postgres, workload_params.session: sqlalchemy)

@@ -1,0 +1,14 @@
+"""The orchestrator half of the agent_framework package: the optional capabilities of ``chaos.targets.hooks``
+it implements (``INFO.hooks`` names this module; shared code asks it through those protocols).
+
+* ``repro`` (``WritesRepro``): ``chaos repro`` writes a violating kill-sweep trial as a standalone
+  script, the text of ``chaos.targets.agent_framework.repro`` (which imports nothing of chaos or the framework).
+"""
+
+from __future__ import annotations
+
+from chaos.repro import ScriptWriter
+
+_WRITER = ScriptWriter("chaos.targets.agent_framework.repro", ("EO",))
+repro_properties = _WRITER.repro_properties
+repro = _WRITER.repro
