@@ -607,3 +607,7 @@ def ci_specs() -> list[str]:
     """The environments CI builds (.ci/envs.sh): ``framework`` or ``framework:version``, one per
     entry of each adapter's ``ci_versions``."""
     return [f"{t.framework}:{v}" if v else t.framework for t in TARGETS.values() for v in t.ci_versions]
+
+from chaos.targets.adk import INFO as _adk  # noqa: E402  (one line per framework package)
+
+TARGETS[_adk.framework] = _adk

@@ -21,6 +21,7 @@ The public types a team's own app needs live here, one place for every framework
     from chaos.workloads import LlamaWorkload, LlamaThread       # LlamaIndex Workflows
     from chaos.workloads import AutoGenWorkload, AutoGenThread   # AutoGen AgentChat
     from chaos.workloads import DBOSWorkload, DBOSThread         # DBOS Transact
+    from chaos.workloads import ADKWorkload, ScriptedLlm         # Google ADK
 
 Each framework's names are imported on first use (PEP 562 ``__getattr__``) from
 ``chaos.workloads.<framework>``, which imports that framework: importing this package stays
@@ -39,6 +40,7 @@ from chaos.racer.lazy import lazy_attribute
 
 if TYPE_CHECKING:
     from chaos.racer.protocol import RacerSpec
+    from chaos.workloads.adk import ADKWorkload, ScriptedLlm
     from chaos.workloads.autogen import AutoGenThread, AutoGenWorkload
     from chaos.workloads.crewai import CrewRun, CrewWorkload
     from chaos.workloads.dbos import DBOSThread, DBOSWorkload
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
     from chaos.workloads.pydantic_graph import Deps, PGRun, PGWorkload
 
 __all__ = [
+    "ADKWorkload",
     "AutoGenThread",
     "AutoGenWorkload",
     "Breakpoint",
@@ -62,6 +65,7 @@ __all__ = [
     "LlamaWorkload",
     "PGRun",
     "PGWorkload",
+    "ScriptedLlm",
     "WorkloadContext",
 ]
 
@@ -81,6 +85,8 @@ _PUBLIC = {
     "AutoGenThread": "chaos.workloads.autogen",
     "DBOSWorkload": "chaos.workloads.dbos",
     "DBOSThread": "chaos.workloads.dbos",
+    "ADKWorkload": "chaos.workloads.adk",
+    "ScriptedLlm": "chaos.workloads.adk",
 }
 
 

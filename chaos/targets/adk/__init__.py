@@ -1,0 +1,49 @@
+"""Google ADK (Agent Development Kit) as a target: the light half (standard library only).
+
+What chaos can ask of ADK, readable without importing it: an ``LlmAgent`` driven by a scripted
+``BaseLlm`` (no network, no key), in an ``App`` with resumability on, run by a ``Runner`` over a
+session service (``SqliteSessionService``, or ``DatabaseSessionService`` on SQLite, PostgreSQL or
+MariaDB). The racer half is ``chaos.targets.adk.session``.
+"""
+
+from __future__ import annotations
+
+from chaos.targets import BRANCHES, TargetInfo
+
+INFO: TargetInfo = TargetInfo(
+    framework="adk",
+    module="chaos.targets.adk.session",
+    about="Google ADK: an LlmAgent (scripted BaseLlm) in a resumable App, run by a Runner over a session service; a tool with require_confirmation as the pause",
+    backends=("sqlite", "db_sqlite", "postgres"),
+    capturable_backends=("sqlite", "db_sqlite"),
+    in_process_backends=(),
+    workloads={
+        "three_step": "one invocation: the model calls tools a, b, c in turn (one effect each), then answers",
+        "gate_after_interrupt": "tool pre, then tool gate (require_confirmation: the pause; effect keyed by the confirmation's payload), then tool end",
+    },
+    kinds=("kill_sweep", "race", "stray_resume"),
+    properties=("EO", "PC", "LIVENESS", "CO", "DU"),
+    distributions=("google-adk",),
+    boundaries="create_session, append(author=A,kind=K[,delta]), each :before/:after (the session service's writes); effect(task):after",
+    unsupported={
+        BRANCHES: "no parallel-tool workload for ADK yet",
+        "durability": "every session-service write is one committed transaction; ADK has no durability mode to vary",
+    },
+    packages=("google",),
+    trial_s=3.0,
+    import_name="google.adk",
+    default_version="2.13.0",
+    pins=("google-adk=={version}", "sqlalchemy[asyncio]==2.1.9", "asyncpg==0.32.0", "aiomysql==0.3.2"),
+)
+
+# the racer half's names, imported with ADK on first use: racers import ``chaos.targets.<framework>``
+# (chaos.racer.main, chaos.racer.forkserver) until the registry imports ``INFO.module`` instead
+_RACER_SIDE = ("open_session", "PRELOAD", "prewarm")
+
+
+def __getattr__(name: str) -> object:
+    if name in _RACER_SIDE:
+        import importlib
+
+        return getattr(importlib.import_module(INFO.module), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
