@@ -28,6 +28,21 @@ INFO: TargetInfo = TargetInfo(
     unsupported={
         BRANCHES: "no parallel-tool workload for ADK yet",
         "durability": "every session-service write is one committed transaction; ADK has no durability mode to vary",
+        # ADK's nearest thing, Runner.rewind_async, drops a session's events after a point; it addresses no saved state to branch from
+        "fork": "ADK has no fork: a session's events can be rewound (Runner.rewind_async), not branched into a second run from a past event",
+        "FD": "needs fork",
+        "FI": "needs fork",
+        "first_checkpoint": "not built yet: the window between run_async accepting a message and its user event's append is in every "
+        "sweep (append(author=user,kind=text):before), but the first_checkpoint kind is not wired to this adapter",
+        "FCL": "needs first_checkpoint",
+        "recovery_determinism": "not built yet for ADK (the scripted model is deterministic; the resumed run's events are not compared yet)",
+        "RD": "needs recovery_determinism",
+        "upgrade": "not built yet: no v1/v2 workload pair for ADK (a paused invocation under 2.12.0 resumed by 2.13.0)",
+        "UP": "needs upgrade",
+        "invalid_state": "not built yet: no ADK workload writes a state delta that breaks a schema (ADK state is an untyped dict)",
+        "shared_state": "no shared-state agent workloads for ADK yet",
+        "failing_effect": "not measured yet: no ADK workload with a retry around a tool effect",
+        "AA": "not judged yet: the adapter notes its approvals, but a resume by invocation id is not yet told apart from one in the reports",
     },
     packages=("google",),
     trial_s=3.0,
