@@ -55,6 +55,7 @@ class ScriptedLlm(BaseLlm):
 
     model: str = "chaos-scripted"
     plan: list[str] = []
+    args: dict[str, dict[str, Any]] = {}  # tool -> the arguments the model calls it with
     final: str = "done"
 
     async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False) -> AsyncGenerator[LlmResponse, None]:
@@ -68,7 +69,7 @@ class ScriptedLlm(BaseLlm):
         if nxt is None:
             yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text=self.final)]))
         else:
-            call = types.FunctionCall(name=nxt, args={})
+            call = types.FunctionCall(name=nxt, args=dict(self.args.get(nxt, {})))
             yield LlmResponse(content=types.Content(role="model", parts=[types.Part(function_call=call)]))
 
 

@@ -138,6 +138,8 @@ def completed_tools(events: list[Any], names: dict[str, str]) -> list[tuple[str,
     """(effect label, function call id) of each workload tool the log records a successful response of."""
     out = []
     for ev in events:
+        if ev.actions is not None and ev.actions.requested_tool_confirmations:
+            continue  # the tool asked for a confirmation: its response is the request, not its run
         for p in (ev.content.parts if ev.content is not None else None) or []:
             fr = p.function_response
             if fr is not None and fr.name in names and "error" not in (fr.response or {}):
