@@ -48,6 +48,7 @@ INFO: TargetInfo = TargetInfo(
     trial_s=3.0,
     import_name="google.adk",
     default_version="2.13.0",
+    preflight="chaos.targets.adk.preflight",
     pins=("google-adk=={version}", "sqlalchemy[asyncio]==2.1.9", "asyncpg==0.32.0", "aiomysql==0.3.2"),
 )
 

@@ -173,6 +173,12 @@ class ADKSession(SessionBase):
         self.recorder.where = self._where
         self.workload = build_workload(spec, self.recorder, BUILTIN, ADKWorkload)
         self.app = self.workload.app
+        resumable = self.app.resumability_config is not None and self.app.resumability_config.is_resumable
+        if not resumable:
+            raise ValueError(
+                f"workload {spec['workload']!r}: its App {self.app.name!r} has resumability off: ADK resumes a paused "
+                "invocation only in a resumable App; set App(resumability_config=ResumabilityConfig(is_resumable=True))"
+            )
         self.aio = SessionLoop()
         self.service = session_service(spec, barrier)
         app = self.app.model_copy(update={"plugins": [*self.app.plugins, tool_plugin()]})
@@ -234,7 +240,7 @@ class ADKSession(SessionBase):
         fr = types.FunctionResponse(id=call_id, name=CONFIRM, response={"confirmed": True, "payload": value})
         msg = types.Content(role="user", parts=[types.Part(function_response=fr)])
         self.recorder.note_approval()
-        if self.params.get("invocation_id") == "omit":
+        if self.params.get("invocation_id") == "omit":  # the answer alone (ADK 2.13 finds the invocation by the call id)
             return await self._drive(new_message=msg)
         return await self._drive(new_message=msg, invocation_id=invocation)
 
