@@ -21,8 +21,8 @@ INFO: TargetInfo = TargetInfo(
         "three_step": "one invocation: the model calls tools a, b, c in turn (one effect each), then answers",
         "gate_after_interrupt": "tool pre, then tool gate (require_confirmation: the pause; effect keyed by the confirmation's payload), then tool end",
     },
-    kinds=("kill_sweep", "race", "stray_resume"),
-    properties=("EO", "PC", "LIVENESS", "CO", "DU"),
+    kinds=("kill_sweep", "race", "stray_resume", "upgrade"),
+    properties=("EO", "PC", "LIVENESS", "CO", "DU", "CV", "CL", "UP"),
     distributions=("google-adk",),
     boundaries="create_session, append(author=A,kind=K[,delta]), each :before/:after (the session service's writes); effect(task):after",
     unsupported={
@@ -37,8 +37,6 @@ INFO: TargetInfo = TargetInfo(
         "FCL": "needs first_checkpoint",
         "recovery_determinism": "not built yet for ADK (the scripted model is deterministic; the resumed run's events are not compared yet)",
         "RD": "needs recovery_determinism",
-        "upgrade": "not built yet: no v1/v2 workload pair for ADK (a paused invocation under 2.12.0 resumed by 2.13.0)",
-        "UP": "needs upgrade",
         "invalid_state": "not built yet: no ADK workload writes a state delta that breaks a schema (ADK state is an untyped dict)",
         "shared_state": "no shared-state agent workloads for ADK yet",
         "failing_effect": "not measured yet: no ADK workload with a retry around a tool effect",
@@ -48,6 +46,8 @@ INFO: TargetInfo = TargetInfo(
     trial_s=3.0,
     import_name="google.adk",
     default_version="2.13.0",
+    # 2.12.0: the release a paused invocation is deployed from in the upgrade cases
+    ci_versions=("", "2.12.0"),
     preflight="chaos.targets.adk.preflight",
     pins=("google-adk=={version}", "sqlalchemy[asyncio]==2.1.9", "asyncpg==0.32.0", "aiomysql==0.3.2"),
 )
