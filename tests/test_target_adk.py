@@ -78,3 +78,42 @@ timeout_s: 120
     ).results
     c = look.cell(results)
     assert look.verdict(c, "CO").status == "holds"
+
+
+def test_a_second_confirmation_after_the_invocation_completed_fires_nothing_with_or_without_its_id(tmp_path):
+    results = run_text(
+        tmp_path,
+        """
+name: adk_stray
+kind: stray_resume
+target: {framework: adk, backend: sqlite}
+workload: gate_after_interrupt
+resume: "command:yes"
+trials: 1
+seed: 11
+timeout_s: 120
+matrix:
+  workload_params: [{}, {invocation_id: omit}]
+""",
+    ).results
+    for c in results.cells:
+        assert look.verdict(c, "CO").status == "holds", c.axes
+
+
+def test_an_invocation_paused_under_2_12_is_confirmed_under_2_13_as_2_13_alone_would_run_it(tmp_path):
+    results = run_text(
+        tmp_path,
+        """
+name: adk_upgrade
+kind: upgrade
+target: {framework: adk, backend: sqlite, version: "2.12.0"}
+workload: gate_after_interrupt
+resume: "command:yes"
+trials: 1
+seed: 5
+timeout_s: 120
+upgrade_to: {target: {version: "2.13.0"}}
+""",
+    ).results
+    up = look.verdict(look.cell(results), "UP")
+    assert up.status == "holds" and "2.12.0" in up.reason and "2.13.0" in up.reason, up.reason
