@@ -608,6 +608,7 @@ def ci_specs() -> list[str]:
     entry of each adapter's ``ci_versions``."""
     return [f"{t.framework}:{v}" if v else t.framework for t in TARGETS.values() for v in t.ci_versions]
 
+
 from chaos.targets.adk import INFO as _adk  # noqa: E402  (one line per framework package)
 
 TARGETS[_adk.framework] = _adk
