@@ -117,7 +117,9 @@ def write_repro(run_dir: str | Path, trial_id: str, out: str | Path | None = Non
     sc = cell.scenario
     where = f"{folder}: trial {trial_id}"
     framework, workload, backend = sc.target.framework, sc.workload, sc.target.backend
-    if framework != "langgraph" or workload not in WORKLOADS:
+    if framework != "langgraph":
+        return _framework_repro(folder, trial_id, cell, trial, verdict, out)
+    if workload not in WORKLOADS:
         raise ReproError(f"{where}: repro writes LangGraph's {' and '.join(WORKLOADS)} only, not {framework} {workload}")
     if backend != "sqlite":
         raise ReproError(f"{where}: repro writes the SQLite saver only, not {backend}")
@@ -165,6 +167,47 @@ def write_repro(run_dir: str | Path, trial_id: str, out: str | Path | None = Non
     script.write_text(text)
     md = target / f"repro_{trial_id}.md"
     md.write_text(_markdown(summary, verdict, sc, trial_id, point, versions, script.name))
+    return Repro(script=script, markdown=md, property=verdict["property"], summary=summary)
+
+
+def _framework_repro(
+    folder: Path, trial_id: str, cell: Cell, trial: dict[str, Any], verdict: dict[str, Any], out: str | Path | None
+) -> Repro:
+    """A framework's own repro writer (``TargetInfo.repro``: ``script(facts)``), for a framework other than LangGraph."""
+    import importlib
+
+    from chaos.targets import get_target
+
+    sc = cell.scenario
+    where = f"{folder}: trial {trial_id}"
+    ref = get_target(sc.target.framework).repro
+    if not ref:
+        raise ReproError(f"{where}: repro writes no {sc.target.framework} script (its adapter declares no repro writer)")
+    facts = {
+        "workload": sc.workload,
+        "backend": sc.target.backend,
+        "resume": str(sc.resume),
+        "kind_section": get_kind(sc.kind).section,
+        "property": verdict["property"],
+        "point": trial.get("point"),
+        "found_in": {"trial": trial_id, "run": str(folder)},
+        "versions": _versions(folder),
+    }
+    try:
+        summary, text, install = importlib.import_module(ref).script(facts)
+    except ValueError as exc:
+        raise ReproError(f"{where}: {exc}") from None
+    target = Path(out) if out is not None else folder
+    target.mkdir(parents=True, exist_ok=True)
+    script = target / f"repro_{trial_id}.py"  # trial_id matched TRIAL_ID: letters, digits and dashes only
+    script.write_text(text)
+    md = target / f"repro_{trial_id}.md"
+    md.write_text(
+        f"# {summary}\n\n```sh\npython -m venv venv && venv/bin/pip install {install}\nvenv/bin/python {script.name}"
+        f"     # exit 1 and REPRODUCED: the bug; exit 0: not reproduced\n```\n\nWhat it shows ({verdict['property']}): "
+        f"{_md(verdict['reason'])}\n\n- kill point: {_md(trial.get('point'))}\n\nWritten by `chaos repro` from trial `{trial_id}`; "
+        "the script needs no chaos.\n"
+    )
     return Repro(script=script, markdown=md, property=verdict["property"], summary=summary)
 
 

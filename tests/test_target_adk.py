@@ -37,7 +37,7 @@ def test_the_light_half_names_every_kind_it_cannot_run_with_its_reason():
 
 
 def test_a_confirmed_tool_killed_before_its_response_is_appended_runs_again_on_resume(tmp_path):
-    results = run_text(
+    outcome = run_text(
         tmp_path,
         """
 name: adk_sweep
@@ -50,7 +50,8 @@ seed: 7
 timeout_s: 120
 kill_points: ["effect(task=gate)", "append(author=agent,kind=response:gate)"]
 """,
-    ).results
+    )
+    results = outcome.results
     c = look.cell(results)
     eo = look.verdict(c, "EO")
     assert eo.status == "violated"
@@ -58,6 +59,17 @@ kill_points: ["effect(task=gate)", "append(author=agent,kind=response:gate)"]
     assert look.point(c, "effect(task=gate)").duplicates == ["gate:yes"]
     assert look.verdict(c, "PC").status == "holds"
     assert results.exit_code == 1
+    # the finding to file upstream: a standalone script, no chaos in it, that shows it again
+    import subprocess
+
+    from chaos.envs import python_for
+    from chaos.repro import write_repro
+
+    trial = look.point_verdict(c, "effect(task=gate)", "EO").evidence.trial_ids[0]
+    repro = write_repro(outcome.run_dir, trial, tmp_path / "repro")
+    assert "import chaos" not in repro.script.read_text() and "from chaos" not in repro.script.read_text()
+    shown = subprocess.run([python_for("adk"), str(repro.script)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert shown.returncode == 1 and "REPRODUCED: gate:yes fired more than once" in shown.stdout, shown.stdout + shown.stderr
 
 
 @pytest.mark.skipif(not os.environ.get("CHAOS_PG_DSN"), reason="needs CHAOS_PG_DSN (scripts/postgres.sh)")

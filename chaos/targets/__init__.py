@@ -94,6 +94,10 @@ class TargetInfo:
     # cell's target and workload_params as JSON): exit 0 when racers can start, else one stderr line
     # saying what to change (refused, exit 3); "" for none
     preflight: str = ""
+    # a module whose ``script(facts) -> (summary, script text, pip install line)`` writes a violating
+    # trial as a standalone script (``chaos repro``; ``ValueError`` when it cannot); "" for none
+    # (LangGraph's is chaos.repro's own)
+    repro: str = ""
 
     def __post_init__(self) -> None:
         # one rule for every adapter's unread fields (issue 23): what LangGraph's adapter alone reads,

@@ -49,6 +49,7 @@ INFO: TargetInfo = TargetInfo(
     # 2.12.0: the release a paused invocation is deployed from in the upgrade cases
     ci_versions=("", "2.12.0"),
     preflight="chaos.targets.adk.preflight",
+    repro="chaos.targets.adk.repro",
     pins=("google-adk=={version}", "sqlalchemy[asyncio]==2.1.9", "asyncpg==0.32.0", "aiomysql==0.3.2"),
 )
 
