@@ -3,11 +3,13 @@
 Stock: a booking killed before the tool's response event is booked again on resume (EO), and three
 answers to one confirmation on DatabaseSessionService over SQLite can book more than once (CO, a
 refused racer's booking). Fixed: an idempotency key and the confirmation declared on the tool come
-out clean. Cut down: two kill points, the race in 4 trials (stock's CO is judged only when a trial
+out clean on Postgres. Cut down: two kill points, the race in 4 trials (stock's CO is judged only when a trial
 duplicated, so the test asserts EO, which every run finds).
 """
 
 from __future__ import annotations
+
+import os
 
 import pytest
 import yaml
@@ -46,6 +48,9 @@ def test_stock_books_again_when_the_resumed_invocation_runs_the_confirmed_tool_a
     assert results.exit_code == 1
 
 
+@pytest.mark.skipif(
+    not os.environ.get("CHAOS_PG_DSN"), reason="fixed keeps its sessions on Postgres: needs CHAOS_PG_DSN (scripts/postgres.sh)"
+)
 def test_fixed_books_once_however_it_is_crashed_raced_or_answered_twice(tmp_path):
     results = _run("fixed", tmp_path)
     for name in ("sweep", "race-k3", "stray"):

@@ -31,7 +31,7 @@ def _env():
 def test_the_light_half_names_every_kind_it_cannot_run_with_its_reason():
     info = get_target("adk")
     assert info.module == "chaos.targets.adk.session"
-    for kind in ("fork", "first_checkpoint", "recovery_determinism", "upgrade", "invalid_state"):
+    for kind in ("fork", "first_checkpoint", "recovery_determinism", "invalid_state"):
         assert info.supports(kind), kind  # a reason, not None
     assert "rewind" in info.unsupported["fork"]
 

@@ -12,13 +12,17 @@ barrier before and after each durable write, named by what it writes (google-adk
   its author and its first part (a function call or response of tool T, text), ``,delta`` when it
   carries a state delta. ``:before`` means nothing of it is durable; ``:after`` that it committed.
 
-Resume forms: ``command`` answers the pending ``adk_request_confirmation`` call with a
-``FunctionResponse`` (``confirmed: true``, ``payload``: the value) and the paused invocation's id
-(``workload_params.invocation_id: omit`` sends the answer without it, which the docs say starts a
-new invocation); ``none`` continues the last invocation by its id with no message
+Resume forms: ``command`` answers the ``adk_request_confirmation`` call that waited when the racer
+opened the session (as a person clicking it would, even if another answer was recorded meanwhile)
+with a ``FunctionResponse`` (``confirmed: true``, ``payload``: the value) and the paused
+invocation's id; when none waited, it continues the unfinished invocation by its id (a recovery),
+answering the confirmation it then asks for, or, the run complete, sends the last answer again (``workload_params.invocation_id: omit`` sends the answer
+without the invocation id, which the docs say starts a new invocation); ``none`` continues the last invocation by its id with no message
 (``run_async(invocation_id=...)``); ``input`` sends the first message again (a new invocation).
-An ADK refusal (``StaleSessionError``: the session moved in storage since this racer read it) is the
-outcome ``error`` with that error; the effects it fired before are in ``fired``.
+ADK's refusal (``StaleSessionError``: the session moved in storage since this racer read it) is the
+outcome ``refused`` when the racer had fired no effect in the action, else ``error`` naming it in
+``refused_by`` (a duplicate its caller was told had failed; the effects are in ``fired``), as a
+guard's refusal is reported (``chaos.kinds.race``).
 """
 
 from __future__ import annotations
@@ -36,6 +40,10 @@ from chaos.workloads import build_workload
 SEAM_VERSION = "google-adk 2.13.0: google/adk/sessions/{sqlite,database}_session_service.py create_session, append_event"
 USER = "chaos-user"
 CONFIRM = "adk_request_confirmation"
+# ADK's optimistic guard against two writers of one session (google.adk.errors.StaleSessionError): a
+# racer it turns away before any effect is ``refused``; after its effect fired, an error naming it
+STALE = "StaleSessionError"
+REFUSED_BY = "ADK's StaleSessionError (the session moved in storage since this process read it)"
 # the tool running now (name, function call id): the effect rows' ``Where``
 _RUNNING: contextvars.ContextVar[tuple[str, str] | None] = contextvars.ContextVar("chaos_adk_tool", default=None)
 
@@ -134,6 +142,16 @@ def pending_confirmation(events: list[Any]) -> tuple[str, str] | None:
     return next(iter(calls.items()), None)
 
 
+def last_confirmation(events: list[Any]) -> tuple[str, str] | None:
+    """(function call id, invocation id) of the newest ``adk_request_confirmation`` call, answered or not."""
+    found = None
+    for ev in events:
+        for p in (ev.content.parts if ev.content is not None else None) or []:
+            if p.function_call is not None and p.function_call.name == CONFIRM:
+                found = (str(p.function_call.id), str(ev.invocation_id))
+    return found
+
+
 def completed_tools(events: list[Any], names: dict[str, str]) -> list[tuple[str, str]]:
     """(effect label, function call id) of each workload tool the log records a successful response of."""
     out = []
@@ -148,16 +166,16 @@ def completed_tools(events: list[Any], names: dict[str, str]) -> list[tuple[str,
 
 
 def ended(events: list[Any]) -> bool:
-    """The last agent event is a final text answer with nothing pending."""
-    for ev in reversed(events):
-        if ev.author == "user":
-            return False
+    """The run has answered: an agent's final text, after which no new work began (no function call,
+    no new user message; an answer to a confirmation already answered starts none)."""
+    done = False
+    for ev in events:
         parts = (ev.content.parts if ev.content is not None else None) or []
-        if any(p.function_call is not None or p.function_response is not None for p in parts):
-            return False
-        if any(p.text for p in parts):
-            return True
-    return False
+        if any(p.function_call is not None for p in parts) or (ev.author == "user" and any(p.text for p in parts)):
+            done = False
+        elif ev.author != "user" and any(p.text for p in parts):
+            done = True
+    return done and pending_confirmation(events) is None
 
 
 class ADKSession(SessionBase):
@@ -183,6 +201,8 @@ class ADKSession(SessionBase):
         self.service = session_service(spec, barrier)
         app = self.app.model_copy(update={"plugins": [*self.app.plugins, tool_plugin()]})
         self.runner = Runner(app=app, session_service=self.service)
+        # the confirmation waiting when this process opened the session (read without the race window's mark)
+        self.shown = self.aio.run(self._shown())
 
     def _where(self) -> Where | None:
         running = _RUNNING.get()
@@ -195,12 +215,24 @@ class ADKSession(SessionBase):
         if op not in ("run", "resume"):
             raise Unsupported(f"{op!r}: ADK has no checkpoint ids to address or fork (a session's events can only be rewound)")
         self.recorder.begin_action()
+        fired0 = len(self.recorder.fired)
         try:
             return self.recorder.with_approvals(self.aio.run(self._perform(op, form, action)))
         except Unsupported:
             raise
-        except Exception as exc:  # the framework's answer (StaleSessionError among them), recorded as data
-            return self.recorder.with_approvals(outcome("error", self.recorder.observed, error=error_of(exc)))
+        except Exception as exc:  # the framework's answer, recorded as data
+            err = error_of(exc)
+            if type(exc).__name__ == STALE:  # ADK's own guard: before any effect an outcome, after one an error naming it
+                err["refused_by"] = REFUSED_BY
+                if len(self.recorder.fired) == fired0:
+                    return self.recorder.with_approvals(outcome("refused", self.recorder.observed, error=err))
+            return self.recorder.with_approvals(outcome("error", self.recorder.observed, error=err))
+
+    async def _shown(self) -> tuple[str, str] | None:
+        # the service's own get_session (its class's base), not the instrumented one
+        get = type(self.service).__mro__[1].get_session  # type: ignore[attr-defined]  # the base class is a session service
+        session = await get(self.service, app_name=self.app.name, user_id=USER, session_id=self.thread_id)
+        return pending_confirmation(session.events) if session is not None else None
 
     async def _session(self) -> Any:
         return await self.service.get_session(app_name=self.app.name, user_id=USER, session_id=self.thread_id)
@@ -218,10 +250,17 @@ class ADKSession(SessionBase):
             return nothing_saved_outcome("ADK has no session: create_session was not committed at the kill")
         if form not in ("command", "none"):
             raise Unsupported(f"resume form {form!r} is not expressed by the ADK adapter")
-        if ended(session.events):
-            return outcome("done", {}, nothing_to_resume=True)
         if not session.events:
             return nothing_saved_outcome("the session holds no event: the first message was not committed at the kill")
+        if form == "command" and self.shown is not None:
+            # the confirmation this process was shown when it opened the session: answered as a person
+            # clicking it would, whether or not another answer was recorded meanwhile (a racer)
+            return await self._answer(self.shown[0], self.shown[1], action.get("value"))
+        asked = last_confirmation(session.events)
+        if ended(session.events):
+            if form == "command" and asked is not None:  # the answer sent again after the run completed (a stray)
+                return await self._answer(asked[0], asked[1], action.get("value"))
+            return outcome("done", {}, nothing_to_resume=True)
         pending = pending_confirmation(session.events)
         if pending is None:  # the invocation was cut short: continue it by its id (ADK's resume)
             out = await self._drive(invocation_id=session.events[-1].invocation_id)
