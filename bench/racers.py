@@ -203,13 +203,15 @@ CASES: dict[str, tuple[str, str, int]] = {
     "sweep": ("langgraph", "kill_sweep", 0),
     "dbos_race": ("dbos", "race", 3),
     "dbos_sweep": ("dbos", "kill_sweep", 0),
+    "adk_race": ("adk", "race", 4),
+    "adk_sweep": ("adk", "kill_sweep", 0),
 }
 
 
 def scenario(kind: str, framework: str = "langgraph", **over) -> Scenario:
     target = (
-        {"framework": "dbos", "backend": "sqlite"}
-        if framework == "dbos"
+        {"framework": framework, "backend": "sqlite"}
+        if framework in ("dbos", "adk")  # no durability modes: every write is a committed transaction
         else {"framework": framework, "backend": "sqlite", "durability": "sync"}
     )
     data = {
@@ -220,7 +222,7 @@ def scenario(kind: str, framework: str = "langgraph", **over) -> Scenario:
         "timeout_s": 300,
     }
     if kind == "race":
-        data.update(workload="gate_after_interrupt", resume="command:true")
+        data.update(workload="gate_after_interrupt", resume="command:yes" if framework == "adk" else "command:true")
     else:
         data.update(workload="three_step", resume="none")
     data.update(over)
@@ -717,6 +719,8 @@ CASE_TITLES = {
     "sweep": "kill-sweep trial (three_step, sync, resume none), SQLite",
     "dbos_race": "DBOS race trial, k=3 (gate_after_interrupt, command:true), SQLite system database",
     "dbos_sweep": "DBOS kill-sweep trial (three_step, resume none), SQLite system database",
+    "adk_race": "ADK race trial, k=4 (gate_after_interrupt, command:yes), SqliteSessionService",
+    "adk_sweep": "ADK kill-sweep trial (three_step, resume none), SqliteSessionService",
     "email_sweep": "e-mail assistant stock sweep (examples/email_assistant/scenarios/stock.yaml, its kill_sweep cell), through the orchestrator",
 }
 
@@ -852,7 +856,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--cases",
         default="race4,race16,sweep,matrix",
-        help="comma list of race4, race16, sweep, matrix, dbos_race, dbos_sweep, email_sweep (examples/email_assistant's stock sweep)",
+        help="comma list of race4, race16, sweep, matrix, dbos_race, dbos_sweep, adk_race, adk_sweep, email_sweep (examples/email_assistant's stock sweep)",
     )
     ap.add_argument(
         "--modes",
