@@ -71,6 +71,7 @@ RESUME = @RESUME@
 
 import asyncio
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -226,6 +227,13 @@ async def resume() -> None:
 
 
 def main() -> int:
+    try:
+        return reproduce()
+    finally:
+        shutil.rmtree(WORKDIR, ignore_errors=True)  # the parent cleans up; the child was killed
+
+
+def reproduce() -> int:
     pid = os.fork()
     if pid == 0:
         os.environ["ARMED"] = "1"
