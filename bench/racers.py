@@ -206,13 +206,15 @@ CASES: dict[str, tuple[str, str, int]] = {
     "dbos_sweep": ("dbos", "kill_sweep", 0),
     "af_race": ("agent_framework", "race", 3),
     "af_sweep": ("agent_framework", "kill_sweep", 0),
+    "adk_race": ("adk", "race", 4),
+    "adk_sweep": ("adk", "kill_sweep", 0),
 }
 
 
 def scenario(kind: str, framework: str = "langgraph", **over) -> Scenario:
     target = (
-        {"framework": "dbos", "backend": "sqlite"}
-        if framework == "dbos"
+        {"framework": framework, "backend": "sqlite"}
+        if framework in ("dbos", "adk")  # no durability modes: every write is a committed transaction
         else {"framework": framework, "backend": "file"}
         if framework == "agent_framework"
         else {"framework": framework, "backend": "sqlite", "durability": "sync"}
@@ -225,7 +227,7 @@ def scenario(kind: str, framework: str = "langgraph", **over) -> Scenario:
         "timeout_s": 300,
     }
     if kind == "race":
-        data.update(workload="gate_after_interrupt", resume="command:true")
+        data.update(workload="gate_after_interrupt", resume="command:yes" if framework == "adk" else "command:true")
     else:
         data.update(workload="three_step", resume="none")
     data.update(over)
@@ -724,6 +726,8 @@ CASE_TITLES = {
     "dbos_sweep": "DBOS kill-sweep trial (three_step, resume none), SQLite system database",
     "af_race": "Agent Framework race trial, k=3 (gate_after_interrupt, command:true), FileCheckpointStorage",
     "af_sweep": "Agent Framework kill-sweep trial (three_step, resume none), FileCheckpointStorage",
+    "adk_race": "ADK race trial, k=4 (gate_after_interrupt, command:yes), SqliteSessionService",
+    "adk_sweep": "ADK kill-sweep trial (three_step, resume none), SqliteSessionService",
     "email_sweep": "e-mail assistant stock sweep (examples/email_assistant/scenarios/stock.yaml, its kill_sweep cell), through the orchestrator",
 }
 

@@ -198,6 +198,17 @@ def _stale(python: Path, ready: Path, requirements: list[str], track: list[str] 
     return any(recorded.get(name) != now.get(name) for name in followed if name in now)
 
 
+def _importable(name: str) -> bool:
+    """``name`` (a dotted module, e.g. ``google.adk``) imports in this interpreter; False for "" and
+    for a module whose parent package is absent (``find_spec`` raises there instead of saying None)."""
+    if not name:
+        return False
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:
+        return False
+
+
 def _installed(dist: str) -> str | None:
     from importlib import metadata
 
@@ -213,7 +224,7 @@ def missing_env(framework: str, version: str | None = None, extra: list[str] | t
     from chaos.targets import get_target
 
     info = get_target(framework)
-    if not extra and info.import_name and importlib.util.find_spec(info.import_name) is not None:
+    if not extra and _importable(info.import_name):
         if version is None or _installed(info.distributions[0] if info.distributions else info.import_name) == version:
             return None
     path = env_path(framework, version, [*info.requirements(version), *normalized(extra)])
@@ -232,7 +243,7 @@ def python_for(framework: str, version: str | None = None, extra: list[str] | tu
     from chaos.targets import get_target
 
     info = get_target(framework)
-    if not extra and info.import_name and importlib.util.find_spec(info.import_name) is not None:
+    if not extra and _importable(info.import_name):
         if version is None or _installed(info.distributions[0] if info.distributions else info.import_name) == version:
             return sys.executable  # the asked-for release is the one installed here
     return ensure_env(framework, version, [*info.requirements(version), *normalized(extra)], track=normalized(extra))

@@ -152,6 +152,7 @@ class ScriptWriter:
 
     module: str
     repro_properties: tuple[str, ...]
+    extra_pins: tuple[str, ...] = ()  # what the script imports beyond the framework's distributions (a driver)
 
     def repro(
         self, cell: Cell, trial: Mapping[str, Any], violated: tuple[str, str], versions: Mapping[str, str], found_in: Mapping[str, str]
@@ -188,7 +189,7 @@ class ScriptWriter:
             summary, text = importlib.import_module(self.module).script(facts)
         except ValueError as exc:
             return str(exc)
-        pins = " ".join(f"{k}=={v}" for k, v in kept.items() if k != "python") or sc.target.framework
+        pins = " ".join([*(f"{k}=={v}" for k, v in kept.items() if k != "python"), *self.extra_pins]) or sc.target.framework
         markdown = (
             f"# {_md(summary)}\n\nFound by chaos in trial `{facts.trial_id}`, {_md(violated[0])}: {_md(violated[1])[:500]}\n\n"
             f"```sh\npython -m venv venv && venv/bin/pip install {pins}\nvenv/bin/python repro_{facts.trial_id}.py\n```\n\n"

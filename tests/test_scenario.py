@@ -6,6 +6,7 @@ import pytest
 
 from chaos.racer.errors import ScenarioError
 from chaos.scenario.model import expand, load_scenario, parse_scenario
+from chaos.targets import TARGETS
 
 BASE = """\
 name: t
@@ -41,7 +42,7 @@ def test_a_scenario_without_matrix_is_one_cell():
         (BASE.replace("gate_after_interrupt", "not a factory"), "unknown workload 'not a factory'"),
         (
             BASE + "target: {framework: crew}\n",
-            "unknown framework 'crew'; known: autogen, crewai, dbos, langgraph, langgraph_server, llamaindex, pydantic_graph",
+            "unknown framework 'crew'; known: " + ", ".join(sorted(TARGETS)),  # every registered framework, whoever adds one
         ),
         (BASE + "target: {backend: mongo}\n", "langgraph has no backend 'mongo'"),
         # (an explicit ``none`` is accepted: a race of static-breakpoint approvals, invoke(None))

@@ -474,8 +474,10 @@ def check_co(cell: Cell, f: RaceFacts) -> Verdict:
         return verdict(
             "CO",
             "violated",
-            f"a racer's gated effect fired and the guard refused it only after, in {len(guard.late)}/{len(fires)} valid trials",
+            f"a racer's gated effect fired and the guard refused it only after ({', '.join(sorted(guard.by))}), "
+            f"in {len(guard.late)}/{len(fires)} valid trials: a duplicate its caller was told had failed",
             trial_ids=guard.late,
+            ledger_seqs=dup_seqs,
         )
     if dup_ids:
         return verdict(

@@ -246,6 +246,7 @@ PACKAGES: dict[str, str] = {
     "dbos": "chaos.targets.dbos",
     "agent_framework": "chaos.targets.agent_framework",
     "openai_agents": "chaos.targets.openai_agents",
+    "adk": "chaos.targets.adk",
 }
 
 

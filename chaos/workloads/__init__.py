@@ -25,6 +25,7 @@ The public types a team's own app needs live here, one place for every framework
     from chaos.workloads import Guard                            # a LangGraph guard (target.guard)
     from chaos.workloads import effect, effect_once              # a graph served by the Agent Server
     from chaos.workloads import OpenAIAgentsWorkload, Call, scripted_model  # OpenAI Agents SDK
+    from chaos.workloads import ADKWorkload, ScriptedLlm         # Google ADK
 
 Each framework's names are imported on first use (PEP 562 ``__getattr__``) from
 ``chaos.workloads.<framework>``, which imports that framework: importing this package stays
@@ -43,6 +44,7 @@ from chaos.racer.lazy import lazy_attribute
 
 if TYPE_CHECKING:
     from chaos.racer.protocol import RacerSpec
+    from chaos.workloads.adk import ADKWorkload, ScriptedLlm
     from chaos.workloads.agent_framework import AFWorkload
     from chaos.workloads.autogen import AutoGenThread, AutoGenWorkload
     from chaos.workloads.crewai import CrewRun, CrewWorkload
@@ -56,6 +58,7 @@ W = TypeVar("W")  # the adapter's workload type (``build_workload``'s ``expected
 
 __all__ = [
     "AFWorkload",
+    "ADKWorkload",
     "AutoGenThread",
     "AutoGenWorkload",
     "Breakpoint",
@@ -74,6 +77,7 @@ __all__ = [
     "OpenAIAgentsWorkload",
     "PGRun",
     "PGWorkload",
+    "ScriptedLlm",
     "WorkloadContext",
     "effect",
     "effect_once",
@@ -107,6 +111,8 @@ _PUBLIC = {
     "OpenAIAgentsWorkload": "chaos.workloads.openai_agents",
     "Call": "chaos.workloads.openai_agents",
     "scripted_model": "chaos.workloads.openai_agents",
+    "ADKWorkload": "chaos.workloads.adk",
+    "ScriptedLlm": "chaos.workloads.adk",
 }
 
 

@@ -1,0 +1,54 @@
+"""Google ADK (Agent Development Kit) as a target: the light half (standard library only).
+
+What chaos can ask of ADK, readable without importing it: an ``LlmAgent`` driven by a scripted
+``BaseLlm`` (no network, no key), in an ``App`` with resumability on, run by a ``Runner`` over a
+session service (``SqliteSessionService``, or ``DatabaseSessionService`` on SQLite, PostgreSQL or
+MariaDB). The racer half is ``chaos.targets.adk.session``.
+"""
+
+from __future__ import annotations
+
+from chaos.targets import BRANCHES, TargetInfo
+
+INFO: TargetInfo = TargetInfo(
+    framework="adk",
+    module="chaos.targets.adk.session",
+    about="Google ADK: an LlmAgent (scripted BaseLlm) in a resumable App, run by a Runner over a session service; a tool with require_confirmation as the pause",
+    backends=("sqlite", "db_sqlite", "postgres"),
+    capturable_backends=("sqlite", "db_sqlite"),
+    in_process_backends=(),
+    workloads={
+        "three_step": "one invocation: the model calls tools a, b, c in turn (one effect each), then answers",
+        "gate_after_interrupt": "tool pre, then tool gate (require_confirmation: the pause; effect keyed by the confirmation's payload), then tool end",
+    },
+    kinds=("kill_sweep", "race", "stray_resume", "upgrade"),
+    properties=("EO", "PC", "LIVENESS", "CO", "DU", "CV", "CL", "UP"),
+    distributions=("google-adk",),
+    boundaries="create_session, append(author=A,kind=K[,delta]), each :before/:after (the session service's writes); effect(task):after",
+    unsupported={
+        BRANCHES: "no parallel-tool workload for ADK yet",
+        "durability": "every session-service write is one committed transaction; ADK has no durability mode to vary",
+        # ADK's nearest thing, Runner.rewind_async, drops a session's events after a point; it addresses no saved state to branch from
+        "fork": "ADK has no fork: a session's events can be rewound (Runner.rewind_async), not branched into a second run from a past event",
+        "FD": "needs fork",
+        "FI": "needs fork",
+        "first_checkpoint": "not built yet: the window between run_async accepting a message and its user event's append is in every "
+        "sweep (append(author=user,kind=text):before), but the first_checkpoint kind is not wired to this adapter",
+        "FCL": "needs first_checkpoint",
+        "recovery_determinism": "not built yet for ADK (the scripted model is deterministic; the resumed run's events are not compared yet)",
+        "RD": "needs recovery_determinism",
+        "invalid_state": "not built yet: no ADK workload writes a state delta that breaks a schema (ADK state is an untyped dict)",
+        "shared_state": "no shared-state agent workloads for ADK yet",
+        "failing_effect": "not measured yet: no ADK workload with a retry around a tool effect",
+        "AA": "not judged yet: the adapter notes its approvals, but a resume by invocation id is not yet told apart from one in the reports",
+    },
+    packages=("google",),
+    trial_s=3.0,
+    import_name="google.adk",
+    default_version="2.13.0",
+    # 2.12.0: the release a paused invocation is deployed from in the upgrade cases
+    ci_versions=("", "2.12.0"),
+    preflight="chaos.targets.adk.preflight",
+    hooks="chaos.targets.adk.hooks",
+    pins=("google-adk=={version}", "sqlalchemy[asyncio]==2.1.9", "asyncpg==0.32.0", "aiomysql==0.3.2"),
+)

@@ -1,0 +1,88 @@
+"""ADK's own checks before any trial, run in the racers' Python (``python -m chaos.targets.adk.preflight SPEC``).
+
+Why: bad input on the ADK target would otherwise surface inside the trials, as a run of errored
+trials. The orchestrator's preflight runs this once per interpreter and cell configuration
+(``TargetInfo.preflight``); it exits 0 when the racers can start, else prints one line saying what
+to change and exits 2 (the run then stops with exit 3, before any trial):
+
+* the environment imports ADK's runner and session services (else: the command that builds it);
+* ``workload_params`` are ones the adapter reads (``params_problem``);
+* a Postgres session database opens with the driver ``DatabaseSessionService`` gets here
+  (SQLAlchemy's asyncpg dialect), at the DSN the run gives the racers (``CHAOS_PG_DSN``).
+
+A workload whose factory does not build, or whose ``App`` has resumability off, is refused by the
+orchestrator's run of the workload (``chaos.running.preflight``): the session raises it when it opens.
+``SPEC`` is JSON: ``{"target": {...}, "workload_params": {...}}``. Standard library only, until ADK
+is imported.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+INVOCATION_ID = (None, "send", "omit")
+
+
+def params_problem(params: dict[str, Any]) -> str | None:
+    """What is wrong with the ADK ``workload_params``, as one sentence; None when nothing is."""
+    how = params.get("invocation_id")
+    if how not in INVOCATION_ID:
+        return f"workload_params.invocation_id is {how!r}: use send (the default: the answer names the paused invocation) or omit"
+    return None
+
+
+def import_problem(target: dict[str, Any]) -> str | None:
+    try:
+        from google.adk.runners import Runner  # noqa: F401
+        from google.adk.sessions.database_session_service import DatabaseSessionService  # noqa: F401
+        from google.adk.sessions.sqlite_session_service import SqliteSessionService  # noqa: F401
+    except Exception as exc:
+        spec = f"adk:{target['version']}" if target.get("version") else "adk"
+        return (
+            f"the adk environment ({sys.prefix}) cannot import google.adk ({type(exc).__name__}: {exc}): build it again with "
+            f"`bash .ci/envs.sh {spec}` (or delete that folder: the next run builds it)"
+        )
+    return None
+
+
+def postgres_problem(dsn: str) -> str | None:
+    """The session database DSN opens with DatabaseSessionService's driver (a connection and ``SELECT 1``)."""
+    import asyncio
+
+    import sqlalchemy as sa
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    async def probe() -> None:
+        engine = create_async_engine("postgresql+asyncpg://" + dsn.split("://", 1)[-1], connect_args={"timeout": 10})
+        try:
+            async with engine.connect() as conn:
+                await conn.execute(sa.text("SELECT 1"))
+        finally:
+            await engine.dispose()
+
+    try:
+        asyncio.run(probe())
+    except Exception as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        safe = dsn.split("@", 1)[-1]
+        return f"ADK's DatabaseSessionService cannot open its Postgres session database at {safe}: {first}: set CHAOS_PG_DSN to a database that accepts it"
+    return None
+
+
+def main(argv: list[str]) -> int:
+    spec = json.loads(argv[1])
+    target = dict(spec.get("target") or {})
+    problem = params_problem(dict(spec.get("workload_params") or {})) or import_problem(target)
+    if problem is None and target.get("backend") == "postgres" and os.environ.get("CHAOS_PG_DSN"):
+        problem = postgres_problem(os.environ["CHAOS_PG_DSN"])
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

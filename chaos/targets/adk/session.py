@@ -1,0 +1,349 @@
+"""Google ADK adapter (racer side): a resumable ``App`` run by a ``Runner`` over an instrumented session service.
+
+Why a seam on the session service: everything ADK keeps durable goes through one object, the
+session service (an append-only event log plus state). This adapter subclasses the chosen service
+class, ``SqliteSessionService`` (``sqlite``) or ``DatabaseSessionService`` (SQLAlchemy:
+``db_sqlite`` on a SQLite file, ``postgres`` on the run's Postgres through asyncpg), and passes a
+barrier before and after each durable write, named by what it writes (google-adk 2.13.0,
+``google/adk/sessions/*_session_service.py``: ``create_session``, ``append_event``):
+
+* ``create_session``;
+* ``append(author=<user|agent>,kind=<call:T|response:T|text|empty>[,delta])``: one event, named by
+  its author and its first part (a function call or response of tool T, text), ``,delta`` when it
+  carries a state delta. ``:before`` means nothing of it is durable; ``:after`` that it committed.
+
+Resume forms: ``command`` answers the ``adk_request_confirmation`` call that waited when the racer
+opened the session (as a person clicking it would, even if another answer was recorded meanwhile)
+with a ``FunctionResponse`` (``confirmed: true``, ``payload``: the value) and the paused
+invocation's id; when none waited, it continues the unfinished invocation by its id (a recovery),
+answering the confirmation it then asks for, or, the run complete, sends the last answer again (``workload_params.invocation_id: omit`` sends the answer
+without the invocation id, which the docs say starts a new invocation); ``none`` continues the last invocation by its id with no message
+(``run_async(invocation_id=...)``); ``input`` sends the first message again (a new invocation).
+ADK's refusal (``StaleSessionError``: the session moved in storage since this racer read it) is the
+outcome ``refused`` when the racer had fired no effect in the action, else ``error`` naming it in
+``refused_by`` (a duplicate its caller was told had failed; the effects are in ``fired``), as a
+guard's refusal is reported (``chaos.kinds.race``).
+"""
+
+from __future__ import annotations
+
+import contextvars
+from typing import Any
+
+from chaos.racer.barrier import BarrierClient
+from chaos.racer.ledger import Ledger, Where
+from chaos.racer.protocol import Action, ActionOutcome, InspectResult, RacerSpec
+from chaos.targets.base import Unsupported, error_of, jsonable, nothing_saved_outcome
+from chaos.targets.common import EffectRecorder, SessionBase, SessionLoop, outcome, store_file
+from chaos.workloads import build_workload
+
+SEAM_VERSION = "google-adk 2.13.0: google/adk/sessions/{sqlite,database}_session_service.py create_session, append_event"
+USER = "chaos-user"
+CONFIRM = "adk_request_confirmation"
+# ADK's optimistic guard against two writers of one session (google.adk.errors.StaleSessionError): a
+# racer it turns away before any effect is ``refused``; after its effect fired, an error naming it
+STALE = "StaleSessionError"
+REFUSED_BY = "ADK's StaleSessionError (the session moved in storage since this process read it)"
+# the tool running now (name, function call id): the effect rows' ``Where``
+_RUNNING: contextvars.ContextVar[tuple[str, str] | None] = contextvars.ContextVar("chaos_adk_tool", default=None)
+
+
+def event_name(event: Any) -> str:
+    """``append(author=A,kind=K[,delta])`` of one event."""
+    parts = (event.content.parts if event.content is not None else None) or []
+    kind = "empty"
+    for p in parts:
+        if p.function_call is not None:
+            kind = f"call:{p.function_call.name}"
+            break
+        if p.function_response is not None:
+            kind = f"response:{p.function_response.name}"
+            break
+        if p.text:
+            kind = "text"
+            break
+    delta = ",delta" if event.actions is not None and event.actions.state_delta else ""
+    return f"append(author={event.author},kind={kind}{delta})"
+
+
+def instrumented(base: type, barrier: BarrierClient) -> type:
+    """The subclass of a session service class whose writes pass ``barrier``."""
+
+    class Instrumented(base):  # a class chosen at run time: the service this trial uses
+        async def create_session(self, **kw: Any) -> Any:
+            barrier.hit("create_session:before")
+            out = await super().create_session(**kw)
+            barrier.hit("create_session:after")
+            return out
+
+        async def get_session(self, **kw: Any) -> Any:
+            out = await super().get_session(**kw)
+            barrier.mark("read")  # the race window opens at a resume's first read
+            return out
+
+        async def append_event(self, session: Any, event: Any) -> Any:
+            if event.partial:
+                return await super().append_event(session, event)
+            name = event_name(event)
+            barrier.hit(name + ":before")
+            out = await super().append_event(session, event)
+            barrier.hit(name + ":after")
+            return out
+
+    Instrumented.__name__ = Instrumented.__qualname__ = f"Chaos{base.__name__}"
+    return Instrumented
+
+
+def session_service(spec: RacerSpec, barrier: BarrierClient) -> Any:
+    """The trial's session service, instrumented: by ``target.backend``."""
+    backend = spec["target"].get("backend") or "sqlite"
+    store = dict(spec.get("store") or {})
+    if backend == "sqlite":
+        from google.adk.sessions.sqlite_session_service import SqliteSessionService
+
+        return instrumented(SqliteSessionService, barrier)(str(store_file(spec, ".adk.sqlite")))
+    from google.adk.sessions.database_session_service import DatabaseSessionService
+
+    cls = instrumented(DatabaseSessionService, barrier)
+    if backend == "db_sqlite":
+        return cls(f"sqlite+aiosqlite:///{store_file(spec, '.adk-db.sqlite')}")
+    if backend == "postgres":
+        dsn = str(store.get("dsn") or "")
+        if not dsn:
+            raise Unsupported("backend postgres needs the run's Postgres (CHAOS_PG_DSN)")
+        url = "postgresql+asyncpg://" + dsn.split("://", 1)[1]
+        settings = {"search_path": str(store.get("schema") or "public")}
+        if store.get("application_name"):  # fault: db_disconnect finds this racer's connections by it
+            settings["application_name"] = str(store["application_name"])
+        return cls(url, connect_args={"server_settings": settings})
+    raise Unsupported(f"backend {backend!r} is not expressed by the ADK adapter")
+
+
+def tool_plugin() -> Any:
+    from google.adk.plugins.base_plugin import BasePlugin
+
+    class Plugin(BasePlugin):
+        async def before_tool_callback(self, *, tool: Any, tool_args: dict, tool_context: Any) -> None:
+            _RUNNING.set((str(tool.name), str(tool_context.function_call_id)))
+            return None
+
+    return Plugin(name="chaos_where")
+
+
+def pending_confirmation(events: list[Any]) -> tuple[str, str] | None:
+    """(function call id, invocation id) of an ``adk_request_confirmation`` call no response answers yet."""
+    calls: dict[str, str] = {}
+    for ev in events:
+        for p in (ev.content.parts if ev.content is not None else None) or []:
+            if p.function_call is not None and p.function_call.name == CONFIRM:
+                calls[str(p.function_call.id)] = str(ev.invocation_id)
+            if p.function_response is not None and p.function_response.name == CONFIRM:
+                calls.pop(str(p.function_response.id), None)
+    return next(iter(calls.items()), None)
+
+
+def last_confirmation(events: list[Any]) -> tuple[str, str] | None:
+    """(function call id, invocation id) of the newest ``adk_request_confirmation`` call, answered or not."""
+    found = None
+    for ev in events:
+        for p in (ev.content.parts if ev.content is not None else None) or []:
+            if p.function_call is not None and p.function_call.name == CONFIRM:
+                found = (str(p.function_call.id), str(ev.invocation_id))
+    return found
+
+
+def completed_tools(events: list[Any], names: dict[str, str]) -> list[tuple[str, str]]:
+    """(effect label, function call id) of each workload tool the log records a successful response of."""
+    out = []
+    for ev in events:
+        if ev.actions is not None and ev.actions.requested_tool_confirmations:
+            continue  # the tool asked for a confirmation: its response is the request, not its run
+        for p in (ev.content.parts if ev.content is not None else None) or []:
+            fr = p.function_response
+            if fr is not None and fr.name in names and "error" not in (fr.response or {}):
+                out.append((names[str(fr.name)], str(fr.id)))
+    return out
+
+
+def ended(events: list[Any]) -> bool:
+    """The run has answered: an agent's final text, after which no new work began (no function call,
+    no new user message; an answer to a confirmation already answered starts none)."""
+    done = False
+    for ev in events:
+        parts = (ev.content.parts if ev.content is not None else None) or []
+        if any(p.function_call is not None for p in parts) or (ev.author == "user" and any(p.text for p in parts)):
+            done = False
+        elif ev.author != "user" and any(p.text for p in parts):
+            done = True
+    return done and pending_confirmation(events) is None
+
+
+class ADKSession(SessionBase):
+    def __init__(self, spec: RacerSpec, barrier: BarrierClient, ledger: Ledger):
+        from google.adk.runners import Runner
+
+        from chaos.workloads.adk import BUILTIN, ADKWorkload
+
+        self.spec = spec
+        self.thread_id = spec["thread_id"]
+        self.params = dict(spec.get("workload_params") or {})
+        self.recorder = EffectRecorder(barrier, ledger, self.thread_id)
+        self.recorder.where = self._where
+        self.workload = build_workload(spec, self.recorder, BUILTIN, ADKWorkload)
+        self.app = self.workload.app
+        resumable = self.app.resumability_config is not None and self.app.resumability_config.is_resumable
+        if not resumable:
+            raise ValueError(
+                f"workload {spec['workload']!r}: its App {self.app.name!r} has resumability off: ADK resumes a paused "
+                "invocation only in a resumable App; set App(resumability_config=ResumabilityConfig(is_resumable=True))"
+            )
+        self.aio = SessionLoop()
+        self.service = session_service(spec, barrier)
+        app = self.app.model_copy(update={"plugins": [*self.app.plugins, tool_plugin()]})
+        self.runner = Runner(app=app, session_service=self.service)
+        # the confirmation waiting when this process opened the session (read without the race window's mark)
+        self.shown = self.aio.run(self._shown())
+
+    def _where(self) -> Where | None:
+        running = _RUNNING.get()
+        if running is None:
+            return None
+        return {"node": running[0], "namespace": "", "task_id": running[1], "outside_task": False}
+
+    def perform(self, action: Action) -> ActionOutcome:
+        op, form = action.get("op", "run"), action.get("form", "input")
+        if op not in ("run", "resume"):
+            raise Unsupported(f"{op!r}: ADK has no checkpoint ids to address or fork (a session's events can only be rewound)")
+        self.recorder.begin_action()
+        fired0 = len(self.recorder.fired)
+        try:
+            return self.recorder.with_approvals(self.aio.run(self._perform(op, form, action)))
+        except Unsupported:
+            raise
+        except Exception as exc:  # the framework's answer, recorded as data
+            err = error_of(exc)
+            if type(exc).__name__ == STALE:  # ADK's own guard: before any effect an outcome, after one an error naming it
+                err["refused_by"] = REFUSED_BY
+                if len(self.recorder.fired) == fired0:
+                    return self.recorder.with_approvals(outcome("refused", self.recorder.observed, error=err))
+            return self.recorder.with_approvals(outcome("error", self.recorder.observed, error=err))
+
+    async def _shown(self) -> tuple[str, str] | None:
+        # the service's own get_session (its class's base), not the instrumented one
+        get = type(self.service).__mro__[1].get_session  # type: ignore[attr-defined]  # the base class is a session service
+        session = await get(self.service, app_name=self.app.name, user_id=USER, session_id=self.thread_id)
+        return pending_confirmation(session.events) if session is not None else None
+
+    async def _session(self) -> Any:
+        return await self.service.get_session(app_name=self.app.name, user_id=USER, session_id=self.thread_id)
+
+    async def _perform(self, op: str, form: str, action: Action) -> ActionOutcome:
+        from google.genai import types
+
+        session = await self._session()
+        if op == "run" or form == "input":
+            if session is None:
+                await self.service.create_session(app_name=self.app.name, user_id=USER, session_id=self.thread_id)
+            msg = types.Content(role="user", parts=[types.Part(text=self.workload.message)])
+            return await self._drive(new_message=msg)
+        if session is None:
+            return nothing_saved_outcome("ADK has no session: create_session was not committed at the kill")
+        if form not in ("command", "none"):
+            raise Unsupported(f"resume form {form!r} is not expressed by the ADK adapter")
+        if not session.events:
+            return nothing_saved_outcome("the session holds no event: the first message was not committed at the kill")
+        if form == "command" and self.shown is not None:
+            # the confirmation this process was shown when it opened the session: answered as a person
+            # clicking it would, whether or not another answer was recorded meanwhile (a racer)
+            return await self._answer(self.shown[0], self.shown[1], action.get("value"))
+        asked = last_confirmation(session.events)
+        if ended(session.events):
+            if form == "command" and asked is not None:  # the answer sent again after the run completed (a stray)
+                return await self._answer(asked[0], asked[1], action.get("value"))
+            return outcome("done", {}, nothing_to_resume=True)
+        pending = pending_confirmation(session.events)
+        if pending is None:  # the invocation was cut short: continue it by its id (ADK's resume)
+            out = await self._drive(invocation_id=session.events[-1].invocation_id)
+            session = await self._session()
+            pending = pending_confirmation(session.events) if session is not None else None
+            if form == "none" or pending is None or out["status"] != "interrupted":
+                return out
+        if form == "none":
+            return outcome("interrupted", {}, interrupts=[f"{CONFIRM}({pending[0]})"])
+        call_id, invocation = pending
+        return await self._answer(call_id, invocation, action.get("value"))
+
+    async def _answer(self, call_id: str, invocation: str, value: Any) -> ActionOutcome:
+        from google.genai import types
+
+        fr = types.FunctionResponse(id=call_id, name=CONFIRM, response={"confirmed": True, "payload": value})
+        msg = types.Content(role="user", parts=[types.Part(function_response=fr)])
+        self.recorder.note_approval()
+        if self.params.get("invocation_id") == "omit":  # the answer alone (ADK 2.13 finds the invocation by the call id)
+            return await self._drive(new_message=msg)
+        return await self._drive(new_message=msg, invocation_id=invocation)
+
+    async def _drive(self, **kw: Any) -> ActionOutcome:
+        waiting: list[str] = []
+        async for event in self.runner.run_async(user_id=USER, session_id=self.thread_id, **kw):
+            for p in (event.content.parts if event.content is not None else None) or []:
+                if p.function_call is not None and p.function_call.name == CONFIRM:
+                    waiting.append(str(p.function_call.id))
+        session = await self._session()
+        pending = pending_confirmation(session.events) if session is not None else None
+        if pending is not None:
+            return outcome("interrupted", self.recorder.observed, interrupts=[f"{CONFIRM}({pending[0]})"])
+        return outcome("done", self.recorder.observed)
+
+    def inspect(self) -> InspectResult:
+        try:
+            session = self.aio.run(self._session())
+        except Exception as exc:
+            return {"checkpoints": None, "error": error_of(exc)}
+        events = list(session.events) if session is not None else []
+        done = completed_tools(events, self.workload.tasks)
+        pending = pending_confirmation(events)
+        finished = ended(events)
+        return {
+            "checkpoints": len(events),
+            "head_step": len(events) if session is not None else None,
+            "checkpoint": str(events[-1].id) if events else None,
+            "next": [] if finished or session is None else ([CONFIRM] if pending else ["agent"]),
+            "completed_tasks": sorted({t for t, _ in done}),
+            "completed_task_ids": [i for _, i in done],
+            "completed_by_namespace": {"": sorted({t for t, _ in done})},
+            "pending_interrupts": 1 if pending else 0,
+            "ended": finished,
+            "values": jsonable(dict(session.state)) if session is not None else None,
+            "error": None,
+        }
+
+    def close(self) -> None:
+        try:
+            self.aio.run(self.runner.close())
+        except Exception:
+            pass
+        self.aio.close()
+
+
+def open_session(spec: RacerSpec, barrier: BarrierClient, ledger: Ledger) -> ADKSession:
+    return ADKSession(spec, barrier, ledger)
+
+
+# For warm racers: importing ADK starts no thread and opens nothing; the service, runner and loop are the racer's.
+PRELOAD = (
+    "google.adk",
+    "google.adk.runners",
+    "google.adk.sessions.sqlite_session_service",
+    "google.adk.sessions.database_session_service",
+    "chaos.workloads.adk",
+)
+PRELOAD_OPTIONAL: tuple[str, ...] = ()  # every module its racers import is there whatever the session service
+
+
+def prewarm(only: str | None = None) -> None:
+    """Build each built-in workload once (scripted model, no run)."""
+    from chaos.targets.common import prewarm_workloads
+    from chaos.workloads.adk import BUILTIN
+
+    prewarm_workloads("adk", BUILTIN, only)
