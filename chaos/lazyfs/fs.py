@@ -89,7 +89,7 @@ def _locked(method: F) -> F:
         with self.mutex:
             return method(self, *args, **kwargs)
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper  # type: ignore[return-value]  # it is method with a lock held; mypy cannot prove the wrapper is an F
 
 
 class LazyOps(fuse.Operations):

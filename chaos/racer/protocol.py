@@ -292,6 +292,7 @@ class ActionOutcome(TypedDict, total=False):
     inspect: InspectResult
     forked_from: str
     via: ForkVia
+    fork_id: str  # DBOS: the workflow id a fork started
     fork_config: dict[str, object]
     # adapter detail
     result: str
