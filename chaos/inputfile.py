@@ -170,20 +170,20 @@ def _loader() -> Any:
     field says what is wrong with it (``expires: 2027-02-30`` names ``expires``)."""
     import yaml
 
-    class Loader(_base()):  # type: ignore[misc]
+    class Loader(_base()):  # type: ignore[misc]  # the base is chosen at run time (CSafeLoader or SafeLoader)
         pass
 
     def timestamp(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
         try:
-            return yaml.SafeLoader.construct_yaml_timestamp(loader, node)  # type: ignore[arg-type]
+            return yaml.SafeLoader.construct_yaml_timestamp(loader, node)  # type: ignore[arg-type]  # stubs want a ScalarNode; YAML calls this only with one
         except ValueError:
-            return loader.construct_scalar(node)  # type: ignore[arg-type]
+            return loader.construct_scalar(node)  # type: ignore[arg-type]  # likewise: a scalar node
 
     def integer(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
         try:
-            return yaml.SafeLoader.construct_yaml_int(loader, node)  # type: ignore[arg-type]
+            return yaml.SafeLoader.construct_yaml_int(loader, node)  # type: ignore[arg-type]  # stubs want a ScalarNode; YAML calls this only with one
         except ValueError:
-            return loader.construct_scalar(node)  # type: ignore[arg-type]
+            return loader.construct_scalar(node)  # type: ignore[arg-type]  # likewise: a scalar node
 
     Loader.add_constructor("tag:yaml.org,2002:timestamp", timestamp)
     Loader.add_constructor("tag:yaml.org,2002:int", integer)

@@ -32,7 +32,7 @@ class Op(Record):
     racer_id: str
     type: Literal["invoke", "ok", "fail", "info"]
     f: str
-    value: Any = None
+    value: object = None
     t_mono_ns: int | None = None
     detail: str | None = None
 
@@ -288,7 +288,7 @@ class CellResult(Record):
     summary: dict[str, Any] = Field(default_factory=dict)  # kind-specific tallies (fork, stray, ...)
     app_errors: list[str] = Field(default_factory=list)  # the first distinct app errors: reason, then traceback
     notes: list[str] = Field(default_factory=list)  # what the verdicts rest on that the user should know (effects outside a task)
-    store_size: dict[str, Any] | None = None  # sweeps: the uninterrupted run's checkpoint sizes and growth (chaos.kinds.growth)
+    store_size: dict[str, object] | None = None  # sweeps: the uninterrupted run's checkpoint sizes and growth (chaos.kinds.growth)
     crash_states: CrashStates | None = None  # sweeps asked for crash_states other than kill: what was used, and why
     verdicts: list[Verdict] = Field(default_factory=list)
     failure: str | None = None
@@ -396,7 +396,7 @@ class FileRecord(BaseModel):
 class RunCell(FileRecord):
     index: int
     id: str
-    axes: dict[str, Any] = Field(default_factory=dict)
+    axes: dict[str, object] = Field(default_factory=dict)
 
 
 class RunLoad(FileRecord):
@@ -442,7 +442,7 @@ class RunMeta(FileRecord):
 
     run_id: str
     scenario_file: str | None = None
-    scenario: dict[str, Any]
+    scenario: dict[str, object]
     cells: list[RunCell] = Field(default_factory=list)
     seed: int | None = None
     rerun_of: RerunOf | None = None
@@ -455,28 +455,28 @@ class RunMeta(FileRecord):
     finished: str | None = None
     interrupted: bool = False
     work_dir: str | None = None  # where the trials' files were, when not in the run folder (``--work-in``)
-    storage: dict[str, Any] | None = None  # the run's ledger and Postgres schema, DSNs redacted
+    storage: dict[str, object] | None = None  # the run's ledger and Postgres schema, DSNs redacted
     stopped: str | None = None
     signals: list[str] | None = None
     failures: dict[str, str] = Field(default_factory=dict)  # cell index -> why the cell failed
     cell_versions: dict[str, CellVersions] = Field(default_factory=dict)
-    comparison: list[dict[str, Any]] | None = None  # a rerun: the stored verdicts its trials changed (or not)
+    comparison: list[dict[str, object]] | None = None  # a rerun: the stored verdicts its trials changed (or not)
     resumes: list[ResumeNote] = Field(default_factory=list)
     reaped: str | None = None  # when a later chaos command reaped what the dead run left
     failed: str | None = None  # the run itself failed (disk, database, a bug): the one-line reason
     shard: str | None = None  # "I/N": the run ran only the cells listed (``chaos.running.shard``)
     merged_from: list[str] = Field(default_factory=list)  # ``chaos merge``: the shard run folders it joined
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """The JSON object run.json holds: the keys that were set (and unknown keys read from it)."""
         return self.model_dump(mode="json", exclude_unset=True)
 
     # read like the JSON object it was before it had a model (``meta["run_id"]``, ``meta.get("load")``)
 
-    def __getitem__(self, key: str) -> Any:
+    def __getitem__(self, key: str) -> object:
         return self.to_json()[key]
 
-    def get(self, key: str, default: Any = None) -> Any:
+    def get(self, key: str, default: object = None) -> object:
         return self.to_json().get(key, default)
 
 
@@ -505,14 +505,14 @@ class NightRun(FileRecord):
 
     scenario: str
     file: str
-    overrides: dict[str, Any] = Field(default_factory=dict)
+    overrides: dict[str, object] = Field(default_factory=dict)
     run_dir: str | None = None
     error: str | None = None
     interrupted: bool = False
     exit_code: int
     verdict_counts: dict[str, int] = Field(default_factory=dict)
     cells: list[NightCell] = Field(default_factory=list)
-    load: dict[str, Any] | None = None  # the run's run.json ``load``
+    load: dict[str, object] | None = None  # the run's run.json ``load``
 
 
 class CellRef(FileRecord):

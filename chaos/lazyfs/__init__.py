@@ -34,7 +34,6 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 FSNAME = "chaos-lazyfs"
 INSTALL = "install it (Debian: apt-get install fuse3 libfuse3-dev; Python: pip install mfusepy)"
@@ -118,7 +117,7 @@ class LazyMount:
                 f"the lazy filesystem did not mount at {self.mount}: {err.decode(errors='replace').strip() or 'no ready signal'}"
             )
 
-    def request(self, req: dict[str, Any]) -> dict[str, Any]:
+    def request(self, req: dict[str, object]) -> dict[str, object]:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
             s.connect(abstract(self.control))
             s.sendall(json.dumps(req).encode() + b"\n")
@@ -133,25 +132,25 @@ class LazyMount:
             raise LazyMountError(f"lazy filesystem: {out['error']}")
         return out
 
-    def power_loss(self, prefix: str = "") -> dict[str, Any]:
+    def power_loss(self, prefix: str = "") -> dict[str, object]:
         """Drop every unsynced write under ``prefix`` (relative to the mount)."""
         return self.request({"op": "power_loss", "prefix": prefix})
 
-    def torn(self, prefix: str = "", keep: int | None = None) -> dict[str, Any]:
+    def torn(self, prefix: str = "", keep: int | None = None) -> dict[str, object]:
         """Drop every unsynced write under ``prefix`` but a prefix of the last one."""
         return self.request({"op": "torn", "prefix": prefix, "keep": keep})
 
-    def durable_image(self, prefix: str, dest: Path, *, torn: bool = False, keep: int | None = None) -> dict[str, Any]:
+    def durable_image(self, prefix: str, dest: Path, *, torn: bool = False, keep: int | None = None) -> dict[str, object]:
         """Copy the files under ``prefix`` as a power loss (``torn``: a torn write) now would leave them
         into ``dest``, a plain folder; answers as ``power_loss`` (``torn``) would, but drops nothing."""
         req = {"op": "durable_image", "prefix": prefix, "dest": str(Path(dest).resolve()), "torn": torn, "keep": keep}
         return self.request(req)
 
-    def forget(self, prefix: str) -> dict[str, Any]:
+    def forget(self, prefix: str) -> dict[str, object]:
         """A finished trial's folder leaves the filesystem's cache (what it held is synced first)."""
         return self.request({"op": "forget", "prefix": prefix})
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> dict[str, object]:
         return self.request({"op": "stats"})
 
     def stop(self, timeout: float = 10.0) -> None:

@@ -51,11 +51,11 @@ import stat
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import mfusepy as fuse
 
-F = TypeVar("F", bound=Callable[..., Any])
+F = TypeVar("F", bound=Callable[..., object])
 
 
 @dataclass
@@ -68,7 +68,7 @@ class PendingOp:
     data: bytes = b""
     size: int = 0
 
-    def describe(self, path: str) -> dict[str, Any]:
+    def describe(self, path: str) -> dict[str, object]:
         if self.op == "write":
             return {"seq": self.seq, "op": "write", "path": path, "offset": self.offset, "length": len(self.data)}
         return {"seq": self.seq, "op": "truncate", "path": path, "size": self.size}
@@ -85,11 +85,11 @@ class Node:
 
 def _locked(method: F) -> F:
     @functools.wraps(method)
-    def wrapper(self: LazyOps, *args: Any, **kwargs: Any) -> Any:
+    def wrapper(self: LazyOps, *args: object, **kwargs: object) -> object:
         with self.mutex:
             return method(self, *args, **kwargs)
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper  # type: ignore[return-value]  # it is method with a lock held; mypy cannot prove the wrapper is an F
 
 
 class LazyOps(fuse.Operations):
@@ -113,7 +113,7 @@ class LazyOps(fuse.Operations):
     def _rel(self, path: str) -> str:
         return path.lstrip("/")
 
-    def _log(self, **entry: Any) -> None:
+    def _log(self, **entry: object) -> None:
         self.seq += 1
         if self.log is not None:
             self.log.write(json.dumps({"seq": self.seq, **entry}) + "\n")
@@ -153,7 +153,7 @@ class LazyOps(fuse.Operations):
     # ------------------------------------------------------------------ metadata: straight through
 
     @_locked
-    def getattr(self, path: str, fh: int | None = None) -> dict[str, Any]:
+    def getattr(self, path: str, fh: int | None = None) -> dict[str, object]:
         try:
             st = os.lstat(self._below(path))
         except OSError as exc:
@@ -238,7 +238,7 @@ class LazyOps(fuse.Operations):
     # ------------------------------------------------------------------ data: cached until fsync
 
     @_locked
-    def create(self, path: str, mode: int, fi: Any = None) -> int:
+    def create(self, path: str, mode: int, fi: object = None) -> int:
         fd = os.open(self._below(path), os.O_WRONLY | os.O_CREAT, mode)
         os.close(fd)
         self._log(op="create", path=self._rel(path))
@@ -318,7 +318,7 @@ class LazyOps(fuse.Operations):
     # ------------------------------------------------------------------ faults
 
     @_locked
-    def drop(self, prefix: str, *, torn: bool = False, keep: int | None = None) -> dict[str, Any]:
+    def drop(self, prefix: str, *, torn: bool = False, keep: int | None = None) -> dict[str, object]:
         """Power loss (or a torn write) under ``prefix``: what was pending is lost; say what."""
         prefix = prefix.strip("/")
         under = self._under(prefix)
@@ -333,7 +333,7 @@ class LazyOps(fuse.Operations):
             self.log.flush()
         return report
 
-    def _tear(self, under: list[Node], keep: int | None, where: Callable[[str], str]) -> dict[str, Any] | None:
+    def _tear(self, under: list[Node], keep: int | None, where: Callable[[str], str]) -> dict[str, object] | None:
         """Persist a prefix of the last pending write under a folder (half, or ``keep`` bytes) to the
         file ``where(path)`` names, and say which; None when nothing is pending."""
         # SQLite's -shm is a memory index rebuilt after a crash: tearing it tears nothing durable
@@ -354,21 +354,22 @@ class LazyOps(fuse.Operations):
     def _under(self, prefix: str) -> list[Node]:
         return [n for k, n in self.nodes.items() if not prefix or k == prefix or k.startswith(prefix + "/")]
 
-    def _loss(self, prefix: str, under: list[Node], fault: str) -> dict[str, Any]:
+    def _loss(self, prefix: str, under: list[Node], fault: str) -> dict[str, object]:
         """What a fault under ``prefix`` loses now: every pending operation of the files ``under`` it."""
-        lost = sorted((op.describe(n.path) for n in under for op in n.pending), key=lambda d: d["seq"])
+        pending = sorted(((op, n.path) for n in under for op in n.pending), key=lambda p: p[0].seq)
+        lost = [op.describe(path) for op, path in pending]
         return {
             "fault": fault,
             "prefix": prefix,
             "lost_ops": len(lost),
-            "lost_bytes": sum(d.get("length", 0) for d in lost),
-            "files": sorted({d["path"] for d in lost}),
+            "lost_bytes": sum(len(op.data) for op, _ in pending if op.op == "write"),
+            "files": sorted({path for _, path in pending}),
             "lost": lost[-50:],  # the latest 50 (the log has them all)
             "torn": None,
         }
 
     @_locked
-    def durable_image(self, prefix: str, dest: str, *, torn: bool = False, keep: int | None = None) -> dict[str, Any]:
+    def durable_image(self, prefix: str, dest: str, *, torn: bool = False, keep: int | None = None) -> dict[str, object]:
         """Copy what a power loss (or a torn write) under ``prefix`` would leave now (the folder below
         it, and for ``torn`` the kept prefix of the last pending write) into the plain folder ``dest``,
         and say what it would lose, as ``drop`` would; nothing is dropped (see the module)."""
@@ -385,7 +386,7 @@ class LazyOps(fuse.Operations):
         return report
 
     @_locked
-    def forget(self, prefix: str) -> dict[str, Any]:
+    def forget(self, prefix: str) -> dict[str, object]:
         """Sync, then drop from memory, the files under ``prefix`` (a finished trial's folder): a
         long run's cache holds only its live trials."""
         prefix = prefix.strip("/")
@@ -398,7 +399,7 @@ class LazyOps(fuse.Operations):
         return {"forgotten": len(keys)}
 
     @_locked
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> dict[str, object]:
         pending = sum(len(n.pending) for n in self.nodes.values())
         return {**self.counts, "pending_ops": pending, "files": len(self.nodes)}
 
@@ -422,7 +423,7 @@ def serve_control(ops: LazyOps, sock_path: str) -> threading.Thread:
                 try:
                     req = json.loads(raw or b"{}")
                     if req.get("op") in ("power_loss", "torn"):
-                        out: dict[str, Any] = ops.drop(req.get("prefix") or "", torn=req["op"] == "torn", keep=req.get("keep"))
+                        out: dict[str, object] = ops.drop(req.get("prefix") or "", torn=req["op"] == "torn", keep=req.get("keep"))
                     elif req.get("op") == "durable_image":
                         out = ops.durable_image(req.get("prefix") or "", str(req["dest"]), torn=bool(req.get("torn")), keep=req.get("keep"))
                     elif req.get("op") == "forget":

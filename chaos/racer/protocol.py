@@ -132,10 +132,10 @@ class Action(TypedDict, total=False):
 
     op: Op
     form: ResumeForm
-    value: Any
-    answers: list[Any] | Literal["workload", "breakpoints"]  # breakpoints: approve static breakpoints only
+    value: object
+    answers: list[object] | Literal["workload", "breakpoints"]  # breakpoints: approve static breakpoints only
     recover: str  # form ``app``: the team's ``package.module:recover``, called as ``recover(ctx, thread)``
-    plan: list[Any]  # form ``app``: the scenario's answer plan, handed to the team's recovery (``answers``)
+    plan: list[object]  # form ``app``: the scenario's answer plan, handed to the team's recovery (``answers``)
     interrupt: str
     checkpoint: str
     via: ForkVia
@@ -194,7 +194,7 @@ class ForkIntent(TypedDict):
     signatures it was read from, ``note`` a sentence for the report."""
 
     discriminator: str | None
-    surface: dict[str, Any]
+    surface: dict[str, object]
     note: str
 
 
@@ -240,17 +240,17 @@ class InspectResult(TypedDict, total=False):
     durable_checkpoints: int
     pending_interrupts: int
     breakpoint: dict[str, Any] | None  # LangGraph: the static breakpoint the thread waits at ({when, nodes})
-    values: Any
+    values: object
     checkpoint: str | None
     error: ErrorInfo | None
     values_source: Literal["saver"]
-    pending_writes: list[list[Any]]
+    pending_writes: list[list[object]]
     store_size: StoreSize  # LangGraph, when the spec asks (``measure_store``): chaos.targets.langgraph.store_size
     raw_error: ErrorInfo
     ended: bool
-    persistence_errors: list[dict[str, Any]]
+    persistence_errors: list[dict[str, object]]
     saved_methods: list[str]
-    snapshots: list[dict[str, Any]]
+    snapshots: list[dict[str, object]]
     # behind a server that owns the threads (langgraph_server): did the thread survive (LS,
     # chaos.kinds.lost_state), its server id when kept or lost, and the server's thread status
     thread_found: bool
@@ -274,16 +274,16 @@ class ActionOutcome(TypedDict, total=False):
 
     status: OutcomeStatus
     error: ErrorInfo | None
-    interrupts: list[Any]
-    observed: dict[str, Any]
-    values: Any
+    interrupts: list[object]
+    observed: dict[str, object]
+    values: object
     checkpoint: str | None
     interrupt_ids: list[str | None]
-    facts: list[dict[str, Any]]  # ctx.observe(name, value) during this call: name, value, node, namespace, ...
-    answered: list[list[Any]]  # an answer plan's answers: [[interrupt_id, value], ...]
+    facts: list[dict[str, object]]  # ctx.observe(name, value) during this call: name, value, node, namespace, ...
+    answered: list[list[object]]  # an answer plan's answers: [[interrupt_id, value], ...]
     recovered_by: str  # form ``app``: the recovery that ran
     addressed: str  # the interrupt id a resume with ``interrupt`` was addressed to
-    breakpoint: dict[str, Any]  # LangGraph: the static breakpoint the thread stopped at ({when, nodes})
+    breakpoint: dict[str, object]  # LangGraph: the static breakpoint the thread stopped at ({when, nodes})
     approvals: list[dict[str, Any]]  # approvals this call gave, in order: effects fired before each, t_mono_ns
     # per op
     checkpoints: list[CheckpointInfo]
@@ -292,13 +292,14 @@ class ActionOutcome(TypedDict, total=False):
     inspect: InspectResult
     forked_from: str
     via: ForkVia
-    fork_config: dict[str, Any]
+    fork_id: str  # DBOS: the workflow id a fork started
+    fork_config: dict[str, object]
     # adapter detail
     result: str
-    persistence_errors: list[dict[str, Any]]
+    persistence_errors: list[dict[str, object]]
     message: MessageSent  # ``message`` op
     runs: dict[str, str]  # ``join`` op: run id -> final status
-    http: dict[str, Any]  # langgraph_server: the client's HTTP outcome (strategy, create status, run id, run status)
+    http: dict[str, object]  # langgraph_server: the client's HTTP outcome (strategy, create status, run id, run status)
     lost_thread: str  # langgraph_server: the recovery found its thread gone and re-created it (its server id)
     # dbos: the resuming process runs another application version than the workflow recorded, so DBOS
     # leaves the workflow for an executor of that version (its recorded version; this process's)
@@ -455,7 +456,7 @@ class RacerResult(TypedDict, total=False):
     error: ErrorInfo
     versions: dict[str, str | None]
     gated_task: str | None
-    workload_meta: dict[str, Any]
+    workload_meta: dict[str, object]
     inspect_before: InspectResult
     inspect_after: InspectResult
     inspect_after_ms: float

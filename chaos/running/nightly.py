@@ -113,7 +113,7 @@ class NightlyOutcome:
     entries: list[RunEntry] = field(default_factory=list)
 
     @property
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> dict[str, object]:
         """The night's summary.json as a JSON object."""
         return self.night.to_json()
 
@@ -352,7 +352,7 @@ def run_nightly(suite_path: str | Path, opts: NightlyOptions | None = None) -> N
             queue.night_dir = night_dir
         with FolderLock(night_dir, "run the night"):
             digests = entry_digests(loaded)
-            head: dict[str, Any] = {
+            head: dict[str, object] = {
                 "suite": loaded.suite.name,
                 "about": loaded.suite.about,
                 "suite_file": str(suite_path),
@@ -462,7 +462,7 @@ def resume_nightly(night_dir: str | Path, opts: NightlyOptions | None = None) ->
             plan = read_plan(night_dir)
         if opts.on_start:
             opts.on_start()
-        head: dict[str, Any] = {
+        head: dict[str, object] = {
             "suite": loaded.suite.name,
             "about": loaded.suite.about,
             "suite_file": suite_path,
@@ -497,7 +497,7 @@ def _run_entries(
     night_dir: Path,
     loaded: LoadedSuite,
     plan: ShardPlan | None,
-    head: dict[str, Any],
+    head: dict[str, object],
     opts: NightlyOptions,
     *,
     resuming: bool,

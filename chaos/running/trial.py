@@ -76,13 +76,13 @@ class FaultFs(Protocol):
     below: Path  # the folder that holds what was synced (a full disk there stops the run)
     mount: Path  # where the trials' store folders are
 
-    def power_loss(self, prefix: str = "") -> dict[str, Any]: ...
+    def power_loss(self, prefix: str = "") -> dict[str, object]: ...
 
-    def durable_image(self, prefix: str, dest: Path, *, torn: bool = False, keep: int | None = None) -> dict[str, Any]: ...
+    def durable_image(self, prefix: str, dest: Path, *, torn: bool = False, keep: int | None = None) -> dict[str, object]: ...
 
-    def torn(self, prefix: str = "", keep: int | None = None) -> dict[str, Any]: ...
+    def torn(self, prefix: str = "", keep: int | None = None) -> dict[str, object]: ...
 
-    def forget(self, prefix: str) -> dict[str, Any]: ...
+    def forget(self, prefix: str) -> dict[str, object]: ...
 
 
 @dataclass
@@ -294,7 +294,7 @@ class TrialRun:
         return hung
 
     def collect(
-        self, h: RacerHandle, role: str, f: str, value: Any = None, *, killed_on_purpose: bool = False, hung: bool = False
+        self, h: RacerHandle, role: str, f: str, value: object = None, *, killed_on_purpose: bool = False, hung: bool = False
     ) -> RacerOutcome:
         """Record the racer's exit and result, and its call as invoke + ok/fail/info."""
         st: Literal["ok", "harness_error", "killed", "timeout", "crashed"]

@@ -21,7 +21,7 @@ import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn, cast
 
 import yaml
 from pydantic import (
@@ -58,12 +58,12 @@ MAX_TEXT = 10_000
 MAX_SEED = 2**63 - 1
 
 
-def command_value(text: str) -> Any:
+def command_value(text: str) -> object:
     """The value of ``resume: command:<value>``: JSON (``command:true``, ``command:{"ok": 1}``),
     or a bare word that is not JSON (``command:approve``), which is that string. Anything else
     (malformed JSON, NaN or Infinity) is a ValueError saying so."""
 
-    def no_constant(name: str) -> Any:
+    def no_constant(name: str) -> NoReturn:
         raise ValueError(f"{name} is not a finite JSON value")
 
     try:
@@ -79,7 +79,7 @@ def command_value(text: str) -> Any:
         ) from None
 
 
-def finite(v: Any, where: str) -> None:
+def finite(v: object, where: str) -> None:
     """Refuse NaN and infinities anywhere in ``v`` (JSON has no such numbers)."""
     if isinstance(v, float) and not math.isfinite(v):
         raise ValueError(f"{where}: {v} is not a finite number")
@@ -149,7 +149,7 @@ class TargetSpec(Strict):
         errors: list[Any] = [
             {"type": "extra_forbidden", "loc": (k,), "input": v} for k, v in data.items() if k not in cls.model_fields and k not in given
         ]
-        options: dict[str, Any] = {}
+        options: dict[str, object] = {}
         for key, value in given.items():
             model = next(m for m in models if key in m.model_fields)
             try:
@@ -225,7 +225,7 @@ def _validated_option(v: Any, info: ValidationInfo) -> Any:
         return owner.default_of(key)
     kind = info.data.get("kind")
 
-    def reads(value: Any) -> None:
+    def reads(value: object) -> None:
         if key in owner.refused_elsewhere and kind in kind_names() and value != owner.default_of(key):
             if key not in get_kind(kind).Options.model_fields:
                 raise ValueError(f"kind {kind} does not read it; kinds that do: {', '.join(option_readers(key)) or 'none'}")
@@ -287,7 +287,7 @@ class Scenario(Strict):
     kind: str = Field(json_schema_extra={"enum": list(kind_names())}, description="what to measure (chaos.kinds)")
     target: TargetSpec = Field(default_factory=TargetSpec)
     workload: str = Field(max_length=MAX_NAME * 3)
-    workload_params: dict[str, Any] = Field(default_factory=dict)
+    workload_params: dict[str, object] = Field(default_factory=dict)
     racers: Racers = Racers()
     jitter_ms: float = Field(0, ge=0, le=60_000, allow_inf_nan=False)
     trials: int = Field(10, ge=1, le=100_000, strict=True)
@@ -305,7 +305,7 @@ class Scenario(Strict):
     distinct_values: KindOption = kind_option()
     fork_via: KindOption = kind_option()
     resume_by: KindOption = kind_option()
-    answers: list[Any] | Literal["workload"] | None = Field(
+    answers: list[object] | Literal["workload"] | None = Field(
         None,
         description="an answer plan for several interrupts: values in order (the n-th answers the n-th interrupt), "
         "or 'workload' for the workload's answer(interrupt) callable; the first answer replaces resume's command value",
@@ -352,7 +352,7 @@ class Scenario(Strict):
 
     @field_validator("workload_params")
     @classmethod
-    def _params_finite(cls, v: dict[str, Any]) -> dict[str, Any]:
+    def _params_finite(cls, v: dict[str, object]) -> dict[str, object]:
         finite(v, "workload_params")
         return v
 
@@ -427,14 +427,14 @@ class Scenario(Strict):
         return self.resume.split(":", 1)[1] if self.resume.startswith("app:") else None
 
     @property
-    def first_answer(self) -> Any:
+    def first_answer(self) -> object:
         """The value of the first answer: the plan's first value, else resume's command value."""
         if isinstance(self.answers, list) and self.answers:
             return self.answers[0]
         return self.resume_value
 
     @property
-    def deployed(self) -> tuple[str, dict[str, Any]]:
+    def deployed(self) -> tuple[str, dict[str, object]]:
         """The workload and params a resume after a deploy runs (``upgrade_to``, defaulting to v1's)."""
         nxt = self.upgrade_to
         params = self.workload_params if nxt.workload_params is None else nxt.workload_params
@@ -447,7 +447,7 @@ class Scenario(Strict):
         nxt = self.upgrade_to.target
         if nxt is None:
             return self.target
-        update: dict[str, Any] = {"version": nxt.version or self.target.version}
+        update: dict[str, object] = {"version": nxt.version or self.target.version}
         if nxt.requirements is not None:
             update["requirements"] = list(nxt.requirements)
         try:  # through the target's own validation (what v1's release is held to, v2's is)
@@ -457,7 +457,7 @@ class Scenario(Strict):
             raise ValueError(f"upgrade_to.target.{'.'.join(map(str, e['loc']))}: {e['msg']}") from None
 
     @property
-    def resume_value(self) -> Any:
+    def resume_value(self) -> object:
         if not self.resume.startswith("command:"):
             return None
         return command_value(self.resume.split(":", 1)[1])
@@ -508,7 +508,7 @@ class Cell(Strict):
 
     index: int
     id: str
-    axes: dict[str, Any]
+    axes: dict[str, object]
     scenario: Scenario
 
 
@@ -769,13 +769,13 @@ def check_semantics(scenario: Scenario, path: str = "<scenario>", node: yaml.Nod
                     )
 
 
-def _set(data: dict, path: tuple[str, ...], value: Any) -> None:
+def _set(data: dict, path: tuple[str, ...], value: object) -> None:
     for p in path[:-1]:
         data = data.setdefault(p, {})
     data[path[-1]] = value
 
 
-def _fmt(v: Any) -> str:
+def _fmt(v: object) -> str:
     if isinstance(v, dict) and "hosts" not in v:  # a matrix case
         return str(v.get("name") or "/".join(f"{k}:{_fmt(x)}" for k, x in v.items()))
     if isinstance(v, dict):

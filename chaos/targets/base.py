@@ -108,7 +108,7 @@ class NothingSaved(LookupError):
 class Session(Protocol):
     fired: list[Fired]
     gated_task: str | None
-    meta: dict[str, Any]
+    meta: dict[str, object]
 
     def perform(self, action: Action) -> ActionOutcome: ...
     def inspect(self) -> InspectResult: ...
@@ -148,10 +148,10 @@ def outcome(
     *,
     error: ErrorInfo | None = None,
     interrupts: list | None = None,
-    observed: dict[str, Any] | None = None,
-    values: Any = None,
+    observed: dict[str, object] | None = None,
+    values: object = None,
     checkpoint: Any = None,
-    **extra: Any,
+    **extra: object,
 ) -> ActionOutcome:
     """An ``ActionOutcome``: the six keys every outcome has, then the op's own (``extra``)."""
     out: ActionOutcome = {
@@ -234,7 +234,7 @@ def _masked(text: str) -> str:
         return "(message not shown: masking it failed)"
 
 
-def jsonable(value: Any) -> Any:
+def jsonable(value: object) -> object:
     """Best-effort plain JSON form of a framework value."""
     if value is None or isinstance(value, (bool, int, float, str)):
         return value

@@ -56,7 +56,7 @@ class EffectRecorder:
         self.ledger = ledger
         self.thread_id = thread_id
         self.fired: list[Fired] = []
-        self.observed: dict[str, Any] = {}  # values seen during the current call (reset by begin_call)
+        self.observed: dict[str, object] = {}  # values seen during the current call (reset by begin_call)
         self.where: Callable[[], Where | None] | None = None
         self.approvals: list[tuple[int, int]] = []  # (effects fired before it, t_mono_ns): every answer given
         self._call_start = (0, 0)  # (effects, approvals) when the current call began
@@ -82,7 +82,7 @@ class EffectRecorder:
             out["approvals"] = [{"fired_before": n - fired0, "t_mono_ns": t} for n, t in self.approvals[given0:]]
         return out
 
-    def __call__(self, task: str, value: Any, once: bool = False) -> None:
+    def __call__(self, task: str, value: object, once: bool = False) -> None:
         """Record the effect; ``once``: with an idempotency key (thread, task, value), so a second
         attempt records nothing (``ctx.effect_once``), as a provider's idempotency key would."""
         v = None if value is None else str(value)
@@ -141,7 +141,7 @@ class JsonFileStore:
 
 
 def outcome(
-    status: OutcomeStatus, observed: dict[str, Any], *, error: ErrorInfo | None = None, interrupts: list | None = None, **extra: Any
+    status: OutcomeStatus, observed: dict[str, object], *, error: ErrorInfo | None = None, interrupts: list | None = None, **extra: object
 ) -> ActionOutcome:
     """``chaos.targets.base.outcome`` with the values the workload saw during this call."""
     return base_outcome(status, error=error, interrupts=list(interrupts or []), observed=observed, **extra)
@@ -161,7 +161,7 @@ class SessionBase:
     workload: Any
 
     @property
-    def meta(self) -> dict[str, Any]:
+    def meta(self) -> dict[str, object]:
         """The workload's facts the kinds need (every built-in workload type has ``meta``)."""
         return dict(self.workload.meta)
 
@@ -212,13 +212,13 @@ class AsyncSession(SessionBase):
 
 
 async def answer_by_plan(
-    plan: Any,
+    plan: object,
     doc: dict,
     *,
     pause_number: Callable[[], int],
     workload_answer: Callable[[Any], Any] | None,
     workload_type: str,
-    no_question: Any,
+    no_question: object,
     go_on: Callable[[dict], Awaitable[ActionOutcome]],
     answer: Callable[[dict, Any], Awaitable[ActionOutcome]],
     saved: Callable[[], dict],
@@ -234,8 +234,8 @@ async def answer_by_plan(
     answers its pause, ``saved()`` reads the document again. Outcome: the last call's (``waiting``
     as its interrupt when no call was made), with ``answered`` (``[[pause, value], ...]``) and the
     values seen by every call."""
-    answered: list[list[Any]] = []
-    observed: dict[str, Any] = {}
+    answered: list[list[object]] = []
+    observed: dict[str, object] = {}
     out: ActionOutcome | None = None
     for _ in range(most):
         if not doc.get("awaiting_input"):
@@ -267,7 +267,7 @@ async def answer_by_plan(
 
 async def recover_by_plan(
     ref: str,
-    plan: list[Any] | None,
+    plan: list[object] | None,
     *,
     load: Callable[[], dict | None],
     recorder: EffectRecorder,
@@ -282,7 +282,7 @@ async def recover_by_plan(
     answered by the plan, as chaos's own driver does. ``waiting``: the interrupt a run left at a
     pause the plan has no answer for reports. Outcome: the last call's, with the values every call saw."""
     plan = list(plan or [])
-    observed: dict[str, Any] = {}
+    observed: dict[str, object] = {}
     out: ActionOutcome | None = None
     for call in range(most):
         doc = load()

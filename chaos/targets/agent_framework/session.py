@@ -66,7 +66,7 @@ def _track_executors() -> None:
         finally:
             _RUNNING.reset(token)
 
-    execute._chaos = True  # type: ignore[attr-defined]
+    execute._chaos = True  # type: ignore[attr-defined]  # a mark on the patched function: installed once
     Executor.execute = execute
 
 

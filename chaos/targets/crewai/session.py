@@ -81,7 +81,7 @@ def track_passes(flow_class: type, offsets: dict[str, int]) -> None:
         finally:
             RUNNING.reset(token)
 
-    flow_class._execute_method = _execute_method  # type: ignore[attr-defined]
+    flow_class._execute_method = _execute_method  # type: ignore[attr-defined]  # a Flow subclass
 
 
 def track_approvals(flow_class: type, note: Any) -> None:
@@ -96,7 +96,7 @@ def track_approvals(flow_class: type, note: Any) -> None:
             note()
         return await orig(self, feedback, *args, **kwargs)
 
-    flow_class.resume_async = resume_async  # type: ignore[attr-defined]
+    flow_class.resume_async = resume_async  # type: ignore[attr-defined]  # a Flow subclass
 
 
 def where_fired() -> Where | None:
@@ -154,7 +154,7 @@ def _counts_of(data: str) -> dict[str, int]:
 def instrument_flow_persistence(persistence: Any, barrier: BarrierClient) -> Any:
     base = type(persistence)
 
-    class Instrumented(base):  # type: ignore[misc, valid-type]
+    class Instrumented(base):  # type: ignore[misc, valid-type]  # a subclass of the store's own class, made at run time
         def save_state(self, flow_uuid, method_name, state_data):
             name = f"save_state(method={method_name})"
             barrier.hit(name + ":before")

@@ -305,7 +305,7 @@ def install_seam(barrier: BarrierClient, retry_connection_errors: bool = True) -
         db.__class__ = _CLASSES[cls]
         return db
 
-    create._chaos = True  # type: ignore[attr-defined]
+    create._chaos = True  # type: ignore[attr-defined]  # a mark on the patched function: installed once
     SystemDatabase.create = staticmethod(create)
 
 
@@ -651,7 +651,7 @@ class DBOSSession(SessionBase):
         out = self._await(consumed0, answered=True, wf=new_id)
         out["forked_from"] = f"{self.thread_id}@step{start}"
         out["via"] = "explicit"
-        out["fork_id"] = new_id  # type: ignore[typeddict-unknown-key]
+        out["fork_id"] = new_id
         return out
 
     def _checkpoints(self) -> list[dict[str, Any]]:

@@ -81,7 +81,7 @@ def instrument(saver: Any, barrier: BarrierClient, reads: Any = None) -> Any:
     base = type(saver)
     read_config = reads.config if reads is not None else (lambda config: config)
 
-    class Instrumented(base):  # type: ignore[misc, valid-type]
+    class Instrumented(base):  # type: ignore[misc, valid-type]  # a subclass of the store's own class, made at run time
         # reads are marked, not boundaries (no kill point): when the race window opens
         def get_tuple(self, config):
             out = super().get_tuple(read_config(config))
@@ -976,7 +976,7 @@ def fork_intent() -> dict:
     try:
         from langgraph._internal import _constants as consts
     except ImportError:  # older releases keep them elsewhere
-        from langgraph import constants as consts  # type: ignore[no-redef]
+        from langgraph import constants as consts  # type: ignore[no-redef]  # the same names, an older home
     command_params = list(_inspect.signature(Command).parameters)
     invoke_params = list(_inspect.signature(Pregel.invoke).parameters)
     address = [

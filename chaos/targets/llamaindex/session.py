@@ -74,7 +74,7 @@ def track_approvals(note: Any) -> None:
             _NOTE_APPROVAL[0]()
         return orig(self, message, step)
 
-    send_event._chaos_approvals = True  # type: ignore[attr-defined]
+    send_event._chaos_approvals = True  # type: ignore[attr-defined]  # a mark on the patched function: installed once
     Context.send_event = send_event
 
 

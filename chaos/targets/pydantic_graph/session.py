@@ -60,7 +60,7 @@ def instrument(persistence: Any, barrier: BarrierClient, running: list | None = 
     base = type(persistence)
     held: list = running if running is not None else [None]
 
-    class Instrumented(base):  # type: ignore[misc, valid-type]
+    class Instrumented(base):  # type: ignore[misc, valid-type]  # a subclass of the store's own class, made at run time
         @asynccontextmanager
         async def record_run(self, snapshot_id):
             async with super().record_run(snapshot_id):
