@@ -1,8 +1,6 @@
 """CrewAI Flows: @persist on SQLite, or CheckpointConfig's JSON/SQLite providers.
 
-This package is the framework's one home: ``INFO`` (below) is its light half, the facts the
-orchestrator reads without importing the framework (standard library only); ``session`` is the racer
-half (``open_session``), imported only inside racers; the other modules are its helpers.
+``INFO`` is the light half (standard library only); ``session`` the racer half.
 """
 
 from __future__ import annotations

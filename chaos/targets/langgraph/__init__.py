@@ -1,8 +1,7 @@
 """LangGraph: a StateGraph (or functional-API entrypoint) over a checkpoint saver.
 
-This package is the framework's one home: ``INFO`` (below) is its light half, the facts the
-orchestrator reads without importing the framework (standard library only); ``session`` is the racer
-half (``open_session``), imported only inside racers; the other modules are its helpers.
+Its helpers: ``custom_saver``, ``guards``, ``savers``, ``saver_boundaries``, ``store_size``; its
+orchestrator half, ``hooks`` (with ``options`` and ``repro``).
 """
 
 from __future__ import annotations

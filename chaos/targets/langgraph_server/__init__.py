@@ -1,8 +1,7 @@
 """The LangGraph Agent Server: a real server per cell; racers are its SDK's clients.
 
-This package is the framework's one home: ``INFO`` (below) is its light half, the facts the
-orchestrator reads without importing the framework (standard library only); ``session`` is the racer
-half (``open_session``), imported only inside racers; the other modules are its helpers.
+Its helpers: ``host`` (the server per cell), ``inproc``, ``app``, ``config``, ``offline``; ``hooks``
+hosts it through ``chaos.targets.hooks.HostsCells``.
 """
 
 from __future__ import annotations

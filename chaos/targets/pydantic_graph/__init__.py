@@ -1,8 +1,6 @@
 """pydantic-graph: a Graph over FileStatePersistence.
 
-This package is the framework's one home: ``INFO`` (below) is its light half, the facts the
-orchestrator reads without importing the framework (standard library only); ``session`` is the racer
-half (``open_session``), imported only inside racers; the other modules are its helpers.
+``INFO`` is the light half (standard library only); ``session``, run in racers, wraps the persistence.
 """
 
 from __future__ import annotations
