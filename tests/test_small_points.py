@@ -136,3 +136,19 @@ def test_a_dead_orchestrators_lock_that_lingers_is_not_a_live_run(tmp_path, monk
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_a_dbos_boundary_names_a_step_whose_name_looks_like_a_boundary_unambiguously():
+    """Issue 40, point 8: DBOS's boundaries embed the app's step names, topics and keys; a step named
+    ``pay),effect(task=b`` read as two boundaries (``step(name=pay),effect(task=b,n=3)``). Plain names
+    keep their boundary names, so every shipped scenario's kill points are unchanged."""
+    from chaos.targets.dbos.session import _topic, op_name
+
+    assert op_name({"function_name": "pay", "function_id": 3}) == "step(name=pay,n=3)"
+    assert op_name({"function_name": "app.charge_card", "function_id": 1}) == "step(name=app.charge_card,n=1)"
+    assert op_name({"function_name": "DBOS.sleep", "function_id": 4}) == "sleep(n=4)"
+    odd = op_name({"function_name": "pay),effect(task=b", "function_id": 3})
+    assert odd.startswith("step(name=pay") and odd.endswith(",n=3)")
+    assert odd.count("(") == 1 and odd.count(")") == 1 and odd.count("=") == 2  # one boundary, as built
+    assert _topic("approve") == "approve" and _topic(None) == "none"
+    assert "," not in _topic("a,b") and "=" not in _topic("k=v")

@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import urllib.parse
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -44,6 +45,14 @@ from chaos.targets.base import outcome as base_outcome
 
 if TYPE_CHECKING:
     from chaos.workloads import WorkloadContext
+
+
+def boundary_part(value: object) -> str:
+    """A name taken from the app (a step, a topic, a key) as one part of a boundary name: plain names
+    stay as they are (``pay``, ``app.charge``), and the characters a boundary name is built from
+    (``(``, ``)``, ``,``, ``=``, ``+``, ``:``, spaces) are percent-encoded, so a name such as
+    ``pay),effect(task=b`` cannot read as two boundaries, nor be matched by ``kill_points`` as one."""
+    return urllib.parse.quote(str(value), safe="._-<>@$")
 
 
 class EffectRecorder:

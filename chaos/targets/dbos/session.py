@@ -66,7 +66,7 @@ from chaos.racer.barrier import BarrierClient
 from chaos.racer.ledger import Ledger, Where
 from chaos.racer.protocol import Action, ActionOutcome, InspectResult, RacerSpec
 from chaos.targets.base import Unsupported, error_of, jsonable, nothing_saved_outcome
-from chaos.targets.common import EffectRecorder, SessionBase, outcome, store_file
+from chaos.targets.common import EffectRecorder, SessionBase, boundary_part, outcome, store_file
 from chaos.targets.dbos import INFO
 from chaos.targets.dbos.preflight import params_problem
 from chaos.workloads import build_workload
@@ -174,7 +174,7 @@ def watch_dbos_log() -> None:
 
 
 def _topic(topic: Any) -> str:
-    return "none" if topic is None else str(topic)
+    return "none" if topic is None else boundary_part(topic)
 
 
 def op_name(result: Any) -> str:
@@ -183,8 +183,8 @@ def op_name(result: Any) -> str:
     full = str(result.get("function_name") or "?")
     tag = ",error" if result.get("error") is not None else ""
     if full.startswith("DBOS."):
-        return f"{full[5:]}(n={result.get('function_id')}{tag})"
-    return f"step(name={full},n={result.get('function_id')}{tag})"
+        return f"{boundary_part(full[5:])}(n={result.get('function_id')}{tag})"
+    return f"step(name={boundary_part(full)},n={result.get('function_id')}{tag})"
 
 
 def instrument_class(base: type, barrier_of: Any) -> type:
@@ -238,7 +238,7 @@ def instrument_class(base: type, barrier_of: Any) -> type:
 
         def set_event_from_workflow(self, workflow_uuid, function_id, key, *a, **kw):
             return around(
-                f"set_event(key={key})",
+                f"set_event(key={boundary_part(key)})",
                 lambda: super(Instrumented, self).set_event_from_workflow(workflow_uuid, function_id, key, *a, **kw),
             )
 
