@@ -239,14 +239,16 @@ def _comparable_fallback(data: dict) -> dict:
 
 
 def comparable(data: dict) -> dict:
+    """``data`` without what differs between any two runs of the same code: timings, the run id, and
+    UUIDs (the Agent Server's thread ids are uuid5 of the run id, quoted in LS's reasons)."""
     sys.path.insert(0, str(REPO))
     try:
         from chaos.running.resume import comparable as theirs  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
-        return _comparable_fallback(data)
+        theirs = _comparable_fallback
     finally:
         sys.path.remove(str(REPO))
-    return theirs(data)
+    return json.loads(UUID.sub("<uuid>", json.dumps(theirs(data))))
 
 
 # Kill points whose outcome the framework leaves open although the kind is deterministic elsewhere.
