@@ -18,10 +18,11 @@ is imported.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from typing import Any
+
+from chaos.targets.preflight import database_problem, environment_problem, run
 
 INVOCATION_ID = (None, "send", "omit")
 
@@ -40,11 +41,7 @@ def import_problem(target: dict[str, Any]) -> str | None:
         from google.adk.sessions.database_session_service import DatabaseSessionService  # noqa: F401
         from google.adk.sessions.sqlite_session_service import SqliteSessionService  # noqa: F401
     except Exception as exc:
-        spec = f"adk:{target['version']}" if target.get("version") else "adk"
-        return (
-            f"the adk environment ({sys.prefix}) cannot import google.adk ({type(exc).__name__}: {exc}): build it again with "
-            f"`bash .ci/envs.sh {spec}` (or delete that folder: the next run builds it)"
-        )
+        return environment_problem("adk", target, "google.adk", exc)
     return None
 
 
@@ -66,22 +63,19 @@ def postgres_problem(dsn: str) -> str | None:
     try:
         asyncio.run(probe())
     except Exception as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        safe = dsn.split("@", 1)[-1]
-        return f"ADK's DatabaseSessionService cannot open its Postgres session database at {safe}: {first}: set CHAOS_PG_DSN to a database that accepts it"
+        return database_problem("ADK's DatabaseSessionService cannot open its Postgres session database", dsn, exc)
     return None
 
 
-def main(argv: list[str]) -> int:
-    spec = json.loads(argv[1])
-    target = dict(spec.get("target") or {})
+def check(spec: dict[str, Any], target: dict[str, Any]) -> str | None:
     problem = params_problem(dict(spec.get("workload_params") or {})) or import_problem(target)
     if problem is None and target.get("backend") == "postgres" and os.environ.get("CHAOS_PG_DSN"):
         problem = postgres_problem(os.environ["CHAOS_PG_DSN"])
-    if problem is not None:
-        print(problem, file=sys.stderr)
-        return 2
-    return 0
+    return problem
+
+
+def main(argv: list[str]) -> int:
+    return run(argv, check)
 
 
 if __name__ == "__main__":

@@ -22,12 +22,13 @@ library only, until ``agent_framework`` is imported.
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+
+from chaos.targets.preflight import environment_problem, run
 
 TYPE_REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
@@ -104,26 +105,21 @@ def folder_problem(folder: Path) -> str | None:
     return None
 
 
-def main(argv: list[str]) -> int:
-    spec = json.loads(argv[1])
+def check(spec: dict[str, Any], target: dict[str, Any]) -> str | None:
     try:
         import agent_framework  # noqa: F401
-    except Exception as exc:
-        print(
-            f"the agent_framework environment ({sys.prefix}) cannot import agent_framework ({type(exc).__name__}: {exc}): "
-            "build it again with `bash .ci/envs.sh agent_framework`",
-            file=sys.stderr,
-        )
-        return 2
+    except Exception as exc:  # the version the cell asked for is the one to build again
+        return environment_problem("agent_framework", target, "agent_framework", exc)
     problem = params_problem(dict(spec.get("workload_params") or {}))
     if problem is None:
         with tempfile.TemporaryDirectory(prefix="chaos-af-preflight-") as tmp:
             folder = Path(tmp)
             problem = folder_problem(folder) or asyncio.run(run_once(spec, folder))
-    if problem is not None:
-        print(problem, file=sys.stderr)
-        return 2
-    return 0
+    return problem
+
+
+def main(argv: list[str]) -> int:
+    return run(argv, check)
 
 
 if __name__ == "__main__":

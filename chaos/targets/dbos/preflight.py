@@ -19,10 +19,11 @@ module once per interpreter and cell configuration (``TargetInfo.preflight``); i
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from typing import Any
+
+from chaos.targets.preflight import database_problem, environment_problem, run
 
 RECOVER_BY = ("launch", "resume_workflow")
 
@@ -44,20 +45,12 @@ def params_problem(params: dict[str, Any]) -> str | None:
     return None
 
 
-def env_spec(target: dict[str, Any]) -> str:
-    """The ``.ci/envs.sh`` argument that builds this target's environment."""
-    return f"dbos:{target['version']}" if target.get("version") else "dbos"
-
-
 def import_problem(target: dict[str, Any]) -> str | None:
     try:
         import dbos  # noqa: F401
         from dbos._sys_db import SystemDatabase  # noqa: F401  (the seam chaos instruments)
     except Exception as exc:
-        return (
-            f"the dbos environment ({sys.prefix}) cannot import dbos ({type(exc).__name__}: {exc}): build it again with "
-            f"`bash .ci/envs.sh {env_spec(target)}` (or delete that folder: the next run builds it)"
-        )
+        return environment_problem("dbos", target, "dbos", exc)
     return None
 
 
@@ -74,22 +67,19 @@ def postgres_problem(dsn: str) -> str | None:
         finally:
             engine.dispose()
     except Exception as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        safe = dsn.split("@", 1)[-1]
-        return f"DBOS cannot open its Postgres system database at {safe}: {first}: set CHAOS_PG_DSN to a database that accepts it"
+        return database_problem("DBOS cannot open its Postgres system database", dsn, exc)
     return None
 
 
-def main(argv: list[str]) -> int:
-    spec = json.loads(argv[1])
-    target = dict(spec.get("target") or {})
+def check(spec: dict[str, Any], target: dict[str, Any]) -> str | None:
     problem = params_problem(dict(spec.get("workload_params") or {})) or import_problem(target)
     if problem is None and target.get("backend") == "postgres" and os.environ.get("CHAOS_PG_DSN"):
         problem = postgres_problem(os.environ["CHAOS_PG_DSN"])
-    if problem is not None:
-        print(problem, file=sys.stderr)
-        return 2
-    return 0
+    return problem
+
+
+def main(argv: list[str]) -> int:
+    return run(argv, check)
 
 
 if __name__ == "__main__":

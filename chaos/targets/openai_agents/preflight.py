@@ -16,14 +16,10 @@ SDK is imported.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
-
-def env_spec(target: dict[str, object]) -> str:
-    """The ``.ci/envs.sh`` argument that builds this target's environment."""
-    return f"openai_agents:{target['version']}" if target.get("version") else "openai_agents"
+from chaos.targets.preflight import database_problem, environment_problem, run
 
 
 def import_problem(target: dict[str, object]) -> str | None:
@@ -31,10 +27,7 @@ def import_problem(target: dict[str, object]) -> str | None:
         import agents
         import agents.testing  # noqa: F401  (the SDK's ScriptedModel the workloads run on)
     except Exception as exc:
-        return (
-            f"the openai_agents environment ({sys.prefix}) cannot import the Agents SDK ({type(exc).__name__}: {exc}): build it "
-            f"again with `bash .ci/envs.sh {env_spec(target)}` (or delete that folder: the next run builds it)"
-        )
+        return environment_problem("openai_agents", target, "the Agents SDK", exc)
     return None
 
 
@@ -46,22 +39,19 @@ def postgres_problem(dsn: str) -> str | None:
         with psycopg.connect(dsn, connect_timeout=10) as conn:
             conn.execute("SELECT 1")
     except Exception as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        safe = dsn.split("@", 1)[-1]
-        return f"the postgres blob store cannot be reached at {safe}: {first}: set CHAOS_PG_DSN to a database that accepts it"
+        return database_problem("the postgres blob store cannot be reached", dsn, exc)
     return None
 
 
-def main(argv: list[str]) -> int:
-    spec = json.loads(argv[1])
-    target = dict(spec.get("target") or {})
+def check(spec: dict[str, object], target: dict[str, object]) -> str | None:
     problem = import_problem(target)
     if problem is None and target.get("backend") == "postgres" and os.environ.get("CHAOS_PG_DSN"):
         problem = postgres_problem(os.environ["CHAOS_PG_DSN"])
-    if problem is not None:
-        print(problem, file=sys.stderr)
-        return 2
-    return 0
+    return problem
+
+
+def main(argv: list[str]) -> int:
+    return run(argv, check)
 
 
 if __name__ == "__main__":
