@@ -56,7 +56,8 @@ def expect_failed(result, *fragments: str) -> str:
     assert "Traceback" not in result.output
     # `chaos run` first reaps racers that dead runs left on this machine (possibly another
     # session's) and says so: those notes are not the error, which must be exactly one line
-    notes = ("chaos: cleaned up after a dead run", "chaos: could not check for dead runs")
+    # ... and, before it stops on its own database's outage, says how long it waits for it (a notice)
+    notes = ("chaos: cleaned up after a dead run", "chaos: could not check for dead runs", "chaos: the run's Postgres (")
     line = one_line("\n".join(ln for ln in result.stderr.splitlines() if not ln.startswith(notes)))
     assert line.startswith("chaos: error: "), line
     for f in fragments:
@@ -140,13 +141,15 @@ def test_a_wrong_dsn_is_refused_before_any_trial(case, command, runner, tmp_path
 
 def test_postgres_down_mid_run_keeps_results_and_the_report(runner, tmp_path, monkeypatch, pg_dsn):
     """After the first journaled trial the database goes away (every connection cut, new ones
-    refused): the run ends with exit 3 and one line, run.json says failed, and results.json and
-    report.md are written from the journal (before, the failing schema drop lost both)."""
+    refused) and stays away: the run says it waits for it (bounded: 1 s here, 120 s by default), then
+    ends with exit 3 and one error line, run.json says failed, and results.json and report.md are
+    written from the journal (before, the failing schema drop lost both)."""
     from urllib.parse import urlsplit
 
     u = urlsplit(pg_dsn)
     proxy = TcpProxy(u.hostname or "127.0.0.1", u.port or 5432)
     monkeypatch.setenv("CHAOS_PG_DSN", _dsn_with(pg_dsn, port=str(proxy.port)))
+    monkeypatch.setenv("CHAOS_OUTAGE_WAIT_S", "1")
     real_append = journal_mod.Journal.append
     calls = []
 
@@ -159,9 +162,11 @@ def test_postgres_down_mid_run_keeps_results_and_the_report(runner, tmp_path, mo
     monkeypatch.setattr(journal_mod.Journal, "append", append_then_take_the_database_down)
     out = tmp_path / "out"
     try:
-        line = expect_failed(runner.invoke(app, ["run", str(scenario(tmp_path, "postgres")), "--out", str(out), "-q"]), "--resume")
+        failed = runner.invoke(app, ["run", str(scenario(tmp_path, "postgres")), "--out", str(out), "-q"])
+        line = expect_failed(failed, "--resume")
     finally:
         proxy.down()
+    assert "does not answer: waiting up to 1 s" in failed.stderr, failed.stderr
     [meta_path] = run_folders(out)
     run_dir = meta_path.parent
     meta = json.loads(meta_path.read_text())
