@@ -269,7 +269,7 @@ class CellResult(Record):
     resume: str
     workload: str
     version: str | None = None  # the framework version the scenario asked for (None: installed)
-    guard: str | None = None  # target.guard (chaos.targets.langgraph.guards): None or "none" is stock
+    guard: str | None = None  # target.guard (a framework option): None or a NO_GUARD value is stock
     wall_s_median: float | None = None  # median wall time of a valid trial (a guard's overhead: chaos.reports.guards)
     versions: dict[str, str | None] = Field(default_factory=dict)  # what the racers actually ran
     trials: int

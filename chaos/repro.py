@@ -8,7 +8,7 @@ the style of a minimal bug report.
 What it promises:
 
 * The script is the framework's to write (``chaos.targets.hooks.WritesRepro``, e.g. LangGraph's
-  ``chaos.targets.langgraph.repro``: an EO duplicate of a kill sweep, the FD replay of a fork);
+  package's ``repro``: an EO duplicate of a kill sweep, the FD replay of a fork);
   this module finds the trial and its violated verdict, hands them over and writes the files. A
   framework whose package writes none is one line saying so.
 * The script exits 1 and prints ``REPRODUCED`` when it sees the violation, 0 when it does not.

@@ -3,7 +3,7 @@
 Why: one LangGraph user's SQLite checkpoint database reached 135 GB, 82 MB per checkpoint: a state
 that grows every step (a message list) makes every checkpoint bigger than the last, and nothing
 said so until the disk filled. A sweep's dry run (the uninterrupted run) inspects the thread when
-it ends and the adapter measures its store (``chaos.targets.langgraph.store_size``: LangGraph); the cell then
+it ends and the adapter measures its store (LangGraph's package measures it: its ``store_size``); the cell then
 reports (``CellResult.store_size``) the bytes of each checkpoint in order, their growth per
 checkpoint, the thread's bytes in the store and the store's own size.
 

@@ -199,7 +199,7 @@ class ForkIntent(TypedDict):
 
 
 class StoreSize(TypedDict, total=False):
-    """What the store holds for the thread (``chaos.targets.langgraph.store_size.measure``; read by
+    """What the store holds for the thread (a framework package's ``store_size.measure``; read by
     ``chaos.kinds.growth``): each root checkpoint's serialised size (oldest first) and their count,
     the thread's and the whole store's bytes, per table, and where they were read (``source``:
     ``sqlite`` / ``postgres``, with its ``schema``). ``error`` alone when the measurement failed."""
@@ -245,7 +245,7 @@ class InspectResult(TypedDict, total=False):
     error: ErrorInfo | None
     values_source: Literal["saver"]
     pending_writes: list[list[object]]
-    store_size: StoreSize  # LangGraph, when the spec asks (``measure_store``): chaos.targets.langgraph.store_size
+    store_size: StoreSize  # when the spec asks (``measure_store``) and the framework measures it (feature "store_size")
     raw_error: ErrorInfo
     ended: bool
     persistence_errors: list[dict[str, object]]
@@ -342,8 +342,8 @@ class TargetSpec(TypedDict, total=False):
     backend: str
     version: str | None
     durability: str
-    saver: str | None  # LangGraph: package.module:factory of a team's own saver (chaos.targets.langgraph.custom_saver)
-    guard: str | None  # LangGraph: a guard measured beside stock (chaos.targets.langgraph.guards)
+    saver: str | None  # LangGraph's option: package.module:factory of a team's own saver (its custom_saver)
+    guard: str | None  # LangGraph's option: a guard measured beside stock (its guards)
     requirements: list[str]  # extra pip requirements of the racers' environment
 
 
