@@ -60,6 +60,7 @@ REPRODUCED when an effect fired more often than in a run without the crash.
 
 import asyncio
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -227,6 +228,14 @@ def main():
         asyncio.run(victim(sys.argv[2]) if sys.argv[1] == "victim" else resumer(sys.argv[2]))
         return 0
     base = tempfile.mkdtemp(prefix="agent-framework-repro-")
+    try:
+        return compare(base)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)  # the checkpoints and effects live only as long as the script
+
+
+def compare(base):
+    """The run without a crash, then with a kill at the boundary and a restore: 1 if the crash fired more."""
     clean = os.path.join(base, "clean")
     crash = os.path.join(base, "crash")
     os.makedirs(clean)

@@ -27,7 +27,7 @@ Standalone: needs only openai-agents (@VERSION@); no network, no API key (the SD
 Found by chaos (trial @TRIAL@, kill point @POINT@). Exit 1 and REPRODUCED when the approved tool
 fired twice after a crash and a resume of the saved state.
 """
-import asyncio, json, os, signal, sys, tempfile
+import asyncio, json, os, shutil, signal, sys, tempfile
 from agents import Agent, Runner, RunState, function_tool, set_tracing_disabled
 from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
 
@@ -95,7 +95,7 @@ def in_child(fn, kill_at=None):
     return os.waitpid(pid, 0)[1]
 
 
-def main():
+def run():
     in_child(pause)
     status = in_child(approve, @POINT_NAME@)
     if not (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL):
@@ -106,6 +106,13 @@ def main():
     if fired > 1:
         print("REPRODUCED"); return 1
     return 0
+
+
+def main():
+    try:
+        return run()
+    finally:
+        shutil.rmtree(WORK, ignore_errors=True)  # the saved state and effects live only as long as the script
 
 
 if __name__ == "__main__":
