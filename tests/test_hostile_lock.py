@@ -17,28 +17,13 @@ from pathlib import Path
 
 import pytest
 from kits.robustkit import chaos
-from kits.runs import write_scenario
-
-import chaos as chaos_api
+from kits.runs import small_sweep
 
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("lock_run")
-    path = write_scenario(
-        d,
-        """\
-        name: lock_run
-        kind: kill_sweep
-        target: {framework: langgraph, backend: sqlite, durability: sync}
-        workload: three_step
-        resume: none
-        kill_points: ["effect(task=b)"]
-        trials: 1
-        seed: 3
-        """,
-    )
-    res = chaos_api.run(path, out=d / "reports")
+    res = small_sweep(d, "lock_run")
     return Path(res.run_dir)
 
 

@@ -17,9 +17,7 @@ from pathlib import Path
 
 import pytest
 from kits.robustkit import chaos, one_line
-from kits.runs import write_scenario
-
-import chaos as chaos_api
+from kits.runs import small_sweep
 
 # closes the docstring it lands in, then runs code that leaves a marker file in the current folder
 INJECT = 'x"""\n__import__("pathlib").Path({!r}).touch()\n"""'
@@ -28,20 +26,7 @@ INJECT = 'x"""\n__import__("pathlib").Path({!r}).touch()\n"""'
 @pytest.fixture(scope="module")
 def sweep_dir(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("hostile_sweep")
-    path = write_scenario(
-        d,
-        """\
-        name: hostile_sweep
-        kind: kill_sweep
-        target: {framework: langgraph, backend: sqlite, durability: sync}
-        workload: three_step
-        resume: none
-        kill_points: ["effect(task=b)"]
-        trials: 1
-        seed: 3
-        """,
-    )
-    res = chaos_api.run(path, out=d / "reports")
+    res = small_sweep(d, "hostile_sweep")
     assert res.violations("EO"), "the sweep found no duplicate to reproduce"
     return Path(res.run_dir)
 

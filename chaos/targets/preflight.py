@@ -11,6 +11,7 @@ turns a check into that exit.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Mapping
 
@@ -40,3 +41,23 @@ def run(argv: list[str], check: Callable[[dict[str, object], dict[str, object]],
         print(problem, file=sys.stderr)
         return 2
     return 0
+
+
+def store_check(
+    imports: Callable[[dict[str, object]], str | None],
+    postgres: Callable[[str], str | None],
+    params: Callable[[dict[str, object]], str | None] | None = None,
+) -> Callable[[dict[str, object], dict[str, object]], str | None]:
+    """The check most preflights make, in order: the workload's parameters (``params``), the
+    environment imports the framework (``imports(target)``), and, for ``backend: postgres`` with a
+    ``CHAOS_PG_DSN``, the database opens (``postgres(dsn)``); the first problem, else None."""
+
+    def check(spec: dict[str, object], target: dict[str, object]) -> str | None:
+        raw = spec.get("workload_params")
+        problem = (params(dict(raw) if isinstance(raw, dict) else {}) if params is not None else None) or imports(target)
+        dsn = os.environ.get("CHAOS_PG_DSN")
+        if problem is None and target.get("backend") == "postgres" and dsn:
+            problem = postgres(dsn)
+        return problem
+
+    return check

@@ -43,3 +43,24 @@ def racers_alive(marker: str) -> list[psutil.Process]:
         if racer and marker in cmd and p.info["status"] != psutil.STATUS_ZOMBIE:
             out.append(p)
     return out
+
+
+def small_sweep(directory: Path, name: str):
+    """A one-point LangGraph sweep (``three_step`` killed after b: EO violated), run for real; its
+    results (``run_dir``: the finished run folder), for the stories that forge or download a run folder."""
+    import chaos
+
+    path = write_scenario(
+        directory,
+        f"""\
+        name: {name}
+        kind: kill_sweep
+        target: {{framework: langgraph, backend: sqlite, durability: sync}}
+        workload: three_step
+        resume: none
+        kill_points: ["effect(task=b)"]
+        trials: 1
+        seed: 3
+        """,
+    )
+    return chaos.run(path, out=directory / "reports")

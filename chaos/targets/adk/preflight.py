@@ -18,11 +18,10 @@ is imported.
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Any
 
-from chaos.targets.preflight import database_problem, environment_problem, run
+from chaos.targets.preflight import database_problem, environment_problem, run, store_check
 
 INVOCATION_ID = (None, "send", "omit")
 
@@ -67,11 +66,7 @@ def postgres_problem(dsn: str) -> str | None:
     return None
 
 
-def check(spec: dict[str, Any], target: dict[str, Any]) -> str | None:
-    problem = params_problem(dict(spec.get("workload_params") or {})) or import_problem(target)
-    if problem is None and target.get("backend") == "postgres" and os.environ.get("CHAOS_PG_DSN"):
-        problem = postgres_problem(os.environ["CHAOS_PG_DSN"])
-    return problem
+check = store_check(import_problem, postgres_problem, params_problem)
 
 
 def main(argv: list[str]) -> int:

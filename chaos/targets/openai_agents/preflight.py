@@ -16,10 +16,9 @@ SDK is imported.
 
 from __future__ import annotations
 
-import os
 import sys
 
-from chaos.targets.preflight import database_problem, environment_problem, run
+from chaos.targets.preflight import database_problem, environment_problem, run, store_check
 
 
 def import_problem(target: dict[str, object]) -> str | None:
@@ -43,11 +42,7 @@ def postgres_problem(dsn: str) -> str | None:
     return None
 
 
-def check(spec: dict[str, object], target: dict[str, object]) -> str | None:
-    problem = import_problem(target)
-    if problem is None and target.get("backend") == "postgres" and os.environ.get("CHAOS_PG_DSN"):
-        problem = postgres_problem(os.environ["CHAOS_PG_DSN"])
-    return problem
+check = store_check(import_problem, postgres_problem)
 
 
 def main(argv: list[str]) -> int:
