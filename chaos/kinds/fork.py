@@ -12,6 +12,14 @@ v2's outcome: the gated node sees v2 and fires with v2. It is violated when the 
 v1 again (LangGraph issue 6663) or when the fork returns without running the gated node at all
 (v2's outcome never happens). A fork the framework refuses or cannot express is ``unknown``.
 
+Approve vs reject (``fork_fires``): a fork whose second decision is a rejection must not fire the
+gated task at all, so "v2's outcome" is not a fire to look for. The scenario says what each branch
+must do: the first answer (v1) must fire the gated task (else the trial is invalid, as always), and
+with ``fork_fires: false`` the fork's branch (v2) must run to its end without firing it: FD holds
+when the fork fired no gated effect and ended without an error, and is violated when it fired one
+(the rejection was not honoured, or v1's approval leaked into the branch) or when it raised (the
+branch never reached its end). ``fork_fires: true`` is the default rule made explicit.
+
 FI (fork intent) is read from the API surface the racer inspected (``intent`` op): without a
 parameter that tells a retry from a fork, FI is violated; the evidence note is that surface.
 
@@ -47,6 +55,11 @@ class ForkOptions(KindOptions):
     fork_value: Any = Field(
         None, description="fork: the second value to resume the first interrupt's checkpoint with (default '<v1>#fork')"
     )
+    fork_fires: bool | None = Field(
+        None,
+        description="what the fork's branch must do with the gated task: true, fire it (an approval); false, not fire it and "
+        "end without an error (a rejection: fork_value is the app's reject); default: show v2's outcome",
+    )
 
 
 FD = Property("FD", "fork determinism", "fork-fd-and-fi-kind-fork")
@@ -67,7 +80,7 @@ class Fork(Kind):
     name = "fork"
     about = "answer an interrupt, then resume its checkpoint with another value: does the fork yield the new outcome?"
     properties = ("FD", "FI")
-    fields = ("fork_via", "fork_value")
+    fields = ("fork_via", "fork_value", "fork_fires")
     section = "contract"
     title = "Fork"
     Options = ForkOptions
@@ -75,6 +88,9 @@ class Fork(Kind):
 
     def validate(self, scenario: Scenario) -> None:
         needs_command_resume(self.name, scenario)
+        opts = ForkOptions.of(scenario)
+        if opts.fork_fires is False and opts.fork_value is None:
+            raise ValueError("fork_fires: false says the fork's branch is a rejection: set fork_value to the app's reject answer")
 
     def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
         return each_trial(ctx, cell, skip, fork_trial)
@@ -188,6 +204,7 @@ def fork_trial(run: TrialRun) -> TrialRecord:
     run.observations.update(
         gated_task=gated,
         via=opts.fork_via,
+        fork_fires=opts.fork_fires,
         sent={"resume": v1, "fork": v2},
         first=first,
         fork=fork,
@@ -212,7 +229,7 @@ def fork_trial(run: TrialRun) -> TrialRecord:
             invalid_reason=f"the first resume did not fire {gated} (status {status_of(resume_o)}{_raised(resume_o)}, saw {seen(resume_o)!r})",
             fault_fired=False,
         )
-    if seen(resume_o) != v1:
+    if seen(resume_o) != v1 and opts.fork_fires is not False:
         # The node's effect does not carry the answer and it does not observe it (a real app: the
         # payment's value is the invoice, not "accept"). v2's outcome is then learnt from the app
         # itself: a fresh thread answered v2 first.
@@ -295,6 +312,8 @@ def trial_fd(rec: TrialRecord) -> tuple[str, str]:
     keys_v1, keys_v2 = f"{gated}:{v1}", f"{gated}:{v2}"
     if f.get("status") == "unsupported":
         return "unknown", f"fork via {o.get('via')} is not expressible: {error_field(f.get('error'), 'message')}"
+    if o.get("fork_fires") is False:
+        return rejected_fd(rec)
     if o.get("v2_alone") is not None:  # the answer is not visible: compare effects with v1's and with v2's alone
         alone = rec.observed("v2_alone", AloneObs)
         first, want = sorted(rec.observed("first", FirstObs).get("fired") or []), sorted(alone.get("fired") or [])
@@ -322,6 +341,26 @@ def trial_fd(rec: TrialRecord) -> tuple[str, str]:
     return "violated", (
         f"the fork with {v2!r} returned {f.get('status')} without running {gated}: v2's outcome "
         f"never happened (fired {', '.join(f.get('all_fired') or []) or 'nothing'}, via {o.get('via')})"
+    )
+
+
+def rejected_fd(rec: TrialRecord) -> tuple[str, str]:
+    """FD of a fork whose branch is a rejection (``fork_fires: false``): it must end without firing the gated task."""
+    o = rec.observations
+    gated, v1, v2 = o.get("gated_task"), o["sent"]["resume"], o["sent"]["fork"]
+    f = rec.observed("fork", ForkObs)
+    first = ", ".join(rec.observed("first", FirstObs).get("fired") or [])
+    others = ", ".join(f.get("all_fired") or []) or "nothing"
+    if f.get("fired"):
+        return "violated", (
+            f"the fork answered {v2!r} (a rejection) and still fired {', '.join(f['fired'])}; the first branch, answered {v1!r}, "
+            f"fired {first} (via {o.get('via')})"
+        )
+    if f.get("status") in ("error", "refused"):
+        return "violated", f"the fork answered {v2!r} (a rejection) and never reached its end: {_said(f.get('error'))} (via {o.get('via')})"
+    return "holds", (
+        f"one saved state, two decisions: answered {v1!r} the first branch fired {first}; answered {v2!r} the fork fired no {gated} "
+        f"and ended {f.get('status')} (it fired {others}; via {o.get('via')})"
     )
 
 

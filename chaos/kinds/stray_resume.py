@@ -25,7 +25,10 @@ phase ``stray``, a continue with no answer (``invoke(None)``) after the first an
 thread has (``UNKNOWN_ID``; LangGraph issue 8836: it is silently ignored). Both are judged for CO
 as above; ``unknown_id`` also for **AR** (an answer addressed to nothing is refused loudly): holds
 when the stray answer was refused with an error, violated when it was accepted (a no-op or
-worse) without one.
+worse) without one. ``resume_by: answered_id`` sends the first answer again addressed by id to the
+interrupt it answered (as ``interrupt`` does) and is judged for AR too: an answer to an interrupt
+already answered is addressed to nothing pending (OpenAI Agents SDK: ``state.approve`` of an item
+already answered is accepted silently).
 """
 
 from __future__ import annotations
@@ -50,14 +53,17 @@ MOVED_KEYS = ("values", "next", "pending_interrupts")
 UNKNOWN_ID = "0c4a05c4a05c4a05c4a05c4a05c4a05c"
 # the resume_by forms whose stray message is not the first answer sent again
 STALE_FORMS = ("none_after_answer", "unknown_id")
+# the resume_by forms whose stray answer is addressed to nothing pending: judged for AR too
+ADDRESSED_TO_NOTHING = ("unknown_id", "answered_id")
 
 
 class StrayOptions(KindOptions):
     """What a stray resume reads: where the repeated answer is addressed."""
 
-    resume_by: Literal["thread", "interrupt", "none_after_answer", "unknown_id"] = Field(
+    resume_by: Literal["thread", "interrupt", "answered_id", "none_after_answer", "unknown_id"] = Field(
         "thread",
-        description="a repeated answer: to whatever interrupt is pending, or to the first one by its id; none_after_answer: "
+        description="a repeated answer: to whatever interrupt is pending, or to the first one by its id; answered_id: to the "
+        "first one by its id, judged for AR (an answer to an interrupt already answered must be refused); none_after_answer: "
         "a continue with no answer (LangGraph invoke(None)) after the answer was consumed; unknown_id: the answer addressed "
         "to an interrupt id no pending interrupt has",
     )
@@ -80,9 +86,9 @@ class StrayResume(Kind):
     def validate(self, scenario: Scenario) -> None:
         needs_approval_resume(self.name, scenario)
         by = StrayOptions.of(scenario).resume_by
-        if scenario.resume == "none" and by == "interrupt":
+        if scenario.resume == "none" and by in ("interrupt", "answered_id"):
             raise ValueError(
-                "resume_by: interrupt addresses the first interrupt by its id with a command; resume: none sends invoke(None), which addresses nothing"
+                f"resume_by: {by} addresses the first interrupt by its id with a command; resume: none sends invoke(None), which addresses nothing"
             )
         if scenario.resume == "none" and by in STALE_FORMS:
             raise ValueError(
@@ -98,8 +104,8 @@ class StrayResume(Kind):
         return stray_summary(cell, recs), recs
 
     def checkers(self, cell: Cell, facts: list[TrialRecord]) -> tuple[Checker[list[TrialRecord]], ...]:
-        """CO; AR too when the stray answer is addressed to an unknown interrupt id."""
-        return self.checks if StrayOptions.of(cell.scenario).resume_by == "unknown_id" else self.checks[:1]
+        """CO; AR too when the stray answer is addressed to nothing pending (an unknown id, the answered interrupt's id)."""
+        return self.checks if StrayOptions.of(cell.scenario).resume_by in ADDRESSED_TO_NOTHING else self.checks[:1]
 
     def explain(self, rec: TrialRecord) -> list[str]:
         """Only a stray answer that was not inert is explained, with the trial's ledger."""
@@ -119,7 +125,7 @@ def stray_trial(run: TrialRun) -> TrialRecord:
     # resume: none (LangGraph): the approval of a static breakpoint, invoke(None), sent twice
     answer: ActionSpec = {"op": "resume", "form": "none"} if s.resume == "none" else {"op": "resume", "form": "command", "value": v}
     by = StrayOptions.of(s).resume_by
-    if by == "interrupt":
+    if by in ("interrupt", "answered_id"):
         answer["interrupt"] = "first"  # the same request, addressed to the interrupt it answered
     stray = ActionSpec(**answer)
     if by == "none_after_answer":  # a continue with no answer (LangGraph 8837)
@@ -235,7 +241,7 @@ def trial_co(rec: TrialRecord) -> tuple[str, str]:
         rec.observed("thread_after", ThreadState),
     )
     where = "a thread waiting at a later interrupt" if rec.observed("consumed", ConsumedObs).get("waiting_at") else "a completed thread"
-    if o.get("resume_by") == "interrupt":
+    if o.get("resume_by") in ("interrupt", "answered_id"):
         where += " (addressed to the first interrupt's id)"
     elif o.get("resume_by") == "unknown_id":
         where += f" (addressed to interrupt id {UNKNOWN_ID}, which no interrupt has)"
@@ -289,8 +295,15 @@ def check_ar(cell: Cell, records: list[TrialRecord]) -> Verdict:
     return ar_verdict([r for r in records if r.valid], len(records))
 
 
+def _addressed(o: dict) -> str:
+    """What the stray answer of a trial was addressed to, for AR's reasons."""
+    if o.get("resume_by") == "answered_id":
+        return "the interrupt it had already answered (by its id), which no longer waits"
+    return f"interrupt id {UNKNOWN_ID}, which no interrupt has"
+
+
 def ar_verdict(valid: list[TrialRecord], n: int) -> Verdict:
-    """AR: an answer addressed to an interrupt id no interrupt has is refused loudly (an error)."""
+    """AR: an answer addressed to nothing pending (an unknown interrupt id, an interrupt already answered) is refused loudly (an error)."""
     if not valid:
         return verdict("AR", "unknown", f"no valid trial of {n}")
     silent = [r for r in valid if r.observed("stray", StrayObs).get("status") != "error"]
@@ -303,15 +316,15 @@ def ar_verdict(valid: list[TrialRecord], n: int) -> Verdict:
         return verdict(
             "AR",
             "violated",
-            f"{len(silent)}/{len(valid)} trials: the answer {o.get('sent')!r} addressed to interrupt id {UNKNOWN_ID}, which no "
-            f"interrupt has, was accepted silently (status {st}: it {did})",
+            f"{len(silent)}/{len(valid)} trials: the answer {o.get('sent')!r} addressed to {_addressed(o)}, was accepted "
+            f"silently (status {st}: it {did})",
             trial_ids=[r.trial_id for r in silent],
         )
     err = error_field(valid[0].observed("stray", StrayObs).get("error"), "type")
     return verdict(
         "AR",
         "holds",
-        f"all {len(valid)} trials: the answer addressed to an unknown interrupt id was refused ({err})",
+        f"all {len(valid)} trials: the answer addressed to {_addressed(valid[0].observations)}, was refused ({err})",
         trial_ids=[r.trial_id for r in valid],
     )
 

@@ -311,6 +311,7 @@ class Scenario(Strict):
         "or 'workload' for the workload's answer(interrupt) callable; the first answer replaces resume's command value",
     )
     fork_value: KindOption = kind_option()
+    fork_fires: KindOption = kind_option()
     kill_points: list[str] = Field(
         default_factory=list,
         description="sweeps: only kill points whose boundary name contains one of these (empty: all); a deploy between "
@@ -482,6 +483,8 @@ AXES: dict[str, tuple[str, ...]] = {
     "jitter_ms": ("jitter_ms",),
     "resume": ("resume",),
     "fork_via": ("fork_via",),
+    "fork_value": ("fork_value",),
+    "fork_fires": ("fork_fires",),
     "resume_by": ("resume_by",),
     "kill_points": ("kill_points",),
     "effect_fault": ("effect_fault",),

@@ -173,7 +173,7 @@ def is_no_guard(ref: str | None) -> bool:
 # fields with forms, declared form by form (``resume:app``): the forms a scenario can take
 FORMS: dict[str, tuple[str, ...]] = {
     "resume": ("none", "input", "command", "app"),
-    "resume_by": ("thread", "interrupt", "none_after_answer", "unknown_id"),
+    "resume_by": ("thread", "interrupt", "answered_id", "none_after_answer", "unknown_id"),
 }
 
 # scenario fields chaos reads the same way whatever the framework, and who reads them
@@ -200,6 +200,7 @@ COMMON_FIELDS: dict[str, str] = {
     "distinct_values": "race (each racer's value)",
     "fork_via": "fork (an adapter without fork reports the cell unknown with the reason)",
     "fork_value": "fork",
+    "fork_fires": "fork",
     "kill_points": "the sweeps and the deploy kinds (boundaries every adapter passes)",
     "upgrade_to.workload": "upgrade (an adapter without it reports the cell unknown with the reason)",
     "upgrade_to.workload_params": "upgrade",
@@ -227,6 +228,7 @@ _NOT_LANGGRAPH = {
     "resume_by:interrupt": "its pauses have no interrupt ids to address an answer to; the repeat goes to the thread",
     "resume_by:none_after_answer": "a continue with no answer after a consumed one is LangGraph's invoke(None); its adapter reads it only there",
     "resume_by:unknown_id": "its pauses have no interrupt ids, so no answer can be addressed to an id that matches none",
+    "resume_by:answered_id": "its pauses have no interrupt ids to address the answered one by",
 }
 
 # the fields an adapter reads for a team's own app (issue 28): answer plans and the app's own resume driver

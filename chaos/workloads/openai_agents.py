@@ -11,6 +11,12 @@ conversation, not from a queue: a fresh process restoring a saved ``RunState`` (
 * ``gate_after_interrupt``: ``pre`` (effect) -> ``gate`` (``needs_approval=True``: the run stops with
   ``result.interruptions``; once approved it fires its effect keyed by the answer) -> ``end``
   (effect) -> "done". A rejected ``gate`` does not run: the model is told, and goes on to ``end``.
+* ``tampered_gate``: ``gate_after_interrupt`` whose saved blob the store alters below the SDK when the
+  run stops at the approval, as a tampered, corrupted or foreign store would hold it
+  (``workload_params.tamper``, one of ``TAMPERS``: ``foreign_agent``, the blob of another app's
+  agent; ``newer_schema``, a schema version no release has written; ``emptied_history``, the
+  blob's generated items lost). ``meta["invalid"]`` declares it (``via: tamper``) for the
+  invalid-state kind, which asks whether a fresh process restoring it is refused loudly.
 
 Each effect names the tool call it fired in (``CALL``: the SDK's ``call_id``, its identity of one
 step), so PC compares steps, not labels. The answer a resume approves with reaches the gated tool
@@ -100,6 +106,7 @@ class OpenAIAgentsWorkload:
     tasks: dict[str, str] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
     claim: Callable[[str, dict], bool] | None = None
+    tamper: tuple[str, Any] | None = None  # built-ins only: (a dotted path of the state blob, the value the store writes there)
 
 
 def _tool(effect: Callable[..., None], task: str, approval: bool = False, keyed: bool = False) -> Any:
@@ -123,4 +130,24 @@ def gate_after_interrupt(ctx: Any) -> OpenAIAgentsWorkload:
     return OpenAIAgentsWorkload(agent=agent, input="run the gated flow", gated_task="gate")
 
 
-BUILTIN = {"three_step": three_step, "gate_after_interrupt": gate_after_interrupt}
+# what ``tampered_gate`` writes into the saved blob (a dotted path of ``RunState.to_json()``, the value)
+TAMPERS: dict[str, tuple[str, Any]] = {
+    "foreign_agent": ("current_agent.name", "stranger"),  # a blob another app's agent saved
+    "newer_schema": ("$schemaVersion", "99.0"),  # a schema version no release has written
+    "emptied_history": ("generated_items", []),  # the run's generated items lost
+}
+
+
+def tampered_gate(ctx: Any) -> OpenAIAgentsWorkload:
+    name = str(ctx.params.get("tamper", "foreign_agent"))
+    if name not in TAMPERS:
+        raise ValueError(f"workload_params.tamper: {name!r} is not one of {', '.join(TAMPERS)}")
+    path, value = TAMPERS[name]
+    w = gate_after_interrupt(ctx)
+    w.tamper = (path, value)
+    # the invalid-state kind reads the value at ``field`` of the durable values: the adapter projects the blob there (``state``)
+    w.meta["invalid"] = {"task": "pre", "field": f"state.{path}", "value": value, "via": "tamper", "tamper": name}
+    return w
+
+
+BUILTIN = {"three_step": three_step, "gate_after_interrupt": gate_after_interrupt, "tampered_gate": tampered_gate}

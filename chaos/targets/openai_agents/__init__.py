@@ -28,11 +28,14 @@ INFO: TargetInfo = TargetInfo(
         "three_step": "the scripted model calls tools a, b, c (one per turn), each firing its effect, then answers 'done'",
         "gate_after_interrupt": "pre (effect) -> gate (needs_approval: the run stops with interruptions; approved, "
         "its effect keyed by the answer) -> end (effect) -> 'done'",
+        "tampered_gate": "gate_after_interrupt whose blob the store alters below the SDK at the approval "
+        "(workload_params.tamper: foreign_agent | newer_schema | emptied_history)",
     },
     # upgrade: a deploy of an SDK release between pause and resume (upgrade_to.target.version); the
     # blob's $schemaVersion (0.23.1 writes 1.18, 0.24.0 writes 1.21) is what its policy reads
-    kinds=("kill_sweep", "race", "stray_resume", "fork", "recovery_determinism", "first_checkpoint", "upgrade"),
-    properties=("EO", "PC", "CO", "LIVENESS", "RD", "FD", "FI", "FCL", "AA", "DU", "CV", "UP"),
+    kinds=("kill_sweep", "race", "stray_resume", "fork", "recovery_determinism", "first_checkpoint", "upgrade", "invalid_state"),
+    # LC: the durable history (the session's items, else the blob's) read as a tree of tool outputs after a race
+    properties=("EO", "PC", "CO", "LIVENESS", "RD", "FD", "FI", "FCL", "AA", "AR", "LC", "DU", "CV", "UP"),
     distributions=("openai-agents", "openai"),
     boundaries=(
         "save_state(interruptions=N|final_output):before/after (the app's store), "
@@ -42,12 +45,12 @@ INFO: TargetInfo = TargetInfo(
         BRANCHES: "no parallel-branch workload for the Agents SDK yet (the scripted model makes one tool call per turn)",
         "fork:explicit": "the SDK has no fork operation: a second branch is RunState.from_json of the same saved blob (fork_via: checkpoint)",
         "shared_state": "no shared-state agent workloads for the Agents SDK yet",
-        "invalid_state": "not built yet: the blob is the SDK's own schema (RunState.from_json validates its version), no typed app state to break",
         "failing_effect": "not measured yet: no workload with a tool error handler around an effect",
         "durability": "no durability modes: the app chooses when to save the state blob; the SDK's session writes each turn",
     },
     pause_saves=("save_state(interruptions=",),
-    reads=(),
+    # an approval addressed by call id: the first call, the answered one, one no interruption has
+    reads=("resume_by:interrupt", "resume_by:answered_id", "resume_by:unknown_id"),
     packages=("agents", "openai"),
     trial_s=2.0,
     recovery_calls={

@@ -14,14 +14,31 @@ Resume forms: ``none`` -> a run waiting for an approval stays waiting (outcome `
 the SDK's session holds but no blob does (killed mid-run) is continued from the session
 (``Runner.run(agent, [], session=...)``); ``input`` -> a new run; ``command`` -> ``from_json``,
 approve every pending item with the value (``false``, ``"reject"``: reject it), ``Runner.run``, and
-save what it returned. A saved run that ended is nothing to resume (outcome ``done`` with
+save what it returned. ``none`` on a run waiting for an approval restores the saved state to show
+the approver what waits (``RunState.from_json``, ``get_interruptions``): a blob the SDK cannot
+restore is refused there, loudly. A saved run that ended is nothing to resume (outcome ``done`` with
 ``nothing_to_resume``): the app does not run a finished state again. ``fork`` restores the blob saved
 at the first approval (the app kept what it showed the approver) and answers it again.
+
+An approval addressed by call id (``interrupt``: ``first``, the call the run first stopped at, or
+any call id: an approver's request that names the call it answers) is handed to the SDK whatever
+the saved state is: the app restores the latest blob, ended or not, and approves the pending item
+of that call id, else an item of the gated tool with that call id (the first approval's item, as
+the request names it), and runs it. Measured by hand on 0.24.0: ``state.approve`` of an unknown
+call id, or of an item already answered on the finished state, is accepted silently (the first
+run stops again at the real pending item; the second calls the model again and appends a message;
+neither fires a tool): what AR judges.
+
+A workload with ``tamper`` (``tampered_gate``) has the store write a value into the state blob
+below the SDK when the run stops at its approval; ``inspect`` then reports the blob at that path
+(``values["state"]``), so the invalid-state kind sees what the store holds.
 
 Identities: each effect row names the tool call it fired in (the SDK's ``call_id``); ``inspect``
 reports the call ids the durable state records an output for (the blob's generated items and the
 session's items), so PC compares steps. Finished: the SDK's own final output. Two outputs for one
-call id in the session is reported as ``duplicate_outputs``.
+call id in the session is reported as ``duplicate_outputs``, and the ``checkpoints`` op lists the
+durable history as a tree (``history_tree``) so LC is judged after a race: two outputs for one call
+id are two children of one parent, a fork no writer asked for.
 """
 
 from __future__ import annotations
@@ -70,6 +87,60 @@ def calls_by_id(items: Any) -> dict[str, str]:
         if isinstance(raw, dict) and raw.get("type") == "function_call":
             names[str(raw.get("call_id"))] = str(raw.get("name"))
     return names
+
+
+def history_tree(items: Any) -> list[dict]:
+    """The durable history as a checkpoint tree for LC (``chaos.kinds.chain``): one node per tool
+    output (``function_call_output``: the SDK's record that a step ran), in the order the history
+    holds them (id ``<position>:<call id>``); its parent is the latest output before the step's
+    call (``function_call``, the first of that call id). A linear history is a chain; two outputs
+    for one call id are two children of one parent (a fork no writer asked for), and the one the
+    latest output does not build on is unreachable from it."""
+    raws = [(i.get("raw_item", i) if isinstance(i, dict) else {}) for i in items or []]
+    first_call: dict[str, int] = {}
+    for n, raw in enumerate(raws):
+        if isinstance(raw, dict) and raw.get("type") == "function_call":
+            first_call.setdefault(str(raw.get("call_id")), n)
+    tree: list[dict] = []
+    last_output: list[tuple[int, str]] = []  # (position, node id) of every output so far
+    for n, raw in enumerate(raws):
+        if not (isinstance(raw, dict) and raw.get("type") == "function_call_output"):
+            continue
+        cid = str(raw.get("call_id"))
+        node = f"{n:04d}:{cid}"
+        asked = first_call.get(cid, n)
+        parent = next((i for at, i in reversed(last_output) if at < asked), None)
+        tree.append({"id": node, "ns": "", "parent": parent, "step": n, "source": "history"})
+        last_output.append((n, node))
+    return tree
+
+
+def tampered(blob: dict, path: str, value: Any) -> dict:
+    """A copy of ``blob`` with ``value`` at the dotted ``path`` (a store altered below the SDK)."""
+    import copy
+
+    out = copy.deepcopy(blob)
+    *head, last = path.split(".")
+    at: Any = out
+    for part in head:
+        at = at[int(part)] if isinstance(at, list) else at[part]
+    at[int(last) if isinstance(at, list) else last] = value
+    return out
+
+
+def projected(blob: Any, path: str) -> dict:
+    """``{head: {...: value at path}}``: the part of ``blob`` at the dotted ``path`` (empty if absent)."""
+    at: Any = blob
+    parts = path.split(".")
+    for part in parts:
+        if isinstance(at, dict) and part in at:
+            at = at[part]
+        else:
+            return {}
+    out: Any = at
+    for part in reversed(parts):
+        out = {part: out}
+    return out
 
 
 def instrumented_session(session: Any, barrier: BarrierClient) -> Any:
@@ -143,6 +214,8 @@ class OpenAIAgentsSession(SessionBase):
         """Save what a run returned (its state blob, in the app's envelope) and say what happened."""
         waiting = [str(i.raw_item.call_id) for i in result.interruptions]
         state = result.to_state().to_json()
+        if waiting and self.workload.tamper is not None:  # the store alters the blob below the SDK
+            state = tampered(state, *self.workload.tamper)
         doc = {
             "seq": int((before or {}).get("seq", 0)) + 1,
             "state": state,
@@ -176,8 +249,6 @@ class OpenAIAgentsSession(SessionBase):
             return self._intent()
         if op not in ("run", "resume", "fork"):
             raise Unsupported(f"{op!r}: the SDK has no such operation on a saved RunState")
-        if action.get("interrupt"):
-            raise Unsupported(INFO.unread_fields["resume_by:interrupt"])
         if op == "fork" and action.get("via") == "explicit":
             raise Unsupported(INFO.unsupported["fork:explicit"])
         self.recorder.begin_action()
@@ -206,6 +277,8 @@ class OpenAIAgentsSession(SessionBase):
             out["via"] = "checkpoint"
             return out
         doc = self.store.load()
+        if doc is not None and form == "command" and action.get("interrupt"):
+            return await self._answer_by_id(doc, str(action["interrupt"]), action.get("value"))
         if doc is None:
             if self.sdk_session is not None and await self.sdk_session.get_items():
                 # killed mid-run: the SDK's session holds the conversation; the app continues it
@@ -214,8 +287,11 @@ class OpenAIAgentsSession(SessionBase):
             raise NothingSaved(f"nothing to continue: no state blob in {self.store.where} and no session items")
         if doc.get("ended"):
             return outcome("done", self.recorder.observed, nothing_to_resume=FINISHED)
-        if form == "none":
-            return outcome("interrupted", self.recorder.observed, interrupts=list(doc.get("interruptions") or []))
+        if form == "none":  # the app shows the approver what waits: it restores the saved state (a bad blob is refused here)
+            from agents import RunState
+
+            state = await RunState.from_json(agent, doc["state"])
+            return outcome("interrupted", self.recorder.observed, interrupts=[str(i.raw_item.call_id) for i in state.get_interruptions()])
         if form == "command":
             return await self._answer(doc, doc["state"], action.get("value"))
         raise ValueError(f"unknown resume form {form!r}")
@@ -252,7 +328,45 @@ class OpenAIAgentsSession(SessionBase):
         out["answered"] = [[str(i.raw_item.call_id), jsonable(value)] for i in items]
         return out
 
+    async def _answer_by_id(self, doc: dict, call_id: str, value: Any) -> ActionOutcome:
+        """An approver's request naming the call it answers (``first``: the call the run first stopped
+        at), handed to the SDK whatever the saved state is: restore the latest blob, answer the
+        pending item of that call id, else an item of the gated tool with that id, run, save."""
+        from agents import Runner, RunState
+        from agents.items import ToolApprovalItem
+
+        from chaos.workloads.openai_agents import ANSWER
+
+        w = self.workload
+        first = await RunState.from_json(w.agent, doc.get("first_pause") or doc["state"])
+        shown = first.get_interruptions()  # what the approver was shown at the first pause
+        if call_id == "first":
+            if not shown:
+                raise NothingSaved("the run never stopped at an approval: no first call to address")
+            call_id = str(shown[0].raw_item.call_id)
+        state = await RunState.from_json(w.agent, doc["state"])
+        item = next((i for i in state.get_interruptions() if str(i.raw_item.call_id) == call_id), None)
+        if item is None:  # not pending: the item the request names (the first approval's, with that call id)
+            template = shown[0]
+            raw = template.raw_item.model_dump() if hasattr(template.raw_item, "model_dump") else dict(template.raw_item)
+            item = ToolApprovalItem(agent=template.agent, raw_item={**raw, "call_id": call_id}, tool_name=template.tool_name)
+        if value in REJECTS:
+            state.reject(item)
+        else:
+            state.approve(item)
+        self.recorder.note_approval()
+        token = ANSWER.set(value)
+        try:
+            result = await Runner.run(w.agent, state, session=self.sdk_session)
+        finally:
+            ANSWER.reset(token)
+        out = self._save(result, doc)
+        out["answered"] = [[call_id, jsonable(value)]]
+        return out
+
     def _checkpoints(self) -> ActionOutcome:
+        """The saved state (``latest``, ``first_pause``), and the durable history as a tree (the
+        session's items, else the saved blob's generated items: ``history_tree``)."""
         doc = self.store.load()
         cps: list[CheckpointInfo] = []
         if doc is not None:
@@ -267,7 +381,9 @@ class OpenAIAgentsSession(SessionBase):
             )
             if doc.get("first_pause"):
                 cps.append({"id": "first_pause", "step": None, "source": "save_state", "next": [], "interrupts": 1})
-        return outcome("done", {}, checkpoints=cps)
+        items = self.aio.run(self.sdk_session.get_items()) if self.sdk_session is not None else None
+        history = items if items is not None else ((doc or {}).get("state") or {}).get("generated_items") or []
+        return outcome("done", {}, checkpoints=cps, tree=history_tree(history))
 
     def _intent(self) -> ActionOutcome:
         from agents import Runner, RunState
@@ -306,10 +422,16 @@ class OpenAIAgentsSession(SessionBase):
             "completed_task_ids": done_ids,
             "pending_interrupts": len((doc or {}).get("interruptions") or []) if awaiting else 0,
             "ended": ended,
-            "values": {"final_output": (doc or {}).get("final_output"), "duplicate_outputs": dup},
+            "values": {"final_output": (doc or {}).get("final_output"), "duplicate_outputs": dup, **self._tampered_part(doc)},
             "error": None,
         }
         return out
+
+    def _tampered_part(self, doc: dict | None) -> dict:
+        """``{"state": ...}``, the blob at the path the workload's store tampers (nothing else), when it tampers."""
+        if self.workload.tamper is None or doc is None:
+            return {}
+        return {"state": projected(doc.get("state"), self.workload.tamper[0])}
 
     def close(self) -> None:
         try:
