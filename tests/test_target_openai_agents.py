@@ -110,10 +110,67 @@ def test_the_blob_schema_policy_across_a_deploy_of_the_sdk(tmp_path):
 
 
 def test_what_the_adapter_cannot_express_is_unknown_with_its_reason(tmp_path):
-    text = _scenario("invalid_state", workload="three_step").replace('"command:true"', "none")
-    c = look.cell(run_text(tmp_path, text).results)
-    assert {v.status for v in c.verdicts} == {"unknown"}
-    assert any(get_target("openai_agents").unsupported["invalid_state"] in (v.reason or "") for v in c.verdicts)
+    c = look.cell(run_text(tmp_path, _scenario("fork", extra="fork_via: explicit\n")).results)
+    fd = look.verdict(c, "FD")
+    assert fd.status == "unknown" and get_target("openai_agents").unsupported["fork:explicit"] in (fd.reason or "")
+
+
+def test_an_approval_of_an_answered_or_unknown_call_is_accepted_silently(tmp_path):
+    # by hand (0.24.0): state.approve of an item whose call id no interruption has, or of the item already
+    # answered on the finished state, raises nothing; the run stops again at the real pending item, or calls
+    # the model again; no tool fires. The stray answer is inert (CO holds) but never refused (AR violated).
+    text = _scenario(
+        "stray_resume", extra="matrix:\n  case:\n    - {name: answered, resume_by: answered_id}\n    - {name: unknown, resume_by: unknown_id}\n"
+    )
+    results = run_text(tmp_path, text).results
+    for case, to in (("answered", "already answered"), ("unknown", "which no interrupt has")):
+        c = look.cell(results, f"case={case}")
+        assert look.verdict(c, "CO").status == "holds"
+        ar = look.verdict(c, "AR")
+        assert ar.status == "violated" and to in ar.reason and "accepted silently" in ar.reason and ar.evidence.trial_ids
+    assert results.exit_code == 1
+
+
+def test_approve_and_reject_from_one_saved_state_each_do_what_their_decision_says(tmp_path):
+    # two states restored from the blob saved at the approval: approved, the gate fires; rejected, the run
+    # ends without it. Declared a rejection but answered with an approval, the fork fires the gate: violated.
+    text = _scenario(
+        "fork",
+        extra="matrix:\n  case:\n    - {name: reject, fork_value: reject, fork_fires: false, trials: 2}\n"
+        '    - {name: not-a-reject, fork_value: "true#fork", fork_fires: false}\n',
+    )
+    results = run_text(tmp_path, text).results
+    reject = look.cell(results, "case=reject")
+    assert reject.valid_trials == 2
+    fd = look.verdict(reject, "FD")
+    assert fd.status == "holds" and "fired gate:True" in fd.reason and "fired no gate and ended done" in fd.reason
+    wrong = look.verdict(look.cell(results, "case=not-a-reject"), "FD")
+    assert wrong.status == "violated" and "still fired gate:true#fork" in wrong.reason and wrong.evidence.ledger_seqs
+
+
+def test_a_race_on_the_session_writes_one_tool_call_four_outputs(tmp_path):
+    # by hand: k=4 processes restoring one blob with one SQLiteSession leave 4 outputs for call_gate (3/3)
+    text = _scenario("race", extra="racers: {k: 4}\nmatrix:\n  case:\n    - {name: session, backend: sqlite_session}\n    - {name: file, backend: file}\n")
+    results = run_text(tmp_path, text).results
+    lc = look.verdict(look.cell(results, "case=session"), "LC")
+    assert lc.status == "violated" and "has 4 children" in lc.reason and lc.reason.count(":call_gate") >= 4
+    # the blob alone is one document replaced whole: the last writer's history is linear
+    assert look.verdict(look.cell(results, "case=file"), "LC").status == "holds"
+
+
+def test_a_foreign_or_corrupt_blob_is_refused_loudly_or_judged(tmp_path):
+    text = _scenario(
+        "invalid_state",
+        workload="tampered_gate",
+        extra="matrix:\n  case:\n    - {name: foreign, workload_params: {tamper: foreign_agent}}\n"
+        "    - {name: emptied, workload_params: {tamper: emptied_history}}\n",
+    )
+    results = run_text(tmp_path, text).results
+    foreign = look.verdict(look.cell(results, "case=foreign"), "CV")
+    assert foreign.status == "holds" and "agent not found in agent map" in foreign.reason
+    # a blob whose history is gone restores silently: the approval would then fire the gate and never end
+    emptied = look.verdict(look.cell(results, "case=emptied"), "CV")
+    assert emptied.status == "violated" and "loaded silently" in emptied.reason
 
 
 def test_an_unreachable_blob_store_is_refused_before_any_trial(tmp_path):
