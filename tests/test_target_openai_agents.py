@@ -89,11 +89,20 @@ _SQLALCHEMY = pytest.param(
 @pytest.mark.parametrize(("backend", "params"), [pytest.param("sqlite_session", "", id="sqlite"), _SQLALCHEMY])
 def test_a_tool_output_durable_in_the_session_is_run_again_from_the_waiting_blob(tmp_path, backend, params):
     point = "session.add_items(n=1,kind=function_call_output):after"
-    results = run_text(tmp_path, _scenario("kill_sweep", backend=backend, extra=f'kill_points: ["{point}"]\n{params}')).results
-    c = look.cell(results)
+    outcome = run_text(tmp_path, _scenario("kill_sweep", backend=backend, extra=f'kill_points: ["{point}"]\n{params}'))
+    c = look.cell(outcome.results)
     pc = look.point_verdict(c, point, "PC")
     assert pc.status == "violated" and "gate recorded complete at the kill, ran again on resume" in pc.reason
     assert look.point(c, point).duplicates == ["gate:True"]
+    if backend != "sqlite_session":
+        return
+    # the finding with the SDK's own session, as a script without chaos: the gate runs twice and the
+    # session holds two outputs for its call id
+    from chaos.repro import write_repro
+
+    repro = write_repro(outcome.run_dir, pc.evidence.trial_ids[0], tmp_path / "repro")
+    ran = subprocess.run([python_for("openai_agents"), str(repro.script)], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 1 and "REPRODUCED" in ran.stdout and "'call_gate': 2" in ran.stdout
 
 
 def test_the_blob_schema_policy_across_a_deploy_of_the_sdk(tmp_path):
@@ -120,7 +129,8 @@ def test_an_approval_of_an_answered_or_unknown_call_is_accepted_silently(tmp_pat
     # answered on the finished state, raises nothing; the run stops again at the real pending item, or calls
     # the model again; no tool fires. The stray answer is inert (CO holds) but never refused (AR violated).
     text = _scenario(
-        "stray_resume", extra="matrix:\n  case:\n    - {name: answered, resume_by: answered_id}\n    - {name: unknown, resume_by: unknown_id}\n"
+        "stray_resume",
+        extra="matrix:\n  case:\n    - {name: answered, resume_by: answered_id}\n    - {name: unknown, resume_by: unknown_id}\n",
     )
     results = run_text(tmp_path, text).results
     for case, to in (("answered", "already answered"), ("unknown", "which no interrupt has")):
@@ -150,7 +160,10 @@ def test_approve_and_reject_from_one_saved_state_each_do_what_their_decision_say
 
 def test_a_race_on_the_session_writes_one_tool_call_four_outputs(tmp_path):
     # by hand: k=4 processes restoring one blob with one SQLiteSession leave 4 outputs for call_gate (3/3)
-    text = _scenario("race", extra="racers: {k: 4}\nmatrix:\n  case:\n    - {name: session, backend: sqlite_session}\n    - {name: file, backend: file}\n")
+    text = _scenario(
+        "race",
+        extra="racers: {k: 4}\nmatrix:\n  case:\n    - {name: session, backend: sqlite_session}\n    - {name: file, backend: file}\n",
+    )
     results = run_text(tmp_path, text).results
     lc = look.verdict(look.cell(results, "case=session"), "LC")
     assert lc.status == "violated" and "has 4 children" in lc.reason and lc.reason.count(":call_gate") >= 4

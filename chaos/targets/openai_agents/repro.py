@@ -3,12 +3,15 @@
 
 ``repro_script(scenario, point, prop)`` returns ``(summary, script text, pins)`` or raises
 ``ValueError`` saying what it cannot write (``chaos.repro`` turns that into its one-line refusal).
-Scope: the built-in ``gate_after_interrupt``, an EO violation at a kill point of the approved run
-(``effect(task=gate|end):after``, ``save_state(final_output):before``). The script: a first process
-runs to the approval and saves ``to_state().to_json()`` to a file; a forked child restores it,
-approves and runs, and SIGKILLs itself at the point (before it would save); the parent confirms the
-kill, restores the same file in a fresh process and approves again, and counts the gate's effects
-(one fsynced line each). It exits 1 printing ``REPRODUCED`` when the gate fired twice.
+Scope: the built-in ``gate_after_interrupt``, an EO (or, with the SDK's ``SQLiteSession``, PC)
+violation at a kill point of the approved run (``effect(task=gate|end):after``,
+``save_state(final_output):before``; with backend ``sqlite_session`` also the session's writes,
+``session.add_items(n=N,kind=K):after#M``). The script: a forked child runs to the approval, saves
+``to_state().to_json()`` to a file, restores it, approves and runs, and SIGKILLs itself at the
+point's M-th pass (before it would save), as chaos's victim does; the parent confirms the kill,
+restores the same file in a fresh process and approves again (with the same session), and counts
+the gate's effects (one fsynced line each) and the session's outputs per call id. It exits 1
+printing ``REPRODUCED`` when the gate fired twice or the session holds two outputs for its call.
 """
 
 from __future__ import annotations
@@ -19,22 +22,26 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from chaos.repro import ReproFacts
 
-POINTS = re.compile(r"^(effect\(task=(gate|end)\):after|save_state\(final_output\):before)#1$")
+POINTS = re.compile(r"^(effect\(task=(gate|end)\):after|save_state\(final_output\):before)#(1)$")
+# the SDK session's writes (backend sqlite_session): the boundary's name and the pass it was killed at
+SESSION_POINTS = re.compile(r"^(session\.add_items\(n=\d+,kind=[a-z_+]+\):after)#(\d+)$")
 
 SCRIPT = '''"""@SUMMARY@
 
 Standalone: needs only openai-agents (@VERSION@); no network, no API key (the SDK's ScriptedModel).
-Found by chaos (trial @TRIAL@, kill point @POINT@). Exit 1 and REPRODUCED when the approved tool
-fired twice after a crash and a resume of the saved state.
+Found by chaos (trial @TRIAL@, kill point @POINT@, pass @NTH@). Exit 1 and REPRODUCED when the
+approved tool fired twice after a crash and a resume of the saved state, or the session holds two
+outputs for its call.
 """
-import asyncio, json, os, shutil, signal, sys, tempfile
-from agents import Agent, Runner, RunState, function_tool, set_tracing_disabled
+import asyncio, collections, json, os, shutil, signal, sys, tempfile
+from agents import Agent, Runner, RunState, SQLiteSession, function_tool, set_tracing_disabled
 from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
 
 set_tracing_disabled(True)
 WORK = tempfile.mkdtemp(prefix="openai-agents-repro-")
 STATE, LEDGER = os.path.join(WORK, "state.json"), os.path.join(WORK, "effects.txt")
-KILL_AT = os.environ.get("KILL_AT")
+SESSION_DB = os.path.join(WORK, "session.sqlite") if @SESSION@ else None
+KILL_AT, KILL_NTH, PASSES = None, @NTH@, collections.Counter()
 PLAN = [("pre", "call_pre"), ("gate", "call_gate"), ("end", "call_end")]
 
 
@@ -46,11 +53,30 @@ def respond(call):
     return [assistant_message("done")]
 
 
+def passed(name):
+    """A boundary passed: SIGKILL this process at the chosen pass of the chosen one."""
+    PASSES[name] += 1
+    if name == KILL_AT and PASSES[name] == KILL_NTH:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
 def effect(task):
     fd = os.open(LEDGER, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     os.write(fd, (task + "\\n").encode()); os.fsync(fd); os.close(fd)
-    if KILL_AT == f"effect(task={task}):after":
-        os.kill(os.getpid(), signal.SIGKILL)
+    passed(f"effect(task={task}):after")
+
+
+class Session(SQLiteSession):
+    """The SDK's SQLiteSession, each write named by what it writes."""
+
+    async def add_items(self, items):
+        kinds = "+".join(sorted({str(i.get("type") or i.get("role") or "item") for i in items}))
+        await super().add_items(items)
+        passed(f"session.add_items(n={len(items)},kind={kinds}):after")
+
+
+def session():
+    return Session("thread", SESSION_DB) if SESSION_DB else None
 
 
 def tool(name, approval=False):
@@ -66,15 +92,15 @@ def agent():
 
 
 def save(result):
-    if KILL_AT == "save_state(final_output):before" and not result.interruptions:
-        os.kill(os.getpid(), signal.SIGKILL)
+    if not result.interruptions:
+        passed("save_state(final_output):before")
     with open(STATE + ".tmp", "w") as f:
         json.dump(result.to_state().to_json(), f)
     os.replace(STATE + ".tmp", STATE)
 
 
 async def pause():
-    save(await Runner.run(agent(), "go"))
+    save(await Runner.run(agent(), "go", session=session()))
 
 
 async def approve():
@@ -82,7 +108,13 @@ async def approve():
     state = await RunState.from_json(a, json.load(open(STATE)))
     for item in state.get_interruptions():
         state.approve(item)
-    save(await Runner.run(a, state))
+    save(await Runner.run(a, state, session=session()))
+
+
+async def life():
+    """The run's whole life in one process: to the approval (saved), then approved."""
+    await pause()
+    await approve()
 
 
 def in_child(fn, kill_at=None):
@@ -95,15 +127,26 @@ def in_child(fn, kill_at=None):
     return os.waitpid(pid, 0)[1]
 
 
+def session_outputs():
+    if not SESSION_DB:
+        return {}
+    items = asyncio.run(SQLiteSession("thread", SESSION_DB).get_items())
+    return dict(collections.Counter(i.get("call_id") for i in items if i.get("type") == "function_call_output"))
+
+
 def run():
-    in_child(pause)
-    status = in_child(approve, @POINT_NAME@)
+    status = in_child(life, @POINT_NAME@)
     if not (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL):
         print("the approving process was not killed at", @POINT_NAME@); return 2
+    if not os.path.exists(STATE):
+        print("killed before the approval was saved: nothing to resume"); return 2
     in_child(approve)  # a fresh process resumes the saved state, as the app would
     fired = open(LEDGER).read().split().count("gate")
+    outputs = session_outputs()
     print(f"gate fired {fired} time(s); effects: {open(LEDGER).read().split()}")
-    if fired > 1:
+    if SESSION_DB:
+        print(f"the session's tool outputs per call id: {outputs}")
+    if fired > 1 or outputs.get("call_gate", 0) > 1:
         print("REPRODUCED"); return 1
     return 0
 
@@ -123,18 +166,23 @@ if __name__ == "__main__":
 def script(facts: ReproFacts) -> tuple[str, str]:
     """The standalone script for one violating trial: ``(summary, text)``."""
     trial_id, point, versions = facts.trial_id, facts.point, facts.versions
-    if facts.property != "EO" or facts.workload != "gate_after_interrupt":
+    session = facts.backend == "sqlite_session"
+    if facts.property not in ("EO", "PC") or facts.workload != "gate_after_interrupt":
         raise ValueError(
-            f"repro writes the Agents SDK's EO violations of gate_after_interrupt only, not {facts.property} of {facts.workload}"
+            f"repro writes the Agents SDK's EO and PC violations of gate_after_interrupt only, not {facts.property} of {facts.workload}"
         )
-    if facts.backend == "sqlite_session":
-        raise ValueError("repro writes the app's blob store only; with the SDK's SQLiteSession it is not written yet")
-    m = POINTS.match(str(point or ""))
+    if facts.backend not in ("file", "sqlite_session"):
+        raise ValueError(f"repro writes the file store (and the SDK's SQLiteSession beside it), not backend {facts.backend}")
+    m = POINTS.match(str(point or "")) or (SESSION_POINTS.match(str(point or "")) if session else None)
     if m is None:
         raise ValueError(
-            f"repro writes a kill in the approved run only (effect(task=gate|end):after#1, save_state(final_output):before#1), not {point!r}"
+            "repro writes a kill in the approved run only (effect(task=gate|end):after#1, save_state(final_output):before#1"
+            + (", session.add_items(...):after#N" if session else "")
+            + f"), not {point!r}"
         )
     summary = "The Agents SDK runs an approved tool again when a saved RunState is resumed after a crash before the app saved the new state"
+    if session:
+        summary += " (the SDK's SQLiteSession holding the conversation)"
     version = versions.get("openai-agents", "")
     text = SCRIPT
     for key, value in {
@@ -143,6 +191,8 @@ def script(facts: ReproFacts) -> tuple[str, str]:
         "@TRIAL@": trial_id,
         "@POINT@": m.group(1),
         "@POINT_NAME@": repr(m.group(1)),
+        "@NTH@": m.group(m.lastindex or 1),
+        "@SESSION@": repr(session),
     }.items():
         text = text.replace(key, value)
     return summary, text
