@@ -141,6 +141,8 @@ class ReproFacts:
     resume: str  # the scenario's resume form: ``none``, ``command:<value>``, ...
     point: str | None  # the kill point, as the sweep names it (``effect(task=b):after#1``)
     versions: dict[str, str]  # what the cell's racers ran: python and the framework's distributions
+    kind: str = "kill_sweep"  # the cell's kind: a sweep's, or one the writer declares (``ScriptWriter.kinds``)
+    k: int = 1  # a race's racers
 
 
 @dataclass(frozen=True)
@@ -153,6 +155,7 @@ class ScriptWriter:
     module: str
     repro_properties: tuple[str, ...]
     extra_pins: tuple[str, ...] = ()  # what the script imports beyond the framework's distributions (a driver)
+    kinds: tuple[str, ...] = ()  # kinds beyond the sweeps whose trials its module writes (``race``: k processes, no kill)
 
     def repro(
         self, cell: Cell, trial: Mapping[str, Any], violated: tuple[str, str], versions: Mapping[str, str], found_in: Mapping[str, str]
@@ -167,8 +170,9 @@ class ScriptWriter:
         resume = str(sc.resume)
         if resume.startswith("app:"):
             return "a team's recovery (resume: app:...) cannot be written without chaos"
-        if get_kind(sc.kind).section != "sweep":
-            return f"a {sc.kind} trial cannot be written as a standalone script yet (kill sweeps only)"
+        if get_kind(sc.kind).section != "sweep" and sc.kind not in self.kinds:
+            also = "".join(f", {k}" for k in self.kinds)
+            return f"a {sc.kind} trial cannot be written as a standalone script yet (kill sweeps{also} only)"
         # what the cell's racers ran (the framework lives in their environment, not the orchestrator's)
         meta = read_meta(Path(found_in["run"]))
         ran = meta.cell_versions.get(str(trial.get("cell_id"))) if meta.cell_versions else None
@@ -184,6 +188,8 @@ class ScriptWriter:
             resume=resume,
             point=point if isinstance(point, str) else None,
             versions=kept,
+            kind=sc.kind,
+            k=sc.racers.k,
         )
         try:
             summary, text = importlib.import_module(self.module).script(facts)

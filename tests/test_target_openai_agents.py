@@ -60,11 +60,19 @@ def test_a_kill_between_the_approved_tool_and_the_save_runs_the_tool_again(tmp_p
 
 
 def test_four_processes_approving_one_saved_state_each_run_the_tool(tmp_path):
-    results = run_text(tmp_path, look.pause_answers("openai_agents", "race", seed=7, trials=1, k=4)).results
-    c = look.cell(results)
+    outcome = run_text(tmp_path, look.pause_answers("openai_agents", "race", seed=7, trials=1, k=4))
+    c = look.cell(outcome.results)
     assert c.valid_trials == 1
-    assert look.verdict(c, "CO").status == "violated"
+    co = look.verdict(c, "CO")
+    assert co.status == "violated"
     assert c.max_fires == 4
+    # the race as a script with the SDK alone: four forked processes restore the one saved file and approve
+    from chaos.repro import write_repro
+
+    repro = write_repro(outcome.run_dir, co.evidence.trial_ids[0], tmp_path / "repro")
+    assert "chaos" not in repro.script.read_text().replace("found by chaos", "").replace("Found by chaos", "")
+    ran = subprocess.run([python_for("openai_agents"), str(repro.script)], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 1 and "REPRODUCED" in ran.stdout and "gate fired 4 time(s)" in ran.stdout
 
 
 def test_a_second_approval_of_a_finished_run_is_inert_and_a_fork_is_not_told_from_a_retry(tmp_path):

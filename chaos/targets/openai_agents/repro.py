@@ -12,6 +12,8 @@ point's M-th pass (before it would save), as chaos's victim does; the parent con
 restores the same file in a fresh process and approves again (with the same session), and counts
 the gate's effects (one fsynced line each) and the session's outputs per call id. It exits 1
 printing ``REPRODUCED`` when the gate fired twice or the session holds two outputs for its call.
+A race's CO violation (``race_script``): the run pauses and saves once; k forked processes,
+released together, each restore the saved state, approve and run.
 """
 
 from __future__ import annotations
@@ -29,9 +31,9 @@ SESSION_POINTS = re.compile(r"^(session\.add_items\(n=\d+,kind=[a-z_+]+\):after)
 SCRIPT = '''"""@SUMMARY@
 
 Standalone: needs only openai-agents (@VERSION@); no network, no API key (the SDK's ScriptedModel).
-Found by chaos (trial @TRIAL@, kill point @POINT@, pass @NTH@). Exit 1 and REPRODUCED when the
-approved tool fired twice after a crash and a resume of the saved state, or the session holds two
-outputs for its call.
+Found by chaos (trial @TRIAL@, @WHERE@). Exit 1 and REPRODUCED when the approved tool fired
+twice (after a crash and a resume of the saved state, or by processes approving it at once), or the
+session holds two outputs for its call.
 """
 import asyncio, collections, json, os, shutil, signal, sys, tempfile
 from agents import Agent, Runner, RunState, SQLiteSession, function_tool, set_tracing_disabled
@@ -42,6 +44,7 @@ WORK = tempfile.mkdtemp(prefix="openai-agents-repro-")
 STATE, LEDGER = os.path.join(WORK, "state.json"), os.path.join(WORK, "effects.txt")
 SESSION_DB = os.path.join(WORK, "session.sqlite") if @SESSION@ else None
 KILL_AT, KILL_NTH, PASSES = None, @NTH@, collections.Counter()
+RACE_K = @RACE_K@  # > 1: no kill; k processes approve the one saved state at once
 PLAN = [("pre", "call_pre"), ("gate", "call_gate"), ("end", "call_end")]
 
 
@@ -94,9 +97,10 @@ def agent():
 def save(result):
     if not result.interruptions:
         passed("save_state(final_output):before")
-    with open(STATE + ".tmp", "w") as f:
+    tmp = f"{STATE}.{os.getpid()}.tmp"  # one per process: racing savers each rename their own
+    with open(tmp, "w") as f:
         json.dump(result.to_state().to_json(), f)
-    os.replace(STATE + ".tmp", STATE)
+    os.replace(tmp, STATE)
 
 
 async def pause():
@@ -117,13 +121,24 @@ async def life():
     await approve()
 
 
+def child(fn):
+    """Run ``fn`` in this forked child and leave (never through the parent's clean-up)."""
+    try:
+        asyncio.run(fn())
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        os._exit(1)
+    os._exit(0)
+
+
 def in_child(fn, kill_at=None):
     pid = os.fork()
     if pid == 0:
         global KILL_AT
         KILL_AT = kill_at
-        asyncio.run(fn())
-        os._exit(0)
+        child(fn)
     return os.waitpid(pid, 0)[1]
 
 
@@ -134,13 +149,39 @@ def session_outputs():
     return dict(collections.Counter(i.get("call_id") for i in items if i.get("type") == "function_call_output"))
 
 
+def race(k):
+    """k processes restore the one saved state and approve it at once (released together by a pipe)."""
+    r, w = os.pipe()
+    pids = []
+    for _ in range(k):
+        pid = os.fork()
+        if pid == 0:
+            os.close(w)
+            os.read(r, 1)
+            child(approve)
+        pids.append(pid)
+    os.close(r)
+    os.write(w, b"go" * k)
+    os.close(w)
+    for pid in pids:
+        os.waitpid(pid, 0)
+
+
 def run():
+    if RACE_K > 1:
+        in_child(pause)
+        race(RACE_K)
+        return verdict()
     status = in_child(life, @POINT_NAME@)
     if not (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL):
         print("the approving process was not killed at", @POINT_NAME@); return 2
     if not os.path.exists(STATE):
         print("killed before the approval was saved: nothing to resume"); return 2
     in_child(approve)  # a fresh process resumes the saved state, as the app would
+    return verdict()
+
+
+def verdict():
     fired = open(LEDGER).read().split().count("gate")
     outputs = session_outputs()
     print(f"gate fired {fired} time(s); effects: {open(LEDGER).read().split()}")
@@ -166,6 +207,8 @@ if __name__ == "__main__":
 def script(facts: ReproFacts) -> tuple[str, str]:
     """The standalone script for one violating trial: ``(summary, text)``."""
     trial_id, point, versions = facts.trial_id, facts.point, facts.versions
+    if facts.kind == "race":
+        return race_script(facts)
     session = facts.backend == "sqlite_session"
     if facts.property not in ("EO", "PC") or facts.workload != "gate_after_interrupt":
         raise ValueError(
@@ -192,7 +235,36 @@ def script(facts: ReproFacts) -> tuple[str, str]:
         "@POINT@": m.group(1),
         "@POINT_NAME@": repr(m.group(1)),
         "@NTH@": m.group(m.lastindex or 1),
+        "@WHERE@": f"kill point {m.group(1)}, pass {m.group(m.lastindex or 1)}",
         "@SESSION@": repr(session),
+        "@RACE_K@": "0",
+    }.items():
+        text = text.replace(key, value)
+    return summary, text
+
+
+def race_script(facts: ReproFacts) -> tuple[str, str]:
+    """A race's CO violation: k processes restoring the one saved state and approving it at once."""
+    if facts.property != "CO" or facts.workload != "gate_after_interrupt" or facts.k < 2:
+        raise ValueError(
+            f"repro writes a race's CO violation of gate_after_interrupt with k >= 2, not {facts.property} of {facts.workload}"
+        )
+    if facts.backend not in ("file", "sqlite_session"):
+        raise ValueError(f"repro writes the file store (and the SDK's SQLiteSession beside it), not backend {facts.backend}")
+    session = facts.backend == "sqlite_session"
+    summary = f"{facts.k} processes restoring one saved Agents SDK RunState and approving it each run the approved tool"
+    if session:
+        summary += " (the SDK's SQLiteSession holding the conversation)"
+    text = SCRIPT
+    for key, value in {
+        "@SUMMARY@": summary,
+        "@VERSION@": facts.versions.get("openai-agents", "") or "any",
+        "@TRIAL@": facts.trial_id,
+        "@WHERE@": f"a race of k={facts.k}",
+        "@POINT_NAME@": "None",
+        "@NTH@": "0",
+        "@SESSION@": repr(session),
+        "@RACE_K@": str(facts.k),
     }.items():
         text = text.replace(key, value)
     return summary, text
