@@ -116,6 +116,7 @@ INFO = TargetInfo(
         "answers",
         "resume:app",
         "resume_by:interrupt",
+        "resume_by:answered_id",
         "resume_by:none_after_answer",
         "resume_by:unknown_id",
     ),

@@ -4,14 +4,14 @@
 ``repro_script(scenario, point, prop)`` returns ``(summary, script text, pins)`` or raises
 ``ValueError`` saying what it cannot write (``chaos.repro`` turns that into its one-line refusal).
 Scope: the built-in ``gate_after_interrupt``, an EO (or, with the SDK's ``SQLiteSession``, PC)
-violation at a kill point of the approved run (``effect(task=gate|end):after``,
-``save_state(final_output):before``; with backend ``sqlite_session`` also the session's writes,
-``session.add_items(n=N,kind=K):after#M``). The script: a forked child runs to the approval, saves
+violation at a kill point (``effect(task=pre|gate|end):after``, ``save_state(final_output):before``;
+with backend ``sqlite_session`` also the session's writes, ``session.add_items(n=N,kind=K):before|after#M``). The script: a forked child runs to the approval, saves
 ``to_state().to_json()`` to a file, restores it, approves and runs, and SIGKILLs itself at the
 point's M-th pass (before it would save), as chaos's victim does; the parent confirms the kill,
-restores the same file in a fresh process and approves again (with the same session), and counts
-the gate's effects (one fsynced line each) and the session's outputs per call id. It exits 1
-printing ``REPRODUCED`` when the gate fired twice or the session holds two outputs for its call.
+restores the same file in a fresh process and approves again (with the same session; killed before
+the approval was saved, it continues from the session), and counts the tools' effects (one fsynced
+line each) and the session's outputs per call id. It exits 1 printing ``REPRODUCED`` when a tool
+fired twice or the session holds two outputs for one call.
 A race's CO violation (``race_script``): the run pauses and saves once; k forked processes,
 released together, each restore the saved state, approve and run.
 """
@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from chaos.repro import ReproFacts
 
-POINTS = re.compile(r"^(effect\(task=(gate|end)\):after|save_state\(final_output\):before)#(1)$")
+POINTS = re.compile(r"^(effect\(task=(pre|gate|end)\):after|save_state\(final_output\):before)#(1)$")
 # the SDK session's writes (backend sqlite_session): the boundary's name and the pass it was killed at
-SESSION_POINTS = re.compile(r"^(session\.add_items\(n=\d+,kind=[a-z_+]+\):after)#(\d+)$")
+SESSION_POINTS = re.compile(r"^(session\.add_items\(n=\d+,kind=[a-z_+]+\):(?:before|after))#(\d+)$")
 
 SCRIPT = '''"""@SUMMARY@
 
@@ -74,6 +74,7 @@ class Session(SQLiteSession):
 
     async def add_items(self, items):
         kinds = "+".join(sorted({str(i.get("type") or i.get("role") or "item") for i in items}))
+        passed(f"session.add_items(n={len(items)},kind={kinds}):before")
         await super().add_items(items)
         passed(f"session.add_items(n={len(items)},kind={kinds}):after")
 
@@ -113,6 +114,11 @@ async def approve():
     for item in state.get_interruptions():
         state.approve(item)
     save(await Runner.run(a, state, session=session()))
+
+
+async def from_session():
+    """Killed before the approval was saved: the app continues the conversation its session holds."""
+    save(await Runner.run(agent(), [], session=session()))
 
 
 async def life():
@@ -175,19 +181,24 @@ def run():
     status = in_child(life, @POINT_NAME@)
     if not (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL):
         print("the approving process was not killed at", @POINT_NAME@); return 2
-    if not os.path.exists(STATE):
+    if os.path.exists(STATE):
+        in_child(approve)  # a fresh process resumes the saved state, as the app would
+    elif SESSION_DB:
+        in_child(from_session)  # nothing saved yet: the app continues from the SDK's session
+    else:
         print("killed before the approval was saved: nothing to resume"); return 2
-    in_child(approve)  # a fresh process resumes the saved state, as the app would
     return verdict()
 
 
 def verdict():
-    fired = open(LEDGER).read().split().count("gate")
+    effects = open(LEDGER).read().split()
     outputs = session_outputs()
-    print(f"gate fired {fired} time(s); effects: {open(LEDGER).read().split()}")
+    print(f"gate fired {effects.count('gate')} time(s); effects: {effects}")
     if SESSION_DB:
         print(f"the session's tool outputs per call id: {outputs}")
-    if fired > 1 or outputs.get("call_gate", 0) > 1:
+    twice = sorted({e for e in effects if effects.count(e) > 1} | {c for c, n in outputs.items() if n > 1})
+    if twice:
+        print(f"fired or recorded more than once: {', '.join(twice)}")
         print("REPRODUCED"); return 1
     return 0
 
@@ -219,8 +230,8 @@ def script(facts: ReproFacts) -> tuple[str, str]:
     m = POINTS.match(str(point or "")) or (SESSION_POINTS.match(str(point or "")) if session else None)
     if m is None:
         raise ValueError(
-            "repro writes a kill in the approved run only (effect(task=gate|end):after#1, save_state(final_output):before#1"
-            + (", session.add_items(...):after#N" if session else "")
+            "repro writes a kill at a tool's effect or a save (effect(task=pre|gate|end):after#1, save_state(final_output):before#1"
+            + (", session.add_items(...):before|after#N" if session else "")
             + f"), not {point!r}"
         )
     summary = "The Agents SDK runs an approved tool again when a saved RunState is resumed after a crash before the app saved the new state"
