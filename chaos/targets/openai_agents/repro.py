@@ -12,7 +12,8 @@ restores the same file in a fresh process and approves again (with the same sess
 the approval was saved, it continues from the session), and counts the tools' effects (one fsynced
 line each) and the session's outputs per call id. It exits 1 printing ``REPRODUCED`` when a tool
 fired twice or the session holds two outputs for one call.
-A race's CO violation (``race_script``): the run pauses and saves once; k forked processes,
+Whatever the cell's blob store (file, SQLite row, Postgres row), the script keeps the blob in a
+file: the finding does not depend on where the app keeps it. A race's CO violation (``race_script``): the run pauses and saves once; k forked processes,
 released together, each restore the saved state, approve and run.
 """
 
@@ -225,14 +226,17 @@ def script(facts: ReproFacts) -> tuple[str, str]:
         raise ValueError(
             f"repro writes the Agents SDK's EO and PC violations of gate_after_interrupt only, not {facts.property} of {facts.workload}"
         )
-    if facts.backend not in ("file", "sqlite_session"):
-        raise ValueError(f"repro writes the file store (and the SDK's SQLiteSession beside it), not backend {facts.backend}")
     m = POINTS.match(str(point or "")) or (SESSION_POINTS.match(str(point or "")) if session else None)
     if m is None:
         raise ValueError(
             "repro writes a kill at a tool's effect or a save (effect(task=pre|gate|end):after#1, save_state(final_output):before#1"
             + (", session.add_items(...):before|after#N" if session else "")
             + f"), not {point!r}"
+        )
+    if m.re is POINTS and m.group(2) == "pre" and not session:
+        raise ValueError(
+            "a kill at pre's effect (before the approval is saved) is written with the SDK's SQLiteSession only (backend "
+            "sqlite_session): the script keeps no other session"
         )
     summary = "The Agents SDK runs an approved tool again when a saved RunState is resumed after a crash before the app saved the new state"
     if session:
@@ -260,8 +264,6 @@ def race_script(facts: ReproFacts) -> tuple[str, str]:
         raise ValueError(
             f"repro writes a race's CO violation of gate_after_interrupt with k >= 2, not {facts.property} of {facts.workload}"
         )
-    if facts.backend not in ("file", "sqlite_session"):
-        raise ValueError(f"repro writes the file store (and the SDK's SQLiteSession beside it), not backend {facts.backend}")
     session = facts.backend == "sqlite_session"
     summary = f"{facts.k} processes restoring one saved Agents SDK RunState and approving it each run the approved tool"
     if session:
