@@ -66,7 +66,9 @@ def _app(ctx: WorkloadContext, fixed: bool) -> ADKWorkload:
         tools=[FunctionTool(place_shipping_order, require_confirmation=_large if fixed else False)],
     )
     app = App(name="shipping_coordinator", root_agent=agent, resumability_config=ResumabilityConfig(is_resumable=True))
-    return ADKWorkload(app=app, tasks={"place_shipping_order": "place_order"}, gated_task="place_order", message="Ship 10 containers to Rotterdam")
+    return ADKWorkload(
+        app=app, tasks={"place_shipping_order": "place_order"}, gated_task="place_order", message="Ship 10 containers to Rotterdam"
+    )
 
 
 def stock(ctx: WorkloadContext) -> ADKWorkload:

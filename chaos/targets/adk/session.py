@@ -131,7 +131,9 @@ def mysql_url(dsn: str) -> str:
     """SQLAlchemy's URL for ``DatabaseSessionService`` on the MariaDB of ``dsn``: ADK's async
     driver for a ``mysql`` URL (aiomysql; a bare ``mariadb://`` URL would ask for asyncmy)."""
     if "://" not in dsn:
-        raise Unsupported(f"backend mariadb needs {MYSQL_ENV} (mysql://user:password@host:port/database: bash scripts/mariadb.sh | tail -1)")
+        raise Unsupported(
+            f"backend mariadb needs {MYSQL_ENV} (mysql://user:password@host:port/database: bash scripts/mariadb.sh | tail -1)"
+        )
     return "mysql+aiomysql://" + dsn.split("://", 1)[1]
 
 
