@@ -7,7 +7,9 @@ exactly that point, with the ledger rows); a tool whose response event is commit
 Postgres, ADK's ``SELECT ... FOR UPDATE`` stale check refuses the losers before their effect (CO
 holds); on ``DatabaseSessionService`` over a SQLite file, the check is a read before the write, and
 losers can fire the confirmed tool and then get ``StaleSessionError`` (CO violated: a duplicate
-the caller was told had failed).
+the caller was told had failed). On MariaDB (aiomysql) the check is under ``SELECT ... FOR UPDATE`` as
+on Postgres. A crash before the invocation's user event is durable leaves nothing ADK's resume can
+find (FCL violated); the same crash recovered twice decides the same way (RD holds).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import os
 
 import pytest
 from kits import framework_support as look
+from kits.appruns import case_cell
 from kits.runs import run_text
 
 from chaos.targets import get_target
@@ -31,8 +34,10 @@ def _env():
 def test_the_light_half_names_every_kind_it_cannot_run_with_its_reason():
     info = get_target("adk")
     assert info.module == "chaos.targets.adk.session"
-    for kind in ("fork", "first_checkpoint", "recovery_determinism", "invalid_state"):
+    for kind in ("fork", "invalid_state"):
         assert info.supports(kind), kind  # a reason, not None
+    for kind in ("first_checkpoint", "recovery_determinism", "AA"):
+        assert info.supports(kind) is None, kind
     assert "rewind" in info.unsupported["fork"]
 
 
@@ -58,6 +63,8 @@ kill_points: ["effect(task=gate)", "append(author=agent,kind=response:gate)"]
     assert "effect(task=gate):after#1" in eo.evidence.points and eo.evidence.ledger_seqs
     assert look.point(c, "effect(task=gate)").duplicates == ["gate:yes"]
     assert look.verdict(c, "PC").status == "holds"
+    # the resumed tool ran again only after the approval the victim had given: no approval walked past
+    assert look.verdict(c, "AA").status == "holds"
     assert results.exit_code == 1
     # the finding to file upstream: a standalone script, no chaos in it, that shows it again
     import subprocess
@@ -129,3 +136,48 @@ upgrade_to: {target: {version: "2.13.0"}}
     ).results
     up = look.verdict(look.cell(results), "UP")
     assert up.status == "holds" and "2.12.0" in up.reason and "2.13.0" in up.reason, up.reason
+
+
+@pytest.mark.skipif(not os.environ.get("CHAOS_MYSQL_DSN"), reason="needs CHAOS_MYSQL_DSN (bash scripts/mariadb.sh | tail -1)")
+def test_four_answers_to_one_confirmation_on_mariadb_fire_the_tool_once(tmp_path):
+    results = run_text(
+        tmp_path,
+        """
+name: adk_race_mariadb
+kind: race
+target: {framework: adk, backend: mariadb}
+workload: gate_after_interrupt
+resume: "command:yes"
+racers: {k: 4}
+trials: 2
+seed: 9
+timeout_s: 120
+""",
+    ).results
+    c = look.cell(results)
+    assert look.verdict(c, "CO").status == "holds"
+
+
+def test_a_crash_before_the_user_event_is_durable_loses_the_invocation_and_recoveries_repeat_themselves(tmp_path):
+    results = run_text(
+        tmp_path,
+        """
+name: adk_first_and_recovery
+kind: first_checkpoint
+target: {framework: adk, backend: sqlite}
+workload: three_step
+resume: none
+trials: 1
+seed: 13
+timeout_s: 120
+matrix:
+  case:
+    - {name: first, kind: first_checkpoint, workload: three_step, resume: none, kill_points: ["append(author=user,kind=text)"]}
+    - {name: recovery, kind: recovery_determinism, workload: gate_after_interrupt, resume: "command:yes", trials: 2,
+       kill_points: ["effect(task=gate)"]}
+""",
+    ).results
+    first, recovery = case_cell(results, "first"), case_cell(results, "recovery")
+    fcl = look.verdict(first, "FCL")
+    assert fcl.status == "violated" and "append(author=user,kind=text):before#1" in fcl.evidence.points, fcl.reason
+    assert look.verdict(recovery, "RD").status == "holds"

@@ -14,15 +14,16 @@ INFO: TargetInfo = TargetInfo(
     framework="adk",
     module="chaos.targets.adk.session",
     about="Google ADK: an LlmAgent (scripted BaseLlm) in a resumable App, run by a Runner over a session service; a tool with require_confirmation as the pause",
-    backends=("sqlite", "db_sqlite", "postgres"),
+    # mariadb: DatabaseSessionService on the MariaDB (or MySQL) of CHAOS_MYSQL_DSN through aiomysql
+    backends=("sqlite", "db_sqlite", "postgres", "mariadb"),
     capturable_backends=("sqlite", "db_sqlite"),
     in_process_backends=(),
     workloads={
         "three_step": "one invocation: the model calls tools a, b, c in turn (one effect each), then answers",
         "gate_after_interrupt": "tool pre, then tool gate (require_confirmation: the pause; effect keyed by the confirmation's payload), then tool end",
     },
-    kinds=("kill_sweep", "race", "stray_resume", "upgrade"),
-    properties=("EO", "PC", "LIVENESS", "CO", "DU", "CV", "CL", "UP"),
+    kinds=("kill_sweep", "race", "stray_resume", "upgrade", "first_checkpoint", "recovery_determinism"),
+    properties=("EO", "PC", "LIVENESS", "CO", "DU", "CV", "CL", "UP", "FCL", "RD", "AA"),
     distributions=("google-adk",),
     boundaries="create_session, append(author=A,kind=K[,delta]), each :before/:after (the session service's writes); effect(task):after",
     unsupported={
@@ -32,15 +33,18 @@ INFO: TargetInfo = TargetInfo(
         "fork": "ADK has no fork: a session's events can be rewound (Runner.rewind_async), not branched into a second run from a past event",
         "FD": "needs fork",
         "FI": "needs fork",
-        "first_checkpoint": "not built yet: the window between run_async accepting a message and its user event's append is in every "
-        "sweep (append(author=user,kind=text):before), but the first_checkpoint kind is not wired to this adapter",
-        "FCL": "needs first_checkpoint",
-        "recovery_determinism": "not built yet for ADK (the scripted model is deterministic; the resumed run's events are not compared yet)",
-        "RD": "needs recovery_determinism",
         "invalid_state": "not built yet: no ADK workload writes a state delta that breaks a schema (ADK state is an untyped dict)",
         "shared_state": "no shared-state agent workloads for ADK yet",
         "failing_effect": "not measured yet: no ADK workload with a retry around a tool effect",
-        "AA": "not judged yet: the adapter notes its approvals, but a resume by invocation id is not yet told apart from one in the reports",
+    },
+    # the invocation's first durable record is its user event: before that append, run_async has
+    # accepted the message and nothing of it is in the session (create_session is the app's, not the run's)
+    first_writes=("append(",),
+    pause_name="adk_request_confirmation",
+    recovery_calls={
+        "none": "Runner.run_async(invocation_id=...) with no message (ADK's resume of a stopped invocation)",
+        "input": "Runner.run_async(new_message=the first message): a new invocation",
+        "command": "Runner.run_async(invocation_id=...), the pending confirmation answered with a FunctionResponse",
     },
     packages=("google",),
     trial_s=3.0,

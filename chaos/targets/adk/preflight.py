@@ -8,7 +8,9 @@ to change and exits 2 (the run then stops with exit 3, before any trial):
 * the environment imports ADK's runner and session services (else: the command that builds it);
 * ``workload_params`` are ones the adapter reads (``params_problem``);
 * a Postgres session database opens with the driver ``DatabaseSessionService`` gets here
-  (SQLAlchemy's asyncpg dialect), at the DSN the run gives the racers (``CHAOS_PG_DSN``).
+  (SQLAlchemy's asyncpg dialect), at the DSN the run gives the racers (``CHAOS_PG_DSN``);
+* a MariaDB session database (``backend: mariadb``) is named (``CHAOS_MYSQL_DSN``) and opens with
+  ADK's driver for it (aiomysql).
 
 A workload whose factory does not build, or whose ``App`` has resumability off, is refused by the
 orchestrator's run of the workload (``chaos.running.preflight``): the session raises it when it opens.
@@ -18,6 +20,7 @@ is imported.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -66,7 +69,42 @@ def postgres_problem(dsn: str) -> str | None:
     return None
 
 
-check = store_check(import_problem, postgres_problem, params_problem)
+def mariadb_problem(dsn: str) -> str | None:
+    """``backend: mariadb``: ``CHAOS_MYSQL_DSN`` is set and opens with aiomysql (a connection and ``SELECT 1``)."""
+    import asyncio
+
+    import sqlalchemy as sa
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    from chaos.targets.adk.session import MYSQL_ENV, mysql_url
+
+    if "://" not in dsn:
+        return f"backend mariadb needs {MYSQL_ENV} (mysql://user:password@host:port/database): `bash scripts/mariadb.sh | tail -1` starts one and prints it"
+
+    async def probe() -> None:
+        engine = create_async_engine(mysql_url(dsn), connect_args={"connect_timeout": 10})
+        try:
+            async with engine.connect() as conn:
+                await conn.execute(sa.text("SELECT 1"))
+        finally:
+            await engine.dispose()
+
+    try:
+        asyncio.run(probe())
+    except Exception as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        return f"ADK's DatabaseSessionService cannot open its MariaDB session database at {dsn.split('@', 1)[-1]}: {first}: set {MYSQL_ENV} to a database that accepts it"
+    return None
+
+
+_STORES = store_check(import_problem, postgres_problem, params_problem)
+
+
+def check(spec: dict[str, Any], target: dict[str, Any]) -> str | None:
+    problem = _STORES(spec, target)
+    if problem is None and target.get("backend") == "mariadb":
+        problem = mariadb_problem(os.environ.get("CHAOS_MYSQL_DSN", ""))
+    return problem
 
 
 def main(argv: list[str]) -> int:

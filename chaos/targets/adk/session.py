@@ -3,7 +3,8 @@
 Why a seam on the session service: everything ADK keeps durable goes through one object, the
 session service (an append-only event log plus state). This adapter subclasses the chosen service
 class, ``SqliteSessionService`` (``sqlite``) or ``DatabaseSessionService`` (SQLAlchemy:
-``db_sqlite`` on a SQLite file, ``postgres`` on the run's Postgres through asyncpg), and passes a
+``db_sqlite`` on a SQLite file, ``postgres`` on the run's Postgres through asyncpg, ``mariadb`` on
+the MariaDB of ``CHAOS_MYSQL_DSN`` through aiomysql, ADK's driver for a ``mysql`` URL), and passes a
 barrier before and after each durable write, named by what it writes (google-adk 2.13.0,
 ``google/adk/sessions/*_session_service.py``: ``create_session``, ``append_event``):
 
@@ -18,7 +19,8 @@ with a ``FunctionResponse`` (``confirmed: true``, ``payload``: the value) and th
 invocation's id; when none waited, it continues the unfinished invocation by its id (a recovery),
 answering the confirmation it then asks for, or, the run complete, sends the last answer again (``workload_params.invocation_id: omit`` sends the answer
 without the invocation id, which the docs say starts a new invocation); ``none`` continues the last invocation by its id with no message
-(``run_async(invocation_id=...)``); ``input`` sends the first message again (a new invocation).
+(``run_async(invocation_id=...)``, also when a confirmation waits: ADK then appends nothing and
+runs no tool); ``input`` sends the first message again (a new invocation).
 ADK's refusal (``StaleSessionError``: the session moved in storage since this racer read it) is the
 outcome ``refused`` when the racer had fired no effect in the action, else ``error`` naming it in
 ``refused_by`` (a duplicate its caller was told had failed; the effects are in ``fired``), as a
@@ -28,6 +30,7 @@ guard's refusal is reported (``chaos.kinds.race``).
 from __future__ import annotations
 
 import contextvars
+import os
 from typing import Any
 
 from chaos.racer.barrier import BarrierClient
@@ -44,6 +47,9 @@ CONFIRM = "adk_request_confirmation"
 # racer it turns away before any effect is ``refused``; after its effect fired, an error naming it
 STALE = "StaleSessionError"
 REFUSED_BY = "ADK's StaleSessionError (the session moved in storage since this process read it)"
+# backend mariadb: the server's DSN (``mysql://user:password@host:port/database``: scripts/mariadb.sh
+# prints one); trials share its database, each its own session (the thread id)
+MYSQL_ENV = "CHAOS_MYSQL_DSN"
 # the tool running now (name, function call id): the effect rows' ``Where``
 _RUNNING: contextvars.ContextVar[tuple[str, str] | None] = contextvars.ContextVar("chaos_adk_tool", default=None)
 
@@ -116,7 +122,19 @@ def session_service(spec: RacerSpec, barrier: BarrierClient) -> Any:
         if store.get("application_name"):  # fault: db_disconnect finds this racer's connections by it
             settings["application_name"] = str(store["application_name"])
         return cls(url, connect_args={"server_settings": settings})
+    if backend == "mariadb":
+        return cls(mysql_url(os.environ.get(MYSQL_ENV, "")))
     raise Unsupported(f"backend {backend!r} is not expressed by the ADK adapter")
+
+
+def mysql_url(dsn: str) -> str:
+    """SQLAlchemy's URL for ``DatabaseSessionService`` on the MariaDB of ``dsn``: ADK's async
+    driver for a ``mysql`` URL (aiomysql; a bare ``mariadb://`` URL would ask for asyncmy)."""
+    if "://" not in dsn:
+        raise Unsupported(
+            f"backend mariadb needs {MYSQL_ENV} (mysql://user:password@host:port/database: bash scripts/mariadb.sh | tail -1)"
+        )
+    return "mysql+aiomysql://" + dsn.split("://", 1)[1]
 
 
 def tool_plugin() -> Any:
@@ -268,8 +286,8 @@ class ADKSession(SessionBase):
             pending = pending_confirmation(session.events) if session is not None else None
             if form == "none" or pending is None or out["status"] != "interrupted":
                 return out
-        if form == "none":
-            return outcome("interrupted", {}, interrupts=[f"{CONFIRM}({pending[0]})"])
+        if form == "none":  # ADK's resume of the paused invocation, unanswered: it appends nothing and runs no tool
+            return await self._drive(invocation_id=pending[1])
         call_id, invocation = pending
         return await self._answer(call_id, invocation, action.get("value"))
 
