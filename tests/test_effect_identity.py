@@ -61,3 +61,74 @@ def test_a_tool_that_writes_an_audit_row_and_a_payment_fires_each_once_per_appro
     trial = TrialRecord.model_validate(records[0])
     assert sorted(len(s) for s in trial.observations["fires_by_effect"].values()) == [1, 1]
     assert explain_duplicates(trial) == []
+
+
+def _sweep_the_post_loop(tmp_path: Path):
+    shutil.copy(WORKLOADS / "crew_self_evaluation.py", tmp_path / "crew_self_evaluation.py")
+    return run_text(
+        tmp_path,
+        """\
+        name: post_loop_sweep
+        kind: kill_sweep
+        target: {framework: crewai, backend: sqlite}
+        workload: crew_self_evaluation:stock
+        resume: none
+        kill_points: ["save_state(method=evaluate_x_post):after#2", "effect(task=publish_post)"]
+        trials: 1
+        seed: 3
+        timeout_s: 120
+        matrix:
+          case:
+            - {name: stock}
+            - {name: declared, workload: "crew_self_evaluation:declared"}
+    """,
+    )
+
+
+def _eo(point) -> object:
+    return next(v for v in point.verdicts if v.property == "EO")
+
+
+@pytest.mark.slow
+def test_a_recovery_that_publishes_a_second_different_post_is_no_exactly_once(tmp_path):
+    # by hand (SIGKILL in save_result, then kickoff(inputs={"id": ...}) in a fresh process, as
+    # CrewAI restores a @persist flow): the uninterrupted flow publishes draft 2; killed right after
+    # publishing, the recovery regenerates and publishes draft 4 too (two posts); killed right
+    # before, it publishes draft 4 alone (one post, another text)
+    from chaos.envs import python_for
+
+    python_for("crewai")
+    out = _sweep_the_post_loop(tmp_path)
+    cells = {c.axes["case"]["name"]: c for c in out.results.cells}
+    first, second = (
+        "publish_post:Hark, Flying cars take wing at last! (draft 2)",
+        "publish_post:Hark, Flying cars take wing at last! (draft 4)",
+    )
+
+    # logged as a team logs it (the post as the value): the second post is an effect the
+    # uninterrupted run never fires, named with its ledger row; before it, the post the
+    # recovery published instead is that effect too, beside the one it never published
+    stock = cells["stock"]
+    assert stock.baseline is not None and stock.baseline.effects == {first: 1}
+    before, after = stock.points
+    assert after.point.startswith("effect(task=publish_post)") and after.effect_counts == {first: [1], second: [1]}
+    eo = _eo(after)
+    assert eo.status == "violated" and "never fires" in eo.reason and after.extra == [second]
+    assert eo.evidence.ledger_seqs, eo.reason
+    assert before.lost == [first] and before.extra == [second] and _eo(before).status == "violated"
+    cell_eo = next(v for v in stock.verdicts if v.property == "EO")
+    assert cell_eo.status == "violated" and "which the uninterrupted run never fires" in cell_eo.reason
+
+    # the post's identity declared (the one post on the topic): a second post is a duplicate and
+    # its text a changed payload; the post published instead is not lost, its payload changed
+    declared = cells["declared"]
+    identity = "publish_post@x post on Flying cars"
+    assert declared.baseline is not None and declared.baseline.effects == {identity: 1}
+    assert declared.baseline.payloads == {identity: ["Hark, Flying cars take wing at last! (draft 2)"]}
+    before, after = declared.points
+    assert after.effect_counts == {identity: [2]} and after.duplicates == [identity] and after.changed == [identity]
+    assert before.effect_counts == {identity: [1]} and before.lost == [] and before.extra == []
+    assert before.changed == [identity]
+    eo = _eo(before)
+    assert eo.status == "violated" and "changed the payload" in eo.reason and "(draft 4)" in eo.reason
+    assert eo.evidence.ledger_seqs

@@ -3,7 +3,8 @@
 Per trial: a parking racer runs the workload to its ``interrupt()`` (durable checkpoint); then k
 racers build the workload against the same thread and stop at the start gate; when all k stand
 there, the gate opens for all with one signal; each sleeps its seeded jitter and resumes. The
-gated effect's ledger rows for the thread are the trial's ``fires``. A trial is valid only when
+gated effect's ledger rows for the thread, counted per effect identity (the most any identity of
+the gated label fired: ``fires_by_effect``), are the trial's ``fires``. A trial is valid only when
 all k racers passed the gate.
 
 The check folds the cell's records in one pass that keeps numbers and trial ids, never the

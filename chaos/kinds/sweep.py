@@ -17,8 +17,10 @@ racer started after the kill measures (it touches the store only then); its star
 overlaps the victim's run instead of following it (a warm trial: about 5-8 ms less; a cold one:
 the second interpreter start, about a second less).
 
-The check, per kill point: effect counts per task, durable checkpoints at the kill, the resume
-outcome; EO (no effect fired twice across kill and resume), PC (nothing recorded complete at the
+The check, per kill point: effect counts per effect identity, durable checkpoints at the kill, the
+resume outcome; EO (judged against the dry run, every effect of the trial: none fired twice across
+kill and resume, none lost, none the dry run never fires, no declared identity with another
+payload), PC (nothing recorded complete at the
 kill ran again), liveness (the resume finished the run or left it waiting for a human), and the
 sweep's ``extra`` checks; per cell, each property combined over the points (``combine``).
 
@@ -691,7 +693,12 @@ def _point_eo(point: str, valid: list[TrialRecord], base: Baseline) -> Verdict:
         dup_keys = {(r.trial_id, k) for r, k, _ in dups}
         seqs = {row["seq"] for r in valid for row in r.ledger if (r.trial_id, row["effect_key"]) in dup_keys}
         seqs |= {row["seq"] for _, row in extra} | {row["seq"] for _, row in changed}
-        bad = {r.trial_id for r, _, _ in dups} | {r.trial_id for r, _ in lost} | {r.trial_id for r, _ in extra} | {r.trial_id for r, _ in changed}
+        bad = (
+            {r.trial_id for r, _, _ in dups}
+            | {r.trial_id for r, _ in lost}
+            | {r.trial_id for r, _ in extra}
+            | {r.trial_id for r, _ in changed}
+        )
         repeats = f" (in {len(bad)} of {len(valid)} repeats)" if len(valid) > 1 else ""
         return verdict(
             "EO",
