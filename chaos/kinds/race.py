@@ -553,7 +553,7 @@ def explain_race(rec: TrialRecord) -> list[str]:
     rows = sorted((r for r in rec.ledger if gated and r["task"] == gated), key=lambda r: r["seq"])
     by_effect: dict[str, list[int]] | None = obs.get("fires_by_effect")
     if by_effect:  # the most-fired identity of the gated label: two different writes are no duplicate
-        most = set(max(by_effect.values(), key=len))
+        most = set(sorted(by_effect.values(), key=len)[-1])
         rows = [r for r in rows if r["seq"] in most]
     if len(rows) < 2:
         return []
