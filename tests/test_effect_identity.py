@@ -132,3 +132,20 @@ def test_a_recovery_that_publishes_a_second_different_post_is_no_exactly_once(tm
     eo = _eo(before)
     assert eo.status == "violated" and "changed the payload" in eo.reason and "(draft 4)" in eo.reason
     assert eo.evidence.ledger_seqs
+
+
+def test_racers_copies_of_one_effect_stay_one_effect_and_two_writes_stay_two():
+    from chaos.kinds.race import fires_by_effect
+
+    def row(seq: int, value: str | None, key: str | None = None) -> dict:
+        from chaos.racer.ledger_rows import effect_key
+
+        return {"seq": seq, "task": "pay", "value": value, "effect_key": effect_key("pay", value, key)}
+
+    # distinct_values tags each racer's answer (approve#r0, approve#r1): both racers paid the one invoice
+    tags = {"approve#r0": "approve", "approve#r1": "approve"}
+    assert fires_by_effect([row(2, "approve#r1"), row(1, "approve#r0")], tags) == {"pay:approve": [1, 2]}
+    # one racer's audit row and payment: two effects, once each
+    assert fires_by_effect([row(1, "audit INV-7"), row(2, "payment INV-7")], {}) == {"pay:audit INV-7": [1], "pay:payment INV-7": [2]}
+    # a declared identity counts by its key, whatever the payload
+    assert fires_by_effect([row(1, "120 EUR", "INV-7"), row(2, "121 EUR", "INV-7")], {}) == {"pay@INV-7": [1, 2]}
