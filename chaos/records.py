@@ -213,6 +213,10 @@ class PointResult(Record):
     resume_outcomes: list[str] = Field(default_factory=list)
     duplicates: list[str] = Field(default_factory=list)  # effect keys fired more often than in the baseline (at most once)
     lost: list[str] = Field(default_factory=list)  # effect keys of the baseline a completed recovery never fired (at least once)
+    # effect identities the baseline never fires that a trial fired; identities declared by the team
+    # (``task@key``) whose payload differs from every payload the baseline gave them
+    extra: list[str] = Field(default_factory=list)
+    changed: list[str] = Field(default_factory=list)
     verdicts: list[Verdict] = Field(default_factory=list)
     # repeats per outcome ("exactly once", "duplicated w1, w2", ...): with parallel branches one kill point ends several ways
     distribution: dict[str, int] = Field(default_factory=dict)
@@ -224,6 +228,8 @@ class Baseline(Record):
     trial_id: str
     effects: dict[str, int] = Field(default_factory=dict)  # effect key -> rows in the run
     workflow_duplicates: dict[str, int] = Field(default_factory=dict)  # keys fired more than once with no crash at all
+    # the payloads (values) of each identity the team declared (``task@key``): a recovery's other payload is a finding
+    payloads: dict[str, list[str | None]] = Field(default_factory=dict)
 
 
 class RaceWindow(Record):

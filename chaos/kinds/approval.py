@@ -39,6 +39,7 @@ from chaos.kinds.base import Property
 from chaos.kinds.checking import combine, verdict
 from chaos.kinds.sweep_addon import AtPoint, SweepAddOn
 from chaos.kinds.sweep_options import SweepOptions
+from chaos.racer.ledger_rows import of_task
 from chaos.racer.protocol import RacerResult
 from chaos.records import TrialRecord, Verdict
 from chaos.scenario.model import Cell
@@ -51,7 +52,7 @@ PROPERTY = AA.code
 
 
 def _gated(key: str, gated: str | None) -> bool:
-    return bool(gated) and (key == gated or key.startswith(f"{gated}:"))
+    return of_task(key, gated)
 
 
 def dry_observations(result: RacerResult) -> dict[str, object]:

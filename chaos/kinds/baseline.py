@@ -24,6 +24,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any, NotRequired, TypedDict
 
+from chaos.racer.ledger_rows import declared
 from chaos.racer.protocol import ActionSpec
 from chaos.records import Baseline, TrialRecord
 from chaos.running.trial import RunContext, TrialRun
@@ -76,8 +77,20 @@ def effect_counts(rows: Iterable[dict[str, Any]]) -> dict[str, int]:
     return dict(Counter(row["effect_key"] for row in rows))
 
 
-def baseline_of(trial_id: str, effects: dict[str, int]) -> Baseline:
-    return Baseline(trial_id=trial_id, effects=effects, workflow_duplicates={k: n for k, n in effects.items() if n > 1})
+def declared_payloads(rows: Iterable[dict[str, Any]]) -> dict[str, list[str | None]]:
+    """The payloads (values) of each declared identity (``task@key``) among ``rows``, in ledger
+    order: what an uninterrupted run gave the effects whose identity the team chose."""
+    out: dict[str, list[str | None]] = {}
+    for row in rows:
+        if declared(row) and row["value"] not in out.setdefault(row["effect_key"], []):
+            out[row["effect_key"]].append(row["value"])
+    return out
+
+
+def baseline_of(trial_id: str, effects: dict[str, int], payloads: dict[str, list[str | None]] | None = None) -> Baseline:
+    return Baseline(
+        trial_id=trial_id, effects=effects, workflow_duplicates={k: n for k, n in effects.items() if n > 1}, payloads=payloads or {}
+    )
 
 
 class BaselineRun(TypedDict):

@@ -40,6 +40,7 @@ from pydantic import Field
 from chaos.kinds.base import Checker, Kind, KindOptions, Property, needs_command_resume
 from chaos.kinds.checking import base_fields, verdict
 from chaos.kinds.phases import each_trial, failed, run_phases
+from chaos.racer.ledger_rows import of_task
 from chaos.racer.protocol import ActionOutcome, ErrorInfo, ForkIntent, OutcomeStatus
 from chaos.records import CellResult, TrialRecord, Verdict, error_field, error_of, status_of
 from chaos.running.trial import RunContext, TrialRun
@@ -253,8 +254,8 @@ BASELINE = "v2-alone"  # the racer that answers v2 first on a thread of its own
 
 
 def gated_keys(fired: list[str], gated: str | None) -> list[str]:
-    """The effect keys of ``fired`` that are the gated task's (``task`` or ``task:value``)."""
-    return [k for k in fired if gated and (k == gated or k.startswith(f"{gated}:"))]
+    """The effect keys of ``fired`` that are the gated task's (``task``, ``task:value`` or ``task@key``)."""
+    return [k for k in fired if of_task(k, gated)]
 
 
 def v2_alone(run: TrialRun, v2: object) -> AloneObs:

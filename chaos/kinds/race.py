@@ -3,7 +3,8 @@
 Per trial: a parking racer runs the workload to its ``interrupt()`` (durable checkpoint); then k
 racers build the workload against the same thread and stop at the start gate; when all k stand
 there, the gate opens for all with one signal; each sleeps its seeded jitter and resumes. The
-gated effect's ledger rows for the thread are the trial's ``fires``. A trial is valid only when
+gated effect's ledger rows for the thread, counted per effect identity (the most any identity of
+the gated label fired: ``fires_by_effect``), are the trial's ``fires``. A trial is valid only when
 all k racers passed the gate.
 
 The check folds the cell's records in one pass that keeps numbers and trial ids, never the
@@ -44,6 +45,7 @@ from chaos.kinds.chain import LC, ChainTally, read_chain, reads_chain
 from chaos.kinds.checking import Tally, base_fields, times, verdict
 from chaos.kinds.phases import each_trial
 from chaos.kinds.sweep import LIVENESS
+from chaos.racer.ledger_rows import declared, effect_key, of_task
 from chaos.racer.protocol import ActionOutcome, ActionSpec, InspectResult, RacerResult
 from chaos.records import CellResult, RacerOutcome, RaceWindow, TrialRecord, Verdict, error_field
 from chaos.running.trial import RunContext, TrialRun
@@ -169,10 +171,13 @@ def race_trial(run: TrialRun) -> TrialRecord:
     # 3. what fired
     ledger = run.ctx.read_ledger(run.trial_id)
     fires_rows = [r for r in ledger if gated and r["task"] == gated]
+    tags = {str(specs[i]["actions"][0].get("value")): str(value) for i in range(k)} if RaceOptions.of(s).distinct_values else {}
+    by_effect = fires_by_effect(fires_rows, tags)
     released: list[int] = [t for r in results if (t := r.racer_result.get("t_released_mono_ns"))]
     run.observations.update(
         gated_task=gated,
-        fires=len(fires_rows),
+        fires=max((len(seqs) for seqs in by_effect.values()), default=0),
+        fires_by_effect=by_effect,
         fired_by=[r["racer_id"] for r in fires_rows],
         fire_values=[r["value"] for r in fires_rows],
         per_racer=[
@@ -180,7 +185,7 @@ def race_trial(run: TrialRun) -> TrialRecord:
                 "racer_id": r.racer_id,
                 "sent": specs[i]["actions"][0].get("value"),
                 "observed": _observed(_last(r), gated) if r.result else None,
-                "fired": any(f["effect_key"].startswith(f"{gated}:") or f["effect_key"] == gated for f in r.fired),
+                "fired": any(of_task(f["effect_key"], gated) for f in r.fired),
                 "status": r.status,
                 "outcome": _last(r).get("status"),
                 "refused_by": error_field(_last(r).get("error"), "refused_by"),
@@ -235,7 +240,7 @@ def window_of(result: RacerResult | None, gated: str | None) -> dict[str, object
     reads = [int(m["t_mono_ns"]) for m in result.get("marks") or [] if m.get("mark") == "read" and int(m["t_mono_ns"]) >= t_invoke]
     t_read, source = (reads[0], "read") if reads else (t_invoke, "invoke")
     trace = result.get("trace") or []
-    fired = bool(gated) and any(f["effect_key"] == gated or f["effect_key"].startswith(f"{gated}:") for f in result.get("fired") or [])
+    fired = any(of_task(f["effect_key"], gated) for f in result.get("fired") or [])
     after = [(int(e["t_mono_ns"]), e["barrier"].split("#", 1)[0]) for e in trace if int(e["t_mono_ns"]) >= t_read]
     after = [(t, name) for t, name in after if name.endswith(":after")]
     commits = [t for t, name in after if name.startswith(COMMIT_PREFIXES)]
@@ -301,9 +306,22 @@ def race_window(offsets: list[float], windows: list[float], sources: Counter, k:
     )
 
 
+def fires_by_effect(rows: list[dict], tags: dict[str, str]) -> dict[str, list[int]]:
+    """The gated label's rows of a trial by effect identity (``effect_key``), their ledger seqs in
+    order: a tool that writes an audit row and a payment under one label fired two effects, each
+    once, not one effect twice. ``tags``: each racer's tagged answer (``distinct_values``: ``v#r1``)
+    -> the answer itself, so the racers' copies of one effect count as that effect."""
+    out: dict[str, list[int]] = {}
+    for row in sorted(rows, key=lambda r: r["seq"]):
+        key = row["effect_key"] if declared(row) else effect_key(row["task"], tags.get(row["value"] or "", row["value"]))
+        out.setdefault(key, []).append(row["seq"])
+    return out
+
+
 def _gated_fires(effects: dict[str, int], gated: str | None) -> int:
-    """Rows of the gated effect (``gate`` or ``gate:<value>``) among a run's effect counts."""
-    return sum(n for key, n in effects.items() if gated and (key == gated or key.startswith(f"{gated}:")))
+    """How often the gated effect fired in a run: the most any one identity of the gated label
+    (``gate``, ``gate:<value>``, ``gate@<key>``) fired among a run's effect counts."""
+    return max((n for key, n in effects.items() if of_task(key, gated)), default=0)
 
 
 def _spread(ts: list) -> float | None:
@@ -413,7 +431,7 @@ def race_summary(cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult
                 windows.append(float(p["window_ms"]))
         if n > own:
             dup_ids.append(r.trial_id)
-            dup_seqs += [row["seq"] for row in r.ledger if row["task"] == r.observations.get("gated_task")]
+            dup_seqs += _duplicate_seqs(r, own)
         elif n == 0:
             none_fired.append(r.trial_id)
     dist = Counter(fires)
@@ -445,6 +463,15 @@ def race_summary(cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult
         chain=chain,
     )
     return result, facts
+
+
+def _duplicate_seqs(r: TrialRecord, own: int) -> list[int]:
+    """The ledger rows of the gated effects a trial fired more often than the uninterrupted run
+    (a record written before ``fires_by_effect``: every row of the gated label)."""
+    by_effect: dict[str, list[int]] | None = r.observations.get("fires_by_effect")
+    if by_effect is None:
+        return [row["seq"] for row in r.ledger if row["task"] == r.observations.get("gated_task")]
+    return [seq for seqs in by_effect.values() if len(seqs) > own for seq in seqs]
 
 
 def _no_valid_trial(f: RaceFacts) -> str:
@@ -524,6 +551,10 @@ def explain_race(rec: TrialRecord) -> list[str]:
     obs = rec.observations
     gated = obs.get("gated_task")
     rows = sorted((r for r in rec.ledger if gated and r["task"] == gated), key=lambda r: r["seq"])
+    by_effect: dict[str, list[int]] | None = obs.get("fires_by_effect")
+    if by_effect:  # the most-fired identity of the gated label: two different writes are no duplicate
+        most = set(sorted(by_effect.values(), key=len)[-1])
+        rows = [r for r in rows if r["seq"] in most]
     if len(rows) < 2:
         return []
     own = _gated_fires(obs.get("baseline_effects") or {}, gated)

@@ -17,8 +17,10 @@ racer started after the kill measures (it touches the store only then); its star
 overlaps the victim's run instead of following it (a warm trial: about 5-8 ms less; a cold one:
 the second interpreter start, about a second less).
 
-The check, per kill point: effect counts per task, durable checkpoints at the kill, the resume
-outcome; EO (no effect fired twice across kill and resume), PC (nothing recorded complete at the
+The check, per kill point: effect counts per effect identity, durable checkpoints at the kill, the
+resume outcome; EO (judged against the dry run, every effect of the trial: none fired twice across
+kill and resume, none lost, none the dry run never fires, no declared identity with another
+payload), PC (nothing recorded complete at the
 kill ran again), liveness (the resume finished the run or left it waiting for a human), and the
 sweep's ``extra`` checks; per cell, each property combined over the points (``combine``).
 
@@ -53,7 +55,7 @@ from typing import ClassVar, ParamSpec
 
 from chaos.kinds import crash_chains, crash_states, db_restart
 from chaos.kinds.base import Checker, Kind, Property, approves_breakpoints
-from chaos.kinds.baseline import answer_action, approvals_plan, approve_action, baseline_of, effect_counts
+from chaos.kinds.baseline import answer_action, approvals_plan, approve_action, baseline_of, declared_payloads, effect_counts
 from chaos.kinds.checking import base_fields, combine, judged, times, verdict
 from chaos.kinds.sweep_addon import AtPoint, SweepAddOn, TrialSteps, add_ons
 from chaos.kinds.sweep_options import SweepOptions
@@ -327,7 +329,7 @@ def _nested(ctx: RunContext, cell: Cell, skip: set[str], dry: TrialRecord, ids: 
 
 def _against_chain(dry: TrialRecord, chain: list[str]) -> Callable[[TrialRun], TrialRecord]:
     def body(run: TrialRun) -> TrialRecord:
-        run.observations["baseline_effects"] = _counts(dry)
+        carry_baseline(run, dry)
         return chain_trial(run, chain)
 
     return body
@@ -469,7 +471,7 @@ def _recorded_steps(cell: Cell, dry: TrialRecord) -> crash_states.SweepSteps:
     resume, and at each point the same observations and (where it falls back) the same kill trial."""
 
     def prepare(run: TrialRun, point: str) -> None:
-        run.observations["baseline_effects"] = _counts(dry)
+        carry_baseline(run, dry)
         for a in add_ons():  # what a kill trial records before it runs (AA: the approvals its victim gave)
             run.observations.update(a.before_kill(dry, point))
 
@@ -487,7 +489,7 @@ def _chain_steps(cell: Cell, dry: TrialRecord) -> crash_chains.ChainSteps:
     recovery's kill points, and kill mode's discovery and chain trial where a chain is not recorded."""
 
     def baseline(run: TrialRun) -> None:
-        run.observations["baseline_effects"] = _counts(dry)
+        carry_baseline(run, dry)
 
     def discover(chain: list[str]) -> Callable[[TrialRun], TrialRecord]:
         return lambda run: chain_trial(run, chain, discover=True)
@@ -508,7 +510,7 @@ def _against(dry: TrialRecord, point: str) -> Callable[[TrialRun], TrialRecord]:
     against the baseline."""
 
     def body(run: TrialRun) -> TrialRecord:
-        run.observations["baseline_effects"] = _counts(dry)
+        carry_baseline(run, dry)
         for a in add_ons():
             run.observations.update(a.before_kill(dry, point))
         steps = TrialSteps(_actions(run.cell), _resume_action(run.cell), _last_resume)
@@ -556,10 +558,19 @@ def _counts(rec: TrialRecord) -> dict[str, int]:
     return effect_counts(rec.ledger)
 
 
+def carry_baseline(run: TrialRun, dry: TrialRecord) -> None:
+    """Put the uninterrupted run's effects in the trial's record (``baseline_effects``), and the
+    payloads of its declared identities (``baseline_payloads``, when it has any), so the trial's
+    explanation judges it alone."""
+    run.observations["baseline_effects"] = _counts(dry)
+    if payloads := declared_payloads(dry.ledger):
+        run.observations["baseline_payloads"] = payloads
+
+
 def dry_baseline(dry: TrialRecord) -> Baseline:
     """The dry run is the sweep's crash-free baseline: what an uninterrupted run fires, and which
     of them it fires more than once by itself (the workflow's own duplicates, which need no crash)."""
-    return baseline_of(dry.trial_id, _counts(dry))
+    return baseline_of(dry.trial_id, _counts(dry), declared_payloads(dry.ledger))
 
 
 def crash_duplicates(rec: TrialRecord, base: Baseline) -> dict[str, int]:
@@ -580,6 +591,28 @@ def lost_effects(rec: TrialRecord, base: Baseline) -> list[str]:
     return sorted(k for k in base.effects if not fired.get(k))
 
 
+def extra_effects(rec: TrialRecord, base: Baseline) -> list[str]:
+    """Effect identities the trial fired that the uninterrupted run never fires (a second post, a
+    third draft, a payment to another account): an effect nobody expected is no less irreversible
+    than a duplicate. Judged whether or not the recovery completed: the effect happened."""
+    return sorted(k for k in _counts(rec) if k not in base.effects)
+
+
+def changed_payloads(rec: TrialRecord, base: Baseline) -> list[str]:
+    """Declared identities (``task@key``) the trial fired with a payload the uninterrupted run
+    never gave them: the same effect, carrying something else (a regenerated post under the one
+    post's key). An identity of label and value (no key declared) has no payload of its own."""
+    return sorted({row["effect_key"] for row in _changed_rows(rec, base)})
+
+
+def _changed_rows(rec: TrialRecord, base: Baseline) -> list[dict]:
+    return [row for row in rec.ledger if row["effect_key"] in base.payloads and row["value"] not in base.payloads[row["effect_key"]]]
+
+
+def _extra_rows(rec: TrialRecord, base: Baseline) -> list[dict]:
+    return [row for row in rec.ledger if row["effect_key"] not in base.effects]
+
+
 def repeat_outcome(rec: TrialRecord, base: Baseline) -> str:
     """What one repeat at a kill point came to, in words a distribution can count: ``exactly once``,
     ``duplicated w1, w2``, ``lost c``, ``resume error: T``, ``nothing durable`` or ``invalid``. With
@@ -597,6 +630,10 @@ def repeat_outcome(rec: TrialRecord, base: Baseline) -> str:
         parts.append("duplicated " + ", ".join(dups))
     if lost := lost_effects(rec, base):
         parts.append("lost " + ", ".join(lost))
+    if extra := extra_effects(rec, base):
+        parts.append("extra " + ", ".join(extra))
+    if changed := changed_payloads(rec, base):
+        parts.append("changed payload " + ", ".join(changed))
     if not parts and not rec.ledger:
         return "nothing fired"
     return "; ".join(parts) or "exactly once"
@@ -611,7 +648,10 @@ def distribution(recs: list[TrialRecord], base: Baseline) -> dict[str, int]:
 
 
 def _fired_summary(rec: TrialRecord) -> str:
-    counts = _counts(rec)
+    return _effects_summary(_counts(rec))
+
+
+def _effects_summary(counts: dict[str, int]) -> str:
     return ", ".join(f"{k} x{n}" for k, n in sorted(counts.items())) or "nothing"
 
 
@@ -620,7 +660,9 @@ def _point_eo(point: str, valid: list[TrialRecord], base: Baseline) -> Verdict:
     none more often than in the uninterrupted run. Lost and duplicated are named separately."""
     dups = [(r, k, n) for r in valid for k, n in crash_duplicates(r, base).items()]
     lost = [(r, k) for r in valid for k in lost_effects(r, base)]
-    if dups or lost:
+    extra = [(r, row) for r in valid for row in _extra_rows(r, base)]
+    changed = [(r, row) for r in valid for row in _changed_rows(r, base)]
+    if dups or lost or extra or changed:
         parts = []
         if lost:
             r0, _ = lost[0]
@@ -633,16 +675,38 @@ def _point_eo(point: str, valid: list[TrialRecord], base: Baseline) -> Verdict:
             r0, k0, n0 = dups[0]
             more = f", {n0 - base.effects.get(k0, 1)} more than the uninterrupted run" if base.effects.get(k0, 1) > 1 else ""
             parts.append(f"duplicated {k0!r}: fired {n0}x{more} (trial {r0.trial_id})")
+        if extra:
+            r0, row0 = extra[0]
+            keys = sorted({row["effect_key"] for _, row in extra})
+            parts.append(
+                f"fired {', '.join(repr(k) for k in keys)}, an effect the uninterrupted run never fires "
+                f"(trial {r0.trial_id}, ledger seq {row0['seq']}; the uninterrupted run fired: {_effects_summary(base.effects)})"
+            )
+        if changed:
+            r0, row0 = changed[0]
+            keys = sorted({row["effect_key"] for _, row in changed})
+            was = ", ".join(repr(v) for v in base.payloads.get(row0["effect_key"], []))
+            parts.append(
+                f"changed the payload of {', '.join(repr(k) for k in keys)}: {row0['value']!r} where the uninterrupted run "
+                f"gave {was} (trial {r0.trial_id}, ledger seq {row0['seq']})"
+            )
         dup_keys = {(r.trial_id, k) for r, k, _ in dups}
-        bad = {r.trial_id for r, _, _ in dups} | {r.trial_id for r, _ in lost}
+        seqs = {row["seq"] for r in valid for row in r.ledger if (r.trial_id, row["effect_key"]) in dup_keys}
+        seqs |= {row["seq"] for _, row in extra} | {row["seq"] for _, row in changed}
+        bad = (
+            {r.trial_id for r, _, _ in dups}
+            | {r.trial_id for r, _ in lost}
+            | {r.trial_id for r, _ in extra}
+            | {r.trial_id for r, _ in changed}
+        )
         repeats = f" (in {len(bad)} of {len(valid)} repeats)" if len(valid) > 1 else ""
         return verdict(
             "EO",
             "violated",
             f"{point}{repeats}: " + "; ".join(parts),
             points=[point],
-            trial_ids=sorted({r.trial_id for r, _, _ in dups} | {r.trial_id for r, _ in lost}),
-            ledger_seqs=[row["seq"] for r in valid for row in r.ledger if (r.trial_id, row["effect_key"]) in dup_keys],
+            trial_ids=sorted(bad),
+            ledger_seqs=sorted(seqs),
         )
     if not any(r.ledger for r in valid):
         return verdict("EO", "unknown", f"{point}: vacuous, no effect fired at all", points=[point], vacuous=True)
@@ -979,6 +1043,8 @@ def sweep_summary(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> tuple
                 distribution=distribution(recs, base),
                 duplicates=sorted({k for r in valid for k in crash_duplicates(r, base)}),
                 lost=sorted({k for r in valid for k in lost_effects(r, base)}),
+                extra=sorted({k for r in valid for k in extra_effects(r, base)}),
+                changed=sorted({k for r in valid for k in changed_payloads(r, base)}),
                 verdicts=pv,
             )
         )
@@ -1046,12 +1112,23 @@ def _check_eo(cell: Cell, f: SweepFacts) -> Verdict:
     base, dry = f.base, f.dry
     lost_at = [p for p in f.points if p.lost]
     dup_at = [p for p in f.points if p.duplicates]
-    if lost_at or dup_at:  # the two halves of exactly-once, each in one line before the points' detail
+    extra_at = [p for p in f.points if p.extra]
+    changed_at = [p for p in f.points if p.changed]
+    if lost_at or dup_at or extra_at or changed_at:  # each finding of exactly-once in one line before the points' detail
         halves = []
         if lost_at:
             halves.append(f"lost {', '.join(sorted({k for p in lost_at for k in p.lost}))} at {len(lost_at)} kill point(s)")
         if dup_at:
             halves.append(f"duplicated {', '.join(sorted({k for p in dup_at for k in p.duplicates}))} at {len(dup_at)} kill point(s)")
+        if extra_at:
+            halves.append(
+                f"fired {', '.join(sorted({k for p in extra_at for k in p.extra}))}, which the uninterrupted run never fires, "
+                f"at {len(extra_at)} kill point(s)"
+            )
+        if changed_at:
+            halves.append(
+                f"changed the payload of {', '.join(sorted({k for p in changed_at for k in p.changed}))} at {len(changed_at)} kill point(s)"
+            )
         eo.reason = "; ".join(halves) + " | " + eo.reason
     if base.workflow_duplicates:
         eo = _workflow_eo(base, dry, eo)
@@ -1148,6 +1225,8 @@ def explain_kill(rec: TrialRecord) -> list[str]:
             f"racer {first['racer_id']} fired {first['effect_key']} (ledger seq {first['seq']}) and {_stopped(rec)} "
             f"{point}; resuming with '{form}', {by} fired {task} again: effect {key} happened {times(n)}; {why}"
         )
+    if base is not None:
+        out += _explain_unexpected(rec, base, point, form)
     if base is not None and outcome.get("status") == "done":
         for key in sorted(k for k in base if not counts.get(k)):
             fired = ", ".join(f"{k} x{m}" for k, m in sorted(counts.items())) or "nothing"
@@ -1156,6 +1235,29 @@ def explain_kill(rec: TrialRecord) -> list[str]:
                 f"'{form}', the run completed without it (recorded instead: {fired}; durable at the kill: "
                 f"{ck if ck is not None else '?'} checkpoint(s), completed: {', '.join(sorted(durable)) or 'none'}): "
                 "the recovery skipped it (typically a step recorded as done before its effect was performed)"
+            )
+    return out
+
+
+def _explain_unexpected(rec: TrialRecord, effects: dict[str, int], point: str, form: str) -> list[str]:
+    """Plain words for the effects of a trial the uninterrupted run never fires, and for the
+    declared identities it fired with another payload (``baseline_payloads``)."""
+    payloads: dict[str, list[str | None]] = rec.observations.get("baseline_payloads") or {}
+    out = []
+    for row in sorted(rec.ledger, key=lambda r: r["seq"]):
+        key = row["effect_key"]
+        if key not in effects:
+            out.append(
+                f"racer {row['racer_id']} fired {key} (ledger seq {row['seq']}) after the kill at {point} and the recovery with "
+                f"'{form}': the uninterrupted run never fires it (it fired: {_effects_summary(effects)}); if it is one of those "
+                "with another value, declare its identity (ctx.effect(task, value, key=...)) and chaos compares the value as its payload"
+            )
+        elif key in payloads and row["value"] not in payloads[key]:
+            was = ", ".join(repr(v) for v in payloads[key])
+            out.append(
+                f"racer {row['racer_id']} fired {key} (ledger seq {row['seq']}) with payload {row['value']!r}, where the "
+                f"uninterrupted run gave {was}: killed at {point} and recovered with '{form}', the run performed the same "
+                "effect with something else (e.g. a regenerated text)"
             )
     return out
 

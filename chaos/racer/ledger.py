@@ -35,8 +35,10 @@ from chaos.racer.ledger_rows import (  # noqa: F401  (the row format, re-exporte
     AppendsOnce,
     Ledger,
     Where,
+    declared,
     effect_key,
     row_values,
+    stored_key,
     stored_task,
     stored_value,
 )
@@ -110,23 +112,25 @@ class SqliteLedger:
         self._conn.executescript(_SQLITE_SCHEMA)
         ensure_columns(self._conn)
 
-    def append(self, *, task: str, value: str | None, thread_id: str, where: Where | None = None) -> int:
+    def append(self, *, task: str, value: str | None, thread_id: str, where: Where | None = None, key: str | None = None) -> int:
         with self._lock:
             cur = self._conn.execute(
                 f"INSERT INTO effects ({', '.join(COLUMNS[1:])}) VALUES ({','.join('?' * (len(COLUMNS) - 1))})",
-                row_values(self.context, task, value, thread_id, where),
+                row_values(self.context, task, value, thread_id, where, key),
             )
             assert cur.lastrowid is not None  # set by every successful INSERT
             return cur.lastrowid
 
-    def append_once(self, *, task: str, value: str | None, thread_id: str, where: Where | None = None) -> tuple[int, bool]:
-        """Append unless a row with the same idempotency key (trial, thread, effect key) exists.
+    def append_once(
+        self, *, task: str, value: str | None, thread_id: str, where: Where | None = None, key: str | None = None
+    ) -> tuple[int, bool]:
+        """Append unless a row with the same idempotency key (trial, thread, effect identity) exists.
 
         Returns (seq, inserted). ``BEGIN IMMEDIATE`` takes SQLite's write lock before the check,
         so two racers cannot both find the key absent: check and insert are one transaction.
         """
         c = self.context
-        key = effect_key(stored_task(c, task), stored_value(c, value))
+        identity = stored_key(c, task, value, key)
         # the connection is shared by the racer's threads: a second thread's BEGIN inside this
         # transaction would fail ("cannot start a transaction within a transaction"), so parallel
         # branches firing idempotent effects at once take turns for the whole transaction
@@ -135,12 +139,12 @@ class SqliteLedger:
             try:
                 row = self._conn.execute(
                     "SELECT seq FROM effects WHERE run_id = ? AND trial_id = ? AND thread_id = ? AND effect_key = ?",
-                    (c.get("run_id", ""), c.get("trial_id", ""), thread_id, key),
+                    (c.get("run_id", ""), c.get("trial_id", ""), thread_id, identity),
                 ).fetchone()
                 if row is not None:
                     self._conn.execute("COMMIT")
                     return int(row[0]), False
-                seq = self.append(task=task, value=value, thread_id=thread_id, where=where)
+                seq = self.append(task=task, value=value, thread_id=thread_id, where=where, key=key)
                 self._conn.execute("COMMIT")
                 return seq, True
             except BaseException:

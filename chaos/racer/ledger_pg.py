@@ -69,14 +69,14 @@ class PostgresLedger:
                         sql.SQL("ALTER TABLE {} ADD COLUMN IF NOT EXISTS {} {}").format(self._t, sql.Identifier(name), sql.SQL(sql_type))
                     )
 
-    def append(self, *, task: str, value: str | None, thread_id: str, where: Where | None = None) -> int:
+    def append(self, *, task: str, value: str | None, thread_id: str, where: Where | None = None, key: str | None = None) -> int:
         row = self._conn.execute(
             sql.SQL("INSERT INTO {} ({}) VALUES ({}) RETURNING seq").format(
                 self._t,
                 sql.SQL(", ").join(sql.Identifier(c) for c in COLUMNS[1:]),
                 sql.SQL(", ").join(sql.Placeholder() for _ in COLUMNS[1:]),
             ),
-            row_values(self.context, task, value, thread_id, where),
+            row_values(self.context, task, value, thread_id, where, key),
         ).fetchone()
         assert row is not None  # INSERT ... RETURNING yields the new row
         return int(row[0])

@@ -55,7 +55,7 @@ class Where(TypedDict, total=False):
 
 
 class Ledger(Protocol):
-    def append(self, *, task: str, value: str | None, thread_id: str, where: Where | None = None) -> int: ...
+    def append(self, *, task: str, value: str | None, thread_id: str, where: Where | None = None, key: str | None = None) -> int: ...
     def rows(self, *, run_id: str, trial_id: str | None = None) -> list[dict]: ...
     def close(self) -> None: ...
 
@@ -65,7 +65,9 @@ class AppendsOnce(Protocol):
     """A ledger with an idempotent append (``effect_once``: a second attempt with the same key
     records nothing): ``(seq, inserted)``."""
 
-    def append_once(self, *, task: str, value: str | None, thread_id: str, where: Where | None = None) -> tuple[int, bool]: ...
+    def append_once(
+        self, *, task: str, value: str | None, thread_id: str, where: Where | None = None, key: str | None = None
+    ) -> tuple[int, bool]: ...
 
 
 @runtime_checkable
@@ -77,9 +79,23 @@ class CopiesRows(Protocol):
     def copy_rows(self, rows: list[dict], trial_id: str) -> None: ...
 
 
-def effect_key(task: str, value: str | None) -> str:
-    """``task``, or ``task:value`` for an interrupt-gated effect (e.g. ``gate:True``)."""
+def effect_key(task: str, value: str | None, key: str | None = None) -> str:
+    """An effect's identity: ``task@key`` when the team declared one (``ctx.effect(task, value,
+    key=...)``: an idempotency key, the approved call; its value is then its payload, compared
+    apart), else ``task``, or ``task:value`` (e.g. ``gate:True``): the label and its value."""
+    if key is not None:
+        return f"{task}@{key}"
     return task if value is None else f"{task}:{value}"
+
+
+def of_task(key: str, task: str | None) -> bool:
+    """Is ``key`` an identity of the effect label ``task`` (``task``, ``task:value``, ``task@key``)?"""
+    return bool(task) and (key == task or key.startswith(f"{task}:") or key.startswith(f"{task}@"))
+
+
+def declared(row: dict) -> bool:
+    """Does the row carry a declared identity (``task@key``), so its value is a payload of its own?"""
+    return row["effect_key"] != effect_key(row["task"], row["value"])
 
 
 def stored_value(context: dict, value: str | None) -> str | None:
@@ -95,8 +111,14 @@ def stored_task(context: dict, task: str) -> str:
     return redact(task, stable_mask(str(context.get("run_id", ""))))
 
 
-def row_values(context: dict, task: str, value: str | None, thread_id: str, where: Where | None = None) -> tuple:
+def stored_key(context: dict, task: str, value: str | None, key: str | None) -> str:
+    """An effect's identity (``effect_key``) as the ledger stores it: its parts masked as they are stored."""
+    return effect_key(stored_task(context, task), stored_value(context, value), None if key is None else stored_task(context, key))
+
+
+def row_values(context: dict, task: str, value: str | None, thread_id: str, where: Where | None = None, key: str | None = None) -> tuple:
     """The values of one effect row, in ``COLUMNS`` order without ``seq``: who fired it, where, when."""
+    identity = stored_key(context, task, value, key)
     value = stored_value(context, value)
     task = stored_task(context, task)
     w = where or {}
@@ -106,7 +128,7 @@ def row_values(context: dict, task: str, value: str | None, thread_id: str, wher
         redact(context.get("cell_id", "")),  # a matrix of workload_params puts them in the cell's id
         context.get("trial_id", ""),
         thread_id,
-        effect_key(task, value),
+        identity,
         task,
         value,
         context.get("racer_id", ""),

@@ -271,12 +271,14 @@ def render_markdown(results: RunResults, meta: dict, duplicates: DuplicateGroups
             add(f"Checkpoint sizes of the uninterrupted run: {_esc(growth_words(c.store_size))}.")
             add("")
         props = [v.property for v in c.verdicts]
+        unexpected = any(p.extra or p.changed for p in c.points)  # a column only where some effect was unexpected
         add(
             "| # | kill point | reached | effect counts per key | durable checkpoints at kill | resume outcome | "
             + " | ".join(props)
             + " | duplicated | lost |"
+            + (" never in the uninterrupted run / payload changed |" if unexpected else "")
         )
-        add("|---|---|---|---|---|---|" + "---|" * len(props) + "---|---|")
+        add("|---|---|---|---|---|---|" + "---|" * len(props) + "---|---|" + ("---|" if unexpected else ""))
         for i, p in enumerate(c.points):
             counts = "; ".join(f"{t}={','.join(map(str, n))}" for t, n in p.effect_counts.items()) or "-"
             ckpts = ",".join("?" if x is None else str(x) for x in p.durable_checkpoints) or "-"
@@ -287,6 +289,7 @@ def render_markdown(results: RunResults, meta: dict, duplicates: DuplicateGroups
                 f"| {i} | `{p.point}` | {p.reached}/{p.trials} | {counts} | {ckpts} | {outs} | "
                 + " | ".join(_v(p, prop) for prop in props)
                 + f" | {dup} | {lost} |"
+                + (f" {_esc(', '.join(p.extra) or '-')} / {_esc(', '.join(p.changed) or '-')} |" if unexpected else "")
             )
         dups = [p.point for p in c.points if p.duplicates]
         losses = [p.point for p in c.points if p.lost]

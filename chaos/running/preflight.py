@@ -59,6 +59,7 @@ from chaos.kinds import get_kind
 from chaos.kinds.baseline import baseline_actions
 from chaos.racer.errors import EnvironmentProblem, TargetError
 from chaos.racer.ledger import SqliteLedger
+from chaos.racer.ledger_rows import of_task
 from chaos.racer.protocol import RacerResult, RacerSpec
 from chaos.scenario.model import Cell
 from chaos.targets import TARGETS, ChecksDryRun, ChecksModules, ValidatesScenario, get_target, hooks_of
@@ -68,7 +69,7 @@ _preflight_ok: set[tuple[str, ...]] = set()  # (python, what, ref) imported fine
 
 
 def _fired_label(key: str, gated: str) -> bool:
-    return key == gated or key.startswith(f"{gated}:")
+    return of_task(key, gated)
 
 
 def wiring_problem(cell: Cell, result: dict[str, Any], rows: list[dict] | None = None) -> str | None:

@@ -91,12 +91,13 @@ class EffectRecorder:
             out["approvals"] = [{"fired_before": n - fired0, "t_mono_ns": t} for n, t in self.approvals[given0:]]
         return out
 
-    def __call__(self, task: str, value: object, once: bool = False) -> None:
-        """Record the effect; ``once``: with an idempotency key (thread, task, value), so a second
-        attempt records nothing (``ctx.effect_once``), as a provider's idempotency key would."""
+    def __call__(self, task: str, value: object, once: bool = False, key: str | None = None) -> None:
+        """Record the effect, under its declared identity ``key`` when the team gave one (else its
+        label and value); ``once``: with an idempotency key (thread, identity), so a second attempt
+        records nothing (``ctx.effect_once``), as a provider's idempotency key would."""
         v = None if value is None else str(value)
         where = self.where() if self.where is not None else None
-        fired = append_effect(self.ledger, task, v, self.thread_id, where, once)
+        fired = append_effect(self.ledger, task, v, self.thread_id, where, once, key)
         if fired is not None:
             self.fired.append(fired)
         if value is not None:
@@ -104,16 +105,19 @@ class EffectRecorder:
         self.barrier.hit(f"effect(task={task}):after")
 
 
-def append_effect(ledger: Ledger, task: str, v: str | None, thread_id: str, where: Where | None, once: bool) -> Fired | None:
+def append_effect(
+    ledger: Ledger, task: str, v: str | None, thread_id: str, where: Where | None, once: bool, key: str | None = None
+) -> Fired | None:
     """Append one effect row to the ledger (``once``: with an idempotency key, so a second attempt
-    records nothing); the ``Fired`` entry for the racer's result, or None when nothing was recorded."""
+    records nothing; ``key``: the identity the team declared); the ``Fired`` entry for the racer's
+    result, or None when nothing was recorded."""
     if once:
         if not isinstance(ledger, AppendsOnce):
             raise NotImplementedError(f"{type(ledger).__name__} has no idempotent append (effect_once)")
-        seq, inserted = ledger.append_once(task=task, value=v, thread_id=thread_id, where=where)
+        seq, inserted = ledger.append_once(task=task, value=v, thread_id=thread_id, where=where, key=key)
     else:
-        seq, inserted = ledger.append(task=task, value=v, thread_id=thread_id, where=where), True
-    return {"seq": seq, "effect_key": effect_key(task, v)} if inserted else None
+        seq, inserted = ledger.append(task=task, value=v, thread_id=thread_id, where=where, key=key), True
+    return {"seq": seq, "effect_key": effect_key(task, v, key)} if inserted else None
 
 
 def store_file(spec: RacerSpec, suffix: str) -> Path:
@@ -373,7 +377,7 @@ def prewarm_workloads(framework: str, builtin: dict, only: str | None = None) ->
     prewarm_versions(framework)
     for factory in prewarm_factories(builtin, only):
         try:
-            factory(WorkloadContext(checkpointer=None, effect_hook=lambda task, value=None, once=False: None))
+            factory(WorkloadContext(checkpointer=None, effect_hook=lambda task, value=None, once=False, key=None: None))
         except ImportError:  # needs what this release lacks: its own racer reports that when it builds it
             continue
 

@@ -176,16 +176,31 @@ class WorkloadContext:
     effect_fault: dict | None = None  # ``EffectFaultSpec``: which effect fails after doing its work
     _faults: FaultCounter | None = field(default=None, repr=False)
 
-    def effect(self, task: str, value: object = None) -> None:
-        """Perform the irreversible effect of ``task`` (for a gated effect, with the resume value)."""
-        self.effect_hook(task, value)
+    def effect(self, task: str, value: object = None, *, key: str | None = None) -> None:
+        """Perform the irreversible effect of ``task`` (for a gated effect, with the resume value).
+
+        ``key``: the effect's identity, when the value is a payload that may differ between runs
+        (the post a model wrote, an amount, a timestamp): the idempotency key the team sends its
+        provider, or the approved call (an order id, the invoice paid, "the post of topic X"). It
+        must be the same in every run that performs this effect, the uninterrupted one and a
+        recovery, and differ between two different effects of one label: then chaos counts the
+        effect by ``task@key`` and compares its value as a payload (a changed payload is a
+        finding). Without it the identity is ``task:value`` (``task`` without a value)."""
+        if key is None:
+            self.effect_hook(task, value)
+        else:
+            self.effect_hook(task, value, key=str(key))
         self._inject(task)
 
-    def effect_once(self, task: str, value: object = None) -> None:
-        """The idempotent form: the effect carries an idempotency key (thread, task, value), and a
-        second attempt with the same key is a no-op, as an ``INSERT ... ON CONFLICT DO NOTHING``
-        on a unique key would be. The ``effect(task=...):after`` barrier is passed either way."""
-        self.effect_hook(task, value, once=True)
+    def effect_once(self, task: str, value: object = None, *, key: str | None = None) -> None:
+        """The idempotent form: the effect carries an idempotency key (thread, and ``key``, else
+        task and value), and a second attempt with the same key is a no-op, as an ``INSERT ... ON
+        CONFLICT DO NOTHING`` on a unique key would be. The ``effect(task=...):after`` barrier is
+        passed either way."""
+        if key is None:
+            self.effect_hook(task, value, once=True)
+        else:
+            self.effect_hook(task, value, once=True, key=str(key))
         self._inject(task)
 
     def _inject(self, task: str) -> None:

@@ -58,7 +58,7 @@ async def run_once(spec: dict[str, Any], folder: Path) -> str | None:
 
     params = dict(spec.get("workload_params") or {})
     name = str(spec.get("workload") or "")
-    ctx = WorkloadContext(checkpointer=None, effect_hook=lambda task, value=None, once=False: None, params=params)
+    ctx = WorkloadContext(checkpointer=None, effect_hook=lambda task, value=None, once=False, key=None: None, params=params)
     try:
         built = (BUILTIN.get(name) or import_factory(name))(ctx)
         if not isinstance(built, AFWorkload):

@@ -331,4 +331,4 @@ def prewarm(only: str | None = None) -> None:
 
     prewarm_workloads("agent_framework", BUILTIN, only)
     for factory in prewarm_factories(BUILTIN, only):
-        factory(WorkloadContext(checkpointer=None, effect_hook=lambda task, value=None, once=False: None)).build()
+        factory(WorkloadContext(checkpointer=None, effect_hook=lambda task, value=None, once=False, key=None: None)).build()

@@ -355,9 +355,9 @@ class LangGraphSession:
         guard = load_guard(str(ref), gctx)
         return guard, Reads(guard.inspect), gctx
 
-    def _effect(self, task: str, value: Any, once: bool = False) -> None:
+    def _effect(self, task: str, value: Any, once: bool = False, key: str | None = None) -> None:
         v = None if value is None else str(value)
-        fired = append_effect(self.ledger, task, v, self.thread_id, where_fired(), once)
+        fired = append_effect(self.ledger, task, v, self.thread_id, where_fired(), once, key)
         if fired is not None:
             self.fired.append(fired)
         if value is not None:
@@ -1043,7 +1043,7 @@ def prewarm(only: str | None = None) -> None:
 
     prewarm_versions("langgraph")
     for factory in prewarm_factories(BUILTIN, only):
-        ctx = WorkloadContext(checkpointer=InMemorySaver(), effect_hook=lambda task, value: None)
+        ctx = WorkloadContext(checkpointer=InMemorySaver(), effect_hook=lambda task, value=None, once=False, key=None: None)
         try:
             factory(ctx)
         except ImportError:

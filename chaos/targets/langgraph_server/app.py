@@ -54,7 +54,7 @@ def _ledger(conf: dict) -> Ledger:
     return _ledgers[key]
 
 
-def _effect(task: str, value: Any = None, once: bool = False) -> None:
+def _effect(task: str, value: Any = None, once: bool = False, key: str | None = None) -> None:
     from langgraph.config import get_config
 
     from chaos.targets.langgraph.session import where_fired
@@ -65,21 +65,22 @@ def _effect(task: str, value: Any = None, once: bool = False) -> None:
         raise RuntimeError(f"effect {task!r}: the run carries no chaos_trial_id in config.configurable; it was not started by chaos")
     v = None if value is None else str(value)
     if inproc.LEDGER is not None and inproc.BARRIER is not None:  # the server is this racer: its ledger and barriers
-        append_effect(inproc.LEDGER, task, v, str(conf.get("chaos_thread_id", "")), where_fired(), once)
+        append_effect(inproc.LEDGER, task, v, str(conf.get("chaos_thread_id", "")), where_fired(), once, key)
         inproc.BARRIER.hit(f"effect(task={task}):after")
         return
-    append_effect(_ledger(conf), task, v, str(conf.get("chaos_thread_id", "")), where_fired(), once)
+    append_effect(_ledger(conf), task, v, str(conf.get("chaos_thread_id", "")), where_fired(), once, key)
 
 
-def effect(task: str, value: Any = None) -> None:
+def effect(task: str, value: Any = None, *, key: str | None = None) -> None:
     """Count an irreversible effect of a team's own deployed graph (call it in the node, after the
-    effect): ``from chaos.targets.langgraph_server.app import effect``. Outside a run chaos started it raises."""
-    _effect(task, value)
+    effect): ``from chaos.targets.langgraph_server.app import effect``. ``key``: the effect's stable
+    identity (``WorkloadContext.effect``). Outside a run chaos started it raises."""
+    _effect(task, value, key=key)
 
 
-def effect_once(task: str, value: Any = None) -> None:
-    """``effect`` with an idempotency key (thread, task, value): a second attempt records nothing."""
-    _effect(task, value, once=True)
+def effect_once(task: str, value: Any = None, *, key: str | None = None) -> None:
+    """``effect`` with an idempotency key (thread, task, and ``key`` or else value): a second attempt records nothing."""
+    _effect(task, value, once=True, key=key)
 
 
 def slow_reply_graph() -> Any:

@@ -413,5 +413,5 @@ def prewarm(only: str | None = None) -> None:
 
     prewarm_workloads("pydantic_graph", BUILTIN, only)
     for factory in prewarm_factories(BUILTIN, only):
-        built = factory(WorkloadContext(checkpointer=None, effect_hook=lambda task, value=None, once=False: None))
+        built = factory(WorkloadContext(checkpointer=None, effect_hook=lambda task, value=None, once=False, key=None: None))
         FileStatePersistence(Path("/nonexistent/chaos-prewarm.json")).set_graph_types(built.graph)
