@@ -11,7 +11,10 @@ value:
 return (the dry run, every slot's fork server start, the report: what a user waits for). A point's
 outcome is what results.json says of it: the effect counts of its trials, the durable checkpoints
 at the kill, the resume outcomes and its verdicts; ``equal`` compares them point by point, so a
-parallel run that changed any deterministic point's result shows here. Numbers, not assertions.
+parallel run that changed any deterministic point's result shows here. Each row also says its CPU
+(the orchestrator, the fork servers and their racers) and so how many cores it kept busy: on a
+machine other sessions load, Linux shares the CPU per session (autogroup), and a second job then
+buys nothing, which the cores-busy figure shows. Numbers, not assertions.
 
 Cases: ``sweep`` (LangGraph's ``three_step`` on SQLite, durability sync, resume none, 21 kill
 points, ``--jobs-trials`` repeats each) and ``email_sweep`` (``examples/email_assistant``'s stock
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import time
 from collections.abc import Mapping
@@ -37,6 +41,12 @@ ROOT = Path(__file__).resolve().parent.parent
 EMAIL_STOCK = ROOT / "examples" / "email_assistant" / "scenarios" / "stock.yaml"
 EMAIL_SWEEP_CELL = "case=sweep"
 JOB_CASES = ("sweep", "email_sweep")
+
+
+def cpu_s() -> float:
+    """CPU seconds of this process and every descendant it reaped (fork servers, their racers)."""
+    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
 
 
 def sweep_scenario(trials: int) -> Scenario:
@@ -70,20 +80,22 @@ def point_outcomes(results: RunResults) -> dict[str, Any]:
 
 def run_case(case: str, jobs: int, base: Path, trials: int) -> dict:
     """One run of ``case``'s sweep cell with ``jobs``: its wall and its points' outcomes."""
+    path: str | Path
     if case == "sweep":
         scen, path, cells = sweep_scenario(trials), "bench_jobs_sweep.yaml", None
     else:
         scen, path = load_scenario(EMAIL_STOCK), EMAIL_STOCK
         cells = {c.index for c in expand(scen, path=str(EMAIL_STOCK)) if c.id == EMAIL_SWEEP_CELL}
-    m0 = time.monotonic()
+    m0, c0 = time.monotonic(), cpu_s()
     outcome = run_loaded(scen, path, RunOptions(out=base, jobs=jobs, cells=cells))
-    wall = time.monotonic() - m0
+    wall, cpu = time.monotonic() - m0, cpu_s() - c0
     recs = [json.loads(line) for line in (outcome.run_dir / "journal.jsonl").read_text().splitlines()]
     kills = [r for r in recs if r.get("point")]
     return {
         "case": case,
         "jobs": jobs,
         "wall_s": wall,
+        "cpu_s": cpu,
         "trials": len(recs),
         "kill_trials": len(kills),
         "valid": sum(r["valid"] for r in kills),
@@ -97,7 +109,7 @@ def compare(case: str, rows: list[dict]) -> list[str]:
     """The lines for ``case``: each row, then each later jobs value against the first."""
     lines = [
         f"{case} jobs {r['jobs']}: {r['kill_trials']} kill trials ({r['valid']} valid) in {r['wall_s']:.1f} s wall "
-        f"(the trials' own time {r['trial_wall_s']:.1f} s)"
+        f"(the trials' own time {r['trial_wall_s']:.1f} s); CPU {r['cpu_s']:.1f} s, so {r['cpu_s'] / r['wall_s']:.2f} cores busy on average"
         for r in rows
     ]
     first = rows[0]

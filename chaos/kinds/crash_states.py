@@ -80,8 +80,7 @@ from chaos.kinds.sweep_options import SweepOptions
 from chaos.launchers import RacerHandle
 from chaos.racer.protocol import ActionSpec, RacerResult, TraceEntry
 from chaos.records import BarrierEvent, CrashStates, TrialRecord
-from chaos.running.jobs import Task
-from chaos.running.trial import RunContext, TrialRun, attempts, repeats, store_failed_before_kill
+from chaos.running.trial import RunContext, Task, TrialRun, attempts, repeats, store_failed_before_kill
 from chaos.scenario.model import Cell
 from chaos.targets import get_target
 

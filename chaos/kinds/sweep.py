@@ -62,9 +62,8 @@ from chaos.launchers import RacerHandle
 from chaos.racer.barrier import HOLD
 from chaos.racer.protocol import ActionSpec, RacerResult
 from chaos.records import Baseline, CellResult, PointResult, TrialRecord, Verdict, error_field
-from chaos.running.jobs import Task
 from chaos.running.outage import Relay
-from chaos.running.trial import RunContext, TrialRun, attempts, retry_id
+from chaos.running.trial import RunContext, Task, TrialRun, attempts, retry_id
 from chaos.scenario.model import Cell
 
 ANCHOR = "kill-point-sweep-eo-pc-liveness-fcl-kinds-kill_sweep-first_checkpoint"

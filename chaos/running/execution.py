@@ -32,7 +32,7 @@ import contextlib
 import dataclasses
 import shutil
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -190,7 +190,8 @@ class Execution:
             ctx = self.context(self.launcher, deploy_launcher, cell)
             valid_seen = False
             # closed on the way out, whatever ends the loop: a cell's parallel trials stop with it (``jobs``)
-            with contextlib.closing(runner(ctx, cell, self.prior.ids())) as trials:
+            trials = runner(ctx, cell, self.prior.ids())
+            with contextlib.closing(trials) if isinstance(trials, Generator) else contextlib.nullcontext():
                 for rec in trials:
                     self.signals.armed = False  # journaled <=> counted: no signal between the two
                     self.journal.append(rec.model_dump(mode="json"))  # masked by the journal

@@ -36,20 +36,19 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, cast
+from typing import Generic, TypeVar, cast
 
 from chaos.racer.errors import ChaosError
 
-if TYPE_CHECKING:
-    from chaos.records import TrialRecord
-    from chaos.running.trial import RunContext
+# a slot's context and what a task yields: ``chaos.running.trial.RunContext`` and ``TrialRecord``
+# (generic here, so the run path's types name this module and it names none of theirs)
+C = TypeVar("C")
+R = TypeVar("R")
 
 # what one job slot holds at once: its fork server (a framework imported, ~150 MB) and one trial's
 # victim and resumer (forked from it, ~100 MB each of their own); measured with LangGraph on SQLite
 JOB_MEMORY_MB = 400
 MAX_JOBS = 256
-
-Task = Callable[["RunContext"], Iterator["TrialRecord"]]  # one independent trial (its attempts), run with a slot's context
 
 
 def machine_cpus() -> int:
@@ -136,21 +135,21 @@ class JobPool:
 
 
 @dataclass(frozen=True)
-class FanOut:
+class FanOut(Generic[C]):
     """How a cell's independent trials may run at once: ``jobs`` slots, ``slot(i)`` the context of
     slot ``i`` (its own launchers; slot 0 is the cell's), run in ``pool``'s thread ``i``; ``abort``
     kills every racer of the run."""
 
     jobs: int
-    slot: Callable[[int], RunContext]
-    abort: Callable[[], None]
+    slot: Callable[[int], C]
+    abort: Callable[[], object]
     pool: JobPool
 
 
 _END = object()
 
 
-def run_independent(ctx: RunContext, tasks: list[Task], fan: FanOut | None) -> Iterator[TrialRecord]:
+def run_independent(ctx: C, tasks: list[Callable[[C], Iterator[R]]], fan: FanOut[C] | None) -> Iterator[R]:
     """Every task's records: one after another with ``ctx`` when there is no fan-out (or one job,
     or one task), else ``fan.jobs`` at a time in the pool's slot threads, each with its slot's
     context, yielded in this thread as they end. Stopping the iteration early stops the slots (see
@@ -166,7 +165,7 @@ def run_independent(ctx: RunContext, tasks: list[Task], fan: FanOut | None) -> I
     stop = threading.Event()
     out: queue.SimpleQueue[object] = queue.SimpleQueue()
 
-    def work(slot: RunContext) -> None:
+    def work(slot: C) -> None:
         try:
             while not stop.is_set():
                 with take:
@@ -197,7 +196,7 @@ def run_independent(ctx: RunContext, tasks: list[Task], fan: FanOut | None) -> I
             elif isinstance(item, BaseException):
                 raise item
             else:
-                yield cast("TrialRecord", item)  # everything else was handled above
+                yield cast(R, item)  # everything else was handled above
     finally:
         if ended < width:  # stopped early: no slot starts another trial, and running ones end now
             stop.set()

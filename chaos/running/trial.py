@@ -46,7 +46,7 @@ from chaos.running.blame import (
     blame_stalled,
     worst,
 )
-from chaos.running.jobs import FanOut, Task, default_jobs, run_independent
+from chaos.running.jobs import FanOut, default_jobs, run_independent
 from chaos.scenario.model import Cell
 from chaos.scenario.model import TargetSpec as Target
 from chaos.scenario.seeds import derive
@@ -115,7 +115,7 @@ class RunContext:
     service_url: str | None = None
     jobs: int = 0  # trials at once (``--jobs``); 0: what the machine has (``chaos.running.jobs.default_jobs``)
     # how this cell's independent trials may run at once (``chaos.running.jobs``); None: one after another
-    fan_out: FanOut | None = None
+    fan_out: FanOut[RunContext] | None = None
 
     @property
     def width(self) -> int:
@@ -137,6 +137,9 @@ class RunContext:
     def wants(self, trial_id: str, skip: set[str]) -> bool:
         """Should this trial run now: not journaled already, and asked for (if a subset is)?"""
         return trial_id not in skip and (self.only is None or trial_id in self.only)
+
+
+Task = Callable[[RunContext], Iterator[TrialRecord]]  # one independent trial (its attempts), run with a job slot's context
 
 
 def wait_until(pred: Callable[[], bool], timeout: float, idle: Callable[[float], None] | None = None) -> bool:
