@@ -69,7 +69,8 @@ def checkpoint_ledger(config: LedgerSpec) -> None:
 
     Why: racers and the orchestrator keep connections open for the whole run, so SQLite's own
     checkpoints never shrink the WAL (3.1 MB after 66 sweep trials). Between trials no racer
-    writes; a checkpoint that finds one writing (a busy ledger) is simply skipped until the next."""
+    writes (a cell whose trials run ``--jobs`` at a time is checkpointed once it ends); a checkpoint
+    that finds one writing (a busy ledger) is simply skipped until the next."""
     if config.get("kind") != "sqlite":
         return
     path = Path(config["path"])
@@ -199,7 +200,8 @@ class Execution:
                         raise Interrupted(self.signals.received[0])
                     self.signals.armed = True
                     self.journaled_now += 1
-                    if self.journaled_now % CHECKPOINT_EVERY == 0:
+                    # not while other job slots' racers write: a TRUNCATE checkpoint holds their writes back
+                    if self.journaled_now % CHECKPOINT_EVERY == 0 and ctx.fan_out is None:
                         checkpoint_ledger(self.storage.ledger_config)
                     if self.opts.on_trial:
                         self.opts.on_trial(rec)
