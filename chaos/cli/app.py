@@ -148,7 +148,7 @@ def run(
         "--jobs",
         "-j",
         metavar="N",
-        help="run N independent trials of a sweep cell at once (default: the cores, capped by memory; races run one at a time)",
+        help="run N independent trials of a sweep cell at once (default: the idle cores, capped by memory; races run one at a time)",
     ),
 ) -> None:
     """Run a scenario: every cell, every trial; write the run folder and print the summary."""
@@ -328,7 +328,7 @@ def nightly(
         "--jobs",
         "-j",
         metavar="N",
-        help="run N independent trials of a sweep cell at once (default: the cores, capped by memory; races run one at a time)",
+        help="run N independent trials of a sweep cell at once (default: the idle cores, capped by memory; races run one at a time)",
     ),
 ) -> None:
     """Run a suite into <out>/<date>/ and compare with the previous night (exit 4: a verdict regressed)."""
