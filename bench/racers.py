@@ -38,7 +38,9 @@ over all 21 boundaries of ``three_step``), ``matrix`` (the SQLite half of the re
 (``examples/email_assistant``'s stock sweep, its kill_sweep cell end to end through the orchestrator,
 warm or cold: wall per kill point and in total).
 ``--profile`` adds a cProfile of the orchestrator over the warm cases and a per-phase breakdown
-of the racers' own time. Numbers, not assertions: see bench/README.md.
+of the racers' own time. ``--jobs 1,2`` also runs the ``sweep`` and ``email_sweep`` cells end to end
+once per jobs value and prints ``sweep jobs 2 vs jobs 1: <R>x wall; outcomes equal at <a>/<b> points``
+(``bench/parallel_trials.py``). Numbers, not assertions: see bench/README.md.
 """
 
 from __future__ import annotations
@@ -66,12 +68,16 @@ from typing import Any, ClassVar
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from parallel_trials import jobs_bench  # noqa: E402  (bench/, beside this file)
+
 from chaos.kinds.race import race_trial  # noqa: E402
 from chaos.kinds.sweep import dry_run, kill_trial  # noqa: E402
 from chaos.launchers.local import LocalLauncher  # noqa: E402
 from chaos.launchers.warm.client import WarmLauncher  # noqa: E402
 from chaos.racer.barrier import read_arrivals  # noqa: E402
+from chaos.racer.errors import ChaosError  # noqa: E402
 from chaos.racer.ledger import SqliteLedger  # noqa: E402
+from chaos.running.jobs import parse_jobs  # noqa: E402
 from chaos.running.options import RunOptions  # noqa: E402
 from chaos.running.orchestrator import run_loaded, run_scenario  # noqa: E402
 from chaos.running.trial import RunContext, TrialRun  # noqa: E402
@@ -884,7 +890,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--jitter", type=float, default=0.0, help="jitter_ms of the race cases (timing-sensitive: 25)")
     ap.add_argument("--pool", type=int, default=None, help="warm: pre-forked racers in the fork server (0: none, the old path)")
+    ap.add_argument(
+        "--jobs",
+        default=None,
+        metavar="N,M",
+        help="also run the sweep and email_sweep cells end to end with each --jobs value, and compare wall and outcomes (bench/parallel_trials.py)",
+    )
+    ap.add_argument("--jobs-trials", type=int, default=2, help="repeats per kill point of the sweep cell that --jobs runs")
     args = ap.parse_args(argv)
+    try:
+        jobs = [parse_jobs(j) for j in args.jobs.split(",")] if args.jobs else []
+    except ChaosError as exc:
+        ap.error(exc.message)
     global JITTER_MS, POOL
     JITTER_MS, POOL = args.jitter, args.pool
     cases = [c for c in args.cases.split(",") if c]
@@ -941,6 +958,8 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 print_case(CASE_TITLES[case], rows)
             everything["cases"][case] = rows
+        if jobs:
+            everything["jobs"] = jobs_bench(cases, jobs, tmp, args.jobs_trials)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     everything["load_end"] = os.getloadavg()

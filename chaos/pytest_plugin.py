@@ -55,11 +55,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="build a missing framework environment (pip, minutes) instead of skipping the test",
     )
+    group.addoption(
+        "--chaos-jobs",
+        metavar="N",
+        default=None,
+        help="independent trials of a sweep cell at once in every chaos_run (default: the idle cores, capped by memory)",
+    )
     parser.addini("chaos_baseline", "accepted violations (YAML, relative to the rootdir) for every chaos_run", default="")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[_NOTES] = []
+    jobs = config.getoption("--chaos-jobs", None)
+    if jobs is not None:  # refused at the start of the session, with the reason, as `chaos run --jobs` refuses it
+        from chaos.racer.errors import ChaosError
+        from chaos.running.jobs import parse_jobs
+
+        try:
+            parse_jobs(jobs, "--chaos-jobs")
+        except ChaosError as exc:
+            raise pytest.UsageError(exc.message) from None
 
 
 def _default_baseline(config: pytest.Config) -> Path | None:
@@ -138,6 +153,11 @@ class ChaosRunner:
             if missing:
                 pytest.skip("; ".join(missing))
         overrides.setdefault("out", self._out)
+        jobs = config.getoption("--chaos-jobs", None)
+        if jobs is not None:  # a test's own jobs= wins; a bad value is refused as `chaos run --jobs` refuses it
+            from chaos.running.jobs import parse_jobs
+
+            overrides.setdefault("jobs", parse_jobs(jobs, "--chaos-jobs"))
         results = chaos.run(scenario, **overrides)
         if results.exit_code == 3:  # interrupted (a signal the caller ignores) or a cell could not run
             pytest.fail(f"chaos run {results.run_id} did not finish (exit code 3): see {results.run_dir}", pytrace=False)

@@ -69,6 +69,18 @@ def _check_overrides(seed: int | None, trials: int | None) -> None:
         _fail(ChaosError(f"--seed {seed}: the root seed must be between 0 and {MAX_SEED}"))
 
 
+def _jobs(value: str | None) -> int | None:
+    """--jobs as a number (None: what the machine has); 0, a negative or a non-integer is refused here."""
+    if value is None:
+        return None
+    from chaos.running.jobs import parse_jobs
+
+    try:
+        return parse_jobs(value)
+    except ChaosError as exc:
+        _fail(exc)
+
+
 def summary_table(results) -> Table:
     t = Table(title=f"{results.scenario}: {results.verdict_counts}", show_lines=False)
     for col in ("cell", "kind", "valid/trials", "saturation", "fires", "verdicts"):
@@ -131,6 +143,13 @@ def run(
         metavar="FILE",
         help="accepted violations (YAML): those are reported as accepted and exit as if they held; a new one still exits 1",
     ),
+    jobs: str | None = typer.Option(
+        None,
+        "--jobs",
+        "-j",
+        metavar="N",
+        help="run N independent trials of a sweep cell at once (default: the idle cores, capped by memory; races run one at a time)",
+    ),
 ) -> None:
     """Run a scenario: every cell, every trial; write the run folder and print the summary."""
     from chaos.running.options import RunOptions
@@ -152,6 +171,7 @@ def run(
     if racers not in (None, "warm", "cold"):
         _fail(ChaosError(f"--racers {racers!r}: expected warm or cold"))
     _check_overrides(seed, trials)
+    n_jobs = _jobs(jobs)
     if work_in is not None:
         from chaos.running.workdir import check_work_in
 
@@ -205,6 +225,7 @@ def run(
         on_cell_start=on_cell,
         only=set(only) if only else None,
         shard=shard,
+        jobs=n_jobs,
     )
     try:
         if resume is not None:
@@ -302,6 +323,13 @@ def nightly(
     resume: Path | None = typer.Option(
         None, "--resume", metavar="NIGHT_DIR", help="continue a killed night: finished runs kept, the others resumed or run"
     ),
+    jobs: str | None = typer.Option(
+        None,
+        "--jobs",
+        "-j",
+        metavar="N",
+        help="run N independent trials of a sweep cell at once (default: the idle cores, capped by memory; races run one at a time)",
+    ),
 ) -> None:
     """Run a suite into <out>/<date>/ and compare with the previous night (exit 4: a verdict regressed)."""
     from chaos.running.folderlock import refuse_if_live
@@ -315,6 +343,7 @@ def nightly(
         _fail(ChaosError("--resume continues a night with its recorded date, suite and shard; drop --date/--shard/--timings/--shard-queue"))
     if shard_queue is not None and shard is None:
         _fail(ChaosError(f"--shard-queue {shard_queue}: give --shard I/N too (which shard this is, of how many `chaos merge` joins)"))
+    n_jobs = _jobs(jobs)
     try:
         shard_spec = parse_shard(shard) if shard is not None else None
         if shard_queue is not None:
@@ -337,6 +366,7 @@ def nightly(
         timings=timings,
         queue=shard_queue,
         on_start=_reap_stale_quietly,  # like `chaos run`: what a SIGKILLed earlier run left is reaped first
+        jobs=n_jobs,
     )
     try:
         with progress:

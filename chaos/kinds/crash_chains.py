@@ -20,7 +20,7 @@ process's files are what a SIGKILL there leaves). So with ``crash_states: record
    mode's trial id (``c000-p003-q002-r000``, point ``P1 >> P2``) and judged as kill mode's chain
    trials are: EO over every row, PC and LIVENESS of the last recovery against the durable state at
    the last crash. Instead of ``kills`` and ``kill`` it carries ``crash_state`` (the recordings, the
-   chain). Resumers run at once, at most ``os.cpu_count()``.
+   chain). Resumers run at once, at most ``--jobs`` (``RunContext.width``).
 
 Deeper chains repeat step 2 below each prefix: at ``crash_depth: 3`` the second recovery of each
 ``(P1, P2)`` state (racer ``recovery2``) is a recording too, whose repeat 0 is kill mode's discovery
@@ -339,7 +339,7 @@ def run_recorded_chains(ctx: RunContext, cell: Cell, skip: set[str], points: lis
         for i, p1 in enumerate(points):
             yield from below([f"p{i:03d}"], [p1], first[i][0], first[i][1], chains)
         # 3. every chain's trial, in kill mode's order; recovered ones up to ``width`` at once
-        width = max(1, os.cpu_count() or 1)
+        width = ctx.width
         for n, (tid, chain, rep, state, why) in enumerate(chains):
             if state is None:
                 yield from attempts(ctx, cell, tid, skip, _killed(steps, chain, why), point=_name(chain), rep=rep)

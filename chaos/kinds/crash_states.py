@@ -15,9 +15,10 @@ Each captured state is then one kill point's trial, with the id kill mode gives 
 under its trial id (``append_once`` and ``read_ledger`` see them as its own), and a fresh resumer
 (the sweep's resume action, with ``inspect_before`` / ``inspect_after``) on the recording's thread
 (``TrialRun.thread_of``). The copy goes straight into that folder, and its resumer starts as soon
-as fewer than ``os.cpu_count()`` recover, while the recording runs on to its next points
+as fewer than ``--jobs`` (``RunContext.width``) recover, while the recording runs on to its next points
 (``_Recoveries``); their records come after the recording's, in kill mode's order (point, then
-repeat), and are judged as kill mode's are. A
+repeat), then the points that run in kill mode, ``--jobs`` at a time (``RunContext.independent``),
+and are judged as kill mode's are. A
 recovered trial carries ``observations["crash_state"]`` (the recording, the barrier) instead of a
 kill: the run's trial summary counts it under ``recorded_states``, not as a confirmed kill.
 
@@ -66,7 +67,6 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
-import os
 import re
 import shutil
 import time
@@ -80,7 +80,7 @@ from chaos.kinds.sweep_options import SweepOptions
 from chaos.launchers import RacerHandle
 from chaos.racer.protocol import ActionSpec, RacerResult, TraceEntry
 from chaos.records import BarrierEvent, CrashStates, TrialRecord
-from chaos.running.trial import RunContext, TrialRun, attempts, repeats, store_failed_before_kill
+from chaos.running.trial import RunContext, Task, TrialRun, attempts, repeats, store_failed_before_kill
 from chaos.scenario.model import Cell
 from chaos.targets import get_target
 
@@ -450,7 +450,7 @@ def run_recorded(
     tid_of = {(i, rep): f"c{cell.index:03d}-p{i:03d}-r{rep:03d}" for i in range(len(points)) for rep in range(cell.scenario.trials)}
     recovered: set[Key] = set()
     work = ctx.work_dir / f"c{cell.index:03d}-crash-states"
-    pool = _Recoveries(ctx, cell, steps, points, tid_of, max(1, os.cpu_count() or 1))
+    pool = _Recoveries(ctx, cell, steps, points, tid_of, ctx.width)
     try:
         if ctx.copy_ledger is not None:
             for rep in range(cell.scenario.trials):
@@ -467,15 +467,17 @@ def run_recorded(
                 )
                 recovered |= {key_of[p] for p in caps}
                 yield rec
+        killed: list[Task] = []  # not recorded: kill mode (or journaled, or not asked for), independent trials
         for i, rep in [(i, rep) for i in range(len(points)) for rep in range(cell.scenario.trials)]:
             tid, point = tid_of[i, rep], points[i]
-            if (i, rep) not in recovered:  # not recorded: kill mode (or journaled, or not asked for)
-                yield from attempts(ctx, cell, tid, skip, steps.kill_body(point), point=point, rep=rep)
+            if (i, rep) not in recovered:
+                killed.append(partial(attempts, cell=cell, trial_id=tid, skip=skip, body=steps.kill_body(point), point=point, rep=rep))
                 continue
             rec = pool.result((i, rep))
             yield rec
             if rec.fault == "environment":
                 yield from repeats(ctx, cell, tid, steps.kill_body(point), point=point, rep=rep)  # the state is spent: kill mode
+        yield from ctx.independent(killed)  # after the recoveries: ``--jobs`` of them at a time
     finally:
         pool.close()
         shutil.rmtree(work, ignore_errors=True)

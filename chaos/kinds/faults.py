@@ -42,6 +42,9 @@ DU = Property("DU", "durability of acknowledged state", ANCHOR)
 CV = Property("CV", "checkpoint validity", ANCHOR)
 FAULT_PROPERTIES = (DU.code, CV.code)
 LAZY_FAULTS = ("power_loss", "torn")  # the faults whose store lives on the lazy filesystem (db_disconnect: chaos.kinds.db_disconnect)
+# faults that act on what every trial of a run shares (the one lazy filesystem, the run's database
+# server, restarted): their cells' trials run one at a time, whatever ``--jobs`` says (``chaos.running.jobs``)
+RUN_WIDE_FAULTS = (*LAZY_FAULTS, "db_restart")
 
 
 def properties_of(cell: Cell, dry: TrialRecord | None = None, trials: list[TrialRecord] | None = None) -> tuple[str, ...]:

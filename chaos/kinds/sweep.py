@@ -51,6 +51,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import ClassVar, ParamSpec
 
 from chaos.kinds import crash_chains, crash_states, db_restart
@@ -64,7 +65,7 @@ from chaos.racer.barrier import HOLD
 from chaos.racer.protocol import ActionSpec, RacerResult
 from chaos.records import Baseline, CellResult, PointResult, TrialRecord, Verdict, error_field
 from chaos.running.outage import Relay
-from chaos.running.trial import RunContext, TrialRun, attempts, retry_id
+from chaos.running.trial import RunContext, Task, TrialRun, attempts, retry_id
 from chaos.scenario.model import Cell
 
 ANCHOR = "kill-point-sweep-eo-pc-liveness-fcl-kinds-kill_sweep-first_checkpoint"
@@ -267,16 +268,35 @@ def run_sweep(ctx: RunContext, cell: Cell, skip: set[str], sweep: Sweep) -> Iter
         if recorded and crash_states.concurrent_writes(dry) is None and ctx.copy_ledger is not None:
             yield from crash_chains.run_recorded_chains(ctx, cell, skip, points, _chain_steps(cell, dry))
             return
-        for p_index, point in enumerate(points):
-            yield from _nested(ctx, cell, skip, dry, [f"p{p_index:03d}"], [point])
+        # each first kill point's chains are independent of every other point's (ids, stores, threads)
+        yield from ctx.independent(
+            [partial(_nested, cell=cell, skip=skip, dry=dry, ids=[f"p{i:03d}"], chain=[p]) for i, p in enumerate(points)]
+        )
         return
     if recorded:
         yield from crash_states.run_recorded(ctx, cell, skip, points, _recorded_steps(cell, dry), crash_states.racing(dry))
         return
-    for p_index, point in enumerate(points):
-        for rep in range(cell.scenario.trials):
-            trial_id = f"c{cell.index:03d}-p{p_index:03d}-r{rep:03d}"
-            yield from attempts(ctx, cell, trial_id, skip, _against(dry, point), point=point, rep=rep)
+    yield from ctx.independent(
+        kill_tasks(cell, skip, dry, points, [(i, rep) for i in range(len(points)) for rep in range(cell.scenario.trials)])
+    )
+
+
+def kill_tasks(cell: Cell, skip: set[str], dry: TrialRecord, points: list[str], keys: list[tuple[int, int]]) -> list[Task]:
+    """The kill trials of ``keys`` ((point index, repeat): ``c000-p003-r001``), each with its
+    attempts, as independent tasks (``RunContext.independent``): each kills a victim of its own
+    and resumes on its own store and thread, so none depends on another."""
+    return [
+        partial(
+            attempts,
+            cell=cell,
+            trial_id=f"c{cell.index:03d}-p{i:03d}-r{rep:03d}",
+            skip=skip,
+            body=_against(dry, points[i]),
+            point=points[i],
+            rep=rep,
+        )
+        for i, rep in keys
+    ]
 
 
 # ------------------------------------------------------------------- crashes during recovery

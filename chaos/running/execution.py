@@ -11,10 +11,12 @@ each of those is one named method of ``Execution``, in the order the run takes t
   by ``fail_run``; Ctrl-C / SIGTERM (``chaos.running.signals``) marks it interrupted.
 * ``run_cell``: one cell's trials through its kind, each appended to the journal with signals
   disarmed (journaled <=> counted), the ledger's WAL checkpointed every ``CHECKPOINT_EVERY``
-  trials. A ``ChaosError`` fails this cell with its message and the other cells go on; so does
+  trials. The trials a kind declares independent run ``--jobs`` at a time where the cell allows
+  (``fans_out``), each job slot with launchers of its own (``slot_context``), their records
+  journaled here, in this thread, as they end (``chaos.running.jobs``). A ``ChaosError`` fails this cell with its message and the other cells go on; so does
   a workload the racers cannot run (``workload_cannot_run``).
 * ``cleanup``: in this order, each step alone (one that fails is remembered as the run's failure
-  and the next still runs): reap every launcher's racers, unmount the lazy filesystem, kill any
+  and the next still runs): reap every launcher's racers, stop the job slots' threads, unmount the lazy filesystem, kill any
   racer of this run still alive by its label, close the journal, close the storage, remove (or,
   with ``keep_work``, scrub) the work folder.
 * ``conclude``: analyse the journal (never a record kept in memory) into results.json and the
@@ -27,16 +29,18 @@ calls ``run``.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import shutil
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import NoReturn
 
 from chaos.envs import python_for
 from chaos.kinds.base import runner_for
-from chaos.kinds.faults import LAZY_FAULTS
+from chaos.kinds.faults import LAZY_FAULTS, RUN_WIDE_FAULTS
 from chaos.launchers import Launcher, make_launcher
 from chaos.lazyfs import LazyMount
 from chaos.racer.errors import ChaosError
@@ -45,6 +49,7 @@ from chaos.records import CellVersions, RunResults, TrialRecord
 from chaos.running import registry
 from chaos.running.analysis import EXIT_RUN_FAILED, analyse_run, masked, meta_cells, write_results
 from chaos.running.failure import RunFailed, describe
+from chaos.running.jobs import FanOut, JobPool, default_jobs
 from chaos.running.journal import Journal
 from chaos.running.options import RunOptions, RunOutcome
 from chaos.running.pgstore import RunStorage
@@ -64,7 +69,8 @@ def checkpoint_ledger(config: LedgerSpec) -> None:
 
     Why: racers and the orchestrator keep connections open for the whole run, so SQLite's own
     checkpoints never shrink the WAL (3.1 MB after 66 sweep trials). Between trials no racer
-    writes; a checkpoint that finds one writing (a busy ledger) is simply skipped until the next."""
+    writes (a cell whose trials run ``--jobs`` at a time is checkpointed once it ends); a checkpoint
+    that finds one writing (a busy ledger) is simply skipped until the next."""
     if config.get("kind") != "sqlite":
         return
     path = Path(config["path"])
@@ -83,6 +89,14 @@ def workload_cannot_run(rec: TrialRecord, valid_seen: bool) -> str | None:
     if rec.errors and not valid_seen and rec.fault != "environment":
         return f"racers could not run the workload: {rec.errors[0]}"
     return None
+
+
+def fans_out(cell: Cell) -> bool:
+    """May ``cell``'s independent trials run at once (``--jobs``)? On this machine's racers (a slot
+    of its own is a fork server here, not another container or SSH host), and not under a fault that
+    acts on what every trial shares (``RUN_WIDE_FAULTS``: the lazy filesystem, the database restarted)."""
+    s = cell.scenario
+    return s.racers.placement in (None, "local") and s.fault not in RUN_WIDE_FAULTS
 
 
 def ran_versions(results: RunResults) -> dict[str, CellVersions]:
@@ -116,9 +130,12 @@ class Execution:
     run_failure: Exception | None = field(default=None, init=False)  # the fault that stopped the run
     journaled_before: int = field(default=0, init=False)
     journaled_now: int = field(default=0, init=False)
+    jobs: int = field(default=1, init=False)  # independent trials at once (``--jobs``)
+    pool: JobPool = field(default_factory=JobPool, init=False)  # the job slots' threads (``chaos.running.jobs``)
 
     def __post_init__(self) -> None:
         self.journaled_before = len(self.prior)
+        self.jobs = self.opts.jobs or default_jobs()
 
     @property
     def run_id(self) -> str:
@@ -171,32 +188,37 @@ class Execution:
             self.launcher = self.launcher_for(cell)
             deployed = cell.scenario.deployed_target  # a library release between pause and resume: v2's own venv
             deploy_launcher = self.launcher_for(cell, deployed) if deployed != cell.scenario.target else None
-            ctx = self.context(self.launcher, deploy_launcher)
+            ctx = self.context(self.launcher, deploy_launcher, cell)
             valid_seen = False
-            for rec in runner(ctx, cell, self.prior.ids()):
-                self.signals.armed = False  # journaled <=> counted: no signal between the two
-                self.journal.append(rec.model_dump(mode="json"))  # masked by the journal
-                if self.signals.received:
-                    raise Interrupted(self.signals.received[0])
-                self.signals.armed = True
-                self.journaled_now += 1
-                if self.journaled_now % CHECKPOINT_EVERY == 0:
-                    checkpoint_ledger(self.storage.ledger_config)
-                if self.opts.on_trial:
-                    self.opts.on_trial(rec)
-                valid_seen = valid_seen or rec.valid
-                reason = workload_cannot_run(rec, valid_seen)
-                if reason is not None:
-                    self.failures[cell.index] = reason
-                    break
+            # closed on the way out, whatever ends the loop: a cell's parallel trials stop with it (``jobs``)
+            trials = runner(ctx, cell, self.prior.ids())
+            with contextlib.closing(trials) if isinstance(trials, Generator) else contextlib.nullcontext():
+                for rec in trials:
+                    self.signals.armed = False  # journaled <=> counted: no signal between the two
+                    self.journal.append(rec.model_dump(mode="json"))  # masked by the journal
+                    if self.signals.received:
+                        raise Interrupted(self.signals.received[0])
+                    self.signals.armed = True
+                    self.journaled_now += 1
+                    # not while other job slots' racers write: a TRUNCATE checkpoint holds their writes back
+                    if self.journaled_now % CHECKPOINT_EVERY == 0 and ctx.fan_out is None:
+                        checkpoint_ledger(self.storage.ledger_config)
+                    if self.opts.on_trial:
+                        self.opts.on_trial(rec)
+                    valid_seen = valid_seen or rec.valid
+                    reason = workload_cannot_run(rec, valid_seen)
+                    if reason is not None:
+                        self.failures[cell.index] = reason
+                        break
         except ChaosError as exc:
             self.failures[cell.index] = exc.message
             if self.launcher is not None:
                 self.launcher.reap()
 
-    def context(self, launcher: Launcher, deploy_launcher: Launcher | None) -> RunContext:
-        """What every trial of a cell needs: ids, folders, its launchers, the ledger and the store."""
-        return RunContext(
+    def context(self, launcher: Launcher, deploy_launcher: Launcher | None, cell: Cell | None = None) -> RunContext:
+        """What every trial of a cell needs: ids, folders, its launchers, the ledger and the store;
+        with ``cell``, how its independent trials may run at once (``fan_out``)."""
+        ctx = RunContext(
             run_id=self.run_id,
             run_dir=self.folder.path,
             work_dir=self.work_dir,
@@ -214,7 +236,20 @@ class Execution:
             await_store=self.storage.await_database if self.storage.dsn else None,
             labels=self.active.env(),
             search=workload_paths(self.folder.meta.scenario_file),
+            jobs=self.jobs,
         )
+        if cell is not None and self.jobs > 1 and fans_out(cell):
+            ctx.fan_out = FanOut(self.jobs, partial(self.slot_context, ctx, cell), lambda: registry.kill_run_racers(self.run_id), self.pool)
+        return ctx
+
+    def slot_context(self, ctx: RunContext, cell: Cell, slot: int) -> RunContext:
+        """The context of job slot ``slot`` of ``cell`` (``chaos.running.jobs``): the cell's own for
+        slot 0, else the same with launchers of the slot's own (their own fork servers)."""
+        if slot == 0:
+            return ctx
+        deployed = cell.scenario.deployed_target
+        deploy = self.launcher_for(cell, deployed, slot) if deployed != cell.scenario.target else None
+        return dataclasses.replace(ctx, launcher=self.launcher_for(cell, None, slot), deploy_launcher=deploy, fan_out=None)
 
     def store_for(self, cell: Cell, trial_id: str, trial_dir: Path) -> StoreSpec:
         """Where a trial's framework store lives: on the lazy filesystem for its faults, else the run's storage."""
@@ -224,19 +259,22 @@ class Execution:
             return {"path": str(d / "checkpoints.sqlite")}
         return self.storage.store_for(cell, trial_id, trial_dir)
 
-    def launcher_for(self, cell: Cell, target: TargetSpec | None = None) -> Launcher:
-        """One launcher per framework release, placement and start mode, made on first use and
-        labelled with the run (its racers get a temp folder inside the work folder itself)."""
+    def launcher_for(self, cell: Cell, target: TargetSpec | None = None, slot: int = 0) -> Launcher:
+        """One launcher per framework release, placement, start mode and job slot, made on first use
+        and labelled with the run (its racers get a temp folder inside the work folder itself; a
+        slot's warm launcher keeps its fork server's log and temp folder in ``job<slot>`` there)."""
         s = cell.scenario
         t = target or s.target
-        key = repr((t.framework, t.version, t.requirements, s.racers.placement, s.racers.start))
+        key = repr((t.framework, t.version, t.requirements, s.racers.placement, s.racers.start, slot))
         if key not in self.launchers:
+            own = {"log_dir": self.work_dir / f"job{slot}"} if slot and s.racers.start in (None, "warm") else {}
             launcher = make_launcher(
                 s.racers.placement,
                 python_for(t.framework, t.version, t.requirements),
                 self.run_id,
                 extra_paths=workload_paths(self.folder.meta.scenario_file),
                 start=s.racers.start,
+                **own,
             )
             registry.label_launcher(launcher, self.active.env())
             self.launchers[key] = launcher
@@ -248,6 +286,7 @@ class Execution:
         """Release what the run holds, in order; each step isolated, so one that fails (a database
         gone) is remembered as the run's failure and does not skip the next."""
         steps: list[Callable[[], object]] = [launcher.reap for launcher in self.launchers.values()]
+        steps.append(self.pool.close)  # the job slots' threads, idle since their cell ended
         if self.lazy is not None:  # unmounted once its racers are dead, before the work folder goes
             steps.append(self.lazy.stop)
         # the net under the net: any racer of this run still alive (e.g. started in the instant a

@@ -75,6 +75,7 @@ class NightlyOptions:
     queue: str | None = None  # with ``shard``: pull cells from this shared queue folder or Postgres DSN (``chaos.running.cellqueue``)
     timings: Path | None = None  # where earlier timings are (default: ``out``): a shard plan balances by them
     on_start: Callable[[], None] | None = None  # once the suite is loaded, before anything is written (reaping)
+    jobs: int | None = None  # each run's independent trials at once (``--jobs``); None: what the machine has
 
 
 SUMMARY_MAX = 64 << 20  # bytes of a night's summary.json read (nightly_full's is well under 1 MiB)
@@ -523,13 +524,14 @@ def _run_entries(
                     on_cell_start=opts.on_cell_start,
                     cells=mine,
                     shard=str(plan.shard) if plan else None,
+                    jobs=opts.jobs,
                 )
                 try:
                     stored = _stored_run(night_dir, item.scenario.name) if resuming else None
                     if stored is not None and _kept(e, stored):
                         continue
                     if stored is not None:  # started and cut short: only its unfinished trials run
-                        outcome = resume_run(stored, RunOptions(on_trial=opts.on_trial, on_cell_start=opts.on_cell_start))
+                        outcome = resume_run(stored, RunOptions(on_trial=opts.on_trial, on_cell_start=opts.on_cell_start, jobs=opts.jobs))
                     else:
                         outcome = run_loaded(item.scenario, item.file, run_opts)
                 except ChaosError as exc:
@@ -567,7 +569,9 @@ def _run_queue(
         e = mine.setdefault(name, RunEntry(scenario=name, file=str(item.file), overrides=item.overrides))
         if opts.on_scenario:
             opts.on_scenario(n, len(loaded.items), name)
-        run_opts = RunOptions(out=night_dir, on_trial=opts.on_trial, on_cell_start=opts.on_cell_start, shard=str(plan.shard), queue=queue)
+        run_opts = RunOptions(
+            out=night_dir, on_trial=opts.on_trial, on_cell_start=opts.on_cell_start, shard=str(plan.shard), queue=queue, jobs=opts.jobs
+        )
         try:
             if e.run_dir is None:
                 outcome = run_loaded(item.scenario, item.file, run_opts)

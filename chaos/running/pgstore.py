@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -196,6 +197,7 @@ class RunStorage:
         from chaos.racer.ledger import open_ledger
 
         self.run_id = run_id
+        self.lock = threading.Lock()
         pg_backend, remote = self.needs(cells)
         self.dsn = self.preflight(cells, dsn)
         self.ledger_config: LedgerSpec
@@ -221,15 +223,17 @@ class RunStorage:
         return {"path": str((Path(trial_dir) / "checkpoints.sqlite").resolve())}
 
     def read_ledger(self, trial_id: str) -> list[dict]:
-        if self.ledger is None:
-            raise RuntimeError("the run's ledger was read after RunStorage.close()")
-        return self.ledger.rows(run_id=self.run_id, trial_id=trial_id)
+        with self.lock:  # one connection, read and written by a run's parallel trials (``--jobs``) one at a time
+            if self.ledger is None:
+                raise RuntimeError("the run's ledger was read after RunStorage.close()")
+            return self.ledger.rows(run_id=self.run_id, trial_id=trial_id)
 
     def copy_ledger(self, rows: list[dict], trial_id: str) -> None:
         """``rows`` of the run's ledger inserted again as ``trial_id``'s (``RunContext.copy_ledger``)."""
-        if not isinstance(self.ledger, CopiesRows):
-            raise RuntimeError("the run's ledger was written to after RunStorage.close(), or cannot copy rows")
-        self.ledger.copy_rows(rows, trial_id)
+        with self.lock:
+            if not isinstance(self.ledger, CopiesRows):
+                raise RuntimeError("the run's ledger was written to after RunStorage.close(), or cannot copy rows")
+            self.ledger.copy_rows(rows, trial_id)
 
     def await_database(self, trial_id: str) -> None:
         """Before ``trial_id``, a repeat an environment fault forces: the run's own Postgres answers,

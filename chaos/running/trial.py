@@ -46,6 +46,7 @@ from chaos.running.blame import (
     blame_stalled,
     worst,
 )
+from chaos.running.jobs import FanOut, default_jobs, run_independent
 from chaos.scenario.model import Cell
 from chaos.scenario.model import TargetSpec as Target
 from chaos.scenario.seeds import derive
@@ -112,6 +113,20 @@ class RunContext:
     search: list[str] = field(default_factory=list)  # where a team's modules and files are looked up (cwd, the scenario's folder)
     # the service the cell's racers are clients of (``chaos.targets.hooks.HostsCells``), while one runs
     service_url: str | None = None
+    jobs: int = 0  # trials at once (``--jobs``); 0: what the machine has (``chaos.running.jobs.default_jobs``)
+    # how this cell's independent trials may run at once (``chaos.running.jobs``); None: one after another
+    fan_out: FanOut[RunContext] | None = None
+
+    @property
+    def width(self) -> int:
+        """How many trials of this run may run at once (``--jobs``, else what the machine has)."""
+        return self.jobs or default_jobs()
+
+    def independent(self, tasks: list[Task]) -> Iterator[TrialRecord]:
+        """The records of ``tasks``, trials a kind declares independent of each other (each its
+        own folder, store, thread and ledger rows): run ``--jobs`` at a time where the cell allows
+        (``fan_out``), else one after another; yielded as they end (``chaos.running.jobs``)."""
+        return run_independent(self, tasks, None if self.service_url is not None else self.fan_out)
 
     def host_context(self, cell: Cell) -> HostContext:
         """What a framework's host needs to start the cell's service: handed over, never looked up."""
@@ -122,6 +137,9 @@ class RunContext:
     def wants(self, trial_id: str, skip: set[str]) -> bool:
         """Should this trial run now: not journaled already, and asked for (if a subset is)?"""
         return trial_id not in skip and (self.only is None or trial_id in self.only)
+
+
+Task = Callable[[RunContext], Iterator[TrialRecord]]  # one independent trial (its attempts), run with a job slot's context
 
 
 def wait_until(pred: Callable[[], bool], timeout: float, idle: Callable[[float], None] | None = None) -> bool:

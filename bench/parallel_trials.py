@@ -1,0 +1,150 @@
+"""Benchmark: one sweep cell end to end with ``--jobs 1`` against ``--jobs N`` (``chaos.running.jobs``).
+
+``bench/racers.py --cases sweep,email_sweep --jobs 1,2`` calls this. Per case it runs the same cell
+through ``run_loaded`` once per jobs value (after one unmeasured warm-up run: the process's
+one-time costs would otherwise land on whichever row came first) and prints, against the first
+value:
+
+    sweep jobs 2 vs jobs 1: 0.55x wall; outcomes equal at 21/21 points
+
+``<R>x wall`` is the second run's wall over the first's, each from ``run_loaded``'s call to its
+return (the dry run, every slot's fork server start, the report: what a user waits for). A point's
+outcome is what results.json says of it: the effect counts of its trials, the durable checkpoints
+at the kill, the resume outcomes and its verdicts; ``equal`` compares them point by point, so a
+parallel run that changed any deterministic point's result shows here. Each row also says its CPU
+(the orchestrator, the fork servers and their racers) and so how many cores it kept busy: on a
+machine other sessions load, Linux shares the CPU per session (autogroup), and a second job then
+buys nothing, which the cores-busy figure shows. Numbers, not assertions.
+
+Cases: ``sweep`` (LangGraph's ``three_step`` on SQLite, durability sync, resume none, 21 kill
+points, ``--jobs-trials`` repeats each) and ``email_sweep`` (``examples/email_assistant``'s stock
+sweep cell, kill mode, as a user runs it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from chaos.records import RunResults
+from chaos.running.options import RunOptions
+from chaos.running.orchestrator import run_loaded
+from chaos.scenario.model import Scenario, expand, load_scenario
+
+ROOT = Path(__file__).resolve().parent.parent
+EMAIL_STOCK = ROOT / "examples" / "email_assistant" / "scenarios" / "stock.yaml"
+EMAIL_SWEEP_CELL = "case=sweep"
+JOB_CASES = ("sweep", "email_sweep")
+
+
+def cpu_s() -> float:
+    """CPU seconds of this process and every descendant it reaped (fork servers, their racers)."""
+    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+
+
+def sweep_scenario(trials: int) -> Scenario:
+    """The ``sweep`` case as one cell: three_step's 21 kill points, ``trials`` repeats each."""
+    return Scenario.model_validate(
+        {
+            "name": "bench_jobs_sweep",
+            "kind": "kill_sweep",
+            "target": {"framework": "langgraph", "backend": "sqlite", "durability": "sync"},
+            "workload": "three_step",
+            "resume": "none",
+            "trials": trials,
+            "seed": 20261203,
+        }
+    )
+
+
+def point_outcomes(results: RunResults) -> dict[str, Any]:
+    """Each kill point's outcome as results.json states it (cell id and point -> its facts)."""
+    out: dict[str, Any] = {}
+    for c in results.cells:
+        for p in c.points:
+            out[f"{c.cell_id} @ {p.point}"] = (
+                p.effect_counts,
+                p.durable_checkpoints,
+                p.resume_outcomes,
+                [(v.property, v.status) for v in p.verdicts],
+            )
+    return out
+
+
+def run_case(case: str, jobs: int, base: Path, trials: int) -> dict:
+    """One run of ``case``'s sweep cell with ``jobs``: its wall and its points' outcomes."""
+    path: str | Path
+    if case == "sweep":
+        scen, path, cells = sweep_scenario(trials), "bench_jobs_sweep.yaml", None
+    else:
+        scen, path = load_scenario(EMAIL_STOCK), EMAIL_STOCK
+        cells = {c.index for c in expand(scen, path=str(EMAIL_STOCK)) if c.id == EMAIL_SWEEP_CELL}
+    m0, c0 = time.monotonic(), cpu_s()
+    outcome = run_loaded(scen, path, RunOptions(out=base, jobs=jobs, cells=cells))
+    wall, cpu = time.monotonic() - m0, cpu_s() - c0
+    recs = [json.loads(line) for line in (outcome.run_dir / "journal.jsonl").read_text().splitlines()]
+    kills = [r for r in recs if r.get("point")]
+    return {
+        "case": case,
+        "jobs": jobs,
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "trials": len(recs),
+        "kill_trials": len(kills),
+        "valid": sum(r["valid"] for r in kills),
+        "trial_wall_s": sum(r["wall_s"] for r in recs),
+        "outcomes": point_outcomes(outcome.results),
+        "verdicts": {c.cell_id: [(v.property, v.status) for v in c.verdicts] for c in outcome.results.cells},
+    }
+
+
+def compare(case: str, rows: list[dict]) -> list[str]:
+    """The lines for ``case``: each row, then each later jobs value against the first."""
+    lines = [
+        f"{case} jobs {r['jobs']}: {r['kill_trials']} kill trials ({r['valid']} valid) in {r['wall_s']:.1f} s wall "
+        f"(the trials' own time {r['trial_wall_s']:.1f} s); CPU {r['cpu_s']:.1f} s, so {r['cpu_s'] / r['wall_s']:.2f} cores busy on average"
+        for r in rows
+    ]
+    first = rows[0]
+    for r in rows[1:]:
+        mine: Mapping[str, Any] = r["outcomes"]
+        theirs: Mapping[str, Any] = first["outcomes"]
+        points = sorted(set(mine) | set(theirs))
+        equal = [p for p in points if mine.get(p) == theirs.get(p)]
+        lines.append(
+            f"{case} jobs {r['jobs']} vs jobs {first['jobs']}: {r['wall_s'] / first['wall_s']:.2f}x wall; "
+            f"outcomes equal at {len(equal)}/{len(points)} points"
+            + ("" if r["verdicts"] == first["verdicts"] else "; cell verdicts DIFFER")
+        )
+        for p in [p for p in points if p not in equal][:5]:
+            lines.append(f"   differs at {p}: jobs {first['jobs']} {theirs.get(p)} / jobs {r['jobs']} {mine.get(p)}")
+    return lines
+
+
+def jobs_bench(cases: list[str], jobs: list[int], base: Path, trials: int = 2) -> dict[str, list[dict]]:
+    """Every case of ``cases`` that is a sweep cell, once per value of ``jobs``; prints its lines."""
+    everything: dict[str, list[dict]] = {}
+    for case in [c for c in cases if c in JOB_CASES]:
+        t0 = time.monotonic()
+        run_case(case, jobs[0], base / f"{case}-jobs-warm-up", 1 if case == "sweep" else trials)
+        shutil.rmtree(base / f"{case}-jobs-warm-up", ignore_errors=True)
+        print(
+            f"\n== {case}: the sweep cell end to end with --jobs {', '.join(map(str, jobs))} ({os.cpu_count()} CPUs, load {os.getloadavg()})"
+        )
+        print(f"(an unmeasured warm-up run first, {time.monotonic() - t0:.1f} s)")
+        rows = []
+        for j in jobs:
+            d = base / f"{case}-jobs{j}"
+            rows.append(run_case(case, j, d, trials))
+            shutil.rmtree(d, ignore_errors=True)
+        for line in compare(case, rows):
+            print(line)
+        everything[case] = rows
+    return everything

@@ -1,0 +1,148 @@
+"""A sweep's kill points run several at a time (``--jobs``), and nothing a run promises changes (issue 41).
+
+Each kill point of a sweep has its own work folder, store, thread and ledger rows, so ``--jobs 2``
+runs two at once, each job slot with a fork server of its own. What must not change: every
+deterministic point's outcome and every verdict is the one ``--jobs 1`` gives; a run stopped by
+SIGTERM mid-way leaves no racer and a journal that ``--resume`` completes to the same results; and
+a count that is no count is refused before anything runs. The sweep is LangGraph's ``three_step``
+on SQLite (21 kill points, each deterministic: one thread, one write at a time).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+from kits.robustkit import ROOT, chaos, chaos_bg, journal_lines, one_line, wait_for
+from kits.runs import racers_alive, write_scenario
+
+import chaos as chaos_api
+from chaos.racer.errors import ChaosError
+from chaos.records import RunResults
+
+SWEEP = """\
+name: jobs_sweep
+kind: kill_sweep
+target: {framework: langgraph, backend: sqlite, durability: sync}
+workload: three_step
+resume: none
+trials: TRIALS
+seed: 41
+"""
+
+
+def plugin_args() -> list[str]:
+    installed = any(ep.value == "chaos.pytest_plugin" for ep in metadata.entry_points(group="pytest11"))
+    return [] if installed else ["-p", "chaos.pytest_plugin"]
+
+
+def points(results: RunResults) -> dict[str, object]:
+    """Each kill point's outcome as results.json states it: effects, durable checkpoints, resume outcome, verdicts."""
+    return {
+        f"{c.cell_id} @ {p.point}": (
+            p.effect_counts,
+            p.durable_checkpoints,
+            p.resume_outcomes,
+            [(v.property, v.status) for v in p.verdicts],
+        )
+        for c in results.cells
+        for p in c.points
+    }
+
+
+def verdicts(results: RunResults) -> list[tuple[str, str]]:
+    return [(v.property, v.status) for c in results.cells for v in c.verdicts]
+
+
+def overlapping(journal: Path) -> int:
+    """How many pairs of kill trials ran at the same time (their [start, end] intervals meet)."""
+    spans = sorted(
+        (r["t_start_wall"], r["t_start_wall"] + r["wall_s"]) for r in map(json.loads, journal.read_text().splitlines()) if r.get("point")
+    )
+    return sum(1 for (_, end), (start, _) in zip(spans, spans[1:], strict=False) if start < end)
+
+
+def test_a_sweep_with_two_jobs_has_every_point_and_verdict_of_one_job(tmp_path):
+    scenario = write_scenario(tmp_path, SWEEP.replace("TRIALS", "1"))
+    one = chaos_api.run(scenario, out=tmp_path / "one", jobs=1)
+    two = chaos_api.run(scenario, out=tmp_path / "two", jobs=2)
+
+    assert len(points(one)) == 21 and all(c.valid_trials == c.trials for c in one.cells)
+    assert points(two) == points(one)  # every point: same effects, same durable state, same resume, same verdicts
+    assert verdicts(two) == verdicts(one)
+    assert two.exit_code == one.exit_code
+    # two jobs did run at once (one job never overlaps: its trials follow one another)
+    assert overlapping(one.run_dir / "journal.jsonl") == 0
+    assert overlapping(two.run_dir / "journal.jsonl") >= 1
+    # one record per trial, as with one job: the journal's lines are in the order the trials ended
+    ids = [json.loads(line)["trial_id"] for line in (two.run_dir / "journal.jsonl").read_text().splitlines()]
+    assert sorted(ids) == sorted(json.loads(line)["trial_id"] for line in (one.run_dir / "journal.jsonl").read_text().splitlines())
+    assert len(ids) == len(set(ids))
+
+
+def test_sigterm_to_a_two_job_run_reaps_every_racer_and_resume_completes_it(tmp_path):
+    scenario = write_scenario(tmp_path, SWEEP.replace("TRIALS", "3"))  # 63 kill trials: the signal lands mid-way
+    state, out = tmp_path / "state", tmp_path / "reports"
+    proc = chaos_bg(["run", str(scenario), "--out", str(out), "--jobs", "2", "-q"], state)
+    journal = lambda: next(out.glob("jobs_sweep/2*/journal.jsonl"), None)  # noqa: E731
+    try:
+        wait_for(lambda: journal() is not None and journal_lines(journal()) >= 6, 300, "six journaled trials")
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 3, err
+    run_dir = journal().parent
+    assert racers_alive(str(run_dir)) == []  # both slots' fork servers and their racers
+    assert not (run_dir / "work").exists()
+    assert json.loads((run_dir / "run.json").read_text())["interrupted"] is True
+    cut = journal_lines(run_dir / "journal.jsonl")
+    assert 6 <= cut < 64
+
+    resumed = chaos(["run", "--resume", str(run_dir), "--jobs", "2", "-q"], state, timeout=900)
+    assert resumed.returncode in (0, 1), resumed.stderr
+    assert racers_alive(str(run_dir)) == []
+    ids = [json.loads(line)["trial_id"] for line in (run_dir / "journal.jsonl").read_text().splitlines()]
+    assert len(ids) == 64 and len(set(ids)) == 64  # the dry run and 63 kill trials, each once
+    done = RunResults.model_validate_json((run_dir / "results.json").read_text())
+    fresh = chaos_api.run(scenario, out=tmp_path / "fresh", jobs=1)
+    assert points(done) == points(fresh) and verdicts(done) == verdicts(fresh)
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "1.5", "two"])
+def test_a_jobs_count_that_is_no_count_is_refused_in_one_line_before_anything_runs(tmp_path, value):
+    scenario = write_scenario(tmp_path, SWEEP.replace("TRIALS", "1"))
+    r = chaos(["run", str(scenario), "--out", str(tmp_path / "reports"), f"--jobs={value}"], tmp_path / "state")
+    assert r.returncode == 3 and "Traceback" not in r.stderr
+    line = one_line(r.stderr)
+    assert line.startswith("chaos: error: --jobs ") and value in line
+    assert ("between 1 and 256" in line) if value.lstrip("-").isdigit() else ("not a whole number" in line)
+    assert not (tmp_path / "reports").exists()
+    night = chaos(
+        ["nightly", str(ROOT / "scenarios" / "nightly.yaml"), "--out", str(tmp_path / "n"), f"--jobs={value}"], tmp_path / "state"
+    )
+    assert night.returncode == 3 and "--jobs" in one_line(night.stderr) and not (tmp_path / "n").exists()
+
+
+def test_the_api_and_the_pytest_plugin_refuse_a_bad_jobs_count_too(tmp_path):
+    with pytest.raises(ChaosError, match="jobs 0: trials at once must be between 1 and"):
+        chaos_api.run(write_scenario(tmp_path, SWEEP.replace("TRIALS", "1")), out=tmp_path / "r", jobs=0)
+    assert not (tmp_path / "r").exists()
+    (tmp_path / "test_x.py").write_text("def test_x(chaos_run):\n    pass\n")
+    r = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", *plugin_args(), "--chaos-jobs", "zero", str(tmp_path / "test_x.py")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+    )
+    assert r.returncode == 4, r.stdout + r.stderr  # pytest's usage error: no test ran
+    assert "--chaos-jobs 'zero': not a whole number" in r.stdout + r.stderr
