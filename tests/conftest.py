@@ -14,7 +14,7 @@ import pytest
 
 # Fixture kits: Postgres, Docker and the SSH lab for the "across machines" tests; headless Chromium
 # for the HTML report checks.
-pytest_plugins = ("kits.infra", "kits.browserkit")
+pytest_plugins = ("kits.infra", "kits.browserkit", "kits.parallel")
 
 REPO = Path(__file__).resolve().parent.parent
 

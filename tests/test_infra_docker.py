@@ -8,12 +8,16 @@ from __future__ import annotations
 import os
 import socket
 
+import pytest
 from kits.racekit import new_run_id, race_scenario, run_races
 
 from chaos.launchers import make_launcher
 from chaos.launchers.docker import reap_run, run_containers
 from chaos.running.trial import RunContext, TrialRun, wait_until
 from chaos.scenario.model import expand
+
+# the racer image: built on first use, and two builds at once would race to tag it; Docker's files run on one worker
+pytestmark = pytest.mark.xdist_group("docker")
 
 
 def test_offline_image_is_cached_by_content(docker_client, racer_image):

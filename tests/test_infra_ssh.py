@@ -14,6 +14,9 @@ from chaos.running import pgstore
 from chaos.running.trial import RunContext, TrialRun
 from chaos.scenario.model import expand
 
+# the SSH lab: one per machine (fixed addresses, a lock); its files run on one worker, one after another
+pytestmark = pytest.mark.xdist_group("lab")
+
 
 def _racer_pids(lab) -> list[int]:
     """Racer/wrapper processes anywhere in the lab hosts' namespaces."""

@@ -16,6 +16,9 @@ from pathlib import Path
 
 import pytest
 
+# the SSH lab: one per machine (fixed addresses, a lock); its files run on one worker, one after another
+pytestmark = pytest.mark.xdist_group("lab")
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -28,7 +31,20 @@ def test_the_ssh_lab_runs_from_a_virtual_environment(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("VIRTUAL_ENV", None)
     p = subprocess.run(
-        [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_infra_ssh.py", "-k", "interpreter_chaos_runs_under"],
+        # -o addopts=: one process (the repository's -n auto needs pytest-xdist, which the venv may lack)
+        [
+            str(python),
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-o",
+            "addopts=",
+            "tests/test_infra_ssh.py",
+            "-k",
+            "interpreter_chaos_runs_under",
+        ],
         cwd=REPO,
         env=env,
         capture_output=True,

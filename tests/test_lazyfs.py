@@ -139,6 +139,7 @@ def test_a_fault_is_scoped_to_its_folder(lazy: LazyMount):
     assert (lazy.mount / "b" / "f").read_bytes() == b"bbbb"
 
 
+@pytest.mark.exclusive  # an orphan mount on purpose: any other run's start on this machine would unmount it first
 def test_a_killed_filesystem_process_is_unmounted_by_the_reaper(tmp_path: Path):
     m = LazyMount(tmp_path / "below", tmp_path / "mnt", run_id="deadrun")
     m.start()

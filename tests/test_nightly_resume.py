@@ -159,7 +159,7 @@ def test_keep_work_postgres_schema_is_recorded_and_clean_pg_drops_it(tmp_path, p
         assert schema not in pgstore.list_run_schemas(pg_dsn)
         assert not kept.exists()
         again = chaos(["clean", "--pg", pg_dsn], state)
-        assert "nothing to clean" in again.stdout
+        assert again.returncode == 0 and schema not in again.stdout and run_id not in again.stdout, again.stdout
     finally:
         pgstore.drop_run_schema(pg_dsn, run_id)
     assert Path(run_dir / "work").exists()  # the kept work folder is the user's

@@ -104,6 +104,7 @@ def test_a_machine_without_fusermount3_gets_one_line_and_no_trial(tmp_path: Path
 
 @needs_fuse
 @pytest.mark.slow
+@pytest.mark.exclusive  # an orphan mount on purpose: any other run's start on this machine would unmount it first
 def test_chaos_clean_unmounts_the_filesystem_of_a_sigkilled_orchestrator(tmp_path: Path):
     f = tmp_path / "s.yaml"
     f.write_text(SELFTEST.format(name="pl_killed").replace("trials: 1", "trials: 20"))

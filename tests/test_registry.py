@@ -14,9 +14,14 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 from kits.robustkit import chaos, chaos_env, pid_alive, wait_for
 
 from chaos.running import registry
+
+# Deliberate strays, and what `chaos clean` says of the machine's strays: the start of any other
+# run on this machine would reap them first, or be named here (tests/kits/parallel.py).
+pytestmark = pytest.mark.exclusive
 
 DEAD_ORCHESTRATOR = textwrap.dedent("""
     import os, subprocess, sys

@@ -33,6 +33,9 @@ from kits.shardkit import CELLS, OPEN_KINDS, ROOT, chaos, seeds, summary, verdic
 from chaos.envs import env_root
 from chaos.running.trial import wait_until
 
+# the SSH lab: one per machine (fixed addresses, a lock); its files run on one worker, one after another
+pytestmark = pytest.mark.xdist_group("lab")
+
 DATE = "2026-01-04"
 SUITE_FILES = ("suite.yaml", "sweep.yaml", "stray.yaml")
 NIGHTLY = b"-m\0chaos\0nightly"  # in /proc/PID/cmdline: a shard's orchestrator

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 from kits.racekit import new_run_id
 from kits.warmkit import assert_same_race, race_records, sweep_results
 
@@ -20,6 +21,9 @@ from chaos.launchers import make_launcher
 from chaos.launchers.docker import DockerLauncher, run_containers
 from chaos.launchers.warm.docker import DockerWarmLauncher
 from chaos.running.trial import wait_until
+
+# the racer image: built on first use, and two builds at once would race to tag it; Docker's files run on one worker
+pytestmark = pytest.mark.xdist_group("docker")
 
 SWEEP_POINTS = (0, 9, 16)  # the input checkpoint, a checkpoint write, the last effect (cold containers are slow)
 

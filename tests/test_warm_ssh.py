@@ -22,6 +22,9 @@ from chaos.running import pgstore
 from chaos.running.trial import RunContext, TrialRun, wait_until
 from chaos.scenario.model import expand
 
+# the SSH lab: one per machine (fixed addresses, a lock); its files run on one worker, one after another
+pytestmark = pytest.mark.xdist_group("lab")
+
 SWEEP_POINTS = (0, 9, 16)
 
 

@@ -10,7 +10,7 @@ read back by the next process on either file system; an fsync's only effect is t
 disk, which matters for power loss alone. The framework keeps its own settings either way (its
 ``synchronous`` mode, its WAL, its commits and fsync calls all happen; on tmpfs an fsync returns at
 once). A sweep kills at deterministic barriers, so its per-boundary results do not depend on how
-long a commit takes (``tests/test_workdir.py`` runs the full kill sweep of ``three_step`` on disk
+long a commit takes (``tests/test_sweep.py`` runs the full kill sweep of ``three_step`` on disk
 and on tmpfs and compares every boundary).
 
 Why it is not the default: a race's outcome depends on timing, and an fsync of a few
