@@ -50,6 +50,7 @@ from chaos.running.options import RunOptions, RunOutcome
 from chaos.running.pgstore import RunStorage
 from chaos.running.preflight import workload_paths
 from chaos.running.runfolder import RunFolder
+from chaos.running.services import ServicePool
 from chaos.running.signals import Interrupted, SignalState
 from chaos.running.stored import StoredTrials
 from chaos.running.trial import RunContext
@@ -109,6 +110,7 @@ class Execution:
     lazy: LazyMount | None = None  # the run's lazy filesystem (power_loss / torn cells), mounted
     # what the execution learns as it goes
     launchers: dict[str, Launcher] = field(default_factory=dict, init=False)
+    services: ServicePool = field(default_factory=ServicePool, init=False)  # cells' services kept between cells
     launcher: Launcher | None = field(default=None, init=False)  # the latest cell's: reaped when that cell fails
     failures: dict[int, str] = field(default_factory=dict, init=False)  # cell index -> why it failed
     finished_cells: set[int] = field(default_factory=set, init=False)
@@ -214,6 +216,7 @@ class Execution:
             await_store=self.storage.await_database if self.storage.dsn else None,
             labels=self.active.env(),
             search=workload_paths(self.folder.meta.scenario_file),
+            services=self.services,
         )
 
     def store_for(self, cell: Cell, trial_id: str, trial_dir: Path) -> StoreSpec:
@@ -247,7 +250,8 @@ class Execution:
     def cleanup(self) -> None:
         """Release what the run holds, in order; each step isolated, so one that fails (a database
         gone) is remembered as the run's failure and does not skip the next."""
-        steps: list[Callable[[], object]] = [launcher.reap for launcher in self.launchers.values()]
+        steps: list[Callable[[], object]] = [self.services.close]
+        steps += [launcher.reap for launcher in self.launchers.values()]
         if self.lazy is not None:  # unmounted once its racers are dead, before the work folder goes
             steps.append(self.lazy.stop)
         # the net under the net: any racer of this run still alive (e.g. started in the instant a

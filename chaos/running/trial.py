@@ -52,6 +52,7 @@ from chaos.scenario.seeds import derive
 from chaos.targets import HostContext, get_target
 
 if TYPE_CHECKING:
+    from chaos.running.services import ServicePool
     from chaos.running.stored import StoredTrials
 
 
@@ -112,6 +113,8 @@ class RunContext:
     search: list[str] = field(default_factory=list)  # where a team's modules and files are looked up (cwd, the scenario's folder)
     # the service the cell's racers are clients of (``chaos.targets.hooks.HostsCells``), while one runs
     service_url: str | None = None
+    # the run's services kept between cells (``chaos.running.services``); None: each cell starts and stops its own
+    services: ServicePool | None = None
 
     def host_context(self, cell: Cell) -> HostContext:
         """What a framework's host needs to start the cell's service: handed over, never looked up."""
