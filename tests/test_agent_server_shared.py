@@ -16,7 +16,7 @@ import psutil
 import pytest
 from kits.runs import run_text
 
-AGENT = '''
+AGENT = """
 import operator
 from typing import Annotated, TypedDict
 
@@ -42,7 +42,7 @@ def graph(config=None):
     g.add_edge(START, "pay")
     g.add_edge("pay", END)
     return g.compile()
-'''
+"""
 
 SCENARIO = """
 name: shared_server
