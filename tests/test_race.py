@@ -62,7 +62,13 @@ def test_all_racers_passed_the_gate_and_the_history_is_jepsen_shaped(race_run):
         invokes = [op for op in r["history"] if op["type"] == "invoke"]
         completions = [op for op in r["history"] if op["type"] != "invoke"]
         assert len(invokes) == len(completions) == 5  # park + 3 racers + the read of the checkpoint tree (LC)
-        assert [op["f"] for op in invokes][-1] == "checkpoints"
+        # the tree is read by r0, in the session it had open, once r1 and r2 had ended: no racer of its own
+        assert [(op["racer_id"], op["f"]) for op in invokes][-1] == ("r0", "tree")
+        assert [o["racer_id"] for o in r["racers"]] == ["park", "r0", "r1", "r2"]
+        (reader,) = [o for o in r["racers"] if o["result"].get("afterwards")]
+        others_end = max(o["result"]["t_end_mono_ns"] for o in r["racers"] if o["racer_id"] in ("r1", "r2"))
+        assert reader["racer_id"] == "r0" and reader["result"]["t_afterwards_mono_ns"] > others_end
+        assert [b["action"] for b in r["barriers"] if b["barrier"] == "afterwards"] == ["arrived", "released"]
         assert r["observations"]["release_spread_ms"] is not None
 
 

@@ -263,6 +263,13 @@ def _hosted(
 
     def run(ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
         service = hosts.host(cell, ctx.host_context(cell))
+        if ctx.services is not None:  # the run's: an idle one that is the same (SharedService) serves this cell too
+            service = ctx.services.serve(service)
+            try:
+                yield from run_cell(dataclasses.replace(ctx, service_url=service.url), cell, skip)
+            finally:
+                ctx.services.done(service)
+            return
         try:
             service.start()
             yield from run_cell(dataclasses.replace(ctx, service_url=service.url), cell, skip)

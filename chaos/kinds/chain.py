@@ -5,8 +5,10 @@ Two writers that resume one thread at once can both succeed: each writes a check
 is the one both read, the chain forks, and the writer that committed first has a checkpoint no
 later read of the thread will reach. Counting effects does not see this (an idempotent workflow
 fires nothing twice); the tree does. After a race the trial reads the thread's checkpoints as the
-saver lists them (``saver.list``, the racer's ``checkpoints`` op, key ``tree``: id, namespace,
-parent, step, source; no claiming read) and ``chain_of`` reports, per namespace:
+saver lists them (``saver.list``, the racer's ``tree`` op: id, namespace, parent, step, source; no
+claiming read) and ``chain_of`` reports, per namespace. The race's first racer reads it, in the
+session it has open, once every other racer has ended (it waits at its ``afterwards`` barrier for
+that), so the read costs no racer of its own:
 
 * ``forks``: a parent with more than one child. A race has no fork intent (every racer resumes the
   thread's head, none names a checkpoint), so every fork in it is one without intent.
@@ -30,7 +32,8 @@ from typing import Any
 
 from chaos.kinds.base import Property
 from chaos.kinds.checking import verdict
-from chaos.records import TrialRecord, Verdict, error_field, error_of
+from chaos.racer.protocol import ActionOutcome, ActionSpec
+from chaos.records import Op, RacerOutcome, TrialRecord, Verdict, error_field, error_of
 from chaos.running.trial import TrialRun
 from chaos.scenario.model import Scenario
 
@@ -134,17 +137,51 @@ def reads_chain(scenario: Scenario) -> bool:
     return get_target(scenario.target.framework).supports("LC") is None
 
 
-def read_chain(run: TrialRun) -> dict[str, Any]:
-    """After the trial's racers exited: one more racer lists the thread's checkpoints
-    (``checkpoints`` op, key ``tree``) and the tree is summarised (``chain_of``), or why it was not read."""
-    (h,) = run.start([run.spec("chain", actions=[{"op": "checkpoints"}])])
-    hung = run.wait_exit([h])
-    got = run.collect(h, "chain", "checkpoints", hung=bool(hung))
-    last = got.last_outcome
+TREE_READ: list[ActionSpec] = [{"op": "tree"}]
+"""The ``afterwards`` actions of the racer that reads the tree after a race (``read_chain``)."""
+
+
+def read_chain(run: TrialRun, reader: RacerOutcome | None = None) -> dict[str, Any]:
+    """After the trial's racers ended: the thread's checkpoint tree (``tree`` op), summarised
+    (``chain_of``), or why it was not read. ``reader`` is the racer whose spec had ``TREE_READ`` as
+    its ``afterwards``: it read the tree in the session it had open once every other racer had
+    ended, so no racer starts for it. Without its read (it never got there: its session did not
+    open), one more racer lists the tree."""
+    got = reader
+    last = _tree_outcome(run, reader)
+    if last is None:
+        (h,) = run.start([run.spec("chain", actions=list(TREE_READ))])
+        hung = run.wait_exit([h])
+        got = run.collect(h, "chain", "tree", hung=bool(hung))
+        last = got.last_outcome
     tree = last.get("tree") if last else None
     if not isinstance(tree, list) or not tree:
         err = error_of(last)
+        status = got.status if got is not None else "?"
         return {
-            "error": f"the checkpoint tree could not be read ({got.status}: {error_field(err, 'type') or 'no tree'} {error_field(err, 'message') or ''})".strip()
+            "error": f"the checkpoint tree could not be read ({status}: {error_field(err, 'type') or 'no tree'} {error_field(err, 'message') or ''})".strip()
         }
     return chain_of(tree)
+
+
+def _tree_outcome(run: TrialRun, reader: RacerOutcome | None) -> ActionOutcome | None:
+    """The outcome of the reader's ``afterwards`` tree read (None if it made none), put in the
+    trial's history as the reader's second call (it made it after its resume had returned)."""
+    result = reader.result if reader is not None else None
+    outs = (result or {}).get("afterwards") or []
+    if reader is None or result is None or not outs:
+        return None
+    last: ActionOutcome = outs[-1]
+    status = last.get("status")
+    err = error_of(last)
+    run.history.append(Op(racer_id=reader.racer_id, type="invoke", f="tree", t_mono_ns=result.get("t_afterwards_mono_ns")))
+    run.history.append(
+        Op(
+            racer_id=reader.racer_id,
+            type="ok" if status == "done" else "fail",
+            f="tree",
+            detail=f"{error_field(err, 'type')}: {error_field(err, 'message')}" if err else status,
+            t_mono_ns=result.get("t_end_mono_ns"),
+        )
+    )
+    return last

@@ -41,10 +41,12 @@ from pydantic import Field
 
 from chaos.kinds.base import Checker, Kind, KindOptions, Property, needs_approval_resume
 from chaos.kinds.baseline import baseline_of, with_baseline
-from chaos.kinds.chain import LC, ChainTally, read_chain, reads_chain
+from chaos.kinds.chain import LC, TREE_READ, ChainTally, read_chain, reads_chain
 from chaos.kinds.checking import Tally, base_fields, times, verdict
 from chaos.kinds.phases import each_trial
 from chaos.kinds.sweep import LIVENESS
+from chaos.launchers import RacerHandle
+from chaos.racer.barrier import AFTERWARDS
 from chaos.racer.ledger_rows import declared, effect_key, of_task
 from chaos.racer.protocol import ActionOutcome, ActionSpec, InspectResult, RacerResult
 from chaos.records import CellResult, RacerOutcome, RaceWindow, TrialRecord, Verdict, error_field
@@ -127,8 +129,7 @@ def race_trial(run: TrialRun) -> TrialRecord:
     # 1. park: run to the interrupt, durably
     park_spec = run.spec("park", actions=[{"op": "run"}], inspect_after=True)
     (parker,) = run.start([park_spec])
-    hung = run.wait_exit([parker])
-    park = run.collect(parker, "park", "run", hung=bool(hung))
+    park = run.collect(parker, "park", "run", hung=bool(run.wait_exit([parker])))
     parked_o = park.last_outcome
     parked = parked_o is not None and parked_o.get("status") == "interrupted"
     park_obs: ParkObs = {"status": park.status, "outcome": parked_o, "inspect": park.inspect_after}
@@ -144,12 +145,14 @@ def race_trial(run: TrialRun) -> TrialRecord:
 
     # 2. k racers, all stopped at the gate, then released at once
     value = s.first_answer  # the answer plan's first value, else resume's command value
+    chain = reads_chain(s)
     specs = []
     for i in range(k):
         v = f"{value}#r{i}" if RaceOptions.of(s).distinct_values else value
         # resume: none (a static breakpoint's approval, LangGraph): every racer sends invoke(None)
         act: ActionSpec = {"op": "resume", "form": "none"} if s.resume == "none" else {"op": "resume", "form": "command", "value": v}
-        specs.append(run.spec(f"r{i}", actions=[act], gate=True))
+        # LC: the first racer reads the thread's checkpoint tree once every other racer has ended (chaos.kinds.chain)
+        specs.append(run.spec(f"r{i}", actions=[act], gate=True, afterwards=TREE_READ if chain and i == 0 else None))
     handles = run.start(specs)
     all_ready = run.wait_until(
         lambda: all(h.state() != "running" for h in handles) and all(h.state() == "exited" or h.arrivals() for h in handles)
@@ -157,9 +160,15 @@ def race_trial(run: TrialRun) -> TrialRecord:
     ready = [h for h in handles if h.state() == "stopped" and h.arrivals()]
     for h in ready:
         run.wait_arrival(h, "gate")
+    hung: list[RacerHandle] = []  # racers killed for not ending within the timeout
     if len(ready) == k:
         run.ctx.launcher.open_gate(handles)
-    hung = run.wait_exit(handles) if len(ready) == k else []
+        # the tree's reader stops at its afterwards barrier: it reads once every other racer has ended
+        hung = run.wait_exit_or_at(handles, AFTERWARDS)
+        for h in handles:
+            if h not in hung and h.state() != "exited":
+                run.release(h, AFTERWARDS)
+        hung += run.wait_exit([h for h in handles if h not in hung])
     for h in handles:
         if len(ready) != k and h.state() != "exited":
             run.kill(h)
@@ -201,8 +210,8 @@ def race_trial(run: TrialRun) -> TrialRecord:
         ),
         start_spread_ms=_spread([r.racer_result.get("t_start_mono_ns") for r in results if r.result]),
     )
-    if all_ready and len(ready) == k and not hung and reads_chain(s):  # 4. the thread's checkpoint tree: LC
-        run.observations["chain"] = read_chain(run)
+    if all_ready and len(ready) == k and not hung and chain:  # 4. the thread's checkpoint tree: LC
+        run.observations["chain"] = read_chain(run, results[0])
     if not all_ready or len(ready) != k:
         why = f"only {len(ready)}/{k} racers reached the start gate"
         if run.errors:
@@ -237,9 +246,16 @@ def window_of(result: RacerResult | None, gated: str | None) -> dict[str, object
     if not result or not result.get("t_invoke_mono_ns") or not result.get("t_released_mono_ns"):
         return {}
     t_invoke, t_released = int(result["t_invoke_mono_ns"]), int(result["t_released_mono_ns"])
-    reads = [int(m["t_mono_ns"]) for m in result.get("marks") or [] if m.get("mark") == "read" and int(m["t_mono_ns"]) >= t_invoke]
+    # what it read and wrote for its ``afterwards`` actions (the LC tree read) is no part of its resume
+    t_own_end = int(result.get("t_afterwards_mono_ns") or 0) or None
+
+    def own(t: int) -> bool:
+        return t_own_end is None or t < t_own_end
+
+    marks = [int(m["t_mono_ns"]) for m in result.get("marks") or [] if m.get("mark") == "read"]
+    reads = [t for t in marks if t >= t_invoke and own(t)]
     t_read, source = (reads[0], "read") if reads else (t_invoke, "invoke")
-    trace = result.get("trace") or []
+    trace = [e for e in result.get("trace") or [] if own(int(e["t_mono_ns"]))]
     fired = any(of_task(f["effect_key"], gated) for f in result.get("fired") or [])
     after = [(int(e["t_mono_ns"]), e["barrier"].split("#", 1)[0]) for e in trace if int(e["t_mono_ns"]) >= t_read]
     after = [(t, name) for t, name in after if name.endswith(":after")]

@@ -16,6 +16,9 @@ The start gate of a race is the same protocol with the barrier name ``gate``: ev
 and stops, and the orchestrator continues them all at once. ``hold`` is the same again for a racer
 started ahead of its turn (a sweep's resume racer starts while its victim runs and holds before
 it opens the framework's store; the orchestrator continues it once the victim's kill is confirmed).
+``afterwards`` is where a racer whose spec has ``afterwards`` actions stops once its own are done,
+its session still open, until the orchestrator has seen every other racer of the trial end (a
+race's read of the checkpoint tree, by a racer that is there already instead of a new one).
 
 Arrivals are serialised inside a racer (one lock), so two threads never stand at a barrier at the
 same time. Every boundary a racer passes is also recorded in its trace, armed or not: the dry run
@@ -44,6 +47,7 @@ from chaos.racer.redact import redact, redact_obj
 
 GATE = "gate"
 HOLD = "hold"
+AFTERWARDS = "afterwards"
 ARRIVAL_SUFFIX = ".arrival"
 ECHO_PREFIX = "@@chaos-barrier "
 
@@ -140,6 +144,12 @@ class BarrierClient:
         """Wait, before touching the framework's store, until the orchestrator says it is our turn."""
         with self._lock:
             self._arrive(HOLD)
+
+    def afterwards(self) -> None:
+        """Wait, its own actions done and its session open, until the orchestrator continues it to
+        perform its ``afterwards`` actions (once every other racer of the trial has ended)."""
+        with self._lock:
+            self._arrive(AFTERWARDS)
 
     def _arrive(self, bid: str) -> None:
         self._arrivals += 1

@@ -7,7 +7,10 @@ writes a result JSON atomically. A racer started ahead of its turn (``hold``: a 
 racer, started while its victim runs) imports what it needs, opens the ledger and builds its
 workload once in memory (the adapter's ``prewarm``), then stops at the ``hold`` barrier until the
 orchestrator continues it; only then does it open the session, so it touches the framework's store
-no earlier than a racer started at that moment. It knows nothing of other racers, and needs only the standard
+no earlier than a racer started at that moment. A racer with ``afterwards`` actions stops at the
+``afterwards`` barrier once its own actions are done, its session open, and performs them when
+continued (a race's read of the checkpoint tree after every other racer ended, without a racer of
+its own); their outcomes are kept apart from its own (``afterwards``). It knows nothing of other racers, and needs only the standard
 library, the framework under test and its database driver.
 
 A killed racer writes no result: the orchestrator records its call as ``info`` (indeterminate).
@@ -45,7 +48,16 @@ from typing import cast
 
 from chaos.racer.barrier import BarrierClient, write_atomic
 from chaos.racer.ledger import open_ledger
-from chaos.racer.protocol import NO_SPACE_EXIT, ActionOutcome, BackgroundError, InspectResult, RacerResult, RacerSpec, background_path
+from chaos.racer.protocol import (
+    NO_SPACE_EXIT,
+    ActionOutcome,
+    ActionSpec,
+    BackgroundError,
+    InspectResult,
+    RacerResult,
+    RacerSpec,
+    background_path,
+)
 from chaos.racer.redact import declare_params
 from chaos.targets import get_target
 from chaos.targets.base import RacerHalf, Session, load_racer_half
@@ -242,6 +254,10 @@ def _run(spec: RacerSpec, result: RacerResult, barrier: BarrierClient) -> int:
             t_after = time.monotonic_ns()
             result["inspect_after"] = session.inspect()
             result["inspect_after_ms"] = (time.monotonic_ns() - t_after) / 1e6
+        if spec.get("afterwards"):
+            barrier.afterwards()
+            result["t_afterwards_mono_ns"] = time.monotonic_ns()
+            result["afterwards"] = [_perform_afterwards(session, action) for action in spec.get("afterwards") or []]
         result["fired"] = list(session.fired)
         result["status"] = "ok"
         code = 0
@@ -260,6 +276,21 @@ def _run(spec: RacerSpec, result: RacerResult, barrier: BarrierClient) -> int:
             ledger.close()
         result["close_ms"] = (time.monotonic_ns() - t_close) / 1e6
     return code
+
+
+def _perform_afterwards(session: Session, action: ActionSpec) -> ActionOutcome:
+    """One of the spec's ``afterwards`` actions (a read of the thread once the other racers ended):
+    its outcome, or what it raised as an ``error`` outcome (the racer's own work is done and kept)."""
+    from chaos.targets.base import Unsupported, unsupported_outcome
+
+    try:
+        return session.perform(action)
+    except Unsupported as exc:
+        return unsupported_outcome(str(exc))
+    except EXITS:
+        raise
+    except BaseException as exc:
+        return _error_outcome(exc)
 
 
 def nothing_durable(state: InspectResult | None) -> bool:

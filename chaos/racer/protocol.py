@@ -12,7 +12,7 @@ are open: an adapter may add keys the kinds do not read (framework detail for th
 readers use ``.get`` for those.
 
 * ``RacerSpec``: the racer's spec file (``chaos.running.trial.TrialRun.spec``).
-* ``Action``: one step of the spec's ``actions`` (``op`` run, resume, fork, checkpoints, inspect, intent, message, join).
+* ``Action``: one step of the spec's ``actions`` (``op`` run, resume, fork, checkpoints, tree, inspect, intent, message, join).
 * ``ActionOutcome``: what ``Session.perform`` returns, plus what the racer adds.
 * ``InspectResult``: the durable state of the thread as the framework reports it (``Session.inspect``).
 * ``RacerResult``: the result file a racer writes (``result-<racer_id>.json``).
@@ -21,8 +21,8 @@ readers use ``.get`` for those.
 
 from typing import Any, Literal, NotRequired, TypedDict
 
-Op = Literal["run", "resume", "fork", "checkpoints", "inspect", "intent", "message", "join"]
-OPS: tuple[Op, ...] = ("run", "resume", "fork", "checkpoints", "inspect", "intent", "message", "join")
+Op = Literal["run", "resume", "fork", "checkpoints", "tree", "inspect", "intent", "message", "join"]
+OPS: tuple[Op, ...] = ("run", "resume", "fork", "checkpoints", "tree", "inspect", "intent", "message", "join")
 
 OutcomeStatus = Literal["done", "interrupted", "error", "unsupported", "nothing_saved", "refused"]
 """``done``: the call returned; ``interrupted``: it stopped at a pending interrupt (human input);
@@ -113,6 +113,9 @@ class Action(TypedDict, total=False):
       explicit`` its explicit fork operation (LangGraph: ``update_state`` at that checkpoint, then
       resume the new branch). The outcome adds ``forked_from`` and ``via``.
     * ``checkpoints``: outcome ``done`` with ``checkpoints`` (``CheckpointInfo``, newest first).
+    * ``tree``: outcome ``done`` with ``tree`` (``TreeCheckpoint``: every checkpoint of the thread as
+      the store lists it, with its parent), and nothing else read: what ``chaos.kinds.chain`` judges
+      LC by. Only adapters that judge LC answer it; others raise ``Unsupported``.
     * ``inspect``: handled by the racer itself (calls ``Session.inspect``); outcome ``done`` with
       ``inspect``. Lets one process look at the thread between actions.
     * ``intent``: what the framework's API can say about retry vs fork, read from the API itself;
@@ -178,7 +181,7 @@ class CheckpointInfo(TypedDict, total=False):
 
 
 class TreeCheckpoint(TypedDict, total=False):
-    """One checkpoint of the thread's whole tree (``checkpoints`` op, LangGraph's ``tree``: every
+    """One checkpoint of the thread's whole tree (``tree`` op, and ``checkpoints``' ``tree``: every
     namespace, no claiming read), with its parent: what ``chaos.kinds.chain`` judges LC by."""
 
     id: str | None
@@ -287,7 +290,7 @@ class ActionOutcome(TypedDict, total=False):
     approvals: list[dict[str, Any]]  # approvals this call gave, in order: effects fired before each, t_mono_ns
     # per op
     checkpoints: list[CheckpointInfo]
-    tree: list[TreeCheckpoint]  # ``checkpoints`` op, where the adapter lists every namespace with parents (LangGraph)
+    tree: list[TreeCheckpoint]  # ``tree`` op (and ``checkpoints``), where the adapter lists every namespace with parents
     intent: ForkIntent
     inspect: InspectResult
     forked_from: str
@@ -384,7 +387,11 @@ class RacerSpec(TypedDict):
     ``gate``: wait at the start gate until every racer of the trial stands there, then sleep a
     seeded ``jitter_ms`` (``seed``); ``hold``: a racer started ahead of its turn prepares what it
     can touching no store, then stops at the ``hold`` barrier; ``inspect_before`` /
-    ``inspect_after``: inspect the thread before / after the actions; ``distributions``: the
+    ``inspect_after``: inspect the thread before / after the actions; ``afterwards``: actions the
+    racer performs in its open session after its own (and ``inspect_after``), once the orchestrator
+    continues it from the ``afterwards`` barrier, where it stops (a race's read of the thread's
+    checkpoint tree once every other racer has ended: ``chaos.kinds.chain``); their outcomes are
+    ``RacerResult.afterwards``, never its ``outcomes``; ``distributions``: the
     distributions whose versions the racer reports; ``effect_fault``: an effect that fails after
     doing its work (``EffectFaultSpec``). Launchers may add ``host`` (the name to report)
     and ``host_name`` (the SSH host to run on).
@@ -411,6 +418,7 @@ class RacerSpec(TypedDict):
     inspect_before: bool
     inspect_after: bool
     result_path: str
+    afterwards: NotRequired[list[ActionSpec]]
     host: NotRequired[str]
     host_name: NotRequired[str]
     effect_fault: NotRequired[EffectFaultSpec]
@@ -442,7 +450,8 @@ class RacerResult(TypedDict, total=False):
     Timestamps are ``time.monotonic_ns()`` of the racer's host: ``t_start`` (process began its
     spec), ``t_ledger`` (ledger open), ``t_unheld`` (a held racer continued), ``t_ready`` (session
     open), ``t_inspected``, ``t_released`` (the start gate opened), ``t_invoke`` (first action),
-    ``t_return`` (last action returned), ``t_end``. ``gated_task``: the task whose effect an
+    ``t_return`` (last action returned), ``t_afterwards`` (continued from the ``afterwards``
+    barrier: what it passed and marked from then on is not its own actions'), ``t_end``. ``gated_task``: the task whose effect an
     interrupt gates; ``workload_meta``: the session's ``meta`` (e.g. ``{"invalid": {"field",
     "value"}}``); ``fired``: every effect this racer fired; ``trace``: every boundary it passed;
     ``background_errors``: the threads that died of an unhandled exception meanwhile.
@@ -462,6 +471,7 @@ class RacerResult(TypedDict, total=False):
     inspect_after_ms: float
     jitter_s: float
     outcomes: list[ActionOutcome]
+    afterwards: list[ActionOutcome]  # the spec's ``afterwards`` actions' outcomes
     fired: list[Fired]
     trace: list[TraceEntry]
     marks: list[MarkEntry]
@@ -476,4 +486,5 @@ class RacerResult(TypedDict, total=False):
     t_released_mono_ns: int
     t_invoke_mono_ns: int
     t_return_mono_ns: int
+    t_afterwards_mono_ns: int
     t_end_mono_ns: int

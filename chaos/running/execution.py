@@ -55,6 +55,7 @@ from chaos.running.options import RunOptions, RunOutcome
 from chaos.running.pgstore import RunStorage
 from chaos.running.preflight import workload_paths
 from chaos.running.runfolder import RunFolder
+from chaos.running.services import ServicePool
 from chaos.running.signals import Interrupted, SignalState
 from chaos.running.stored import StoredTrials
 from chaos.running.trial import RunContext
@@ -123,6 +124,7 @@ class Execution:
     lazy: LazyMount | None = None  # the run's lazy filesystem (power_loss / torn cells), mounted
     # what the execution learns as it goes
     launchers: dict[str, Launcher] = field(default_factory=dict, init=False)
+    services: ServicePool = field(default_factory=ServicePool, init=False)  # cells' services kept between cells
     launcher: Launcher | None = field(default=None, init=False)  # the latest cell's: reaped when that cell fails
     failures: dict[int, str] = field(default_factory=dict, init=False)  # cell index -> why it failed
     finished_cells: set[int] = field(default_factory=set, init=False)
@@ -237,6 +239,7 @@ class Execution:
             labels=self.active.env(),
             search=workload_paths(self.folder.meta.scenario_file),
             jobs=self.jobs,
+            services=self.services,
         )
         if cell is not None and self.jobs > 1 and fans_out(cell):
             ctx.fan_out = FanOut(self.jobs, partial(self.slot_context, ctx, cell), lambda: registry.kill_run_racers(self.run_id), self.pool)
@@ -285,7 +288,8 @@ class Execution:
     def cleanup(self) -> None:
         """Release what the run holds, in order; each step isolated, so one that fails (a database
         gone) is remembered as the run's failure and does not skip the next."""
-        steps: list[Callable[[], object]] = [launcher.reap for launcher in self.launchers.values()]
+        steps: list[Callable[[], object]] = [self.services.close]
+        steps += [launcher.reap for launcher in self.launchers.values()]
         steps.append(self.pool.close)  # the job slots' threads, idle since their cell ended
         if self.lazy is not None:  # unmounted once its racers are dead, before the work folder goes
             steps.append(self.lazy.stop)

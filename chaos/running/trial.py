@@ -53,6 +53,7 @@ from chaos.scenario.seeds import derive
 from chaos.targets import HostContext, get_target
 
 if TYPE_CHECKING:
+    from chaos.running.services import ServicePool
     from chaos.running.stored import StoredTrials
 
 
@@ -127,6 +128,9 @@ class RunContext:
         own folder, store, thread and ledger rows): run ``--jobs`` at a time where the cell allows
         (``fan_out``), else one after another; yielded as they end (``chaos.running.jobs``)."""
         return run_independent(self, tasks, None if self.service_url is not None else self.fan_out)
+
+    # the run's services kept between cells (``chaos.running.services``); None: each cell starts and stops its own
+    services: ServicePool | None = None
 
     def host_context(self, cell: Cell) -> HostContext:
         """What a framework's host needs to start the cell's service: handed over, never looked up."""
@@ -227,10 +231,12 @@ class TrialRun:
         hold: bool = False,
         effect_fault: bool = False,
         measure_store: bool = False,
+        afterwards: list[ActionSpec] | None = None,
     ) -> RacerSpec:
         """The spec of one racer of this trial (``chaos.racer.protocol.RacerSpec``); with
         ``effect_fault``, the scenario's effect fault is armed in it; ``armed_like``, it also stops at
-        every boundary whose id contains one of these (``""``: at all)."""
+        every boundary whose id contains one of these (``""``: at all); ``afterwards``, it performs
+        these once continued from its ``afterwards`` barrier (``wait_exit_or_at``)."""
         s = self.cell.scenario
         spec: RacerSpec = {
             "run_id": self.ctx.run_id,
@@ -264,6 +270,8 @@ class TrialRun:
             spec["service_url"] = self.ctx.service_url
         if armed_like:
             spec["barrier"]["armed_like"] = list(armed_like)
+        if afterwards:
+            spec["afterwards"] = afterwards
         return spec
 
     # ------------------------------------------------------------------ racers
@@ -307,6 +315,27 @@ class TrialRun:
         self.wait_until(lambda: all(h.state() == "exited" for h in handles))
         hung = [h for h in handles if h.state() != "exited"]
         for h in hung:
+            self.killed.add(h.racer_id)
+            h.kill()
+        return hung
+
+    def stands_at(self, h: RacerHandle, barrier: str) -> bool:
+        """Is ``h`` stopped at ``barrier`` (its arrival recorded)?"""
+        return h.state() == "stopped" and any(a["barrier"] == barrier for a in h.arrivals())
+
+    def wait_exit_or_at(self, handles: list[RacerHandle], barrier: str) -> list[RacerHandle]:
+        """Wait until every handle has exited or stands at ``barrier`` (its arrival recorded); kill
+        those that do neither within the timeout (returned), as ``wait_exit`` does."""
+        self.wait_until(lambda: all(h.state() == "exited" or self.stands_at(h, barrier) for h in handles))
+        hung = []
+        for h in handles:
+            if h.state() == "exited":
+                continue
+            there = next((a for a in h.arrivals() if a["barrier"] == barrier), None) if h.state() == "stopped" else None
+            if there is not None:
+                self.barriers.append(BarrierEvent(racer_id=h.racer_id, barrier=barrier, action="arrived", t_mono_ns=there["t_mono_ns"]))
+                continue
+            hung.append(h)
             self.killed.add(h.racer_id)
             h.kill()
         return hung

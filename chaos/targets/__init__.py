@@ -47,6 +47,7 @@ from chaos.targets.hooks import (  # noqa: F401
     PreparesStore,
     Refusal,
     ReproScript,
+    SharedService,
     ValidatesScenario,
     WritesRepro,
 )

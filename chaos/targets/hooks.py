@@ -14,7 +14,9 @@ probed by name.
   ``ChecksModules``: what the scenario names that must load in the racers' Python first.
 * ``PreparesStore``: the framework's tables set up once in the run's Postgres schema;
 * ``HostsCells``: a service per cell the racers are clients of (``CellService``: start, kill,
-  restart, stop, url), started from what the engine hands it (``HostContext``).
+  restart, stop, url), started from what the engine hands it (``HostContext``); a service that is
+  also ``SharedService`` serves every later cell of the run that would start the same one, while
+  it is idle between cells (``chaos.running.services``).
 * ``WritesRepro``: a violating trial as a standalone script (``chaos repro``).
 * ``OwnsOptions``: the framework's own scenario options (``Options``, read typed with ``of``).
 """
@@ -113,6 +115,21 @@ class CellService(Protocol):
     def restart(self) -> object: ...
 
     def stop(self) -> None: ...
+
+
+@runtime_checkable
+class SharedService(Protocol):
+    """A cell service the run may keep for its later cells (``chaos.running.services``)."""
+
+    def share_key(self) -> str:
+        """Equal for two services exactly when they would be started the same way (program,
+        configuration, environment): a later cell's service with the same key is this one again."""
+        ...
+
+    def idle(self) -> bool:
+        """Running, and nothing of the cell it served is still in flight in it: a next cell finds it
+        as a fresh start would leave it, bar the finished work of earlier cells (other threads)."""
+        ...
 
 
 @runtime_checkable

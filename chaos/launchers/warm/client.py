@@ -242,6 +242,10 @@ class ForkServerClient:
 
     def __init__(self, transport: Transport, target: str):
         self.transport, self.target = transport, target
+        # the transport's optional capabilities, asked once: a runtime protocol check costs tens of
+        # microseconds, and a racer's state and arrivals are read at every look of every wait
+        self.sees_pids: SeesRacerPids | None = transport if isinstance(transport, SeesRacerPids) else None
+        self.fetches: FetchesFiles | None = transport if isinstance(transport, FetchesFiles) else None
         self.exits: dict[int, ExitStatus] = {}
         self.stopped: dict[int, bool] = {}
         self.arrivals: dict[int, list[dict]] = {}  # reported with "stopped" (racers that asked for it)
@@ -405,10 +409,10 @@ class ForkServerClient:
         while not self._eof and time.monotonic() < deadline:
             self.pump(0.05)
         self.transport.finish(deadline - time.monotonic())
-        if isinstance(self.transport, SeesRacerPids):
+        if self.sees_pids is not None:
             # a server that died uncleanly took its racers with it (parent-death signal); make sure
             for pid in self.known - set(self.exits):
-                if self.transport.is_racer(pid):
+                if self.sees_pids.is_racer(pid):
                     try:
                         os.kill(pid, signal.SIGKILL)
                     except ProcessLookupError:
@@ -444,8 +448,7 @@ class WarmRacer(RacerFiles):
         self._exit: ExitStatus | None = None  # kept here once known, so the client can forget the pid
 
     def _pids_here(self) -> SeesRacerPids | None:
-        t = self.client.transport
-        return t if isinstance(t, SeesRacerPids) else None
+        return self.client.sees_pids
 
     def state(self) -> State:
         if self.exit_status() is not None:
@@ -472,7 +475,7 @@ class WarmRacer(RacerFiles):
         return "running"
 
     def arrivals(self) -> list[dict]:
-        if isinstance(self.client.transport, FetchesFiles):
+        if self.client.fetches is not None:
             self.client.pump()
             return list(self.client.arrivals.get(self.pid, []))
         return read_arrivals(self.spec["barrier"]["dir"], self.racer_id)
@@ -503,8 +506,8 @@ class WarmRacer(RacerFiles):
 
     # files written elsewhere are fetched once the racer is done
     def _fetch(self, force_log: bool = False) -> None:
-        t = self.client.transport
-        if self.remote is None or not isinstance(t, FetchesFiles):
+        t = self.client.fetches
+        if self.remote is None or t is None:
             return
         done = self.exit_status() is not None or not self.client.alive
         if done and not self._fetched:

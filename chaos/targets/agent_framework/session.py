@@ -96,7 +96,7 @@ class AgentFrameworkSession(AsyncSession):
     def perform(self, action: Action) -> ActionOutcome:
         if action.get("op") == "intent":
             return outcome("done", {}, intent=self._intent())
-        if action.get("op") in ("fork", "checkpoints"):
+        if action.get("op") in ("fork", "checkpoints", "tree"):
             self.recorder.begin_action()
             try:
                 return self.recorder.with_approvals(self.aio.run(self._perform(action)))
@@ -198,7 +198,7 @@ class AgentFrameworkSession(AsyncSession):
 
     async def _perform(self, action: Action) -> ActionOutcome:
         op, form = action.get("op", "run"), action.get("form", "input")
-        if op == "checkpoints":
+        if op in ("checkpoints", "tree"):  # tree: the list is one read either way
             return await self._checkpoints()
         if op == "fork":
             return await self._fork(action)

@@ -415,6 +415,8 @@ class LangGraphSession:
             return self._fork(action)
         if op == "checkpoints":
             return outcome("done", checkpoints=self._checkpoints(), tree=self._tree(), **self._head())
+        if op == "tree":  # the saver's list alone: no state history, no head (a race's LC read)
+            return outcome("done", tree=self._tree())
         if op == "intent":
             intent = fork_intent()
             if self.guard is not None and self.guard.intent:  # the guard adds a discriminator to the wire (FI)

@@ -3,8 +3,10 @@
 Why: the ``langgraph_server`` target tests the graph as deployed behind LangGraph's Agent Server
 (``langgraph dev``: ``langgraph-api`` over the in-memory runtime), so the system under test is a
 server process, not a racer. One server serves one cell (started once, before its first trial;
-again only after a kill); racers are its clients (``chaos.targets.langgraph_server.session``), told its URL
-in their spec.
+again only after a kill), and the later cells of the run that would start it alike (the same
+graphs and environment: ``share_key``), as long as it is idle between them (``idle``: no run of
+an earlier cell pending or running; ``chaos.running.services``); racers are its clients
+(``chaos.targets.langgraph_server.session``), told its URL in their spec.
 
 What it promises:
 
@@ -125,6 +127,7 @@ class AgentServer:
         self.ledger = ledger
         self.labels = dict(labels or {})
         self.port = port
+        self.asked_port = port  # None: a free one, picked at start (``port`` is then the one it got)
         self.ready_timeout_s = ready_timeout_s
         self.extra_env = dict(extra_env or {})
         self.keep_folder = keep_folder
@@ -225,6 +228,37 @@ class AgentServer:
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
+
+    def share_key(self) -> str:
+        """``SharedService``: what a server is started with (Python, ``langgraph.json``, environment,
+        ledger, folder kept or not); two cells whose servers would be started alike share one."""
+        how = {
+            "python": self.python,
+            "config": self.config,
+            "ledger": self.ledger,
+            "labels": self.labels,
+            "env": self.extra_env,
+            "port": self.asked_port,
+            "keep": self.keep_folder,
+        }
+        return json.dumps(how, sort_keys=True, default=str)
+
+    def idle(self) -> bool:
+        """``SharedService``: alive, and no thread of it busy (no run pending or running: a double
+        text's held run, a client's enqueued run), so the next cell's runs meet no earlier cell's."""
+        if not self.alive():
+            return False
+        req = urllib.request.Request(
+            f"{self.url}/threads/search",
+            data=json.dumps({"status": "busy", "limit": 1}).encode(),
+            headers={"Content-Type": "application/json"},
+            method="POST",
+        )
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                return json.loads(r.read()) == []
+        except (urllib.error.URLError, OSError, ValueError):
+            return False  # it cannot say: a fresh server for the next cell
 
     def kill(self) -> None:
         """SIGKILL the server's whole process group and reap it."""
