@@ -397,6 +397,11 @@ class LangGraphSession:
             return self._answer_plan(action)
         if op == "resume" and action.get("form") == "app":
             return self._recover(action.get("recover") or "")
+        if op == "resume" and action.get("form") == "command" and action.get("asked_only") and not action.get("interrupt"):
+            # a recovery answers only a pause the thread durably waits at: with none pending, it
+            # continues the thread first (invoke(None)) and answers the pause it stops at, so the
+            # answer is never handed to an interrupt() that was not yet asked
+            return self._answer_plan(action, once=True)
         if op == "resume" and action.get("form") == "command" and self.has_breakpoints:
             if action.get("interrupt") and self._breakpoint() is not None:
                 raise Unsupported(
@@ -408,6 +413,8 @@ class LangGraphSession:
         if op in ("run", "resume"):
             payload = self._payload(action)
             extra = {"addressed": next(iter(payload.resume))} if action.get("interrupt") else {}
+            if action.get("answer_map"):
+                extra = {"addressed": sorted(payload.resume)}
             if op == "resume" and action.get("form") == "command":
                 self._note_approval()
             return self._invoke(payload, self.config, **extra)
@@ -667,6 +674,8 @@ class LangGraphSession:
         if form == "none":
             return None
         if form == "command":
+            if action.get("answer_map"):  # parallel interrupts, each answered by its id in one call
+                return Command(resume=dict(action["answer_map"]))
             if action.get("interrupt"):  # addressed to one interrupt by its id: {id: value}
                 return Command(resume={self._interrupt_id(action["interrupt"]): action.get("value")})
             return Command(resume=action.get("value"))
