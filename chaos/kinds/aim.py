@@ -21,6 +21,8 @@ What it promises:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pydantic import Field
 
 from chaos.kinds.base import KindOptions
@@ -64,7 +66,7 @@ def approach(s: Scenario) -> list[ActionSpec]:
     ]
 
 
-def answer_map(ids: list[object] | None, value: object) -> dict[str, object] | None:
+def answer_map(ids: Sequence[object] | None, value: object) -> dict[str, object] | None:
     """The answer to a pause with several interrupts pending at once: ``{id: value}`` for each;
     ``None`` for a pause with one (or none with an id): a plain value is sent."""
     distinct = sorted({str(i) for i in ids or [] if i})
