@@ -473,7 +473,8 @@ class LangGraphSession:
         a static breakpoint is approved with ``invoke(None)`` (after ``update_state`` when its
         answer is an ``Edit`` or ``{"update": ..., "as_node": ...}``). ``answers: "breakpoints"``
         approves breakpoints only and leaves an ``interrupt()`` waiting; ``once`` (a single
-        ``command:<value>``) answers one pause with the action's value. Outcome: the last call's,
+        ``command:<value>``) answers one pause with the action's value (a plain value when one
+        interrupt is pending, by id among parallel ones). Outcome: the last call's,
         with ``answered`` (``[[interrupt_id or "breakpoint:<when>:<nodes>", value], ...]``) and the
         effects of every call."""
         from langgraph.types import Command
@@ -533,7 +534,10 @@ class LangGraphSession:
                 answered.append([intr.id, jsonable(value)])
                 self.observed = {}
                 self._note_approval()
-                out = self._invoke(Command(resume={intr.id: value}), self.config)
+                # one command value to the one interrupt pending: the plain Command(resume=v) a team
+                # sends; by its id otherwise (parallel interrupts: LangGraph refuses a plain value)
+                plain = once and len(pending) == 1
+                out = self._invoke(Command(resume=value if plain else {intr.id: value}), self.config)
             observed.update(self.observed)
         if out is None:
             out = outcome("interrupted", interrupts=[], observed={}, **self._head())
