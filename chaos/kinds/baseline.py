@@ -35,10 +35,12 @@ MAX_ANSWERS = 8  # interrupts answered in a baseline run (an approval loop stops
 
 def answer_action(s: Scenario) -> ActionSpec:
     """Answer the pending interrupt: with the scenario's answer plan (every interrupt in turn, until
-    the run completes) when it has one, else once with resume's command value."""
+    the run completes) when it has one, else once with resume's command value. Either answers only
+    a pause the thread durably waits at, as a human who was asked (``asked_only``; a plan does by
+    itself): never an ``interrupt()`` not yet asked, and each of parallel interrupts by its id."""
     if s.answers is not None:
         return {"op": "resume", "form": "command", "value": s.first_answer, "answers": s.answers}
-    return {"op": "resume", "form": "command", "value": s.resume_value}
+    return {"op": "resume", "form": "command", "value": s.resume_value, "asked_only": True}
 
 
 def approvals_plan(s: Scenario) -> ActionSpec:

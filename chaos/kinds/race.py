@@ -39,7 +39,8 @@ from typing import TypedDict
 
 from pydantic import Field
 
-from chaos.kinds.base import Checker, Kind, KindOptions, Property, needs_approval_resume
+from chaos.kinds.aim import AimOptions, aimed_value, answer_map, approach
+from chaos.kinds.base import Checker, Kind, Property, needs_approval_resume
 from chaos.kinds.baseline import baseline_of, with_baseline
 from chaos.kinds.chain import LC, TREE_READ, ChainTally, read_chain, reads_chain
 from chaos.kinds.checking import Tally, base_fields, times, verdict
@@ -54,8 +55,9 @@ from chaos.running.trial import RunContext, TrialRun
 from chaos.scenario.model import Cell, Scenario
 
 
-class RaceOptions(KindOptions):
-    """What a race reads beyond k and the jitter: whether each racer answers with its own value."""
+class RaceOptions(AimOptions):
+    """What a race reads beyond k and the jitter: whether each racer answers with its own value,
+    and the pause it aims at (``at_pause``, ``chaos.kinds.aim``)."""
 
     distinct_values: bool = Field(False, description="racers at one interrupt: each resumes with its own value")
 
@@ -72,7 +74,7 @@ class Race(Kind):
         Checker(LIVENESS, lambda cell, facts: check_liveness(cell, facts)),
         Checker(LC, lambda cell, facts: check_lc(cell, facts)),
     )
-    fields = ("racers", "jitter_ms", "distinct_values")
+    fields = ("racers", "jitter_ms", "distinct_values", "at_pause")
     counts_gated = True
     section = "saturation"
     title = "Race"
@@ -126,8 +128,8 @@ def _last(r: RacerOutcome) -> ActionOutcome:
 def race_trial(run: TrialRun) -> TrialRecord:
     s = run.cell.scenario
     k = s.racers.k
-    # 1. park: run to the interrupt, durably
-    park_spec = run.spec("park", actions=[{"op": "run"}], inspect_after=True)
+    # 1. park: run to the aimed pause (the pauses before it answered by the plan), durably
+    park_spec = run.spec("park", actions=[{"op": "run"}, *approach(s)], inspect_after=True)
     (parker,) = run.start([park_spec])
     park = run.collect(parker, "park", "run", hung=bool(run.wait_exit([parker])))
     parked_o = park.last_outcome
@@ -144,13 +146,16 @@ def race_trial(run: TrialRun) -> TrialRecord:
     gated = park.gated_task
 
     # 2. k racers, all stopped at the gate, then released at once
-    value = s.first_answer  # the answer plan's first value, else resume's command value
+    value = aimed_value(s)  # the plan's answer at the aimed pause, else resume's command value
+    parked_ids = list(parked_o.get("interrupt_ids") or []) if parked_o else []
     chain = reads_chain(s)
     specs = []
     for i in range(k):
         v = f"{value}#r{i}" if RaceOptions.of(s).distinct_values else value
         # resume: none (a static breakpoint's approval, LangGraph): every racer sends invoke(None)
         act: ActionSpec = {"op": "resume", "form": "none"} if s.resume == "none" else {"op": "resume", "form": "command", "value": v}
+        if s.resume != "none" and (by_id := answer_map(parked_ids, v)) is not None:
+            act["answer_map"] = by_id  # parallel interrupts pending at once: every one answered, by its id
         # LC: the first racer reads the thread's checkpoint tree once every other racer has ended (chaos.kinds.chain)
         specs.append(run.spec(f"r{i}", actions=[act], gate=True, afterwards=TREE_READ if chain and i == 0 else None))
     handles = run.start(specs)
@@ -393,6 +398,7 @@ class RaceFacts:
     dup_seqs: list[int]
     valid_ids: list[str]
     none_fired: list[str]
+    reasked: list[str]  # valid trials where none fired and every racer's answer left the run at a pause again
     invalid_reasons: Counter
     guard: GuardTally
     chain: ChainTally
@@ -411,6 +417,7 @@ def race_summary(cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult
     dup_seqs: list[int] = []
     valid_ids: list[str] = []
     none_fired: list[str] = []
+    reasked: list[str] = []
     racer_errors = 0
     offsets: list[float] = []  # every racer's read offset (valid trials)
     windows: list[float] = []  # every firing racer's window (valid trials)
@@ -448,6 +455,8 @@ def race_summary(cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult
         if n > own:
             dup_ids.append(r.trial_id)
             dup_seqs += _duplicate_seqs(r, own)
+        elif n == 0 and _reasked(r):
+            reasked.append(r.trial_id)
         elif n == 0:
             none_fired.append(r.trial_id)
     dist = Counter(fires)
@@ -474,6 +483,7 @@ def race_summary(cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult
         dup_seqs=dup_seqs,
         valid_ids=valid_ids,
         none_fired=none_fired,
+        reasked=reasked,
         invalid_reasons=invalid_reasons,
         guard=guard,
         chain=chain,
@@ -488,6 +498,13 @@ def _duplicate_seqs(r: TrialRecord, own: int) -> list[int]:
     if by_effect is None:
         return [row["seq"] for row in r.ledger if row["task"] == r.observations.get("gated_task")]
     return [seq for seqs in by_effect.values() if len(seqs) > own for seq in seqs]
+
+
+def _reasked(r: TrialRecord) -> bool:
+    """Did every racer's answer leave the run waiting at a pause again (a validation loop that
+    re-asks, a later review), none failing? The run is live: it waits for a human."""
+    per = r.observations.get("per_racer") or []
+    return bool(per) and all(p.get("outcome") == "interrupted" for p in per)
 
 
 def _no_valid_trial(f: RaceFacts) -> str:
@@ -538,7 +555,7 @@ def check_co(cell: Cell, f: RaceFacts) -> Verdict:
 
 def check_liveness(cell: Cell, f: RaceFacts) -> Verdict:
     """LIVENESS: some racer fired the gated effect in every valid trial."""
-    fires, none_fired = f.fires, f.none_fired
+    fires, none_fired, reasked = f.fires, f.none_fired, f.reasked
     if not fires:
         return verdict("LIVENESS", "unknown", f"no valid trial: {_no_valid_trial(f)}")
     if none_fired:
@@ -548,7 +565,21 @@ def check_liveness(cell: Cell, f: RaceFacts) -> Verdict:
             f"no racer fired the gated effect in {len(none_fired)}/{len(fires)} valid trials",
             trial_ids=none_fired,
         )
-    return verdict("LIVENESS", "holds", f"the gated effect fired in every one of {len(fires)} valid trials")
+    asked = (
+        f"; in {len(reasked)} the answer was asked for again (every racer's answer left the run waiting at a pause: "
+        "a validation loop that re-asks, or a later review), which is waiting, not a stall"
+        if reasked
+        else ""
+    )
+    if len(reasked) == len(fires):
+        return verdict(
+            "LIVENESS",
+            "unknown",
+            f"in every one of {len(fires)} valid trials the racers' answer was asked for again and the gated effect never "
+            "fired: the race aimed at a pause whose planned answer does not fire it; aim at the one that does (at_pause: n)",
+            trial_ids=reasked,
+        )
+    return verdict("LIVENESS", "holds", f"the gated effect fired in {len(fires) - len(reasked)} of {len(fires)} valid trials{asked}")
 
 
 def check_lc(cell: Cell, f: RaceFacts) -> Verdict:

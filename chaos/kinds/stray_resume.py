@@ -39,7 +39,8 @@ from typing import Literal, TypedDict
 
 from pydantic import Field
 
-from chaos.kinds.base import Checker, Kind, KindOptions, Property, needs_approval_resume
+from chaos.kinds.aim import AimOptions, aimed_value, approach
+from chaos.kinds.base import Checker, Kind, Property, needs_approval_resume
 from chaos.kinds.checking import base_fields, verdict
 from chaos.kinds.phases import each_trial, failed, inspected, run_phases
 from chaos.kinds.race import CO
@@ -57,8 +58,9 @@ STALE_FORMS = ("none_after_answer", "unknown_id")
 ADDRESSED_TO_NOTHING = ("unknown_id", "answered_id")
 
 
-class StrayOptions(KindOptions):
-    """What a stray resume reads: where the repeated answer is addressed."""
+class StrayOptions(AimOptions):
+    """What a stray resume reads: where the repeated answer is addressed, and the pause whose
+    answer is repeated (``at_pause``, ``chaos.kinds.aim``)."""
 
     resume_by: Literal["thread", "interrupt", "answered_id", "none_after_answer", "unknown_id"] = Field(
         "thread",
@@ -70,6 +72,8 @@ class StrayOptions(KindOptions):
 
 
 AR = Property("AR", "an answer addressed to nothing is refused", "stray-resume-co-kind-stray_resume")
+# the resume_by forms whose stray answer is the answered pause's own, sent again (by thread or by its id)
+REPEATS = ("thread", "interrupt")
 
 
 class StrayResume(Kind):
@@ -77,7 +81,7 @@ class StrayResume(Kind):
     about = "send the answer to a consumed interrupt again: is the repeat inert?"
     properties = ("CO",)
     checks = (Checker(CO, lambda cell, records: check_co(cell, records)), Checker(AR, lambda cell, records: check_ar(cell, records)))
-    fields = ("resume_by",)
+    fields = ("resume_by", "at_pause")
     counts_gated = True
     section = "contract"
     title = "Stray resume"
@@ -104,8 +108,13 @@ class StrayResume(Kind):
         return stray_summary(cell, recs), recs
 
     def checkers(self, cell: Cell, facts: list[TrialRecord]) -> tuple[Checker[list[TrialRecord]], ...]:
-        """CO; AR too when the stray answer is addressed to nothing pending (an unknown id, the answered interrupt's id)."""
-        return self.checks if StrayOptions.of(cell.scenario).resume_by in ADDRESSED_TO_NOTHING else self.checks[:1]
+        """CO; AR too when the stray answer is addressed to nothing pending (an unknown id, the answered
+        interrupt's id), or when it
+        repeats an answer while the thread waited at a later pause (where it could land)."""
+        by = StrayOptions.of(cell.scenario).resume_by
+        if by in ADDRESSED_TO_NOTHING or (by in REPEATS and any(_later_pause(r) for r in facts if r.valid)):
+            return self.checks
+        return self.checks[:1]
 
     def explain(self, rec: TrialRecord) -> list[str]:
         """Only a stray answer that was not inert is explained, with the trial's ledger."""
@@ -121,7 +130,7 @@ KIND = StrayResume()
 
 def stray_trial(run: TrialRun) -> TrialRecord:
     s = run.cell.scenario
-    v = s.first_answer  # the answer plan's first value, else resume's command value
+    v = aimed_value(s)  # the plan's answer at the aimed pause (the first by default), else resume's command value
     # resume: none (LangGraph): the approval of a static breakpoint, invoke(None), sent twice
     answer: ActionSpec = {"op": "resume", "form": "none"} if s.resume == "none" else {"op": "resume", "form": "command", "value": v}
     by = StrayOptions.of(s).resume_by
@@ -135,7 +144,7 @@ def stray_trial(run: TrialRun) -> TrialRecord:
     labelled, racers = run_phases(
         run,
         [
-            ("first", [{"op": "run", "label": "run"}, {**answer, "if": "interrupted", "label": "resume"}]),
+            ("first", [{"op": "run", "label": "run"}, *approach(s), {**answer, "if": "interrupted", "label": "resume"}]),
             (
                 "stray",
                 [
@@ -183,7 +192,7 @@ def stray_trial(run: TrialRun) -> TrialRecord:
         why = error_field(error_of(resume_o), "message")
         return run.record(valid=False, invalid_reason=f"the first answer is unsupported: {why}", fault_fired=False)
     consumed = [k for k in resume_fired if gated and k.split(":", 1)[0] == gated]
-    if not consumed:
+    if not consumed and status_of(resume_o) != "interrupted":  # answered, and the run went on to a later pause: consumed too
         return run.record(valid=False, invalid_reason=f"the first answer did not fire {gated}: nothing was consumed", fault_fired=False)
     if stray_o is None:
         return run.record(valid=False, invalid_reason="the stray resume was not performed", fault_fired=False)
@@ -291,7 +300,9 @@ def check_co(cell: Cell, records: list[TrialRecord]) -> Verdict:
 
 
 def check_ar(cell: Cell, records: list[TrialRecord]) -> Verdict:
-    """AR over the cell's trials (``ar_verdict``)."""
+    """AR over the cell's trials (``ar_verdict``; ``delivered_verdict`` for a repeated answer)."""
+    if StrayOptions.of(cell.scenario).resume_by in REPEATS:
+        return delivered_verdict([r for r in records if r.valid], len(records))
     return ar_verdict([r for r in records if r.valid], len(records))
 
 
@@ -300,6 +311,50 @@ def _addressed(o: dict) -> str:
     if o.get("resume_by") == "answered_id":
         return "the interrupt it had already answered (by its id), which no longer waits"
     return f"interrupt id {UNKNOWN_ID}, which no interrupt has"
+
+
+def _later_pause(rec: TrialRecord) -> bool:
+    """Was the thread waiting at a later pause when the stray answer came (the first answer consumed)?"""
+    return bool(rec.observed("consumed", ConsumedObs).get("waiting_at"))
+
+
+def delivered_verdict(valid: list[TrialRecord], n: int) -> Verdict:
+    """AR for a repeated answer: an answer to a pause that is no longer pending (it was answered)
+    is never delivered to the pause the thread waits at now. Violated by a trial where the repeat,
+    sent while the thread waited at a later pause, fired an effect or moved the thread: the later
+    pause was answered by an answer no one gave to it (an e-mail sent with no human approving it)."""
+    waiting = [r for r in valid if _later_pause(r)]
+    if not waiting:
+        return verdict("AR", "unknown", f"no valid trial of {n} had the thread waiting at a later pause when the answer was repeated")
+    landed = [r for r in waiting if trial_co(r)[0] == "violated"]
+    if landed:
+        o, stray = landed[0].observations, landed[0].observed("stray", StrayObs)
+        did = f"fired {', '.join(stray.get('fired') or [])}" if stray.get("fired") else "moved the thread"
+        return verdict(
+            "AR",
+            "violated",
+            f"{len(landed)}/{len(waiting)} trials: the answer {o.get('sent')!r}, repeated after its pause was answered, was "
+            f"delivered to the later pause the thread waited at and {did} (trial {landed[0].trial_id}): that pause was "
+            "answered by no one who read it",
+            trial_ids=[r.trial_id for r in landed],
+            ledger_seqs=_stray_seqs(landed),
+        )
+    return verdict(
+        "AR",
+        "holds",
+        f"all {len(waiting)} trials: the repeated answer did not reach the later pause the thread waited at",
+        trial_ids=[r.trial_id for r in waiting],
+    )
+
+
+def _stray_seqs(recs: list[TrialRecord]) -> list[int]:
+    """The ledger rows the stray calls fired (each fires last in its trial)."""
+    seqs: list[int] = []
+    for r in recs:
+        n_fired = len(r.observed("stray", StrayObs).get("fired") or [])
+        rows = [row["seq"] for row in r.ledger if row["racer_id"] in ("stray", "solo")]
+        seqs += rows[len(rows) - n_fired :] if n_fired else []
+    return seqs
 
 
 def ar_verdict(valid: list[TrialRecord], n: int) -> Verdict:
@@ -334,11 +389,7 @@ def co_verdict(per: list[tuple[TrialRecord, str, str]], n: int, why: str | None 
         return verdict("CO", "unknown", f"no valid trial of {n} ({why or 'the first answer never consumed the interrupt'})")
     bad = [(r, why) for r, st, why in per if st == "violated"]
     if bad:
-        seqs = []
-        for r, _ in bad:
-            n_fired = len(r.observed("stray", StrayObs).get("fired") or [])
-            rows = [row["seq"] for row in r.ledger if row["racer_id"] in ("stray", "solo")]
-            seqs += rows[len(rows) - n_fired :] if n_fired else []  # the stray call fires last
+        seqs = _stray_seqs([r for r, _ in bad])  # the stray call fires last
         return verdict(
             "CO", "violated", f"{len(bad)}/{len(per)} trials: {bad[0][1]}", trial_ids=[r.trial_id for r, _ in bad], ledger_seqs=seqs
         )

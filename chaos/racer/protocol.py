@@ -140,6 +140,9 @@ class Action(TypedDict, total=False):
     recover: str  # form ``app``: the team's ``package.module:recover``, called as ``recover(ctx, thread)``
     plan: list[object]  # form ``app``: the scenario's answer plan, handed to the team's recovery (``answers``)
     interrupt: str
+    # several interrupts pending at once (parallel tool calls): the answer to each, by its id, in one
+    # call (LangGraph: ``Command(resume={id: value, ...})``), as a client that read the pause sends it
+    answer_map: dict[str, object]
     checkpoint: str
     via: ForkVia
     keep_going: bool
@@ -149,6 +152,11 @@ class Action(TypedDict, total=False):
     # perform only if the racer's ``inspect_before`` found something durable (a checkpoint): a human
     # cannot answer an interrupt that was never durably asked; skipped otherwise (no outcome)
     only_if_durable: bool
+    # a recovery's answer (form ``command``, the sweep's resume): sent only to a pause the thread
+    # durably waits at when it is sent; with none pending the adapter continues the thread first
+    # (LangGraph: ``invoke(None)``) and answers the pause it stops at. A racer or a stray answer
+    # sends without it: it is the answer a client sends on purpose, pending or not
+    asked_only: bool
 
 
 # ``if`` is a Python keyword: the functional form is the only way to declare it.

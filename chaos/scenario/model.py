@@ -305,6 +305,7 @@ class Scenario(Strict):
     distinct_values: KindOption = kind_option()
     fork_via: KindOption = kind_option()
     resume_by: KindOption = kind_option()
+    at_pause: KindOption = kind_option()
     answers: list[object] | Literal["workload"] | None = Field(
         None,
         description="an answer plan for several interrupts: values in order (the n-th answers the n-th interrupt), "
@@ -486,6 +487,7 @@ AXES: dict[str, tuple[str, ...]] = {
     "fork_value": ("fork_value",),
     "fork_fires": ("fork_fires",),
     "resume_by": ("resume_by",),
+    "at_pause": ("at_pause",),
     "kill_points": ("kill_points",),
     "effect_fault": ("effect_fault",),
     "crash_depth": ("crash_depth",),

@@ -278,6 +278,30 @@ async def answer_by_plan(
     return out
 
 
+async def answer_when_asked(
+    doc: dict,
+    value: object,
+    *,
+    go_on: Callable[[dict], Awaitable[ActionOutcome]],
+    answer: Callable[[dict, Any], Awaitable[ActionOutcome]],
+    saved: Callable[[], dict],
+    recorder: EffectRecorder,
+) -> ActionOutcome:
+    """A recovery's one answer (``asked_only``), for an own-app adapter whose saved document says
+    whether the run waits (``awaiting_input``): given at once to a pause the document holds, else
+    the run is continued first (``go_on``) and the answer goes to the pause it stops at (read again
+    with ``saved()``), never sent into a run that has not asked yet. Outcome: the last call's, with
+    the values seen by both calls."""
+    if doc.get("awaiting_input"):
+        return await answer(doc, value)
+    out = await go_on(doc)
+    observed = dict(recorder.observed)
+    if out["status"] == "interrupted" and (d := saved()).get("awaiting_input"):
+        out = await answer(d, value)
+    out["observed"] = {**observed, **recorder.observed} or out.get("observed") or {}
+    return out
+
+
 async def recover_by_plan(
     ref: str,
     plan: list[object] | None,

@@ -41,17 +41,19 @@ def test_a_stray_answer_to_a_completed_thread_is_inert(stray_run):
 
 def test_a_stray_answer_to_a_thread_waiting_at_its_next_interrupt_answers_it(stray_run):
     cell = stray_run.results.cells[1]
-    (co,) = cell.verdicts
+    co, ar = cell.verdicts  # AR too: the thread waited at a later pause the repeat could reach
     assert cell.backend == "memory"
     assert co.status == "violated"
     assert "fired gate2:approve, end" in co.reason
     assert len(co.evidence.ledger_seqs) == 2 and co.evidence.trial_ids == ["c001-t0000"]
+    assert ar.property == "AR" and ar.status == "violated" and ar.evidence.trial_ids == ["c001-t0000"]
     assert stray_run.results.exit_code == 1
 
 
 def test_a_stray_answer_addressed_to_the_consumed_interrupt_by_id_is_inert(stray_run):
     cell = stray_run.results.cells[2]
-    (co,) = cell.verdicts
+    co, ar = cell.verdicts
+    assert ar.status == "holds", ar.reason  # addressed by id, the repeat did not reach the next pause
     assert cell.summary["resume_by"] == "interrupt"
     assert co.status == "holds", co.reason
     assert "waiting at a later interrupt (addressed to the first interrupt's id) was inert" in co.reason

@@ -44,7 +44,7 @@ from chaos.racer.ledger import Ledger, Where
 from chaos.racer.protocol import Action, ActionOutcome, InspectResult, RacerSpec
 from chaos.targets.autogen import INFO
 from chaos.targets.base import NothingSaved, Unsupported, error_of
-from chaos.targets.common import AsyncSession, answer_by_plan, call_recovery, outcome, recover_by_plan, recovery_context
+from chaos.targets.common import AsyncSession, answer_by_plan, answer_when_asked, call_recovery, outcome, recover_by_plan, recovery_context
 from chaos.workloads import WorkloadContext, build_workload
 
 MAX_TURNS_PER_ACTION = 32
@@ -198,6 +198,15 @@ class AutoGenSession(AsyncSession):
         await self.team.load_state(doc["team"])
         if form == "none":
             return await self._turns(None)
+        if form == "command" and action.get("asked_only"):  # the team goes on first when it was not asking
+            return await answer_when_asked(
+                doc,
+                action.get("value"),
+                go_on=lambda d: self._turns(None),
+                answer=lambda d, value: self._turns(self._answer(d, value)),
+                saved=self._saved,
+                recorder=self.recorder,
+            )
         if form == "command":
             return await self._turns(self._answer(doc, action.get("value")))
         raise ValueError(f"unknown resume form {form!r}")

@@ -417,6 +417,12 @@ class CrewAISession(SessionBase):
                 if pending is not None:
                     return outcome("interrupted", self.recorder.observed, interrupts=["pending feedback"])
                 return self._kickoff(self.flow_class(), inputs={"id": self.thread_id})
+            if form == "command" and pending is None and action.get("asked_only"):
+                # nothing asked yet (the kill came before the review was saved): the flow goes on by
+                # its id first, and the answer goes to the review it then asks, if it asks one
+                out = self._kickoff(self.flow_class(), inputs={"id": self.thread_id})
+                if out["status"] != "interrupted" or self.persistence.load_pending_feedback(self.thread_id) is None:
+                    return out
             if form == "command":
                 flow = self._from_pending()
                 return self._result(flow.resume(str(action.get("value"))), HumanFeedbackPending)

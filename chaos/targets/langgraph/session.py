@@ -397,6 +397,11 @@ class LangGraphSession:
             return self._answer_plan(action)
         if op == "resume" and action.get("form") == "app":
             return self._recover(action.get("recover") or "")
+        if op == "resume" and action.get("form") == "command" and action.get("asked_only") and not action.get("interrupt"):
+            # a recovery answers only a pause the thread durably waits at: with none pending, it
+            # continues the thread first (invoke(None)) and answers the pause it stops at, so the
+            # answer is never handed to an interrupt() that was not yet asked
+            return self._answer_plan(action, once=True)
         if op == "resume" and action.get("form") == "command" and self.has_breakpoints:
             if action.get("interrupt") and self._breakpoint() is not None:
                 raise Unsupported(
@@ -408,6 +413,8 @@ class LangGraphSession:
         if op in ("run", "resume"):
             payload = self._payload(action)
             extra = {"addressed": next(iter(payload.resume))} if action.get("interrupt") else {}
+            if action.get("answer_map"):
+                extra = {"addressed": sorted(payload.resume)}
             if op == "resume" and action.get("form") == "command":
                 self._note_approval()
             return self._invoke(payload, self.config, **extra)
@@ -468,7 +475,8 @@ class LangGraphSession:
         a static breakpoint is approved with ``invoke(None)`` (after ``update_state`` when its
         answer is an ``Edit`` or ``{"update": ..., "as_node": ...}``). ``answers: "breakpoints"``
         approves breakpoints only and leaves an ``interrupt()`` waiting; ``once`` (a single
-        ``command:<value>``) answers one pause with the action's value. Outcome: the last call's,
+        ``command:<value>``) answers one pause with the action's value (a plain value when one
+        interrupt is pending, by id among parallel ones). Outcome: the last call's,
         with ``answered`` (``[[interrupt_id or "breakpoint:<when>:<nodes>", value], ...]``) and the
         effects of every call."""
         from langgraph.types import Command
@@ -528,7 +536,10 @@ class LangGraphSession:
                 answered.append([intr.id, jsonable(value)])
                 self.observed = {}
                 self._note_approval()
-                out = self._invoke(Command(resume={intr.id: value}), self.config)
+                # one command value to the one interrupt pending: the plain Command(resume=v) a team
+                # sends; by its id otherwise (parallel interrupts: LangGraph refuses a plain value)
+                plain = once and len(pending) == 1
+                out = self._invoke(Command(resume=value if plain else {intr.id: value}), self.config)
             observed.update(self.observed)
         if out is None:
             out = outcome("interrupted", interrupts=[], observed={}, **self._head())
@@ -669,6 +680,8 @@ class LangGraphSession:
         if form == "none":
             return None
         if form == "command":
+            if action.get("answer_map"):  # parallel interrupts, each answered by its id in one call
+                return Command(resume=dict(action["answer_map"]))
             if action.get("interrupt"):  # addressed to one interrupt by its id: {id: value}
                 return Command(resume={self._interrupt_id(action["interrupt"]): action.get("value")})
             return Command(resume=action.get("value"))

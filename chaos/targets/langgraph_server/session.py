@@ -137,6 +137,12 @@ class ServerSession:
                     out = self._run(command={"resume": action.get("value")}, multitask_strategy=self.strategy)
                 out["lost_thread"] = self.thread_id
                 return out
+            if form == "command" and action.get("asked_only") and (st := self._state()) is not None and not self._interrupts(st):
+                # nothing asked yet: the thread goes on first (a run with no input), and the answer
+                # goes to the pause it stops at, never to an interrupt() the thread has not reached
+                out = self._run(input=None, multitask_strategy=self.strategy)
+                if out["status"] != "interrupted":
+                    return out
             if form == "command":
                 return self._run(command={"resume": action.get("value")}, multitask_strategy=self.strategy)
             if form == "input":

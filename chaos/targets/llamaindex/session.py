@@ -43,7 +43,7 @@ from chaos.racer.barrier import BarrierClient
 from chaos.racer.ledger import Ledger, Where
 from chaos.racer.protocol import Action, ActionOutcome, InspectResult, RacerSpec
 from chaos.targets.base import NothingSaved, Unsupported, error_of, jsonable
-from chaos.targets.common import AsyncSession, answer_by_plan, call_recovery, outcome, recover_by_plan, recovery_context
+from chaos.targets.common import AsyncSession, answer_by_plan, answer_when_asked, call_recovery, outcome, recover_by_plan, recovery_context
 from chaos.targets.llamaindex import INFO
 from chaos.workloads import WorkloadContext, build_workload
 
@@ -220,6 +220,21 @@ class LlamaIndexSession(AsyncSession):
             return outcome("interrupted", self.recorder.observed, interrupts=["input_required"])
         if form == "none":
             return await self._drive(self._restored(doc))
+        if form == "command" and action.get("asked_only"):  # the workflow goes on first when it was not asking
+
+            def saved() -> dict:
+                d = self._saved()
+                self._begin(d)
+                return d
+
+            return await answer_when_asked(
+                doc,
+                action.get("value"),
+                go_on=lambda d: self._drive(self._restored(d)),
+                answer=lambda d, value: self._drive(self._restored(d), value, answering=True),
+                saved=saved,
+                recorder=self.recorder,
+            )
         if form == "command":
             return await self._drive(self._restored(doc), action.get("value"), answering=True)
         raise ValueError(f"unknown resume form {form!r}")
