@@ -18,7 +18,7 @@ all racers stand at the start gate), the release spread of races, and warm/naive
 
 * ``recorded`` (``sweep``, ``email_sweep``): chaos with ``crash_states: recorded``
   (``chaos.kinds.crash_states``): one recording frozen at every kill point, its store files and
-  ledger rows copied per point, a fresh warm resumer per copy, at most ``os.cpu_count()`` at once,
+  ledger rows copied per point, a fresh warm resumer per copy, at most ``--jobs`` (``RunContext.width``) at once,
   while the recording runs on. Its cost per kill point is the cell's span after the dry run (the
   recording and every recovery) over its point trials: ``recorded vs floor`` sets it against the
   floor's median trial, and ``floor vs recorded`` compares the per-point ledgers as for ``warm``.
