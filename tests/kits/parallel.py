@@ -8,8 +8,13 @@ this plugin promises, so that a test written as a story stays correct when anoth
   so module-scoped fixtures (a scenario run once, read by several tests) run once, as without
   xdist. Files that share something machine-wide name one group (``pytestmark =
   pytest.mark.xdist_group("lab")``): their tests run one after another on one worker.
-* **Slow files start first.** Groups holding ``slow`` tests are handed out before the rest, the
-  ones with more slow tests first, so the last minutes are not one long file on one worker.
+* **Long groups start first, and ``slow`` is measured.** ``tests/durations.json`` holds each
+  file's seconds in the last recording (``python -m pytest --store-durations`` rewrites it).
+  Groups are handed out longest first, so the last minutes are not one long file on one worker.
+  The longest files that together took ``SLOW_SHARE`` of the recorded time have every test marked
+  ``slow`` (a share, not seconds: the rule holds on a fast or a loaded machine), so ``-m "not
+  slow"`` is the quick subset, about a sixth of the suite's time. A file the recording does not
+  know is quick, and runs after the known long ones, until the next recording.
 * **``@pytest.mark.exclusive`` runs alone.** For a test that creates, or must observe, what any
   other chaos process on the machine would reap or report (a deliberate stray racer, a dead run's
   lazy mount, "nothing to clean"): while it runs, no other worker runs a test. It waits for the
@@ -23,6 +28,7 @@ Rules for a new test are in ``tests/README.md`` ("Running in parallel").
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import shutil
 import tempfile
@@ -31,25 +37,116 @@ from pathlib import Path
 
 import pytest
 
+DURATIONS = Path(__file__).resolve().parents[1] / "durations.json"
+ABOUT = "each test file's seconds (setup, call, teardown), written by `python -m pytest --store-durations`; read by tests/kits/parallel.py"
+SLOW_SHARE = 0.85  # the longest files that together took this share of the recorded seconds: their tests are `slow`
 LOCKS = "chaos_lock_dir"  # the workers' shared lock folder, handed to each in its workerinput
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's hook reads the groups and -m deselects
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    recorded = _recorded()
+    slow = _slow_files(recorded)
+    group_of: dict[str, str] = {}
+    for item in items:
+        path = _file(item)
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(path))
+        if path in slow and item.get_closest_marker("slow") is None:
+            item.add_marker(pytest.mark.slow)
+        group_of.setdefault(path, _group(item))
+    seconds = dict.fromkeys(group_of.values(), 0.0)
+    for path, group in group_of.items():  # a group's recorded seconds: its files'
+        seconds[group] += recorded.get(path, 0.0)
+    # a stable order (every worker must collect the same list): longest groups first, the rest as written
+    first = {g: i for i, g in enumerate(dict.fromkeys(group_of.values()))}
+    items.sort(key=lambda it: (-seconds[_group(it)], first[_group(it)]))
+    folder = getattr(config, "workerinput", {}).get(LOCKS)
+    if folder is not None:  # a worker: tell the controller's scheduler each test's group
+        mine = Path(folder) / f"groups-{config.workerinput['workerid']}.json"
+        mine.with_suffix(".tmp").write_text(json.dumps({it.nodeid: _group(it) for it in items}))
+        mine.with_suffix(".tmp").rename(mine)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):  # xdist, in the controller
+    """``--dist loadgroup`` by this plugin's groups. xdist's own loadgroup renames each test's node
+    id, which pytest 9.2 no longer lets it do (it silently runs a file's tests on several workers);
+    here the workers write each test's group into the run's lock folder as they collect, and the
+    scheduler reads it: a group is one unit of work, handed out in collection order."""
+    if config.getoption("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByGroup(LoadScopeScheduling):
+        groups: dict[str, str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.groups is None:  # scopes are asked for once every worker has collected
+                written = sorted(Path(config._chaos_lock_dir).glob("groups-*.json"))
+                self.groups = json.loads(written[0].read_text()) if written else {}
+            return self.groups.get(nodeid) or super()._split_scope(nodeid)
+
+    return ByGroup(config, log)
+
+
+def _file(item: pytest.Item) -> str:
+    return item.nodeid.split("::", 1)[0]
+
+
+def _slow_files(recorded: dict[str, float]) -> set[str]:
+    out: set[str] = set()
+    total, taken = sum(recorded.values()), 0.0
+    for path, s in sorted(recorded.items(), key=lambda kv: -kv[1]):
+        if taken >= SLOW_SHARE * total:
+            break
+        out.add(path)
+        taken += s
+    return out
+
+
+def _recorded() -> dict[str, float]:
+    try:
+        data = json.loads(DURATIONS.read_text())
+    except (OSError, ValueError):
+        return {}  # no recording: every group as written, nothing measured slow
+    files = data.get("files") if isinstance(data, dict) else None
+    return {str(k): float(v) for k, v in files.items() if isinstance(v, (int, float))} if isinstance(files, dict) else {}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--store-durations",
+        action="store_true",
+        help="after the run, write each file's seconds into tests/durations.json (tests/kits/parallel.py)",
+    )
+
+
+class _Durations:
+    """Each file's seconds (setup, call and teardown of its tests), summed in the process that
+    receives every report: xdist's controller, or the only process."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, float] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        path = report.nodeid.split("::", 1)[0]
+        self.files[path] = self.files.get(path, 0.0) + report.duration
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        root = DURATIONS.parent.parent
+        kept = {k: v for k, v in _recorded().items() if (root / k).exists()}  # files not run this time keep theirs
+        files = {**kept, **{k: round(v, 1) for k, v in self.files.items()}}
+        body = {"about": ABOUT, "machine": f"{os.cpu_count()} cores", "files": dict(sorted(files.items()))}
+        DURATIONS.write_text(json.dumps(body, indent=1) + "\n")
+
+
+@pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "exclusive: runs alone: no test on another xdist worker runs meanwhile (tests/kits/parallel.py)")
     config.addinivalue_line("markers", "xdist_group(name): the tests of every file in the group run on one worker, one after another")
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    slow: dict[str, int] = {}
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
-        group = _group(item)
-        slow[group] = slow.get(group, 0) + (item.get_closest_marker("slow") is not None)
-    # a stable order (every worker must collect the same list): slow groups first, the rest as written
-    first = {g: i for i, g in enumerate(dict.fromkeys(_group(it) for it in items))}
-    items.sort(key=lambda it: (-slow[_group(it)], first[_group(it)]))
+    if config.getoption("store_durations") and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(_Durations(), "chaos-durations")
 
 
 def _group(item: pytest.Item) -> str:
