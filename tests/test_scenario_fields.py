@@ -107,6 +107,7 @@ SETS = {
     "resume_by:interrupt": ("stray_resume", "target: {{framework: {fw}, backend: {backend}}}\nresume_by: interrupt\n"),
     "resume_by:none_after_answer": ("stray_resume", "target: {{framework: {fw}, backend: {backend}}}\nresume_by: none_after_answer\n"),
     "resume_by:unknown_id": ("stray_resume", "target: {{framework: {fw}, backend: {backend}}}\nresume_by: unknown_id\n"),
+    "resume_by:answered_id": ("stray_resume", "target: {{framework: {fw}, backend: {backend}}}\nresume_by: answered_id\n"),
 }
 
 
