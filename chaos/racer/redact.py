@@ -255,6 +255,9 @@ def _is_mask(value: str) -> bool:
     return value.startswith("***")
 
 
+# a barrier's phase after its boundary's name (``create_session:after#1``, a kill point): no secret
+_PHASE = re.compile(r"(?:before|after)(?:#\d+)?")
+
 # a count, or counts per trial (``reset_password=1,2`` in a report): no secret has three digits or fewer
 _COUNTS = re.compile(r"\d{1,3}(?:,\d{1,3})*")
 
@@ -271,7 +274,7 @@ def _settings(text: str, mask: Callable[[str], str]) -> str:
             break
         dashes, name, sep, value = m.groups()
         pos = m.end(2)  # the next name may start inside this value
-        if not is_secret_name(name) or (sep is None and not dashes) or _is_mask(value.strip("'\"")) or _COUNTS.fullmatch(value):
+        if not is_secret_name(name) or (sep is None and not dashes) or _is_mask(value.strip("'\"")) or _COUNTS.fullmatch(value) or _PHASE.fullmatch(value):
             continue
         quoted = value[:1] in ("'", '"') and len(value) > 1
         start, end = (m.start(4) + 1, m.end(4) - 1) if quoted else (m.start(4), m.end(4))

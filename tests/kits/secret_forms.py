@@ -181,6 +181,8 @@ READABLE = [
     "skeleton sk-8 pk_1 hf_x",
     "reset_password=1,2; create_session=1",  # counts of effects whose names sound secret
     "Basic 2 cells, host_key ssh-ed25519 SHA256:Zm9v",
+    # kill points named by the session write they stop at (ADK, the Agents SDK): a barrier's phase, no secret
+    "create_session:after#1 clear_session:before",
 ]
 
 # the same forms used as setting names in JSON-like inputs (workload_params)
