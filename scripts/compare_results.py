@@ -239,8 +239,9 @@ def _comparable_fallback(data: dict) -> dict:
 
 
 def comparable(data: dict) -> dict:
-    """``data`` without what differs between any two runs of the same code: timings, the run id, and
-    UUIDs (the Agent Server's thread ids are uuid5 of the run id, quoted in LS's reasons)."""
+    """``data`` without what differs between any two runs of the same code: timings, the run id,
+    UUIDs (the Agent Server's thread ids are uuid5 of the run id, quoted in LS's reasons), and empty
+    fields (absent in an older tree's results)."""
     sys.path.insert(0, str(REPO))
     try:
         from chaos.running.resume import comparable as theirs  # type: ignore[import-not-found,unused-ignore]
@@ -248,7 +249,17 @@ def comparable(data: dict) -> dict:
         theirs = _comparable_fallback
     finally:
         sys.path.remove(str(REPO))
-    return json.loads(UUID.sub("<uuid>", json.dumps(theirs(data))))
+    return _without_empty(json.loads(UUID.sub("<uuid>", json.dumps(theirs(data)))))
+
+
+def _without_empty(x: Any) -> Any:
+    """``x`` without keys whose value is empty (``[]``, ``{}``, ``null``): a field a newer tree adds
+    with nothing in it (a point's ``extra`` effects, say) says what its absence says."""
+    if isinstance(x, dict):
+        return {k: _without_empty(v) for k, v in x.items() if v not in ([], {}, None)}
+    if isinstance(x, list):
+        return [_without_empty(v) for v in x]
+    return x
 
 
 # Kill points whose outcome the framework leaves open although the kind is deterministic elsewhere.
