@@ -199,6 +199,7 @@ COMMON_FIELDS: dict[str, str] = {
     "resume:command": "the kinds; every adapter answers its pause with the value",
     "resume_by:thread": "stray_resume (the default)",
     "distinct_values": "race (each racer's value)",
+    "at_pause": "race, stray_resume (the n-th pause; the pauses before it answered by the plan)",
     "fork_via": "fork (an adapter without fork reports the cell unknown with the reason)",
     "fork_value": "fork",
     "fork_fires": "fork",
