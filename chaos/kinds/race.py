@@ -38,7 +38,7 @@ from typing import TypedDict
 
 from pydantic import Field
 
-from chaos.kinds.base import Checker, Kind, KindOptions, Property, needs_approval_resume
+from chaos.kinds.base import Checker, Kind, KindOptions, Property, approval_action, needs_approval_resume
 from chaos.kinds.baseline import baseline_of, with_baseline
 from chaos.kinds.chain import LC, ChainTally, read_chain, reads_chain
 from chaos.kinds.checking import Tally, base_fields, times, verdict
@@ -143,10 +143,13 @@ def race_trial(run: TrialRun) -> TrialRecord:
     # 2. k racers, all stopped at the gate, then released at once
     value = s.first_answer  # the answer plan's first value, else resume's command value
     specs = []
+    sent: list[object] = []  # what each racer answers with (None: an approval with no value, or the team's driver's own)
     for i in range(k):
         v = f"{value}#r{i}" if RaceOptions.of(s).distinct_values else value
-        # resume: none (a static breakpoint's approval, LangGraph): every racer sends invoke(None)
-        act: ActionSpec = {"op": "resume", "form": "none"} if s.resume == "none" else {"op": "resume", "form": "command", "value": v}
+        # resume: none (a static breakpoint's approval, LangGraph): every racer sends invoke(None);
+        # resume: app: every racer runs the team's own driver, answering with v
+        act: ActionSpec = approval_action(s, v)
+        sent.append(act.get("value", (act.get("plan") or [None])[0]))
         specs.append(run.spec(f"r{i}", actions=[act], gate=True))
     handles = run.start(specs)
     all_ready = run.wait_until(
@@ -163,7 +166,7 @@ def race_trial(run: TrialRun) -> TrialRecord:
             run.kill(h)
     results = []
     for i, h in enumerate(handles):
-        out = run.collect(h, "resume", "resume", specs[i]["actions"][0].get("value"), hung=h in hung)
+        out = run.collect(h, "resume", "resume", sent[i], hung=h in hung)
         results.append(out)
 
     # 3. what fired
@@ -178,7 +181,7 @@ def race_trial(run: TrialRun) -> TrialRecord:
         per_racer=[
             {
                 "racer_id": r.racer_id,
-                "sent": specs[i]["actions"][0].get("value"),
+                "sent": sent[i],
                 "observed": _observed(_last(r), gated) if r.result else None,
                 "fired": any(f["effect_key"].startswith(f"{gated}:") or f["effect_key"] == gated for f in r.fired),
                 "status": r.status,

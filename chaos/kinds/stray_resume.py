@@ -36,7 +36,7 @@ from typing import Literal, TypedDict
 
 from pydantic import Field
 
-from chaos.kinds.base import Checker, Kind, KindOptions, Property, needs_approval_resume
+from chaos.kinds.base import Checker, Kind, KindOptions, Property, approval_action, needs_approval_resume
 from chaos.kinds.checking import base_fields, verdict
 from chaos.kinds.phases import each_trial, failed, inspected, run_phases
 from chaos.kinds.race import CO
@@ -116,8 +116,9 @@ KIND = StrayResume()
 def stray_trial(run: TrialRun) -> TrialRecord:
     s = run.cell.scenario
     v = s.first_answer  # the answer plan's first value, else resume's command value
-    # resume: none (LangGraph): the approval of a static breakpoint, invoke(None), sent twice
-    answer: ActionSpec = {"op": "resume", "form": "none"} if s.resume == "none" else {"op": "resume", "form": "command", "value": v}
+    # resume: none (LangGraph): the approval of a static breakpoint, invoke(None), sent twice;
+    # resume: app: the team's own driver answering with v, run twice
+    answer: ActionSpec = approval_action(s, v)
     by = StrayOptions.of(s).resume_by
     if by == "interrupt":
         answer["interrupt"] = "first"  # the same request, addressed to the interrupt it answered

@@ -24,6 +24,7 @@ chaos.targets.langgraph.custom_saver REF`` runs that check in the racers' Python
 
 from __future__ import annotations
 
+import builtins
 import inspect
 import sys
 import tempfile
@@ -89,7 +90,7 @@ def load_saver(ref: str, ctx: SaverContext) -> Any:
     return saver
 
 
-def beneath(saver: Any) -> type | None:
+def beneath(saver: Any) -> Any:
     """The LangGraph saver class ``saver``'s own class subclasses (``SqliteSaver`` under REMIT's
     gate), whose reads see the store without what the subclass adds; None when the saver is one of
     LangGraph's own, or subclasses none of its concrete savers (only ``BaseCheckpointSaver``)."""
@@ -169,7 +170,7 @@ def wrap(inner: Any, barrier: BarrierClient, reads: Any = None) -> Any:
             yield from inner.list(config, **kw)
 
         @property
-        def config_specs(self) -> list:
+        def config_specs(self) -> builtins.list:
             return inner.config_specs
 
         def put(self, config, checkpoint, metadata, new_versions):
