@@ -92,12 +92,13 @@ def load_saver(ref: str, ctx: SaverContext) -> Any:
 
 def beneath(saver: Any) -> Any:
     """The LangGraph saver class ``saver``'s own class subclasses (``SqliteSaver`` under REMIT's
-    gate), whose reads see the store without what the subclass adds; None when the saver is one of
-    LangGraph's own, or subclasses none of its concrete savers (only ``BaseCheckpointSaver``)."""
+    gate), whose reads see the store (its database connection, ``conn``) without what the subclass
+    adds; None when the saver is one of LangGraph's own, keeps no ``conn``, or subclasses none of its
+    concrete savers (only ``BaseCheckpointSaver``)."""
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
-    if _is_langgraph(type(saver)):
-        return None
+    if _is_langgraph(type(saver)) or getattr(saver, "conn", None) is None:
+        return None  # LangGraph's own, or a store that is not a database connection the stock reads open
     for cls in type(saver).__mro__[1:]:
         if _is_langgraph(cls) and cls is not BaseCheckpointSaver and "get_tuple" in vars(cls):
             return cls
