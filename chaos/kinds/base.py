@@ -234,7 +234,9 @@ def needs_approval_resume(kind: str, scenario: Scenario) -> None:
     if scenario.resume == "none" and "resume" in scenario.model_fields_set and approves_breakpoints(scenario):
         return  # said, not defaulted: the approval of a static breakpoint
     also = " (or 'none': the invoke(None) that approves a static breakpoint)" if approves_breakpoints(scenario) else ""
-    raise ValueError(f"a {kind} resumes a pending interrupt: set resume to 'command:<value>'{also}")
+    raise ValueError(
+        f"a {kind} resumes a pending interrupt: set resume to 'command:<value>'{also}, or 'app:<package.module:recover>' (your own driver)"
+    )
 
 
 def approval_action(scenario: Scenario, value: object) -> ActionSpec:
