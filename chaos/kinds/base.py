@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Generic, Literal, Pr
 from pydantic import AfterValidator, BaseModel, ConfigDict, TypeAdapter
 
 if TYPE_CHECKING:
+    from chaos.racer.protocol import ActionSpec
     from chaos.records import CellResult, TrialRecord, Verdict
     from chaos.running.trial import RunContext
     from chaos.scenario.model import Cell, Scenario
@@ -224,14 +225,31 @@ def approves_breakpoints(scenario: Scenario) -> bool:
 
 def needs_approval_resume(kind: str, scenario: Scenario) -> None:
     """The rule of kinds that approve a pause (race, stray_resume): ``command:<value>`` answers an
-    ``interrupt()`` (and approves a static breakpoint); where the framework has static breakpoints,
-    ``none`` is their approval (``invoke(None)``), which answers no ``interrupt()``."""
-    if scenario.resume.startswith("command:"):
+    ``interrupt()`` (and approves a static breakpoint); ``app:<package.module:recover>`` is the
+    team's own driver answering it (with the plan's first answer, ``answers:``, when there is one);
+    where the framework has static breakpoints, ``none`` is their approval (``invoke(None)``),
+    which answers no ``interrupt()``."""
+    if scenario.resume.startswith("command:") or scenario.resume_form == "app":
         return
     if scenario.resume == "none" and "resume" in scenario.model_fields_set and approves_breakpoints(scenario):
         return  # said, not defaulted: the approval of a static breakpoint
     also = " (or 'none': the invoke(None) that approves a static breakpoint)" if approves_breakpoints(scenario) else ""
-    raise ValueError(f"a {kind} resumes a pending interrupt: set resume to 'command:<value>'{also}")
+    raise ValueError(
+        f"a {kind} resumes a pending interrupt: set resume to 'command:<value>'{also}, or 'app:<package.module:recover>' (your own driver)"
+    )
+
+
+def approval_action(scenario: Scenario, value: object) -> ActionSpec:
+    """One approval of the pending pause, as a race's racer or a stray resume sends it: ``value``
+    as a command; the team's own driver (``resume: app:``) answering that pause with ``value`` (its
+    plan is that one answer: the driver stops at the next pause); or, with ``resume: none``, the
+    ``invoke(None)`` that approves a static breakpoint."""
+    if scenario.resume == "none":
+        return {"op": "resume", "form": "none"}
+    if scenario.resume_form == "app":
+        plan = [value] if isinstance(scenario.answers, list) else []  # no plan: the driver answers by itself
+        return {"op": "resume", "form": "app", "recover": scenario.recover_ref or "", "plan": plan}
+    return {"op": "resume", "form": "command", "value": value}
 
 
 def runner_for(kind: str, framework: str | None = None) -> Callable[[RunContext, Cell, set[str]], Iterator[TrialRecord]]:

@@ -58,7 +58,8 @@ def approve_action(s: Scenario) -> ActionSpec:
 def baseline_actions(cell: Cell) -> list[ActionSpec]:
     """Run, then answer its interrupts when the scenario resumes with a command: the answer plan
     answers each in turn until the run completes; one command value answers each (up to
-    ``MAX_ANSWERS``). With another resume form, static breakpoints (LangGraph's) are approved
+    ``MAX_ANSWERS``); with the team's own driver (``resume: app:``) and a plan, the driver answers
+    each by the plan, as a sweep's dry run does. With another resume form, static breakpoints (LangGraph's) are approved
     (``approve_action``): their approval needs no value."""
     from chaos.kinds.base import approves_breakpoints
 
@@ -69,6 +70,8 @@ def baseline_actions(cell: Cell) -> list[ActionSpec]:
             acts.append({**answer_action(s), "if": "interrupted"})
         else:
             acts += [{**answer_action(s), "if": "interrupted"} for _ in range(MAX_ANSWERS)]
+    elif s.resume_form == "app" and isinstance(s.answers, list):  # the team's driver answers each pause by the plan
+        acts.append({"op": "resume", "form": "app", "recover": s.recover_ref or "", "plan": s.answers, "if": "interrupted"})
     elif approves_breakpoints(s):
         acts.append({**approve_action(s), "if": "interrupted"})
     return acts

@@ -40,7 +40,7 @@ from typing import TypedDict
 from pydantic import Field
 
 from chaos.kinds.aim import AimOptions, aimed_value, answer_map, approach
-from chaos.kinds.base import Checker, Kind, Property, needs_approval_resume
+from chaos.kinds.base import Checker, Kind, Property, approval_action, needs_approval_resume
 from chaos.kinds.baseline import baseline_of, with_baseline
 from chaos.kinds.chain import LC, TREE_READ, ChainTally, read_chain, reads_chain
 from chaos.kinds.checking import Tally, base_fields, times, verdict
@@ -150,12 +150,15 @@ def race_trial(run: TrialRun) -> TrialRecord:
     parked_ids = list(parked_o.get("interrupt_ids") or []) if parked_o else []
     chain = reads_chain(s)
     specs = []
+    sent: list[object] = []  # what each racer answers with (None: an approval with no value, or the team's driver's own)
     for i in range(k):
         v = f"{value}#r{i}" if RaceOptions.of(s).distinct_values else value
-        # resume: none (a static breakpoint's approval, LangGraph): every racer sends invoke(None)
-        act: ActionSpec = {"op": "resume", "form": "none"} if s.resume == "none" else {"op": "resume", "form": "command", "value": v}
-        if s.resume != "none" and (by_id := answer_map(parked_ids, v)) is not None:
+        # resume: none (a static breakpoint's approval, LangGraph): every racer sends invoke(None);
+        # resume: app: every racer runs the team's own driver, answering with v
+        act: ActionSpec = approval_action(s, v)
+        if act.get("form") == "command" and (by_id := answer_map(parked_ids, v)) is not None:
             act["answer_map"] = by_id  # parallel interrupts pending at once: every one answered, by its id
+        sent.append(act.get("value", (act.get("plan") or [None])[0]))
         # LC: the first racer reads the thread's checkpoint tree once every other racer has ended (chaos.kinds.chain)
         specs.append(run.spec(f"r{i}", actions=[act], gate=True, afterwards=TREE_READ if chain and i == 0 else None))
     handles = run.start(specs)
@@ -179,7 +182,7 @@ def race_trial(run: TrialRun) -> TrialRecord:
             run.kill(h)
     results = []
     for i, h in enumerate(handles):
-        out = run.collect(h, "resume", "resume", specs[i]["actions"][0].get("value"), hung=h in hung)
+        out = run.collect(h, "resume", "resume", sent[i], hung=h in hung)
         results.append(out)
 
     # 3. what fired
@@ -197,7 +200,7 @@ def race_trial(run: TrialRun) -> TrialRecord:
         per_racer=[
             {
                 "racer_id": r.racer_id,
-                "sent": specs[i]["actions"][0].get("value"),
+                "sent": sent[i],
                 "observed": _observed(_last(r), gated) if r.result else None,
                 "fired": any(of_task(f["effect_key"], gated) for f in r.fired),
                 "status": r.status,

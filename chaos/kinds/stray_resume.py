@@ -40,7 +40,7 @@ from typing import Literal, TypedDict
 from pydantic import Field
 
 from chaos.kinds.aim import AimOptions, aimed_value, approach
-from chaos.kinds.base import Checker, Kind, Property, needs_approval_resume
+from chaos.kinds.base import Checker, Kind, Property, approval_action, needs_approval_resume
 from chaos.kinds.checking import base_fields, verdict
 from chaos.kinds.phases import each_trial, failed, inspected, run_phases
 from chaos.kinds.race import CO
@@ -131,8 +131,9 @@ KIND = StrayResume()
 def stray_trial(run: TrialRun) -> TrialRecord:
     s = run.cell.scenario
     v = aimed_value(s)  # the plan's answer at the aimed pause (the first by default), else resume's command value
-    # resume: none (LangGraph): the approval of a static breakpoint, invoke(None), sent twice
-    answer: ActionSpec = {"op": "resume", "form": "none"} if s.resume == "none" else {"op": "resume", "form": "command", "value": v}
+    # resume: none (LangGraph): the approval of a static breakpoint, invoke(None), sent twice;
+    # resume: app: the team's own driver answering with v, run twice
+    answer: ActionSpec = approval_action(s, v)
     by = StrayOptions.of(s).resume_by
     if by in ("interrupt", "answered_id"):
         answer["interrupt"] = "first"  # the same request, addressed to the interrupt it answered

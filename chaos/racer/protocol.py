@@ -308,6 +308,9 @@ class ActionOutcome(TypedDict, total=False):
     # adapter detail
     result: str
     persistence_errors: list[dict[str, object]]
+    # the state keys the framework left out of the saved document it restored from (a save that
+    # skips what it cannot serialise): a restored run that fails reading one failed on the framework's drop
+    dropped_state: list[str]
     message: MessageSent  # ``message`` op
     runs: dict[str, str]  # ``join`` op: run id -> final status
     http: dict[str, object]  # langgraph_server: the client's HTTP outcome (strategy, create status, run id, run status)

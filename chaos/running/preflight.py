@@ -190,6 +190,7 @@ def preflight_spec(cell: Cell, folder: Path, version: str = "v1") -> RacerSpec:
         "ledger": {"kind": "sqlite", "path": str(folder / "ledger.sqlite")},
         "barrier": {"dir": str(folder / "barriers"), "armed": []},
         "actions": baseline_actions(cell),
+        "inspect_after": True,  # where the run ended, for the framework's own check (ChecksDryRun)
         "result_path": str(folder / "result-preflight.json"),
     }
     return cast(RacerSpec, spec)

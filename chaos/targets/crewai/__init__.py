@@ -47,6 +47,7 @@ INFO = TargetInfo(
         "_sync_executor): whether a's checkpoint is durable when b's effect fires is open"
         for c in ("checkpoint-json", "checkpoint-sqlite", "checkpoint-json-recovery")
     },
+    hooks="chaos.targets.crewai.hooks",
     import_name="crewai",
     default_version="1.15.30",
     pins=("crewai=={version}",),

@@ -279,6 +279,12 @@ class CrewAISession(SessionBase):
         if getattr(self.flow_class, "resume_async", None) is not None:
             track_approvals(self.flow_class, self.recorder.note_approval)
 
+    @property
+    def meta(self) -> dict[str, object]:
+        """The workload's facts, and the methods chaos counts as the flow's ends (the preflight's
+        check that the uninterrupted run finished in one of them: ``chaos.targets.crewai.hooks``)."""
+        return {**self.workload.meta, "ends": list(self.workload.end_methods)}
+
     # ---------------------------------------------------------------- durable passes
 
     def _saved_methods(self) -> list[str]:

@@ -8,6 +8,15 @@ the inner call, with the same boundary names as the built-in backends, so every 
 Delegation (not a subclass of the saver's class) keeps a saver whose async methods call its sync
 ones (or the reverse) from hitting a barrier twice.
 
+A team's saver may carry its own guard (REMIT's gate brought as ``remit.wrap(SqliteSaver, conn,
+cross_process_gate=True)``, a subclass of LangGraph's saver that claims what it reads). chaos's own
+reads (inspections, every read outside the app's calls) never pass through it: with a declared
+guard they carry its inspection keys (``target.guard``'s ``inspect``); without one, a saver whose
+class subclasses one of LangGraph's concrete savers is read through that saver's own methods, the
+store beneath the subclass (``beneath``). An exception of the saver's own (its class neither the
+standard library's nor LangGraph's) that ends an app's call is the saver's refusal
+(``ChaosSaver.refused``): an outcome named after the saver's class, never a harness error.
+
 ``load_saver`` refuses, with one sentence naming the reference, a factory that does not import,
 raises, or returns something that is not a ``BaseCheckpointSaver``; ``python -m
 chaos.targets.langgraph.custom_saver REF`` runs that check in the racers' Python (the preflight).
@@ -15,6 +24,7 @@ chaos.targets.langgraph.custom_saver REF`` runs that check in the racers' Python
 
 from __future__ import annotations
 
+import builtins
 import inspect
 import sys
 import tempfile
@@ -80,26 +90,88 @@ def load_saver(ref: str, ctx: SaverContext) -> Any:
     return saver
 
 
+def beneath(saver: Any) -> Any:
+    """The LangGraph saver class ``saver``'s own class subclasses (``SqliteSaver`` under REMIT's
+    gate), whose reads see the store (its database connection, ``conn``) without what the subclass
+    adds; None when the saver is one of LangGraph's own, keeps no ``conn``, or subclasses none of its
+    concrete savers (only ``BaseCheckpointSaver``)."""
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    if _is_langgraph(type(saver)) or getattr(saver, "conn", None) is None:
+        return None  # LangGraph's own, or a store that is not a database connection the stock reads open
+    for cls in type(saver).__mro__[1:]:
+        if _is_langgraph(cls) and cls is not BaseCheckpointSaver and "get_tuple" in vars(cls):
+            return cls
+    return None
+
+
+def _is_langgraph(cls: type) -> bool:
+    return cls.__module__.split(".", 1)[0] == "langgraph"
+
+
+def own_error(exc: BaseException) -> bool:
+    """Is ``exc`` of a class of the saver's own (not the standard library's, nor LangGraph's)?"""
+    top = type(exc).__module__.split(".", 1)[0]
+    return top not in sys.stdlib_module_names and top not in ("builtins", "langgraph")
+
+
 def wrap(inner: Any, barrier: BarrierClient, reads: Any = None) -> Any:
     """A ``BaseCheckpointSaver`` delegating every method to ``inner``, writes through barriers;
-    ``reads`` (``chaos.targets.langgraph.guards.Reads``) gives chaos's own reads a guard's inspection keys."""
+    ``reads`` (``chaos.targets.langgraph.guards.Reads``) tells the app's reads from chaos's own:
+    chaos's carry a declared guard's inspection keys, or else read the store beneath the saver's
+    own subclass (``beneath``)."""
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
     read_config = reads.config if reads is not None else (lambda config: config)
+    declared = bool(reads is not None and reads.inspect)
+    stock = None if declared or reads is None else beneath(inner)
+    raised: list[BaseException] = []  # what the saver raised into the app's calls (its refusals)
+
+    def noted(exc: BaseException) -> None:
+        if own_error(exc):
+            raised.append(exc)
 
     class ChaosSaver(BaseCheckpointSaver):
         def __init__(self) -> None:
             super().__init__(serde=inner.serde)
             self.inner = inner
 
+        def refused(self, exc: BaseException) -> str | None:
+            """The saver's name when ``exc`` (or what it was raised from) is an error of the saver's
+            own it raised into the app's call: its guard's refusal."""
+            seen: set[int] = set()
+            e: BaseException | None = exc
+            while e is not None and id(e) not in seen:
+                if any(e is r for r in raised):
+                    return f"{type(inner).__name__} (target.saver)"
+                seen.add(id(e))
+                e = e.__cause__ or e.__context__
+            return None
+
         def get_tuple(self, config):
-            return inner.get_tuple(read_config(config))
+            if stock is not None and not reads.depth:  # chaos's own read: the store beneath the saver's guard
+                return stock.get_tuple(inner, config)
+            try:
+                return inner.get_tuple(read_config(config))
+            except BaseException as exc:
+                noted(exc)
+                raise
 
         async def aget_tuple(self, config):
-            return await inner.aget_tuple(read_config(config))
+            try:
+                return await inner.aget_tuple(read_config(config))
+            except BaseException as exc:
+                noted(exc)
+                raise
+
+        def list(self, config, **kw):
+            if stock is not None and not reads.depth:
+                yield from stock.list(inner, config, **kw)
+                return
+            yield from inner.list(config, **kw)
 
         @property
-        def config_specs(self) -> list:
+        def config_specs(self) -> builtins.list:
             return inner.config_specs
 
         def put(self, config, checkpoint, metadata, new_versions):
@@ -108,6 +180,7 @@ def wrap(inner: Any, barrier: BarrierClient, reads: Any = None) -> Any:
             try:
                 out = inner.put(config, checkpoint, metadata, new_versions)
             except BaseException as exc:
+                noted(exc)
                 barrier.failed(name, error_of(exc))
                 raise
             barrier.hit(name + ":after")
@@ -119,6 +192,7 @@ def wrap(inner: Any, barrier: BarrierClient, reads: Any = None) -> Any:
             try:
                 out = inner.put_writes(config, writes, task_id, task_path)
             except BaseException as exc:
+                noted(exc)
                 barrier.failed(name, error_of(exc))
                 raise
             barrier.hit(name + ":after")
@@ -130,6 +204,7 @@ def wrap(inner: Any, barrier: BarrierClient, reads: Any = None) -> Any:
             try:
                 out = await inner.aput(config, checkpoint, metadata, new_versions)
             except BaseException as exc:
+                noted(exc)
                 barrier.failed(name, error_of(exc))
                 raise
             barrier.hit(name + ":after")
@@ -141,6 +216,7 @@ def wrap(inner: Any, barrier: BarrierClient, reads: Any = None) -> Any:
             try:
                 out = await inner.aput_writes(config, writes, task_id, task_path)
             except BaseException as exc:
+                noted(exc)
                 barrier.failed(name, error_of(exc))
                 raise
             barrier.hit(name + ":after")

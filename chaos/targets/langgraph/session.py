@@ -286,6 +286,8 @@ class LangGraphSession:
         self._measure_store = bool(spec.get("measure_store"))  # inspect reports the store's sizes (chaos.targets.langgraph.store_size)
         self._backend, self._store = str(target["backend"]), dict(spec.get("store") or {})
         saver_ref = target.get("saver")
+        # a team's saver's own refusal (its guard, chaos.targets.langgraph.custom_saver), named after it
+        self.saver_refusal: Callable[[BaseException], str | None] = lambda exc: None
         # a guard (chaos.targets.langgraph.guards): wraps the stock saver, and chaos's own reads carry its inspection keys
         self.guard, self.reads, gctx = self._guard(spec)
         if saver_ref:  # a team's own saver (chaos.targets.langgraph.custom_saver): wrapped, not subclassed
@@ -294,6 +296,7 @@ class LangGraphSession:
             inner = load_saver(saver_ref, saver_context(spec))
             guarded = self.guard.wrap(inner, gctx) if self.guard and self.guard.wrap else inner
             self.saver, self._close = wrap(guarded, barrier, self.reads), lambda: close_saver(inner)
+            self.saver_refusal = self.saver.refused
         elif self._bridge is not None:
             self.saver, self._close = make_async_saver(target["backend"], spec.get("store", {}), self._bridge)
             instrument(self.saver, barrier, self.reads)
@@ -719,7 +722,7 @@ class LangGraphSession:
             out = self._run_graph(payload, config)
         except Exception as exc:  # the framework's answer, recorded as data
             err = error_of(exc)
-            by = refused_by(self.guard, exc)
+            by = refused_by(self.guard, exc) or self.saver_refusal(exc)
             if by is not None:  # the guard's loud refusal: before any effect an outcome, after one an error naming it
                 err["refused_by"] = by
                 if len(self.fired) == fired0:

@@ -41,6 +41,7 @@ INFO = TargetInfo(
     packages=("llama_index", "workflows"),
     trial_s=1.5,
     recovery_calls={"none": "Context.from_dict + run", "input": "a new run", "command": "Context.from_dict + run, continuing the run"},
+    hooks="chaos.targets.llamaindex.hooks",
     import_name="workflows",
     default_version="2.26.1",
     pins=("llama-index-workflows=={version}",),

@@ -37,6 +37,8 @@ the run reaches while an ``answers`` plan has an answer for it (``thread.answer`
 from __future__ import annotations
 
 import json
+import re
+import warnings
 from typing import Any
 
 from chaos.racer.barrier import BarrierClient
@@ -82,6 +84,15 @@ class NoSavedContext(NothingSaved):
     """Resume asked for, but no context was ever saved for this run."""
 
 
+def _skipped_key(message: Warning | str) -> str | None:
+    """The key an ``UnserializableKeyWarning`` says ``to_dict`` skipped ("... unserializable key:
+    memory -- ..."), else None."""
+    if type(message).__name__ != "UnserializableKeyWarning":
+        return None
+    m = re.search(r"unserializable key: ([^\s]+)", str(message))
+    return m.group(1) if m else None
+
+
 def _pending_steps(ctx_doc: dict) -> list[str]:
     workers = (ctx_doc or {}).get("workers") or {}
     return sorted(n for n, w in workers.items() if w.get("queue") or w.get("in_progress"))
@@ -114,6 +125,17 @@ class LlamaIndexSession(AsyncSession):
         self.base: dict[str, int] = {}  # step -> passes recorded complete when this action began
         self.invocations: dict[int, tuple[Any, str]] = {}  # id(step context) -> (it, its pass id)
         self.last: ActionOutcome | None = None  # what the last drive returned (for app recoveries)
+        self.dropped: list[str] = []  # the state keys the last save skipped (to_dict's UnserializableKeyWarning)
+        self.restored_dropped: list[str] = []  # those of the document this action's run was restored from
+
+    def perform(self, action: Action) -> ActionOutcome:
+        """As every session; a failed run restored from a save that skipped state keys says which
+        (``dropped_state``: the preflight then names LlamaIndex's drop, not the app's wiring)."""
+        self.restored_dropped = []
+        out = super().perform(action)
+        if out.get("status") == "error" and self.restored_dropped:
+            out["dropped_state"] = list(self.restored_dropped)
+        return out
 
     def _where(self) -> Where | None:
         """The running step and its pass: the first effect of a step invocation numbers it."""
@@ -138,10 +160,16 @@ class LlamaIndexSession(AsyncSession):
         self.pauses = 0 if doc is None else int(doc.get("pauses", 1 if doc.get("awaiting_input") else 0))
         self.base = {} if restart else {n: self.completed.count(n) for n in set(self.completed)}
         self.invocations = {}
+        self.restored_dropped = [] if doc is None else list(doc.get("dropped") or [])
 
     def _save(self, what: str, handler: Any, *, awaiting: bool, question: Any = None, ended: bool = False) -> None:
-        """``ended``: the step just saved returned the ``StopEvent`` (the context may still say it runs)."""
-        doc = handler.ctx.to_dict()
+        """``ended``: the step just saved returned the ``StopEvent`` (the context may still say it runs).
+        The state keys ``to_dict`` skips (``UnserializableKeyWarning``: a FunctionAgent's ``memory``)
+        are saved beside it as ``dropped``: a run restored from it has lost them."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            doc = handler.ctx.to_dict()
+        self.dropped = sorted({k for w in caught if (k := _skipped_key(w.message))})
         self.seq += 1
         if awaiting:
             self.pauses += 1
@@ -154,6 +182,7 @@ class LlamaIndexSession(AsyncSession):
                 "question": question,
                 "pauses": self.pauses,
                 "ended": ended or not doc.get("is_running", True),
+                "dropped": self.dropped,
                 "ctx": doc,
             },
         )

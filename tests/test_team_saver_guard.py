@@ -1,0 +1,54 @@
+"""A team's own guard inside its own saver is measured, with no ``target.guard`` declared.
+
+The team brings REMIT's cross-process gate the way REMIT is used: ``remit.wrap(SqliteSaver, conn,
+cross_process_gate=True)`` in its saver factory (``target.saver``), over LangGraph's docs'
+approve-or-reject graph (``tests.workloads.lg_approve_remit``). By hand, without chaos, four
+processes answering the paused thread at once give one send and three ``RemitConsumeConflict``
+refusals. Before, chaos's own reads of the parked thread went through the gate and took its
+claim, and every racer's refusal, raised from inside a saver chaos did not know, was blamed on the
+harness: 0 of 3 trials valid. Now chaos reads the store beneath the team's saver (LangGraph's own
+``SqliteSaver`` reads) and a refusal of the saver's own is an outcome named after it.
+"""
+
+from __future__ import annotations
+
+import pytest
+from kits.runs import run_text
+
+from chaos.racer.errors import EnvironmentProblem
+from chaos.running.journal import read_journal
+
+REMIT = "remit-contract==0.1.2"
+
+RACE = """\
+name: team_remit
+kind: race
+target: {framework: langgraph, saver: "tests.workloads.lg_approve_remit:remit_saver", durability: sync, requirements: ["remit-contract==0.1.2"]}
+workload: tests.workloads.lg_approve_remit:approve_or_reject
+resume: "command:approve"
+racers: {k: 4}
+jitter_ms: 0
+trials: 3
+seed: 165
+"""
+
+
+def test_remits_gate_inside_the_teams_own_saver_lets_one_racer_through_and_refuses_the_rest(tmp_path):
+    from chaos.envs import python_for
+
+    try:
+        python_for("langgraph", None, [REMIT])
+    except EnvironmentProblem as exc:
+        pytest.skip(f"{REMIT} cannot be installed here: {exc}")
+    run = run_text(tmp_path, RACE)
+    (cell,) = run.results.cells
+    assert cell.valid_trials == 3, cell  # chaos's reads took no claim: every trial measured
+    assert cell.fires == {"1": 3}  # one send per trial, as by hand
+    verdicts = {v.property: v for v in cell.verdicts}
+    assert verdicts["CO"].status == verdicts["LIVENESS"].status == "holds"
+    assert "by RemitSqliteSaver (target.saver)" in verdicts["CO"].reason
+    records, _ = read_journal(run.run_dir / "journal.jsonl")
+    racers = [r for rec in records for r in rec["racers"] if r.get("role") == "resume"]
+    refused = [r for r in racers if r["result"]["outcomes"][-1]["status"] == "refused"]
+    assert len(refused) == 9  # three racers a trial refused, each an outcome, none a harness error
+    assert {r["result"]["outcomes"][-1]["error"]["refused_by"] for r in refused} == {"RemitSqliteSaver (target.saver)"}
