@@ -194,6 +194,61 @@ def test_a_foreign_or_corrupt_blob_is_refused_loudly_or_judged(tmp_path):
     assert emptied.status == "violated" and "loaded silently" in emptied.reason
 
 
+def _eo_by_point(c) -> dict[str, str]:
+    return {p.point: next(v.status for v in p.verdicts if v.property == "EO") for p in c.points}
+
+
+def test_a_teams_own_state_store_is_swept_like_the_built_in_file_store(tmp_path):
+    # the team's store keeps every run's blob in one JSON file (tests/workloads/openai_agents_stores.py);
+    # its saves are the same boundaries as the file store's, and a kill after the approved tool's
+    # effect and before the save runs the tool again on resume, as there
+    text = _scenario(
+        "kill_sweep",
+        extra="matrix:\n  case:\n    - {name: file}\n"
+        "    - {name: team, workload_params: {store: 'tests.workloads.openai_agents_stores:json_file_store'}}\n",
+    )
+    outcome = run_text(tmp_path, text, keep_work=True)
+    results = outcome.results
+    file, team = look.cell(results, "case=file"), look.cell(results, "case=team")
+    assert team.valid_trials == file.valid_trials > 0
+    assert _eo_by_point(team) == _eo_by_point(file)
+    assert look.point_verdict(team, "effect(task=gate)", "EO").status == "violated"
+    assert look.point(team, "effect(task=gate)").duplicates == ["gate:True"]
+    assert any(p.startswith("save_state(interruptions=1):before") for p in _eo_by_point(team))
+    # the blobs were in the team's file (in each trial's folder, of the team's cell only)
+    saved = list(tmp_path.rglob("state_store/runs.json"))
+    assert saved and {p.parent.parent.name.split("-")[0] for p in saved} == {f"c{team.cell_index:03d}"}
+    # the finding does not depend on the store: its script keeps the blob in a file, and reproduces
+    from chaos.repro import write_repro
+
+    gate = look.point_verdict(team, "effect(task=gate)", "EO")
+    repro = write_repro(outcome.run_dir, gate.evidence.trial_ids[0], tmp_path / "repro")
+    ran = subprocess.run([python_for("openai_agents"), str(repro.script)], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 1 and "REPRODUCED" in ran.stdout
+    assert all('"awaiting"' in blob or '"ended"' in blob for path in saved for blob in json.loads(path.read_text()).values())
+
+
+@pytest.mark.parametrize(
+    ("ref", "said"),
+    [
+        ("tests.workloads.no_such_module:store", "workload_params.store 'tests.workloads.no_such_module:store' does not import"),
+        ("tests.workloads.openai_agents_stores:broken_store", "raised while building the state store: ConnectionError"),
+        ("tests.workloads.openai_agents_stores:not_a_store", "returned dict, which has no save(key, blob) and load(key)"),
+        ("json_file_store", "workload_params.store is 'json_file_store': name a package.module:factory"),
+    ],
+)
+def test_a_team_store_that_does_not_build_is_refused_before_any_trial(tmp_path, ref, said):
+    path = tmp_path / "bad.yaml"
+    path.write_text(_scenario("kill_sweep", extra=f"workload_params: {{store: '{ref}'}}\n"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "chaos", "run", str(path), "--out", str(tmp_path / "runs")], capture_output=True, text=True
+    )
+    assert proc.returncode == 3, proc.stderr
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and said in lines[0], proc.stderr
+    assert not (tmp_path / "runs").exists() or not list((tmp_path / "runs").rglob("journal.jsonl"))
+
+
 def test_an_unreachable_blob_store_is_refused_before_any_trial(tmp_path):
     path = tmp_path / "pg.yaml"
     path.write_text(_scenario("kill_sweep", backend="postgres", workload="three_step").replace('"command:true"', "none"))

@@ -25,6 +25,7 @@ The public types a team's own app needs live here, one place for every framework
     from chaos.workloads import Guard                            # a LangGraph guard (target.guard)
     from chaos.workloads import effect, effect_once              # a graph served by the Agent Server
     from chaos.workloads import OpenAIAgentsWorkload, Call, scripted_model  # OpenAI Agents SDK
+    from chaos.workloads import StateStore, StoreContext         # its blob store (workload_params.store)
     from chaos.workloads import ADKWorkload, ScriptedLlm         # Google ADK
 
 Each framework's names are imported on first use (PEP 562 ``__getattr__``) from
@@ -51,7 +52,7 @@ if TYPE_CHECKING:
     from chaos.workloads.dbos import DBOSThread, DBOSWorkload
     from chaos.workloads.langgraph import Breakpoint, Edit, LangGraphWorkload
     from chaos.workloads.llamaindex import LlamaThread, LlamaWorkload
-    from chaos.workloads.openai_agents import Call, OpenAIAgentsWorkload, scripted_model
+    from chaos.workloads.openai_agents import Call, OpenAIAgentsWorkload, StateStore, StoreContext, scripted_model
     from chaos.workloads.pydantic_graph import Deps, PGRun, PGWorkload
 
 W = TypeVar("W")  # the adapter's workload type (``build_workload``'s ``expected``)
@@ -78,6 +79,8 @@ __all__ = [
     "PGRun",
     "PGWorkload",
     "ScriptedLlm",
+    "StateStore",
+    "StoreContext",
     "WorkloadContext",
     "effect",
     "effect_once",
@@ -111,6 +114,8 @@ _PUBLIC = {
     "OpenAIAgentsWorkload": "chaos.workloads.openai_agents",
     "Call": "chaos.workloads.openai_agents",
     "scripted_model": "chaos.workloads.openai_agents",
+    "StateStore": "chaos.workloads.openai_agents",
+    "StoreContext": "chaos.workloads.openai_agents",
     "ADKWorkload": "chaos.workloads.adk",
     "ScriptedLlm": "chaos.workloads.adk",
 }

@@ -24,6 +24,8 @@ through ``ANSWER`` (the SDK hands a tool no approval value: the key is chaos's, 
 distinct values fire distinct rows).
 
 A team's own app returns an ``OpenAIAgentsWorkload`` from its factory (``package.module:factory``).
+A team's own state store (``workload_params.store: package.module:factory``) is a factory given a
+``StoreContext`` that returns a ``StateStore``: ``save(key, blob)`` and ``load(key)`` of text.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
 
 from agents import Agent, function_tool, set_tracing_disabled
 from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
@@ -107,6 +110,29 @@ class OpenAIAgentsWorkload:
     meta: dict[str, Any] = field(default_factory=dict)
     claim: Callable[[str, dict], bool] | None = None
     tamper: tuple[str, Any] | None = None  # built-ins only: (a dotted path of the state blob, the value the store writes there)
+
+
+@dataclass(frozen=True)
+class StoreContext:
+    """What a state store factory (``workload_params.store``) gets: ``folder``, a folder every racer
+    of the run and every resume shares (put a file or an embedded database there); ``thread_id``,
+    ``trial_id`` and ``racer_id`` name who asks (a server-backed store can prefix by them)."""
+
+    folder: Path
+    thread_id: str = ""
+    trial_id: str = ""
+    racer_id: str = ""
+
+
+@runtime_checkable
+class StateStore(Protocol):
+    """A team's own store of the saved run: ``save(key, blob)`` keeps ``blob`` (text: the app's
+    document holding ``RunState.to_json()``) under ``key`` (the run's thread id), replacing what was
+    there, and returns once it is durable; ``load(key)`` returns the last blob saved under ``key``,
+    or None. chaos calls ``save`` between the barriers ``save_state(...):before`` and ``:after``."""
+
+    def save(self, key: str, blob: str) -> None: ...
+    def load(self, key: str) -> str | None: ...
 
 
 def _tool(effect: Callable[..., None], task: str, approval: bool = False, keyed: bool = False) -> Any:

@@ -3,7 +3,7 @@
 What the adapter offers, readable without the SDK: a ``Runner`` over an agent whose tool needs a
 human's approval (``@function_tool(needs_approval=True)``). The run stops with
 ``result.interruptions``; the app saves ``result.to_state().to_json()`` in its own store (a file, a
-SQLite row, a Postgres row) and later, in any process, ``RunState.from_json(agent, blob)``,
+SQLite row, a Postgres row, the team's own through ``workload_params.store``) and later, in any process, ``RunState.from_json(agent, blob)``,
 ``state.approve(item)`` or ``state.reject(item)``, ``Runner.run(agent, state)``. Conversation items
 may also live in the SDK's own ``SQLiteSession`` (backend ``sqlite_session``) or ``SQLAlchemySession`` (backend
 ``postgres`` with ``workload_params: {session: sqlalchemy}``). The racer half is
@@ -18,7 +18,7 @@ INFO: TargetInfo = TargetInfo(
     framework="openai_agents",
     module="chaos.targets.openai_agents.session",
     about="OpenAI Agents SDK: Runner with an approval-gated function tool (the SDK's ScriptedModel, no network); "
-    "RunState.to_json saved in the app's store (file, SQLite row, Postgres row), the conversation optionally in SQLiteSession",
+    "RunState.to_json saved in the app's store (file, SQLite row, Postgres row, or the team's own: workload_params.store), the conversation optionally in SQLiteSession",
     backends=("file", "sqlite", "postgres", "sqlite_session"),
     # the file store and a SQLite file (the row store, or the SDK's session beside the file store) are
     # all files in the trial's folder; Postgres is behind a socket

@@ -8,7 +8,9 @@ exit 3, before any trial):
 
 * the environment imports ``agents`` and its test double ``agents.testing`` (the scripted model the
   built-in workloads run on), else the command that builds the environment again;
-* backend ``postgres``: the run's Postgres (``CHAOS_PG_DSN``) opens with psycopg and answers ``SELECT 1``.
+* backend ``postgres``: the run's Postgres (``CHAOS_PG_DSN``) opens with psycopg and answers ``SELECT 1``;
+* ``workload_params.store`` (a team's own state store): a ``package.module:factory`` that imports,
+  builds without raising over a temporary folder and returns an object with ``save`` and ``load``.
 
 ``SPEC`` is JSON: ``{"target": {...}, "workload_params": {...}}``. Standard library only until the
 SDK is imported.
@@ -17,6 +19,8 @@ SDK is imported.
 from __future__ import annotations
 
 import sys
+import tempfile
+from pathlib import Path
 
 from chaos.targets.preflight import database_problem, environment_problem, run, store_check
 
@@ -42,7 +46,31 @@ def postgres_problem(dsn: str) -> str | None:
     return None
 
 
-check = store_check(import_problem, postgres_problem)
+def team_store_problem(params: dict[str, object]) -> str | None:
+    """The team's store named by ``workload_params.store`` builds and has ``save`` and ``load``."""
+    if "store" not in params:
+        return None
+    from chaos.targets.openai_agents.team_store import StoreError, load_store, shape_problem
+
+    ref = params["store"]
+    problem = shape_problem(ref)
+    if problem is not None:
+        return problem
+    with tempfile.TemporaryDirectory(prefix="chaos-oa-store-") as folder:
+        try:
+            load_store(str(ref), Path(folder), thread_id="preflight")
+        except StoreError as exc:
+            return str(exc)
+    return None
+
+
+_builtin = store_check(import_problem, postgres_problem)
+
+
+def check(spec: dict[str, object], target: dict[str, object]) -> str | None:
+    """The environment and the database first (a team's store module may import the SDK), then the team's store."""
+    raw = spec.get("workload_params")
+    return _builtin(spec, target) or team_store_problem(dict(raw) if isinstance(raw, dict) else {})
 
 
 def main(argv: list[str]) -> int:

@@ -8,6 +8,8 @@ blob in an envelope of what the app knows: awaiting an approval, ended), replace
 * ``sqlite``: a row of a SQLite table in the trial's folder, upserted in one transaction;
 * ``postgres``: a row of a table in the run's schema on its Postgres, upserted in one transaction.
 
+A team's own store (``workload_params.store``) is ``chaos.targets.openai_agents.team_store``.
+
 Every save passes ``save_state(<what>):before`` (nothing of it durable) and ``:after`` (committed).
 A load marks ``read`` (the race window opens at a resume's first read). Nothing here claims a
 document: the SDK does not, and whether the app does is what chaos measures (a team's own claim is
@@ -143,7 +145,13 @@ class PostgresRowStore:
 
 
 def open_store(spec: RacerSpec, barrier: BarrierClient) -> BlobStore:
-    """The trial's blob store for its backend (``sqlite_session`` keeps its blob in a file)."""
+    """The trial's blob store: the team's own when ``workload_params.store`` names it, else the
+    backend's (``sqlite_session`` keeps its blob in a file)."""
+    from chaos.targets.openai_agents.team_store import open_team_store, store_ref
+
+    ref = store_ref(spec)
+    if ref is not None:
+        return open_team_store(spec, ref, barrier)
     backend = spec["target"].get("backend") or "file"
     if backend == "sqlite":
         return SqliteRowStore(store_file(spec, ".state.sqlite"), spec["thread_id"], barrier)
