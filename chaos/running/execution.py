@@ -55,6 +55,7 @@ from chaos.running.stored import StoredTrials
 from chaos.running.trial import RunContext
 from chaos.running.workdir import scrub
 from chaos.scenario.model import Cell, Scenario, TargetSpec
+from chaos.targets import ReapsStore, hooks_of
 
 CHECKPOINT_EVERY = 8  # trials between checkpoints of the ledger's WAL (and after every cell)
 
@@ -110,6 +111,8 @@ class Execution:
     # what the execution learns as it goes
     launchers: dict[str, Launcher] = field(default_factory=dict, init=False)
     launcher: Launcher | None = field(default=None, init=False)  # the latest cell's: reaped when that cell fails
+    # (framework, racers' python) -> the backends its cells ran on: what ``reap_stores`` asks each framework to remove
+    racer_stores: dict[tuple[str, str], set[str]] = field(default_factory=dict, init=False)
     failures: dict[int, str] = field(default_factory=dict, init=False)  # cell index -> why it failed
     finished_cells: set[int] = field(default_factory=set, init=False)
     interrupted: bool = field(default=False, init=False)
@@ -230,10 +233,12 @@ class Execution:
         s = cell.scenario
         t = target or s.target
         key = repr((t.framework, t.version, t.requirements, s.racers.placement, s.racers.start))
+        python = python_for(t.framework, t.version, t.requirements)
+        self.racer_stores.setdefault((t.framework, python), set()).add(s.target.backend)
         if key not in self.launchers:
             launcher = make_launcher(
                 s.racers.placement,
-                python_for(t.framework, t.version, t.requirements),
+                python,
                 self.run_id,
                 extra_paths=workload_paths(self.folder.meta.scenario_file),
                 start=s.racers.start,
@@ -254,6 +259,7 @@ class Execution:
         # signal arrived, before its launcher knew of it) is found by its label and killed
         steps += [
             lambda: registry.kill_run_racers(self.run_id),
+            self.reap_stores,
             self.journal.close,
             lambda: self.storage.close(keep_schema=self.opts.keep_work),
             self.clear_work,
@@ -263,6 +269,17 @@ class Execution:
                 step()
             except Exception as exc:
                 self.run_failure = self.run_failure or exc
+
+    def reap_stores(self) -> None:
+        """What the racers made for this run outside its folders and Postgres schema (a database on a
+        shared server) removed by each framework that makes such a store (``ReapsStore``), once they are
+        dead; kept with ``keep_work``, as the run's schema is."""
+        if self.opts.keep_work:
+            return
+        for (framework, python), backends in self.racer_stores.items():
+            hooks = hooks_of(framework)
+            if isinstance(hooks, ReapsStore):
+                hooks.reap_store(self.run_id, python, sorted(backends))
 
     def clear_work(self) -> None:
         """The work folder removed, or (``keep_work``) kept with secrets masked once every racer is dead."""
