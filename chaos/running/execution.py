@@ -234,7 +234,10 @@ class Execution:
         t = target or s.target
         key = repr((t.framework, t.version, t.requirements, s.racers.placement, s.racers.start))
         python = python_for(t.framework, t.version, t.requirements)
-        self.racer_stores.setdefault((t.framework, python), set()).add(s.target.backend)
+        backends = self.racer_stores.setdefault((t.framework, python), set())
+        if s.target.backend not in backends:  # written down first: a reaper of this run, if it is killed, removes them too
+            backends.add(s.target.backend)
+            self.active.note(racer_stores=[[fw, py, sorted(b)] for (fw, py), b in self.racer_stores.items()])
         if key not in self.launchers:
             launcher = make_launcher(
                 s.racers.placement,
