@@ -79,9 +79,9 @@ def reap(run_id: str, python: str) -> list[str]:
     """Drop the run's database (idempotent) with ``python`` (the racers'); returns it if it was there.
     A server that refuses is a ``RuntimeError`` naming the database, so the run reports it."""
     dsn = os.environ.get(MYSQL_ENV, "")
-    if "://" not in dsn:
-        return []  # no server named: the racers could not have made one (preflight refuses such runs)
     name = database_name(run_id)
+    if "://" not in dsn:  # a reaper without the server's address: said, so the dead run's entry keeps it
+        raise RuntimeError(f"the ADK run database {name} was not dropped: {MYSQL_ENV} is not set (export it and run `chaos clean`)")
     proc = subprocess.run([python, "-c", _DROP, name], capture_output=True, text=True, timeout=60, env={**os.environ, MYSQL_ENV: dsn})
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
