@@ -14,7 +14,9 @@ find (FCL violated); the same crash recovered twice decides the same way (RD hol
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 
 import pytest
 from kits import framework_support as look
@@ -22,6 +24,7 @@ from kits.appruns import case_cell
 from kits.runs import run_text
 
 from chaos.targets import get_target
+from chaos.targets.adk.mariadb import database_name
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -138,8 +141,37 @@ upgrade_to: {target: {version: "2.13.0"}}
     assert up.status == "holds" and "2.12.0" in up.reason and "2.13.0" in up.reason, up.reason
 
 
+# what a run can leave on the MariaDB server: the ADK run databases, and the rows of ADK's tables in
+# the DSN's own database (where the sessions went before each run had a database of its own)
+MARIADB_LEFT = """
+import json, os
+from urllib.parse import unquote, urlsplit
+import pymysql
+u = urlsplit(os.environ["CHAOS_MYSQL_DSN"])
+conn = pymysql.connect(host=u.hostname, port=u.port or 3306, user=unquote(u.username), password=unquote(u.password or ""))
+cur = conn.cursor()
+cur.execute("SELECT schema_name FROM information_schema.schemata WHERE schema_name LIKE 'chaos_adk_%'")
+left = {"databases": sorted(r[0] for r in cur.fetchall()), "rows": {}}
+db = u.path.lstrip("/")
+cur.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (db,))
+for (table,) in cur.fetchall():
+    if table in ("sessions", "events", "app_states", "user_states", "adk_internal_metadata"):
+        cur.execute(f"SELECT COUNT(*) FROM `{db}`.`{table}`")
+        left["rows"][table] = cur.fetchone()[0]
+print(json.dumps(left))
+"""
+
+
+def mariadb_left() -> dict:
+    from chaos.envs import python_for
+
+    out = subprocess.run([python_for("adk"), "-c", MARIADB_LEFT], capture_output=True, text=True, timeout=60, check=True)
+    return json.loads(out.stdout)
+
+
 @pytest.mark.skipif(not os.environ.get("CHAOS_MYSQL_DSN"), reason="needs CHAOS_MYSQL_DSN (bash scripts/mariadb.sh | tail -1)")
-def test_four_answers_to_one_confirmation_on_mariadb_fire_the_tool_once(tmp_path):
+def test_four_answers_to_one_confirmation_on_mariadb_fire_the_tool_once_and_the_run_leaves_nothing_there(tmp_path):
+    before = mariadb_left()
     results = run_text(
         tmp_path,
         """
@@ -156,6 +188,10 @@ timeout_s: 120
     ).results
     c = look.cell(results)
     assert look.verdict(c, "CO").status == "holds"
+    # the sessions the racers raced on were in the run's own database, dropped at its cleanup
+    after = mariadb_left()
+    assert database_name(results.run_id) not in after["databases"]
+    assert after["rows"] == before["rows"], "ADK's sessions were written to the DSN's shared database"
 
 
 def test_a_crash_before_the_user_event_is_durable_loses_the_invocation_and_recoveries_repeat_themselves(tmp_path):

@@ -274,7 +274,13 @@ def _settings(text: str, mask: Callable[[str], str]) -> str:
             break
         dashes, name, sep, value = m.groups()
         pos = m.end(2)  # the next name may start inside this value
-        if not is_secret_name(name) or (sep is None and not dashes) or _is_mask(value.strip("'\"")) or _COUNTS.fullmatch(value) or _PHASE.fullmatch(value):
+        if (
+            not is_secret_name(name)
+            or (sep is None and not dashes)
+            or _is_mask(value.strip("'\""))
+            or _COUNTS.fullmatch(value)
+            or _PHASE.fullmatch(value)
+        ):
             continue
         quoted = value[:1] in ("'", '"') and len(value) > 1
         start, end = (m.start(4) + 1, m.end(4) - 1) if quoted else (m.start(4), m.end(4))

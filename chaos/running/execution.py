@@ -61,6 +61,7 @@ from chaos.running.stored import StoredTrials
 from chaos.running.trial import RunContext
 from chaos.running.workdir import scrub
 from chaos.scenario.model import Cell, Scenario, TargetSpec
+from chaos.targets import ReapsStore, hooks_of
 
 CHECKPOINT_EVERY = 8  # trials between checkpoints of the ledger's WAL (and after every cell)
 
@@ -126,6 +127,8 @@ class Execution:
     launchers: dict[str, Launcher] = field(default_factory=dict, init=False)
     services: ServicePool = field(default_factory=ServicePool, init=False)  # cells' services kept between cells
     launcher: Launcher | None = field(default=None, init=False)  # the latest cell's: reaped when that cell fails
+    # (framework, racers' python) -> the backends its cells ran on: what ``reap_stores`` asks each framework to remove
+    racer_stores: dict[tuple[str, str], set[str]] = field(default_factory=dict, init=False)
     failures: dict[int, str] = field(default_factory=dict, init=False)  # cell index -> why it failed
     finished_cells: set[int] = field(default_factory=set, init=False)
     interrupted: bool = field(default=False, init=False)
@@ -269,11 +272,16 @@ class Execution:
         s = cell.scenario
         t = target or s.target
         key = repr((t.framework, t.version, t.requirements, s.racers.placement, s.racers.start, slot))
+        python = python_for(t.framework, t.version, t.requirements)
+        backends = self.racer_stores.setdefault((t.framework, python), set())
+        if s.target.backend not in backends:  # written down first: a reaper of this run, if it is killed, removes them too
+            backends.add(s.target.backend)
+            self.active.note(racer_stores=[[fw, py, sorted(b)] for (fw, py), b in self.racer_stores.items()])
         if key not in self.launchers:
             own = {"log_dir": self.work_dir / f"job{slot}"} if slot and s.racers.start in (None, "warm") else {}
             launcher = make_launcher(
                 s.racers.placement,
-                python_for(t.framework, t.version, t.requirements),
+                python,
                 self.run_id,
                 extra_paths=workload_paths(self.folder.meta.scenario_file),
                 start=s.racers.start,
@@ -297,6 +305,7 @@ class Execution:
         # signal arrived, before its launcher knew of it) is found by its label and killed
         steps += [
             lambda: registry.kill_run_racers(self.run_id),
+            self.reap_stores,
             self.journal.close,
             lambda: self.storage.close(keep_schema=self.opts.keep_work),
             self.clear_work,
@@ -306,6 +315,17 @@ class Execution:
                 step()
             except Exception as exc:
                 self.run_failure = self.run_failure or exc
+
+    def reap_stores(self) -> None:
+        """What the racers made for this run outside its folders and Postgres schema (a database on a
+        shared server) removed by each framework that makes such a store (``ReapsStore``), once they are
+        dead; kept with ``keep_work``, as the run's schema is."""
+        if self.opts.keep_work:
+            return
+        for (framework, python), backends in self.racer_stores.items():
+            hooks = hooks_of(framework)
+            if isinstance(hooks, ReapsStore):
+                hooks.reap_store(self.run_id, python, sorted(backends))
 
     def clear_work(self) -> None:
         """The work folder removed, or (``keep_work``) kept with secrets masked once every racer is dead."""

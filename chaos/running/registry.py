@@ -19,7 +19,8 @@ What it promises:
   the lock of its run's registry entry.
 * ``reap_stale()`` (run by ``chaos clean`` and at the start of ``chaos run``) takes every registry
   entry whose lock is free, kills its racers (and any racer whose registry is gone or unlocked),
-  removes its containers, its Postgres run schema (with ``CHAOS_PG_DSN``), its lazy filesystem mount
+  removes its containers, its Postgres run schema (with ``CHAOS_PG_DSN``), what its racers made on
+  shared servers (its entry's ``racer_stores``, removed by the framework's ``ReapsStore``), its lazy filesystem mount
   (``fault: power_loss | torn``: found by the run id in its fsname) and its work folder, marks
   its run.json as interrupted, removes the entry, and returns a list of what it removed. A run
   whose orchestrator is alive is never touched.
@@ -392,6 +393,25 @@ def _pg_reap(run_id: str, dsn: str | None = None, *, expected: bool = False, sch
         return [], f"Postgres schema {name} not dropped: {type(exc).__name__}: {redact_text(str(exc))[:200]}"
 
 
+def _stores_reap(run_id: str, stores: list) -> tuple[list[str], str | None]:
+    """What the run's racers made on shared servers (its entry's ``racer_stores``: framework, racers'
+    Python, backends), removed by each framework that makes such a store (``ReapsStore``); returns
+    (names removed, why one could not be)."""
+    from chaos.targets import ReapsStore, hooks_of
+
+    removed: list[str] = []
+    for framework, python, backends in stores:
+        try:
+            hooks = hooks_of(framework)
+            if isinstance(hooks, ReapsStore):
+                removed += hooks.reap_store(run_id, python, list(backends))
+        except Exception as exc:  # server down, Python gone: the entry stays, with the reason
+            from chaos.racer.redact import redact_text
+
+            return removed, f"{framework} store of the run not removed: {type(exc).__name__}: {redact_text(str(exc))[:200]}"
+    return removed, None
+
+
 # ------------------------------------------------------------------------------------ reaping
 
 
@@ -404,6 +424,7 @@ class Reaped:
     racers: list[int] = field(default_factory=list)
     containers: list[str] = field(default_factory=list)
     schemas: list[str] = field(default_factory=list)
+    stores: list[str] = field(default_factory=list)  # what racers made on shared servers (a framework's ``ReapsStore``)
     folders: list[str] = field(default_factory=list)
     mounts: list[str] = field(default_factory=list)  # lazy filesystems (fault: power_loss | torn) unmounted
     pending: str | None = None  # what could not be removed yet (its entry stays until it is)
@@ -417,6 +438,8 @@ class Reaped:
             parts.append(f"{len(self.containers)} container(s)")
         if self.schemas:
             parts.append("Postgres schema(s) " + ", ".join(self.schemas))
+        if self.stores:
+            parts.append("framework store(s) " + ", ".join(self.stores))
         if self.mounts:
             parts.append("lazy filesystem mount(s) " + ", ".join(self.mounts))
         if self.folders:
@@ -458,6 +481,8 @@ def reap_run(run_id: str, info: dict | None = None, dsn: str | None = None) -> R
     rep.racers = _kill_and_wait(pids)
     rep.containers = _docker_reap(run_id)
     rep.schemas, rep.pending = _pg_reap(run_id, dsn, expected=bool(info.get("pg_schema")), schema=info.get("pg_schema"))
+    rep.stores, why = _stores_reap(run_id, info.get("racer_stores") or [])
+    rep.pending = rep.pending or why
     rep.mounts = _lazyfs_reap(run_id)  # before the work folder: a dead mount cannot be removed
     work = info.get("work_dir")
     if work and not info.get("keep_work") and Path(work).exists():

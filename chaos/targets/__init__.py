@@ -45,6 +45,7 @@ from chaos.targets.hooks import (  # noqa: F401
     OptionsModel,
     OwnsOptions,
     PreparesStore,
+    ReapsStore,
     Refusal,
     ReproScript,
     SharedService,

@@ -13,6 +13,8 @@ probed by name.
 * ``ChecksDryRun``: what the preflight's uninterrupted run of a team's workload shows is wired wrong;
   ``ChecksModules``: what the scenario names that must load in the racers' Python first.
 * ``PreparesStore``: the framework's tables set up once in the run's Postgres schema;
+* ``ReapsStore``: what its racers made for a run on a shared server outside that schema (a
+  database of its own) removed at the run's cleanup, also of an interrupted run;
 * ``HostsCells``: a service per cell the racers are clients of (``CellService``: start, kill,
   restart, stop, url), started from what the engine hands it (``HostContext``); a service that is
   also ``SharedService`` serves every later cell of the run that would start the same one, while
@@ -86,6 +88,16 @@ class PreparesStore(Protocol):
     def prepare_store(self, dsn: str, schema: str) -> None:
         """Set the framework's tables up once in the run's Postgres ``schema``, before any racer
         (racers sharing the schema would race on setting them up)."""
+        ...
+
+
+@runtime_checkable
+class ReapsStore(Protocol):
+    def reap_store(self, run_id: str, python: str, backends: list[str]) -> list[str]:
+        """Remove what the framework's racers made for run ``run_id`` on the ``backends`` its cells
+        ran on, outside the run's folders and Postgres schema (a database on a shared server), once
+        every racer is dead; ``python`` is the racers' interpreter (the orchestrator's may have no
+        client for that server). Idempotent; returns the names removed."""
         ...
 
 

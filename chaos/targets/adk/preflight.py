@@ -9,8 +9,8 @@ to change and exits 2 (the run then stops with exit 3, before any trial):
 * ``workload_params`` are ones the adapter reads (``params_problem``);
 * a Postgres session database opens with the driver ``DatabaseSessionService`` gets here
   (SQLAlchemy's asyncpg dialect), at the DSN the run gives the racers (``CHAOS_PG_DSN``);
-* a MariaDB session database (``backend: mariadb``) is named (``CHAOS_MYSQL_DSN``) and opens with
-  ADK's driver for it (aiomysql).
+* a MariaDB session database (``backend: mariadb``) is named (``CHAOS_MYSQL_DSN``), opens with
+  ADK's driver for it (aiomysql), and its user may create and drop the run's own database.
 
 A workload whose factory does not build, or whose ``App`` has resumability off, is refused by the
 orchestrator's run of the workload (``chaos.running.preflight``): the session raises it when it opens.
@@ -94,6 +94,32 @@ def mariadb_problem(dsn: str) -> str | None:
     except Exception as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         return f"ADK's DatabaseSessionService cannot open its MariaDB session database at {dsn.split('@', 1)[-1]}: {first}: set {MYSQL_ENV} to a database that accepts it"
+    return create_problem(dsn)
+
+
+def create_problem(dsn: str) -> str | None:
+    """The DSN's user may create and drop a database: each run's sessions go in one of its own
+    (``chaos.targets.adk.mariadb``); probed with a throwaway database, dropped at once."""
+    import uuid
+
+    import pymysql
+
+    from chaos.targets.adk.mariadb import MYSQL_ENV, PREFIX, server_params
+
+    probe = f"{PREFIX}preflight_{uuid.uuid4().hex[:8]}"
+    try:
+        conn = pymysql.connect(**server_params(dsn), autocommit=True, connect_timeout=10)
+        try:
+            with conn.cursor() as cur:
+                cur.execute(f"CREATE DATABASE IF NOT EXISTS `{probe}`")
+                cur.execute(f"DROP DATABASE IF EXISTS `{probe}`")
+        finally:
+            conn.close()
+    except pymysql.err.MySQLError as exc:
+        return (
+            f"the user of {MYSQL_ENV} at {dsn.split('@', 1)[-1]} cannot create and drop a database ({exc.args[-1]}): "
+            f"each ADK run keeps its sessions in a database of its own ({PREFIX}...): grant it CREATE and DROP on `{PREFIX}%`.*"
+        )
     return None
 
 

@@ -36,6 +36,7 @@ from typing import Any
 from chaos.racer.barrier import BarrierClient
 from chaos.racer.ledger import Ledger, Where
 from chaos.racer.protocol import Action, ActionOutcome, InspectResult, RacerSpec
+from chaos.targets.adk import mariadb
 from chaos.targets.base import Unsupported, error_of, jsonable, nothing_saved_outcome
 from chaos.targets.common import EffectRecorder, SessionBase, SessionLoop, outcome, store_file
 from chaos.workloads import build_workload
@@ -48,8 +49,9 @@ CONFIRM = "adk_request_confirmation"
 STALE = "StaleSessionError"
 REFUSED_BY = "ADK's StaleSessionError (the session moved in storage since this process read it)"
 # backend mariadb: the server's DSN (``mysql://user:password@host:port/database``: scripts/mariadb.sh
-# prints one); trials share its database, each its own session (the thread id)
-MYSQL_ENV = "CHAOS_MYSQL_DSN"
+# prints one); the run's trials share a database of the run's own there (``chaos.targets.adk.mariadb``),
+# each its own session (the thread id)
+MYSQL_ENV = mariadb.MYSQL_ENV
 # the tool running now (name, function call id): the effect rows' ``Where``
 _RUNNING: contextvars.ContextVar[tuple[str, str] | None] = contextvars.ContextVar("chaos_adk_tool", default=None)
 
@@ -122,8 +124,9 @@ def session_service(spec: RacerSpec, barrier: BarrierClient) -> Any:
         if store.get("application_name"):  # fault: db_disconnect finds this racer's connections by it
             settings["application_name"] = str(store["application_name"])
         return cls(url, connect_args={"server_settings": settings})
-    if backend == "mariadb":
-        return cls(mysql_url(os.environ.get(MYSQL_ENV, "")))
+    if backend == "mariadb":  # the run's own database on that server, dropped at the run's cleanup
+        mysql_url(os.environ.get(MYSQL_ENV, ""))  # refuses a missing DSN, naming the variable
+        return cls(mysql_url(mariadb.ensure(os.environ[MYSQL_ENV], spec["run_id"])))
     raise Unsupported(f"backend {backend!r} is not expressed by the ADK adapter")
 
 
