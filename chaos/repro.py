@@ -141,7 +141,7 @@ class ReproFacts:
     resume: str  # the scenario's resume form: ``none``, ``command:<value>``, ...
     point: str | None  # the kill point, as the sweep names it (``effect(task=b):after#1``)
     versions: dict[str, str]  # what the cell's racers ran: python and the framework's distributions
-    kind: str = "kill_sweep"  # the cell's kind: a sweep's, or one the writer declares (``ScriptWriter.kinds``)
+    kind: str  # the cell's kind: a sweep's, or one the writer declares (``ScriptWriter.kinds``)
     k: int = 1  # a race's racers
 
 

@@ -77,7 +77,8 @@ def test_a_run_returns_results_that_name_their_folder(stray_results):
     stored = json.loads((res.run_dir / "results.json").read_text())
     assert stored == json.loads(res.model_dump_json())  # the helpers add nothing to the JSON
     assert "run_dir" not in stored
-    assert res.exit_code == 1 and res.verdict_counts == {"holds": 1, "violated": 1, "unknown": 0}
+    # the waiting case violates CO and AR (the repeated answer lands on the later pause), the completed one holds CO
+    assert res.exit_code == 1 and res.verdict_counts == {"holds": 1, "violated": 2, "unknown": 0}
 
 
 def test_the_helpers_say_which_cells_violated_what(stray_results):
@@ -87,7 +88,8 @@ def test_the_helpers_say_which_cells_violated_what(stray_results):
         ("case=waiting", "CO", "violated"),
     ]
     assert res.verdicts("EO") == []
-    ((cell, v),) = res.violations()
+    assert [(cell, v.property) for cell, v in res.violations()] == [("case=waiting", "CO"), ("case=waiting", "AR")]
+    ((cell, v),) = res.violations("CO")
     assert cell == "case=waiting" and v.evidence.trial_ids == ["c001-t0000", "c001-t0001"]
     assert res.unknowns() == []
 
@@ -121,7 +123,10 @@ def test_rerun_of_one_violating_trial_violates_again(stray_results, tmp_path):
     ((cell, v),) = again.violations("CO")
     assert cell == "case=waiting" and v.evidence.trial_ids == ["c001-t0001"]
     meta = json.loads((folder / "run.json").read_text())
-    assert [(c["property"], c["was"], c["now"]) for c in meta["comparison"]] == [("CO", "violated", "violated")]
+    assert [(c["property"], c["was"], c["now"]) for c in meta["comparison"]] == [
+        ("CO", "violated", "violated"),
+        ("AR", "violated", "violated"),
+    ]
 
 
 def test_a_rerun_beside_its_run_leaves_latest_on_the_run(stray_results):

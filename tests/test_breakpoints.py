@@ -100,7 +100,8 @@ def test_a_crash_recovery_changes_the_booking_the_user_would_have_rejected(tmp_p
     assert mid.resume_outcomes == ["done"] and mid.effect_counts.get(BOOKING, [0]) == [0]  # the plan rejected it again
     at = points[AT_BREAKPOINT]
     assert at.effect_counts[BOOKING] == [1]  # the recovery's invoke(None) approved what the user would reject
-    assert _verdict(at, "EO").status == "holds"  # an effect the baseline lacks is neither lost nor duplicated
+    # an effect the uninterrupted run never fires is EO violated (issue 39: every effect judged, not only the baseline's)
+    assert _verdict(at, "EO").status == "violated" and at.extra and all(e.startswith(BOOKING) for e in at.extra), at.extra
     aa = _verdict(cell, "AA")
     assert aa.status == "violated" and aa.evidence.points == [AT_BREAKPOINT], aa.reason
 

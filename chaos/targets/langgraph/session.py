@@ -403,8 +403,11 @@ class LangGraphSession:
         if op == "resume" and action.get("form") == "command" and action.get("asked_only") and not action.get("interrupt"):
             # a recovery answers only a pause the thread durably waits at: with none pending, it
             # continues the thread first (invoke(None)) and answers the pause it stops at, so the
-            # answer is never handed to an interrupt() that was not yet asked
-            return self._answer_plan(action, once=True)
+            # answer is never handed to an interrupt() that was not yet asked. A state this graph
+            # cannot read (a deploy's v2 over v1's checkpoints) is left to the resume itself, whose
+            # refusal is the outcome
+            if self._state_readable():
+                return self._answer_plan(action, once=True)
         if op == "resume" and action.get("form") == "command" and self.has_breakpoints:
             if action.get("interrupt") and self._breakpoint() is not None:
                 raise Unsupported(
@@ -612,6 +615,14 @@ class LangGraphSession:
             if _waits_at(h, tup.checkpoint if tup else None, history[i - 1] if i else None, self.bp_before, self.bp_after):
                 n += 1
         return n
+
+    def _state_readable(self) -> bool:
+        """Whether this graph reads the thread's saved state (``get_state`` raises on one it cannot)."""
+        try:
+            self.graph.get_state(self.config, subgraphs=True)
+        except Exception:
+            return False
+        return True
 
     def _pending_interrupts(self) -> list:
         """The interrupts the thread waits on now, subgraphs included (oldest task first)."""
