@@ -30,6 +30,16 @@ app = typer.Typer(
 )
 
 
+# ``--jobs`` of ``run`` and ``nightly``: one option, said once
+JOBS = typer.Option(
+    None,
+    "--jobs",
+    "-j",
+    metavar="N",
+    help="run N independent trials of a sweep cell at once (default: the idle cores, capped by memory; races run one at a time)",
+)
+
+
 @app.callback()
 def _options(
     debug: bool = typer.Option(False, "--debug", help="print the traceback of a failing command too (CHAOS_DEBUG=1 does the same)"),
@@ -143,13 +153,7 @@ def run(
         metavar="FILE",
         help="accepted violations (YAML): those are reported as accepted and exit as if they held; a new one still exits 1",
     ),
-    jobs: str | None = typer.Option(
-        None,
-        "--jobs",
-        "-j",
-        metavar="N",
-        help="run N independent trials of a sweep cell at once (default: the idle cores, capped by memory; races run one at a time)",
-    ),
+    jobs: str | None = JOBS,
 ) -> None:
     """Run a scenario: every cell, every trial; write the run folder and print the summary."""
     from chaos.running.options import RunOptions
@@ -323,13 +327,7 @@ def nightly(
     resume: Path | None = typer.Option(
         None, "--resume", metavar="NIGHT_DIR", help="continue a killed night: finished runs kept, the others resumed or run"
     ),
-    jobs: str | None = typer.Option(
-        None,
-        "--jobs",
-        "-j",
-        metavar="N",
-        help="run N independent trials of a sweep cell at once (default: the idle cores, capped by memory; races run one at a time)",
-    ),
+    jobs: str | None = JOBS,
 ) -> None:
     """Run a suite into <out>/<date>/ and compare with the previous night (exit 4: a verdict regressed)."""
     from chaos.running.folderlock import refuse_if_live

@@ -47,23 +47,29 @@ def import_problem(target: dict[str, Any]) -> str | None:
     return None
 
 
-def postgres_problem(dsn: str) -> str | None:
-    """The session database DSN opens with DatabaseSessionService's driver (a connection and ``SELECT 1``)."""
+def _select_one(url: str, connect_args: dict[str, object]) -> None:
+    """Open ``url`` with the async SQLAlchemy driver DatabaseSessionService uses and run ``SELECT 1``
+    (raises what the driver raises)."""
     import asyncio
 
     import sqlalchemy as sa
     from sqlalchemy.ext.asyncio import create_async_engine
 
     async def probe() -> None:
-        engine = create_async_engine("postgresql+asyncpg://" + dsn.split("://", 1)[-1], connect_args={"timeout": 10})
+        engine = create_async_engine(url, connect_args=connect_args)
         try:
             async with engine.connect() as conn:
                 await conn.execute(sa.text("SELECT 1"))
         finally:
             await engine.dispose()
 
+    asyncio.run(probe())
+
+
+def postgres_problem(dsn: str) -> str | None:
+    """The session database DSN opens with DatabaseSessionService's driver (a connection and ``SELECT 1``)."""
     try:
-        asyncio.run(probe())
+        _select_one("postgresql+asyncpg://" + dsn.split("://", 1)[-1], {"timeout": 10})
     except Exception as exc:
         return database_problem("ADK's DatabaseSessionService cannot open its Postgres session database", dsn, exc)
     return None
@@ -71,26 +77,12 @@ def postgres_problem(dsn: str) -> str | None:
 
 def mariadb_problem(dsn: str) -> str | None:
     """``backend: mariadb``: ``CHAOS_MYSQL_DSN`` is set and opens with aiomysql (a connection and ``SELECT 1``)."""
-    import asyncio
-
-    import sqlalchemy as sa
-    from sqlalchemy.ext.asyncio import create_async_engine
-
     from chaos.targets.adk.session import MYSQL_ENV, mysql_url
 
     if "://" not in dsn:
         return f"backend mariadb needs {MYSQL_ENV} (mysql://user:password@host:port/database): `bash scripts/mariadb.sh | tail -1` starts one and prints it"
-
-    async def probe() -> None:
-        engine = create_async_engine(mysql_url(dsn), connect_args={"connect_timeout": 10})
-        try:
-            async with engine.connect() as conn:
-                await conn.execute(sa.text("SELECT 1"))
-        finally:
-            await engine.dispose()
-
     try:
-        asyncio.run(probe())
+        _select_one(mysql_url(dsn), {"connect_timeout": 10})
     except Exception as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         return f"ADK's DatabaseSessionService cannot open its MariaDB session database at {dsn.split('@', 1)[-1]}: {first}: set {MYSQL_ENV} to a database that accepts it"

@@ -298,9 +298,7 @@ class OpenAIAgentsSession(SessionBase):
 
     async def _answer(self, doc: dict, blob: dict, value: Any) -> ActionOutcome:
         """The app's approval handler: restore the blob, answer every pending item, run, save."""
-        from agents import Runner, RunState
-
-        from chaos.workloads.openai_agents import ANSWER
+        from agents import RunState
 
         w = self.workload
         if w.claim is not None:
@@ -313,18 +311,7 @@ class OpenAIAgentsSession(SessionBase):
                 return outcome("done", self.recorder.observed, claim_lost="the approval was consumed before this process claimed it")
         state = await RunState.from_json(w.agent, blob)
         items = state.get_interruptions()
-        for item in items:
-            if value in REJECTS:
-                state.reject(item)
-            else:
-                state.approve(item)
-            self.recorder.note_approval()
-        token = ANSWER.set(value)
-        try:
-            result = await Runner.run(w.agent, state, session=self.sdk_session)
-        finally:
-            ANSWER.reset(token)
-        out = self._save(result, doc)
+        out = await self._decide_and_run(state, items, value, doc)
         out["answered"] = [[str(i.raw_item.call_id), jsonable(value)] for i in items]
         return out
 
@@ -332,10 +319,8 @@ class OpenAIAgentsSession(SessionBase):
         """An approver's request naming the call it answers (``first``: the call the run first stopped
         at), handed to the SDK whatever the saved state is: restore the latest blob, answer the
         pending item of that call id, else an item of the gated tool with that id, run, save."""
-        from agents import Runner, RunState
+        from agents import RunState
         from agents.items import ToolApprovalItem
-
-        from chaos.workloads.openai_agents import ANSWER
 
         w = self.workload
         first = await RunState.from_json(w.agent, doc.get("first_pause") or doc["state"])
@@ -350,19 +335,29 @@ class OpenAIAgentsSession(SessionBase):
             template = shown[0]
             raw = template.raw_item.model_dump() if hasattr(template.raw_item, "model_dump") else dict(template.raw_item)
             item = ToolApprovalItem(agent=template.agent, raw_item={**raw, "call_id": call_id}, tool_name=template.tool_name)
-        if value in REJECTS:
-            state.reject(item)
-        else:
-            state.approve(item)
-        self.recorder.note_approval()
-        token = ANSWER.set(value)
-        try:
-            result = await Runner.run(w.agent, state, session=self.sdk_session)
-        finally:
-            ANSWER.reset(token)
-        out = self._save(result, doc)
+        out = await self._decide_and_run(state, [item], value, doc)
         out["answered"] = [[call_id, jsonable(value)]]
         return out
+
+    async def _decide_and_run(self, state: Any, items: list, value: Any, doc: dict) -> ActionOutcome:
+        """Approve ``items`` of ``state`` (reject them when ``value`` is the app's reject), run the
+        state on with the answer the tools see, and save what the run returned."""
+        from agents import Runner
+
+        from chaos.workloads.openai_agents import ANSWER
+
+        for item in items:
+            if value in REJECTS:
+                state.reject(item)
+            else:
+                state.approve(item)
+            self.recorder.note_approval()
+        token = ANSWER.set(value)
+        try:
+            result = await Runner.run(self.workload.agent, state, session=self.sdk_session)
+        finally:
+            ANSWER.reset(token)
+        return self._save(result, doc)
 
     def _checkpoints(self) -> ActionOutcome:
         """The saved state (``latest``, ``first_pause``), and the durable history as a tree (the
