@@ -231,14 +231,22 @@ def test_the_duplicates_are_told_once_per_cause_with_how_often_and_one_example(s
 
 
 def test_stock_violations_are_exactly_the_real_ones(stock):
-    """Stock exits 1 with only its real violations: EO, CO of the race, of the plain stray repeat and
-    of the by-id repeat (real on stock: LangGraph hands an answer addressed to a task's first
-    interrupt to its next one); LIVENESS (an app error) is not among them. The race's chain (LC)
+    """Stock exits 1 with only its real violations: EO, CO of the race, CO and AR of the plain stray
+    repeat and of the by-id repeat (real on stock: LangGraph hands an answer addressed to a task's
+    first interrupt to its next one, so the repeat answers a question nobody asked it: issue 39);
+    LIVENESS (an app error) is not among them. The race's chain (LC)
     is open: a worker whose resumed task stops at the e-mail approval saves pending writes on the
     same checkpoint and forks nothing, one that commits a new checkpoint beside another forks it;
     which happens is the race's timing (measured both ways), so LC is judged, either way."""
     violated = {(c.axes["case"]["name"], v.property) for c in stock.cells for v in c.verdicts if v.status == "violated"}
-    assert violated - {("race-k4", "LC")} == {("sweep", "EO"), ("race-k4", "CO"), ("stray", "CO"), ("stray-by-id", "CO")}
+    assert violated - {("race-k4", "LC")} == {
+        ("sweep", "EO"),
+        ("race-k4", "CO"),
+        ("stray", "CO"),
+        ("stray", "AR"),
+        ("stray-by-id", "CO"),
+        ("stray-by-id", "AR"),
+    }
     assert _verdict(_cell(stock, "race-k4"), "LC").status in ("holds", "violated")
 
 

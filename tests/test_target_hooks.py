@@ -59,7 +59,9 @@ def test_the_shipped_packages_offer_what_they_say():
     for cap in (ValidatesScenario, ChecksDryRun, ChecksModules, WritesRepro, OwnsOptions, PreparesStore):
         assert isinstance(langgraph, cap), cap
     assert isinstance(server, ValidatesScenario) and isinstance(server, HostsCells) and not isinstance(server, OwnsOptions)
-    assert hooks_of("crewai") is None and hooks_of("nosuch") is None
+    crewai = hooks_of("crewai")  # one capability: its dry-run check (a flow that ended outside its ends)
+    assert isinstance(crewai, ChecksDryRun) and not isinstance(crewai, (ValidatesScenario, HostsCells, OwnsOptions, WritesRepro))
+    assert hooks_of("pydantic_graph") is None and hooks_of("nosuch") is None
 
 
 def test_a_frameworks_own_option_is_validated_read_typed_and_refused_elsewhere(fake):

@@ -243,7 +243,7 @@ class OpenAIAgentsSession(SessionBase):
 
     def perform(self, action: Action) -> ActionOutcome:
         op = action.get("op", "run")
-        if op == "checkpoints":
+        if op in ("checkpoints", "tree"):  # tree (a race's LC read): the history is one read either way
             return self._checkpoints()
         if op == "intent":
             return self._intent()
