@@ -146,7 +146,7 @@ def _actions(cell: Cell) -> list[ActionSpec]:
     acts: list[ActionSpec] = [{"op": "run"}]
     if s.resume_form == "command":
         acts.append({**answer_action(s), "if": "interrupted"})
-    elif s.resume_form == "app" and isinstance(s.answers, list):  # the team's driver answers each pause by the plan
+    elif s.resume_form == "app":  # the team's driver carries the paused run on, as each recovery does (by the plan when one is given)
         acts.append({**_resume_action(cell), "if": "interrupted"})
     elif approves_breakpoints(s):
         acts.append({**approve_action(s), "if": "interrupted"})
