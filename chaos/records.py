@@ -230,6 +230,9 @@ class Baseline(Record):
     workflow_duplicates: dict[str, int] = Field(default_factory=dict)  # keys fired more than once with no crash at all
     # the payloads (values) of each identity the team declared (``task@key``): a recovery's other payload is a finding
     payloads: dict[str, list[str | None]] = Field(default_factory=dict)
+    # the pause the run stopped at unanswered (a team's driver without a plan answers only in a recovery):
+    # what a recovery fires past it is not 'an effect the uninterrupted run never fires'
+    stopped_at: str | None = None
 
 
 class RaceWindow(Record):

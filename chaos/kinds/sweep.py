@@ -146,7 +146,7 @@ def _actions(cell: Cell) -> list[ActionSpec]:
     acts: list[ActionSpec] = [{"op": "run"}]
     if s.resume_form == "command":
         acts.append({**answer_action(s), "if": "interrupted"})
-    elif s.resume_form == "app":  # the team's driver carries the paused run on, as each recovery does (by the plan when one is given)
+    elif s.resume_form == "app" and isinstance(s.answers, list):  # the team's driver answers each pause by the plan
         acts.append({**_resume_action(cell), "if": "interrupted"})
     elif approves_breakpoints(s):
         acts.append({**approve_action(s), "if": "interrupted"})
@@ -590,7 +590,21 @@ def carry_baseline(run: TrialRun, dry: TrialRecord) -> None:
 def dry_baseline(dry: TrialRecord) -> Baseline:
     """The dry run is the sweep's crash-free baseline: what an uninterrupted run fires, and which
     of them it fires more than once by itself (the workflow's own duplicates, which need no crash)."""
-    return baseline_of(dry.trial_id, _counts(dry), declared_payloads(dry.ledger))
+    base = baseline_of(dry.trial_id, _counts(dry), declared_payloads(dry.ledger))
+    base.stopped_at = stopped_at_pause(dry)
+    return base
+
+
+def stopped_at_pause(dry: TrialRecord) -> str | None:
+    """The pause the dry run stopped at unanswered (its run interrupted and nothing after it: under
+    ``resume: app:`` without a plan the team's driver answers only in a recovery), else None. Such a
+    baseline says nothing of what the run fires past its pause, so a recovery that answers and goes
+    on fires effects it never shows: those are not extra (a duplicate still is one)."""
+    outcomes = dry.observations.get("outcomes") or []
+    last = outcomes[-1] if outcomes else None
+    if isinstance(last, dict) and last.get("status") == "interrupted" and (last.get("action") or {}).get("op", "run") == "run":
+        return "; ".join(str(q) for q in last.get("interrupts") or []) or "a pause"
+    return None
 
 
 def crash_duplicates(rec: TrialRecord, base: Baseline) -> dict[str, int]:
@@ -615,6 +629,8 @@ def extra_effects(rec: TrialRecord, base: Baseline) -> list[str]:
     """Effect identities the trial fired that the uninterrupted run never fires (a second post, a
     third draft, a payment to another account): an effect nobody expected is no less irreversible
     than a duplicate. Judged whether or not the recovery completed: the effect happened."""
+    if base.stopped_at:  # the uninterrupted run never got past its pause: it cannot say what lies beyond
+        return []
     return sorted(k for k in _counts(rec) if k not in base.effects)
 
 
@@ -630,6 +646,8 @@ def _changed_rows(rec: TrialRecord, base: Baseline) -> list[dict]:
 
 
 def _extra_rows(rec: TrialRecord, base: Baseline) -> list[dict]:
+    if base.stopped_at:
+        return []
     return [row for row in rec.ledger if row["effect_key"] not in base.effects]
 
 
