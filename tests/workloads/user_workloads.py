@@ -20,6 +20,7 @@ finished run to compare recoveries with.
 exits on its own: the harness must kill it after ``timeout_s`` and record the trial as hung.
 ``approval_reads_amount``: a gate whose node reads a referenced answer (``approve#r1``) as a mapping:
 ``TypeError`` in the user's node (an app error, never the framework's); a plain answer passes.
+``approval_dies``: the same for every racer's own value (``...#r<i>``), so every race trial loses one.
 ``approval_dies_on_r1``: a gate whose node, resumed with a value ending in ``#r1``, is SIGKILLed
 from inside before it fires, as the OOM killer would do it (a signal chaos did not send).
 ``approval_panics``: a gate whose node, resumed with a referenced answer (``approve#r0``), raises
@@ -214,6 +215,24 @@ def approval_reads_amount(ctx):
         amount = answer["amount"] if "#" in answer else 10  # TypeError on a str: the user's bug, not the framework's
         ctx.effect("gate", amount)
         return {"log": ["gate"], "approved": amount}
+
+    return _gate_graph(ctx, gate)
+
+
+def approval_dies(ctx):
+    """Every racer answering with its own value (``...#r<i>``) is SIGKILLed while its node runs:
+    whichever racer reads the pending interrupt first runs the node, so every trial loses one."""
+    import os
+    import signal
+
+    from langgraph.types import interrupt
+
+    def gate(state):
+        answer = interrupt({"question": "approve?"})
+        if "#r" in str(answer):
+            os.kill(os.getpid(), signal.SIGKILL)  # what the OOM killer does: nothing chaos sent
+        ctx.effect("gate", answer)
+        return {"log": ["gate"], "approved": answer}
 
     return _gate_graph(ctx, gate)
 
