@@ -6,7 +6,9 @@ Postgres, fails on the saver's next ``put``. A database lost by accident is an e
 At each kill point the victim is not killed: standing stopped at the boundary, its own saver
 connection is terminated (``pg_terminate_backend`` of the backends whose ``application_name`` is
 the racer's, ``chaos.running.trial.application_name``: no other session is touched, since other
-runs share this Postgres), then the victim is released and runs on. Its failure on that
+runs share this Postgres; on a server of the framework's own, ``TargetInfo.cut_backends``, the
+framework finds that racer's connections and kills them, ``chaos.targets.hooks.CutsConnections``),
+then the victim is released and runs on. Its failure on that
 connection is what the trial measures, not an environment fault (``TrialRun.measures_env``). A
 fresh racer then reads what is durable and resumes with the scenario's resume form (EO, PC and
 LIVENESS are judged as after a kill).
@@ -28,7 +30,7 @@ LIVENESS are judged as after a kill).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from chaos.kinds.base import Property
 from chaos.kinds.checking import verdict
@@ -36,6 +38,7 @@ from chaos.kinds.sweep_addon import AtPoint, SweepAddOn, TrialSteps
 from chaos.kinds.sweep_options import SweepOptions
 from chaos.records import TrialRecord, Verdict, error_of
 from chaos.running.trial import application_name
+from chaos.targets import CutsConnections, get_target, hooks_of
 
 if TYPE_CHECKING:
     from chaos.running.trial import TrialRun
@@ -55,12 +58,14 @@ def properties_of(cell: Cell, dry: TrialRecord | None = None, trials: list[Trial
 
 class Disconnect(TypedDict):
     """``observations["fault"]`` of a ``db_disconnect`` trial: the backends of the racer's saver
-    connection (by ``application_name``) found, and those terminated."""
+    connection (by ``application_name``) found, and those terminated; ``how`` they were found on a
+    server of the framework's own (``cut``)."""
 
     fault: str
     application_name: str
     pids: list[int]
     terminated: list[int]
+    how: NotRequired[str]
 
 
 def terminate(dsn: str, name: str) -> Disconnect:
@@ -78,6 +83,22 @@ def terminate(dsn: str, name: str) -> Disconnect:
         "pids": [int(r[0]) for r in rows],
         "terminated": [int(r[0]) for r in rows if r[1]],
     }
+
+
+def cut(run: TrialRun, name: str) -> Disconnect:
+    """Terminate the connections of the racer named ``name``: on the run's Postgres by their
+    ``application_name`` (``terminate``), on a server of the framework's own (its
+    ``TargetInfo.cut_backends``) by the framework (``chaos.targets.hooks.CutsConnections``)."""
+    target = run.cell.scenario.target
+    if target.backend not in get_target(target.framework).cut_backends:
+        return terminate(str(run.store.get("dsn") or ""), name)
+    hooks = hooks_of(target.framework)
+    if not isinstance(hooks, CutsConnections):
+        raise RuntimeError(
+            f"{target.framework} lists backend {target.backend} in cut_backends without cutting connections (CutsConnections)"
+        )
+    done = hooks.cut_connections(run.ctx.run_id, target.backend, name, run.dir, run.ctx.host_context(run.cell).python)
+    return {"fault": "db_disconnect", "application_name": name, "pids": done.found, "terminated": done.terminated, "how": done.how}
 
 
 def expected_of(after: Mapping[str, object]) -> dict[str, object]:
@@ -106,10 +127,9 @@ def disconnect_trial(run: TrialRun, point: str, steps: TrialSteps) -> TrialRecor
         hung = run.wait_exit([victim])
         run.collect(victim, "victim", "run", hung=bool(hung))
         return run.record(valid=False, invalid_reason=f"barrier {point} was never reached", fault_fired=False)
-    dsn = str(run.store.get("dsn") or "")
     try:
-        report = terminate(dsn, application_name(run.thread_id, "victim"))
-    except Exception as exc:  # the orchestrator could not reach Postgres: not the framework's doing
+        report = cut(run, application_name(run.thread_id, "victim"))
+    except Exception as exc:  # the orchestrator could not reach the server: not the framework's doing
         run.kill(victim)
         run.collect(victim, "victim", "run", killed_on_purpose=True)
         return run.record(valid=False, invalid_reason=f"harness error: could not terminate the connection ({type(exc).__name__}: {exc})")

@@ -112,11 +112,14 @@ class SweepOptions(KindOptions):
                 raise ValueError("fault 'db_restart' relays the recovering racer's connections on this machine: use placement: local")
             return
         if self.fault == "db_disconnect":  # chaos.kinds.db_disconnect
-            if target.backend not in ("postgres", "postgres_async", "postgres_pool"):  # a team's saver: backend 'saver'
+            from chaos.targets import get_target
+
+            own = get_target(target.framework).cut_backends  # a server of the framework's own: it cuts them
+            if target.backend not in ("postgres", "postgres_async", "postgres_pool", *own):  # a team's saver: backend 'saver'
                 backend = target.backend
                 raise ValueError(
                     f"fault 'db_disconnect' terminates the saver's database connection: backend {backend!r} has none; "
-                    "use backend postgres, postgres_async or postgres_pool"
+                    f"use backend {', '.join(('postgres', 'postgres_async', 'postgres_pool', *own))}"
                 )
             if self.crash_depth > 1:
                 raise ValueError("fault 'db_disconnect' is not supported with crash_depth > 1: use crash_depth: 1")

@@ -262,7 +262,7 @@ class TrialRun:
         }
         if effect_fault and s.effect_fault is not None:
             spec["effect_fault"] = {"task": s.effect_fault.task, "times": s.effect_fault.times}
-        if self.store.get("dsn") and s.fault == "db_disconnect":  # the racer's own name in pg_stat_activity, to find it by
+        if s.fault == "db_disconnect":  # the racer's own name (pg_stat_activity's application_name), to find its connections by
             spec["store"] = {**self.store, "application_name": application_name(self.thread_id, racer_id)}
         if measure_store:
             spec["measure_store"] = True

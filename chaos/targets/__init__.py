@@ -39,6 +39,8 @@ from chaos.targets.hooks import (  # noqa: F401
     CellService,
     ChecksDryRun,
     ChecksModules,
+    Cut,
+    CutsConnections,
     HostContext,
     HostsCells,
     ModuleCheck,
@@ -121,6 +123,10 @@ class TargetInfo:
     # ``chaos.kinds.crash_states``). Empty: every backend is swept in kill mode. A store behind a
     # socket (Postgres, a server) or a saver chaos cannot see the files of is never listed
     capturable_backends: tuple[str, ...] = ()
+    # backends on a server other than the run's Postgres whose racer connections the framework finds
+    # and cuts itself (``fault: db_disconnect``, through ``chaos.targets.hooks.CutsConnections``); the
+    # run's Postgres backends are cut by chaos (by ``application_name``) for every framework
+    cut_backends: tuple[str, ...] = ()
     # distributions a racer of this framework imports besides ``distributions`` (the drivers of its
     # backends): the offline racer image (``chaos.remote.images``) carries them, ``chaos hosts check``
     # reports their versions

@@ -15,6 +15,9 @@ probed by name.
 * ``PreparesStore``: the framework's tables set up once in the run's Postgres schema;
 * ``ReapsStore``: what its racers made for a run on a shared server outside that schema (a
   database of its own) removed at the run's cleanup, also of an interrupted run;
+* ``CutsConnections``: one racer's connections to such a server found and cut (``fault:
+  db_disconnect`` on a backend of ``TargetInfo.cut_backends``), as chaos cuts a racer's Postgres
+  connections by their ``application_name``;
 * ``HostsCells``: a service per cell the racers are clients of (``CellService``: start, kill,
   restart, stop, url), started from what the engine hands it (``HostContext``); a service that is
   also ``SharedService`` serves every later cell of the run that would start the same one, while
@@ -98,6 +101,31 @@ class ReapsStore(Protocol):
         ran on, outside the run's folders and Postgres schema (a database on a shared server), once
         every racer is dead; ``python`` is the racers' interpreter (the orchestrator's may have no
         client for that server). Idempotent; returns the names removed."""
+        ...
+
+    def store_names(self, run_id: str, backends: list[str]) -> list[str]:
+        """What ``reap_store`` would remove for run ``run_id`` (no server asked): what a kept record
+        names and ``chaos clean`` lists."""
+        ...
+
+
+@dataclass(frozen=True)
+class Cut:
+    """One racer's connections to a server as ``CutsConnections.cut_connections`` found them (the
+    server's ids of them) and those it terminated; ``how`` says by what they were found."""
+
+    found: list[int]
+    terminated: list[int]
+    how: str
+
+
+@runtime_checkable
+class CutsConnections(Protocol):
+    def cut_connections(self, run_id: str, backend: str, name: str, trial_dir: Path, python: str) -> Cut:
+        """Terminate the connections of the racer named ``name`` (``RacerSpec.store.application_name``)
+        of run ``run_id``'s trial in ``trial_dir`` to the server of ``backend``, and no other, and return once they
+        are gone; ``python`` is the racers' interpreter (the orchestrator's may have no client for that
+        server). A server that cannot be reached raises."""
         ...
 
 

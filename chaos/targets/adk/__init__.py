@@ -17,6 +17,8 @@ INFO: TargetInfo = TargetInfo(
     # mariadb: DatabaseSessionService on the MariaDB (or MySQL) of CHAOS_MYSQL_DSN through aiomysql
     backends=("sqlite", "db_sqlite", "postgres", "mariadb"),
     capturable_backends=("sqlite", "db_sqlite"),
+    # fault: db_disconnect on mariadb: the racer's connections are killed by chaos.targets.adk.hooks.cut_connections
+    cut_backends=("mariadb",),
     in_process_backends=(),
     workloads={
         "three_step": "one invocation: the model calls tools a, b, c in turn (one effect each), then answers",

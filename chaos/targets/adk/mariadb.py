@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -59,6 +60,84 @@ def ensure(dsn: str, run_id: str) -> str:
     return run_dsn(dsn, run_id)
 
 
+def connections_file(trial_dir: Path, name: str) -> Path:
+    """Where the racer named ``name`` (``fault: db_disconnect``) writes the server's id of each
+    connection its session service opens, one a line: MariaDB has no ``application_name`` (a
+    connection's attributes are visible only with performance_schema, off by default), so the racer
+    says which connections are its own and the orchestrator's ``cut`` kills exactly those."""
+    return trial_dir / f"connections-{name}.txt"
+
+
+def report_connections(engine: Any, path: Path) -> None:
+    """Append the server's id of each new connection of ``engine`` (SQLAlchemy's ``AsyncEngine``
+    of ``DatabaseSessionService``) to ``path`` as it opens (racer side)."""
+    from sqlalchemy import event
+
+    def opened(dbapi_connection: Any, _record: Any) -> None:
+        cur = dbapi_connection.cursor()
+        cur.execute("SELECT CONNECTION_ID()")
+        (cid,) = cur.fetchone()
+        cur.close()
+        with path.open("a") as f:
+            f.write(f"{int(cid)}\n")
+
+    event.listen(engine.sync_engine, "connect", opened)
+
+
+# run in the racers' Python: argv = run database, connection ids (the racer's, from its file); the
+# server's DSN in CHAOS_MYSQL_DSN. Kills those still connected to the run's database as the DSN's
+# user (an id the server gave since to another client is not the racer's: never touched), then
+# waits until the server has ended them (KILL marks a thread; it ends at its next check)
+_CUT = """
+import json, os, sys, time
+from urllib.parse import unquote, urlsplit
+import pymysql
+u = urlsplit(os.environ["CHAOS_MYSQL_DSN"])
+user = unquote(u.username or "")
+conn = pymysql.connect(host=u.hostname or "127.0.0.1", port=u.port or 3306, user=user,
+                       password=unquote(u.password or ""), autocommit=True, connect_timeout=10)
+cur = conn.cursor()
+ids = [int(x) for x in sys.argv[2:]]
+def alive():
+    if not ids:
+        return []
+    marks = ",".join(["%s"] * len(ids))
+    cur.execute(f"SELECT id FROM information_schema.processlist WHERE id IN ({marks}) AND user = %s AND db = %s AND id <> CONNECTION_ID()",
+                (*ids, user, sys.argv[1]))
+    return sorted(int(r[0]) for r in cur.fetchall())
+found = alive()
+for cid in found:
+    try:
+        cur.execute(f"KILL CONNECTION {cid}")
+    except pymysql.err.OperationalError as exc:  # 1094: ended meanwhile
+        if exc.args[0] != 1094:
+            raise
+deadline = time.monotonic() + 10
+left = alive()
+while left and time.monotonic() < deadline:
+    time.sleep(0.02)  # the server ends a killed thread at its next check: look again
+    left = alive()
+print(json.dumps({"found": found, "terminated": [c for c in found if c not in left]}))
+"""
+
+
+def cut(run_id: str, name: str, trial_dir: Path, python: str) -> tuple[list[int], list[int]]:
+    """Kill the connections of the racer named ``name`` of run ``run_id`` to the run's database (the
+    ids in its ``connections_file``) with ``python`` (the racers'); returns (found there, ended)."""
+    import json
+
+    path = connections_file(trial_dir, name)
+    ids = path.read_text().split() if path.exists() else []
+    if "://" not in os.environ.get(MYSQL_ENV, ""):
+        raise RuntimeError(f"the MariaDB connections of racer {name} were not killed: {MYSQL_ENV} is not set")
+    proc = subprocess.run([python, "-c", _CUT, database_name(run_id), *ids], capture_output=True, text=True, timeout=60)
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        raise RuntimeError(f"the MariaDB connections of racer {name} were not killed: {last}")
+    out = json.loads(proc.stdout)
+    return list(out["found"]), list(out["terminated"])
+
+
 # run in the racers' Python: argv = database name; the server's DSN in CHAOS_MYSQL_DSN (not on the command line)
 _DROP = """
 import os, sys
@@ -76,7 +155,7 @@ print("dropped" if found else "absent")
 
 
 def reap(run_id: str, python: str) -> list[str]:
-    """Drop the run's database (idempotent) with ``python`` (the racers'); returns it if it was there.
+    """Drop the run's database (idempotent) with ``python`` (the racers'); returns ``MariaDB database <name>`` if it was there.
     A server that refuses is a ``RuntimeError`` naming the database, so the run reports it."""
     dsn = os.environ.get(MYSQL_ENV, "")
     name = database_name(run_id)
@@ -86,4 +165,4 @@ def reap(run_id: str, python: str) -> list[str]:
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         raise RuntimeError(f"the ADK run database {name} on the MariaDB of {MYSQL_ENV} was not dropped: {last}")
-    return [name] if proc.stdout.strip() == "dropped" else []
+    return [f"MariaDB database {name}"] if proc.stdout.strip() == "dropped" else []

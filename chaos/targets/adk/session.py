@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextvars
 import os
+from pathlib import Path
 from typing import Any
 
 from chaos.racer.barrier import BarrierClient
@@ -126,7 +127,11 @@ def session_service(spec: RacerSpec, barrier: BarrierClient) -> Any:
         return cls(url, connect_args={"server_settings": settings})
     if backend == "mariadb":  # the run's own database on that server, dropped at the run's cleanup
         mysql_url(os.environ.get(MYSQL_ENV, ""))  # refuses a missing DSN, naming the variable
-        return cls(mysql_url(mariadb.ensure(os.environ[MYSQL_ENV], spec["run_id"])))
+        service = cls(mysql_url(mariadb.ensure(os.environ[MYSQL_ENV], spec["run_id"])))
+        if store.get("application_name"):  # fault: db_disconnect kills this racer's connections by their ids
+            path = mariadb.connections_file(Path(spec["result_path"]).parent, str(store["application_name"]))
+            mariadb.report_connections(service.db_engine, path)
+        return service
     raise Unsupported(f"backend {backend!r} is not expressed by the ADK adapter")
 
 
