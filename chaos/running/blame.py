@@ -12,7 +12,8 @@ a failure belongs to:
   packages and chaos's machinery is the user's; a framework's own exception class is still the
   framework's. The trial is ``unknown`` ("app error: TypeError in mygraph.py:42 (node): ...").
 * ``environment``: the database connection was lost or terminated (psycopg ``OperationalError``,
-  ``AdminShutdown``; or a call that left its workflow unfinished while the framework logged and
+  ``AdminShutdown``; a MySQL/MariaDB driver's error with a code of a server unreachable or gone,
+  ``2003`` connection refused, ``2013`` lost, ``1927`` killed, not its deadlocks; or a call that left its workflow unfinished while the framework logged and
   retried failed connections, ``blame_stalled``: DBOS raises nothing when its database goes away), SQLite's disk errors, ``ENOSPC``/``EDQUOT``/``EIO``/``ENOMEM``,
   ``MemoryError``, or a racer killed by a signal chaos did not send (the OOM killer, an operator).
   The trial is ``unknown`` and is retried within the scenario's ``env_retries``; a full disk
@@ -36,6 +37,7 @@ same way); a record without frames (an older journal) is blamed on the framework
 from __future__ import annotations
 
 import errno as errno_codes
+import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -69,6 +71,22 @@ _DB_ENV_TYPES = {
     "InsufficientResources",
     "TooManyConnections",
 }
+# MySQL/MariaDB drivers (PyMySQL, aiomysql on it, mysqlclient, asyncmy): their OperationalError
+# also carries refusals that are outcomes (1213 deadlock, 1205 lock wait timeout), so only the codes
+# of a server that cannot be reached or went away are environment faults, as a lost Postgres is
+_MYSQL_MODULES = ("pymysql", "aiomysql", "MySQLdb", "asyncmy")
+_MYSQL_LOST = {
+    1040: "too many connections",
+    1053: "server shutdown in progress",
+    1927: "connection was killed",
+    2002: "can't connect through the socket",
+    2003: "can't connect to the server",
+    2006: "server has gone away",
+    2013: "lost connection during query",
+    2055: "lost connection",
+    4031: "disconnected by the server",
+}
+_MYSQL_CODE = re.compile(r"\((\d{4}), ")
 _SQLITE_ENV_MESSAGES = ("disk i/o error", "database or disk is full", "out of memory")
 _ENV_ERRNOS = {errno_codes.ENOSPC, errno_codes.EDQUOT, errno_codes.EIO, errno_codes.ENOMEM}
 _CHAOS_MACHINERY = ("chaos.racer", "chaos.targets", "chaos.forkserver")
@@ -104,6 +122,10 @@ def environment_cause(err: ErrorInfo) -> str | None:
             return f"database connection lost ({name})"
         if name == "MemoryError" and module == "builtins":
             return "out of memory (MemoryError)"
+        if _top(module) in _MYSQL_MODULES and name in ("OperationalError", "InterfaceError"):
+            lost = _mysql_lost(err)
+            if lost is not None:
+                return f"MySQL/MariaDB server connection lost ({lost})"
     message = (err.get("message") or "").lower()
     if err.get("type") in ("OperationalError", "DatabaseError") and err.get("module") == "sqlite3":
         hit = next((m for m in _SQLITE_ENV_MESSAGES if m in message), None)
@@ -112,6 +134,17 @@ def environment_cause(err: ErrorInfo) -> str | None:
     code = err.get("errno")
     if code in _ENV_ERRNOS:
         return f"{errno_codes.errorcode.get(code or 0, code)} ({err.get('type')})"
+    return None
+
+
+def _mysql_lost(err: ErrorInfo) -> str | None:
+    """The lost-server code of a MySQL driver's error (``(2003, "Can't connect ...")``, also inside
+    SQLAlchemy's wrapper's message or the traceback), in words; None for any other code."""
+    for text in (err.get("message") or "", err.get("traceback") or ""):
+        for m in _MYSQL_CODE.finditer(text):
+            code = int(m.group(1))
+            if code in _MYSQL_LOST:
+                return f"{code}: {_MYSQL_LOST[code]}"
     return None
 
 
