@@ -499,18 +499,24 @@ def clean(
     pg: str | None = typer.Option(
         None, "--pg", help="Postgres DSN whose schemas of dead runs to drop (default: CHAOS_PG_DSN); with it, --keep-work schemas too"
     ),
+    kept: bool = typer.Option(
+        False, "--kept", help="also drop what --keep-work runs kept: Postgres schemas (on --pg or CHAOS_PG_DSN), framework stores"
+    ),
 ) -> None:
-    """Reap what dead runs left behind: racers, containers, work folders, Postgres schemas (runs still alive are untouched)."""
-    from chaos.running.registry import kept_runs, reap_kept, reap_stale
+    """Reap what dead runs left behind: racers, containers, work folders, Postgres schemas, framework stores (ADK's
+    MariaDB databases); runs still alive are untouched."""
+    import os
+
+    from chaos.running.registry import describe_kept, kept_runs, reap_kept, reap_stale
 
     reaped = reap_stale(pg)
-    if pg:  # schemas kept by --keep-work: dropped only when asked for by --pg
-        reaped += reap_kept(pg)
+    if pg or kept:  # what --keep-work kept: dropped only when asked for (--kept, or a server given by --pg)
+        reaped += reap_kept(pg or os.environ.get("CHAOS_PG_DSN"))
     for r in reaped:
         out.print(r.describe(), highlight=False, soft_wrap=True, markup=False)
     out.print(f"cleaned {len(reaped)} dead run(s)" if reaped else "nothing to clean: no dead run left anything behind", highlight=False)
-    for k in [] if pg else kept_runs():
-        out.print(f"kept by --keep-work: Postgres schema {k['pg_schema']} of run {k.get('run_id')} (`chaos clean --pg DSN` drops it)")
+    for k in [] if (pg or kept) else kept_runs():
+        out.print(describe_kept(k), highlight=False, soft_wrap=True, markup=False)
 
 
 @app.command()

@@ -30,9 +30,11 @@ What it promises:
 * The run *folder*'s lock (``chaos.running.folderlock``) outranks the entry: a run whose folder is
   executed by a live process (a resume from another state folder, user or shell) is never reaped,
   whatever its entry says: its racers, schema, mount and work folder are that process's now.
-* A run that keeps its Postgres schema on purpose (``--keep-work``) leaves a *kept* record,
+* A run that keeps its Postgres schema, or what its racers made on shared servers (ADK's MariaDB
+  database: ``ReapsStore.store_names``), on purpose (``--keep-work``) leaves a *kept* record,
   ``<state>/kept/<run_id>.json``: the start-of-run reaper leaves it alone, ``chaos clean`` names
-  it, and ``chaos clean --pg DSN`` drops the schema and then the record (``reap_kept``).
+  it, and ``chaos clean --kept`` (or ``--pg DSN``) drops the schema and stores, then the record
+  (``reap_kept``).
 """
 
 from __future__ import annotations
@@ -135,16 +137,34 @@ class ActiveRun:
 
     def close(self) -> None:
         if self._fd >= 0:
-            if self.info.get("keep_work") and self.info.get("pg_schema"):
-                _record_kept(self.info)  # the schema outlives the run on purpose: written down before the entry goes
+            racer_stores = self.info.get("racer_stores")
+            stores = _store_names(self.run_id, racer_stores) if self.info.get("keep_work") and isinstance(racer_stores, list) else []
+            if self.info.get("keep_work") and (self.info.get("pg_schema") or stores):
+                # the schema, the racers' stores outlive the run on purpose: written down before the entry goes
+                _record_kept({**self.info, "kept_stores": stores})
             with contextlib.suppress(FileNotFoundError):
                 self.path.unlink()
             os.close(self._fd)
             self._fd = -1
 
 
+def _store_names(run_id: str, stores: list) -> list[str]:
+    """What the run's racers made on shared servers (``racer_stores``: framework, racers' Python,
+    backends), as each framework that makes such a store names it (``ReapsStore.store_names``)."""
+    from chaos.targets import ReapsStore, hooks_of
+
+    names: list[str] = []
+    for framework, _python, backends in stores:
+        with contextlib.suppress(Exception):  # a framework gone from this chaos: nothing named, nothing lost (reap asks again)
+            hooks = hooks_of(framework)
+            if isinstance(hooks, ReapsStore):
+                names += hooks.store_names(run_id, list(backends))
+    return names
+
+
 def _record_kept(info: dict) -> None:
-    """Write ``<state>/kept/<run_id>.json``: a schema kept by ``--keep-work`` that no entry records any more."""
+    """Write ``<state>/kept/<run_id>.json``: a schema, or stores on shared servers (``kept_stores``),
+    kept by ``--keep-work`` that no entry records any more."""
     with contextlib.suppress(OSError):  # a full disk: the schema is still found by its name, by hand
         kept_dir().mkdir(parents=True, exist_ok=True)
         path = kept_dir() / f"{info['run_id']}.json"
@@ -154,7 +174,7 @@ def _record_kept(info: dict) -> None:
 
 
 def kept_runs() -> list[dict]:
-    """The kept records (``--keep-work`` schemas not dropped yet), oldest name first."""
+    """The kept records (``--keep-work`` schemas and racers' stores not dropped yet), oldest name first."""
     d = kept_dir()
     out = []
     for path in sorted(d.glob("*.json")) if d.exists() else []:
@@ -162,14 +182,21 @@ def kept_runs() -> list[dict]:
             info = json.loads(path.read_text())
         except (OSError, ValueError):
             continue
-        if isinstance(info, dict) and info.get("pg_schema"):
+        if isinstance(info, dict) and (info.get("pg_schema") or info.get("kept_stores")):
             out.append({**info, "_path": str(path)})
     return out
 
 
-def reap_kept(dsn: str) -> list[Reaped]:
-    """Drop the Postgres schemas that ``--keep-work`` runs kept (server ``dsn``), and their records.
-    A schema that cannot be dropped keeps its record, with the reason."""
+def describe_kept(info: dict) -> str:
+    """One line naming what a kept record keeps and how ``chaos clean`` drops it."""
+    what = ([f"Postgres schema {info['pg_schema']}"] if info.get("pg_schema") else []) + list(info.get("kept_stores") or [])
+    return f"kept by --keep-work: {', '.join(what)} of run {info.get('run_id')} (`chaos clean --kept` drops it)"
+
+
+def reap_kept(dsn: str | None) -> list[Reaped]:
+    """Drop what ``--keep-work`` runs kept: their Postgres schemas (server ``dsn``) and their racers'
+    stores on shared servers (each framework's ``ReapsStore``), then their records. What cannot be
+    dropped keeps its record, with the reason."""
     out = []
     for info in kept_runs():
         run_id = info.get("run_id") or Path(info["_path"]).stem
@@ -177,10 +204,15 @@ def reap_kept(dsn: str) -> list[Reaped]:
             continue  # resumed and executing again: its schema is in use
         rep = Reaped(run_id=run_id, run_dir=info.get("run_dir"))
         where, asked = info.get("pg_server"), server_of(dsn)
-        if where and asked != where:  # another server: "not there" would forget a schema that is
+        if not info.get("pg_schema"):
+            pass
+        elif where and asked != where:  # another server: "not there" would forget a schema that is
             rep.pending = f"Postgres schema {info['pg_schema']} is kept on {where}, not {asked}: give that server's DSN to --pg"
         else:
             rep.schemas, rep.pending = _pg_reap(run_id, dsn, expected=True, schema=info["pg_schema"])
+        if info.get("kept_stores"):
+            rep.stores, why = _stores_reap(run_id, info.get("racer_stores") or [])
+            rep.pending = rep.pending or why
         if not rep.pending:
             with contextlib.suppress(FileNotFoundError):
                 Path(info["_path"]).unlink()
