@@ -9,6 +9,10 @@ missing (``CREATE DATABASE IF NOT EXISTS``: the k racers of a trial may race on 
 share it, each its own session; the orchestrator's ``reap`` drops it at the run's cleanup (also
 of an interrupted run: ``chaos.targets.hooks.ReapsStore``), through the racers' Python, whose
 PyMySQL (aiomysql's own) talks to the server; the orchestrator's Python has no MySQL client.
+
+``fault: db_disconnect`` kills one racer's connections to that database: MariaDB has no
+``application_name``, so the racer writes the id of each connection it opens
+(``report_connections``) and ``cut`` kills those ids still connected there, and no other.
 Standard library only until a connection is made.
 """
 
