@@ -25,6 +25,7 @@ from kits.runs import racers_alive, write_scenario
 import chaos as chaos_api
 from chaos.racer.errors import ChaosError
 from chaos.records import RunResults
+from chaos.running import jobs
 
 SWEEP = """\
 name: jobs_sweep
@@ -146,3 +147,31 @@ def test_the_api_and_the_pytest_plugin_refuse_a_bad_jobs_count_too(tmp_path):
     )
     assert r.returncode == 4, r.stdout + r.stderr  # pytest's usage error: no test ran
     assert "--chaos-jobs 'zero': not a whole number" in r.stdout + r.stderr
+
+
+def cgroup_tree(root: Path, files: dict[str, str]) -> Path:
+    """A cgroup mount as a container sees it (its own cgroup at the root), holding ``files``."""
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text + "\n")
+    return root
+
+
+def test_the_default_jobs_is_the_machines_cores_and_memory_whatever_its_load(tmp_path, monkeypatch):
+    cores = len(os.sched_getaffinity(0))
+    unlimited = cgroup_tree(tmp_path / "none", {"cpu.max": "max 100000"})
+    assert jobs.machine_cpus(unlimited) == cores
+    # a CI container given 1.5 cores (v2) runs 2 jobs, one given half a core (v1) runs 1
+    assert jobs.machine_cpus(cgroup_tree(tmp_path / "v2", {"cpu.max": "150000 100000"})) == min(cores, 2)
+    half = cgroup_tree(tmp_path / "v1", {"cpu/cpu.cfs_quota_us": "50000", "cpu/cpu.cfs_period_us": "100000"})
+    assert jobs.machine_cpus(half) == 1 and jobs.default_jobs(half) == 1
+    # capped by memory: a container limited to 800 MB holds two slots of 400 MB
+    small = cgroup_tree(tmp_path / "mem", {"cpu.max": "max 100000", "memory.max": str(800 << 20)})
+    assert jobs.machine_mb(small) == 800 and jobs.default_jobs(small) == min(cores, 2)
+
+    # the load average is never asked: two runs on one machine get the same default, busy or not
+    def no_load() -> tuple[float, float, float]:
+        raise AssertionError("default_jobs read the load average")
+
+    monkeypatch.setattr(os, "getloadavg", no_load)
+    assert jobs.default_jobs(unlimited) == min(cores, max(1, (jobs.machine_mb(unlimited) or 400) // jobs.JOB_MEMORY_MB))
