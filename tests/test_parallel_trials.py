@@ -87,6 +87,23 @@ def test_a_sweep_with_two_jobs_has_every_point_and_verdict_of_one_job(tmp_path):
     assert len(ids) == len(set(ids))
 
 
+def test_the_second_slots_fork_server_starts_with_the_dry_run_and_ends_with_the_run_even_when_unused(tmp_path):
+    # one kill point, one trial: the second slot's server, started while the dry run ran, serves nobody
+    one_point = SWEEP.replace("TRIALS", "1") + 'kill_points: ["effect(task=b):after"]\n'
+    res = chaos_api.run(write_scenario(tmp_path, one_point), out=tmp_path / "r", jobs=2, keep_work=True)
+
+    assert [p.point for c in res.cells for p in c.points] == ["effect(task=b):after#1"] and res.cells[0].valid_trials == 1  # the kill trial (the dry run is not counted)
+    work = res.run_dir / "work"
+    # it was started (its log is there, its import done or cut short) before any trial needed it ...
+    assert (work / "job1" / "forkserver-langgraph.log").exists()
+    assert [json.loads(line)["trial_id"] for line in (res.run_dir / "journal.jsonl").read_text().splitlines()] == [
+        "c000-dry",
+        "c000-p000-r000",
+    ]
+    # ... and stopped with the run: no server or racer of the run is left
+    assert racers_alive(str(res.run_dir)) == []
+
+
 def test_sigterm_to_a_two_job_run_reaps_every_racer_and_resume_completes_it(tmp_path):
     scenario = write_scenario(tmp_path, SWEEP.replace("TRIALS", "3"))  # 63 kill trials: the signal lands mid-way
     state, out = tmp_path / "state", tmp_path / "reports"

@@ -196,12 +196,14 @@ class JobPool:
 class FanOut(Generic[C]):
     """How a cell's independent trials may run at once: ``jobs`` slots, ``slot(i)`` the context of
     slot ``i`` (its own launchers; slot 0 is the cell's), run in ``pool``'s thread ``i``; ``abort``
-    kills every racer of the run."""
+    kills every racer of the run; ``start_ahead`` starts the other slots' fork servers now, without
+    waiting for them (``RunContext.expect_independent``)."""
 
     jobs: int
     slot: Callable[[int], C]
     abort: Callable[[], object]
     pool: JobPool
+    start_ahead: Callable[[], object] = lambda: None
 
 
 _END = object()
