@@ -92,7 +92,9 @@ def test_the_second_slots_fork_server_starts_with_the_dry_run_and_ends_with_the_
     one_point = SWEEP.replace("TRIALS", "1") + 'kill_points: ["effect(task=b):after"]\n'
     res = chaos_api.run(write_scenario(tmp_path, one_point), out=tmp_path / "r", jobs=2, keep_work=True)
 
-    assert [p.point for c in res.cells for p in c.points] == ["effect(task=b):after#1"] and res.cells[0].valid_trials == 1  # the kill trial (the dry run is not counted)
+    assert [p.point for c in res.cells for p in c.points] == ["effect(task=b):after#1"] and res.cells[
+        0
+    ].valid_trials == 1  # the kill trial (the dry run is not counted)
     work = res.run_dir / "work"
     # it was started (its log is there, its import done or cut short) before any trial needed it ...
     assert (work / "job1" / "forkserver-langgraph.log").exists()
