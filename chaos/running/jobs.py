@@ -12,7 +12,11 @@ What it promises:
   at a time in the cell's own loop.
 * Each slot has its own context (``FanOut.slot``): its own launchers, so its own fork server
   (named apart: ``job<i>/forkserver-<framework>.log``, its racers' temp folder beside it); slot 0 is
-  the cell's own. Trials never share a launcher across threads.
+  the cell's own. Trials never share a launcher across threads. A kind whose independent trials
+  follow work that must come first (a sweep's dry run) says so (``RunContext.expect_independent``):
+  the other slots' fork servers then start at once (``FanOut.start_ahead``; a launcher that
+  ``StartsAhead``), importing the framework on the cores the dry run leaves idle, instead of in the
+  parallel part, where each slot's first trial waited for its own (2.3 s of CPU for LangGraph).
 * Records come back to the caller's thread as they end (completion order), so the one journal
   writer stays the cell loop (``chaos.running.execution``): each record is appended there, signals
   disarmed, as with one job. Analysis reads a cell's records by trial id (``StoredTrials.of_cell``),
