@@ -11,7 +11,9 @@ value:
 return (the dry run, every slot's fork server start, the report: what a user waits for). A point's
 outcome is what results.json says of it: the effect counts of its trials, the durable checkpoints
 at the kill, the resume outcomes and its verdicts; ``equal`` compares them point by point, so a
-parallel run that changed any deterministic point's result shows here. Each row also says its CPU
+parallel run that changed any deterministic point's result shows here. Points whose crash state
+depends on thread scheduling (``chaos.kinds.crash_states.racing_points`` of either run's dry run:
+another thread inside a store write there) are counted apart, as racing: timing by nature. Each row also says its CPU
 (the orchestrator, the fork servers and their racers) and so how many cores it kept busy: on a
 machine other sessions load, Linux shares the CPU per session (autogroup), and a second job then
 buys nothing, which the cores-busy figure shows. Numbers, not assertions.
@@ -32,6 +34,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from chaos.kinds.crash_states import racing_points
 from chaos.records import RunResults
 from chaos.running.options import RunOptions
 from chaos.running.orchestrator import run_loaded
@@ -91,6 +94,16 @@ def run_case(case: str, jobs: int, base: Path, trials: int) -> dict:
     wall, cpu = time.monotonic() - m0, cpu_s() - c0
     recs = [json.loads(line) for line in (outcome.run_dir / "journal.jsonl").read_text().splitlines()]
     kills = [r for r in recs if r.get("point")]
+    # the points whose crash state depends on thread scheduling (another thread inside a store write
+    # there, in the dry run's trace: ``crash_states.racing_points``): timing by nature, not deterministic
+    dry = [r for r in recs if str(r["trial_id"]).endswith("-dry") and r.get("racers")]
+    racing = {
+        f"{c.cell_id} @ {point}"
+        for c in outcome.results.cells
+        for r in dry
+        if r["cell_id"] == c.cell_id
+        for point in racing_points(r["racers"][0].get("result", {}).get("trace") or [])
+    }
     return {
         "case": case,
         "jobs": jobs,
@@ -101,6 +114,7 @@ def run_case(case: str, jobs: int, base: Path, trials: int) -> dict:
         "valid": sum(r["valid"] for r in kills),
         "trial_wall_s": sum(r["wall_s"] for r in recs),
         "outcomes": point_outcomes(outcome.results),
+        "racing": racing,
         "verdicts": {c.cell_id: [(v.property, v.status) for v in c.verdicts] for c in outcome.results.cells},
     }
 
@@ -118,13 +132,21 @@ def compare(case: str, rows: list[dict]) -> list[str]:
         theirs: Mapping[str, Any] = first["outcomes"]
         points = sorted(set(mine) | set(theirs))
         equal = [p for p in points if mine.get(p) == theirs.get(p)]
+        racing = set(first["racing"]) | set(r["racing"])
+        steady = [p for p in points if p not in racing]
         lines.append(
             f"{case} jobs {r['jobs']} vs jobs {first['jobs']}: {r['wall_s'] / first['wall_s']:.2f}x wall; "
             f"outcomes equal at {len(equal)}/{len(points)} points"
+            + (
+                f" ({len([p for p in steady if p in equal])}/{len(steady)} deterministic, {len(racing & set(points))} racing)"
+                if racing
+                else ""
+            )
             + ("" if r["verdicts"] == first["verdicts"] else "; cell verdicts DIFFER")
         )
         for p in [p for p in points if p not in equal][:5]:
-            lines.append(f"   differs at {p}: jobs {first['jobs']} {theirs.get(p)} / jobs {r['jobs']} {mine.get(p)}")
+            why = " (racing)" if p in racing else ""
+            lines.append(f"   differs at {p}{why}: jobs {first['jobs']} {theirs.get(p)} / jobs {r['jobs']} {mine.get(p)}")
     return lines
 
 

@@ -25,6 +25,7 @@ from kits.runs import racers_alive, write_scenario
 import chaos as chaos_api
 from chaos.racer.errors import ChaosError
 from chaos.records import RunResults
+from chaos.running import jobs
 
 SWEEP = """\
 name: jobs_sweep
@@ -84,6 +85,25 @@ def test_a_sweep_with_two_jobs_has_every_point_and_verdict_of_one_job(tmp_path):
     ids = [json.loads(line)["trial_id"] for line in (two.run_dir / "journal.jsonl").read_text().splitlines()]
     assert sorted(ids) == sorted(json.loads(line)["trial_id"] for line in (one.run_dir / "journal.jsonl").read_text().splitlines())
     assert len(ids) == len(set(ids))
+
+
+def test_the_second_slots_fork_server_starts_with_the_dry_run_and_ends_with_the_run_even_when_unused(tmp_path):
+    # one kill point, one trial: the second slot's server, started while the dry run ran, serves nobody
+    one_point = SWEEP.replace("TRIALS", "1") + 'kill_points: ["effect(task=b):after"]\n'
+    res = chaos_api.run(write_scenario(tmp_path, one_point), out=tmp_path / "r", jobs=2, keep_work=True)
+
+    assert [p.point for c in res.cells for p in c.points] == ["effect(task=b):after#1"] and res.cells[
+        0
+    ].valid_trials == 1  # the kill trial (the dry run is not counted)
+    work = res.run_dir / "work"
+    # it was started (its log is there, its import done or cut short) before any trial needed it ...
+    assert (work / "job1" / "forkserver-langgraph.log").exists()
+    assert [json.loads(line)["trial_id"] for line in (res.run_dir / "journal.jsonl").read_text().splitlines()] == [
+        "c000-dry",
+        "c000-p000-r000",
+    ]
+    # ... and stopped with the run: no server or racer of the run is left
+    assert racers_alive(str(res.run_dir)) == []
 
 
 def test_sigterm_to_a_two_job_run_reaps_every_racer_and_resume_completes_it(tmp_path):
@@ -146,3 +166,31 @@ def test_the_api_and_the_pytest_plugin_refuse_a_bad_jobs_count_too(tmp_path):
     )
     assert r.returncode == 4, r.stdout + r.stderr  # pytest's usage error: no test ran
     assert "--chaos-jobs 'zero': not a whole number" in r.stdout + r.stderr
+
+
+def cgroup_tree(root: Path, files: dict[str, str]) -> Path:
+    """A cgroup mount as a container sees it (its own cgroup at the root), holding ``files``."""
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text + "\n")
+    return root
+
+
+def test_the_default_jobs_is_the_machines_cores_and_memory_whatever_its_load(tmp_path, monkeypatch):
+    cores = len(os.sched_getaffinity(0))
+    unlimited = cgroup_tree(tmp_path / "none", {"cpu.max": "max 100000"})
+    assert jobs.machine_cpus(unlimited) == cores
+    # a CI container given 1.5 cores (v2) runs 2 jobs, one given half a core (v1) runs 1
+    assert jobs.machine_cpus(cgroup_tree(tmp_path / "v2", {"cpu.max": "150000 100000"})) == min(cores, 2)
+    half = cgroup_tree(tmp_path / "v1", {"cpu/cpu.cfs_quota_us": "50000", "cpu/cpu.cfs_period_us": "100000"})
+    assert jobs.machine_cpus(half) == 1 and jobs.default_jobs(half) == 1
+    # capped by memory: a container limited to 800 MB holds two slots of 400 MB
+    small = cgroup_tree(tmp_path / "mem", {"cpu.max": "max 100000", "memory.max": str(800 << 20)})
+    assert jobs.machine_mb(small) == 800 and jobs.default_jobs(small) == min(cores, 2)
+
+    # the load average is never asked: two runs on one machine get the same default, busy or not
+    def no_load() -> tuple[float, float, float]:
+        raise AssertionError("default_jobs read the load average")
+
+    monkeypatch.setattr(os, "getloadavg", no_load)
+    assert jobs.default_jobs(unlimited) == min(cores, max(1, (jobs.machine_mb(unlimited) or 400) // jobs.JOB_MEMORY_MB))

@@ -36,7 +36,7 @@ JOBS = typer.Option(
     "--jobs",
     "-j",
     metavar="N",
-    help="run N independent trials of a sweep cell at once (default: the idle cores, capped by memory; races run one at a time)",
+    help="run N independent trials of a sweep cell at once (default: the cores this process may use, capped by memory; races run one at a time)",
 )
 
 

@@ -259,11 +259,13 @@ def dry_runs(ctx: RunContext, cell: Cell) -> Generator[TrialRecord, None, TrialR
 
 
 def run_sweep(ctx: RunContext, cell: Cell, skip: set[str], sweep: Sweep) -> Iterator[TrialRecord]:
+    recorded = SweepOptions.of(cell.scenario).crash_states != "kill" and crash_states.not_recorded(cell) is None
+    if not recorded and ctx.only is None and ctx.prior.get(f"c{cell.index:03d}-dry") is None:
+        ctx.expect_independent()  # a fresh kill sweep: the other job slots' fork servers start while the dry run runs
     dry = yield from dry_runs(ctx, cell)
     if dry is None or not dry.valid:
         return
     points = points_of(cell, dry.observations["boundaries"], sweep.narrow)
-    recorded = SweepOptions.of(cell.scenario).crash_states != "kill" and crash_states.not_recorded(cell) is None
     if SweepOptions.of(cell.scenario).crash_depth > 1:
         if recorded and crash_states.concurrent_writes(dry) is None and ctx.copy_ledger is not None:
             yield from crash_chains.run_recorded_chains(ctx, cell, skip, points, _chain_steps(cell, dry))

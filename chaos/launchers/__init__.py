@@ -143,6 +143,16 @@ class ForgetsHandles(Protocol):
 
 
 @runtime_checkable
+class StartsAhead(Protocol):
+    """A launcher whose racers come from a server that takes long to start (warm: a fork server
+    importing the framework): ``start_ahead`` starts it now, for the racers of ``framework`` (its
+    adapter ``module``) in the run's work folder ``folder``, without waiting for it to be ready; the
+    first ``start_group`` waits. So a server nobody waits for yet starts while other work runs."""
+
+    def start_ahead(self, framework: str, folder: str, module: str | None = None) -> None: ...
+
+
+@runtime_checkable
 class PassesEnv(Protocol):
     """A launcher whose racers take their environment from it (local racers; the warm fork server's
     forked racers inherit it): the run's labels go into ``env``."""

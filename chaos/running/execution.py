@@ -41,7 +41,7 @@ from typing import NoReturn
 from chaos.envs import python_for
 from chaos.kinds.base import runner_for
 from chaos.kinds.faults import LAZY_FAULTS, RUN_WIDE_FAULTS
-from chaos.launchers import Launcher, make_launcher
+from chaos.launchers import Launcher, StartsAhead, make_launcher
 from chaos.lazyfs import LazyMount
 from chaos.racer.errors import ChaosError
 from chaos.racer.protocol import LedgerSpec, StoreSpec
@@ -61,7 +61,7 @@ from chaos.running.stored import StoredTrials
 from chaos.running.trial import RunContext
 from chaos.running.workdir import scrub
 from chaos.scenario.model import Cell, Scenario, TargetSpec
-from chaos.targets import ReapsStore, hooks_of
+from chaos.targets import ReapsStore, get_target, hooks_of
 
 CHECKPOINT_EVERY = 8  # trials between checkpoints of the ledger's WAL (and after every cell)
 
@@ -245,7 +245,13 @@ class Execution:
             services=self.services,
         )
         if cell is not None and self.jobs > 1 and fans_out(cell):
-            ctx.fan_out = FanOut(self.jobs, partial(self.slot_context, ctx, cell), lambda: registry.kill_run_racers(self.run_id), self.pool)
+            ctx.fan_out = FanOut(
+                self.jobs,
+                partial(self.slot_context, ctx, cell),
+                lambda: registry.kill_run_racers(self.run_id),
+                self.pool,
+                partial(self.start_slots_ahead, ctx, cell),
+            )
         return ctx
 
     def slot_context(self, ctx: RunContext, cell: Cell, slot: int) -> RunContext:
@@ -256,6 +262,16 @@ class Execution:
         deployed = cell.scenario.deployed_target
         deploy = self.launcher_for(cell, deployed, slot) if deployed != cell.scenario.target else None
         return dataclasses.replace(ctx, launcher=self.launcher_for(cell, None, slot), deploy_launcher=deploy, fan_out=None)
+
+    def start_slots_ahead(self, ctx: RunContext, cell: Cell) -> None:
+        """Start the fork server of every job slot but the cell's own now, in this thread (which lives
+        as long as the run, as the pool's do: a server dies with the thread that started it), so it
+        imports the framework while the cell's dry run runs (``RunContext.expect_independent``)."""
+        t = cell.scenario.target
+        for slot in range(1, self.jobs):
+            launcher = self.slot_context(ctx, cell, slot).launcher
+            if isinstance(launcher, StartsAhead):
+                launcher.start_ahead(t.framework, str(self.work_dir), get_target(t.framework).module)
 
     def store_for(self, cell: Cell, trial_id: str, trial_dir: Path) -> StoreSpec:
         """Where a trial's framework store lives: on the lazy filesystem for its faults, else the run's storage."""

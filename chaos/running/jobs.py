@@ -12,7 +12,11 @@ What it promises:
   at a time in the cell's own loop.
 * Each slot has its own context (``FanOut.slot``): its own launchers, so its own fork server
   (named apart: ``job<i>/forkserver-<framework>.log``, its racers' temp folder beside it); slot 0 is
-  the cell's own. Trials never share a launcher across threads.
+  the cell's own. Trials never share a launcher across threads. A kind whose independent trials
+  follow work that must come first (a sweep's dry run) says so (``RunContext.expect_independent``):
+  the other slots' fork servers then start at once (``FanOut.start_ahead``; a launcher that
+  ``StartsAhead``), importing the framework on the cores the dry run leaves idle, instead of in the
+  parallel part, where each slot's first trial waited for its own (2.3 s of CPU for LangGraph).
 * Records come back to the caller's thread as they end (completion order), so the one journal
   writer stays the cell loop (``chaos.running.execution``): each record is appended there, signals
   disarmed, as with one job. Analysis reads a cell's records by trial id (``StoredTrials.of_cell``),
@@ -23,19 +27,25 @@ What it promises:
   trial outlives the cell, no racer the run. The slots' threads (``JobPool``) live until the run's
   clean-up, which closes them after reaping the racers. A record that ended but was not journaled is run
   again by ``--resume`` (its ledger rows are set aside first, as for one job).
-* ``default_jobs()``: the cores this process may use that the last minute's load left idle,
-  capped by the memory available at ``JOB_MEMORY_MB`` per slot (a fork server and a trial's racers). ``parse_jobs`` refuses 0, a
-  negative or a non-integer value with one line saying what to give.
+* ``default_jobs()``: what the machine has, the same on every run of it: the cores this process
+  may use (its CPU affinity, capped by its cgroup's CPU quota), capped by its memory (the machine's,
+  or its cgroup's limit) at ``JOB_MEMORY_MB`` per slot (a fork server and a trial's racers). Not the
+  load average: a default that moved with what other sessions ran made two runs of one scenario
+  differ in how they ran. ``parse_jobs`` refuses 0, a negative or a non-integer value with one line
+  saying what to give.
 """
 
 from __future__ import annotations
 
+import contextlib
+import math
 import os
 import queue
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 from typing import Generic, TypeVar, cast
 
 from chaos.racer.errors import ChaosError
@@ -49,44 +59,82 @@ R = TypeVar("R")
 # victim and resumer (forked from it, ~100 MB each of their own); measured with LangGraph on SQLite
 JOB_MEMORY_MB = 400
 MAX_JOBS = 256
+CGROUP = Path("/sys/fs/cgroup")  # where the cgroup file systems are mounted
 
 
-def machine_cpus() -> int:
-    """The cores this process may run on (its affinity, e.g. a CI container's limit), at least 1."""
+def machine_cpus(cgroup: Path = CGROUP) -> int:
+    """The cores this process may run on, at least 1: its affinity (e.g. a container's ``--cpuset-cpus``),
+    capped by its cgroups' CPU quota (``--cpus``: a quota of 1.5 cores is 2 jobs, rounded up)."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
+        cpus = os.cpu_count() or 1
+    quota = cgroup_cpus(cgroup)
+    return max(1, min(cpus, quota) if quota is not None else cpus)
 
 
-def available_mb() -> int | None:
-    """The memory available now, in MB (None when it cannot be read)."""
-    try:
-        import psutil
-
-        return int(psutil.virtual_memory().available // (1024 * 1024))
-    except Exception:
-        return None
-
-
-def idle_cpus(cpus: int) -> int:
-    """The cores nobody else keeps busy: ``cpus`` less the last minute's load average (rounded), at least 1.
-
-    Why: Linux shares the CPU per session (autogroup), so on a machine other sessions keep busy a run
-    gets its share whatever number of jobs it runs, and each extra slot only adds its fork server's
-    start (measured on this 2-core machine at load 30: ``--jobs 2`` took 1.83x the wall of ``--jobs 1``)."""
-    try:
-        load = os.getloadavg()[0]
-    except OSError:
-        return cpus
-    return max(1, min(cpus, cpus - int(load + 0.5)))
+def machine_mb(cgroup: Path = CGROUP) -> int | None:
+    """The memory this process may use, in MB: the machine's, capped by its cgroups' limit (None when
+    neither can be read). The machine's size, not what is free now: the default must not move."""
+    total = None
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                total = int(line.split()[1]) // 1024
+    limits = [
+        v for v in _cgroup_numbers(cgroup, "", "memory.max") + _cgroup_numbers(cgroup, "memory", "memory.limit_in_bytes") if v < 1 << 60
+    ]
+    if limits:  # (v1 writes "no limit" as a number near 2**63)
+        limit = min(limits) // (1024 * 1024)
+        total = limit if total is None else min(total, limit)
+    return total
 
 
-def default_jobs() -> int:
-    """What the machine has: its idle cores (``idle_cpus``), capped by the memory available at
-    ``JOB_MEMORY_MB`` per job. ``--jobs N`` asks for N whatever the load."""
-    jobs = idle_cpus(machine_cpus())
-    mb = available_mb()
+def cgroup_cpus(cgroup: Path = CGROUP) -> int | None:
+    """The cores this process's cgroups allow (the tightest quota over its period, rounded up), None if unlimited."""
+    quotas: list[float] = []
+    for text in _cgroup_texts(cgroup, "", "cpu.max"):  # v2: "<quota> <period>", or "max <period>"
+        quota, _, period = text.partition(" ")
+        with contextlib.suppress(ValueError, ZeroDivisionError):
+            quotas.append(int(quota) / int(period))
+    v1 = zip(_cgroup_numbers(cgroup, "cpu", "cpu.cfs_quota_us"), _cgroup_numbers(cgroup, "cpu", "cpu.cfs_period_us"), strict=False)
+    quotas += [q / p for q, p in v1 if q > 0 and p > 0]  # v1: a quota of -1 is no limit
+    return max(1, math.ceil(min(quotas))) if quotas else None
+
+
+def _cgroup_texts(cgroup: Path, controller: str, name: str) -> list[str]:
+    """File ``name`` of every cgroup this process is in for ``controller`` ("": cgroup v2's one tree),
+    its own and each parent's (a limit holds below where it is set), as mounted under ``cgroup``."""
+    base = cgroup / controller if controller else cgroup
+    own: list[Path] = []
+    with contextlib.suppress(OSError):
+        for entry in Path("/proc/self/cgroup").read_text().splitlines():
+            _, names, path = entry.split(":", 2)
+            if (controller in names.split(",")) if controller else names == "":
+                own.append(base / path.lstrip("/"))
+    folders = {d for p in own for d in (p, *p.parents) if d.is_relative_to(base)} | {base}  # a container sees its own at the root
+    out = []
+    for d in folders:
+        with contextlib.suppress(OSError):
+            out.append((d / name).read_text().strip())
+    return out
+
+
+def _cgroup_numbers(cgroup: Path, controller: str, name: str) -> list[int]:
+    """The numbers in file ``name`` of this process's cgroups (``_cgroup_texts``; "max" and the unreadable left out)."""
+    out = []
+    for text in _cgroup_texts(cgroup, controller, name):
+        with contextlib.suppress(ValueError):
+            out.append(int(text))
+    return out
+
+
+def default_jobs(cgroup: Path = CGROUP) -> int:
+    """What the machine has: the cores this process may use (``machine_cpus``), capped by its memory at
+    ``JOB_MEMORY_MB`` per job (``machine_mb``). The same on every run of a machine, whatever its load:
+    ``--jobs N`` asks for another number."""
+    jobs = machine_cpus(cgroup)
+    mb = machine_mb(cgroup)
     if mb is not None:
         jobs = min(jobs, max(1, mb // JOB_MEMORY_MB))
     return max(1, min(jobs, MAX_JOBS))
@@ -152,12 +200,14 @@ class JobPool:
 class FanOut(Generic[C]):
     """How a cell's independent trials may run at once: ``jobs`` slots, ``slot(i)`` the context of
     slot ``i`` (its own launchers; slot 0 is the cell's), run in ``pool``'s thread ``i``; ``abort``
-    kills every racer of the run."""
+    kills every racer of the run; ``start_ahead`` starts the other slots' fork servers now, without
+    waiting for them (``RunContext.expect_independent``)."""
 
     jobs: int
     slot: Callable[[int], C]
     abort: Callable[[], object]
     pool: JobPool
+    start_ahead: Callable[[], object] = lambda: None
 
 
 _END = object()

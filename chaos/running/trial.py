@@ -129,6 +129,13 @@ class RunContext:
         (``fan_out``), else one after another; yielded as they end (``chaos.running.jobs``)."""
         return run_independent(self, tasks, None if self.service_url is not None else self.fan_out)
 
+    def expect_independent(self) -> None:
+        """Say, before work that must come first (a sweep's dry run), that independent trials follow:
+        each other job slot's fork server starts now and imports the framework while that work runs,
+        instead of after it, when its first trial waits for it (``FanOut.start_ahead``)."""
+        if self.fan_out is not None and self.service_url is None:
+            self.fan_out.start_ahead()
+
     # the run's services kept between cells (``chaos.running.services``); None: each cell starts and stops its own
     services: ServicePool | None = None
 

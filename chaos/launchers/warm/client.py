@@ -698,29 +698,53 @@ class WarmLauncher(OneServerLauncher):
         paths = [p for p in self.env.get("PYTHONPATH", "").split(os.pathsep) if p and p != chaos_root()]
         self.env["PYTHONPATH"] = os.pathsep.join([chaos_root(), *paths])
         self.log_dir = Path(log_dir) if log_dir else None
+        self.ahead: tuple[str, str | None, PipeTransport] | None = (
+            None  # a server started ahead (``start_ahead``): framework, module, process
+        )
+
+    def _spawn(self, target: str, folder: Path, module: str | None) -> PipeTransport:
+        """The server's process, started (not yet ready): ``folder`` is the run's work folder."""
+        log_dir = self.log_dir or folder
+        # the server's temp folder, which every racer it forks inherits, is inside the launcher's folder
+        env = {**self.env, "TMPDIR": racer_tmp(log_dir)}
+        # the run's folder goes into the command line of the server and every racer it forks
+        return PipeTransport(
+            self.python, target, env, log_dir / f"forkserver-{target}.log", label=str(folder), pool=self.pool, module=module
+        )
+
+    def start_ahead(self, framework: str, folder: str, module: str | None = None) -> None:
+        """Start the fork server now (``StartsAhead``); the first ``server`` call waits for it to be
+        ready. Nothing if one runs or is starting already."""
+        if self.client is None and self.ahead is None:
+            self.ahead = (framework, module, self._spawn(framework, Path(folder), module))
 
     def server(self, target: str, workdir: str, module: str | None = None) -> ForkServerClient:
         if self.client is not None and not self.client.alive:
             self.client.close()
             self.client = None
         if self.client is None:
-            log_dir = self.log_dir or Path(workdir).parent
-            # the server's temp folder, which every racer it forks inherits, is inside the launcher's folder
-            env = {**self.env, "TMPDIR": racer_tmp(log_dir)}
-            # the run's folder goes into the command line of the server and every racer it forks
-            transport = PipeTransport(
-                self.python,
-                target,
-                env,
-                log_dir / f"forkserver-{target}.log",
-                label=str(Path(workdir).parent),
-                pool=self.pool,
-                module=module,
-            )
+            ahead, self.ahead = self.ahead, None
+            if ahead is not None and ahead[:2] != (target, module):  # started for another adapter: not this one
+                _stop(ahead[2])
+                ahead = None
+            transport = ahead[2] if ahead is not None else self._spawn(target, Path(workdir).parent, module)
             self.client = ForkServerClient(transport, target)
         elif self.client.target != target:
             raise EnvironmentProblem(f"this warm launcher serves {self.client.target}, not {target}")
         return self.client
 
+    def close_servers(self) -> None:
+        ahead, self.ahead = self.ahead, None
+        if ahead is not None:  # started ahead, never used
+            _stop(ahead[2])
+        super().close_servers()
+
     def server_for(self, spec: dict, index: int, workdir: str) -> ForkServerClient:
         return self.server(spec["target"]["framework"], workdir, adapter_module(spec))
+
+
+def _stop(transport: PipeTransport) -> None:
+    """Stop a server that was started but never spoken to: it has forked no racer, so it is killed
+    at once if end of input does not end it (it may still be importing the framework)."""
+    transport.close_input()
+    transport.finish(0.0)
