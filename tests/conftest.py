@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 # Fixture kits: Postgres, Docker and the SSH lab for the "across machines" tests; headless Chromium
-# for the HTML report checks.
-pytest_plugins = ("kits.infra", "kits.browserkit", "kits.parallel")
+# for the HTML report checks; the tiny suite's unsharded night, once per session, for the shard stories.
+pytest_plugins = ("kits.infra", "kits.browserkit", "kits.parallel", "kits.shardkit")
 
 REPO = Path(__file__).resolve().parent.parent
 

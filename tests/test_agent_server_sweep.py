@@ -21,6 +21,7 @@ from kits.runs import run_text
 from chaos.running.journal import read_journal
 
 REPO = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.slow  # the server started twice a kill point, six points: starts first without tests/durations.json
 POINTS = ["effect(task=a)", "put(step=2,source=loop):after", "effect(task=c)"]
 
 

@@ -74,3 +74,38 @@ def test_the_console_check_catches_a_broken_page(chromium, tmp_path):
     page = load_page(chromium, broken)
     assert any("deliberate" in m for m in page.console), page.log[-2000:]
     assert any("notAFunction" in m for m in page.console)
+
+
+DRAWS = """
+import sys
+from pathlib import Path
+
+from kits.runkit import race_cell, race_record, results_of, verdict_cell
+
+from chaos.records import RunResults, Verdict
+from chaos.reports.html import write_run_html
+
+out = Path(sys.argv[1])
+sweep = verdict_cell([Verdict(property="EO", status="violated", reason="duplicated 'b'")])
+res = RunResults(run_id="s", scenario="sweep", seed=1, exit_code=1, verdict_counts={"violated": 1}, cells=[sweep])
+write_run_html(out, res, {}, [])
+print("sweep", "matplotlib" in sys.modules, (out / "saturation.png").exists())
+cell = race_cell(k=2)
+write_run_html(out, results_of([(cell, [race_record("c000-t0000", ["r0"], cell_id=cell.id)])]), {}, [])
+print("race", "matplotlib" in sys.modules, (out / "saturation.png").exists())
+"""
+
+
+def test_a_run_without_a_race_cell_writes_its_page_without_loading_matplotlib(tmp_path):
+    """matplotlib's import is most of a `chaos run` process's start: a page with nothing to plot
+    (a sweep's) leaves it unloaded; a race cell's heatmap still draws its PNG."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    tests = Path(__file__).resolve().parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tests.parent), str(tests), os.environ.get("PYTHONPATH", "")])}
+    p = subprocess.run([sys.executable, "-c", DRAWS, str(tmp_path)], env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert p.stdout.split("\n")[:2] == ["sweep False False", "race True True"], p.stdout

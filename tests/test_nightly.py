@@ -22,6 +22,7 @@ from kits.browserkit import load_page
 from kits.runs import racers_alive
 
 ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow  # two nights and their re-scoring through the command line: starts first without tests/durations.json
 
 RACE = """name: tiny_race
 kind: race

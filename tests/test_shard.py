@@ -12,20 +12,21 @@ import subprocess
 import sys
 
 import pytest
-from kits.shardkit import CELLS, ROOT, cells, chaos, env, seeds, summary, verdicts, write_tiny_suite
+from kits.shardkit import CELLS, ROOT, SHARDS, cells, chaos, env, seeds, summary, verdicts, write_tiny_suite
 
 from chaos.racer.errors import ChaosError
 from chaos.running.shard import ShardPlan, assign, parse_shard, plan_runs
 from chaos.scenario.model import Scenario
 
 DATE = "2026-01-02"
+# one worker runs the shard files (tiny_full_night once); slow by hand: they start first without tests/durations.json
+pytestmark = [pytest.mark.xdist_group(SHARDS), pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def nights(tmp_path_factory):
+def nights(tmp_path_factory, tiny_full_night):
     d = tmp_path_factory.mktemp("shard")
     write_tiny_suite(d)
-    full = chaos("nightly", d / "suite.yaml", "--out", d / "full", "--date", DATE, "-q")
     shards = [
         subprocess.Popen(
             [sys.executable, "-m", "chaos", "nightly", d / "suite.yaml", "--out", d / f"s{i}", "--date", DATE, "-q", "--shard", f"{i}/2"],
@@ -40,7 +41,7 @@ def nights(tmp_path_factory):
     logs = [p.communicate(timeout=600)[0] for p in shards]
     codes = [p.returncode for p in shards]
     merged = chaos("merge", d / "s1" / DATE, d / "s2" / DATE, "--out", d / "merged")
-    return {"d": d, "full": full, "codes": codes, "logs": logs, "merged": merged}
+    return {"d": d, "full": tiny_full_night.proc, "one": tiny_full_night.night, "codes": codes, "logs": logs, "merged": merged}
 
 
 def test_two_shards_merged_say_what_one_machine_says(nights):
@@ -48,13 +49,13 @@ def test_two_shards_merged_say_what_one_machine_says(nights):
     assert full.returncode in (0, 1, 2), full.stdout[-2000:] + full.stderr[-2000:]
     assert all(c in (0, 1, 2) for c in nights["codes"]), nights["logs"]
     assert merged.returncode == full.returncode, merged.stdout[-2000:] + merged.stderr[-2000:]
-    one, joined = summary(d / "full" / DATE), summary(d / "merged" / DATE)
+    one, joined = summary(nights["one"]), summary(d / "merged" / DATE)
     assert verdicts(joined) == verdicts(one)
     assert len([c for r in joined["runs"] for c in r["cells"]]) == CELLS
     assert joined["exit_code"] == one["exit_code"] and joined["verdict_counts"] == one["verdict_counts"]
     assert [s["status"] for s in joined["shards"]] == ["ok", "ok"]
     # every trial ran once, on one shard or the other, with the seed it has on one machine
-    assert seeds(d / "merged" / DATE) == seeds(d / "full" / DATE) != {}
+    assert seeds(d / "merged" / DATE) == seeds(nights["one"]) != {}
     # each shard ran only its part of the plan, and the parts cover the plan
     plans = [ShardPlan.model_validate_json((d / f"s{i}" / DATE / "shard.json").read_text()) for i in (1, 2)]
     assert plans[0].digest == plans[1].digest
@@ -98,7 +99,7 @@ def test_a_shard_that_died_keeps_what_it_recorded(nights):
     p = chaos("merge", d / "s1" / DATE, dead, "--out", d / "died")
     assert p.returncode == 3, p.stdout[-2000:] + p.stderr[-2000:]
     assert "shard 2/2 failed" in p.stderr
-    s, full = summary(d / "died" / DATE), summary(d / "full" / DATE)
+    s, full = summary(d / "died" / DATE), summary(nights["one"])
     want = cells(full)
     plan = ShardPlan.model_validate_json((dead / "shard.json").read_text())
     on2 = {(r.scenario, c.cell_id) for r in plan.runs for c in r.cells if c.shard == 2}
@@ -121,7 +122,7 @@ def test_shards_that_were_planned_differently_are_refused(nights, tmp_path):
     p = chaos("merge", d / "s1" / DATE, other, "--out", tmp_path / "out")
     assert p.returncode == 3 and "planned differently" in p.stderr and len(p.stderr.strip().splitlines()) <= 2
     assert not (tmp_path / "out").exists()
-    p = chaos("merge", d / "full" / DATE, "--out", tmp_path / "out")
+    p = chaos("merge", nights["one"], "--out", tmp_path / "out")
     assert p.returncode == 3 and "not a shard folder" in p.stderr
 
 

@@ -19,13 +19,15 @@ from pathlib import Path
 
 import pytest
 from kits.robustkit import chaos, chaos_bg, one_line, wait_for
-from kits.shardkit import CELLS, ROOT, seeds, summary, verdicts, write_tiny_suite
+from kits.shardkit import CELLS, ROOT, SHARDS, seeds, summary, verdicts, write_tiny_suite
 
 from chaos.running.cellqueue import CREDITS, QUEUE, CellQueue, seed_of
 from chaos.running.shard import Shard, plan_suite
 from chaos.scenario.suite import load_suite
 
 DATE = "2026-01-04"
+# one worker runs the shard files (tiny_full_night once); slow by hand: they start first without tests/durations.json
+pytestmark = [pytest.mark.xdist_group(SHARDS), pytest.mark.slow]
 
 
 def queue(folder: Path) -> dict:
@@ -50,11 +52,10 @@ def queue_lock_free(folder: Path) -> bool:
 
 
 @pytest.fixture(scope="module")
-def nights(tmp_path_factory):
+def nights(tmp_path_factory, tiny_full_night):
     d = tmp_path_factory.mktemp("queue")
     write_tiny_suite(d)
     state = d / "state"
-    full = chaos(["nightly", str(d / "suite.yaml"), "--out", str(d / "full"), "--date", DATE, "-q"], state, timeout=600)
     shards = [
         chaos_bg(
             [
@@ -76,7 +77,15 @@ def nights(tmp_path_factory):
     ]
     logs = [p.communicate(timeout=600) for p in shards]
     merged = chaos(["merge", str(d / "s1" / DATE), str(d / "s2" / DATE), "--out", str(d / "merged")], state, timeout=600)
-    return {"d": d, "state": state, "full": full, "codes": [p.returncode for p in shards], "logs": logs, "merged": merged}
+    return {
+        "d": d,
+        "state": state,
+        "full": tiny_full_night.proc,
+        "one": tiny_full_night.night,
+        "codes": [p.returncode for p in shards],
+        "logs": logs,
+        "merged": merged,
+    }
 
 
 def test_two_queue_shards_run_every_cell_once_and_merge_into_what_one_machine_says(nights):
@@ -93,9 +102,9 @@ def test_two_queue_shards_run_every_cell_once_and_merge_into_what_one_machine_sa
     assert not set(parts[0]) & set(parts[1])
     # merged, it says what one machine says: verdicts, exit code, and every trial with its seed
     assert merged.returncode == full.returncode, merged.stdout[-2000:] + merged.stderr[-2000:]
-    one, joined = summary(d / "full" / DATE), summary(d / "merged" / DATE)
+    one, joined = summary(nights["one"]), summary(d / "merged" / DATE)
     assert verdicts(joined) == verdicts(one)
-    assert seeds(d / "merged" / DATE) == seeds(d / "full" / DATE) != {}
+    assert seeds(d / "merged" / DATE) == seeds(nights["one"]) != {}
     assert [(s["status"], s["cells"]) for s in joined["shards"]] == [("ok", len(parts[0])), ("ok", len(parts[1]))]
 
 
@@ -153,8 +162,8 @@ def test_a_shard_killed_mid_cell_has_that_cell_finished_by_the_other(nights, tmp
     full = nights["full"]
     assert merged.returncode == full.returncode, merged.stdout[-2000:] + merged.stderr[-2000:]
     joined = summary(tmp_path / "merged" / DATE)
-    assert verdicts(joined) == verdicts(summary(d / "full" / DATE))
-    assert seeds(tmp_path / "merged" / DATE) == seeds(d / "full" / DATE)  # shard 1's cut-off trials left out
+    assert verdicts(joined) == verdicts(summary(nights["one"]))
+    assert seeds(tmp_path / "merged" / DATE) == seeds(nights["one"])  # shard 1's cut-off trials left out
     assert [s["status"] for s in joined["shards"]] == ["failed", "ok"]
     assert "went back to the queue" in joined["shards"][0]["reason"]
     # what the dead shard left (its racers, its registry entry) is reaped as after any SIGKILLed run
@@ -246,8 +255,8 @@ def test_two_shards_that_share_no_folder_pull_from_a_postgres_queue(nights, pg_q
     assert plan["mode"] == "queue" and "***" in plan["queue"] and "chaos:chaos@" not in plan["queue"]  # the password is not kept
     merged = chaos(["merge", str(tmp_path / "s1" / DATE), str(tmp_path / "s2" / DATE), "--out", str(tmp_path / "m")], state)
     assert merged.returncode == nights["full"].returncode, merged.stdout[-2000:] + merged.stderr[-2000:]
-    assert verdicts(summary(tmp_path / "m" / DATE)) == verdicts(summary(d / "full" / DATE))
-    assert seeds(tmp_path / "m" / DATE) == seeds(d / "full" / DATE)
+    assert verdicts(summary(tmp_path / "m" / DATE)) == verdicts(summary(nights["one"]))
+    assert seeds(tmp_path / "m" / DATE) == seeds(nights["one"])
 
 
 def test_a_queue_folder_that_cannot_be_used_is_one_line_and_exit_3(tmp_path):

@@ -14,7 +14,8 @@ this plugin promises, so that a test written as a story stays correct when anoth
   The longest files that together took ``SLOW_SHARE`` of the recorded time have every test marked
   ``slow`` (a share, not seconds: the rule holds on a fast or a loaded machine), so ``-m "not
   slow"`` is the quick subset, about a sixth of the suite's time. A file the recording does not
-  know is quick, and runs after the known long ones, until the next recording.
+  know is quick, and runs after the known long ones, until the next recording; among such files
+  (every file, without a recording) those with a test marked ``slow`` by hand start first.
 * **``@pytest.mark.exclusive`` runs alone.** For a test that creates, or must observe, what any
   other chaos process on the machine would reap or report (a deliberate stray racer, a dead run's
   lazy mount, "nothing to clean"): while it runs, no other worker runs a test. It waits for the
@@ -48,19 +49,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     recorded = _recorded()
     slow = _slow_files(recorded)
     group_of: dict[str, str] = {}
+    marked: set[str] = set()  # groups with a test marked slow by hand (before the measured marks below)
     for item in items:
         path = _file(item)
         if item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(path))
-        if path in slow and item.get_closest_marker("slow") is None:
+        if item.get_closest_marker("slow") is not None:
+            marked.add(_group(item))
+        elif path in slow:
             item.add_marker(pytest.mark.slow)
         group_of.setdefault(path, _group(item))
     seconds = dict.fromkeys(group_of.values(), 0.0)
     for path, group in group_of.items():  # a group's recorded seconds: its files'
         seconds[group] += recorded.get(path, 0.0)
-    # a stable order (every worker must collect the same list): longest groups first, the rest as written
+    # a stable order (every worker must collect the same list): longest recorded groups first; among
+    # those the recording does not know (every group, without tests/durations.json), the ones with a
+    # test marked slow by hand first; the rest as written
     first = {g: i for i, g in enumerate(dict.fromkeys(group_of.values()))}
-    items.sort(key=lambda it: (-seconds[_group(it)], first[_group(it)]))
+    items.sort(key=lambda it: (-seconds[_group(it)], _group(it) not in marked, first[_group(it)]))
     folder = getattr(config, "workerinput", {}).get(LOCKS)
     if folder is not None:  # a worker: tell the controller's scheduler each test's group
         mine = Path(folder) / f"groups-{config.workerinput['workerid']}.json"

@@ -8,6 +8,10 @@ What it promises: ``write_tiny_suite`` writes a two-scenario suite of real LangG
 sweep under sync durability and a stray resume, eight trials in all) whose verdicts do not depend
 on timing, so a sharded night must say exactly what one machine says. ``verdicts``, ``seeds`` and
 ``summary`` read a night folder the way ``chaos merge`` and ``chaos nightly`` wrote it.
+``tiny_full_night`` (a session fixture: ``tests/conftest.py`` loads this kit as a plugin) is that
+suite run once unsharded on this machine, the night every local shard story compares its merged
+halves with; ``test_shard.py`` and ``test_shard_queue.py`` share the ``xdist_group`` ``SHARDS``, so
+one worker runs both files and the night once.
 """
 
 from __future__ import annotations
@@ -16,7 +20,10 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 from chaos.kinds.sweep import DRY_RUN_FAILED
 
@@ -43,6 +50,8 @@ matrix:
   workload: [gate_after_interrupt, two_gates]
 """
 CELLS = 4  # two scenarios, two cells each
+SHARDS = "shards"  # the xdist_group of the files that compare with tiny_full_night
+FULL_DATE = "2026-01-01"  # the unsharded night's date (a night's verdicts and seeds do not depend on it)
 
 # kinds whose verdict may differ between two runs of the same cell with the same seeds: the outcome
 # of a race (how many racers fire, whether all finish in time) is the scheduler's, not the seed's;
@@ -123,3 +132,18 @@ def seeds(night: Path) -> dict[tuple[str, str], int]:
             rec = json.loads(line)
             out[(journal.parent.parent.name, rec["trial_id"])] = rec["seed"]
     return out
+
+
+@dataclass(frozen=True)
+class FullNight:
+    """The tiny suite run unsharded: the finished ``chaos nightly`` and its night folder."""
+
+    proc: subprocess.CompletedProcess
+    night: Path
+
+
+@pytest.fixture(scope="session")
+def tiny_full_night(tmp_path_factory) -> FullNight:
+    d = tmp_path_factory.mktemp("tiny_full")
+    write_tiny_suite(d)
+    return FullNight(chaos("nightly", d / "suite.yaml", "--out", d / "full", "--date", FULL_DATE, "-q"), d / "full" / FULL_DATE)
