@@ -11,6 +11,9 @@ after the look-up and before the final state is saved looks them up twice.
 Before, ``resume: command:true`` answered only the first pause: the dry run stopped at the second
 with nothing fired, the look-up after the kill was filed as "an effect the uninterrupted run never
 fires", and the points after the look-up, where the real duplicate is, were never swept.
+
+The example's tools are enabled by its run context (``AppContext``, a pydantic model), which the
+workload hands to chaos (``context=``): without it the example is refused at preflight.
 """
 
 from __future__ import annotations

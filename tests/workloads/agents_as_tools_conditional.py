@@ -11,18 +11,19 @@ enabled for the "french_spanish" preference (the example's auto-mode choice) and
 Changes, and only these: the models are scripted (the next step is read from the conversation:
 the orchestrator calls both language tools in one turn, then combines their answers; the Spanish
 agent calls ``get_user_name``, then greets; the French agent answers); ``get_user_name``'s ``print``
-is an effect (``ctx.effect("get_user_name")``); the preference is read from the factory
-(``workload_params.language_preference``), not from the run context, because chaos runs the agent
-without a context object.
+is an effect (``ctx.effect("get_user_name")``). The run context is the example's ``AppContext``
+(a pydantic model), its preference "french_spanish" (``workload_params.language_preference`` to
+change it), handed to chaos as the workload's ``context``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from agents import Agent, ModelSettings
+from agents import Agent, AgentBase, ModelSettings, RunContextWrapper
 from agents.decorators import tool
 from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
+from pydantic import BaseModel
 
 from chaos.workloads import OpenAIAgentsWorkload
 from chaos.workloads.openai_agents import MAX_MODEL_CALLS, outputs_in
@@ -41,15 +42,21 @@ def responder(calls: list[tuple[str, dict, str]], final: str) -> ScriptedModel:
     return ScriptedModel([ModelStep.respond(respond)] * MAX_MODEL_CALLS)
 
 
-def orchestrator(ctx: Any) -> Agent:
-    preference = str(ctx.params.get("language_preference", "french_spanish"))
+class AppContext(BaseModel):
+    language_preference: str = "spanish_only"  # "spanish_only", "french_spanish", "european"
 
-    def french_spanish_enabled(_ctx: Any, _agent: Any) -> bool:
-        return preference in ["french_spanish", "european"]
 
-    def european_enabled(_ctx: Any, _agent: Any) -> bool:
-        return preference == "european"
+def french_spanish_enabled(ctx: RunContextWrapper[AppContext], agent: AgentBase) -> bool:
+    """Enable for French+Spanish and European preferences."""
+    return ctx.context.language_preference in ["french_spanish", "european"]
 
+
+def european_enabled(ctx: RunContextWrapper[AppContext], agent: AgentBase) -> bool:
+    """Only enable for European preference."""
+    return ctx.context.language_preference == "european"
+
+
+def orchestrator(ctx: Any, preference: str) -> Agent:
     @tool(needs_approval=True)
     async def get_user_name() -> str:
         ctx.effect("get_user_name")  # the example prints "Getting the user's name..."
@@ -112,4 +119,10 @@ def orchestrator(ctx: Any) -> Agent:
 
 
 def agents_as_tools(ctx: Any) -> OpenAIAgentsWorkload:
-    return OpenAIAgentsWorkload(agent=orchestrator(ctx), input=REQUEST, gated_task="get_user_name")
+    preference = str(ctx.params.get("language_preference", "french_spanish"))  # the example's auto-mode choice
+    return OpenAIAgentsWorkload(
+        agent=orchestrator(ctx, preference),
+        input=REQUEST,
+        gated_task="get_user_name",
+        context=AppContext(language_preference=preference),
+    )
