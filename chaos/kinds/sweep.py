@@ -56,7 +56,7 @@ from typing import ClassVar, ParamSpec
 
 from chaos.kinds import crash_chains, crash_states, db_restart
 from chaos.kinds.base import Checker, Kind, Property, approves_breakpoints
-from chaos.kinds.baseline import answer_action, approvals_plan, approve_action, baseline_of, declared_payloads, effect_counts
+from chaos.kinds.baseline import MAX_ANSWERS, answer_action, approvals_plan, approve_action, baseline_of, declared_payloads, effect_counts
 from chaos.kinds.checking import base_fields, combine, judged, times, verdict
 from chaos.kinds.sweep_addon import AtPoint, SweepAddOn, TrialSteps, add_ons
 from chaos.kinds.sweep_options import SweepOptions
@@ -66,7 +66,7 @@ from chaos.racer.protocol import ActionSpec, RacerResult
 from chaos.records import Baseline, CellResult, PointResult, TrialRecord, Verdict, error_field
 from chaos.running.outage import Relay
 from chaos.running.trial import RunContext, Task, TrialRun, attempts, retry_id
-from chaos.scenario.model import Cell
+from chaos.scenario.model import Cell, Scenario
 
 ANCHOR = "kill-point-sweep-eo-pc-liveness-fcl-kinds-kill_sweep-first_checkpoint"
 EO = Property("EO", "effect exactly-once", ANCHOR)
@@ -145,7 +145,7 @@ def _actions(cell: Cell) -> list[ActionSpec]:
     s = cell.scenario
     acts: list[ActionSpec] = [{"op": "run"}]
     if s.resume_form == "command":
-        acts.append({**answer_action(s), "if": "interrupted"})
+        acts.append({**_answer(s), "if": "interrupted"})
     elif s.resume_form == "app" and isinstance(s.answers, list):  # the team's driver answers each pause by the plan
         acts.append({**_resume_action(cell), "if": "interrupted"})
     elif approves_breakpoints(s):
@@ -153,12 +153,22 @@ def _actions(cell: Cell) -> list[ActionSpec]:
     return acts
 
 
+def _answer(s: Scenario) -> ActionSpec:
+    """The answer of the run's life and of its recovery: the plan answers each pause by itself; one
+    command value answers every pause the run stops at (``repeat``, up to ``MAX_ANSWERS``), as the
+    team's driver does (``while result.interruptions: approve``) and as every other kind's baseline
+    does. Answering only the first left the uninterrupted run waiting at the second pause: what it
+    fires past it was never swept, and a recovery's fire past it was judged an effect the run never has."""
+    act = answer_action(s)
+    return act if s.answers is not None else {**act, "repeat": MAX_ANSWERS}
+
+
 def _resume_action(cell: Cell) -> ActionSpec:
     s = cell.scenario
     # with static breakpoints, the recovery call is followed by the approvals of the breakpoints it stops at
     then: ActionSpec = approvals_plan(s) if approves_breakpoints(s) else {}
     if s.resume_form == "command":  # answered only where the interrupt was durably asked
-        return {**answer_action(s), "only_if_durable": True}
+        return {**_answer(s), "only_if_durable": True}
     if s.resume_form == "app":  # the team's recovery procedure, called in the fresh process
         act: ActionSpec = {"op": "resume", "form": "app", "recover": s.recover_ref or "", **then}
         if isinstance(s.answers, list):  # for a driver that answers pauses itself

@@ -176,7 +176,7 @@ def _error_outcome(exc: BaseException) -> ActionOutcome:
 
 def _run(spec: RacerSpec, result: RacerResult, barrier: BarrierClient) -> int:
     """The racer's work on ``result`` (filled in place); returns the exit code."""
-    from chaos.targets.base import Unsupported, error_of, outcome_of_inspect, unsupported_outcome
+    from chaos.targets.base import error_of
 
     session: Session | None = None
     ledger = None
@@ -231,19 +231,12 @@ def _run(spec: RacerSpec, result: RacerResult, barrier: BarrierClient) -> int:
             if not result.get("t_invoke_mono_ns"):
                 result["t_invoke_mono_ns"] = time.monotonic_ns()
             before = len(session.fired)
-            try:
-                if action.get("op") == "inspect":  # generic: every session has inspect()
-                    outcome = outcome_of_inspect(session.inspect())
-                else:
-                    outcome = session.perform(action)
-            except Unsupported as exc:
-                outcome = unsupported_outcome(str(exc))
-            except Exception:
-                raise  # the adapter catches what the framework raises: one escaping it is chaos's own (below)
-            except EXITS:
-                raise
-            except BaseException as exc:  # PanicException & co: the framework's or the app's answer all the same
-                outcome = _error_outcome(exc)
+            outcome = _perform_one(session, action)
+            for _ in range(int(action.get("repeat") or 1) - 1):  # every later pause, answered the same way
+                if outcome["status"] != "interrupted":
+                    break
+                fired_so_far = len(session.fired) - before
+                outcome = folded(outcome, _perform_one(session, action), fired_so_far)
             outcome["fired"] = [f["effect_key"] for f in list(session.fired)[before:]]
             outcome["action"] = action
             outcomes.append(outcome)
@@ -276,6 +269,41 @@ def _run(spec: RacerSpec, result: RacerResult, barrier: BarrierClient) -> int:
             ledger.close()
         result["close_ms"] = (time.monotonic_ns() - t_close) / 1e6
     return code
+
+
+def _perform_one(session: Session, action: ActionSpec) -> ActionOutcome:
+    """One action performed by the session (``inspect`` by the racer itself): its outcome, an
+    ``unsupported`` or ``error`` outcome for what the framework or the app raised."""
+    from chaos.targets.base import Unsupported, outcome_of_inspect, unsupported_outcome
+
+    try:
+        if action.get("op") == "inspect":  # generic: every session has inspect()
+            return outcome_of_inspect(session.inspect())
+        return session.perform(action)
+    except Unsupported as exc:
+        return unsupported_outcome(str(exc))
+    except Exception:
+        raise  # the adapter catches what the framework raises: one escaping it is chaos's own (the racer's caller)
+    except EXITS:
+        raise
+    except BaseException as exc:  # PanicException & co: the framework's or the app's answer all the same
+        return _error_outcome(exc)
+
+
+def folded(first: ActionOutcome, later: ActionOutcome, fired_before: int) -> ActionOutcome:
+    """One outcome for an action performed again (``repeat``): the later call's, with the answers and
+    approvals of both in order (``fired_before`` of the later call's approvals counted from the
+    first call's start: ``fired_before`` effects had fired when the later call began)."""
+    out = dict(later)
+    if first.get("answered") is not None or later.get("answered") is not None:
+        out["answered"] = [*(first.get("answered") or []), *(later.get("answered") or [])]
+    approvals = [
+        *(first.get("approvals") or []),
+        *({**a, "fired_before": int(a.get("fired_before", 0)) + fired_before} for a in later.get("approvals") or []),
+    ]
+    if approvals:
+        out["approvals"] = approvals
+    return cast(ActionOutcome, out)
 
 
 def _perform_afterwards(session: Session, action: ActionSpec) -> ActionOutcome:

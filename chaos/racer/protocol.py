@@ -157,6 +157,11 @@ class Action(TypedDict, total=False):
     # (LangGraph: ``invoke(None)``) and answers the pause it stops at. A racer or a stray answer
     # sends without it: it is the answer a client sends on purpose, pending or not
     asked_only: bool
+    # perform the action again while it ends ``interrupted``, at most this many times in all, as one
+    # action (one outcome: the last call's, with every call's answers and approvals): the sweep's
+    # answer with one command value, which answers every pause the run stops at with it, as the
+    # team's own driver (``while result.interruptions: approve``) does
+    repeat: int
 
 
 # ``if`` is a Python keyword: the functional form is the only way to declare it.

@@ -101,7 +101,10 @@ class OpenAIAgentsWorkload:
     consume-once guard, ``claim(thread_id, saved)`` -> whether this process owns the approval of the
     saved document (called before the state is restored; a loser runs nothing). A winner reads the
     store again under its claim and runs nothing if the saved document moved meanwhile (another
-    process consumed the approval and saved before this one claimed)."""
+    process consumed the approval and saved before this one claimed). ``context``: the run context
+    the app passes to ``Runner.run(..., context=...)`` (what its tools and ``is_enabled`` read as
+    ``ctx.context``), handed back on every restore (``RunState.from_json(..., context_override=)``),
+    as the SDK asks for a context that is not plain JSON (else it comes back a dict)."""
 
     agent: Any
     input: str = "go"
@@ -109,6 +112,7 @@ class OpenAIAgentsWorkload:
     tasks: dict[str, str] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
     claim: Callable[[str, dict], bool] | None = None
+    context: Any = None
     tamper: tuple[str, Any] | None = None  # built-ins only: (a dotted path of the state blob, the value the store writes there)
 
 

@@ -266,7 +266,7 @@ class OpenAIAgentsSession(SessionBase):
         agent = self.workload.agent
         if op == "run" or (op == "resume" and form == "input"):
             before = self.store.load()
-            result = await Runner.run(agent, self.workload.input, session=self.sdk_session)
+            result = await Runner.run(agent, self.workload.input, session=self.sdk_session, context=self.workload.context)
             return self._save(result, {"seq": (before or {}).get("seq", 0)})
         if op == "fork":
             saved = self._saved()
@@ -282,24 +282,31 @@ class OpenAIAgentsSession(SessionBase):
         if doc is None:
             if self.sdk_session is not None and await self.sdk_session.get_items():
                 # killed mid-run: the SDK's session holds the conversation; the app continues it
-                result = await Runner.run(agent, [], session=self.sdk_session)
+                result = await Runner.run(agent, [], session=self.sdk_session, context=self.workload.context)
                 return self._save(result, None)
             raise NothingSaved(f"nothing to continue: no state blob in {self.store.where} and no session items")
         if doc.get("ended"):
             return outcome("done", self.recorder.observed, nothing_to_resume=FINISHED)
         if form == "none":  # the app shows the approver what waits: it restores the saved state (a bad blob is refused here)
-            from agents import RunState
-
-            state = await RunState.from_json(agent, doc["state"])
+            state = await self._restore(doc["state"])
             return outcome("interrupted", self.recorder.observed, interrupts=[str(i.raw_item.call_id) for i in state.get_interruptions()])
         if form == "command":
             return await self._answer(doc, doc["state"], action.get("value"))
         raise ValueError(f"unknown resume form {form!r}")
 
-    async def _answer(self, doc: dict, blob: dict, value: Any) -> ActionOutcome:
-        """The app's approval handler: restore the blob, answer every pending item, run, save."""
+    async def _restore(self, blob: dict) -> Any:
+        """``RunState.from_json`` of a saved blob, with the app's run context (``context_override``):
+        the SDK restores a context that is not plain JSON (a pydantic model, a dataclass) as a dict,
+        and asks the app to hand it back."""
         from agents import RunState
 
+        w = self.workload
+        if w.context is None:
+            return await RunState.from_json(w.agent, blob)
+        return await RunState.from_json(w.agent, blob, context_override=w.context)
+
+    async def _answer(self, doc: dict, blob: dict, value: Any) -> ActionOutcome:
+        """The app's approval handler: restore the blob, answer every pending item, run, save."""
         w = self.workload
         if w.claim is not None:
             if not w.claim(self.thread_id, doc):
@@ -309,7 +316,7 @@ class OpenAIAgentsSession(SessionBase):
             now = self.store.load()  # read again under the claim: an approval another process already consumed is not run again
             if now is None or now.get("seq") != doc.get("seq"):
                 return outcome("done", self.recorder.observed, claim_lost="the approval was consumed before this process claimed it")
-        state = await RunState.from_json(w.agent, blob)
+        state = await self._restore(blob)
         items = state.get_interruptions()
         out = await self._decide_and_run(state, items, value, doc)
         out["answered"] = [[str(i.raw_item.call_id), jsonable(value)] for i in items]
@@ -319,17 +326,15 @@ class OpenAIAgentsSession(SessionBase):
         """An approver's request naming the call it answers (``first``: the call the run first stopped
         at), handed to the SDK whatever the saved state is: restore the latest blob, answer the
         pending item of that call id, else an item of the gated tool with that id, run, save."""
-        from agents import RunState
         from agents.items import ToolApprovalItem
 
-        w = self.workload
-        first = await RunState.from_json(w.agent, doc.get("first_pause") or doc["state"])
+        first = await self._restore(doc.get("first_pause") or doc["state"])
         shown = first.get_interruptions()  # what the approver was shown at the first pause
         if call_id == "first":
             if not shown:
                 raise NothingSaved("the run never stopped at an approval: no first call to address")
             call_id = str(shown[0].raw_item.call_id)
-        state = await RunState.from_json(w.agent, doc["state"])
+        state = await self._restore(doc["state"])
         item = next((i for i in state.get_interruptions() if str(i.raw_item.call_id) == call_id), None)
         if item is None:  # not pending: the item the request names (the first approval's, with that call id)
             template = shown[0]
