@@ -255,8 +255,9 @@ def _is_mask(value: str) -> bool:
     return value.startswith("***")
 
 
-# a barrier's phase after its boundary's name (``create_session:after#1``, a kill point): no secret
-_PHASE = re.compile(r"(?:before|after)(?:#\d+)?")
+# a barrier's phase after its boundary's name (``create_session:after#1``, a kill point): no secret;
+# also followed by the colon a report puts after a point (``create_session:before#1: vacuous``)
+_PHASE = re.compile(r"(?:before|after)(?:#\d+)?:?")
 
 # a count, or counts per trial (``reset_password=1,2`` in a report): no secret has three digits or fewer
 _COUNTS = re.compile(r"\d{1,3}(?:,\d{1,3})*")

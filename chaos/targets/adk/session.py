@@ -273,7 +273,7 @@ class ADKSession(SessionBase):
             msg = types.Content(role="user", parts=[types.Part(text=self.workload.message)])
             return await self._drive(new_message=msg)
         if session is None:
-            return nothing_saved_outcome("ADK has no session: create_session was not committed at the kill")
+            return nothing_saved_outcome("ADK has no session (create_session was not committed at the kill)")
         if form not in ("command", "none"):
             raise Unsupported(f"resume form {form!r} is not expressed by the ADK adapter")
         if not session.events:
