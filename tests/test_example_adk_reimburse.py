@@ -44,7 +44,8 @@ def _run(out) -> chaos.RunResults:
 def test_the_managers_pending_ticket_is_the_pause_and_only_a_crash_inside_the_tool_reimburses_twice(tmp_path):
     results = _run(tmp_path)
     sweep = case_cell(results, "sweep")
-    assert sweep.baseline is not None and sweep.baseline.effects == {"reimburse:conference travel:200": 1}  # the uninterrupted run answered the ticket
+    # the uninterrupted run answered the ticket and reimbursed once
+    assert sweep.baseline is not None and sweep.baseline.effects == {"reimburse:conference travel:200": 1}
     eo = look.verdict(sweep, "EO")
     assert eo.status == "violated" and eo.evidence.points == ["effect(task=reimburse):after#1"]
     # killed between the long-running call and its "pending" response: the ticket is answered, one reimbursement

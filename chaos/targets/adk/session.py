@@ -279,7 +279,7 @@ class ADKSession(SessionBase):
                     return self.recorder.with_approvals(outcome("refused", self.recorder.observed, error=err))
             return self.recorder.with_approvals(outcome("error", self.recorder.observed, error=err))
 
-    async def _shown(self) -> tuple[str, str] | None:
+    async def _shown(self) -> tuple[str, str, str] | None:
         # the service's own get_session (its class's base), not the instrumented one
         get = type(self.service).__mro__[1].get_session  # type: ignore[attr-defined]  # the base class is a session service
         session = await get(self.service, app_name=self.app.name, user_id=USER, session_id=self.thread_id)
