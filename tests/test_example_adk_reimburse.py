@@ -59,3 +59,16 @@ def test_the_managers_pending_ticket_is_the_pause_and_only_a_crash_inside_the_to
     stray = case_cell(results, "stray")
     assert look.verdict(stray, "CO").status == "violated"  # the approval delivered twice reimburses twice
     assert results.exit_code == 1
+
+
+def test_a_stray_approval_is_judged_when_the_reimbursement_declares_its_ticket_as_its_identity(tmp_path):
+    """fixed keys the reimbursement by its ticket (``ctx.effect_once(..., key=ticket)``: identity
+    ``reimburse@reimbursement-ticket-001``); the first approval consumed the ticket, and the second
+    reimburses nothing more (by hand: 1 reimbursement in 2 of 2)."""
+    data = yaml.safe_load((REPO / "examples" / "adk_reimburse" / "scenarios" / "fixed.yaml").read_text())
+    data["target"]["backend"] = "db_sqlite"  # the key, not the back end, decides a stray
+    data["matrix"]["case"] = [{"name": "stray", "kind": "stray_resume", "trials": 1}]
+    results = run_from_repo(data, tmp_path)
+    stray = case_cell(results, "stray")
+    assert stray.valid_trials == 1, stray.failure
+    assert look.verdict(stray, "CO").status == "holds"
