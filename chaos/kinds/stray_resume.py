@@ -44,6 +44,7 @@ from chaos.kinds.base import Checker, Kind, Property, approval_action, needs_app
 from chaos.kinds.checking import base_fields, verdict
 from chaos.kinds.phases import each_trial, failed, inspected, run_phases
 from chaos.kinds.race import CO
+from chaos.racer.ledger_rows import of_task
 from chaos.racer.protocol import ActionSpec, ErrorInfo, InspectResult, OutcomeStatus
 from chaos.records import CellResult, TrialRecord, Verdict, error_field, error_of, status_of
 from chaos.running.trial import RunContext, TrialRun
@@ -192,7 +193,7 @@ def stray_trial(run: TrialRun) -> TrialRecord:
     if status_of(resume_o) == "unsupported":  # e.g. resume_by: interrupt on a static breakpoint
         why = error_field(error_of(resume_o), "message")
         return run.record(valid=False, invalid_reason=f"the first answer is unsupported: {why}", fault_fired=False)
-    consumed = [k for k in resume_fired if gated and k.split(":", 1)[0] == gated]
+    consumed = [k for k in resume_fired if of_task(k, gated)]  # task, task:value or task@key (a declared identity)
     if not consumed and status_of(resume_o) != "interrupted":  # answered, and the run went on to a later pause: consumed too
         return run.record(valid=False, invalid_reason=f"the first answer did not fire {gated}: nothing was consumed", fault_fired=False)
     if stray_o is None:

@@ -13,12 +13,20 @@ barrier before and after each durable write, named by what it writes (google-adk
   its author and its first part (a function call or response of tool T, text), ``,delta`` when it
   carries a state delta. ``:before`` means nothing of it is durable; ``:after`` that it committed.
 
-Resume forms: ``command`` answers the ``adk_request_confirmation`` call that waited when the racer
-opened the session (as a person clicking it would, even if another answer was recorded meanwhile)
-with a ``FunctionResponse`` (``confirmed: true``, ``payload``: the value) and the paused
-invocation's id; when none waited, it continues the unfinished invocation by its id (a recovery),
-answering the confirmation it then asks for, or, the run complete, sends the last answer again (``workload_params.invocation_id: omit`` sends the answer
-without the invocation id, which the docs say starts a new invocation); ``none`` continues the last invocation by its id with no message
+Pauses: an ``adk_request_confirmation`` call (ADK's tool confirmation), or a long-running tool's
+call (``LongRunningFunctionTool``: its id in the event's ``long_running_tool_ids``; the tool's own
+first response, "pending", answers nothing; the app answers later with a user-authored
+``FunctionResponse`` of the same id and name, as ADK's ``human_in_loop`` sample does).
+
+Resume forms: ``command`` answers the pause that waited when the racer opened the session (as a
+person clicking it would, even if another answer was recorded meanwhile): a confirmation with a
+``FunctionResponse`` (``confirmed: true``, ``payload``: the value) and the paused invocation's id,
+a long-running call with the value as its update (a mapping as it is, else ``{"result": value}``);
+when none waited, it continues the unfinished invocation by its id (a recovery), answering the
+pause it then asks for, or, the run complete, sends the last answer again (a racer's or a stray's
+answer; a recovery's, ``asked_only``, sends nothing to a completed run);
+``workload_params.invocation_id: omit`` sends the answer without the invocation id, which the docs
+say starts a new invocation. ``none`` continues the last invocation by its id with no message
 (``run_async(invocation_id=...)``, also when a confirmation waits: ADK then appends nothing and
 runs no tool); ``input`` sends the first message again (a new invocation).
 ADK's refusal (``StaleSessionError``: the session moved in storage since this racer read it) is the
@@ -156,26 +164,47 @@ def tool_plugin() -> Any:
     return Plugin(name="chaos_where")
 
 
-def pending_confirmation(events: list[Any]) -> tuple[str, str] | None:
-    """(function call id, invocation id) of an ``adk_request_confirmation`` call no response answers yet."""
-    calls: dict[str, str] = {}
-    for ev in events:
-        for p in (ev.content.parts if ev.content is not None else None) or []:
-            if p.function_call is not None and p.function_call.name == CONFIRM:
-                calls[str(p.function_call.id)] = str(ev.invocation_id)
-            if p.function_response is not None and p.function_response.name == CONFIRM:
-                calls.pop(str(p.function_response.id), None)
-    return next(iter(calls.items()), None)
+def _calls(ev: Any) -> list[Any]:
+    return [p.function_call for p in ((ev.content.parts if ev.content is not None else None) or []) if p.function_call is not None]
 
 
-def last_confirmation(events: list[Any]) -> tuple[str, str] | None:
-    """(function call id, invocation id) of the newest ``adk_request_confirmation`` call, answered or not."""
-    found = None
+def _pauses(events: list[Any]) -> dict[str, tuple[str, str]]:
+    """call id -> (name, invocation id) of every pause the log asked, in order: an
+    ``adk_request_confirmation`` call, or a long-running tool's call (its id in the event's
+    ``long_running_tool_ids``: ADK's ``LongRunningFunctionTool``, whose own first response, authored
+    by the agent, says "pending" and answers nothing; the app answers it later with a user-authored
+    ``FunctionResponse`` of the same id and name)."""
+    asked: dict[str, tuple[str, str]] = {}
+    for ev in events:
+        long_running = set(ev.long_running_tool_ids or ())
+        for call in _calls(ev):
+            if call.name == CONFIRM or str(call.id) in long_running:
+                asked[str(call.id)] = (str(call.name), str(ev.invocation_id))
+    return asked
+
+
+def _answered(events: list[Any]) -> set[str]:
+    """Call ids a pause's answer names: a confirmation's response (whoever appended it), or a
+    user-authored response to a long-running call."""
+    out = set()
     for ev in events:
         for p in (ev.content.parts if ev.content is not None else None) or []:
-            if p.function_call is not None and p.function_call.name == CONFIRM:
-                found = (str(p.function_call.id), str(ev.invocation_id))
-    return found
+            fr = p.function_response
+            if fr is not None and (fr.name == CONFIRM or ev.author == "user"):
+                out.add(str(fr.id))
+    return out
+
+
+def pending_pause(events: list[Any]) -> tuple[str, str, str] | None:
+    """(function call id, invocation id, name) of the first pause no answer answers yet."""
+    answered = _answered(events)
+    return next(((cid, inv, name) for cid, (name, inv) in _pauses(events).items() if cid not in answered), None)
+
+
+def last_pause(events: list[Any]) -> tuple[str, str, str] | None:
+    """(function call id, invocation id, name) of the newest pause, answered or not."""
+    asked = list(_pauses(events).items())
+    return (asked[-1][0], asked[-1][1][1], asked[-1][1][0]) if asked else None
 
 
 def completed_tools(events: list[Any], names: dict[str, str]) -> list[tuple[str, str]]:
@@ -197,11 +226,12 @@ def ended(events: list[Any]) -> bool:
     done = False
     for ev in events:
         parts = (ev.content.parts if ev.content is not None else None) or []
-        if any(p.function_call is not None for p in parts) or (ev.author == "user" and any(p.text for p in parts)):
-            done = False
+        update = ev.author == "user" and any(p.function_response is not None and p.function_response.name != CONFIRM for p in parts)
+        if any(p.function_call is not None for p in parts) or (ev.author == "user" and any(p.text for p in parts)) or update:
+            done = False  # a long-running tool's update (a user-authored response) starts work: the agent acts on it
         elif ev.author != "user" and any(p.text for p in parts):
             done = True
-    return done and pending_confirmation(events) is None
+    return done and pending_pause(events) is None
 
 
 class ADKSession(SessionBase):
@@ -254,11 +284,11 @@ class ADKSession(SessionBase):
                     return self.recorder.with_approvals(outcome("refused", self.recorder.observed, error=err))
             return self.recorder.with_approvals(outcome("error", self.recorder.observed, error=err))
 
-    async def _shown(self) -> tuple[str, str] | None:
+    async def _shown(self) -> tuple[str, str, str] | None:
         # the service's own get_session (its class's base), not the instrumented one
         get = type(self.service).__mro__[1].get_session  # type: ignore[attr-defined]  # the base class is a session service
         session = await get(self.service, app_name=self.app.name, user_id=USER, session_id=self.thread_id)
-        return pending_confirmation(session.events) if session is not None else None
+        return pending_pause(session.events) if session is not None else None
 
     async def _session(self) -> Any:
         return await self.service.get_session(app_name=self.app.name, user_id=USER, session_id=self.thread_id)
@@ -281,28 +311,38 @@ class ADKSession(SessionBase):
         if form == "command" and self.shown is not None:
             # the confirmation this process was shown when it opened the session: answered as a person
             # clicking it would, whether or not another answer was recorded meanwhile (a racer)
-            return await self._answer(self.shown[0], self.shown[1], action.get("value"))
-        asked = last_confirmation(session.events)
+            return await self._answer(self.shown, action.get("value"))
+        asked = last_pause(session.events)
         if ended(session.events):
-            if form == "command" and asked is not None:  # the answer sent again after the run completed (a stray)
-                return await self._answer(asked[0], asked[1], action.get("value"))
+            # the answer sent again after the run completed (a stray, a racer); a recovery's answer
+            # (asked_only) goes only to a pause the session waits at: a completed run is left alone
+            if form == "command" and asked is not None and not action.get("asked_only"):
+                return await self._answer(asked, action.get("value"))
             return outcome("done", {}, nothing_to_resume=True)
-        pending = pending_confirmation(session.events)
+        pending = pending_pause(session.events)
         if pending is None:  # the invocation was cut short: continue it by its id (ADK's resume)
             out = await self._drive(invocation_id=session.events[-1].invocation_id)
             session = await self._session()
-            pending = pending_confirmation(session.events) if session is not None else None
+            pending = pending_pause(session.events) if session is not None else None
             if form == "none" or pending is None or out["status"] != "interrupted":
                 return out
         if form == "none":  # ADK's resume of the paused invocation, unanswered: it appends nothing and runs no tool
             return await self._drive(invocation_id=pending[1])
-        call_id, invocation = pending
-        return await self._answer(call_id, invocation, action.get("value"))
+        return await self._answer(pending, action.get("value"))
 
-    async def _answer(self, call_id: str, invocation: str, value: Any) -> ActionOutcome:
+    async def _answer(self, pause: tuple[str, str, str], value: Any) -> ActionOutcome:
+        """The answer to ``pause`` (call id, invocation id, name): a confirmation's ``{"confirmed":
+        true, "payload": value}``; a long-running tool's update, the value itself when it is a
+        mapping (the sample's ``{"status": "approved", ...}``), else ``{"result": value}`` (ADK's
+        wrapping of a tool's plain return)."""
         from google.genai import types
 
-        fr = types.FunctionResponse(id=call_id, name=CONFIRM, response={"confirmed": True, "payload": value})
+        call_id, invocation, name = pause
+        if name == CONFIRM:
+            response = {"confirmed": True, "payload": value}
+        else:
+            response = dict(value) if isinstance(value, dict) else {"result": value}
+        fr = types.FunctionResponse(id=call_id, name=name, response=response)
         msg = types.Content(role="user", parts=[types.Part(function_response=fr)])
         self.recorder.note_approval()
         if self.params.get("invocation_id") == "omit":  # the answer alone (ADK 2.13 finds the invocation by the call id)
@@ -316,9 +356,9 @@ class ADKSession(SessionBase):
                 if p.function_call is not None and p.function_call.name == CONFIRM:
                     waiting.append(str(p.function_call.id))
         session = await self._session()
-        pending = pending_confirmation(session.events) if session is not None else None
+        pending = pending_pause(session.events) if session is not None else None
         if pending is not None:
-            return outcome("interrupted", self.recorder.observed, interrupts=[f"{CONFIRM}({pending[0]})"])
+            return outcome("interrupted", self.recorder.observed, interrupts=[f"{pending[2]}({pending[0]})"])
         return outcome("done", self.recorder.observed)
 
     def inspect(self) -> InspectResult:
@@ -328,13 +368,13 @@ class ADKSession(SessionBase):
             return {"checkpoints": None, "error": error_of(exc)}
         events = list(session.events) if session is not None else []
         done = completed_tools(events, self.workload.tasks)
-        pending = pending_confirmation(events)
+        pending = pending_pause(events)
         finished = ended(events)
         return {
             "checkpoints": len(events),
             "head_step": len(events) if session is not None else None,
             "checkpoint": str(events[-1].id) if events else None,
-            "next": [] if finished or session is None else ([CONFIRM] if pending else ["agent"]),
+            "next": [] if finished or session is None else ([pending[2]] if pending else ["agent"]),
             "completed_tasks": sorted({t for t, _ in done}),
             "completed_task_ids": [i for _, i in done],
             "completed_by_namespace": {"": sorted({t for t, _ in done})},
