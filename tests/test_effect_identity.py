@@ -149,3 +149,17 @@ def test_racers_copies_of_one_effect_stay_one_effect_and_two_writes_stay_two():
     assert fires_by_effect([row(1, "audit INV-7"), row(2, "payment INV-7")], {}) == {"pay:audit INV-7": [1], "pay:payment INV-7": [2]}
     # a declared identity counts by its key, whatever the payload
     assert fires_by_effect([row(1, "120 EUR", "INV-7"), row(2, "121 EUR", "INV-7")], {}) == {"pay@INV-7": [1, 2]}
+
+
+def test_no_kind_reads_an_effect_label_by_splitting_its_identity():
+    """A kind that finds a label's effects by ``key.split(":")`` misses every declared identity
+    (``task@key``): the stray kind filed every trial of a keyed app invalid that way. Kinds ask
+    ``chaos.racer.ledger_rows.of_task``, which knows all three forms."""
+    import re
+
+    kinds = Path(__file__).parents[1] / "chaos" / "kinds"
+    split = re.compile(r"""\.split\(["']:["'](, *1)?\)\[0\]""")
+    offenders = [
+        f"{p.name}:{n}" for p in sorted(kinds.glob("*.py")) for n, line in enumerate(p.read_text().splitlines(), 1) if split.search(line)
+    ]
+    assert not offenders, f"effect identities split by hand (use of_task): {offenders}"

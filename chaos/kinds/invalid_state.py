@@ -42,6 +42,7 @@ from chaos.kinds.base import Checker, Kind
 from chaos.kinds.checking import base_fields, verdict
 from chaos.kinds.faults import CV
 from chaos.kinds.phases import each_trial, failed, inspected, run_phases
+from chaos.racer.ledger_rows import of_task
 from chaos.racer.protocol import ErrorInfo, OutcomeStatus
 from chaos.records import CellResult, TrialRecord, Verdict, error_field
 from chaos.running.trial import RunContext, TrialRun
@@ -127,7 +128,7 @@ def invalid_trial(run: TrialRun) -> TrialRecord:
             fault_fired=False,
         )
     task = meta["invalid"].get("task")
-    if task and task not in {k.split(":", 1)[0] for k in run_o.get("fired", [])}:
+    if task and not any(of_task(k, task) for k in run_o.get("fired", [])):  # task, task:value or task@key
         return run.record(
             valid=False,
             invalid_reason=f"the node {task} that writes the invalid value never ran (run status {run_o.get('status')})",
