@@ -56,7 +56,21 @@ from typing import ClassVar, ParamSpec
 
 from chaos.kinds import crash_chains, crash_states, db_restart
 from chaos.kinds.base import Checker, Kind, Property, approves_breakpoints
-from chaos.kinds.baseline import answer_action, approvals_plan, approve_action, baseline_of, declared_payloads, effect_counts
+from chaos.kinds.baseline import (
+    ASKED_AGAIN,
+    RESTART,
+    answer_action,
+    approvals_plan,
+    approve_action,
+    asked_again_words,
+    baseline_of,
+    declared_payloads,
+    effect_counts,
+    life_phases,
+    restart_of,
+    run_uninterrupted,
+    waiting,
+)
 from chaos.kinds.checking import base_fields, combine, judged, times, verdict
 from chaos.kinds.sweep_addon import AtPoint, SweepAddOn, TrialSteps, add_ons
 from chaos.kinds.sweep_options import SweepOptions
@@ -182,22 +196,24 @@ def dry_trial(run: TrialRun) -> TrialRecord:
     """One dry run: the racer runs the workload unarmed and records the boundaries it passes."""
     cell = run.cell
     measure = any(a.measures_store(cell) for a in add_ons())  # the store's sizes after the run (chaos.kinds.growth)
-    (h,) = run.start([run.spec("dry", actions=_actions(cell), inspect_after=measure, measure_store=measure)])
-    hung = run.wait_exit([h])
-    out = run.collect(h, "dry", "run", hung=bool(hung))
-    trace = [t["barrier"] for t in out.trace]
+    # the run, and its answers in fresh processes where the framework restores a paused run (chaos.kinds.baseline)
+    life = run_uninterrupted(run, "dry", _actions(cell), inspect_after=measure, measure_store=measure)
+    out = next((o for o in life.outs if o.status != "ok"), life.outs[-1])
+    trace = life.boundaries
     run.observations["boundaries"] = trace
+    if life.asked_again is not None:  # an answer given after a restore was asked for again
+        run.observations["asked_again"] = life.asked_again
     if SweepOptions.of(cell.scenario).crash_states != "kill":  # two writers at once (chaos.kinds.crash_states)
-        run.observations["concurrent_writes"] = crash_states.writes_at_once(out.trace)  # no recorded chains
-        run.observations["racing"] = crash_states.racing_points(out.trace)  # these points in kill mode
+        run.observations["concurrent_writes"] = crash_states.writes_at_once(life.outs[0].trace)  # no recorded chains
+        run.observations["racing"] = crash_states.racing_points(life.outs[0].trace)  # these points in kill mode
     if measure:  # what the run left durable, its values left out (they can be big: that is the point)
-        run.observations["after"] = {k: v for k, v in (out.inspect_after or {}).items() if k != "values"}
-    run.observations["outcomes"] = out.racer_result.get("outcomes")
+        run.observations["after"] = {k: v for k, v in (life.outs[-1].inspect_after or {}).items() if k != "values"}
+    outcomes = life.outcomes
+    run.observations["outcomes"] = outcomes
     for a in add_ons():  # what each add-on records of the run (AA: where it approved)
-        run.observations.update(a.dry_observations(out.racer_result))
+        run.observations.update(a.dry_observations(life.result()))
     ok = out.status == "ok" and bool(trace)
     reason = None if ok else f"dry run found no boundaries ({out.status}: {run.history[-1].detail})"
-    outcomes = out.outcomes
     lost = [e for o in outcomes for e in o.get("persistence_errors") or []]
     run.observations["persistence_errors"] = lost
     failed = next((o for o in outcomes if o.get("status") == "error"), None)
@@ -264,6 +280,8 @@ def run_sweep(ctx: RunContext, cell: Cell, skip: set[str], sweep: Sweep) -> Iter
         return
     points = points_of(cell, dry.observations["boundaries"], sweep.narrow)
     recorded = SweepOptions.of(cell.scenario).crash_states != "kill" and crash_states.not_recorded(cell) is None
+    # a life in several processes (answers given after a restore) is swept in kill mode: a recording is one racer's
+    recorded = recorded and not any(RESTART in b for b in points)
     if SweepOptions.of(cell.scenario).crash_depth > 1:
         if recorded and crash_states.concurrent_writes(dry) is None and ctx.copy_ledger is not None:
             yield from crash_chains.run_recorded_chains(ctx, cell, skip, points, _chain_steps(cell, dry))
@@ -375,7 +393,9 @@ def _chain(run: TrialRun, chain: list[str], discover: bool, relays: list[Relay] 
     action = _resume_action(cell)
     kills: list[dict] = []
     along = chain[:-1] if relays is not None else chain  # the kills (a restart's chain ends in the restart)
-    (victim,) = run.start([run.spec("victim", actions=_actions(cell), armed=(chain[0],))])
+    victim, first = start_victim(run, chain[0])
+    if victim is None:
+        return run.record(valid=False, invalid_reason=f"barrier {chain[0]} was never reached", fault_fired=False)
 
     def recovery(level: int) -> RacerHandle:
         last = level == len(along)
@@ -388,7 +408,7 @@ def _chain(run: TrialRun, chain: list[str], discover: bool, relays: list[Relay] 
         (h,) = run.start([spec])
         return h
 
-    current, at = victim, chain[0]
+    current, at = victim, first
     nxt = recovery(1)
     for level in range(1, len(along) + 1):
         role = "victim" if level == 1 else f"recovery{level - 1}"
@@ -411,7 +431,7 @@ def _chain(run: TrialRun, chain: list[str], discover: bool, relays: list[Relay] 
         killed = run.collect(current, role, "run" if level == 1 else f"resume {cell.scenario.resume}", killed_on_purpose=True)
         kills.append(
             {
-                "point": at,
+                "point": chain[level - 1],
                 "racer": current.racer_id,
                 "exit_signal": status.signal if status else None,
                 "confirmed": bool(killed.kill_confirmed),
@@ -543,14 +563,35 @@ def _against(dry: TrialRecord, point: str) -> Callable[[TrialRun], TrialRecord]:
     return body
 
 
+def start_victim(run: TrialRun, point: str) -> tuple[RacerHandle | None, str]:
+    """The victim, armed at ``point``, and the boundary as its racer names it. A point the
+    uninterrupted run passed after its n-th restart (``chaos.kinds.baseline.restart_of``: its answer
+    given in a fresh process) is reached the same way: the racers before it run unarmed to their end,
+    each in its own process, and the n-th fresh racer is armed there. None when a racer before it did
+    not end waiting at a pause (the point is never reached)."""
+    name, n = restart_of(point)
+    phases = life_phases(run.cell, _actions(run.cell))
+    for m, acts in enumerate(phases[:n]):
+        rid = f"victim-restart{m}" if m else "victim"
+        (h,) = run.start([run.spec(rid, actions=acts)])
+        out = run.collect(h, rid, "run" if m == 0 else "resume", hung=bool(run.wait_exit([h])))
+        if out.status != "ok" or not waiting(out):
+            return None, name
+    rid = f"victim-restart{n}" if n else "victim"
+    (victim,) = run.start([run.spec(rid, actions=phases[min(n, len(phases) - 1)], armed=(name,))])
+    return victim, name
+
+
 def kill_trial(run: TrialRun, point: str) -> TrialRecord:
     cell = run.cell
     # 1. run armed at the one point, with the resume racer started alongside (held before the
     #    framework's store); kill the victim at the point
-    (victim,) = run.start([run.spec("victim", actions=_actions(cell), armed=(point,))])
+    victim, at = start_victim(run, point)
+    if victim is None:
+        return run.record(valid=False, invalid_reason=f"barrier {point} was never reached", fault_fired=False)
     action = _resume_action(cell)
     (rec,) = run.start([run.spec("resume", actions=[action], inspect_before=True, inspect_after=True, hold=True)])
-    arrived = run.wait_arrival(victim, point)
+    arrived = run.wait_arrival(victim, at)
     if not arrived:
         hung = run.wait_exit([victim])
         run.collect(victim, "victim", "run", hung=bool(hung))
@@ -591,7 +632,9 @@ def dry_baseline(dry: TrialRecord) -> Baseline:
     """The dry run is the sweep's crash-free baseline: what an uninterrupted run fires, and which
     of them it fires more than once by itself (the workflow's own duplicates, which need no crash)."""
     base = baseline_of(dry.trial_id, _counts(dry), declared_payloads(dry.ledger))
-    base.stopped_at = stopped_at_pause(dry)
+    base.asked_again = dry.observations.get("asked_again")
+    # asked again: the run was left at the pause its answer could not get past, and says nothing beyond it
+    base.stopped_at = stopped_at_pause(dry) or base.asked_again
     return base
 
 
@@ -889,7 +932,7 @@ def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep, base: Bas
     return [
         *_judged_at(point, EO.code, _point_eo, point, valid, base),
         *_judged_at(point, PC.code, _point_pc, point, valid),
-        *_judged_at(point, LIVENESS.code, _point_liveness, point, valid),
+        *_judged_at(point, LIVENESS.code, _point_liveness, point, valid, base),
         *extra,
     ]
 
@@ -926,8 +969,10 @@ def _point_pc(point: str, valid: list[TrialRecord]) -> Verdict:
     return verdict("PC", "holds", f"{point}: {_pc_holds(valid)}", points=[point], trial_ids=[r.trial_id for r in valid])
 
 
-def _point_liveness(point: str, valid: list[TrialRecord]) -> Verdict:
-    """LIVENESS at a point: the resume finishes the run or leaves it waiting for a human."""
+def _point_liveness(point: str, valid: list[TrialRecord], base: Baseline | None = None) -> Verdict:
+    """LIVENESS at a point: the resume finishes the run or leaves it waiting for a human (a
+    recovery that answered and was asked again, as the uninterrupted run was after a restore
+    (``Baseline.asked_again``), says so: the cell's verdict judges that run)."""
     dead, finished = [], []
     for r in valid:
         o = r.observed_outcome("resume_outcome")
@@ -964,7 +1009,15 @@ def _point_liveness(point: str, valid: list[TrialRecord]) -> Verdict:
     how = f" or left it waiting at the static breakpoint {bps[0].get('when')} {', '.join(bps[0].get('nodes') or [])}" if bps else ""
     restarted = next((w for r in valid if (w := db_restart.survived_words(r))), None)
     how += f" ({restarted})" if restarted else ""
+    if base is not None and base.asked_again and any(_answered_and_asked(r) for r in valid):
+        how += f" or left it waiting: {ASKED_AGAIN} after the recovery's answer, as after the uninterrupted run's ({base.trial_id})"
     return verdict("LIVENESS", "holds", f"{point}: resume finished the run{how}", points=[point], trial_ids=[r.trial_id for r in valid])
+
+
+def _answered_and_asked(rec: TrialRecord) -> bool:
+    """Did the recovery answer (an approval given) and end waiting at a pause again?"""
+    o = rec.observed_outcome("resume_outcome")
+    return o.get("status") == "interrupted" and bool(rec.observations.get("resume_approvals") or o.get("answered"))
 
 
 CELL_DRY = re.compile(r"^c\d{3,}(?:-e\d+)?-dry$")  # the cell's own dry run (not a recovery's discovery)
@@ -1107,7 +1160,7 @@ def sweep_checks(sweep: Sweep) -> tuple[Checker[SweepFacts], ...]:
     (``chaos.kinds.sweep_addon``: a fault's DU, CV and CL, LS where the target declares it, SB, AA)."""
     extra = tuple(Checker(c.property, _combined(c.property.code)) for c in sweep.extra)
     added = tuple(Checker(p, _add_on_check(a, p.code)) for a in add_ons() for p in a.properties)
-    return (Checker(EO, _check_eo), Checker(PC, _combined("PC")), Checker(LIVENESS, _combined("LIVENESS")), *extra, *added)
+    return (Checker(EO, _check_eo), Checker(PC, _combined("PC")), Checker(LIVENESS, _check_liveness), *extra, *added)
 
 
 def sweep_checkers(cell: Cell, facts: SweepFacts, sweep: Sweep) -> tuple[Checker[SweepFacts], ...]:
@@ -1170,12 +1223,31 @@ def _check_eo(cell: Cell, f: SweepFacts) -> Verdict:
         eo.reason = "; ".join(halves) + " | " + eo.reason
     if base.workflow_duplicates:
         eo = _workflow_eo(base, dry, eo)
-    if eo.vacuous and not base.effects:
+    if eo.vacuous and not base.effects and base.asked_again:
+        eo.reason += f"; the uninterrupted run fired none either: {ASKED_AGAIN} before any effect (see LIVENESS)"
+    elif eo.vacuous and not base.effects:
         eo.reason += (
             "; the uninterrupted run fired none either: call ctx.effect inside the node that performs the effect, "
             "before it returns (an effect fired from a background thread after its node returned may never be recorded)"
         )
     return eo
+
+
+def _check_liveness(cell: Cell, f: SweepFacts) -> Verdict:
+    """LIVENESS over the kill points; violated by the app itself when the uninterrupted run, its
+    answer given after a restore (``Baseline.asked_again``), was asked the same question again: no
+    recovery gets past that pause either, and none needs a crash to stop there."""
+    live = _combined("LIVENESS")(cell, f)
+    if f.failure is not None or f.dry is None or f.base is None or not f.base.asked_again:
+        return live
+    return verdict(
+        "LIVENESS",
+        "violated",
+        f"{asked_again_words(f.base.asked_again, f.dry.trial_id)}: a stall that needs no crash; "
+        f"judged against that run, the crashes: {live.status}: {live.reason}",
+        trial_ids=sorted({f.dry.trial_id, *(live.evidence.trial_ids if live.status == "violated" else [])}),
+        points=live.evidence.points if live.status == "violated" else [],
+    )
 
 
 def _workflow_eo(base: Baseline, dry: TrialRecord, crash_eo: Verdict) -> Verdict:
