@@ -159,19 +159,21 @@ def waiting(out: RacerOutcome) -> bool:
     return _pause(out) is not None
 
 
-def run_uninterrupted(run: TrialRun, racer_id: str, actions: list[ActionSpec], **spec: bool) -> Uninterrupted:
+def run_uninterrupted(
+    run: TrialRun, racer_id: str, actions: list[ActionSpec], *, inspect_after: bool = False, measure_store: bool = False
+) -> Uninterrupted:
     """One uninterrupted life of the workload: ``actions`` (a run, then its answers, each ``if:
     interrupted``) in one racer; or, on a framework that ``restores`` a paused run, the run in one
     racer and each answer in a fresh one (``<racer_id>-restart<n>``) once the one before ended
     waiting, stopping when the run no longer waits or an answer was asked again (``asked_again``).
-    ``spec``: the racers' flags (``inspect_after``, ``measure_store``)."""
+    ``inspect_after``, ``measure_store``: each racer's (``TrialRun.spec``)."""
     phases = life_phases(run.cell, actions)
     life = Uninterrupted()
     for n, acts in enumerate(phases):
         if n and _pause(life.outs[-1]) is None:
             break
         rid = f"{racer_id}-restart{n}" if n else racer_id
-        (h,) = run.start([run.spec(rid, actions=acts, **spec)])
+        (h,) = run.start([run.spec(rid, actions=acts, inspect_after=inspect_after, measure_store=measure_store)])
         hung = run.wait_exit([h])
         out = run.collect(h, rid, "run" if n == 0 else "resume", hung=bool(hung))
         life.outs.append(out)

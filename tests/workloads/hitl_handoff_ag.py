@@ -31,14 +31,23 @@ def weather(ctx: Any) -> Any:
     usage = RequestUsage(prompt_tokens=0, completion_tokens=0)
 
     def call(name: str, arguments: str = "{}") -> CreateResult:
-        return CreateResult(content=[FunctionCall(id=f"call_{name}", arguments=arguments, name=name)], finish_reason="function_calls", usage=usage, cached=False)
+        return CreateResult(
+            content=[FunctionCall(id=f"call_{name}", arguments=arguments, name=name)],
+            finish_reason="function_calls",
+            usage=usage,
+            cached=False,
+        )
 
     async def publish_forecast(city: str) -> str:
         ctx.effect_hook("publish_forecast", city)
         return f"forecast for {city} published"
 
     def team(max_turns: int) -> Any:
-        replies = [call("transfer_to_user"), call("publish_forecast", '{"city": "New York"}'), "The weather in New York is sunny. TERMINATE"]
+        replies = [
+            call("transfer_to_user"),
+            call("publish_forecast", '{"city": "New York"}'),
+            "The weather in New York is sunny. TERMINATE",
+        ]
         lazy = AssistantAgent(
             "lazy_assistant",
             model_client=ReplayChatCompletionClient(replies * 4, model_info=info),

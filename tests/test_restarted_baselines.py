@@ -1,0 +1,73 @@
+"""Baselines as a restarted app runs (issue 39, point 5).
+
+AutoGen AgentChat's own human-in-the-loop example (``tests/workloads/hitl_handoff_ag.py``: a lazy
+assistant that hands off to the user, ``HandoffTermination | TextMentionTermination``, the team kept
+with ``save_state`` / ``load_state``), with a replayed model. By hand (plain AgentChat, no chaos):
+answered in the process that paused, the team publishes the forecast and ends; paused, stopped, and
+restored with ``load_state`` in a new process, the answered team hands off to the user again, with
+the same question, restart after restart (its replayed model starts its replies over; the team's
+saved state does not hold that place).
+
+A restarted app is what a crash recovery and every racer are. So the uninterrupted run chaos judges
+them against answers in a fresh process too, and both kinds say the one sentence the team needs:
+the approval was answered and the same question came back.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from kits import framework_support as look
+from kits.runs import run_text
+
+WORKLOADS = Path(__file__).parent / "workloads"
+SAID = "the approval was answered and the same question came back"
+
+
+def _run(tmp_path: Path, text: str):
+    shutil.copy(WORKLOADS / "hitl_handoff_ag.py", tmp_path / "hitl_handoff_ag.py")
+    return run_text(tmp_path, text).results
+
+
+def test_a_sweep_of_a_team_restored_with_load_state_says_the_answered_approval_was_asked_again(tmp_path):
+    results = _run(
+        tmp_path,
+        """
+        name: hitl_sweep
+        kind: kill_sweep
+        target: {framework: autogen, backend: file}
+        workload: hitl_handoff_ag:weather
+        resume: "command:sunny"
+        trials: 1
+        """,
+    )
+    c = look.cell(results)
+    # the uninterrupted run, restored in a fresh process as a restarted app, never publishes
+    assert c.baseline.effects == {}
+    assert c.baseline.asked_again == "lazy_assistant"
+    live = look.verdict(c, "LIVENESS")
+    assert live.status == "violated" and SAID in live.reason
+    # the points its fresh process passed are kill points too, reached the way the baseline reached them
+    assert any(p.point.endswith("@restart1") and p.reached == 1 for p in c.points)
+    assert look.verdict(c, "EO").status != "violated"  # nothing is published twice: the app never gets that far
+
+
+def test_a_race_on_a_team_restored_with_load_state_says_the_same(tmp_path):
+    results = _run(
+        tmp_path,
+        """
+        name: hitl_race
+        kind: race
+        target: {framework: autogen, backend: file}
+        workload: hitl_handoff_ag:weather
+        resume: "command:sunny"
+        racers: {k: 2}
+        trials: 1
+        """,
+    )
+    c = look.cell(results)
+    assert c.baseline.asked_again == "lazy_assistant"
+    live = look.verdict(c, "LIVENESS")
+    # on main: "unknown: ... aim at the one that does (at_pause: n)", as if another pause would fire it
+    assert live.status == "violated" and SAID in live.reason and "at_pause" not in live.reason
