@@ -16,9 +16,10 @@ What it promises:
   ends, and each answer is given by a fresh racer that restores the run from the store, as a
   restarted app does (the process that paused holds live objects a restarted app has not: an
   AutoGen team's replayed model goes on to its next reply, a restored one starts its replies over
-  and asks the same question again). Boundaries passed after the n-th restart are named
-  ``<boundary>@restart<n>`` (``restarted``); an answer after which the run asks the same question
-  again is ``asked_again``: "the approval was answered and the same question came back".
+  and asks the same question again). A fresh racer numbers its boundaries on from the racers
+  before it (``counts_before``), so a boundary keeps its name whichever process passes it; an
+  answer after which the run asks the same question again is ``asked_again``: "the approval was
+  answered and the same question came back".
 * ``with_baseline(ctx, cell, trials)``: for kinds whose trials are repeats (``race``), one racer
   runs the workload uninterrupted (no fault, its own thread) once the first trial has run, and
   every trial record carries its effect counts in ``observations["baseline_effects"]`` (or
@@ -86,7 +87,6 @@ def baseline_actions(cell: Cell) -> list[ActionSpec]:
     return acts
 
 
-RESTART = "@restart"  # ``<boundary>@restart<n>``: a boundary passed by the n-th fresh process of an uninterrupted run
 ASKED_AGAIN = "the approval was answered and the same question came back"
 
 
@@ -97,15 +97,11 @@ def restarts(cell: Cell) -> bool:
     return get_target(cell.scenario.target.framework).restores
 
 
-def restarted(boundary: str, n: int) -> str:
-    """A boundary as passed by the ``n``-th fresh process of an uninterrupted run (0: the first process)."""
-    return f"{boundary}{RESTART}{n}" if n else boundary
-
-
-def restart_of(point: str) -> tuple[str, int]:
-    """A kill point's boundary as its racer names it, and the fresh process it is passed in (0: the first)."""
-    name, sep, n = point.rpartition(RESTART)
-    return (name, int(n)) if sep and n.isdigit() else (point, 0)
+def counts_before(boundaries: list[str], index: int) -> dict[str, int]:
+    """Occurrences per boundary name among ``boundaries[:index]``: what a racer carrying on the life
+    there numbers its boundaries on from (``BarrierSpec.counts``), so a boundary keeps its name
+    whichever process passes it."""
+    return dict(Counter(b.rpartition("#")[0] for b in boundaries[:index]))
 
 
 @dataclass
@@ -116,6 +112,7 @@ class Uninterrupted:
 
     outs: list[RacerOutcome] = field(default_factory=list)
     boundaries: list[str] = field(default_factory=list)
+    starts: list[int] = field(default_factory=list)  # where in ``boundaries`` each racer began
     asked_again: str | None = None
 
     @property
@@ -124,8 +121,8 @@ class Uninterrupted:
 
     def result(self) -> RacerResult:
         """The life as one racer's result: the last racer's, with every racer's outcomes and trace
-        (its boundaries by their ``restarted`` names; times are one host's monotonic clock)."""
-        trace = [{**t, "barrier": restarted(t["barrier"], n)} for n, out in enumerate(self.outs) for t in out.trace]
+        (times are one host's monotonic clock)."""
+        trace = [t for out in self.outs for t in out.trace]
         return cast(RacerResult, {**self.outs[-1].racer_result, "outcomes": self.outcomes, "trace": trace})
 
 
@@ -133,7 +130,7 @@ def asked_again_words(pause: str, trial_id: str) -> str:
     """The sentence a verdict says when an answer given after a restore was asked for again."""
     return (
         f"{ASKED_AGAIN}: the uninterrupted run ({trial_id}), paused and restored in a fresh process as a restarted app is, "
-        f"was answered and then asked again at the same pause ({pause}), so this app never gets past it after a restart"
+        f"was answered and then asked again at the same pause ({pause}): restarted, the app does not get past it with this answer"
     )
 
 
@@ -173,11 +170,13 @@ def run_uninterrupted(
         if n and _pause(life.outs[-1]) is None:
             break
         rid = f"{racer_id}-restart{n}" if n else racer_id
-        (h,) = run.start([run.spec(rid, actions=acts, inspect_after=inspect_after, measure_store=measure_store)])
+        counts = counts_before(life.boundaries, len(life.boundaries))
+        (h,) = run.start([run.spec(rid, actions=acts, inspect_after=inspect_after, measure_store=measure_store, counts=counts)])
         hung = run.wait_exit([h])
         out = run.collect(h, rid, "run" if n == 0 else "resume", hung=bool(hung))
         life.outs.append(out)
-        life.boundaries += [restarted(t["barrier"], n) for t in out.trace]
+        life.starts.append(len(life.boundaries))
+        life.boundaries += [t["barrier"] for t in out.trace]
         if out.status != "ok":
             break
         before, after, last = _pause(life.outs[-2]) if n else None, _pause(out), out.last_outcome or {}

@@ -58,16 +58,15 @@ from chaos.kinds import crash_chains, crash_states, db_restart
 from chaos.kinds.base import Checker, Kind, Property, approves_breakpoints
 from chaos.kinds.baseline import (
     ASKED_AGAIN,
-    RESTART,
     answer_action,
     approvals_plan,
     approve_action,
     asked_again_words,
     baseline_of,
+    counts_before,
     declared_payloads,
     effect_counts,
     life_phases,
-    restart_of,
     run_uninterrupted,
     waiting,
 )
@@ -201,6 +200,8 @@ def dry_trial(run: TrialRun) -> TrialRecord:
     out = next((o for o in life.outs if o.status != "ok"), life.outs[-1])
     trace = life.boundaries
     run.observations["boundaries"] = trace
+    if len(life.starts) > 1:  # where each fresh racer began, in ``boundaries`` (victims carry on there too)
+        run.observations["restarts"] = life.starts[1:]
     if life.asked_again is not None:  # an answer given after a restore was asked for again
         run.observations["asked_again"] = life.asked_again
     if SweepOptions.of(cell.scenario).crash_states != "kill":  # two writers at once (chaos.kinds.crash_states)
@@ -281,7 +282,7 @@ def run_sweep(ctx: RunContext, cell: Cell, skip: set[str], sweep: Sweep) -> Iter
     points = points_of(cell, dry.observations["boundaries"], sweep.narrow)
     recorded = SweepOptions.of(cell.scenario).crash_states != "kill" and crash_states.not_recorded(cell) is None
     # a life in several processes (answers given after a restore) is swept in kill mode: a recording is one racer's
-    recorded = recorded and not any(RESTART in b for b in points)
+    recorded = recorded and not dry.observations.get("restarts")
     if SweepOptions.of(cell.scenario).crash_depth > 1:
         if recorded and crash_states.concurrent_writes(dry) is None and ctx.copy_ledger is not None:
             yield from crash_chains.run_recorded_chains(ctx, cell, skip, points, _chain_steps(cell, dry))
@@ -347,7 +348,7 @@ def _nested(ctx: RunContext, cell: Cell, skip: set[str], dry: TrialRecord, ids: 
         if disc is None:
             run = TrialRun(ctx, cell, retry_id(disc_id, attempt), point=chain_name(chain), retry_of=disc_id if attempt else None)
             try:
-                disc = chain_trial(run, chain, discover=True)
+                disc = chain_trial(run, chain, discover=True, dry=dry)
             finally:
                 run.cleanup()
             yield disc
@@ -368,12 +369,12 @@ def _nested(ctx: RunContext, cell: Cell, skip: set[str], dry: TrialRecord, ids: 
 def _against_chain(dry: TrialRecord, chain: list[str]) -> Callable[[TrialRun], TrialRecord]:
     def body(run: TrialRun) -> TrialRecord:
         carry_baseline(run, dry)
-        return chain_trial(run, chain)
+        return chain_trial(run, chain, dry=dry)
 
     return body
 
 
-def chain_trial(run: TrialRun, chain: list[str], *, discover: bool = False) -> TrialRecord:
+def chain_trial(run: TrialRun, chain: list[str], *, discover: bool = False, dry: TrialRecord | None = None) -> TrialRecord:
     """Kill the victim at ``chain[0]``, then each recovery at the next boundary of the chain; the
     last recovery (``resume``) runs unarmed and is judged. With ``discover`` the trial only records
     the boundaries that last recovery passes (``resume_boundaries``, for the next level). With
@@ -382,18 +383,18 @@ def chain_trial(run: TrialRun, chain: list[str], *, discover: bool = False) -> T
     restart = not discover and SweepOptions.of(run.cell.scenario).fault == db_restart.FAULT
     relays: list[Relay] = []
     try:
-        return _chain(run, chain, discover, relays if restart else None)
+        return _chain(run, chain, discover, relays if restart else None, dry)
     finally:
         for relay in relays:
             relay.close()
 
 
-def _chain(run: TrialRun, chain: list[str], discover: bool, relays: list[Relay] | None) -> TrialRecord:
+def _chain(run: TrialRun, chain: list[str], discover: bool, relays: list[Relay] | None, dry: TrialRecord | None) -> TrialRecord:
     cell = run.cell
     action = _resume_action(cell)
     kills: list[dict] = []
     along = chain[:-1] if relays is not None else chain  # the kills (a restart's chain ends in the restart)
-    victim, first = start_victim(run, chain[0])
+    victim = start_victim(run, chain[0], dry)
     if victim is None:
         return run.record(valid=False, invalid_reason=f"barrier {chain[0]} was never reached", fault_fired=False)
 
@@ -408,7 +409,7 @@ def _chain(run: TrialRun, chain: list[str], discover: bool, relays: list[Relay] 
         (h,) = run.start([spec])
         return h
 
-    current, at = victim, first
+    current, at = victim, chain[0]
     nxt = recovery(1)
     for level in range(1, len(along) + 1):
         role = "victim" if level == 1 else f"recovery{level - 1}"
@@ -431,7 +432,7 @@ def _chain(run: TrialRun, chain: list[str], discover: bool, relays: list[Relay] 
         killed = run.collect(current, role, "run" if level == 1 else f"resume {cell.scenario.resume}", killed_on_purpose=True)
         kills.append(
             {
-                "point": chain[level - 1],
+                "point": at,
                 "racer": current.racer_id,
                 "exit_signal": status.signal if status else None,
                 "confirmed": bool(killed.kill_confirmed),
@@ -532,7 +533,7 @@ def _chain_steps(cell: Cell, dry: TrialRecord) -> crash_chains.ChainSteps:
         carry_baseline(run, dry)
 
     def discover(chain: list[str]) -> Callable[[TrialRun], TrialRecord]:
-        return lambda run: chain_trial(run, chain, discover=True)
+        return lambda run: chain_trial(run, chain, discover=True, dry=dry)
 
     return crash_chains.ChainSteps(
         sweep=_recorded_steps(cell, dry),
@@ -558,40 +559,46 @@ def _against(dry: TrialRecord, point: str) -> Callable[[TrialRun], TrialRecord]:
             instead = a.instead_of_kill(run, point, dry, steps)
             if instead is not None:
                 return instead
-        return kill_trial(run, point)
+        return kill_trial(run, point, dry)
 
     return body
 
 
-def start_victim(run: TrialRun, point: str) -> tuple[RacerHandle | None, str]:
-    """The victim, armed at ``point``, and the boundary as its racer names it. A point the
-    uninterrupted run passed after its n-th restart (``chaos.kinds.baseline.restart_of``: its answer
-    given in a fresh process) is reached the same way: the racers before it run unarmed to their end,
-    each in its own process, and the n-th fresh racer is armed there. None when a racer before it did
-    not end waiting at a pause (the point is never reached)."""
-    name, n = restart_of(point)
-    phases = life_phases(run.cell, _actions(run.cell))
-    for m, acts in enumerate(phases[:n]):
+def start_victim(run: TrialRun, point: str, dry: TrialRecord | None) -> RacerHandle | None:
+    """The victim, armed at ``point``. A point the uninterrupted run passed in a fresh racer (its
+    answer given after a restore: ``observations["restarts"]``, ``chaos.kinds.baseline``) is reached
+    the same way: the racers before it run unarmed, each to its end, and the fresh racer that passed
+    it carries on, armed there, numbering its boundaries on from them. None when a racer before it
+    did not end waiting at a pause (the point is never reached)."""
+    obs = dry.observations if dry is not None else {}
+    boundaries: list[str] = obs.get("boundaries") or []
+    starts = [0, *(obs.get("restarts") or [])]
+    at = boundaries.index(point) if point in boundaries else 0
+    n = sum(1 for st in starts[1:] if st <= at)
+    phases = life_phases(run.cell, _actions(run.cell)) if n else [_actions(run.cell)]
+    for m in range(n):
         rid = f"victim-restart{m}" if m else "victim"
-        (h,) = run.start([run.spec(rid, actions=acts)])
+        (h,) = run.start([run.spec(rid, actions=phases[m], counts=counts_before(boundaries, starts[m]))])
         out = run.collect(h, rid, "run" if m == 0 else "resume", hung=bool(run.wait_exit([h])))
         if out.status != "ok" or not waiting(out):
-            return None, name
+            return None
     rid = f"victim-restart{n}" if n else "victim"
-    (victim,) = run.start([run.spec(rid, actions=phases[min(n, len(phases) - 1)], armed=(name,))])
-    return victim, name
+    (victim,) = run.start(
+        [run.spec(rid, actions=phases[min(n, len(phases) - 1)], armed=(point,), counts=counts_before(boundaries, starts[n]))]
+    )
+    return victim
 
 
-def kill_trial(run: TrialRun, point: str) -> TrialRecord:
+def kill_trial(run: TrialRun, point: str, dry: TrialRecord | None = None) -> TrialRecord:
     cell = run.cell
     # 1. run armed at the one point, with the resume racer started alongside (held before the
     #    framework's store); kill the victim at the point
-    victim, at = start_victim(run, point)
+    victim = start_victim(run, point, dry)
     if victim is None:
         return run.record(valid=False, invalid_reason=f"barrier {point} was never reached", fault_fired=False)
     action = _resume_action(cell)
     (rec,) = run.start([run.spec("resume", actions=[action], inspect_before=True, inspect_after=True, hold=True)])
-    arrived = run.wait_arrival(victim, at)
+    arrived = run.wait_arrival(victim, point)
     if not arrived:
         hung = run.wait_exit([victim])
         run.collect(victim, "victim", "run", hung=bool(hung))
