@@ -4,7 +4,9 @@ Shared machinery of the kinds that are sweeps (it names none of them): each pass
 that says which kill points it keeps (``narrow``) and which extra property it judges at each
 point (``extra``), and uses its ``run_cell``, ``check`` and ``explain``.
 
-A dry run (one racer, nothing armed) records the ordered boundaries the workload passes. For each
+A dry run (one racer, nothing armed; where the framework restores a paused run, the run's racer and
+a fresh racer per answer, as a restarted app: ``chaos.kinds.baseline.run_uninterrupted``) records
+the ordered boundaries the workload passes. For each
 kept boundary (a *kill point*) and repeat, a racer runs the workload armed at that one boundary;
 when it stands stopped there, the orchestrator SIGKILLs it and confirms the kill from the exit
 status. A fresh racer then inspects the durable state (what the framework recorded before the
