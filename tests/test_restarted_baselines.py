@@ -73,3 +73,27 @@ def test_a_race_on_a_team_restored_with_load_state_says_the_same(tmp_path):
     live = look.verdict(c, "LIVENESS")
     # on main: "unknown: ... aim at the one that does (at_pause: n)", as if another pause would fire it
     assert live.status == "violated" and SAID in live.reason and "at_pause" not in live.reason
+
+
+def test_a_validation_loop_that_asks_again_in_the_process_that_paused_too_is_the_apps_own_loop(tmp_path):
+    # an age clerk that refuses any answer but a positive number (tests/workloads/validate_age_ag.py),
+    # given "old" by design: answered in the process that paused it asks again as well, so the repeat
+    # after a restore is the app's loop, not the restart's: no sentence, no LIVENESS violation from it
+    shutil.copy(WORKLOADS / "validate_age_ag.py", tmp_path / "validate_age_ag.py")
+    results = run_text(
+        tmp_path,
+        """
+        name: age_loop
+        kind: kill_sweep
+        target: {framework: autogen, backend: file}
+        workload: validate_age_ag:ask_age
+        resume: "command:old"
+        trials: 1
+        """,
+    ).results
+    c = look.cell(results)
+    assert c.baseline.asked_again is None
+    assert c.baseline.effects == {}  # no age is ever recorded: the answer is refused every time
+    live = look.verdict(c, "LIVENESS")
+    assert SAID not in live.reason and live.status == "holds"
+    assert all(SAID not in v.reason for v in c.verdicts)

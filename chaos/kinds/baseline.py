@@ -19,7 +19,9 @@ What it promises:
   and asks the same question again). A fresh racer numbers its boundaries on from the racers
   before it (``counts_before``), so a boundary keeps its name whichever process passes it; an
   answer after which the run asks the same question again is ``asked_again``: "the approval was
-  answered and the same question came back".
+  answered and the same question came back", unless the run answered in the process that paused
+  asks it again too (``asks_again_in_process``, checked only on such a repeat): then it is the
+  app's own loop (a validation loop refusing the answer), not the restore's.
 * ``with_baseline(ctx, cell, trials)``: for kinds whose trials are repeats (``race``), one racer
   runs the workload uninterrupted (no fault, its own thread) once the first trial has run, and
   every trial record carries its effect counts in ``observations["baseline_effects"]`` (or
@@ -114,6 +116,9 @@ class Uninterrupted:
     boundaries: list[str] = field(default_factory=list)
     starts: list[int] = field(default_factory=list)  # where in ``boundaries`` each racer began
     asked_again: str | None = None
+    # pauses an answer was asked again at after a restore AND in the process that paused: the app's
+    # own loop (a validation loop refusing the answer), not the restore's doing (``asks_again_in_process``)
+    loops: list[str] = field(default_factory=list)
 
     @property
     def outcomes(self) -> list[ActionOutcome]:
@@ -136,10 +141,14 @@ def asked_again_words(pause: str, trial_id: str) -> str:
 
 def _pause(out: RacerOutcome) -> str | None:
     """The pause a racer's run was left waiting at (its last outcome ``interrupted``), by its interrupts."""
-    last = out.last_outcome
-    if last is None or last.get("status") != "interrupted":
+    return _outcome_pause(out.last_outcome)
+
+
+def _outcome_pause(o: ActionOutcome | None) -> str | None:
+    """The pause an action left the run waiting at (``interrupted``), by its interrupts; else None."""
+    if o is None or o.get("status") != "interrupted":
         return None
-    return "; ".join(str(q) for q in last.get("interrupts") or []) or "a pause"
+    return "; ".join(str(q) for q in o.get("interrupts") or []) or "a pause"
 
 
 def life_phases(cell: Cell, actions: list[ActionSpec]) -> list[list[ActionSpec]]:
@@ -162,7 +171,8 @@ def run_uninterrupted(
     """One uninterrupted life of the workload: ``actions`` (a run, then its answers, each ``if:
     interrupted``) in one racer; or, on a framework that ``restores`` a paused run, the run in one
     racer and each answer in a fresh one (``<racer_id>-restart<n>``) once the one before ended
-    waiting, stopping when the run no longer waits or an answer was asked again (``asked_again``).
+    waiting, stopping when the run no longer waits or an answer was asked again (``asked_again``;
+    a repeat the process that paused makes too is the app's loop, ``loops``, and the life goes on).
     ``inspect_after``, ``measure_store``: each racer's (``TrialRun.spec``)."""
     phases = life_phases(run.cell, actions)
     life = Uninterrupted()
@@ -181,9 +191,32 @@ def run_uninterrupted(
             break
         before, after, last = _pause(life.outs[-2]) if n else None, _pause(out), out.last_outcome or {}
         if n and after is not None and after == before and (last.get("approvals") or last.get("answered")):
+            if asks_again_in_process(run, actions[: n + 1], after):  # the app's own loop: no restore needed
+                life.loops.append(after)
+                continue
             life.asked_again = after
             break
     return life
+
+
+def asks_again_in_process(run: TrialRun, actions: list[ActionSpec], pause: str) -> bool:
+    """Does the run, answered in the process that paused (one racer performing ``actions``: the run
+    and its answers up to the one asked again after a restore), also end asked again at ``pause``?
+    Then the repeat is the app's own (a validation loop given an answer it refuses), not the
+    restore's. Its own trial (``<trial>-inproc``: its own store, thread and ledger rows), run only
+    once a repeat was seen; a racer that fails says no (the restore is not cleared)."""
+    check = TrialRun(run.ctx, run.cell, f"{run.trial_id}-inproc")
+    try:
+        (h,) = check.start([check.spec("inproc", actions=actions)])
+        out = check.collect(h, "inproc", "run", hung=bool(check.wait_exit([h])))
+        outs = out.outcomes
+        if out.status != "ok" or len(outs) != len(actions) or any(o.get("status") == "error" for o in outs):
+            return False
+        last, prior = outs[-1], outs[-2]
+        answered = bool(last.get("approvals") or last.get("answered"))
+        return answered and _outcome_pause(prior) == pause and _outcome_pause(last) == pause
+    finally:
+        check.cleanup()
 
 
 def effect_counts(rows: Iterable[dict[str, Any]]) -> dict[str, int]:
