@@ -97,3 +97,6 @@ def test_a_validation_loop_that_asks_again_in_the_process_that_paused_too_is_the
     live = look.verdict(c, "LIVENESS")
     assert SAID not in live.reason and live.status == "holds"
     assert all(SAID not in v.reason for v in c.verdicts)
+    # and EO, vacuous, does not send the owner to move ctx.effect: the run ended waiting for a better answer
+    eo = look.verdict(c, "EO")
+    assert "ended waiting at a pause again (age_clerk)" in eo.reason and "call ctx.effect" not in eo.reason

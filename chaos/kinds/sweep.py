@@ -659,6 +659,16 @@ def stopped_at_pause(dry: TrialRecord) -> str | None:
     return None
 
 
+def waiting_after_answer(dry: TrialRecord) -> str | None:
+    """The pause the dry run ended waiting at after an answer (its last action an answer, left
+    ``interrupted``: the app asked again, as a validation loop does an answer it refuses), else None."""
+    outcomes = dry.observations.get("outcomes") or []
+    last = outcomes[-1] if outcomes else None
+    if isinstance(last, dict) and last.get("status") == "interrupted" and (last.get("action") or {}).get("op", "run") != "run":
+        return "; ".join(str(q) for q in last.get("interrupts") or []) or "a pause"
+    return None
+
+
 def crash_duplicates(rec: TrialRecord, base: Baseline) -> dict[str, int]:
     """Effect keys the trial fired more often than the uninterrupted run did (at least twice):
     a duplicate the baseline also shows is the workflow's own, not the crash's."""
@@ -1234,6 +1244,9 @@ def _check_eo(cell: Cell, f: SweepFacts) -> Verdict:
         eo = _workflow_eo(base, dry, eo)
     if eo.vacuous and not base.effects and base.asked_again:
         eo.reason += f"; the uninterrupted run fired none either: {ASKED_AGAIN} before any effect (see LIVENESS)"
+    elif eo.vacuous and not base.effects and (waits := waiting_after_answer(dry)):
+        # e.g. a validation loop given an answer it refuses: the advice below would be wrong
+        eo.reason += f"; the uninterrupted run fired none either: answered, it ended waiting at a pause again ({waits}): resume with an answer the app accepts"
     elif eo.vacuous and not base.effects:
         eo.reason += (
             "; the uninterrupted run fired none either: call ctx.effect inside the node that performs the effect, "
