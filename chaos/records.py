@@ -233,6 +233,9 @@ class Baseline(Record):
     # the pause the run stopped at unanswered (a team's driver without a plan answers only in a recovery):
     # what a recovery fires past it is not 'an effect the uninterrupted run never fires'
     stopped_at: str | None = None
+    # the pause an answer given after a restore (in a fresh process, as a restarted app) left the run
+    # waiting at again: "the approval was answered and the same question came back" (chaos.kinds.baseline)
+    asked_again: str | None = None
 
 
 class RaceWindow(Record):

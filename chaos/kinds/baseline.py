@@ -11,6 +11,17 @@ What it promises:
   interrupt when the scenario resumes with a command (the preflight run uses the same).
 * ``Baseline`` values (``baseline_of``): the effect keys of an uninterrupted run, with how many
   rows each, and the keys it fires more than once by itself (``workflow_duplicates``).
+* ``run_uninterrupted(run, racer_id, actions)``: the racers of one uninterrupted life. On a
+  framework that ``restores`` a paused run (``TargetInfo.restores``) the run pauses, its process
+  ends, and each answer is given by a fresh racer that restores the run from the store, as a
+  restarted app does (the process that paused holds live objects a restarted app has not: an
+  AutoGen team's replayed model goes on to its next reply, a restored one starts its replies over
+  and asks the same question again). A fresh racer numbers its boundaries on from the racers
+  before it (``counts_before``), so a boundary keeps its name whichever process passes it; an
+  answer after which the run asks the same question again is ``asked_again``: "the approval was
+  answered and the same question came back", unless the run answered in the process that paused
+  asks it again too (``asks_again_in_process``, checked only on such a repeat): then it is the
+  app's own loop (a validation loop refusing the answer), not the restore's.
 * ``with_baseline(ctx, cell, trials)``: for kinds whose trials are repeats (``race``), one racer
   runs the workload uninterrupted (no fault, its own thread) once the first trial has run, and
   every trial record carries its effect counts in ``observations["baseline_effects"]`` (or
@@ -22,11 +33,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from typing import Any, NotRequired, TypedDict
+from dataclasses import dataclass, field
+from typing import Any, NotRequired, TypedDict, cast
 
 from chaos.racer.ledger_rows import declared
-from chaos.racer.protocol import ActionSpec
-from chaos.records import Baseline, TrialRecord
+from chaos.racer.protocol import ActionOutcome, ActionSpec, RacerResult
+from chaos.records import Baseline, RacerOutcome, TrialRecord
 from chaos.running.trial import RunContext, TrialRun
 from chaos.scenario.model import Cell, Scenario
 
@@ -77,6 +89,136 @@ def baseline_actions(cell: Cell) -> list[ActionSpec]:
     return acts
 
 
+ASKED_AGAIN = "the approval was answered and the same question came back"
+
+
+def restarts(cell: Cell) -> bool:
+    """Does an uninterrupted run of this cell answer its pauses in fresh processes (``TargetInfo.restores``)?"""
+    from chaos.targets import get_target
+
+    return get_target(cell.scenario.target.framework).restores
+
+
+def counts_before(boundaries: list[str], index: int) -> dict[str, int]:
+    """Occurrences per boundary name among ``boundaries[:index]``: what a racer carrying on the life
+    there numbers its boundaries on from (``BarrierSpec.counts``), so a boundary keeps its name
+    whichever process passes it."""
+    return dict(Counter(b.rpartition("#")[0] for b in boundaries[:index]))
+
+
+@dataclass
+class Uninterrupted:
+    """The racers of one uninterrupted life, in order (one, or the run and each answer's fresh
+    process), the boundaries they passed (``restarted`` names), and ``asked_again``: the pause an
+    answer given after a restore left the run waiting at again (None: none)."""
+
+    outs: list[RacerOutcome] = field(default_factory=list)
+    boundaries: list[str] = field(default_factory=list)
+    starts: list[int] = field(default_factory=list)  # where in ``boundaries`` each racer began
+    asked_again: str | None = None
+    # pauses an answer was asked again at after a restore AND in the process that paused: the app's
+    # own loop (a validation loop refusing the answer), not the restore's doing (``asks_again_in_process``)
+    loops: list[str] = field(default_factory=list)
+
+    @property
+    def outcomes(self) -> list[ActionOutcome]:
+        return [o for out in self.outs for o in out.outcomes]
+
+    def result(self) -> RacerResult:
+        """The life as one racer's result: the last racer's, with every racer's outcomes and trace
+        (times are one host's monotonic clock)."""
+        trace = [t for out in self.outs for t in out.trace]
+        return cast(RacerResult, {**self.outs[-1].racer_result, "outcomes": self.outcomes, "trace": trace})
+
+
+def asked_again_words(pause: str, trial_id: str) -> str:
+    """The sentence a verdict says when an answer given after a restore was asked for again."""
+    return (
+        f"{ASKED_AGAIN}: the uninterrupted run ({trial_id}), paused and restored in a fresh process as a restarted app is, "
+        f"was answered and then asked again at the same pause ({pause}): restarted, the app does not get past it with this answer"
+    )
+
+
+def _pause(out: RacerOutcome) -> str | None:
+    """The pause a racer's run was left waiting at (its last outcome ``interrupted``), by its interrupts."""
+    return _outcome_pause(out.last_outcome)
+
+
+def _outcome_pause(o: ActionOutcome | None) -> str | None:
+    """The pause an action left the run waiting at (``interrupted``), by its interrupts; else None."""
+    if o is None or o.get("status") != "interrupted":
+        return None
+    return "; ".join(str(q) for q in o.get("interrupts") or []) or "a pause"
+
+
+def life_phases(cell: Cell, actions: list[ActionSpec]) -> list[list[ActionSpec]]:
+    """The actions of each racer of an uninterrupted life: all in one; or, where the framework
+    ``restores`` a paused run, the run, then each answer alone (no ``if``: a fresh racer performs it
+    only once the racer before ended waiting)."""
+    if not restarts(cell):
+        return [actions]
+    return [actions[:1], *[[cast(ActionSpec, {k: v for k, v in a.items() if k != "if"})] for a in actions[1:]]]
+
+
+def waiting(out: RacerOutcome) -> bool:
+    """Did the racer's run end waiting at a pause (so a fresh racer answers it next)?"""
+    return _pause(out) is not None
+
+
+def run_uninterrupted(
+    run: TrialRun, racer_id: str, actions: list[ActionSpec], *, inspect_after: bool = False, measure_store: bool = False
+) -> Uninterrupted:
+    """One uninterrupted life of the workload: ``actions`` (a run, then its answers, each ``if:
+    interrupted``) in one racer; or, on a framework that ``restores`` a paused run, the run in one
+    racer and each answer in a fresh one (``<racer_id>-restart<n>``) once the one before ended
+    waiting, stopping when the run no longer waits or an answer was asked again (``asked_again``;
+    a repeat the process that paused makes too is the app's loop, ``loops``, and the life goes on).
+    ``inspect_after``, ``measure_store``: each racer's (``TrialRun.spec``)."""
+    phases = life_phases(run.cell, actions)
+    life = Uninterrupted()
+    for n, acts in enumerate(phases):
+        if n and _pause(life.outs[-1]) is None:
+            break
+        rid = f"{racer_id}-restart{n}" if n else racer_id
+        counts = counts_before(life.boundaries, len(life.boundaries))
+        (h,) = run.start([run.spec(rid, actions=acts, inspect_after=inspect_after, measure_store=measure_store, counts=counts)])
+        hung = run.wait_exit([h])
+        out = run.collect(h, rid, "run" if n == 0 else "resume", hung=bool(hung))
+        life.outs.append(out)
+        life.starts.append(len(life.boundaries))
+        life.boundaries += [t["barrier"] for t in out.trace]
+        if out.status != "ok":
+            break
+        before, after, last = _pause(life.outs[-2]) if n else None, _pause(out), out.last_outcome or {}
+        if n and after is not None and after == before and (last.get("approvals") or last.get("answered")):
+            if asks_again_in_process(run, actions[: n + 1], after):  # the app's own loop: no restore needed
+                life.loops.append(after)
+                continue
+            life.asked_again = after
+            break
+    return life
+
+
+def asks_again_in_process(run: TrialRun, actions: list[ActionSpec], pause: str) -> bool:
+    """Does the run, answered in the process that paused (one racer performing ``actions``: the run
+    and its answers up to the one asked again after a restore), also end asked again at ``pause``?
+    Then the repeat is the app's own (a validation loop given an answer it refuses), not the
+    restore's. Its own trial (``<trial>-inproc``: its own store, thread and ledger rows), run only
+    once a repeat was seen; a racer that fails says no (the restore is not cleared)."""
+    check = TrialRun(run.ctx, run.cell, f"{run.trial_id}-inproc")
+    try:
+        (h,) = check.start([check.spec("inproc", actions=actions)])
+        out = check.collect(h, "inproc", "run", hung=bool(check.wait_exit([h])))
+        outs = out.outcomes
+        if out.status != "ok" or len(outs) != len(actions) or any(o.get("status") == "error" for o in outs):
+            return False
+        last, prior = outs[-1], outs[-2]
+        answered = bool(last.get("approvals") or last.get("answered"))
+        return answered and _outcome_pause(prior) == pause and _outcome_pause(last) == pause
+    finally:
+        check.cleanup()
+
+
 def effect_counts(rows: Iterable[dict[str, Any]]) -> dict[str, int]:
     """Rows per effect key (the task, or ``task:value`` for a gated effect)."""
     return dict(Counter(row["effect_key"] for row in rows))
@@ -99,11 +241,13 @@ def baseline_of(trial_id: str, effects: dict[str, int], payloads: dict[str, list
 
 
 class BaselineRun(TypedDict):
-    """One uninterrupted run of a cell's workload: its trial id, and the effects it fired or why it failed."""
+    """One uninterrupted run of a cell's workload: its trial id, and the effects it fired or why it
+    failed; ``asked_again``: the pause an answer given after a restore was asked again at."""
 
     trial_id: str
     effects: NotRequired[dict[str, int]]
     error: NotRequired[str]
+    asked_again: NotRequired[str]
 
 
 def run_baseline(ctx: RunContext, cell: Cell) -> BaselineRun:
@@ -111,15 +255,16 @@ def run_baseline(ctx: RunContext, cell: Cell) -> BaselineRun:
     trial_id = f"c{cell.index:03d}-base"
     run = TrialRun(ctx, cell, trial_id)
     try:
-        (h,) = run.start([run.spec("base", actions=baseline_actions(cell))])
-        hung = run.wait_exit([h])
-        out = run.collect(h, "base", "run", hung=bool(hung))
-        outcomes = out.outcomes
-        err = next((o.get("error") for o in outcomes if o.get("status") == "error"), None)
-        if out.status != "ok" or err:
-            why = f"{err.get('type')}: {err.get('message')}" if err else f"{out.status}: {run.history[-1].detail}"
+        life = run_uninterrupted(run, "base", baseline_actions(cell))
+        err = next((o.get("error") for o in life.outcomes if o.get("status") == "error"), None)
+        failed = next((out for out in life.outs if out.status != "ok"), None)
+        if failed is not None or err:
+            why = f"{err.get('type')}: {err.get('message')}" if err else f"{failed.status if failed else '?'}: {run.history[-1].detail}"
             return {"trial_id": trial_id, "error": why[:500]}
-        return {"trial_id": trial_id, "effects": effect_counts(ctx.read_ledger(trial_id))}
+        base: BaselineRun = {"trial_id": trial_id, "effects": effect_counts(ctx.read_ledger(trial_id))}
+        if life.asked_again is not None:
+            base["asked_again"] = life.asked_again
+        return base
     finally:
         run.cleanup()
 
@@ -146,4 +291,6 @@ def with_baseline(ctx: RunContext, cell: Cell, trials: Iterator[TrialRecord]) ->
         else:
             rec.observations["baseline_error"] = base["error"]
         rec.observations["baseline_trial"] = base["trial_id"]
+        if "asked_again" in base:
+            rec.observations["baseline_asked_again"] = base["asked_again"]
         yield rec

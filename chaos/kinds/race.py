@@ -41,7 +41,7 @@ from pydantic import Field
 
 from chaos.kinds.aim import AimOptions, aimed_value, answer_map, approach
 from chaos.kinds.base import Checker, Kind, Property, approval_action, needs_approval_resume
-from chaos.kinds.baseline import baseline_of, with_baseline
+from chaos.kinds.baseline import asked_again_words, baseline_of, with_baseline
 from chaos.kinds.chain import LC, TREE_READ, ChainTally, read_chain, reads_chain
 from chaos.kinds.checking import Tally, base_fields, times, verdict
 from chaos.kinds.phases import each_trial
@@ -405,6 +405,8 @@ class RaceFacts:
     invalid_reasons: Counter
     guard: GuardTally
     chain: ChainTally
+    # the pause the uninterrupted run, answered after a restore, was asked again at (chaos.kinds.baseline)
+    asked_again: str | None = None
 
 
 def race_summary(cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult, RaceFacts]:
@@ -427,6 +429,7 @@ def race_summary(cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult
     sources: Counter = Counter()
     base_effects: dict[str, int] | None = None  # the crash-free run's effects (chaos.kinds.baseline)
     base_trial = "?"
+    asked_again: str | None = None
     own = 1  # fires of the gated effect in the uninterrupted run: more than one needs no race
     chain = ChainTally()  # LC (chaos.kinds.chain)
     guard = GuardTally()  # target.guard: refusals, refusals after an effect, wall time per trial
@@ -436,6 +439,7 @@ def race_summary(cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult
         guard.add(r)
         if base_effects is None and r.valid and r.observations.get("baseline_effects") is not None:
             base_effects, base_trial = r.observations["baseline_effects"], r.observations.get("baseline_trial") or "?"
+            asked_again = r.observations.get("baseline_asked_again")
             own = max(1, _gated_fires(base_effects, r.observations.get("gated_task")))
         racer_errors += sum(1 for op in r.history if op.type in ("fail", "info")) - guard.refused_in(r)
         if not r.valid:
@@ -477,6 +481,7 @@ def race_summary(cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult
         result.summary.update(guard.summary())
     if base_effects is not None:
         result.baseline = baseline_of(base_trial, base_effects)
+        result.baseline.asked_again = asked_again
     facts = RaceFacts(
         k=k,
         fires=fires,
@@ -490,6 +495,7 @@ def race_summary(cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult
         invalid_reasons=invalid_reasons,
         guard=guard,
         chain=chain,
+        asked_again=asked_again,
     )
     return result, facts
 
@@ -561,6 +567,15 @@ def check_liveness(cell: Cell, f: RaceFacts) -> Verdict:
     fires, none_fired, reasked = f.fires, f.none_fired, f.reasked
     if not fires:
         return verdict("LIVENESS", "unknown", f"no valid trial: {_no_valid_trial(f)}")
+    if f.asked_again is not None:  # the uninterrupted run, answered after a restore, was asked again: no racer gets further
+        racers = f"the gated effect fired in {len(fires) - len(none_fired) - len(reasked)} of {len(fires)} valid trials"
+        again = f", every racer's answer asked for again in {len(reasked)}" if reasked else ""
+        return verdict(
+            "LIVENESS",
+            "violated",
+            f"{asked_again_words(f.asked_again, f.base_trial)}: a stall that needs no race; the race: {racers}{again}",
+            trial_ids=[f.base_trial, *reasked, *none_fired],
+        )
     if none_fired:
         return verdict(
             "LIVENESS",

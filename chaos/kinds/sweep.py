@@ -4,7 +4,9 @@ Shared machinery of the kinds that are sweeps (it names none of them): each pass
 that says which kill points it keeps (``narrow``) and which extra property it judges at each
 point (``extra``), and uses its ``run_cell``, ``check`` and ``explain``.
 
-A dry run (one racer, nothing armed) records the ordered boundaries the workload passes. For each
+A dry run (one racer, nothing armed; where the framework restores a paused run, the run's racer and
+a fresh racer per answer, as a restarted app: ``chaos.kinds.baseline.run_uninterrupted``) records
+the ordered boundaries the workload passes. For each
 kept boundary (a *kill point*) and repeat, a racer runs the workload armed at that one boundary;
 when it stands stopped there, the orchestrator SIGKILLs it and confirms the kill from the exit
 status. A fresh racer then inspects the durable state (what the framework recorded before the
@@ -56,7 +58,21 @@ from typing import ClassVar, ParamSpec
 
 from chaos.kinds import crash_chains, crash_states, db_restart
 from chaos.kinds.base import Checker, Kind, Property, approves_breakpoints
-from chaos.kinds.baseline import MAX_ANSWERS, answer_action, approvals_plan, approve_action, baseline_of, declared_payloads, effect_counts
+from chaos.kinds.baseline import (
+    ASKED_AGAIN,
+    MAX_ANSWERS,
+    answer_action,
+    approvals_plan,
+    approve_action,
+    asked_again_words,
+    baseline_of,
+    counts_before,
+    declared_payloads,
+    effect_counts,
+    life_phases,
+    run_uninterrupted,
+    waiting,
+)
 from chaos.kinds.checking import base_fields, combine, judged, times, verdict
 from chaos.kinds.sweep_addon import AtPoint, SweepAddOn, TrialSteps, add_ons
 from chaos.kinds.sweep_options import SweepOptions
@@ -192,22 +208,26 @@ def dry_trial(run: TrialRun) -> TrialRecord:
     """One dry run: the racer runs the workload unarmed and records the boundaries it passes."""
     cell = run.cell
     measure = any(a.measures_store(cell) for a in add_ons())  # the store's sizes after the run (chaos.kinds.growth)
-    (h,) = run.start([run.spec("dry", actions=_actions(cell), inspect_after=measure, measure_store=measure)])
-    hung = run.wait_exit([h])
-    out = run.collect(h, "dry", "run", hung=bool(hung))
-    trace = [t["barrier"] for t in out.trace]
+    # the run, and its answers in fresh processes where the framework restores a paused run (chaos.kinds.baseline)
+    life = run_uninterrupted(run, "dry", _actions(cell), inspect_after=measure, measure_store=measure)
+    out = next((o for o in life.outs if o.status != "ok"), life.outs[-1])
+    trace = life.boundaries
     run.observations["boundaries"] = trace
+    if len(life.starts) > 1:  # where each fresh racer began, in ``boundaries`` (victims carry on there too)
+        run.observations["restarts"] = life.starts[1:]
+    if life.asked_again is not None:  # an answer given after a restore was asked for again
+        run.observations["asked_again"] = life.asked_again
     if SweepOptions.of(cell.scenario).crash_states != "kill":  # two writers at once (chaos.kinds.crash_states)
-        run.observations["concurrent_writes"] = crash_states.writes_at_once(out.trace)  # no recorded chains
-        run.observations["racing"] = crash_states.racing_points(out.trace)  # these points in kill mode
+        run.observations["concurrent_writes"] = crash_states.writes_at_once(life.outs[0].trace)  # no recorded chains
+        run.observations["racing"] = crash_states.racing_points(life.outs[0].trace)  # these points in kill mode
     if measure:  # what the run left durable, its values left out (they can be big: that is the point)
-        run.observations["after"] = {k: v for k, v in (out.inspect_after or {}).items() if k != "values"}
-    run.observations["outcomes"] = out.racer_result.get("outcomes")
+        run.observations["after"] = {k: v for k, v in (life.outs[-1].inspect_after or {}).items() if k != "values"}
+    outcomes = life.outcomes
+    run.observations["outcomes"] = outcomes
     for a in add_ons():  # what each add-on records of the run (AA: where it approved)
-        run.observations.update(a.dry_observations(out.racer_result))
+        run.observations.update(a.dry_observations(life.result()))
     ok = out.status == "ok" and bool(trace)
     reason = None if ok else f"dry run found no boundaries ({out.status}: {run.history[-1].detail})"
-    outcomes = out.outcomes
     lost = [e for o in outcomes for e in o.get("persistence_errors") or []]
     run.observations["persistence_errors"] = lost
     failed = next((o for o in outcomes if o.get("status") == "error"), None)
@@ -276,6 +296,8 @@ def run_sweep(ctx: RunContext, cell: Cell, skip: set[str], sweep: Sweep) -> Iter
     if dry is None or not dry.valid:
         return
     points = points_of(cell, dry.observations["boundaries"], sweep.narrow)
+    # a life in several processes (answers given after a restore) is swept in kill mode: a recording is one racer's
+    recorded = recorded and not dry.observations.get("restarts")
     if SweepOptions.of(cell.scenario).crash_depth > 1:
         if recorded and crash_states.concurrent_writes(dry) is None and ctx.copy_ledger is not None:
             yield from crash_chains.run_recorded_chains(ctx, cell, skip, points, _chain_steps(cell, dry))
@@ -341,7 +363,7 @@ def _nested(ctx: RunContext, cell: Cell, skip: set[str], dry: TrialRecord, ids: 
         if disc is None:
             run = TrialRun(ctx, cell, retry_id(disc_id, attempt), point=chain_name(chain), retry_of=disc_id if attempt else None)
             try:
-                disc = chain_trial(run, chain, discover=True)
+                disc = chain_trial(run, chain, discover=True, dry=dry)
             finally:
                 run.cleanup()
             yield disc
@@ -362,12 +384,12 @@ def _nested(ctx: RunContext, cell: Cell, skip: set[str], dry: TrialRecord, ids: 
 def _against_chain(dry: TrialRecord, chain: list[str]) -> Callable[[TrialRun], TrialRecord]:
     def body(run: TrialRun) -> TrialRecord:
         carry_baseline(run, dry)
-        return chain_trial(run, chain)
+        return chain_trial(run, chain, dry=dry)
 
     return body
 
 
-def chain_trial(run: TrialRun, chain: list[str], *, discover: bool = False) -> TrialRecord:
+def chain_trial(run: TrialRun, chain: list[str], *, discover: bool = False, dry: TrialRecord | None = None) -> TrialRecord:
     """Kill the victim at ``chain[0]``, then each recovery at the next boundary of the chain; the
     last recovery (``resume``) runs unarmed and is judged. With ``discover`` the trial only records
     the boundaries that last recovery passes (``resume_boundaries``, for the next level). With
@@ -376,18 +398,20 @@ def chain_trial(run: TrialRun, chain: list[str], *, discover: bool = False) -> T
     restart = not discover and SweepOptions.of(run.cell.scenario).fault == db_restart.FAULT
     relays: list[Relay] = []
     try:
-        return _chain(run, chain, discover, relays if restart else None)
+        return _chain(run, chain, discover, relays if restart else None, dry)
     finally:
         for relay in relays:
             relay.close()
 
 
-def _chain(run: TrialRun, chain: list[str], discover: bool, relays: list[Relay] | None) -> TrialRecord:
+def _chain(run: TrialRun, chain: list[str], discover: bool, relays: list[Relay] | None, dry: TrialRecord | None) -> TrialRecord:
     cell = run.cell
     action = _resume_action(cell)
     kills: list[dict] = []
     along = chain[:-1] if relays is not None else chain  # the kills (a restart's chain ends in the restart)
-    (victim,) = run.start([run.spec("victim", actions=_actions(cell), armed=(chain[0],))])
+    victim = start_victim(run, chain[0], dry)
+    if victim is None:
+        return run.record(valid=False, invalid_reason=f"barrier {chain[0]} was never reached", fault_fired=False)
 
     def recovery(level: int) -> RacerHandle:
         last = level == len(along)
@@ -524,7 +548,7 @@ def _chain_steps(cell: Cell, dry: TrialRecord) -> crash_chains.ChainSteps:
         carry_baseline(run, dry)
 
     def discover(chain: list[str]) -> Callable[[TrialRun], TrialRecord]:
-        return lambda run: chain_trial(run, chain, discover=True)
+        return lambda run: chain_trial(run, chain, discover=True, dry=dry)
 
     return crash_chains.ChainSteps(
         sweep=_recorded_steps(cell, dry),
@@ -550,16 +574,43 @@ def _against(dry: TrialRecord, point: str) -> Callable[[TrialRun], TrialRecord]:
             instead = a.instead_of_kill(run, point, dry, steps)
             if instead is not None:
                 return instead
-        return kill_trial(run, point)
+        return kill_trial(run, point, dry)
 
     return body
 
 
-def kill_trial(run: TrialRun, point: str) -> TrialRecord:
+def start_victim(run: TrialRun, point: str, dry: TrialRecord | None) -> RacerHandle | None:
+    """The victim, armed at ``point``. A point the uninterrupted run passed in a fresh racer (its
+    answer given after a restore: ``observations["restarts"]``, ``chaos.kinds.baseline``) is reached
+    the same way: the racers before it run unarmed, each to its end, and the fresh racer that passed
+    it carries on, armed there, numbering its boundaries on from them. None when a racer before it
+    did not end waiting at a pause (the point is never reached)."""
+    obs = dry.observations if dry is not None else {}
+    boundaries: list[str] = obs.get("boundaries") or []
+    starts = [0, *(obs.get("restarts") or [])]
+    at = boundaries.index(point) if point in boundaries else 0
+    n = sum(1 for st in starts[1:] if st <= at)
+    phases = life_phases(run.cell, _actions(run.cell)) if n else [_actions(run.cell)]
+    for m in range(n):
+        rid = f"victim-restart{m}" if m else "victim"
+        (h,) = run.start([run.spec(rid, actions=phases[m], counts=counts_before(boundaries, starts[m]))])
+        out = run.collect(h, rid, "run" if m == 0 else "resume", hung=bool(run.wait_exit([h])))
+        if out.status != "ok" or not waiting(out):
+            return None
+    rid = f"victim-restart{n}" if n else "victim"
+    (victim,) = run.start(
+        [run.spec(rid, actions=phases[min(n, len(phases) - 1)], armed=(point,), counts=counts_before(boundaries, starts[n]))]
+    )
+    return victim
+
+
+def kill_trial(run: TrialRun, point: str, dry: TrialRecord | None = None) -> TrialRecord:
     cell = run.cell
     # 1. run armed at the one point, with the resume racer started alongside (held before the
     #    framework's store); kill the victim at the point
-    (victim,) = run.start([run.spec("victim", actions=_actions(cell), armed=(point,))])
+    victim = start_victim(run, point, dry)
+    if victim is None:
+        return run.record(valid=False, invalid_reason=f"barrier {point} was never reached", fault_fired=False)
     action = _resume_action(cell)
     (rec,) = run.start([run.spec("resume", actions=[action], inspect_before=True, inspect_after=True, hold=True)])
     arrived = run.wait_arrival(victim, point)
@@ -603,7 +654,9 @@ def dry_baseline(dry: TrialRecord) -> Baseline:
     """The dry run is the sweep's crash-free baseline: what an uninterrupted run fires, and which
     of them it fires more than once by itself (the workflow's own duplicates, which need no crash)."""
     base = baseline_of(dry.trial_id, _counts(dry), declared_payloads(dry.ledger))
-    base.stopped_at = stopped_at_pause(dry)
+    base.asked_again = dry.observations.get("asked_again")
+    # asked again: the run was left at the pause its answer could not get past, and says nothing beyond it
+    base.stopped_at = stopped_at_pause(dry) or base.asked_again
     return base
 
 
@@ -615,6 +668,16 @@ def stopped_at_pause(dry: TrialRecord) -> str | None:
     outcomes = dry.observations.get("outcomes") or []
     last = outcomes[-1] if outcomes else None
     if isinstance(last, dict) and last.get("status") == "interrupted" and (last.get("action") or {}).get("op", "run") == "run":
+        return "; ".join(str(q) for q in last.get("interrupts") or []) or "a pause"
+    return None
+
+
+def waiting_after_answer(dry: TrialRecord) -> str | None:
+    """The pause the dry run ended waiting at after an answer (its last action an answer, left
+    ``interrupted``: the app asked again, as a validation loop does an answer it refuses), else None."""
+    outcomes = dry.observations.get("outcomes") or []
+    last = outcomes[-1] if outcomes else None
+    if isinstance(last, dict) and last.get("status") == "interrupted" and (last.get("action") or {}).get("op", "run") != "run":
         return "; ".join(str(q) for q in last.get("interrupts") or []) or "a pause"
     return None
 
@@ -901,7 +964,7 @@ def _point_verdicts(point: str, recs: list[TrialRecord], sweep: Sweep, base: Bas
     return [
         *_judged_at(point, EO.code, _point_eo, point, valid, base),
         *_judged_at(point, PC.code, _point_pc, point, valid),
-        *_judged_at(point, LIVENESS.code, _point_liveness, point, valid),
+        *_judged_at(point, LIVENESS.code, _point_liveness, point, valid, base),
         *extra,
     ]
 
@@ -938,8 +1001,10 @@ def _point_pc(point: str, valid: list[TrialRecord]) -> Verdict:
     return verdict("PC", "holds", f"{point}: {_pc_holds(valid)}", points=[point], trial_ids=[r.trial_id for r in valid])
 
 
-def _point_liveness(point: str, valid: list[TrialRecord]) -> Verdict:
-    """LIVENESS at a point: the resume finishes the run or leaves it waiting for a human."""
+def _point_liveness(point: str, valid: list[TrialRecord], base: Baseline | None = None) -> Verdict:
+    """LIVENESS at a point: the resume finishes the run or leaves it waiting for a human (a
+    recovery that answered and was asked again, as the uninterrupted run was after a restore
+    (``Baseline.asked_again``), says so: the cell's verdict judges that run)."""
     dead, finished = [], []
     for r in valid:
         o = r.observed_outcome("resume_outcome")
@@ -976,7 +1041,15 @@ def _point_liveness(point: str, valid: list[TrialRecord]) -> Verdict:
     how = f" or left it waiting at the static breakpoint {bps[0].get('when')} {', '.join(bps[0].get('nodes') or [])}" if bps else ""
     restarted = next((w for r in valid if (w := db_restart.survived_words(r))), None)
     how += f" ({restarted})" if restarted else ""
+    if base is not None and base.asked_again and any(_answered_and_asked(r) for r in valid):
+        how += f" or left it waiting: {ASKED_AGAIN} after the recovery's answer, as after the uninterrupted run's ({base.trial_id})"
     return verdict("LIVENESS", "holds", f"{point}: resume finished the run{how}", points=[point], trial_ids=[r.trial_id for r in valid])
+
+
+def _answered_and_asked(rec: TrialRecord) -> bool:
+    """Did the recovery answer (an approval given) and end waiting at a pause again?"""
+    o = rec.observed_outcome("resume_outcome")
+    return o.get("status") == "interrupted" and bool(rec.observations.get("resume_approvals") or o.get("answered"))
 
 
 CELL_DRY = re.compile(r"^c\d{3,}(?:-e\d+)?-dry$")  # the cell's own dry run (not a recovery's discovery)
@@ -1119,7 +1192,7 @@ def sweep_checks(sweep: Sweep) -> tuple[Checker[SweepFacts], ...]:
     (``chaos.kinds.sweep_addon``: a fault's DU, CV and CL, LS where the target declares it, SB, AA)."""
     extra = tuple(Checker(c.property, _combined(c.property.code)) for c in sweep.extra)
     added = tuple(Checker(p, _add_on_check(a, p.code)) for a in add_ons() for p in a.properties)
-    return (Checker(EO, _check_eo), Checker(PC, _combined("PC")), Checker(LIVENESS, _combined("LIVENESS")), *extra, *added)
+    return (Checker(EO, _check_eo), Checker(PC, _combined("PC")), Checker(LIVENESS, _check_liveness), *extra, *added)
 
 
 def sweep_checkers(cell: Cell, facts: SweepFacts, sweep: Sweep) -> tuple[Checker[SweepFacts], ...]:
@@ -1182,12 +1255,34 @@ def _check_eo(cell: Cell, f: SweepFacts) -> Verdict:
         eo.reason = "; ".join(halves) + " | " + eo.reason
     if base.workflow_duplicates:
         eo = _workflow_eo(base, dry, eo)
-    if eo.vacuous and not base.effects:
+    if eo.vacuous and not base.effects and base.asked_again:
+        eo.reason += f"; the uninterrupted run fired none either: {ASKED_AGAIN} before any effect (see LIVENESS)"
+    elif eo.vacuous and not base.effects and (waits := waiting_after_answer(dry)):
+        # e.g. a validation loop given an answer it refuses: the advice below would be wrong
+        eo.reason += f"; the uninterrupted run fired none either: answered, it ended waiting at a pause again ({waits}): resume with an answer the app accepts"
+    elif eo.vacuous and not base.effects:
         eo.reason += (
             "; the uninterrupted run fired none either: call ctx.effect inside the node that performs the effect, "
             "before it returns (an effect fired from a background thread after its node returned may never be recorded)"
         )
     return eo
+
+
+def _check_liveness(cell: Cell, f: SweepFacts) -> Verdict:
+    """LIVENESS over the kill points; violated by the app itself when the uninterrupted run, its
+    answer given after a restore (``Baseline.asked_again``), was asked the same question again: no
+    recovery gets past that pause either, and none needs a crash to stop there."""
+    live = _combined("LIVENESS")(cell, f)
+    if f.failure is not None or f.dry is None or f.base is None or not f.base.asked_again:
+        return live
+    return verdict(
+        "LIVENESS",
+        "violated",
+        f"{asked_again_words(f.base.asked_again, f.dry.trial_id)}: a stall that needs no crash; "
+        f"judged against that run, the crashes: {live.status}: {live.reason}",
+        trial_ids=sorted({f.dry.trial_id, *(live.evidence.trial_ids if live.status == "violated" else [])}),
+        points=live.evidence.points if live.status == "violated" else [],
+    )
 
 
 def _workflow_eo(base: Baseline, dry: TrialRecord, crash_eo: Verdict) -> Verdict:

@@ -101,6 +101,7 @@ class BarrierClient:
             armed=frozenset(spec.get("armed", ())),
             armed_like=tuple(spec.get("armed_like", ())),
             echo=bool(spec.get("echo", False)),
+            _counts=dict(spec.get("counts") or {}),
         )
 
     def hit(self, name: str) -> str:

@@ -351,6 +351,9 @@ class BarrierSpec(TypedDict):
     armed: list[str]
     armed_like: NotRequired[list[str]]
     echo: NotRequired[bool]
+    # occurrences already passed per boundary name: a racer that carries on a life another racer began
+    # (an answer given in a fresh process: chaos.kinds.baseline) numbers its boundaries on from there
+    counts: NotRequired[dict[str, int]]
 
 
 class TargetSpec(TypedDict, total=False):

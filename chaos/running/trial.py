@@ -239,11 +239,13 @@ class TrialRun:
         effect_fault: bool = False,
         measure_store: bool = False,
         afterwards: list[ActionSpec] | None = None,
+        counts: dict[str, int] | None = None,
     ) -> RacerSpec:
         """The spec of one racer of this trial (``chaos.racer.protocol.RacerSpec``); with
         ``effect_fault``, the scenario's effect fault is armed in it; ``armed_like``, it also stops at
         every boundary whose id contains one of these (``""``: at all); ``afterwards``, it performs
-        these once continued from its ``afterwards`` barrier (``wait_exit_or_at``)."""
+        these once continued from its ``afterwards`` barrier (``wait_exit_or_at``); ``counts``, it numbers
+        its boundaries on from these occurrences (a life another racer began: ``chaos.kinds.baseline``)."""
         s = self.cell.scenario
         spec: RacerSpec = {
             "run_id": self.ctx.run_id,
@@ -277,6 +279,8 @@ class TrialRun:
             spec["service_url"] = self.ctx.service_url
         if armed_like:
             spec["barrier"]["armed_like"] = list(armed_like)
+        if counts:
+            spec["barrier"]["counts"] = dict(counts)
         if afterwards:
             spec["afterwards"] = afterwards
         return spec

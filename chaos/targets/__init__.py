@@ -103,6 +103,12 @@ class TargetInfo:
     first_writes: tuple[str, ...] = ()
     # what the framework calls a pause for a human, in AA's reasons ("waited at a pending interrupt")
     pause_name: str = "pause"
+    # the framework resumes a paused run by restoring what the application saved into objects built
+    # afresh (a team's load_state, a context from its dict, a flow from its pending state, a graph from
+    # its snapshot): the process that paused still holds live objects a restarted app has not (a replayed
+    # model's place in its replies, an agent's memory), so an uninterrupted run answers each pause in a
+    # fresh process, as a restarted app does (``chaos.kinds.baseline.run_uninterrupted``)
+    restores: bool = False
     # the framework's top-level modules (empty: ``import_name``'s). Blame reads them: a failure raised
     # inside one is the framework's (a verdict), not the app's (an invalid trial)
     packages: tuple[str, ...] = ()

@@ -39,6 +39,7 @@ INFO = TargetInfo(
     packages=("autogen_core", "autogen_agentchat", "autogen_ext"),
     trial_s=2.0,
     recovery_calls={"none": "load_state + run()", "input": "a new team run", "command": "load_state + run(), continuing the team"},
+    restores=True,  # resumed by restoring the saved state into objects built afresh: baselines answer in a fresh process
     import_name="autogen_agentchat",
     default_version="0.7.5",
     pins=("autogen-agentchat=={version}", "autogen-core=={version}", "autogen-ext=={version}"),

@@ -48,6 +48,7 @@ INFO = TargetInfo(
         for c in ("checkpoint-json", "checkpoint-sqlite", "checkpoint-json-recovery")
     },
     hooks="chaos.targets.crewai.hooks",
+    restores=True,  # resumed by restoring the saved state into objects built afresh: baselines answer in a fresh process
     import_name="crewai",
     default_version="1.15.30",
     pins=("crewai=={version}",),

@@ -42,6 +42,7 @@ INFO = TargetInfo(
     trial_s=1.5,
     recovery_calls={"none": "Context.from_dict + run", "input": "a new run", "command": "Context.from_dict + run, continuing the run"},
     hooks="chaos.targets.llamaindex.hooks",
+    restores=True,  # resumed by restoring the saved state into objects built afresh: baselines answer in a fresh process
     import_name="workflows",
     default_version="2.26.1",
     pins=("llama-index-workflows=={version}",),

@@ -41,6 +41,7 @@ INFO = TargetInfo(
     reads=OWN_APP_READS,
     packages=("pydantic_graph", "pydantic_ai"),
     trial_s=1.0,
+    restores=True,  # resumed by restoring the saved state into objects built afresh: baselines answer in a fresh process
     import_name="pydantic_graph",
     default_version="1.107.10",
     # 1.107.10 is the last release that ships pydantic_graph.persistence (the 2.x line dropped it)
