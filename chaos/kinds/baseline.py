@@ -154,10 +154,13 @@ def _outcome_pause(o: ActionOutcome | None) -> str | None:
 def life_phases(cell: Cell, actions: list[ActionSpec]) -> list[list[ActionSpec]]:
     """The actions of each racer of an uninterrupted life: all in one; or, where the framework
     ``restores`` a paused run, the run, then each answer alone (no ``if``: a fresh racer performs it
-    only once the racer before ended waiting)."""
+    only once the racer before ended waiting; an answer ``repeat``-ed is one racer per answer)."""
     if not restarts(cell):
         return [actions]
-    return [actions[:1], *[[cast(ActionSpec, {k: v for k, v in a.items() if k != "if"})] for a in actions[1:]]]
+    # an answer repeated at every later pause (``repeat``) is given once per fresh racer: repeated
+    # in the restored process, its second answer would hide a first one the restore lost
+    once = [(cast(ActionSpec, {k: v for k, v in a.items() if k not in ("if", "repeat")}), int(a.get("repeat") or 1)) for a in actions[1:]]
+    return [actions[:1], *[[a] for a, n in once for _ in range(n)]]
 
 
 def waiting(out: RacerOutcome) -> bool:

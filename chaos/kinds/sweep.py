@@ -70,6 +70,7 @@ from chaos.kinds.baseline import (
     declared_payloads,
     effect_counts,
     life_phases,
+    restarts,
     run_uninterrupted,
     waiting,
 )
@@ -82,7 +83,7 @@ from chaos.racer.protocol import ActionSpec, RacerResult
 from chaos.records import Baseline, CellResult, PointResult, TrialRecord, Verdict, error_field
 from chaos.running.outage import Relay
 from chaos.running.trial import RunContext, Task, TrialRun, attempts, retry_id
-from chaos.scenario.model import Cell, Scenario
+from chaos.scenario.model import Cell
 
 ANCHOR = "kill-point-sweep-eo-pc-liveness-fcl-kinds-kill_sweep-first_checkpoint"
 EO = Property("EO", "effect exactly-once", ANCHOR)
@@ -161,7 +162,7 @@ def _actions(cell: Cell) -> list[ActionSpec]:
     s = cell.scenario
     acts: list[ActionSpec] = [{"op": "run"}]
     if s.resume_form == "command":
-        acts.append({**_answer(s), "if": "interrupted"})
+        acts.append({**_answer(cell), "if": "interrupted"})
     elif s.resume_form == "app" and isinstance(s.answers, list):  # the team's driver answers each pause by the plan
         acts.append({**_resume_action(cell), "if": "interrupted"})
     elif approves_breakpoints(s):
@@ -169,14 +170,17 @@ def _actions(cell: Cell) -> list[ActionSpec]:
     return acts
 
 
-def _answer(s: Scenario) -> ActionSpec:
+def _answer(cell: Cell) -> ActionSpec:
     """The answer of the run's life and of its recovery: the plan answers each pause by itself; one
     command value answers every pause the run stops at (``repeat``, up to ``MAX_ANSWERS``), as the
     team's driver does (``while result.interruptions: approve``) and as every other kind's baseline
     does. Answering only the first left the uninterrupted run waiting at the second pause: what it
-    fires past it was never swept, and a recovery's fire past it was judged an effect the run never has."""
+    fires past it was never swept, and a recovery's fire past it was judged an effect the run never has.
+    Where the framework ``restores`` a paused run, one answer per process: repeated in the restored
+    process, a second answer hides a first one the restore lost (the same question asked again)."""
+    s = cell.scenario
     act = answer_action(s)
-    return act if s.answers is not None else {**act, "repeat": MAX_ANSWERS}
+    return act if s.answers is not None or restarts(cell) else {**act, "repeat": MAX_ANSWERS}
 
 
 def _resume_action(cell: Cell) -> ActionSpec:
@@ -184,7 +188,7 @@ def _resume_action(cell: Cell) -> ActionSpec:
     # with static breakpoints, the recovery call is followed by the approvals of the breakpoints it stops at
     then: ActionSpec = approvals_plan(s) if approves_breakpoints(s) else {}
     if s.resume_form == "command":  # answered only where the interrupt was durably asked
-        return {**_answer(s), "only_if_durable": True}
+        return {**_answer(cell), "only_if_durable": True}
     if s.resume_form == "app":  # the team's recovery procedure, called in the fresh process
         act: ActionSpec = {"op": "resume", "form": "app", "recover": s.recover_ref or "", **then}
         if isinstance(s.answers, list):  # for a driver that answers pauses itself
