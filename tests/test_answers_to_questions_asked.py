@@ -122,6 +122,31 @@ def test_a_race_aimed_at_the_second_pause_sends_the_plans_second_answer(tmp_path
     assert all(int(f) >= 1 for f in c.fires)  # by hand: every worker recorded the age
 
 
+def test_a_race_at_the_payment_answers_the_two_parallel_bookings_on_the_way(tmp_path):
+    """The trip's first pause asks two approvals at once, its second asks to pay. Aimed at the
+    second, the parking racer answers the first whole, each booking by its id (a plain value is
+    refused there), and the racers answer the payment: by hand, both bookings made once by the
+    parking process, and the payment by the racers."""
+    results = _run(
+        tmp_path,
+        """
+        name: trip_at_2
+        kind: race
+        target: {framework: langgraph, backend: sqlite, durability: sync}
+        workload: hitl_docs:bookings_then_pay
+        resume: "command:approve"
+        answers: [approve, approve]
+        at_pause: 2
+        racers: {k: 2}
+        trials: 2
+        """,
+    )
+    c = look.cell(results)
+    assert c.valid_trials == 2 and not c.racer_errors  # the parking racer reached the payment
+    assert look.verdict(c, "LIVENESS").status == "holds"
+    assert all(int(f) >= 1 for f in c.fires)  # every trial paid
+
+
 def test_the_answer_to_review_one_sent_again_approves_review_two(tmp_path):
     results = _run(
         tmp_path,

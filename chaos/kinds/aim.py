@@ -14,7 +14,9 @@ What it promises:
   ``stray_resume``), so the field is declared once.
 * ``aimed_value(scenario)``: the answer sent at the aimed pause (the plan's n-th value, else the
   command value).
-* ``approach(scenario)``: the actions after ``run`` that answer the pauses before the aimed one.
+* ``approach(scenario)``: the actions after ``run`` that answer the pauses before the aimed one,
+  each pause whole: with several interrupts pending, every one gets the plan's answer to that
+  pause by its id (``by_id``: the adapter reads the ids when it answers), as a client would.
 * ``answer_map(ids, value)``: the answer to a pause with several interrupts, by id; ``None`` when
   the pause has one (then a plain value goes, as before).
 """
@@ -60,6 +62,7 @@ def approach(s: Scenario) -> list[ActionSpec]:
             "form": "command",
             "value": plan[i] if i < len(plan) else s.resume_value,
             "if": "interrupted",
+            "by_id": True,  # a pause of parallel interrupts is answered whole, each by its id
             "label": f"approach{i + 1}",
         }
         for i in range(n - 1)

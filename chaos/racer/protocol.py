@@ -143,6 +143,10 @@ class Action(TypedDict, total=False):
     # several interrupts pending at once (parallel tool calls): the answer to each, by its id, in one
     # call (LangGraph: ``Command(resume={id: value, ...})``), as a client that read the pause sends it
     answer_map: dict[str, object]
+    # answer whatever the thread waits at when the action runs (a race's or a stray's approach to a
+    # later pause): several interrupts pending at once each get ``value`` by its id (an
+    # ``answer_map`` read then), one gets the plain value, as a client that read the pause sends it
+    by_id: bool
     checkpoint: str
     via: ForkVia
     keep_going: bool

@@ -398,6 +398,11 @@ class LangGraphSession:
         self.observed = {}  # what the nodes see during this call only
         if op == "resume" and "answers" in action:
             return self._answer_plan(action)
+        if op == "resume" and action.get("form") == "command" and action.get("by_id") and not action.get("answer_map"):
+            # an approach to a later pause: a pause of parallel interrupts is answered whole, by id
+            ids = sorted({str(i.id) for i in self._pending_interrupts() if getattr(i, "id", None)})
+            if len(ids) > 1:
+                action = {**action, "answer_map": {i: action.get("value") for i in ids}}
         if op == "resume" and action.get("form") == "app":
             return self._recover(action.get("recover") or "")
         if op == "resume" and action.get("form") == "command" and action.get("asked_only") and not action.get("interrupt"):
