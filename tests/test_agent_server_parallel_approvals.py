@@ -23,7 +23,7 @@ import pytest
 from kits import framework_support as look
 from kits.runs import run_text
 
-AGENT = '''
+AGENT = """
 import operator
 from typing import Annotated, TypedDict
 
@@ -65,7 +65,7 @@ def graph(config=None):
     g.add_edge("book_flight", "pay")
     g.add_edge("pay", END)
     return g.compile()
-'''
+"""
 
 SCENARIO = """
 name: trip_server
@@ -81,7 +81,7 @@ timeout_s: 120
 matrix:
   case:
     - {name: bookings}
-    - {name: payment, workload_params: {gated_task: pay, multitask_strategy: enqueue}, answers: [approve, approve], at_pause: 2}
+    - {name: payment, workload_params: {gated_task: pay, multitask_strategy: enqueue}, at_pause: 2}
 """
 
 

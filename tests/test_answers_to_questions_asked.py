@@ -14,6 +14,8 @@ a person kills and answers it by hand (plain LangGraph, SqliteSaver, SIGKILL, re
 * the docs' validation loop, whose first planned answer (``abc``) is asked again by design: a race
   at that pause fires nothing and the run waits, which is no stall; aimed at the second pause,
   three workers record the age three times;
+* a trip whose first pause asks two bookings at once and whose second asks to pay: a race at the
+  payment answers both bookings by id on the way, each with its planned answer;
 * two reviews in a row: the answer to review 1, sent again, approves review 2 and the e-mail goes
   out with no one approving it.
 """
@@ -123,10 +125,12 @@ def test_a_race_aimed_at_the_second_pause_sends_the_plans_second_answer(tmp_path
 
 
 def test_a_race_at_the_payment_answers_the_two_parallel_bookings_on_the_way(tmp_path):
-    """The trip's first pause asks two approvals at once, its second asks to pay. Aimed at the
-    second, the parking racer answers the first whole, each booking by its id (a plain value is
-    refused there), and the racers answer the payment: by hand, both bookings made once by the
-    parking process, and the payment by the racers."""
+    """The trip's first pause asks two approvals at once, its second asks to pay; the plan gives
+    one answer per question, in the order the run asks them (the hotel, the flight, the payment).
+    Aimed at the second pause, the parking racer answers the first whole, each booking by its id
+    with its own planned answer (a plain value is refused there), and the racers send the plan's
+    answer to the payment, not the flight's: by hand, the hotel booked once, the flight declined,
+    and the payment made."""
     results = _run(
         tmp_path,
         """
@@ -135,7 +139,7 @@ def test_a_race_at_the_payment_answers_the_two_parallel_bookings_on_the_way(tmp_
         target: {framework: langgraph, backend: sqlite, durability: sync}
         workload: hitl_docs:bookings_then_pay
         resume: "command:approve"
-        answers: [approve, approve]
+        answers: [approve, decline, approve]
         at_pause: 2
         racers: {k: 2}
         trials: 2
@@ -143,6 +147,7 @@ def test_a_race_at_the_payment_answers_the_two_parallel_bookings_on_the_way(tmp_
     )
     c = look.cell(results)
     assert c.valid_trials == 2 and not c.racer_errors  # the parking racer reached the payment
+    assert c.baseline.effects == {"book:hotel": 1, "pay:trip": 1}
     assert look.verdict(c, "LIVENESS").status == "holds"
     assert all(int(f) >= 1 for f in c.fires)  # every trial paid
 

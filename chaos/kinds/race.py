@@ -39,7 +39,7 @@ from typing import TypedDict
 
 from pydantic import Field
 
-from chaos.kinds.aim import AimOptions, aimed_value, answer_map, approach
+from chaos.kinds.aim import AimOptions, aimed_at, answer_map, approach
 from chaos.kinds.base import Checker, Kind, Property, approval_action, needs_approval_resume
 from chaos.kinds.baseline import baseline_of, with_baseline
 from chaos.kinds.chain import LC, TREE_READ, ChainTally, read_chain, reads_chain
@@ -146,7 +146,8 @@ def race_trial(run: TrialRun) -> TrialRecord:
     gated = park.gated_task
 
     # 2. k racers, all stopped at the gate, then released at once
-    value = aimed_value(s)  # the plan's answer at the aimed pause, else resume's command value
+    # the plan's answer at the aimed pause (after every interrupt the approach answered), else resume's command value
+    value = aimed_at(s, [o for o in park.outcomes if str((o.get("action") or {}).get("label", "")).startswith("approach")])
     parked_ids = list(parked_o.get("interrupt_ids") or []) if parked_o else []
     chain = reads_chain(s)
     specs = []

@@ -138,7 +138,9 @@ class Action(TypedDict, total=False):
     value: object
     answers: list[object] | Literal["workload", "breakpoints"]  # breakpoints: approve static breakpoints only
     recover: str  # form ``app``: the team's ``package.module:recover``, called as ``recover(ctx, thread)``
-    plan: list[object]  # form ``app``: the scenario's answer plan, handed to the team's recovery (``answers``)
+    # form ``app``: the scenario's answer plan, handed to the team's recovery (``answers``); with
+    # ``by_id``: the plan each pending interrupt's answer is read from, at its place (LangGraph)
+    plan: list[object]
     interrupt: str
     # several interrupts pending at once (parallel tool calls): the answer to each, by its id, in one
     # call (LangGraph: ``Command(resume={id: value, ...})``), as a client that read the pause sends it
