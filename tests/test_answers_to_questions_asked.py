@@ -126,11 +126,11 @@ def test_a_race_aimed_at_the_second_pause_sends_the_plans_second_answer(tmp_path
 
 def test_a_race_at_the_payment_answers_the_two_parallel_bookings_on_the_way(tmp_path):
     """The trip's first pause asks two approvals at once, its second asks to pay; the plan gives
-    one answer per question, in the order the run asks them (the hotel, the flight, the payment).
-    Aimed at the second pause, the parking racer answers the first whole, each booking by its id
-    with its own planned answer (a plain value is refused there), and the racers send the plan's
-    answer to the payment, not the flight's: by hand, the hotel booked once, the flight declined,
-    and the payment made."""
+    one answer per question, in the order the run asks them (the two bookings, whichever LangGraph
+    saves first, then the payment). Aimed at the second pause, the parking racer answers the first
+    whole, each booking by its id with its own planned answer (a plain value is refused there), and
+    the racers send the plan's answer to the payment, not a booking's: by hand, one booking made
+    and one declined, and both workers pay (three runs of three)."""
     results = _run(
         tmp_path,
         """
@@ -147,7 +147,8 @@ def test_a_race_at_the_payment_answers_the_two_parallel_bookings_on_the_way(tmp_
     )
     c = look.cell(results)
     assert c.valid_trials == 2 and not c.racer_errors  # the parking racer reached the payment
-    assert c.baseline.effects == {"book:hotel": 1, "pay:trip": 1}
+    booked = [k for k in c.baseline.effects if k.startswith("book:")]
+    assert len(booked) == 1 and c.baseline.effects[booked[0]] == 1 and c.baseline.effects["pay:trip"] == 1
     assert look.verdict(c, "LIVENESS").status == "holds"
     assert all(int(f) >= 1 for f in c.fires)  # every trial paid
 
