@@ -14,6 +14,8 @@ a person kills and answers it by hand (plain LangGraph, SqliteSaver, SIGKILL, re
 * the docs' validation loop, whose first planned answer (``abc``) is asked again by design: a race
   at that pause fires nothing and the run waits, which is no stall; aimed at the second pause,
   three workers record the age three times;
+* a trip whose first pause asks two bookings at once and whose second asks to pay: a race at the
+  payment answers both bookings by id on the way, each with its planned answer;
 * two reviews in a row: the answer to review 1, sent again, approves review 2 and the e-mail goes
   out with no one approving it.
 """
@@ -120,6 +122,35 @@ def test_a_race_aimed_at_the_second_pause_sends_the_plans_second_answer(tmp_path
     assert c.valid_trials == 2 and not c.racer_errors
     assert look.verdict(c, "LIVENESS").status == "holds"
     assert all(int(f) >= 1 for f in c.fires)  # by hand: every worker recorded the age
+
+
+def test_a_race_at_the_payment_answers_the_two_parallel_bookings_on_the_way(tmp_path):
+    """The trip's first pause asks two approvals at once, its second asks to pay; the plan gives
+    one answer per question, in the order the run asks them (the two bookings, whichever LangGraph
+    saves first, then the payment). Aimed at the second pause, the parking racer answers the first
+    whole, each booking by its id with its own planned answer (a plain value is refused there), and
+    the racers send the plan's answer to the payment, not a booking's: by hand, one booking made
+    and one declined, and both workers pay (three runs of three)."""
+    results = _run(
+        tmp_path,
+        """
+        name: trip_at_2
+        kind: race
+        target: {framework: langgraph, backend: sqlite, durability: sync}
+        workload: hitl_docs:bookings_then_pay
+        resume: "command:approve"
+        answers: [approve, decline, approve]
+        at_pause: 2
+        racers: {k: 2}
+        trials: 2
+        """,
+    )
+    c = look.cell(results)
+    assert c.valid_trials == 2 and not c.racer_errors  # the parking racer reached the payment
+    booked = [k for k in c.baseline.effects if k.startswith("book:")]
+    assert len(booked) == 1 and c.baseline.effects[booked[0]] == 1 and c.baseline.effects["pay:trip"] == 1
+    assert look.verdict(c, "LIVENESS").status == "holds"
+    assert all(int(f) >= 1 for f in c.fires)  # every trial paid
 
 
 def test_the_answer_to_review_one_sent_again_approves_review_two(tmp_path):

@@ -14,14 +14,22 @@ What it promises:
   ``stray_resume``), so the field is declared once.
 * ``aimed_value(scenario)``: the answer sent at the aimed pause (the plan's n-th value, else the
   command value).
-* ``approach(scenario)``: the actions after ``run`` that answer the pauses before the aimed one.
+* ``approach(scenario)``: the actions after ``run`` that answer the pauses before the aimed one,
+  each pause whole: with several interrupts pending, every one is answered by its id in one call
+  (``by_id``: the adapter reads the ids when it answers), as a client would. Where the adapter
+  knows each interrupt's place in the plan (LangGraph: the baseline's own count, one answer per
+  interrupt the thread raised), each gets the plan's answer at its place (``plan``), and the
+  outcome says what it answered (``answered``).
+* ``aimed_at(scenario, approached)``: the answer sent at the aimed pause once the run is parked
+  there: the plan's answer after every interrupt the approach answered (two parallel bookings at
+  pause 1 take two of the plan's answers), else ``aimed_value``.
 * ``answer_map(ids, value)``: the answer to a pause with several interrupts, by id; ``None`` when
   the pause has one (then a plain value goes, as before).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from pydantic import Field
 
@@ -59,11 +67,24 @@ def approach(s: Scenario) -> list[ActionSpec]:
             "op": "resume",
             "form": "command",
             "value": plan[i] if i < len(plan) else s.resume_value,
+            "plan": plan,
             "if": "interrupted",
+            "by_id": True,  # a pause of parallel interrupts is answered whole, each by its id
             "label": f"approach{i + 1}",
         }
         for i in range(n - 1)
     ]
+
+
+def aimed_at(s: Scenario, approached: Sequence[Mapping[str, object]]) -> object:
+    """The answer at the aimed pause, given the approach's outcomes: the plan's answer after every
+    interrupt they answered (``answered``; one per outcome that does not say), else the command value."""
+    if not approached:
+        return aimed_value(s)
+    done = sum(len(a) if isinstance(a := o.get("answered"), list) else 1 for o in approached)
+    if isinstance(s.answers, list) and len(s.answers) > done:
+        return s.answers[done]
+    return s.resume_value
 
 
 def answer_map(ids: Sequence[object] | None, value: object) -> dict[str, object] | None:

@@ -25,14 +25,15 @@ What it promises:
 * ``with_baseline(ctx, cell, trials)``: for kinds whose trials are repeats (``race``), one racer
   runs the workload uninterrupted (no fault, its own thread) once the first trial has run, and
   every trial record carries its effect counts in ``observations["baseline_effects"]`` (or
-  ``baseline_error`` when that run did not finish), so a checker, a pure function of the records,
+  ``baseline_error`` when that run did not finish; ``baseline_stopped_at`` when it stopped at a
+  pause nobody answered, ``stopped_at``), so a checker, a pure function of the records,
   reads the baseline from any trial. A sweep's dry run is its baseline (``chaos.kinds.sweep``).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NotRequired, TypedDict, cast
 
@@ -243,14 +244,32 @@ def baseline_of(trial_id: str, effects: dict[str, int], payloads: dict[str, list
     )
 
 
+def stopped_at(outcomes: Sequence[Mapping[str, Any]] | None, *, driver: bool = False) -> str | None:
+    """The pause an uninterrupted run stopped at unanswered, else None: its last outcome
+    interrupted, and nothing after the run (under ``resume: app:`` without a plan the team's driver
+    answers only in a recovery or a race). With the team's driver (``driver``), an approval of
+    static breakpoints that found none (``answered: []``, LangGraph's) answered nothing either: it
+    leaves the ``interrupt()`` waiting for the driver. Such a baseline says nothing of what the run
+    fires past its pause."""
+    outs = [o for o in outcomes or [] if isinstance(o, Mapping)]
+    if not outs or outs[-1].get("status") != "interrupted":
+        return None
+    if any((o.get("action") or {}).get("op", "run") != "run" and not (driver and o.get("answered") == []) for o in outs):
+        return None  # something was answered (or the team's driver ran): the run went past a pause
+    asked = next((o.get("interrupts") for o in reversed(outs) if o.get("interrupts")), None)
+    return "; ".join(str(q) for q in asked or []) or "a pause"
+
+
 class BaselineRun(TypedDict):
     """One uninterrupted run of a cell's workload: its trial id, and the effects it fired or why it
-    failed; ``asked_again``: the pause an answer given after a restore was asked again at."""
+    failed; ``asked_again``: the pause an answer given after a restore was asked again at;
+    ``stopped_at``: the pause it stopped at unanswered (``stopped_at``), if it did."""
 
     trial_id: str
     effects: NotRequired[dict[str, int]]
     error: NotRequired[str]
     asked_again: NotRequired[str]
+    stopped_at: NotRequired[str]
 
 
 def run_baseline(ctx: RunContext, cell: Cell) -> BaselineRun:
@@ -267,6 +286,8 @@ def run_baseline(ctx: RunContext, cell: Cell) -> BaselineRun:
         base: BaselineRun = {"trial_id": trial_id, "effects": effect_counts(ctx.read_ledger(trial_id))}
         if life.asked_again is not None:
             base["asked_again"] = life.asked_again
+        if (pause := stopped_at(life.outcomes, driver=cell.scenario.resume_form == "app")) is not None:
+            base["stopped_at"] = pause
         return base
     finally:
         run.cleanup()
@@ -291,6 +312,8 @@ def with_baseline(ctx: RunContext, cell: Cell, trials: Iterator[TrialRecord]) ->
                 return
         if "effects" in base:
             rec.observations["baseline_effects"] = base["effects"]
+            if "stopped_at" in base:
+                rec.observations["baseline_stopped_at"] = base["stopped_at"]
         else:
             rec.observations["baseline_error"] = base["error"]
         rec.observations["baseline_trial"] = base["trial_id"]

@@ -39,7 +39,7 @@ from typing import TypedDict
 
 from pydantic import Field
 
-from chaos.kinds.aim import AimOptions, aimed_value, answer_map, approach
+from chaos.kinds.aim import AimOptions, aimed_at, answer_map, approach
 from chaos.kinds.base import Checker, Kind, Property, approval_action, needs_approval_resume
 from chaos.kinds.baseline import asked_again_words, baseline_of, with_baseline
 from chaos.kinds.chain import LC, TREE_READ, ChainTally, read_chain, reads_chain
@@ -146,7 +146,8 @@ def race_trial(run: TrialRun) -> TrialRecord:
     gated = park.gated_task
 
     # 2. k racers, all stopped at the gate, then released at once
-    value = aimed_value(s)  # the plan's answer at the aimed pause, else resume's command value
+    # the plan's answer at the aimed pause (after every interrupt the approach answered), else resume's command value
+    value = aimed_at(s, [o for o in park.outcomes if str((o.get("action") or {}).get("label", "")).startswith("approach")])
     parked_ids = list(parked_o.get("interrupt_ids") or []) if parked_o else []
     chain = reads_chain(s)
     specs = []
@@ -397,7 +398,11 @@ class RaceFacts:
     fires: list[int]  # per valid trial
     own: int  # fires of the gated effect in the uninterrupted run
     base_trial: str
+    # the pause the uninterrupted run stopped at unanswered (resume: app: without a plan): it cannot
+    # say how often one answer fires the gated effect, so only a duplicate by two racers is known
+    base_stopped: str | None
     dup_ids: list[str]
+    open_dup_ids: list[str]  # base_stopped: trials whose extra fire was one racer's (the workflow's own, or not)
     dup_seqs: list[int]
     valid_ids: list[str]
     none_fired: list[str]
@@ -430,6 +435,8 @@ def race_summary(cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult
     base_effects: dict[str, int] | None = None  # the crash-free run's effects (chaos.kinds.baseline)
     base_trial = "?"
     asked_again: str | None = None
+    base_stopped: str | None = None
+    open_dup_ids: list[str] = []
     own = 1  # fires of the gated effect in the uninterrupted run: more than one needs no race
     chain = ChainTally()  # LC (chaos.kinds.chain)
     guard = GuardTally()  # target.guard: refusals, refusals after an effect, wall time per trial
@@ -440,6 +447,7 @@ def race_summary(cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult
         if base_effects is None and r.valid and r.observations.get("baseline_effects") is not None:
             base_effects, base_trial = r.observations["baseline_effects"], r.observations.get("baseline_trial") or "?"
             asked_again = r.observations.get("baseline_asked_again")
+            base_stopped = r.observations.get("baseline_stopped_at")
             own = max(1, _gated_fires(base_effects, r.observations.get("gated_task")))
         racer_errors += sum(1 for op in r.history if op.type in ("fail", "info")) - guard.refused_in(r)
         if not r.valid:
@@ -459,7 +467,9 @@ def race_summary(cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult
                 sources[p.get("read_source") or "?"] += 1
             if p.get("window_ms") is not None:
                 windows.append(float(p["window_ms"]))
-        if n > own:
+        if n > own and base_stopped and not _fired_by_two_racers(r):
+            open_dup_ids.append(r.trial_id)  # one racer's answer fired it more than once: its own, or not
+        elif n > own:
             dup_ids.append(r.trial_id)
             dup_seqs += _duplicate_seqs(r, own)
         elif n == 0 and _reasked(r):
@@ -482,12 +492,15 @@ def race_summary(cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult
     if base_effects is not None:
         result.baseline = baseline_of(base_trial, base_effects)
         result.baseline.asked_again = asked_again
+        result.baseline.stopped_at = base_stopped
     facts = RaceFacts(
         k=k,
         fires=fires,
         own=own,
         base_trial=base_trial,
+        base_stopped=base_stopped,
         dup_ids=dup_ids,
+        open_dup_ids=open_dup_ids,
         dup_seqs=dup_seqs,
         valid_ids=valid_ids,
         none_fired=none_fired,
@@ -507,6 +520,14 @@ def _duplicate_seqs(r: TrialRecord, own: int) -> list[int]:
     if by_effect is None:
         return [row["seq"] for row in r.ledger if row["task"] == r.observations.get("gated_task")]
     return [seq for seqs in by_effect.values() if len(seqs) > own for seq in seqs]
+
+
+def _fired_by_two_racers(r: TrialRecord) -> bool:
+    """Did two racers' answers each fire one identity of the gated effect? A duplicate whatever one
+    answer fires by itself (an uninterrupted run answers once); one racer's own repeat is not."""
+    by_effect: dict[str, list[int]] = r.observations.get("fires_by_effect") or {}
+    racer_of = {row["seq"]: row.get("racer_id") for row in r.ledger}
+    return any(len({racer_of.get(seq) for seq in seqs} - {"park", None}) > 1 for seqs in by_effect.values())
 
 
 def _reasked(r: TrialRecord) -> bool:
@@ -548,18 +569,34 @@ def check_co(cell: Cell, f: RaceFacts) -> Verdict:
             trial_ids=guard.late,
             ledger_seqs=dup_seqs,
         )
+    stopped = (
+        f"the uninterrupted run ({base_trial}) stopped at its pause unanswered ({f.base_stopped}; resume: app: without "
+        "answers:), so how often one answer fires the gated effect is not known"
+        if f.base_stopped
+        else ""
+    )
     if dup_ids:
         return verdict(
             "CO",
             "violated",
-            f"the gated effect fired more than once in {len(dup_ids)}/{len(fires)} valid trials (max {max(fires)} of k={k})",
+            f"the gated effect fired more than once in {len(dup_ids)}/{len(fires)} valid trials (max {max(fires)} of k={k})"
+            + (", each time by two racers' answers" if f.base_stopped else ""),
             trial_ids=dup_ids,
             ledger_seqs=dup_seqs,
+        )
+    if f.open_dup_ids:
+        return verdict(
+            "CO",
+            "unknown",
+            f"{stopped}: in {len(f.open_dup_ids)}/{len(fires)} valid trials one racer's answer fired it more than once, "
+            "which may be what one answer does; give the plan (answers:) so the uninterrupted run answers its pause",
+            trial_ids=f.open_dup_ids,
         )
     if all(n == 0 for n in fires):
         return verdict("CO", "unknown", "vacuous: no racer fired the gated effect in any valid trial")
     refused = f"; the others refused before any effect {guard.refused_words()}" if guard.refusals else ""
-    return verdict("CO", "holds", f"at most one fire in each of {len(fires)} valid trials{refused}", trial_ids=f.valid_ids)
+    alone = f"; judged by the race alone ({stopped})" if stopped else ""
+    return verdict("CO", "holds", f"at most one fire in each of {len(fires)} valid trials{refused}{alone}", trial_ids=f.valid_ids)
 
 
 def check_liveness(cell: Cell, f: RaceFacts) -> Verdict:

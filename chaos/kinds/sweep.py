@@ -72,6 +72,7 @@ from chaos.kinds.baseline import (
     life_phases,
     restarts,
     run_uninterrupted,
+    stopped_at,
     waiting,
 )
 from chaos.kinds.checking import base_fields, combine, judged, times, verdict
@@ -654,26 +655,17 @@ def carry_baseline(run: TrialRun, dry: TrialRecord) -> None:
         run.observations["baseline_payloads"] = payloads
 
 
-def dry_baseline(dry: TrialRecord) -> Baseline:
+def dry_baseline(dry: TrialRecord, *, driver: bool = False) -> Baseline:
     """The dry run is the sweep's crash-free baseline: what an uninterrupted run fires, and which
-    of them it fires more than once by itself (the workflow's own duplicates, which need no crash)."""
+    of them it fires more than once by itself (the workflow's own duplicates, which need no crash).
+    ``driver``: the cell resumes through the team's own driver (``resume: app:``, ``stopped_at``)."""
     base = baseline_of(dry.trial_id, _counts(dry), declared_payloads(dry.ledger))
     base.asked_again = dry.observations.get("asked_again")
-    # asked again: the run was left at the pause its answer could not get past, and says nothing beyond it
-    base.stopped_at = stopped_at_pause(dry) or base.asked_again
+    # the pause it stopped at unanswered (resume: app: without a plan): a recovery that answers and
+    # goes on fires effects this baseline never shows; those are not extra (a duplicate still is one).
+    # Asked again: the run was left at the pause its answer could not get past, and says nothing beyond it
+    base.stopped_at = stopped_at(dry.observations.get("outcomes"), driver=driver) or base.asked_again
     return base
-
-
-def stopped_at_pause(dry: TrialRecord) -> str | None:
-    """The pause the dry run stopped at unanswered (its run interrupted and nothing after it: under
-    ``resume: app:`` without a plan the team's driver answers only in a recovery), else None. Such a
-    baseline says nothing of what the run fires past its pause, so a recovery that answers and goes
-    on fires effects it never shows: those are not extra (a duplicate still is one)."""
-    outcomes = dry.observations.get("outcomes") or []
-    last = outcomes[-1] if outcomes else None
-    if isinstance(last, dict) and last.get("status") == "interrupted" and (last.get("action") or {}).get("op", "run") == "run":
-        return "; ".join(str(q) for q in last.get("interrupts") or []) or "a pause"
-    return None
 
 
 def waiting_after_answer(dry: TrialRecord) -> str | None:
@@ -1121,7 +1113,7 @@ def sweep_summary(cell: Cell, records: list[TrialRecord], sweep: Sweep) -> tuple
         why = (dry.invalid_reason or "?") if dry else "the dry run did not run"  # a failed dry run always says why
         result.failure = why
         return result, SweepFacts(failure=why, add_on_codes=[(a, a.properties_of(cell, None, trials)) for a in add_ons()])
-    base = result.baseline = dry_baseline(dry)
+    base = result.baseline = dry_baseline(dry, driver=cell.scenario.resume_form == "app")
     by_point: dict[str, list[TrialRecord]] = defaultdict(list)
     for r in trials:
         by_point[r.point or "?"].append(r)

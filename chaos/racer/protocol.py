@@ -138,11 +138,17 @@ class Action(TypedDict, total=False):
     value: object
     answers: list[object] | Literal["workload", "breakpoints"]  # breakpoints: approve static breakpoints only
     recover: str  # form ``app``: the team's ``package.module:recover``, called as ``recover(ctx, thread)``
-    plan: list[object]  # form ``app``: the scenario's answer plan, handed to the team's recovery (``answers``)
+    # form ``app``: the scenario's answer plan, handed to the team's recovery (``answers``); with
+    # ``by_id``: the plan each pending interrupt's answer is read from, at its place (LangGraph)
+    plan: list[object]
     interrupt: str
     # several interrupts pending at once (parallel tool calls): the answer to each, by its id, in one
     # call (LangGraph: ``Command(resume={id: value, ...})``), as a client that read the pause sends it
     answer_map: dict[str, object]
+    # answer whatever the thread waits at when the action runs (a race's or a stray's approach to a
+    # later pause): several interrupts pending at once each get ``value`` by its id (an
+    # ``answer_map`` read then), one gets the plain value, as a client that read the pause sends it
+    by_id: bool
     checkpoint: str
     via: ForkVia
     keep_going: bool

@@ -266,6 +266,8 @@ def render_markdown(results: RunResults, meta: dict, duplicates: DuplicateGroups
             if c.baseline.workflow_duplicates:
                 dup = ", ".join(f"{k} ({n}x)" for k, n in c.baseline.workflow_duplicates.items())
                 add(f"The workflow's own duplicates (fired more than once with no crash at all): {dup}.")
+            if c.baseline.stopped_at:
+                add(f"It stopped at its pause unanswered ({_esc(c.baseline.stopped_at)}): it says nothing of what fires past it.")
             add("")
         if c.store_size is not None:  # chaos.kinds.growth
             add(f"Checkpoint sizes of the uninterrupted run: {_esc(growth_words(c.store_size))}.")

@@ -18,6 +18,10 @@ are pending). Each approved booking is a ``book`` effect.
 ``validate_age``: the docs' validation loop: ``interrupt`` again until the answer is a positive
 integer, then ``record_age``. A plan whose first answer is not an age is asked again by design.
 
+``bookings_then_pay``: the docs' two parallel bookings, then one more approval (the docs'
+approve-or-reject) before paying: a trip agent's first pause has two interrupts at once, its second
+one. Each approved booking is a ``book`` effect; the approved payment, ``pay``.
+
 ``two_reviews``: the docs' approve-or-reject node twice in a row (approve the draft, approve the
 send), then ``send_email``; each review answered ``approve`` goes on, anything else ends the run.
 """
@@ -93,6 +97,39 @@ def parallel_bookings(ctx):
     g.add_edge("book_hotel", END)
     g.add_edge("book_flight", END)
     return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"vals": []}, gated_task="book")
+
+
+def bookings_then_pay(ctx):
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import interrupt
+
+    from chaos.workloads.langgraph import LangGraphWorkload
+
+    def book(what: str):
+        def node(state):
+            answer = interrupt(f"approve booking the {what}?")
+            if answer == "approve":
+                ctx.effect("book", what)
+            return {"vals": [f"{what}:{answer}"]}
+
+        return node
+
+    def pay(state):
+        answer = interrupt("pay for the trip?")
+        if answer == "approve":
+            ctx.effect("pay", "trip")
+        return {"vals": [f"pay:{answer}"]}
+
+    g = StateGraph(TripState)
+    g.add_node("book_hotel", book("hotel"))
+    g.add_node("book_flight", book("flight"))
+    g.add_node("pay", pay)
+    g.add_edge(START, "book_hotel")
+    g.add_edge(START, "book_flight")
+    g.add_edge("book_hotel", "pay")
+    g.add_edge("book_flight", "pay")
+    g.add_edge("pay", END)
+    return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"vals": []}, gated_task="pay")
 
 
 class AgeState(TypedDict, total=False):

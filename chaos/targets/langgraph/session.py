@@ -398,6 +398,8 @@ class LangGraphSession:
         self.observed = {}  # what the nodes see during this call only
         if op == "resume" and "answers" in action:
             return self._answer_plan(action)
+        if op == "resume" and action.get("form") == "command" and action.get("by_id") and not action.get("answer_map"):
+            return self._answer_pause(action)
         if op == "resume" and action.get("form") == "app":
             return self._recover(action.get("recover") or "")
         if op == "resume" and action.get("form") == "command" and action.get("asked_only") and not action.get("interrupt"):
@@ -551,6 +553,27 @@ class LangGraphSession:
             out = outcome("interrupted", interrupts=[], observed={}, **self._head())
         out["observed"] = observed or out.get("observed") or {}
         out["answered"] = answered
+        return out
+
+    def _answer_pause(self, action: Action) -> ActionOutcome:
+        """An approach to a later pause (``by_id``): every interrupt pending now answered in one
+        call, each with the plan's answer at its place among the thread's interrupts (the count the
+        baseline's plan uses, ``_plan_index``), else the action's value; by id when several are
+        pending (LangGraph refuses a plain value there), plain when one is. A thread at a static
+        breakpoint, or at none, gets the action as it is. ``answered``: ``[[id, value], ...]``."""
+        from langgraph.types import Command
+
+        pending = {str(i.id): i for i in self._pending_interrupts() if getattr(i, "id", None)}
+        if not pending:
+            plain = Action(**action)
+            del plain["by_id"]
+            return self._perform(plain)
+        plan = list(action.get("plan") or [])
+        answers = {i: plan[n] if (n := self._plan_index(i)) < len(plan) else action.get("value") for i in sorted(pending)}
+        self._note_approval()
+        payload: Any = Command(resume=answers if len(answers) > 1 else next(iter(answers.values())))
+        out = self._invoke(payload, self.config, addressed=sorted(answers))
+        out["answered"] = [[i, jsonable(v)] for i, v in answers.items()]
         return out
 
     def _bp_answer(self, plan: Any, bp: Breakpoint, action: Action, once: bool) -> tuple[bool, Any]:

@@ -11,7 +11,9 @@ What it promises (``chaos.targets.base`` is the contract):
   a run of the workload's graph (graph id = workload name; the id after ``#`` of a workload
   ``path/to/langgraph.json#id``) with ``runs.create`` and joins it; the
   outcome is ``interrupted`` when the thread then waits at an interrupt.
-* ``resume`` (``command``: ``Command(resume=value)``; ``input``: a new input; ``none``: no input)
+* ``resume`` (``command``: ``Command(resume=value)``, or ``Command(resume={id: value, ...})`` for
+  parallel interrupts: the action's ``answer_map``, or with ``by_id`` or ``asked_only`` the ids
+  pending when it is sent; ``input``: a new input; ``none``: no input)
   starts a run with ``multitask_strategy`` = ``workload_params.multitask_strategy`` (default
   ``enqueue``, the server's own: langgraph_api/models/run.py) and joins it. Every outcome carries ``http``: the create's
   HTTP status (200, 409, ...), the run's final status as the server reports it (``success``,
@@ -134,7 +136,7 @@ class ServerSession:
                 if form == "command" and out["status"] == "interrupted":
                     # the pause is asked again on the new thread; the client sends the answer it had
                     # (or the human gives it now): the sweep's own life of the run, from the start
-                    out = self._run(command={"resume": action.get("value")}, multitask_strategy=self.strategy)
+                    out = self._run(command={"resume": self._answer(action)}, multitask_strategy=self.strategy)
                 out["lost_thread"] = self.thread_id
                 return out
             if form == "command" and action.get("asked_only") and (st := self._state()) is not None and not self._interrupts(st):
@@ -144,7 +146,7 @@ class ServerSession:
                 if out["status"] != "interrupted":
                     return out
             if form == "command":
-                return self._run(command={"resume": action.get("value")}, multitask_strategy=self.strategy)
+                return self._run(command={"resume": self._answer(action)}, multitask_strategy=self.strategy)
             if form == "input":
                 return self._run(input=action.get("value") or self.input, multitask_strategy=self.strategy)
             if form == "none":
@@ -155,6 +157,20 @@ class ServerSession:
         if op == "join":
             return self._join(action.get("runs") or [])
         raise Unsupported(f"op {op!r} is not driven through the Agent Server's API yet")
+
+    def _answer(self, action: Action) -> object:
+        """What ``command.resume`` carries: the action's map by interrupt id (a racer's answer to
+        parallel interrupts, ``{id: value, ...}``, which the runs API hands to ``Command(resume=...)``
+        as it is); with ``by_id`` (an approach to a later pause) or ``asked_only`` (an answer to
+        what the client was asked: a baseline's, a recovery's), such a map read now when several
+        interrupts are pending; else the plain value, for the one interrupt pending."""
+        if action.get("answer_map"):
+            return dict(action["answer_map"])
+        if action.get("by_id") or action.get("asked_only"):
+            ids = sorted({str(i["id"]) for i in self._interrupts(self._state()) if isinstance(i, dict) and i.get("id")})
+            if len(ids) > 1:
+                return {i: action.get("value") for i in ids}
+        return action.get("value")
 
     def _message(self, action: Action) -> ActionOutcome:
         """A new run with the message (``{"msg": value}``, the deployed graphs' input) and the cell's
@@ -240,7 +256,15 @@ class ServerSession:
                 "where": "",
             }
             return outcome("error", error=failed, http=http, values=values, checkpoint=checkpoint)
-        return outcome("interrupted" if interrupts else "done", http=http, values=values, checkpoint=checkpoint, interrupts=interrupts)
+        ids = [i.get("id") if isinstance(i, dict) else None for i in interrupts]  # a racer answers parallel ones by id
+        return outcome(
+            "interrupted" if interrupts else "done",
+            http=http,
+            values=values,
+            checkpoint=checkpoint,
+            interrupts=interrupts,
+            interrupt_ids=ids,
+        )
 
     def _thread_exists(self) -> bool:
         from langgraph_sdk.errors import NotFoundError
