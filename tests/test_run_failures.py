@@ -252,7 +252,8 @@ def test_a_full_disk_mid_run_keeps_the_journal_and_says_how_to_recover(moment, r
     work = tmp_path / "work"
     work.mkdir()
     line = expect_failed(
-        runner.invoke(app, ["run", str(scenario(tmp_path)), "--out", str(out), "--work-in", str(work), "-q"]),
+        # one job: the disk fills at the chosen moment, not in a second slot's folder first
+        runner.invoke(app, ["run", str(scenario(tmp_path)), "--out", str(out), "--work-in", str(work), "-q", "--jobs", "1"]),
         "No space left on device",
         "journaled trial",
     )
@@ -306,7 +307,8 @@ def test_the_ledger_wal_is_checkpointed_during_a_run(tmp_path, monkeypatch):
         [wal] = list(out.rglob("ledger.sqlite-wal")) or [None]
         sizes.append(wal.stat().st_size if wal is not None else 0)
 
-    run_scenario(scenario(tmp_path), RunOptions(out=out, on_trial=on_trial))
+    # one job: with several, the WAL is folded back once the cell ends (checkpoint_ledger), not between trials
+    run_scenario(scenario(tmp_path), RunOptions(out=out, on_trial=on_trial, jobs=1))
     assert len(sizes) > 2 * CHECKPOINT_EVERY
     shrinks = [i for i in range(1, len(sizes)) if sizes[i] < sizes[i - 1]]
     assert shrinks, sizes
