@@ -142,14 +142,19 @@ def asked_again_words(pause: str, trial_id: str) -> str:
 
 def _pause(out: RacerOutcome) -> str | None:
     """The pause a racer's run was left waiting at (its last outcome ``interrupted``), by its interrupts."""
-    return _outcome_pause(out.last_outcome)
+    return outcome_pause(out.last_outcome)
 
 
-def _outcome_pause(o: ActionOutcome | None) -> str | None:
+def pause_words(interrupts: Iterable[object] | None) -> str:
+    """A pause as a verdict names it: its interrupts, or "a pause" when it carries none."""
+    return "; ".join(str(q) for q in interrupts or []) or "a pause"
+
+
+def outcome_pause(o: Mapping[str, Any] | None) -> str | None:
     """The pause an action left the run waiting at (``interrupted``), by its interrupts; else None."""
     if o is None or o.get("status") != "interrupted":
         return None
-    return "; ".join(str(q) for q in o.get("interrupts") or []) or "a pause"
+    return pause_words(o.get("interrupts"))
 
 
 def life_phases(cell: Cell, actions: list[ActionSpec]) -> list[list[ActionSpec]]:
@@ -218,7 +223,7 @@ def asks_again_in_process(run: TrialRun, actions: list[ActionSpec], pause: str) 
             return False
         last, prior = outs[-1], outs[-2]
         answered = bool(last.get("approvals") or last.get("answered"))
-        return answered and _outcome_pause(prior) == pause and _outcome_pause(last) == pause
+        return answered and outcome_pause(prior) == pause and outcome_pause(last) == pause
     finally:
         check.cleanup()
 
@@ -257,7 +262,7 @@ def stopped_at(outcomes: Sequence[Mapping[str, Any]] | None, *, driver: bool = F
     if any((o.get("action") or {}).get("op", "run") != "run" and not (driver and o.get("answered") == []) for o in outs):
         return None  # something was answered (or the team's driver ran): the run went past a pause
     asked = next((o.get("interrupts") for o in reversed(outs) if o.get("interrupts")), None)
-    return "; ".join(str(q) for q in asked or []) or "a pause"
+    return pause_words(asked)
 
 
 class BaselineRun(TypedDict):

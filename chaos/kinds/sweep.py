@@ -70,6 +70,7 @@ from chaos.kinds.baseline import (
     declared_payloads,
     effect_counts,
     life_phases,
+    outcome_pause,
     restarts,
     run_uninterrupted,
     stopped_at,
@@ -673,8 +674,8 @@ def waiting_after_answer(dry: TrialRecord) -> str | None:
     ``interrupted``: the app asked again, as a validation loop does an answer it refuses), else None."""
     outcomes = dry.observations.get("outcomes") or []
     last = outcomes[-1] if outcomes else None
-    if isinstance(last, dict) and last.get("status") == "interrupted" and (last.get("action") or {}).get("op", "run") != "run":
-        return "; ".join(str(q) for q in last.get("interrupts") or []) or "a pause"
+    if isinstance(last, dict) and (last.get("action") or {}).get("op", "run") != "run":
+        return outcome_pause(last)
     return None
 
 
