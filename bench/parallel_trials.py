@@ -18,6 +18,17 @@ another thread inside a store write there) are counted apart, as racing: timing 
 machine other sessions load, Linux shares the CPU per session (autogroup), and a second job then
 buys nothing, which the cores-busy figure shows. Numbers, not assertions.
 
+A second figure is the **cell's** wall in a run whose fork servers are up: the same run with a
+short sweep cell of the same framework first (``servers-up``: only the kill points whose name
+contains ``effect(``, at least two, so every slot's server starts), and the measured cell's span
+from its dry run's start to its last trial's end (the journal's ``t_start_wall`` and ``wall_s``).
+A fork server is the run's, not the cell's: every cell of its framework in the run (a night's
+scenario, a matrix) forks from it, so only a run's first cell of a framework pays its import. The
+line says both::
+
+    sweep jobs 2 vs jobs 1: 0.87x wall; outcomes equal at 21/21 points
+    sweep cell (servers up) jobs 2 vs jobs 1: 0.58x wall; outcomes equal at 21/21 points
+
 Cases: ``sweep`` (LangGraph's ``three_step`` on SQLite, durability sync, resume none, 21 kill
 points, ``--jobs-trials`` repeats each) and ``email_sweep`` (``examples/email_assistant``'s stock
 sweep cell, kill mode, as a user runs it).
@@ -52,8 +63,14 @@ def cpu_s() -> float:
     return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
 
 
-def sweep_scenario(trials: int) -> Scenario:
-    """The ``sweep`` case as one cell: three_step's 21 kill points, ``trials`` repeats each."""
+SERVERS_UP = "servers-up"  # the short cell a ``servers_up`` run starts with
+SERVERS_UP_POINTS = ["effect("]  # its kill points: the effects' (at least two: every slot's server starts)
+
+
+def sweep_scenario(trials: int, servers_up: bool = False) -> Scenario:
+    """The ``sweep`` case as one cell: three_step's 21 kill points, ``trials`` repeats each; with
+    ``servers_up``, after a short cell of the same sweep (``SERVERS_UP``) that starts the fork servers."""
+    matrix = {"case": [{"name": SERVERS_UP, "kill_points": SERVERS_UP_POINTS}, {"name": "sweep"}]} if servers_up else {}
     return Scenario.model_validate(
         {
             "name": "bench_jobs_sweep",
@@ -63,8 +80,27 @@ def sweep_scenario(trials: int) -> Scenario:
             "resume": "none",
             "trials": trials,
             "seed": 20261203,
+            "matrix": matrix,
         }
     )
+
+
+def email_scenario(servers_up: bool = False) -> Scenario:
+    """The e-mail assistant's stock scenario; with ``servers_up``, its sweep case is preceded by a
+    short copy of itself (``SERVERS_UP``) that starts the fork servers."""
+    scen = load_scenario(EMAIL_STOCK)
+    if not servers_up:
+        return scen
+    cases = scen.matrix["case"]
+    sweep = next(c for c in cases if c.get("name") == EMAIL_SWEEP_CELL.removeprefix("case="))
+    first = {**sweep, "name": SERVERS_UP, "kill_points": SERVERS_UP_POINTS}
+    return scen.model_copy(update={"matrix": {**scen.matrix, "case": [first, *cases]}})
+
+
+def cell_span(recs: list[dict], cell_id: str) -> float:
+    """Seconds from the cell's first trial's start (its dry run) to its last trial's end."""
+    mine = [r for r in recs if r["cell_id"] == cell_id]
+    return max(r["t_start_wall"] + r["wall_s"] for r in mine) - min(r["t_start_wall"] for r in mine)
 
 
 def point_outcomes(results: RunResults) -> dict[str, Any]:
@@ -81,18 +117,27 @@ def point_outcomes(results: RunResults) -> dict[str, Any]:
     return out
 
 
-def run_case(case: str, jobs: int, base: Path, trials: int) -> dict:
-    """One run of ``case``'s sweep cell with ``jobs``: its wall and its points' outcomes."""
+def run_case(case: str, jobs: int, base: Path, trials: int, servers_up: bool = False) -> dict:
+    """One run of ``case``'s sweep cell with ``jobs``: its wall and its points' outcomes; with
+    ``servers_up`` after a short cell that starts the fork servers, and the measured cell's span."""
     path: str | Path
+    measured = "case=sweep" if servers_up else None
     if case == "sweep":
-        scen, path, cells = sweep_scenario(trials), "bench_jobs_sweep.yaml", None
+        scen, path = sweep_scenario(trials, servers_up), "bench_jobs_sweep.yaml"
+        cells = None
     else:
-        scen, path = load_scenario(EMAIL_STOCK), EMAIL_STOCK
-        cells = {c.index for c in expand(scen, path=str(EMAIL_STOCK)) if c.id == EMAIL_SWEEP_CELL}
+        scen, path = email_scenario(servers_up), EMAIL_STOCK
+        wanted = {EMAIL_SWEEP_CELL, f"case={SERVERS_UP}"} if servers_up else {EMAIL_SWEEP_CELL}
+        cells = {c.index for c in expand(scen, path=str(EMAIL_STOCK)) if c.id in wanted}
+        measured = EMAIL_SWEEP_CELL if servers_up else None
     m0, c0 = time.monotonic(), cpu_s()
     outcome = run_loaded(scen, path, RunOptions(out=base, jobs=jobs, cells=cells))
     wall, cpu = time.monotonic() - m0, cpu_s() - c0
     recs = [json.loads(line) for line in (outcome.run_dir / "journal.jsonl").read_text().splitlines()]
+    if measured is not None:  # the measured cell alone: its span, its trials, its points
+        wall = cell_span(recs, measured)
+        recs = [r for r in recs if r["cell_id"] == measured]
+        outcome.results.cells[:] = [c for c in outcome.results.cells if c.cell_id == measured]
     kills = [r for r in recs if r.get("point")]
     # the points whose crash state depends on thread scheduling (another thread inside a store write
     # there, in the dry run's trace: ``crash_states.racing_points``): timing by nature, not deterministic
@@ -105,10 +150,10 @@ def run_case(case: str, jobs: int, base: Path, trials: int) -> dict:
         for point in racing_points(r["racers"][0].get("result", {}).get("trace") or [])
     }
     return {
-        "case": case,
+        "case": f"{case} cell (servers up)" if servers_up else case,
         "jobs": jobs,
         "wall_s": wall,
-        "cpu_s": cpu,
+        "cpu_s": None if servers_up else cpu,  # a servers-up run's CPU is the whole run's, not the cell's
         "trials": len(recs),
         "kill_trials": len(kills),
         "valid": sum(r["valid"] for r in kills),
@@ -119,11 +164,13 @@ def run_case(case: str, jobs: int, base: Path, trials: int) -> dict:
     }
 
 
-def compare(case: str, rows: list[dict]) -> list[str]:
-    """The lines for ``case``: each row, then each later jobs value against the first."""
+def compare(rows: list[dict]) -> list[str]:
+    """The lines for one case: each row, then each later jobs value against the first."""
+    case = rows[0]["case"]
     lines = [
         f"{case} jobs {r['jobs']}: {r['kill_trials']} kill trials ({r['valid']} valid) in {r['wall_s']:.1f} s wall "
-        f"(the trials' own time {r['trial_wall_s']:.1f} s); CPU {r['cpu_s']:.1f} s, so {r['cpu_s'] / r['wall_s']:.2f} cores busy on average"
+        f"(the trials' own time {r['trial_wall_s']:.1f} s)"
+        + ("" if r["cpu_s"] is None else f"; CPU {r['cpu_s']:.1f} s, so {r['cpu_s'] / r['wall_s']:.2f} cores busy on average")
         for r in rows
     ]
     first = rows[0]
@@ -161,12 +208,13 @@ def jobs_bench(cases: list[str], jobs: list[int], base: Path, trials: int = 2) -
             f"\n== {case}: the sweep cell end to end with --jobs {', '.join(map(str, jobs))} ({os.cpu_count()} CPUs, load {os.getloadavg()})"
         )
         print(f"(an unmeasured warm-up run first, {time.monotonic() - t0:.1f} s)")
-        rows = []
-        for j in jobs:
-            d = base / f"{case}-jobs{j}"
-            rows.append(run_case(case, j, d, trials))
-            shutil.rmtree(d, ignore_errors=True)
-        for line in compare(case, rows):
-            print(line)
-        everything[case] = rows
+        for servers_up in (False, True):
+            rows = []
+            for j in jobs:
+                d = base / f"{case}-jobs{j}{'-servers-up' if servers_up else ''}"
+                rows.append(run_case(case, j, d, trials, servers_up))
+                shutil.rmtree(d, ignore_errors=True)
+            for line in compare(rows):
+                print(line)
+            everything[rows[0]["case"]] = rows
     return everything
