@@ -124,10 +124,14 @@ def preload(target: str, adapter_name: str) -> list[str]:
     from chaos.racer.main import preimport
     from chaos.targets.base import load_racer_half
 
+    from chaos.targets.base import PreloadsForFork
+
     adapter = load_racer_half(adapter_name)
     loaded.append(adapter_name)
     loaded.extend(preimport(adapter))
     adapter.prewarm()
+    if isinstance(adapter, PreloadsForFork):  # what a racer's first call imports, made safe to fork
+        loaded.extend(adapter.preload_for_fork())
     others = _other_native_threads()
     if others:
         # threading.active_count() sees Python threads only; a C library's pool (OpenBLAS, gRPC, a

@@ -134,6 +134,19 @@ class RacerHalf(Protocol):
     def prewarm(self, only: str | None = None) -> None: ...
 
 
+@runtime_checkable
+class PreloadsForFork(Protocol):
+    """A racer half whose racers' first call loads a library that starts a thread at import (CrewAI:
+    every ``Flow()`` creates its memory, so its first one imports LanceDB and pyarrow, ~3 s of CPU,
+    and LanceDB starts its event loop's thread at import). ``preload_for_fork()`` imports it in the
+    fork server and stops what the import started there, arranging that each forked racer has it
+    running again (the library's own at-fork hook, or one it registers), so a forked racer starts as
+    a process that had imported it. The fork server's only (``chaos.racer.forkserver.preload``): a
+    racer never calls it. Returns the modules it imported."""
+
+    def preload_for_fork(self) -> list[str]: ...
+
+
 def load_racer_half(module: str) -> RacerHalf:
     """Import the adapter module ``module``; a ``TypeError`` naming what it lacks if it is no ``RacerHalf``."""
     adapter = importlib.import_module(module)

@@ -40,7 +40,7 @@ INFO = TargetInfo(
     pause_saves=("save_pending(",),
     first_writes=("save_state(", "save_pending(", "checkpoint("),
     reads=OWN_APP_READS,
-    trial_s=8.0,  # CrewAI racers take ~8 s each to start and run
+    trial_s=1.5,  # a CrewAI racer takes ~0.5 s since the fork server imports its memory (LanceDB): 4-8 s before
     recovery_calls={"none": "kickoff by id", "input": "a new kickoff", "command": "kickoff by id, continuing the flow"},
     open_cases={
         c: "CrewAI writes CheckpointConfig checkpoints from its event bus's thread pool (events/event_bus.py, "

@@ -34,6 +34,7 @@ numpy's OpenBLAS (imported by CrewAI, unused by Flows) is kept to one thread.
 from __future__ import annotations
 
 import contextvars
+import importlib
 import json
 import os
 import sqlite3
@@ -49,6 +50,9 @@ for _k, _v in {
     "CREWAI_STORAGE_DIR": "",
     "LITELLM_LOCAL_MODEL_COST_MAP": "True",
     "OPENBLAS_NUM_THREADS": "1",
+    # pyarrow (CrewAI's memory, through LanceDB) starts jemalloc's purging thread at import; off, so a
+    # fork server that imported it holds one thread (preload_for_fork)
+    "JE_ARROW_MALLOC_CONF": "background_thread:false",
 }.items():
     if _v:
         os.environ.setdefault(_k, _v)
@@ -664,6 +668,42 @@ PRELOAD = (
     "chaos.workloads.crewai",
 )
 PRELOAD_OPTIONAL: tuple[str, ...] = ()  # every module its racers import is there whatever the backend
+
+
+MEMORY_MODULES = ("lancedb", "crewai.memory.unified_memory", "crewai.memory.storage.lancedb_storage")
+"""What a racer's first ``Flow()`` imports: every flow creates its memory (``Memory``, LanceDB storage)."""
+
+
+def preload_for_fork() -> list[str]:
+    """``chaos.targets.base.PreloadsForFork``: import CrewAI's memory (LanceDB, pyarrow) in the fork
+    server, which every forked racer otherwise imported on its first ``Flow()``: ~3 s of CPU each, most
+    of a CrewAI racer's time. LanceDB starts its event loop's thread at import
+    (``lancedb.background_loop.LOOP``); it is stopped and its loop closed here, so the server holds one
+    thread and no extra descriptor, and each child starts a fresh one at fork: LanceDB's own at-fork
+    hook does (``_reset_after_fork``), or, in a release without it, one registered here. Its warning
+    that fork support is experimental is silenced for the children: they are forked before any LanceDB
+    operation ever ran, the case the hook is made for. A CrewAI without LanceDB memory: nothing."""
+    import warnings
+
+    try:
+        from lancedb import background_loop
+    except ImportError:
+        return []
+    loaded = []
+    for name in MEMORY_MODULES:
+        try:
+            importlib.import_module(name)
+            loaded.append(name)
+        except ImportError:
+            continue
+    loop = background_loop.LOOP
+    loop.loop.call_soon_threadsafe(loop.loop.stop)
+    loop.thread.join()
+    loop.loop.close()
+    if not hasattr(background_loop, "_reset_after_fork"):
+        os.register_at_fork(after_in_child=loop.__init__)
+    warnings.filterwarnings("ignore", message="lancedb fork support is experimental", category=RuntimeWarning)
+    return loaded
 
 
 def prewarm(only: str | None = None) -> None:
