@@ -59,7 +59,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--chaos-jobs",
         metavar="N",
         default=None,
-        help="independent trials of a sweep cell at once in every chaos_run (default: the cores this process may use, capped by memory)",
+        help="independent trials of a sweep cell at once in every chaos_run (default: $CHAOS_JOBS, else the cores this process may use, capped by memory)",
     )
     parser.addini("chaos_baseline", "accepted violations (YAML, relative to the rootdir) for every chaos_run", default="")
 

@@ -151,6 +151,30 @@ def test_a_jobs_count_that_is_no_count_is_refused_in_one_line_before_anything_ru
     assert night.returncode == 3 and "--jobs" in one_line(night.stderr) and not (tmp_path / "n").exists()
 
 
+def test_chaos_jobs_in_the_environment_takes_the_place_of_the_default_and_a_bad_one_is_refused_by_name(tmp_path):
+    # a CI step that runs several runs at once (or a test suite on xdist workers) gives each run one job
+    scenario = write_scenario(tmp_path, SWEEP.replace("TRIALS", "1") + 'kill_points: ["effect(task=b)"]\n')
+    r = chaos(["run", str(scenario), "--out", str(tmp_path / "one"), "--keep-work", "-q"], tmp_path / "state", env={"CHAOS_JOBS": "1"})
+    assert r.returncode in (0, 1), r.stderr
+    (work,) = (tmp_path / "one").glob("jobs_sweep/2*/work")
+    assert (work / "forkserver-langgraph.log").exists() and not (work / "job1").exists()  # one slot, one fork server
+    # --jobs still wins over it
+    r = chaos(["run", str(scenario), "--out", str(tmp_path / "two"), "--keep-work", "-q", "--jobs", "2"], tmp_path / "state", env={"CHAOS_JOBS": "1"})
+    assert r.returncode in (0, 1), r.stderr
+    (work,) = (tmp_path / "two").glob("jobs_sweep/2*/work")
+    assert (work / "job1" / "forkserver-langgraph.log").exists()
+    # a value that is no count is refused in one line naming the variable, before anything runs
+    bad = chaos(["run", str(scenario), "--out", str(tmp_path / "bad"), "-q"], tmp_path / "state", env={"CHAOS_JOBS": "many"})
+    assert bad.returncode == 3 and "Traceback" not in bad.stderr
+    assert one_line(bad.stderr).startswith("chaos: error: CHAOS_JOBS 'many': not a whole number")
+    assert not (tmp_path / "bad").exists()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CHAOS_JOBS", "0")
+        with pytest.raises(ChaosError, match="CHAOS_JOBS 0: trials at once must be between 1 and"):
+            chaos_api.run(scenario, out=tmp_path / "api")
+    assert not (tmp_path / "api").exists()
+
+
 def test_the_api_and_the_pytest_plugin_refuse_a_bad_jobs_count_too(tmp_path):
     with pytest.raises(ChaosError, match="jobs 0: trials at once must be between 1 and"):
         chaos_api.run(write_scenario(tmp_path, SWEEP.replace("TRIALS", "1")), out=tmp_path / "r", jobs=0)

@@ -36,7 +36,7 @@ JOBS = typer.Option(
     "--jobs",
     "-j",
     metavar="N",
-    help="run N independent trials of a sweep cell at once (default: the cores this process may use, capped by memory; races run one at a time)",
+    help="run N independent trials of a sweep cell at once (default: $CHAOS_JOBS, else the cores this process may use, capped by memory; races run one at a time)",
 )
 
 
@@ -80,12 +80,14 @@ def _check_overrides(seed: int | None, trials: int | None) -> None:
 
 
 def _jobs(value: str | None) -> int | None:
-    """--jobs as a number (None: what the machine has); 0, a negative or a non-integer is refused here."""
-    if value is None:
-        return None
-    from chaos.running.jobs import parse_jobs
+    """--jobs as a number (None: CHAOS_JOBS, else what the machine has); 0, a negative or a non-integer
+    is refused here, given as the option or in CHAOS_JOBS."""
+    from chaos.running.jobs import parse_jobs, wanted_jobs
 
     try:
+        if value is None:
+            wanted_jobs()
+            return None
         return parse_jobs(value)
     except ChaosError as exc:
         _fail(exc)

@@ -49,7 +49,7 @@ from chaos.records import CellVersions, RunResults, TrialRecord
 from chaos.running import registry
 from chaos.running.analysis import EXIT_RUN_FAILED, analyse_run, masked, meta_cells, write_results
 from chaos.running.failure import RunFailed, describe
-from chaos.running.jobs import FanOut, JobPool, default_jobs
+from chaos.running.jobs import FanOut, JobPool, wanted_jobs
 from chaos.running.journal import Journal
 from chaos.running.options import RunOptions, RunOutcome
 from chaos.running.pgstore import RunStorage
@@ -140,7 +140,7 @@ class Execution:
 
     def __post_init__(self) -> None:
         self.journaled_before = len(self.prior)
-        self.jobs = self.opts.jobs or default_jobs()
+        self.jobs = self.opts.jobs or wanted_jobs()
 
     @property
     def run_id(self) -> str:

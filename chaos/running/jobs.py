@@ -31,7 +31,10 @@ What it promises:
   may use (its CPU affinity, capped by its cgroup's CPU quota), capped by its memory (the machine's,
   or its cgroup's limit) at ``JOB_MEMORY_MB`` per slot (a fork server and a trial's racers). Not the
   load average: a default that moved with what other sessions ran made two runs of one scenario
-  differ in how they ran. ``parse_jobs`` refuses 0, a negative or a non-integer value with one line
+  differ in how they ran. ``CHAOS_JOBS`` in the environment replaces that default (``wanted_jobs``):
+  where something else already keeps every core busy (a CI step running several runs at once, a
+  test suite on pytest-xdist's workers), a second slot only imports the framework a second time.
+  ``parse_jobs`` refuses 0, a negative or a non-integer value with one line
   saying what to give.
 """
 
@@ -138,6 +141,16 @@ def default_jobs(cgroup: Path = CGROUP) -> int:
     if mb is not None:
         jobs = min(jobs, max(1, mb // JOB_MEMORY_MB))
     return max(1, min(jobs, MAX_JOBS))
+
+
+JOBS_ENV = "CHAOS_JOBS"  # the default number of jobs, where it is set (``wanted_jobs``)
+
+
+def wanted_jobs() -> int:
+    """The jobs of a run that did not say (no ``--jobs``): ``CHAOS_JOBS`` where it is set (refused as
+    ``--jobs`` refuses a bad value, naming the variable), else what the machine has (``default_jobs``)."""
+    value = os.environ.get(JOBS_ENV, "").strip()
+    return parse_jobs(value, JOBS_ENV) if value else default_jobs()
 
 
 def parse_jobs(value: object, option: str = "--jobs") -> int:

@@ -40,13 +40,16 @@ class RunOptions:
     cells: set[int] | None = None  # run just these cells (by index in the full expansion): a shard's part
     shard: str | None = None  # "I/N": recorded in run.json so analysis reads just those cells
     queue: CellSource | None = None  # queue mode: run the cells claimed from it, one at a time, instead of ``cells``
-    jobs: int | None = None  # independent trials at once (``--jobs``, ``chaos.running.jobs``); None: what the machine has
+    jobs: int | None = None  # independent trials at once (``--jobs``, ``chaos.running.jobs``); None: CHAOS_JOBS, else what the machine has
 
     def __post_init__(self) -> None:
-        if self.jobs is not None:  # 0, a negative or a non-integer count is refused before anything runs
-            from chaos.running.jobs import parse_jobs
+        from chaos.running.jobs import parse_jobs, wanted_jobs
 
+        # 0, a negative or a non-integer count is refused before anything runs, given here or in CHAOS_JOBS
+        if self.jobs is not None:
             self.jobs = parse_jobs(self.jobs, "jobs")
+        else:
+            wanted_jobs()
 
 
 @dataclass

@@ -46,7 +46,7 @@ from chaos.running.blame import (
     blame_stalled,
     worst,
 )
-from chaos.running.jobs import FanOut, default_jobs, run_independent
+from chaos.running.jobs import FanOut, run_independent, wanted_jobs
 from chaos.scenario.model import Cell
 from chaos.scenario.model import TargetSpec as Target
 from chaos.scenario.seeds import derive
@@ -114,14 +114,14 @@ class RunContext:
     search: list[str] = field(default_factory=list)  # where a team's modules and files are looked up (cwd, the scenario's folder)
     # the service the cell's racers are clients of (``chaos.targets.hooks.HostsCells``), while one runs
     service_url: str | None = None
-    jobs: int = 0  # trials at once (``--jobs``); 0: what the machine has (``chaos.running.jobs.default_jobs``)
+    jobs: int = 0  # trials at once (``--jobs``); 0: CHAOS_JOBS, else what the machine has (``chaos.running.jobs.wanted_jobs``)
     # how this cell's independent trials may run at once (``chaos.running.jobs``); None: one after another
     fan_out: FanOut[RunContext] | None = None
 
     @property
     def width(self) -> int:
         """How many trials of this run may run at once (``--jobs``, else what the machine has)."""
-        return self.jobs or default_jobs()
+        return self.jobs or wanted_jobs()
 
     def independent(self, tasks: list[Task]) -> Iterator[TrialRecord]:
         """The records of ``tasks``, trials a kind declares independent of each other (each its

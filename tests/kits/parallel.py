@@ -22,6 +22,11 @@ this plugin promises, so that a test written as a story stays correct when anoth
   tests in flight to end, and others wait for it (a read-write lock of files in a folder the
   controller makes for the run, a turnstile so it is never starved), from its setup to its
   teardown, module fixtures included. Without xdist the mark costs nothing.
+* **A worker's runs take one job.** Each xdist worker is already one of the machine's cores at
+  work, so in a worker ``CHAOS_JOBS`` is 1 (unless the environment says otherwise): a run that left
+  ``--jobs`` out would start a second job slot, whose fork server imports the framework again (a
+  second of CPU for LangGraph, three for CrewAI) for trials the other worker's core is busy with
+  anyway. A test that is about parallel trials says ``jobs=`` itself.
 
 Rules for a new test are in ``tests/README.md`` ("Running in parallel").
 """
@@ -37,6 +42,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from chaos.running.jobs import JOBS_ENV
 
 DURATIONS = Path(__file__).resolve().parents[1] / "durations.json"
 ABOUT = "each test file's seconds (setup, call, teardown), written by `python -m pytest --store-durations`; read by tests/kits/parallel.py"
@@ -153,6 +160,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "xdist_group(name): the tests of every file in the group run on one worker, one after another")
     if config.getoption("store_durations") and not hasattr(config, "workerinput"):
         config.pluginmanager.register(_Durations(), "chaos-durations")
+    if hasattr(config, "workerinput"):  # a worker is a core at work already: its runs take one job
+        os.environ.setdefault(JOBS_ENV, "1")
 
 
 def _group(item: pytest.Item) -> str:
