@@ -159,7 +159,11 @@ def test_chaos_jobs_in_the_environment_takes_the_place_of_the_default_and_a_bad_
     (work,) = (tmp_path / "one").glob("jobs_sweep/2*/work")
     assert (work / "forkserver-langgraph.log").exists() and not (work / "job1").exists()  # one slot, one fork server
     # --jobs still wins over it
-    r = chaos(["run", str(scenario), "--out", str(tmp_path / "two"), "--keep-work", "-q", "--jobs", "2"], tmp_path / "state", env={"CHAOS_JOBS": "1"})
+    r = chaos(
+        ["run", str(scenario), "--out", str(tmp_path / "two"), "--keep-work", "-q", "--jobs", "2"],
+        tmp_path / "state",
+        env={"CHAOS_JOBS": "1"},
+    )
     assert r.returncode in (0, 1), r.stderr
     (work,) = (tmp_path / "two").glob("jobs_sweep/2*/work")
     assert (work / "job1" / "forkserver-langgraph.log").exists()

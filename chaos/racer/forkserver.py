@@ -122,9 +122,7 @@ def preload(target: str, adapter_name: str) -> list[str]:
     for name in loaded:
         importlib.import_module(name)
     from chaos.racer.main import preimport
-    from chaos.targets.base import load_racer_half
-
-    from chaos.targets.base import PreloadsForFork
+    from chaos.targets.base import PreloadsForFork, load_racer_half
 
     adapter = load_racer_half(adapter_name)
     loaded.append(adapter_name)
