@@ -47,13 +47,13 @@ from typing import Any
 # server at one thread (set before anything imports numpy; a value the user set is kept)
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from chaos.racer.barrier import BarrierClient  # noqa: E402
-from chaos.racer.ledger import Ledger, Where  # noqa: E402
-from chaos.racer.protocol import Action, ActionOutcome, InspectResult, RacerSpec  # noqa: E402
-from chaos.targets.base import NothingSaved, Unsupported, error_of, jsonable  # noqa: E402
-from chaos.targets.common import AsyncSession, answer_by_plan, answer_when_asked, call_recovery, outcome, recover_by_plan, recovery_context  # noqa: E402
-from chaos.targets.llamaindex import INFO  # noqa: E402
-from chaos.workloads import WorkloadContext, build_workload  # noqa: E402
+from chaos.racer.barrier import BarrierClient
+from chaos.racer.ledger import Ledger, Where
+from chaos.racer.protocol import Action, ActionOutcome, InspectResult, RacerSpec
+from chaos.targets.base import NothingSaved, Unsupported, error_of, jsonable
+from chaos.targets.common import AsyncSession, answer_by_plan, answer_when_asked, call_recovery, outcome, recover_by_plan, recovery_context
+from chaos.targets.llamaindex import INFO
+from chaos.workloads import WorkloadContext, build_workload
 
 FINISHED = "the saved run had ended: nothing to resume (the driver does not run a finished run again; LlamaIndex would restore it and start the run over from its StartEvent)"
 ADDRESSED = "an answer cannot be addressed to one pause: a HumanResponseEvent carries no pause id, it goes to whatever step waits for one (resume_by: interrupt is LangGraph's)"
@@ -428,7 +428,12 @@ PRELOAD = ("workflows", "workflows.events", "chaos.workloads.llamaindex")
 # LlamaIndex's ``Memory`` keeps its messages in an in-memory SQLite over SQLAlchemy's aiosqlite
 # dialect, imported when its first store opens (~30 ms per racer; aiosqlite starts its thread per
 # connection, at open, not at import).
-PRELOAD_OPTIONAL: tuple[str, ...] = ("llama_index.core", "llama_index.core.agent.workflow", "sqlalchemy.dialects.sqlite.aiosqlite", "aiosqlite")
+PRELOAD_OPTIONAL: tuple[str, ...] = (
+    "llama_index.core",
+    "llama_index.core.agent.workflow",
+    "sqlalchemy.dialects.sqlite.aiosqlite",
+    "aiosqlite",
+)
 
 
 def prewarm(only: str | None = None) -> None:
