@@ -98,3 +98,20 @@ def test_a_crewai_racer_leaves_its_lock_files_in_the_launchers_folder_not_in_the
     assert not list(callers_tmp.glob("crewai:*.lock"))
     # the racer did lock its store by name: the lock file is in the run's work folder, and goes with it
     assert list((work / "tmp").glob("crewai:*.lock"))
+
+
+def test_a_llamaindex_server_with_llama_index_core_preloads_it_and_stays_fork_safe(tmp_path):
+    """Where a scenario's requirements bring llama-index-core (agents: ``FunctionAgent``), the
+    server imports it (and its default tokenizer, and the aiosqlite dialect ``Memory`` opens) once,
+    instead of every racer paying ~1.5 s of imports in its build; numpy's OpenBLAS stays at the
+    calling thread, so the server still holds one thread and nothing else."""
+    python = python_for("llamaindex", extra=["llama-index-core==0.14.25"])
+    launcher = WarmLauncher(python=python, env=racer_env(python), log_dir=tmp_path)
+    try:
+        client = launcher.server("llamaindex", str(tmp_path / "work"))
+        st = client.request("status")
+        assert {"llama_index.core", "llama_index.core.agent.workflow", "aiosqlite"} <= set(st["preloaded"]), st["preloaded"]
+        assert st["threads"] == 1 and st["fork_unsafe"] is None, st
+        assert len(list(Path(f"/proc/{client.pid}/task").iterdir())) == 1  # no native thread either
+    finally:
+        launcher.reap()

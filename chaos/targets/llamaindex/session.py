@@ -37,9 +37,15 @@ the run reaches while an ``answers`` plan has an answer for it (``thread.answer`
 from __future__ import annotations
 
 import json
+import os
 import re
 import warnings
 from typing import Any
+
+# llama-index-core (preloaded below where installed) imports numpy, whose OpenBLAS starts a worker
+# thread per core at import; one thread is all an agent's bookkeeping needs, and it keeps the fork
+# server at one thread (set before anything imports numpy; a value the user set is kept)
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from chaos.racer.barrier import BarrierClient
 from chaos.racer.ledger import Ledger, Where
@@ -414,12 +420,38 @@ def open_session(spec: RacerSpec, barrier: BarrierClient, ledger: Ledger) -> Lla
 # For warm racers (chaos.racer.forkserver): LlamaIndex Workflows imports start no thread and open nothing
 # (checked: one thread, no descriptor after the preload), so racers fork from a pre-imported parent.
 PRELOAD = ("workflows", "workflows.events", "chaos.workloads.llamaindex")
-PRELOAD_OPTIONAL: tuple[str, ...] = ()  # every module its racers import is there whatever the backend
+# Where llama-index-core is installed (a scenario's ``target.requirements``: agents such as
+# ``FunctionAgent`` live there), its racers' workloads import it: ~970 modules, 1.2-1.9 s of CPU that
+# every forked racer paid again in its build (measured 2026-12-03; the server imported
+# ``workflows`` alone in 0.3 s). Importing it starts no thread (numpy's OpenBLAS is kept to the
+# calling one above) and leaves no descriptor, no child process (checked by hand and by the server).
+# LlamaIndex's ``Memory`` keeps its messages in an in-memory SQLite over SQLAlchemy's aiosqlite
+# dialect, imported when its first store opens (~30 ms per racer; aiosqlite starts its thread per
+# connection, at open, not at import).
+PRELOAD_OPTIONAL: tuple[str, ...] = (
+    "llama_index.core",
+    "llama_index.core.agent.workflow",
+    "sqlalchemy.dialects.sqlite.aiosqlite",
+    "aiosqlite",
+)
 
 
 def prewarm(only: str | None = None) -> None:
-    """Build each built-in workflow once (nothing runs: workflows start their loop only in ``run``)."""
+    """Build each built-in workflow once (nothing runs: workflows start their loop only in ``run``);
+    with llama-index-core, load its default tokenizer too (``get_tokenizer``: tiktoken's
+    ``cl100k_base`` read from the copy llama-index-core ships, ~0.15-0.4 s of the first agent run
+    of every racer otherwise: ``ChatMemoryBuffer.from_defaults`` asks for it; cached in
+    ``llama_index.core.global_tokenizer``, opens nothing afterwards, starts no thread)."""
+    import sys
+
     from chaos.targets.common import prewarm_workloads
     from chaos.workloads.llamaindex import BUILTIN
 
     prewarm_workloads("llamaindex", BUILTIN, only)
+    if "llama_index.core" in sys.modules:
+        try:
+            from llama_index.core.utils import get_tokenizer
+
+            get_tokenizer()
+        except Exception:  # e.g. no tiktoken: the first agent that needs one reports it
+            pass
