@@ -697,13 +697,26 @@ def preload_for_fork() -> list[str]:
         except ImportError:
             continue
     loop = background_loop.LOOP
+    tid = loop.thread.native_id
     loop.loop.call_soon_threadsafe(loop.loop.stop)
     loop.thread.join()
     loop.loop.close()
+    _thread_gone(tid)
     if not hasattr(background_loop, "_reset_after_fork"):
         os.register_at_fork(after_in_child=loop.__init__)
     warnings.filterwarnings("ignore", message="lancedb fork support is experimental", category=RuntimeWarning)
     return loaded
+
+
+def _thread_gone(tid: int | None, limit_s: float = 10.0) -> None:
+    """Wait until the kernel has ended thread ``tid`` of this process: ``Thread.join`` returns when the
+    Python thread is done, a moment before its native thread exits, and the fork server counts native
+    threads (``/proc/self/task``) right after the preload (seen: one left, the server refused to start)."""
+    import time
+
+    deadline = time.monotonic() + limit_s
+    while tid is not None and os.path.exists(f"/proc/self/task/{tid}") and time.monotonic() < deadline:
+        time.sleep(0.001)
 
 
 def prewarm(only: str | None = None) -> None:
