@@ -8,7 +8,9 @@ What it promises:
 
 * **Fork safety.** The server imports the framework's modules (and builds each built-in workload
   once over an in-memory saver to fill the import-time caches) but opens no database connection,
-  starts no thread and runs no event loop. Before every fork it checks that it still has exactly
+  starts no thread and runs no event loop (a library that starts one at import, CrewAI's LanceDB,
+  is imported by the adapter's ``PreloadsForFork`` hook, which stops it again and has every child
+  start its own). Before every fork it checks that it still has exactly
   one thread and no file descriptor besides its own (stdio, its wake-up pipe, its socket), and
   refuses the request otherwise. Every connection a racer uses is opened by the racer itself.
 * **A child is a racer like any other.** It runs ``chaos.racer.main.serve(spec)``, the same code a cold
