@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import site
 import subprocess
 import venv
 from pathlib import Path
@@ -28,6 +29,11 @@ def test_the_ssh_lab_runs_from_a_virtual_environment(tmp_path):
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(system_site_packages=True, symlinks=True).create(env_dir)  # no pip: nothing downloaded
     python = env_dir / "bin" / "python"
+    # over *this* interpreter's packages: when it is itself a virtual environment (CI's), the new one's
+    # system site is the base Python's, which may lack pytest; a .pth adds this one's site-packages
+    mine = [p for p in site.getsitepackages() if Path(p).is_dir()]
+    inner = subprocess.run([str(python), "-c", "import site; print(site.getsitepackages()[0])"], capture_output=True, text=True, check=True)
+    Path(inner.stdout.strip(), "chaos-test-parent.pth").write_text("\n".join(mine) + "\n")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("VIRTUAL_ENV", None)
     p = subprocess.run(

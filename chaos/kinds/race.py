@@ -364,7 +364,15 @@ class GuardTally:
     def __init__(self) -> None:
         self.refusals: Counter = Counter()
         self.late: list[str] = []
+        self.late_once: list[str] = []  # refused after its effect, yet the effect fired no more than once in all
         self.by: set[str] = set()
+
+    def fired_once(self, trial_id: str) -> None:
+        """The trial's gated effect fired no more often than an uninterrupted run's: a late refusal
+        there is no duplicate (the other racers' attempts were no-ops: the effect's idempotency key)."""
+        if trial_id in self.late:
+            self.late.remove(trial_id)
+            self.late_once.append(trial_id)
 
     @staticmethod
     def refused_in(r: TrialRecord) -> int:
@@ -386,7 +394,7 @@ class GuardTally:
     def summary(self) -> dict[str, object]:
         return {
             "refused": {str(n): t for n, t in sorted(self.refusals.items())},
-            "refused_after_effect": self.late,
+            "refused_after_effect": self.late + self.late_once,
         }
 
 
@@ -472,10 +480,12 @@ def race_summary(cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult
         elif n > own:
             dup_ids.append(r.trial_id)
             dup_seqs += _duplicate_seqs(r, own)
-        elif n == 0 and _reasked(r):
-            reasked.append(r.trial_id)
-        elif n == 0:
-            none_fired.append(r.trial_id)
+        else:
+            guard.fired_once(r.trial_id)  # a refusal after the effect made no duplicate here
+            if n == 0 and _reasked(r):
+                reasked.append(r.trial_id)
+            elif n == 0:
+                none_fired.append(r.trial_id)
     dist = Counter(fires)
     result = CellResult(
         **base_fields(cell, tally),
@@ -560,7 +570,7 @@ def check_co(cell: Cell, f: RaceFacts) -> Verdict:
             trial_ids=[base_trial, *dup_ids],
             ledger_seqs=dup_seqs,
         )
-    if guard.late:  # a guard's refusal after the racer's effect fired: the refusal came too late
+    if guard.late:  # a guard's refusal after the racer's effect fired, in a trial that fired it twice: too late
         return verdict(
             "CO",
             "violated",
@@ -595,8 +605,14 @@ def check_co(cell: Cell, f: RaceFacts) -> Verdict:
     if all(n == 0 for n in fires):
         return verdict("CO", "unknown", "vacuous: no racer fired the gated effect in any valid trial")
     refused = f"; the others refused before any effect {guard.refused_words()}" if guard.refusals else ""
+    late = (
+        f"; in {len(guard.late_once)} trials a racer's effect fired and {', '.join(sorted(guard.by))} refused its call only "
+        "after (its caller was told it failed), yet the effect fired once in all: the others' attempts added none"
+        if guard.late_once
+        else ""
+    )
     alone = f"; judged by the race alone ({stopped})" if stopped else ""
-    return verdict("CO", "holds", f"at most one fire in each of {len(fires)} valid trials{refused}{alone}", trial_ids=f.valid_ids)
+    return verdict("CO", "holds", f"at most one fire in each of {len(fires)} valid trials{refused}{late}{alone}", trial_ids=f.valid_ids)
 
 
 def check_liveness(cell: Cell, f: RaceFacts) -> Verdict:
