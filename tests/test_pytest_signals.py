@@ -45,6 +45,14 @@ def test_after_it():
 """
 
 
+def _as_in_a_terminal() -> None:
+    """The user's pytest starts with SIGINT's default disposition, as from a terminal: a suite run
+    as a background job of a non-interactive shell (``cmd &``) inherits SIGINT ignored, and an ignored
+    SIGINT is what the caller asked for (chaos delivers it again, and it is ignored again: the run
+    fails its test, as ``test_a_run_that_did_not_finish_fails_its_test`` shows for SIGTERM)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _plugin_args() -> list[str]:
     installed = any(ep.value == "chaos.pytest_plugin" for ep in metadata.entry_points(group="pytest11"))
     return [] if installed else ["-p", "chaos.pytest_plugin"]
@@ -64,6 +72,7 @@ def test_a_signal_to_pytest_during_a_chaos_run_stops_the_session_non_zero(tmp_pa
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        preexec_fn=_as_in_a_terminal,
     )
     try:
         journal = wait_for(lambda: next(out.glob("long_one/2*/journal.jsonl"), None), 300, "the run's journal")
