@@ -46,6 +46,7 @@ def test_the_server_preloads_the_framework_but_holds_no_thread_and_no_database(l
     assert h.exit_status().code == 0, h.log_tail()
     result = h.result()
     assert result["status"] == "ok" and result["outcomes"][-1]["status"] == "done"
+    assert result["late_imports"] == []  # everything it ran was preloaded: nothing compiled again per racer
     # ...and the rows it appended carry its own pid, not the server's
     import sqlite3
 

@@ -2,6 +2,7 @@
 
 What a user sees: with the default (warm) racers, a CrewAI, LlamaIndex, pydantic-graph or AutoGen
 racer runs the built-in ``three_step`` to the end like a cold one, its effects carry its own pid,
+it imports no module its server had not (each would be compiled again in every racer),
 and the server it was forked from holds the framework's modules, one thread (no native pool
 either: CrewAI's numpy/OpenBLAS is kept to the calling thread) and no descriptor besides its
 protocol's, so its next fork is still safe.
@@ -47,6 +48,8 @@ def test_a_warm_racer_of_each_framework_runs_three_step_and_the_server_stays_for
         assert result["status"] == "ok", result.get("error")
         assert result["outcomes"][-1]["status"] == "done", result["outcomes"][-1]
         assert all(v for v in result["versions"].values()), result["versions"]  # read once, by the server
+        # the server imported everything it runs: a racer reads and compiles no module again
+        assert result["late_imports"] == [], result["late_imports"]
         rows = sqlite3.connect(tmp_path / "ledger.sqlite").execute("SELECT task, pid FROM effects ORDER BY seq").fetchall()
         assert [t for t, _ in rows] == ["a", "b", "c"]
         client = launcher.client

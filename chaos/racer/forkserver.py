@@ -336,7 +336,7 @@ class Server:
         # walks them, so it neither copies their pages nor pauses longer than for the racer's own.
         from chaos.racer.main import serve
 
-        code = serve(spec)
+        code = serve(spec, forked=True)
         _finalize()
         return code
 
@@ -413,7 +413,7 @@ class Server:
         os.close(out)
         from chaos.racer.main import serve
 
-        code = serve(job["spec"])
+        code = serve(job["spec"], forked=True)
         _finalize()
         return code
 

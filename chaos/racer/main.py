@@ -332,14 +332,19 @@ def nothing_durable(state: InspectResult | None) -> bool:
     return not state.get("checkpoints") and not state.get("durable_checkpoints")
 
 
-def serve(spec: RacerSpec) -> int:
+def serve(spec: RacerSpec, *, forked: bool = False) -> int:
     """Run ``spec`` and write its result file: the whole life of a racer once it has its spec.
 
     A cold racer (``main``) and a warm one (forked by ``chaos.racer.forkserver``) both end up here, so
-    both do exactly the same work from this point on.
+    both do exactly the same work from this point on; a forked one also says which modules it
+    imported that its server had not (``late_imports``).
     """
     declare_params(spec.get("workload_params") or {})  # masked by value in what this racer writes
+    imported = list(sys.modules) if forked else None
     result, code = run_spec(spec)
+    if imported is not None:
+        known = set(imported)
+        result["late_imports"] = [m for m in sys.modules if m not in known]
     try:
         write_atomic(spec["result_path"], json.dumps(result, default=repr).encode(), durable=False)
     except OSError as exc:

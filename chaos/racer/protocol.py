@@ -480,6 +480,9 @@ class RacerResult(TypedDict, total=False):
     interrupt gates; ``workload_meta``: the session's ``meta`` (e.g. ``{"invalid": {"field",
     "value"}}``); ``fired``: every effect this racer fired; ``trace``: every boundary it passed;
     ``background_errors``: the threads that died of an unhandled exception meanwhile.
+    ``late_imports``: a forked (warm) racer's modules its server had not imported, in the order
+    imported: each is read and compiled again by every racer (they write no bytecode), so a
+    built-in workload's should be none of chaos's own (``PRELOAD``).
     """
 
     racer_id: str
@@ -502,6 +505,7 @@ class RacerResult(TypedDict, total=False):
     marks: list[MarkEntry]
     close_ms: float
     background_errors: list[BackgroundError]
+    late_imports: list[str]
     t_start_mono_ns: int
     t_start_wall: float
     t_ledger_mono_ns: int

@@ -318,6 +318,7 @@ PRELOAD = (
     "agent_framework",
     "agent_framework._workflows._checkpoint",
     "agent_framework._workflows._checkpoint_encoding",
+    "concurrent.futures.thread",  # a workflow's first run starts its executor: imported there otherwise
     "chaos.workloads.agent_framework",
 )
 PRELOAD_OPTIONAL: tuple[str, ...] = ()  # every module its racers import is there whatever the storage

@@ -667,7 +667,9 @@ PRELOAD = (
     "crewai.state.provider.sqlite_provider",
     "chaos.workloads.crewai",
 )
-PRELOAD_OPTIONAL: tuple[str, ...] = ()  # every module its racers import is there whatever the backend
+# what a racer's first flow imports lazily (its memory's storage factory, its hooks, the console's emoji
+# table), seen in its ``late_imports``; optional: CrewAI may move them
+PRELOAD_OPTIONAL: tuple[str, ...] = ("resource", "crewai.memory.storage.factory", "crewai.hooks.contexts", "rich._emoji_codes")
 
 
 MEMORY_MODULES = ("lancedb", "crewai.memory.unified_memory", "crewai.memory.storage.lancedb_storage")
@@ -705,6 +707,13 @@ def preload_for_fork() -> list[str]:
     if not hasattr(background_loop, "_reset_after_fork"):
         os.register_at_fork(after_in_child=loop.__init__)
     warnings.filterwarnings("ignore", message="lancedb fork support is experimental", category=RuntimeWarning)
+    try:  # the console's width table, which rich imports by a computed name on the first line printed
+        from rich._unicode_data import load as load_cell_table
+
+        load_cell_table()
+        loaded.append("rich._unicode_data")
+    except Exception:  # a rich without it (older, or moved): its racers load what they need themselves
+        pass
     return loaded
 
 

@@ -1074,6 +1074,10 @@ PRELOAD = (
     "langchain_core.tracers.run_collector",
     "langchain_core.tracers.stdout",
     "chaos.workloads.langgraph",
+    # imported by every session (its guard context) and by a dry run's store sizes: in a forked
+    # racer each was compiled from source again (racers write no bytecode), about 5 ms of CPU a racer
+    "chaos.targets.langgraph.custom_saver",
+    "chaos.targets.langgraph.store_size",
 )
 PRELOAD_OPTIONAL = ("psycopg", "psycopg.rows", "langgraph.checkpoint.postgres")
 

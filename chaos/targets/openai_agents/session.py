@@ -450,7 +450,7 @@ def open_session(spec: RacerSpec, barrier: BarrierClient, ledger: Ledger) -> Ope
 
 # For warm racers (chaos.racer.forkserver): importing the SDK starts no thread and opens nothing; the
 # agent (and its scripted model) is built by the racer, never here.
-PRELOAD = ("agents", "agents.testing", "chaos.workloads.openai_agents")
+PRELOAD = ("agents", "agents.testing", "chaos.workloads.openai_agents", "chaos.targets.openai_agents.team_store")
 PRELOAD_OPTIONAL: tuple[str, ...] = ()  # every module its racers import is there whatever the store
 
 

@@ -396,6 +396,7 @@ PRELOAD = (
     "anyio",
     "anyio.to_thread",
     "anyio._backends._asyncio",
+    "anyio._core._fileio",
     "concurrent.futures.thread",
     "chaos.workloads.pydantic_graph",
 )
