@@ -6,6 +6,7 @@ asynchronous ``@human_feedback`` review (its provider sends the request, then ra
 What a team must see: the flow is finished at either end, a flow that had finished when it was
 killed is "nothing to resume", a reviewer asked about a flow whose pause was never saved is FCL's
 finding, and the fixed flow comes out clean. The runs are cut down to one or two kill points.
+And a run leaves nothing in the user's temp folder: CrewAI's lock files go with chaos's own folders.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from kits.robustkit import chaos as chaos_cli
 
 import chaos
 
@@ -91,3 +93,19 @@ def test_the_teams_own_resume_driver_plugs_in(tmp_path):
     assert point.reached == 1 and point.resume_outcomes == ["done"]
     assert point.effect_counts == {"notify_reviewer:post-7": [1], "publish_post:post-7": [1]}
     assert next(v for v in cell.verdicts if v.property == "LIVENESS").status == "holds"
+
+
+def test_a_run_leaves_nothing_in_the_users_temp_folder(tmp_path):
+    # the preflight runs the team's flow once in the racers' Python, then racers run it: CrewAI
+    # locks its store by name in the temp folder (crewai:<md5>.lock), and each such file goes with
+    # the folder chaos made for that process, never into the user's (the preflight's used to)
+    users_tmp = tmp_path / "tmp"
+    users_tmp.mkdir()
+    data = yaml.safe_load((SCENARIOS / "fixed.yaml").read_text())
+    data["kill_points"] = ["effect(task=publish_post)"]
+    data["matrix"]["case"] = [c for c in data["matrix"]["case"] if c["name"] == "approve"]
+    scenario = tmp_path / "fixed.yaml"
+    scenario.write_text(yaml.safe_dump(data))
+    proc = chaos_cli(["run", str(scenario), "--out", str(tmp_path / "out"), "-q"], tmp_path / "state", env={"TMPDIR": str(users_tmp)})
+    assert proc.returncode == 0, proc.stderr
+    assert list(users_tmp.iterdir()) == []

@@ -45,18 +45,21 @@ checked once per interpreter and refused in one line naming the scenario file.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import secrets
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
 from chaos.envs import python_for, racer_env
 from chaos.kinds import get_kind
 from chaos.kinds.baseline import baseline_actions
+from chaos.launchers import racer_tmp
 from chaos.racer.errors import EnvironmentProblem, TargetError
 from chaos.racer.ledger import SqliteLedger
 from chaos.racer.ledger_rows import of_task
@@ -227,7 +230,7 @@ def preflight_run(cell: Cell, scenario_file: str | None, python: str, paths: lis
                 [python, "-m", "chaos.racer.main", str(folder / "spec.json")],
                 capture_output=True,
                 text=True,
-                env=racer_env(python, paths),
+                env={**racer_env(python, paths), "TMPDIR": racer_tmp(folder)},
                 timeout=s.timeout_s,
             )
         except subprocess.TimeoutExpired:
@@ -264,6 +267,15 @@ def preflight_cells(cells: list[Cell], scenario_file: str) -> None:
         preflight(cell, scenario_file, python_for(t.framework, t.version, t.requirements), v2_python)
 
 
+@contextlib.contextmanager
+def racer_side(python: str, paths: list[str]) -> Iterator[dict[str, str]]:
+    """The environment of a preflight's process in the racers' Python, with a temp folder of its own
+    (``TMPDIR``) removed after it: what a framework leaves there (CrewAI's ``crewai:<md5>.lock``)
+    goes with it, never into the user's temp folder, as for a launcher's racers (``racer_tmp``)."""
+    with tempfile.TemporaryDirectory(prefix="chaos-preflight-") as tmp:
+        yield {**racer_env(python, paths), "TMPDIR": tmp}
+
+
 def _module_preflight(what: str, module: str, ref: str, scenario_file: str | None, python: str, hint: str, reads: str = "") -> None:
     """Run ``python -m <module> <ref>`` in the racers' Python (once per interpreter, ref and
     ``reads``: what else the check depends on, such as the store it opens); a failure is refused in
@@ -271,9 +283,9 @@ def _module_preflight(what: str, module: str, ref: str, scenario_file: str | Non
     key = (python, what, ref + reads)
     if key in _preflight_ok:
         return
-    env = racer_env(python, workload_paths(scenario_file))
     nonce = secrets.token_hex(8)  # said only once the check ran to its end: an exit status 0 alone is not trusted
-    proc = subprocess.run([python, "-c", _RUN_TO_THE_END, module, ref, nonce], capture_output=True, text=True, env=env, timeout=300)
+    with racer_side(python, workload_paths(scenario_file)) as env:
+        proc = subprocess.run([python, "-c", _RUN_TO_THE_END, module, ref, nonce], capture_output=True, text=True, env=env, timeout=300)
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
         raise TargetError(f"{scenario_file or 'scenario'}: {last}", hint=hint)
@@ -367,9 +379,9 @@ def _preflight_workload(cell: Cell, scenario_file: str | None, python: str, fiel
     ):  # the framework's own form loads in the run
         preflight_run(cell, scenario_file, python, workload_paths(scenario_file), version)
         return
-    env = racer_env(python, workload_paths(scenario_file))
     code = "import sys; from chaos.workloads import import_factory; import_factory(sys.argv[1])"
-    proc = subprocess.run([python, "-c", code, ref], capture_output=True, text=True, env=env, timeout=300)
+    with racer_side(python, workload_paths(scenario_file)) as env:
+        proc = subprocess.run([python, "-c", code, ref], capture_output=True, text=True, env=env, timeout=300)
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["?"])[-1]
         raise TargetError(
