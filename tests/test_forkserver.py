@@ -281,3 +281,28 @@ def test_a_stop_reported_before_the_spawn_reply_is_read_is_not_lost(launcher, tm
     assert client.stopped.get(pid) is True
     client.request("signal", pid=pid, sig=int(signal.SIGKILL))
     assert client.wait_exit(pid, 30).signal == signal.SIGKILL
+
+
+def test_a_stop_read_with_the_reply_to_a_release_is_not_lost(launcher, tmp_path, monkeypatch):
+    """A held racer, released, can reach its next barrier before the orchestrator reads the reply to
+    its release: in Docker the attach stream then hands over the reply and the server's ``stopped``
+    event in one read. The stop must stand: marking the racer running once the reply is in hid it,
+    and a race's racers stood unseen at the gate until the trial timed out (1-3 of 8 races in Docker)."""
+    s = spec(tmp_path, "held", gate=True)
+    s["hold"] = True
+    client, (h,) = _started(launcher, tmp_path, [s])
+    assert wait_until(lambda: h.state() == "stopped" and [a["barrier"] for a in h.arrivals()] == ["hold"], 120)
+    await_reply = client.await_reply
+
+    def read_late(n, op, timeout=30):
+        # a slow transport: the racer is at its gate, stopped, before the reply is read
+        wait_until(lambda: "gate" in [a["barrier"] for a in h.arrivals()] and proc_state(h.pid) == "T", 60)
+        return await_reply(n, op, timeout)
+
+    monkeypatch.setattr(client, "await_reply", read_late)
+    monkeypatch.setattr(client, "sees_pids", None)  # as from Docker: the server's events are the only status channel
+    h.release()
+    assert wait_until(lambda: h.state() == "stopped", 10)
+    monkeypatch.undo()
+    assert [a["barrier"] for a in h.arrivals()] == ["hold", "gate"]
+    h.kill()

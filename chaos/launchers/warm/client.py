@@ -482,9 +482,12 @@ class WarmRacer(RacerFiles):
 
     def release(self) -> None:
         if self.exit_status() is None:
+            # "running" before the request goes out, not once it is answered: the racer may stop at its
+            # next barrier before the reply is read, and that "stopped" event, applied with the reply
+            # (one read of a slow transport: Docker's attach stream), must not be overwritten
+            self.client.stopped[self.pid] = False
             try:
                 self.client.request("signal", pid=self.pid, sig=int(signal.SIGCONT))
-                self.client.stopped[self.pid] = False
             except EnvironmentProblem:
                 pass  # exited meanwhile: its exit is reported
 
@@ -610,6 +613,8 @@ class ForkServerLauncher:
                 groups.setdefault((id(h.client), h.pgid), []).append(h)
         sent = []
         for (_, pgid), hs in groups.items():
+            for h in hs:  # before the request, as in ``WarmRacer.release``: a stop seen with the reply stands
+                h.client.stopped[h.pid] = False
             try:
                 sent.append((hs, hs[0].client.send_request("killpg", pgid=pgid, sig=int(signal.SIGCONT))))
             except EnvironmentProblem:
@@ -619,8 +624,6 @@ class ForkServerLauncher:
                 hs[0].client.await_reply(n, "killpg")
             except EnvironmentProblem:
                 continue  # every member exited meanwhile: their exits are reported
-            for h in hs:
-                h.client.stopped[h.pid] = False
 
     def wait_change(self, timeout: float) -> None:
         """Sleep until a server reports something or ``timeout`` passes."""
