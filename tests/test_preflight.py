@@ -105,3 +105,91 @@ def test_a_rejection_that_fires_nothing_is_a_normal_run_and_a_race_on_it_is_told
     assert "answered 'reject', the run fired no 'send_payment' effect (effects after the answer: none)" in console
     assert "kind race counts fires of the gated effect" in console
     assert "resume with the answer that fires it" in console
+
+
+MISWIRED_TWICE = """\
+name: wiring
+kind: kill_sweep
+target: {framework: langgraph, backend: sqlite, durability: sync}
+resume: "command:true"
+kill_points: ["effect(task=send_payment)"]
+trials: 1
+seed: 4
+workload: tests.workloads.user_workloads:approval_own_saver
+matrix:
+  case:
+    - {name: own-saver}
+    - {name: wants-a-dict, workload: "tests.workloads.user_workloads:approval_wants_a_dict"}
+"""
+
+
+def test_with_two_jobs_the_first_cell_s_problem_is_said_as_with_one(tmp_path):
+    """Two cells wired wrong, their checks run at once: the console names the first cell's problem,
+    whichever check ended first, as one job after another would."""
+    scenario = tmp_path / "wiring.yaml"
+    scenario.write_text(MISWIRED_TWICE)
+    said = []
+    for jobs in ("1", "2"):
+        out = chaos(["run", str(scenario), "--out", str(tmp_path / f"out{jobs}"), "-q", "--jobs", jobs], tmp_path / "state")
+        console = out.stdout + out.stderr
+        assert out.returncode == 3, console
+        assert "approval_own_saver' wrote no checkpoint through ctx.checkpointer" in console
+        assert "approval_wants_a_dict" not in console
+        assert not (tmp_path / f"out{jobs}").exists()
+        said.append(console)
+    assert said[0] == said[1]
+
+
+def test_the_preflight_runs_its_checks_at_once_and_says_the_first_failure_in_order():
+    """``run_checks``: the first check fails only once the second has failed (it waits for it), so the
+    two ran at once; the first one's failure is what is said."""
+    import threading
+
+    from chaos.racer.errors import TargetError
+    from chaos.running.preflight import Check, run_checks
+
+    second_failed = threading.Event()
+
+    def first(_children) -> None:
+        if not second_failed.wait(30):
+            raise TargetError("the second check never ran beside the first")
+        raise TargetError("the first check's problem")
+
+    def second(_children) -> None:
+        second_failed.set()
+        raise TargetError("the second check's problem")
+
+    with pytest.raises(TargetError, match="the first check's problem"):
+        run_checks([Check(("story", "first"), first), Check(("story", "second"), second)], jobs=2)
+
+
+def test_a_failed_preflight_leaves_no_check_process_running():
+    """A check fails while another's process still runs: that process is killed with the preflight,
+    not left to finish on its own (here it would sleep a minute)."""
+    import subprocess
+    import threading
+
+    from chaos.racer.errors import TargetError
+    from chaos.running.preflight import Check, run_checks
+    from chaos.running.trial import wait_until
+
+    started: list = []
+    running = threading.Event()
+
+    def slow(children) -> None:
+        started.append(children)
+        running.set()
+        children.run(["sleep", "60"], {}, 120)
+
+    def failing(_children) -> None:
+        assert running.wait(30), "the slow check never started"
+        assert wait_until(lambda: bool(started[0].live), 30), "the slow check's process never started"
+        started.append(next(iter(started[0].live)))
+        raise TargetError("wired wrong")
+
+    with pytest.raises(TargetError, match="wired wrong"):
+        run_checks([Check(("story", "failing"), failing), Check(("story", "slow"), slow)], jobs=2)
+    proc = started[1]
+    assert isinstance(proc, subprocess.Popen)
+    assert proc.poll() is not None, "the slow check's process outlived the preflight"
+    assert proc.returncode == -9

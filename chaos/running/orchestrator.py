@@ -41,6 +41,7 @@ from chaos.running.analysis import meta_cells, versions
 from chaos.running.execution import Execution
 from chaos.running.failure import RunFailed, describe
 from chaos.running.folderlock import FolderLock
+from chaos.running.jobs import wanted_jobs
 from chaos.running.journal import Journal, repair
 from chaos.running.options import RunOptions, RunOutcome
 from chaos.running.pgstore import RunStorage
@@ -87,7 +88,8 @@ def run_loaded(scenario: Scenario, path: str | os.PathLike, opts: RunOptions | N
             )
     if wanted is not None:  # a shard: the others run the rest; indices (and so seeds) stay the full run's
         cells = [c for c in cells if c.index in wanted]
-    preflight_cells(cells, str(path))  # what the racers' Python cannot import: refused, exit 3
+    # what the racers' Python cannot import: refused, exit 3 (its checks run --jobs at a time)
+    preflight_cells(cells, str(path), opts.jobs or wanted_jobs())
     RunStorage.preflight(cells, connect=True)  # Postgres needed but missing or refusing: refused before any folder is written
     folder = RunFolder.create(
         Path(opts.out),

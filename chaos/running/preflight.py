@@ -41,6 +41,13 @@ workload factory (``preflight``), the adapter's own checks (``target_preflight``
 params and system database), what the framework's package asks to load first (``ChecksModules``:
 LangGraph's custom saver and guard), and v2's release when a kind deploys one (``deployed_python``); each is
 checked once per interpreter and refused in one line naming the scenario file.
+
+The checks are planned first (``Check``: what it checks, once per process, and how), then run
+``jobs`` at a time (``run_checks``): each is a cold interpreter importing the framework, seconds of
+one core (a CrewAI example's five: 20 s in a row on two idle cores). Which failure is said does not
+depend on their timing: the first in the plan's order (a cell's import before its run, the cells in
+order), as when they ran one after another; a later check may have run for nothing. Their processes
+are the preflight's own (``_Children``): none outlives it, also when it is interrupted.
 """
 
 from __future__ import annotations
@@ -52,7 +59,10 @@ import os
 import secrets
 import subprocess
 import tempfile
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -67,8 +77,7 @@ from chaos.racer.protocol import RacerResult, RacerSpec
 from chaos.scenario.model import Cell
 from chaos.targets import TARGETS, ChecksDryRun, ChecksModules, ValidatesScenario, get_target, hooks_of
 
-_checked: set[str] = set()
-_preflight_ok: set[tuple[str, ...]] = set()  # (python, what, ref) imported fine in that interpreter
+_passed: set[tuple[str, ...]] = set()  # the checks that passed in this process (``Check.key``)
 
 
 def _fired_label(key: str, gated: str) -> bool:
@@ -205,7 +214,70 @@ def deployed_cell(cell: Cell) -> Cell:
     return cell.model_copy(update={"scenario": cell.scenario.model_copy(update={"workload": workload, "workload_params": params})})
 
 
-def preflight_run(cell: Cell, scenario_file: str | None, python: str, paths: list[str], version: str = "v1") -> None:
+@dataclass(frozen=True)
+class Check:
+    """One check of the preflight: ``key`` says what it checks (each is run once per process, the
+    first time a plan names it), ``run`` runs it, raising ``TargetError`` or ``EnvironmentProblem``
+    when it fails and remembering that it passed (so a later run of the process skips it)."""
+
+    key: tuple[str, ...]
+    run: Callable[[_Children], None]
+
+
+class _Children:
+    """The processes a preflight runs, so that none outlives it: ``kill`` ends those still running
+    and refuses new ones (the preflight was interrupted, or failed while others ran beside it)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.live: set[subprocess.Popen[str]] = set()
+        self.closed = False
+
+    def run(self, cmd: list[str], env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+        """``subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)``, killable."""
+        with self.lock:
+            if self.closed:
+                raise TargetError("the preflight was stopped")
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+            self.live.add(proc)
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except BaseException:  # the timeout, or the preflight stopped: the process goes with it
+            proc.kill()
+            proc.communicate()
+            raise
+        finally:
+            with self.lock:
+                self.live.discard(proc)
+        return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+    def kill(self) -> None:
+        with self.lock:
+            self.closed = True
+            for proc in self.live:
+                proc.kill()
+
+
+def run_checks(checks: list[Check], jobs: int = 1) -> None:
+    """Every check not run before (in this process or earlier in ``checks``), ``jobs`` at a time;
+    the first failure in the list's order is raised, whatever the order they ended in."""
+    todo = list({c.key: c for c in reversed(checks) if c.key not in _passed}.values())[::-1]  # first of each key
+    children = _Children()
+    if jobs <= 1 or len(todo) <= 1:
+        for check in todo:
+            check.run(children)
+        return
+    pool = ThreadPoolExecutor(max_workers=min(jobs, len(todo)), thread_name_prefix="chaos-preflight")
+    try:
+        futures: list[Future[None]] = [pool.submit(check.run, children) for check in todo]
+        for future in futures:
+            future.result()  # the first failure in order; the others' outcome no longer matters
+    finally:
+        children.kill()  # (all ended already, unless a check failed or this thread was interrupted)
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def preflight_run(cell: Cell, scenario_file: str | None, python: str, paths: list[str], version: str = "v1") -> Check:
     """Build and run ``cell``'s user workload once in the racers' Python (at ``version``: the
     factory's ``ctx.version``); raise ``TargetError`` naming the file, the factory and what to
     change when its wiring is wrong. Once per distinct workload configuration in a process."""
@@ -215,36 +287,33 @@ def preflight_run(cell: Cell, scenario_file: str | None, python: str, paths: lis
         sort_keys=True,
         default=str,
     )
-    if key in _checked:
-        return
     where = f"{scenario_file or 'scenario'}: workload {s.workload!r}"
     if version != "v1":
         field = "upgrade_to.workload" if cell.scenario.upgrade_to.workload else "workload"
         where = f"{scenario_file or 'scenario'}: {field} {s.workload!r} at ctx.version {version!r} (the deployed version)"
-    with tempfile.TemporaryDirectory(prefix="chaos-preflight-") as tmp:
-        folder = Path(tmp)
-        spec = preflight_spec(cell, folder, version)
-        (folder / "spec.json").write_text(json.dumps(spec))
-        try:
-            proc = subprocess.run(
-                [python, "-m", "chaos.racer.main", str(folder / "spec.json")],
-                capture_output=True,
-                text=True,
-                env={**racer_env(python, paths), "TMPDIR": racer_tmp(folder)},
-                timeout=s.timeout_s,
-            )
-        except subprocess.TimeoutExpired:
-            return  # a run that hangs shows nothing about its wiring: the trials record it as hung
-        result_path = folder / "result-preflight.json"
-        if not result_path.exists():
-            last = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
-            raise TargetError(f"{where}: the preflight racer wrote no result: {last}")
-        result = json.loads(result_path.read_text())
-        rows = _ledger_rows(folder / "ledger.sqlite")
-    problem = wiring_problem(cell, result, rows)
-    if problem is not None:
-        raise TargetError(f"{where} {problem}", hint="the preflight runs it once without faults before any trial; nothing was counted")
-    _checked.add(key)
+
+    def run(children: _Children) -> None:
+        with tempfile.TemporaryDirectory(prefix="chaos-preflight-") as tmp:
+            folder = Path(tmp)
+            spec = preflight_spec(cell, folder, version)
+            (folder / "spec.json").write_text(json.dumps(spec))
+            env = {**racer_env(python, paths), "TMPDIR": racer_tmp(folder)}
+            try:
+                proc = children.run([python, "-m", "chaos.racer.main", str(folder / "spec.json")], env, s.timeout_s)
+            except subprocess.TimeoutExpired:
+                return  # a run that hangs shows nothing about its wiring: the trials record it as hung
+            result_path = folder / "result-preflight.json"
+            if not result_path.exists():
+                last = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+                raise TargetError(f"{where}: the preflight racer wrote no result: {last}")
+            result = json.loads(result_path.read_text())
+            rows = _ledger_rows(folder / "ledger.sqlite")
+        problem = wiring_problem(cell, result, rows)
+        if problem is not None:
+            raise TargetError(f"{where} {problem}", hint="the preflight runs it once without faults before any trial; nothing was counted")
+        _passed.add(("run", key))
+
+    return Check(("run", key), run)
 
 
 # ----------------------------------------------------------------- what the racers' Python imports
@@ -258,13 +327,16 @@ def workload_paths(scenario_file: str | None) -> list[str]:
     return paths
 
 
-def preflight_cells(cells: list[Cell], scenario_file: str) -> None:
+def preflight_cells(cells: list[Cell], scenario_file: str, jobs: int = 1) -> None:
     """Every cell's workload, saver, guard (and v2's release and workload, for a kind that deploys
-    one) checked in the racers' Python before anything is written; the first problem is raised."""
+    one) checked in the racers' Python before anything is written, ``jobs`` checks at a time; the
+    first problem in the cells' order is raised (``run_checks``)."""
+    checks: list[Check] = []
     for cell in cells:
         t, t2 = cell.scenario.target, cell.scenario.deployed_target
         v2_python = deployed_python(cell, scenario_file) if t2 != t else None  # a release that does not install: exit 3
-        preflight(cell, scenario_file, python_for(t.framework, t.version, t.requirements), v2_python)
+        checks += preflight(cell, scenario_file, python_for(t.framework, t.version, t.requirements), v2_python)
+    run_checks(checks, jobs)
 
 
 @contextlib.contextmanager
@@ -276,26 +348,28 @@ def racer_side(python: str, paths: list[str]) -> Iterator[dict[str, str]]:
         yield {**racer_env(python, paths), "TMPDIR": tmp}
 
 
-def _module_preflight(what: str, module: str, ref: str, scenario_file: str | None, python: str, hint: str, reads: str = "") -> None:
+def _module_preflight(what: str, module: str, ref: str, scenario_file: str | None, python: str, hint: str, reads: str = "") -> Check:
     """Run ``python -m <module> <ref>`` in the racers' Python (once per interpreter, ref and
     ``reads``: what else the check depends on, such as the store it opens); a failure is refused in
     one line naming the scenario file, with the exit's last stderr line."""
-    key = (python, what, ref + reads)
-    if key in _preflight_ok:
-        return
-    nonce = secrets.token_hex(8)  # said only once the check ran to its end: an exit status 0 alone is not trusted
-    with racer_side(python, workload_paths(scenario_file)) as env:
-        proc = subprocess.run([python, "-c", _RUN_TO_THE_END, module, ref, nonce], capture_output=True, text=True, env=env, timeout=300)
-    if proc.returncode != 0:
-        last = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
-        raise TargetError(f"{scenario_file or 'scenario'}: {last}", hint=hint)
-    if f"chaos-preflight-done {nonce}" not in proc.stdout:
-        raise TargetError(
-            f"{scenario_file or 'scenario'}: the {what} {ref!r} ended the process (exit status 0) before its check finished "
-            "(os._exit or sys.exit in the factory?): every racer would stop the same way",
-            hint=hint,
-        )
-    _preflight_ok.add(key)
+    key = ("module", python, what, ref + reads)
+
+    def run(children: _Children) -> None:
+        nonce = secrets.token_hex(8)  # said only once the check ran to its end: an exit status 0 alone is not trusted
+        with racer_side(python, workload_paths(scenario_file)) as env:
+            proc = children.run([python, "-c", _RUN_TO_THE_END, module, ref, nonce], env, 300)
+        if proc.returncode != 0:
+            last = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+            raise TargetError(f"{scenario_file or 'scenario'}: {last}", hint=hint)
+        if f"chaos-preflight-done {nonce}" not in proc.stdout:
+            raise TargetError(
+                f"{scenario_file or 'scenario'}: the {what} {ref!r} ended the process (exit status 0) before its check finished "
+                "(os._exit or sys.exit in the factory?): every racer would stop the same way",
+                hint=hint,
+            )
+        _passed.add(key)
+
+    return Check(key, run)
 
 
 # runs ``python -m MODULE REF`` and then says it got to the end (a factory that calls os._exit(0)
@@ -328,18 +402,18 @@ def deployed_python(cell: Cell, scenario_file: str) -> str:
         ) from None
 
 
-def target_preflight(cell: Cell, scenario_file: str | None, python: str) -> None:
+def target_preflight(cell: Cell, scenario_file: str | None, python: str) -> list[Check]:
     """The adapter's own checks (``TargetInfo.preflight``: its environment imports the framework, its
     workload_params agree, its store opens), run once per configuration in the racers' Python."""
     info = TARGETS.get(cell.scenario.target.framework)
     if info is None or not info.preflight:
-        return
+        return []
     spec = json.dumps(
         {"target": cell.scenario.target.model_dump(), "workload": cell.scenario.workload, "workload_params": cell.scenario.workload_params},
         sort_keys=True,
         default=str,
     )
-    _module_preflight(
+    check = _module_preflight(
         "target",
         info.preflight,
         spec,
@@ -349,44 +423,49 @@ def target_preflight(cell: Cell, scenario_file: str | None, python: str) -> None
         # the store it opens is the run's (CHAOS_PG_DSN): a check passed for one database says nothing of another
         reads=hashlib.sha256(os.environ.get("CHAOS_PG_DSN", "").encode()).hexdigest(),
     )
+    return [check]
 
 
-def preflight(cell: Cell, scenario_file: str | None, python: str, v2_python: str | None = None) -> None:
-    """A user's workload factory must import in the racers' interpreter: check once, clearly. A
-    kind that deploys v2 of the workload (``Kind.deploys``) gets v2 checked the same way, in v2's
-    interpreter when the deploy is also a library release (``v2_python``)."""
-    target_preflight(cell, scenario_file, python)
+def preflight(cell: Cell, scenario_file: str | None, python: str, v2_python: str | None = None) -> list[Check]:
+    """What must hold before ``cell`` runs, in the order it is said: a user's workload factory must
+    import in the racers' interpreter, and its wiring must be right. A kind that deploys v2 of the
+    workload (``Kind.deploys``) gets v2 checked the same way, in v2's interpreter when the deploy is
+    also a library release (``v2_python``)."""
+    checks = target_preflight(cell, scenario_file, python)
     modules = hooks_of(cell.scenario.target.framework)
     for check in modules.module_checks(cell) if isinstance(modules, ChecksModules) else []:  # a team's saver, a guard
-        _module_preflight(check.what, check.module, check.ref, scenario_file, python, hint=check.hint)
-    _preflight_workload(cell, scenario_file, python, "workload", "v1")
+        checks.append(_module_preflight(check.what, check.module, check.ref, scenario_file, python, hint=check.hint))
+    checks += _preflight_workload(cell, scenario_file, python, "workload", "v1")
     if get_kind(cell.scenario.kind).deploys:
         field = "upgrade_to.workload" if cell.scenario.upgrade_to.workload else "workload"
-        _preflight_workload(deployed_cell(cell), scenario_file, v2_python or python, field, "v2")
+        checks += _preflight_workload(deployed_cell(cell), scenario_file, v2_python or python, field, "v2")
+    return checks
 
 
-def _preflight_workload(cell: Cell, scenario_file: str | None, python: str, field: str, version: str) -> None:
+def _preflight_workload(cell: Cell, scenario_file: str | None, python: str, field: str, version: str) -> list[Check]:
     """The workload factory imports in ``python`` (once), then its wiring is checked (``preflight_run``)."""
     ref = cell.scenario.workload
     info = TARGETS.get(cell.scenario.target.framework)
+    paths = workload_paths(scenario_file)
     if info is None or ref in info.workloads:
         if info is not None and cell.scenario.effect_fault is not None:  # the faulted effect must be one the workload fires
-            preflight_run(cell, scenario_file, python, workload_paths(scenario_file))
-        return
+            return [preflight_run(cell, scenario_file, python, paths)]
+        return []
     rules = hooks_of(cell.scenario.target.framework)
-    if (python, ref) in _preflight_ok or (
-        isinstance(rules, ValidatesScenario) and rules.owns_workload(ref)
-    ):  # the framework's own form loads in the run
-        preflight_run(cell, scenario_file, python, workload_paths(scenario_file), version)
-        return
-    code = "import sys; from chaos.workloads import import_factory; import_factory(sys.argv[1])"
-    with racer_side(python, workload_paths(scenario_file)) as env:
-        proc = subprocess.run([python, "-c", code, ref], capture_output=True, text=True, env=env, timeout=300)
-    if proc.returncode != 0:
-        last = (proc.stderr.strip().splitlines() or ["?"])[-1]
-        raise TargetError(
-            f"{scenario_file or 'scenario'}: {field}: {ref!r} does not import in the racers' Python: {last}",
-            hint="check the module path and that it is importable from the scenario's folder",
-        )
-    _preflight_ok.add((python, ref))
-    preflight_run(cell, scenario_file, python, workload_paths(scenario_file), version)
+    if isinstance(rules, ValidatesScenario) and rules.owns_workload(ref):  # the framework's own form loads in the run
+        return [preflight_run(cell, scenario_file, python, paths, version)]
+    key = ("import", python, ref)
+
+    def imports(children: _Children) -> None:
+        code = "import sys; from chaos.workloads import import_factory; import_factory(sys.argv[1])"
+        with racer_side(python, paths) as env:
+            proc = children.run([python, "-c", code, ref], env, 300)
+        if proc.returncode != 0:
+            last = (proc.stderr.strip().splitlines() or ["?"])[-1]
+            raise TargetError(
+                f"{scenario_file or 'scenario'}: {field}: {ref!r} does not import in the racers' Python: {last}",
+                hint="check the module path and that it is importable from the scenario's folder",
+            )
+        _passed.add(key)
+
+    return [Check(key, imports), preflight_run(cell, scenario_file, python, paths, version)]
