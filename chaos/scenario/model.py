@@ -788,6 +788,17 @@ def _fmt(v: object) -> str:
     return str(v)
 
 
+def _plain_copy(value: Any) -> Any:
+    """A deep copy of plain data (a model's dump), each mapping's keys in sorted order: what the YAML
+    round trip this replaces made of it (``safe_dump`` sorts), at a hundredth of its cost (a night's
+    suite spent 7 s of its 10 s load copying cells that way)."""
+    if isinstance(value, dict):
+        return {k: _plain_copy(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_plain_copy(v) for v in value]
+    return value
+
+
 def expand(scenario: Scenario, *, path: str = "<scenario>", node: yaml.Node | None = None, check: bool = True) -> list[Cell]:
     """Every cell of the scenario's matrix, in a stable order (axes in file order)."""
     axes = list(scenario.matrix.items())
@@ -797,7 +808,7 @@ def expand(scenario: Scenario, *, path: str = "<scenario>", node: yaml.Node | No
     cells = []
     combos = itertools.product(*[vals for _, vals in axes]) if axes else [()]
     for i, combo in enumerate(combos):
-        data = yaml.safe_load(yaml.safe_dump(base))  # deep copy of plain data
+        data = _plain_copy(base)
         for (axis, _), value in zip(axes, combo, strict=True):
             if axis == "case":
                 for k, v in value.items():
