@@ -222,3 +222,52 @@ def test_the_default_jobs_is_the_machines_cores_and_memory_whatever_its_load(tmp
 
     monkeypatch.setattr(os, "getloadavg", no_load)
     assert jobs.default_jobs(unlimited) == min(cores, max(1, (jobs.machine_mb(unlimited) or 400) // jobs.JOB_MEMORY_MB))
+
+
+MORE_KINDS = """\
+name: jobs_kinds
+kind: fork
+target: {framework: langgraph, backend: sqlite, durability: sync}
+workload: gate_after_interrupt
+resume: "command:true"
+trials: 4
+seed: 41
+matrix:
+  case:
+    - {name: fork, kind: fork, fork_via: checkpoint}
+    - {name: invalid-type, kind: invalid_state, workload: invalid_type}
+    - {name: upgrade, kind: upgrade, workload: upgrade_field_renamed}
+    - {name: upgrade-killed, kind: upgrade, workload: upgrade_node_added, trials: 1, kill_points: ["effect(task=pre)", "effect(task=gate)"]}
+"""
+
+
+def trial_outcomes(run_dir: Path) -> dict[str, object]:
+    """Each trial's validity, the effects its ledger counted (by racer), and its racers' outcomes (status, blame)."""
+    out = {}
+    for rec in map(json.loads, (run_dir / "journal.jsonl").read_text().splitlines()):
+        racers = [(r["racer_id"], r["status"], r["blame"]) for r in rec["racers"]]
+        out[rec["trial_id"]] = (rec["valid"], sorted((row["racer_id"], row["effect_key"]) for row in rec["ledger"]), racers)
+    return out
+
+
+def test_forks_invalid_states_and_upgrades_with_two_jobs_have_every_trial_and_verdict_of_one_job(tmp_path):
+    """Their repeats are independent too (each its own thread, store and rows, no race in them):
+    two jobs run them at once, and each trial ends as it does one job at a time."""
+    scenario = write_scenario(tmp_path, MORE_KINDS)
+    one = chaos_api.run(scenario, out=tmp_path / "one", jobs=1)
+    two = chaos_api.run(scenario, out=tmp_path / "two", jobs=2)
+
+    assert all(c.valid_trials == c.trials > 0 for c in one.cells), [(c.cell_id, c.valid_trials, c.trials) for c in one.cells]
+    assert trial_outcomes(two.run_dir) == trial_outcomes(one.run_dir)
+    assert verdicts(two) == verdicts(one)
+    assert overlapping(one.run_dir / "journal.jsonl") == 0
+    assert overlapping_all(two.run_dir / "journal.jsonl") >= 1
+
+
+def overlapping_all(journal: Path) -> int:
+    """How many pairs of a cell's consecutive trials ran at the same time (any kind, the dry runs aside)."""
+    spans: dict[int, list[tuple[float, float]]] = {}
+    for r in map(json.loads, journal.read_text().splitlines()):
+        if not r["trial_id"].endswith("-dry"):
+            spans.setdefault(r["cell_index"], []).append((r["t_start_wall"], r["t_start_wall"] + r["wall_s"]))
+    return sum(1 for s in spans.values() for (_, end), (start, _) in zip(sorted(s), sorted(s)[1:], strict=False) if start < end)

@@ -39,7 +39,7 @@ from pydantic import Field
 
 from chaos.kinds.base import Checker, Kind, KindOptions, Property, needs_command_resume
 from chaos.kinds.checking import base_fields, verdict
-from chaos.kinds.phases import each_trial, failed, run_phases
+from chaos.kinds.phases import failed, independent_trials, run_phases
 from chaos.racer.ledger_rows import of_task
 from chaos.racer.protocol import ActionOutcome, ErrorInfo, ForkIntent, OutcomeStatus
 from chaos.records import CellResult, TrialRecord, Verdict, error_field, error_of, status_of
@@ -94,7 +94,7 @@ class Fork(Kind):
             raise ValueError("fork_fires: false says the fork's branch is a rejection: set fork_value to the app's reject answer")
 
     def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
-        return each_trial(ctx, cell, skip, fork_trial)
+        return independent_trials(ctx, cell, skip, fork_trial)
 
     def summary(self, cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult, list[TrialRecord]]:
         recs = list(records)

@@ -41,7 +41,7 @@ from typing import TypedDict
 from chaos.kinds.base import Checker, Kind
 from chaos.kinds.checking import base_fields, verdict
 from chaos.kinds.faults import CV
-from chaos.kinds.phases import each_trial, failed, inspected, run_phases
+from chaos.kinds.phases import failed, independent_trials, inspected, run_phases
 from chaos.racer.ledger_rows import of_task
 from chaos.racer.protocol import ErrorInfo, OutcomeStatus
 from chaos.records import CellResult, TrialRecord, Verdict, error_field
@@ -64,7 +64,7 @@ class InvalidState(Kind):
     title = "Invalid state"
 
     def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
-        return each_trial(ctx, cell, skip, invalid_trial)
+        return independent_trials(ctx, cell, skip, invalid_trial)
 
     def summary(self, cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult, list[TrialRecord]]:
         recs = list(records)

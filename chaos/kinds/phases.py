@@ -10,6 +10,7 @@ phase still lets the next look at the thread. Either way the caller gets each la
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from functools import partial
 
 from chaos.racer.protocol import ActionOutcome, ActionSpec, InspectResult
 from chaos.records import RacerOutcome, TrialRecord
@@ -28,6 +29,18 @@ def each_trial(ctx: RunContext, cell: Cell, skip: set[str], trial: Callable[[Tri
     """The ``run_cell`` of a kind whose trials are independent repeats: ``trial`` once per repeat."""
     for t in range(cell.scenario.trials):
         yield from attempts(ctx, cell, f"c{cell.index:03d}-t{t:04d}", skip, trial, rep=t)
+
+
+def independent_trials(ctx: RunContext, cell: Cell, skip: set[str], trial: Callable[[TrialRun], TrialRecord]) -> Iterator[TrialRecord]:
+    """``each_trial`` for a kind whose repeats do not depend on each other's timing either (each its
+    own thread, store and ledger rows, its outcome not a race's): run ``--jobs`` at a time
+    (``RunContext.independent``). Not for a cell that runs anything beside its trials (a baseline)."""
+    return ctx.independent(
+        [
+            partial(attempts, cell=cell, trial_id=f"c{cell.index:03d}-t{t:04d}", skip=skip, body=trial, rep=t)
+            for t in range(cell.scenario.trials)
+        ]
+    )
 
 
 def run_phases(run: TrialRun, phases: list[tuple[str, list[ActionSpec]]]) -> tuple[dict[str, ActionOutcome], list[RacerOutcome]]:

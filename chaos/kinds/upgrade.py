@@ -56,6 +56,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from typing import Annotated, Any, Literal, TypedDict, cast
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -64,7 +65,7 @@ from chaos.envs import requirement_names
 from chaos.kinds.base import Checker, Kind, KindOptions, Property, needs_command_resume
 from chaos.kinds.baseline import MAX_ANSWERS, answer_action, baseline_actions
 from chaos.kinds.checking import base_fields, verdict
-from chaos.kinds.phases import each_trial, in_process
+from chaos.kinds.phases import in_process, independent_trials
 from chaos.kinds.sweep import dry_runs, points_of
 from chaos.launchers import RacerHandle
 from chaos.racer.protocol import ActionOutcome, ActionSpec, RacerSpec, TargetSpec
@@ -162,7 +163,7 @@ class Upgrade(Kind):
             return iter(())
         if cell.scenario.kill_points:
             return _kill_cell(ctx, cell, skip)
-        return each_trial(ctx, cell, skip, lambda run: upgrade_trial(run, None))
+        return independent_trials(ctx, cell, skip, lambda run: upgrade_trial(run, None))
 
     def summary(self, cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult, list[TrialRecord]]:
         recs = list(records)
@@ -217,14 +218,29 @@ def _answers(s: Scenario, first: ActionSpec) -> list[ActionSpec]:
 
 
 def _kill_cell(ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
-    """One v1 dry run finds the boundaries; each kept one is a kill point, ``trials`` repeats each."""
+    """One v1 dry run finds the boundaries; each kept one is a kill point, ``trials`` repeats each,
+    independent of each other as a sweep's are (``--jobs`` at a time)."""
+    if ctx.only is None and ctx.prior.get(f"c{cell.index:03d}-dry") is None:
+        ctx.expect_independent()  # the other job slots' fork servers start while the dry run runs
     dry = yield from dry_runs(ctx, cell)
     if dry is None or not dry.valid:
         return
-    for p, point in enumerate(points_of(cell, dry.observations["boundaries"])):
-        for rep in range(cell.scenario.trials):
-            tid = f"c{cell.index:03d}-p{p:03d}-r{rep:03d}"
-            yield from attempts(ctx, cell, tid, skip, _at_point(point), point=point, rep=rep)
+    points = points_of(cell, dry.observations["boundaries"])
+    yield from ctx.independent(
+        [
+            partial(
+                attempts,
+                cell=cell,
+                trial_id=f"c{cell.index:03d}-p{p:03d}-r{rep:03d}",
+                skip=skip,
+                body=_at_point(point),
+                point=point,
+                rep=rep,
+            )
+            for p, point in enumerate(points)
+            for rep in range(cell.scenario.trials)
+        ]
+    )
 
 
 def _at_point(point: str) -> Callable[[TrialRun], TrialRecord]:
