@@ -70,7 +70,7 @@ sys.path.insert(0, str(ROOT))
 
 from parallel_trials import jobs_bench  # noqa: E402  (bench/, beside this file)
 
-from chaos.kinds.race import StartAhead, race_trial  # noqa: E402
+from chaos.kinds.race import race_trial  # noqa: E402
 from chaos.kinds.sweep import dry_run, kill_trial  # noqa: E402
 from chaos.launchers.local import LocalLauncher  # noqa: E402
 from chaos.launchers.warm.client import WarmLauncher  # noqa: E402
@@ -295,7 +295,6 @@ def chaos_case(case: str, mode: str, trials: int, base: Path, profile: cProfile.
     if profile:
         profile.enable()
     t_start = time.monotonic()
-    ahead = StartAhead()  # the cell's, as ``chaos run`` keeps it: its racers start beside each park
     for t in range(trials):
         ts = time.monotonic()
         if kind == "kill_sweep":
@@ -308,7 +307,7 @@ def chaos_case(case: str, mode: str, trials: int, base: Path, profile: cProfile.
         else:
             run = TrialRun(ctx, cell, f"c000-t{t:04d}", rep=t)
             try:
-                rec = race_trial(run, ahead)
+                rec = race_trial(run)
             finally:
                 run.cleanup()
         walls.append(time.monotonic() - ts)

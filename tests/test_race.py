@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-from pathlib import Path
 
 import pytest
 from kits.runs import racers_alive, run_text
 
 from chaos.running.journal import read_journal
-
-WORKLOADS = Path(__file__).parent / "workloads"
 
 RACE = """\
 name: race_small
@@ -74,49 +70,6 @@ def test_all_racers_passed_the_gate_and_the_history_is_jepsen_shaped(race_run):
         assert reader["racer_id"] == "r0" and reader["result"]["t_afterwards_mono_ns"] > others_end
         assert [b["action"] for b in r["barriers"] if b["barrier"] == "afterwards"] == ["arrived", "released"]
         assert r["observations"]["release_spread_ms"] is not None
-
-
-def test_the_racers_start_beside_the_park_and_touch_no_store_before_it_has_parked(race_run):
-    # their start (a fork, or a cold interpreter and its imports) overlaps the parking racer's run:
-    # each holds before it opens the store, and is let go once the parking racer has exited
-    records, _ = read_journal(race_run.run_dir / "journal.jsonl")
-    for r in records:
-        park = next(o for o in r["racers"] if o["racer_id"] == "park")
-        for o in r["racers"]:
-            if o["racer_id"] != "park":
-                assert o["result"]["t_unheld_mono_ns"] > park["result"]["t_end_mono_ns"]
-        held = sorted((b["racer_id"], b["action"]) for b in r["barriers"] if b["barrier"] == "hold")
-        assert held == [(f"r{i}", a) for i in range(3) for a in ("arrived", "released")]
-
-
-def test_a_pause_with_two_questions_pending_is_answered_by_id_by_racers_started_after_the_park(tmp_path):
-    # the racers started beside the first park answer with a plain value, as the scenario says; the
-    # park found two interrupts pending, which are answered whole, each by its id: those racers go
-    # unused (killed, out of the record), k racers start afresh, and the cell's later racers start
-    # after their parks
-    shutil.copy(WORKLOADS / "graph_workloads.py", tmp_path / "graph_workloads.py")
-    out = run_text(
-        tmp_path,
-        """\
-        name: race_two_questions
-        kind: race
-        target: {framework: langgraph, backend: sqlite}
-        workload: graph_workloads:two_questions
-        resume: "command:yes"
-        racers: {k: 2}
-        trials: 2
-        seed: 7
-        """,
-    )
-    (cell,) = out.results.cells
-    records, _ = read_journal(out.run_dir / "journal.jsonl")
-    assert cell.valid_trials == 2, [r["invalid_reason"] for r in records]
-    for r in records:
-        assert [o["racer_id"] for o in r["racers"]] == ["park", "r0", "r1"]
-        assert not [b for b in r["barriers"] if b["barrier"] == "hold"]
-        for o in r["racers"][1:]:
-            assert o["result"]["outcomes"][-1]["status"] == "done", o["result"]["outcomes"][-1]
-    assert racers_alive(str(out.run_dir)) == []
 
 
 def test_consume_once_verdict_follows_the_fires(race_run):

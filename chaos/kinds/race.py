@@ -2,9 +2,7 @@
 
 Per trial: a parking racer runs the workload to its ``interrupt()`` (durable checkpoint); then k
 racers build the workload against the same thread and stop at the start gate; when all k stand
-there, the gate opens for all with one signal; each sleeps its seeded jitter and resumes. The k
-racers are started with the parking racer and hold before touching the store until it has exited
-(``StartAhead``): their start (a fork, a cold interpreter's imports) overlaps the park, not follows it. The
+there, the gate opens for all with one signal; each sleeps its seeded jitter and resumes. The
 gated effect's ledger rows for the thread, counted per effect identity (the most any identity of
 the gated label fired: ``fires_by_effect``), are the trial's ``fires``. A trial is valid only when
 all k racers passed the gate.
@@ -35,7 +33,7 @@ from __future__ import annotations
 import random
 import statistics
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TypedDict
 
@@ -49,9 +47,9 @@ from chaos.kinds.checking import Tally, base_fields, times, verdict
 from chaos.kinds.phases import each_trial
 from chaos.kinds.sweep import LIVENESS
 from chaos.launchers import RacerHandle
-from chaos.racer.barrier import AFTERWARDS, GATE, HOLD
+from chaos.racer.barrier import AFTERWARDS
 from chaos.racer.ledger_rows import declared, effect_key, of_task
-from chaos.racer.protocol import ActionOutcome, ActionSpec, InspectResult, RacerResult, RacerSpec
+from chaos.racer.protocol import ActionOutcome, ActionSpec, InspectResult, RacerResult
 from chaos.records import CellResult, RacerOutcome, RaceWindow, TrialRecord, Verdict, error_field
 from chaos.running.trial import RunContext, TrialRun
 from chaos.scenario.model import Cell, Scenario
@@ -93,8 +91,7 @@ class Race(Kind):
                 raise ValueError("answers: the racers approve with invoke(None) under resume: none, so no answer of the plan is sent")
 
     def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
-        ahead = StartAhead()
-        return with_baseline(ctx, cell, each_trial(ctx, cell, skip, lambda run: race_trial(run, ahead)))
+        return with_baseline(ctx, cell, each_trial(ctx, cell, skip, race_trial))
 
     def summary(self, cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult, RaceFacts]:
         return race_summary(cell, records)
@@ -128,60 +125,18 @@ def _last(r: RacerOutcome) -> ActionOutcome:
     return r.last_outcome or ActionOutcome()
 
 
-@dataclass
-class StartAhead:
-    """Whether a cell's k racers start beside its parking racer (``race_trial``): yes while the
-    scenario alone says their answer (no plan to approach the pause through, one interrupt pending
-    per pause); no more once a park needed answers it does not give (several interrupts pending at
-    once, answered by id)."""
-
-    on: bool = True
-
-    @staticmethod
-    def fits(s: Scenario) -> bool:
-        return not approach(s)
-
-
-def racer_specs(run: TrialRun, value: object, parked_ids: Sequence[object], *, hold: bool) -> tuple[list[RacerSpec], list[object]]:
-    """The k racers' specs, each answering the aimed pause with ``value`` (by id where several
-    interrupts are pending: ``parked_ids``), and what each sends."""
-    s = run.cell.scenario
-    chain = reads_chain(s)
-    specs: list[RacerSpec] = []
-    sent: list[object] = []  # what each racer answers with (None: an approval with no value, or the team's driver's own)
-    for i in range(s.racers.k):
-        v = f"{value}#r{i}" if RaceOptions.of(s).distinct_values else value
-        # resume: none (a static breakpoint's approval, LangGraph): every racer sends invoke(None);
-        # resume: app: every racer runs the team's own driver, answering with v
-        act: ActionSpec = approval_action(s, v)
-        if act.get("form") == "command" and (by_id := answer_map(parked_ids, v)) is not None:
-            act["answer_map"] = by_id  # parallel interrupts pending at once: every one answered, by its id
-        sent.append(act.get("value", (act.get("plan") or [None])[0]))
-        # LC: the first racer reads the thread's checkpoint tree once every other racer has ended (chaos.kinds.chain)
-        specs.append(run.spec(f"r{i}", actions=[act], gate=True, hold=hold, afterwards=TREE_READ if chain and i == 0 else None))
-    return specs, sent
-
-
-def race_trial(run: TrialRun, ahead: StartAhead) -> TrialRecord:
+def race_trial(run: TrialRun) -> TrialRecord:
     s = run.cell.scenario
     k = s.racers.k
     # 1. park: run to the aimed pause (the pauses before it answered by the plan), durably
     park_spec = run.spec("park", actions=[{"op": "run"}, *approach(s)], inspect_after=True)
     (parker,) = run.start([park_spec])
-    early: list[RacerHandle] = []
-    guessed: list[RacerSpec] = []
-    if ahead.on and StartAhead.fits(s):
-        # the k racers start now and hold, touching no store, until the parker has parked: their start
-        # (a fork, or a cold interpreter and its imports) overlaps the park instead of following it
-        guessed, _ = racer_specs(run, aimed_at(s, []), [], hold=True)
-        early = run.start(guessed)
     park = run.collect(parker, "park", "run", hung=bool(run.wait_exit([parker])))
     parked_o = park.last_outcome
     parked = parked_o is not None and parked_o.get("status") == "interrupted"
     park_obs: ParkObs = {"status": park.status, "outcome": parked_o, "inspect": park.inspect_after}
     run.observations["park"] = park_obs
     if not parked:
-        run.discard(early)
         why = "the parking racer did not reach an interrupt or a static breakpoint"
         if parked_o and (err := parked_o.get("error")):
             why += f": {err.get('type')}: {err.get('message')}"
@@ -195,25 +150,25 @@ def race_trial(run: TrialRun, ahead: StartAhead) -> TrialRecord:
     value = aimed_at(s, [o for o in park.outcomes if str((o.get("action") or {}).get("label", "")).startswith("approach")])
     parked_ids = list(parked_o.get("interrupt_ids") or []) if parked_o else []
     chain = reads_chain(s)
-    specs, sent = racer_specs(run, value, parked_ids, hold=bool(early))
-    if early and [x["actions"] for x in specs] != [x["actions"] for x in guessed]:
-        # the park asked what the scenario alone did not say (interrupts answered by id): the early
-        # racers go unused, and this cell's racers start after its parks from now on
-        run.discard(early)
-        early = []
-        ahead.on = False
-        specs, sent = racer_specs(run, value, parked_ids, hold=False)
-    if early:
-        handles = early
-        for h in handles:
-            if run.wait_arrival(h, HOLD):
-                run.release(h, HOLD)
-    else:
-        handles = run.start(specs)
-    all_ready = run.wait_until(lambda: all(h.state() == "exited" or run.stands_at(h, GATE) for h in handles))
-    ready = [h for h in handles if run.stands_at(h, GATE)]
+    specs = []
+    sent: list[object] = []  # what each racer answers with (None: an approval with no value, or the team's driver's own)
+    for i in range(k):
+        v = f"{value}#r{i}" if RaceOptions.of(s).distinct_values else value
+        # resume: none (a static breakpoint's approval, LangGraph): every racer sends invoke(None);
+        # resume: app: every racer runs the team's own driver, answering with v
+        act: ActionSpec = approval_action(s, v)
+        if act.get("form") == "command" and (by_id := answer_map(parked_ids, v)) is not None:
+            act["answer_map"] = by_id  # parallel interrupts pending at once: every one answered, by its id
+        sent.append(act.get("value", (act.get("plan") or [None])[0]))
+        # LC: the first racer reads the thread's checkpoint tree once every other racer has ended (chaos.kinds.chain)
+        specs.append(run.spec(f"r{i}", actions=[act], gate=True, afterwards=TREE_READ if chain and i == 0 else None))
+    handles = run.start(specs)
+    all_ready = run.wait_until(
+        lambda: all(h.state() != "running" for h in handles) and all(h.state() == "exited" or h.arrivals() for h in handles)
+    )
+    ready = [h for h in handles if h.state() == "stopped" and h.arrivals()]
     for h in ready:
-        run.wait_arrival(h, GATE)
+        run.wait_arrival(h, "gate")
     hung: list[RacerHandle] = []  # racers killed for not ending within the timeout
     if len(ready) == k:
         run.ctx.launcher.open_gate(handles)

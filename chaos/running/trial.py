@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from chaos.envs import python_for, requirement_names
 from chaos.launchers import ExitStatus, ForgetsHandles, Launcher, Named, RacerHandle, WaitsForChange
-from chaos.racer.barrier import ARRIVAL_SUFFIX
 from chaos.racer.protocol import NO_SPACE_EXIT, ActionSpec, ErrorInfo, LedgerSpec, RacerResult, RacerSpec, StoreSpec, TargetSpec
 from chaos.records import BarrierEvent, Op, RacerOutcome, TrialRecord
 from chaos.running.blame import (
@@ -268,7 +267,7 @@ class TrialRun:
             "actions": actions or [],
             "inspect_before": inspect_before,
             "inspect_after": inspect_after,
-            "result_path": str(self.result_path(racer_id)),
+            "result_path": str(self.dir / f"result-{racer_id}.json"),
         }
         if effect_fault and s.effect_fault is not None:
             spec["effect_fault"] = {"task": s.effect_fault.task, "times": s.effect_fault.times}
@@ -321,24 +320,6 @@ class TrialRun:
         if barrier is not None:
             self.barriers.append(BarrierEvent(racer_id=h.racer_id, barrier=barrier, action="killed", t_mono_ns=time.monotonic_ns()))
         return status
-
-    def result_path(self, racer_id: str) -> Path:
-        """Where racer ``racer_id`` of this trial writes its result."""
-        return self.dir / f"result-{racer_id}.json"
-
-    def discard(self, handles: list[RacerHandle]) -> None:
-        """Kill racers this trial started and will not use (started ahead on a guess the trial proved
-        wrong, or for a trial that ends early): reaped, out of the trial's record, and their arrival
-        and result files gone, so racers started later under the same ids are judged by their own."""
-        for h in handles:
-            h.kill()
-            self.handles.remove(h)
-        if handles and isinstance(self.ctx.launcher, ForgetsHandles):
-            self.ctx.launcher.forget(handles)
-        for h in handles:
-            for f in self.barrier_dir.glob(f"{h.racer_id}.*{ARRIVAL_SUFFIX}"):
-                f.unlink(missing_ok=True)
-            self.result_path(h.racer_id).unlink(missing_ok=True)
 
     def wait_exit(self, handles: list[RacerHandle]) -> list[RacerHandle]:
         """Wait for every handle to exit; kill those that do not within the timeout (returned)."""

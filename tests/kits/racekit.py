@@ -9,7 +9,7 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 
-from chaos.kinds.race import StartAhead, race_trial
+from chaos.kinds.race import race_trial
 from chaos.racer.ledger import Ledger, open_ledger
 from chaos.running.trial import RunContext, TrialRun
 from chaos.scenario.model import Scenario, expand
@@ -80,11 +80,10 @@ def run_races(scenario: Scenario, launcher, base: Path, *, run_id: str, ledger_c
 def race_trials(ctx: RunContext, cell, trials: int) -> list:
     """``trials`` race trials of ``cell`` in ``ctx`` (ids c000-t0000, ...); each trial's folder goes after it."""
     records = []
-    ahead = StartAhead()  # as ``chaos run`` does: the racers start beside each park
     for t in range(trials):
         run = TrialRun(ctx, cell, f"c000-t{t:04d}", rep=t)
         try:
-            records.append(race_trial(run, ahead))
+            records.append(race_trial(run))
         finally:
             run.cleanup()
     return records

@@ -10,9 +10,6 @@ approves a payment with ``"pay"`` and an e-mail with ``"mail"``.
 
 ``payment_approvals``: the same graph with every effect fired inside its node (no ``audit`` from a
 thread): a graph wired as chaos asks, which a preflight accepts and a sweep can judge.
-
-``two_questions``: two branches of one step each ask a question: two interrupts pending at once,
-which a race's racers answer by id (``tests/test_race.py``).
 """
 
 from __future__ import annotations
@@ -78,29 +75,3 @@ def _approvals(ctx, audit_from_thread: bool):
         return {"send_payment": "pay", "send_email": "mail"}[intr.value["action"]]
 
     return LangGraphWorkload(graph=g.compile(checkpointer=ctx.checkpointer), input={"log": []}, gated_task="send_payment", answer=answer)
-
-
-def two_questions(ctx):
-    """Two branches of one step, each asking its own question: two interrupts pending at once,
-    answered whole (``Command(resume={id: value, ...})``); ``ask_a`` fires the gated ``a``."""
-    from langgraph.graph import END, START, StateGraph
-    from langgraph.types import interrupt
-
-    from chaos.workloads.langgraph import LangGraphWorkload
-
-    def ask(name):
-        def node(state):
-            value = interrupt({"question": f"approve {name}?"})
-            ctx.effect(name, value)
-            return {"log": [f"{name}:{value}"]}
-
-        return node
-
-    sg = StateGraph(S)
-    sg.add_node("ask_a", ask("a"))
-    sg.add_node("ask_b", ask("b"))
-    sg.add_edge(START, "ask_a")
-    sg.add_edge(START, "ask_b")
-    sg.add_edge("ask_a", END)
-    sg.add_edge("ask_b", END)
-    return LangGraphWorkload(graph=sg.compile(checkpointer=ctx.checkpointer), input={"log": []}, gated_task="a")
