@@ -14,7 +14,7 @@ from functools import partial
 
 from chaos.racer.protocol import ActionOutcome, ActionSpec, InspectResult
 from chaos.records import RacerOutcome, TrialRecord
-from chaos.running.trial import RunContext, TrialRun, attempts
+from chaos.running.trial import RunContext, Task, TrialRun, attempts
 from chaos.scenario.model import Cell
 from chaos.targets import get_target
 
@@ -25,22 +25,25 @@ def in_process(cell: Cell) -> bool:
     return t.backend in get_target(t.framework).in_process_backends
 
 
+def repeat_tasks(cell: Cell, skip: set[str], trial: Callable[[TrialRun], TrialRecord]) -> list[Task]:
+    """``trial`` once per repeat of the cell (``c000-t0003``), each with its attempts."""
+    return [
+        partial(attempts, cell=cell, trial_id=f"c{cell.index:03d}-t{t:04d}", skip=skip, body=trial, rep=t)
+        for t in range(cell.scenario.trials)
+    ]
+
+
 def each_trial(ctx: RunContext, cell: Cell, skip: set[str], trial: Callable[[TrialRun], TrialRecord]) -> Iterator[TrialRecord]:
     """The ``run_cell`` of a kind whose trials are independent repeats: ``trial`` once per repeat."""
-    for t in range(cell.scenario.trials):
-        yield from attempts(ctx, cell, f"c{cell.index:03d}-t{t:04d}", skip, trial, rep=t)
+    for task in repeat_tasks(cell, skip, trial):
+        yield from task(ctx)
 
 
 def independent_trials(ctx: RunContext, cell: Cell, skip: set[str], trial: Callable[[TrialRun], TrialRecord]) -> Iterator[TrialRecord]:
     """``each_trial`` for a kind whose repeats do not depend on each other's timing either (each its
     own thread, store and ledger rows, its outcome not a race's): run ``--jobs`` at a time
     (``RunContext.independent``). Not for a cell that runs anything beside its trials (a baseline)."""
-    return ctx.independent(
-        [
-            partial(attempts, cell=cell, trial_id=f"c{cell.index:03d}-t{t:04d}", skip=skip, body=trial, rep=t)
-            for t in range(cell.scenario.trials)
-        ]
-    )
+    return ctx.independent(repeat_tasks(cell, skip, trial))
 
 
 def run_phases(run: TrialRun, phases: list[tuple[str, list[ActionSpec]]]) -> tuple[dict[str, ActionOutcome], list[RacerOutcome]]:

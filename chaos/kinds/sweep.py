@@ -296,7 +296,7 @@ def dry_runs(ctx: RunContext, cell: Cell) -> Generator[TrialRecord, None, TrialR
 
 def run_sweep(ctx: RunContext, cell: Cell, skip: set[str], sweep: Sweep) -> Iterator[TrialRecord]:
     recorded = SweepOptions.of(cell.scenario).crash_states != "kill" and crash_states.not_recorded(cell) is None
-    if not recorded and ctx.only is None and ctx.prior.get(f"c{cell.index:03d}-dry") is None:
+    if not recorded and fresh(ctx, cell):
         ctx.expect_independent()  # a fresh kill sweep: the other job slots' fork servers start while the dry run runs
     dry = yield from dry_runs(ctx, cell)
     if dry is None or not dry.valid:
@@ -316,26 +316,26 @@ def run_sweep(ctx: RunContext, cell: Cell, skip: set[str], sweep: Sweep) -> Iter
     if recorded:
         yield from crash_states.run_recorded(ctx, cell, skip, points, _recorded_steps(cell, dry), crash_states.racing(dry))
         return
-    yield from ctx.independent(
-        kill_tasks(cell, skip, dry, points, [(i, rep) for i in range(len(points)) for rep in range(cell.scenario.trials)])
-    )
+    yield from ctx.independent(point_tasks(cell, skip, points, partial(_against, dry)))
 
 
-def kill_tasks(cell: Cell, skip: set[str], dry: TrialRecord, points: list[str], keys: list[tuple[int, int]]) -> list[Task]:
-    """The kill trials of ``keys`` ((point index, repeat): ``c000-p003-r001``), each with its
+def fresh(ctx: RunContext, cell: Cell) -> bool:
+    """Do all of ``cell``'s kill trials lie ahead (no dry run journaled, no subset of trials asked)?
+    Then the other job slots' fork servers are worth starting while the dry run runs."""
+    return ctx.only is None and ctx.prior.get(f"c{cell.index:03d}-dry") is None
+
+
+def point_tasks(cell: Cell, skip: set[str], points: list[str], body_at: Callable[[str], Callable[[TrialRun], TrialRecord]]) -> list[Task]:
+    """The kill trials of every point, ``trials`` repeats each (``c000-p003-r001``), each with its
     attempts, as independent tasks (``RunContext.independent``): each kills a victim of its own
-    and resumes on its own store and thread, so none depends on another."""
+    and resumes on its own store and thread, so none depends on another. ``body_at(point)`` is a
+    trial at that point."""
     return [
         partial(
-            attempts,
-            cell=cell,
-            trial_id=f"c{cell.index:03d}-p{i:03d}-r{rep:03d}",
-            skip=skip,
-            body=_against(dry, points[i]),
-            point=points[i],
-            rep=rep,
+            attempts, cell=cell, trial_id=f"c{cell.index:03d}-p{i:03d}-r{rep:03d}", skip=skip, body=body_at(point), point=point, rep=rep
         )
-        for i, rep in keys
+        for i, point in enumerate(points)
+        for rep in range(cell.scenario.trials)
     ]
 
 

@@ -56,7 +56,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from functools import partial
 from typing import Annotated, Any, Literal, TypedDict, cast
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -66,11 +65,11 @@ from chaos.kinds.base import Checker, Kind, KindOptions, Property, needs_command
 from chaos.kinds.baseline import MAX_ANSWERS, answer_action, baseline_actions
 from chaos.kinds.checking import base_fields, verdict
 from chaos.kinds.phases import in_process, independent_trials
-from chaos.kinds.sweep import dry_runs, points_of
+from chaos.kinds.sweep import dry_runs, fresh, point_tasks, points_of
 from chaos.launchers import RacerHandle
 from chaos.racer.protocol import ActionOutcome, ActionSpec, RacerSpec, TargetSpec
 from chaos.records import CellResult, RacerOutcome, TrialRecord, Verdict, error_field, error_of
-from chaos.running.trial import RunContext, TrialRun, attempts
+from chaos.running.trial import RunContext, TrialRun
 from chaos.scenario.model import MAX_NAME, Cell, Scenario
 
 Outcome = Literal["refused", "left for v1", "resumed as v2", "resumed wrong"]
@@ -220,27 +219,12 @@ def _answers(s: Scenario, first: ActionSpec) -> list[ActionSpec]:
 def _kill_cell(ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
     """One v1 dry run finds the boundaries; each kept one is a kill point, ``trials`` repeats each,
     independent of each other as a sweep's are (``--jobs`` at a time)."""
-    if ctx.only is None and ctx.prior.get(f"c{cell.index:03d}-dry") is None:
+    if fresh(ctx, cell):
         ctx.expect_independent()  # the other job slots' fork servers start while the dry run runs
     dry = yield from dry_runs(ctx, cell)
     if dry is None or not dry.valid:
         return
-    points = points_of(cell, dry.observations["boundaries"])
-    yield from ctx.independent(
-        [
-            partial(
-                attempts,
-                cell=cell,
-                trial_id=f"c{cell.index:03d}-p{p:03d}-r{rep:03d}",
-                skip=skip,
-                body=_at_point(point),
-                point=point,
-                rep=rep,
-            )
-            for p, point in enumerate(points)
-            for rep in range(cell.scenario.trials)
-        ]
-    )
+    yield from ctx.independent(point_tasks(cell, skip, points_of(cell, dry.observations["boundaries"]), _at_point))
 
 
 def _at_point(point: str) -> Callable[[TrialRun], TrialRecord]:

@@ -61,7 +61,7 @@ import subprocess
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -216,12 +216,13 @@ def deployed_cell(cell: Cell) -> Cell:
 
 @dataclass(frozen=True)
 class Check:
-    """One check of the preflight: ``key`` says what it checks (each is run once per process, the
+    """One check of the preflight: ``key`` says what it checks (each passes once per process, the
     first time a plan names it), ``run`` runs it, raising ``TargetError`` or ``EnvironmentProblem``
-    when it fails and remembering that it passed (so a later run of the process skips it)."""
+    when it fails; it returns whether it passed (False: it showed nothing, such as a run that hung,
+    and a later plan checks it again). ``run_checks`` remembers what passed."""
 
     key: tuple[str, ...]
-    run: Callable[[_Children], None]
+    run: Callable[[_Children], bool]
 
 
 class _Children:
@@ -261,17 +262,22 @@ class _Children:
 def run_checks(checks: list[Check], jobs: int = 1) -> None:
     """Every check not run before (in this process or earlier in ``checks``), ``jobs`` at a time;
     the first failure in the list's order is raised, whatever the order they ended in."""
-    todo = list({c.key: c for c in reversed(checks) if c.key not in _passed}.values())[::-1]  # first of each key
+    todo: dict[tuple[str, ...], Check] = {}  # the first check of each key, in order
+    for c in checks:
+        if c.key not in _passed:
+            todo.setdefault(c.key, c)
     children = _Children()
     if jobs <= 1 or len(todo) <= 1:
-        for check in todo:
-            check.run(children)
+        for key, check in todo.items():
+            if check.run(children):
+                _passed.add(key)
         return
     pool = ThreadPoolExecutor(max_workers=min(jobs, len(todo)), thread_name_prefix="chaos-preflight")
     try:
-        futures: list[Future[None]] = [pool.submit(check.run, children) for check in todo]
-        for future in futures:
-            future.result()  # the first failure in order; the others' outcome no longer matters
+        futures = {key: pool.submit(check.run, children) for key, check in todo.items()}
+        for key, future in futures.items():
+            if future.result():  # the first failure in order; the others' outcome no longer matters
+                _passed.add(key)
     finally:
         children.kill()  # (all ended already, unless a check failed or this thread was interrupted)
         pool.shutdown(wait=True, cancel_futures=True)
@@ -292,7 +298,7 @@ def preflight_run(cell: Cell, scenario_file: str | None, python: str, paths: lis
         field = "upgrade_to.workload" if cell.scenario.upgrade_to.workload else "workload"
         where = f"{scenario_file or 'scenario'}: {field} {s.workload!r} at ctx.version {version!r} (the deployed version)"
 
-    def run(children: _Children) -> None:
+    def run(children: _Children) -> bool:
         with tempfile.TemporaryDirectory(prefix="chaos-preflight-") as tmp:
             folder = Path(tmp)
             spec = preflight_spec(cell, folder, version)
@@ -301,7 +307,7 @@ def preflight_run(cell: Cell, scenario_file: str | None, python: str, paths: lis
             try:
                 proc = children.run([python, "-m", "chaos.racer.main", str(folder / "spec.json")], env, s.timeout_s)
             except subprocess.TimeoutExpired:
-                return  # a run that hangs shows nothing about its wiring: the trials record it as hung
+                return False  # a run that hangs shows nothing about its wiring: the trials record it as hung
             result_path = folder / "result-preflight.json"
             if not result_path.exists():
                 last = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
@@ -311,7 +317,7 @@ def preflight_run(cell: Cell, scenario_file: str | None, python: str, paths: lis
         problem = wiring_problem(cell, result, rows)
         if problem is not None:
             raise TargetError(f"{where} {problem}", hint="the preflight runs it once without faults before any trial; nothing was counted")
-        _passed.add(("run", key))
+        return True
 
     return Check(("run", key), run)
 
@@ -354,7 +360,7 @@ def _module_preflight(what: str, module: str, ref: str, scenario_file: str | Non
     one line naming the scenario file, with the exit's last stderr line."""
     key = ("module", python, what, ref + reads)
 
-    def run(children: _Children) -> None:
+    def run(children: _Children) -> bool:
         nonce = secrets.token_hex(8)  # said only once the check ran to its end: an exit status 0 alone is not trusted
         with racer_side(python, workload_paths(scenario_file)) as env:
             proc = children.run([python, "-c", _RUN_TO_THE_END, module, ref, nonce], env, 300)
@@ -367,7 +373,7 @@ def _module_preflight(what: str, module: str, ref: str, scenario_file: str | Non
                 "(os._exit or sys.exit in the factory?): every racer would stop the same way",
                 hint=hint,
             )
-        _passed.add(key)
+        return True
 
     return Check(key, run)
 
@@ -456,7 +462,7 @@ def _preflight_workload(cell: Cell, scenario_file: str | None, python: str, fiel
         return [preflight_run(cell, scenario_file, python, paths, version)]
     key = ("import", python, ref)
 
-    def imports(children: _Children) -> None:
+    def imports(children: _Children) -> bool:
         code = "import sys; from chaos.workloads import import_factory; import_factory(sys.argv[1])"
         with racer_side(python, paths) as env:
             proc = children.run([python, "-c", code, ref], env, 300)
@@ -466,6 +472,6 @@ def _preflight_workload(cell: Cell, scenario_file: str | None, python: str, fiel
                 f"{scenario_file or 'scenario'}: {field}: {ref!r} does not import in the racers' Python: {last}",
                 hint="check the module path and that it is importable from the scenario's folder",
             )
-        _passed.add(key)
+        return True
 
     return [Check(key, imports), preflight_run(cell, scenario_file, python, paths, version)]
