@@ -55,6 +55,37 @@ def test_every_point_is_a_confirmed_kill_of_the_server_and_the_thread_is_gone_af
     assert len(set(lost)) == len(POINTS)  # one server thread per trial, each named
 
 
+# what a restarted server may import after its fork: the server itself and its runtime (they read their
+# configuration from the environment at import, which run_server sets first, and pull in glob, pkgutil
+# and a Cython helper), gRPC and its protos, and the graphs' module, which langgraph_api loads from its
+# path; every other library came with the fork server
+SERVERS_OWN = (
+    "langgraph_api",
+    "langgraph_runtime",
+    "langgraph_license",
+    "langgraph_grpc_common",
+    "grpc",
+    "google.protobuf",
+    "chaos.targets.langgraph_server.app",
+    "__",  # the graphs' module under its path's name
+    "_cython_",
+    "glob",
+    "pkgutil",
+)
+
+
+def test_a_restarted_server_imports_only_the_server_itself_after_its_fork(sweep):
+    """The recovery racer is the server: the libraries it serves with (uvicorn, starlette, LangSmith,
+    OpenTelemetry, LangGraph, chaos's own side) are the fork server's, not imported (and compiled)
+    again in every racer: 1,076 modules a racer before, most of a server-kill trial's CPU."""
+    records, _ = read_journal(sweep.run_dir / "journal.jsonl")
+    resumes = [o["result"] for r in records if r.get("point") for o in r["racers"] if o["role"] == "resume"]
+    assert len(resumes) == len(POINTS)
+    for result in resumes:
+        assert [m for m in result["late_imports"] if not m.startswith(SERVERS_OWN)] == []
+        assert "langgraph_api.server" in result["late_imports"]  # the server itself: each racer's own
+
+
 def test_the_verdicts_of_the_server_kill(sweep):
     results = json.loads((sweep.run_dir / "results.json").read_text())
     (cell,) = results["cells"]

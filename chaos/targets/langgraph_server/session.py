@@ -373,7 +373,72 @@ def open_session(spec: RacerSpec, barrier: BarrierClient, ledger: Ledger) -> Ser
 
 
 PRELOAD = ("langgraph_sdk", "httpx")
-PRELOAD_OPTIONAL: tuple[str, ...] = ()
+# The in-process server's stack (a sweep's racers are the server, ``chaos.targets.langgraph_server.inproc``):
+# the libraries ``run_server`` imports, which each racer otherwise imported after the fork (chaos's
+# own from source: racers write no bytecode). Measured on langgraph-api 0.16.7, a server-kill trial's
+# resume racer imported 1,076 modules late before, 230 after, and the 48-trial sweep of
+# scenarios/agent_server.yaml spent 106 s of CPU before, 52 s after. Not ``langgraph_api`` nor its
+# runtime: they read their configuration from the environment at import, which ``run_server`` sets
+# first (the graphs, the runtime edition), so they stay the racer's own; nor gRPC (a fork of a process
+# that loaded gRPC's core is its own subject, for 0.07 s). None starts a thread at import (the fork
+# server checks). Optional: a release that moves one loads without it.
+PRELOAD_OPTIONAL: tuple[str, ...] = (
+    "langgraph.graph",
+    "langgraph.checkpoint.memory",
+    "langgraph.store.memory",
+    "langgraph.store.base.batch",
+    "langgraph.cache.memory",
+    "langgraph.version",
+    "langgraph_sdk.runtime",
+    "langchain_core.runnables.graph",
+    "langchain_core.tracers.langchain",
+    "langchain_core.tracers.event_stream",
+    "langchain_core.tracers.context",
+    "langchain_core.tracers.run_collector",
+    "langchain_core.tracers.stdout",
+    "langsmith.client",
+    "langsmith.run_helpers",
+    "starlette.applications",
+    "starlette.authentication",
+    "starlette.config",
+    "starlette.middleware.authentication",
+    "starlette.middleware.base",
+    "starlette.middleware.cors",
+    "starlette.schemas",
+    "starlette.staticfiles",
+    "sse_starlette",
+    "structlog",
+    "prometheus_client",
+    "opentelemetry.sdk.trace",
+    "opentelemetry.sdk.resources",
+    "opentelemetry.sdk.metrics",
+    "opentelemetry.exporter.otlp.proto.http.metric_exporter",
+    "opentelemetry.exporter.prometheus",
+    "uvicorn.main",
+    "uvicorn.lifespan.on",
+    "uvicorn.loops.auto",
+    "uvicorn.loops.uvloop",
+    "uvicorn.protocols.http.auto",
+    "uvicorn.protocols.http.httptools_impl",
+    "uvicorn.protocols.websockets.auto",
+    "httpcore",
+    "anyio._backends._asyncio",
+    "anyio._core._fileio",
+    "cProfile",
+    "pstats",
+    "croniter",
+    "cloudpickle",
+    "jsonschema_rs",
+    "truststore",
+    "tenacity",
+    # chaos's side of the in-process server: the server module, the deployed built-ins and LangGraph's saver names
+    "chaos.targets.langgraph_server.inproc",
+    "chaos.targets.langgraph_server.config",
+    "chaos.targets.langgraph_server.host",
+    "chaos.targets.langgraph.session",
+    "chaos.targets.langgraph.guards",
+    "chaos.workloads.langgraph_builtins",
+)
 
 
 def prewarm(only: str | None = None) -> None:
