@@ -40,6 +40,7 @@ import json
 import os
 import resource
 import shutil
+import statistics
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -175,30 +176,67 @@ def compare(rows: list[dict]) -> list[str]:
     ]
     first = rows[0]
     for r in rows[1:]:
-        mine: Mapping[str, Any] = r["outcomes"]
-        theirs: Mapping[str, Any] = first["outcomes"]
-        points = sorted(set(mine) | set(theirs))
-        equal = [p for p in points if mine.get(p) == theirs.get(p)]
-        racing = set(first["racing"]) | set(r["racing"])
-        steady = [p for p in points if p not in racing]
         lines.append(
-            f"{case} jobs {r['jobs']} vs jobs {first['jobs']}: {r['wall_s'] / first['wall_s']:.2f}x wall; "
-            f"outcomes equal at {len(equal)}/{len(points)} points"
-            + (
-                f" ({len([p for p in steady if p in equal])}/{len(steady)} deterministic, {len(racing & set(points))} racing)"
-                if racing
-                else ""
-            )
-            + ("" if r["verdicts"] == first["verdicts"] else "; cell verdicts DIFFER")
+            f"{case} jobs {r['jobs']} vs jobs {first['jobs']}: {r['wall_s'] / first['wall_s']:.2f}x wall; " + agreement(first, r)[1]
         )
-        for p in [p for p in points if p not in equal][:5]:
-            why = " (racing)" if p in racing else ""
-            lines.append(f"   differs at {p}{why}: jobs {first['jobs']} {theirs.get(p)} / jobs {r['jobs']} {mine.get(p)}")
+        lines += differences(first, r)
     return lines
 
 
-def jobs_bench(cases: list[str], jobs: list[int], base: Path, trials: int = 2) -> dict[str, list[dict]]:
-    """Every case of ``cases`` that is a sweep cell, once per value of ``jobs``; prints its lines."""
+def agreement(first: dict, r: dict) -> tuple[int, str]:
+    """How many points of run ``r`` have the outcome they have in run ``first``, and the words
+    ``outcomes equal at <a>/<b> points`` (racing points counted apart)."""
+    mine: Mapping[str, Any] = r["outcomes"]
+    theirs: Mapping[str, Any] = first["outcomes"]
+    points = sorted(set(mine) | set(theirs))
+    equal = [p for p in points if mine.get(p) == theirs.get(p)]
+    racing = set(first["racing"]) | set(r["racing"])
+    steady = [p for p in points if p not in racing]
+    return len(equal), (
+        f"outcomes equal at {len(equal)}/{len(points)} points"
+        + (f" ({len([p for p in steady if p in equal])}/{len(steady)} deterministic, {len(racing & set(points))} racing)" if racing else "")
+        + ("" if r["verdicts"] == first["verdicts"] else "; cell verdicts DIFFER")
+    )
+
+
+def differences(first: dict, r: dict, most: int = 5) -> list[str]:
+    """The first ``most`` points whose outcome differs between the two runs, each with both outcomes."""
+    mine: Mapping[str, Any] = r["outcomes"]
+    theirs: Mapping[str, Any] = first["outcomes"]
+    racing = set(first["racing"]) | set(r["racing"])
+    points = sorted(p for p in set(mine) | set(theirs) if mine.get(p) != theirs.get(p))
+    return [
+        f"   differs at {p}{' (racing)' if p in racing else ''}: jobs {first['jobs']} {theirs.get(p)} / jobs {r['jobs']} {mine.get(p)}"
+        for p in points[:most]
+    ]
+
+
+def over_rounds(rounds: list[list[dict]]) -> list[str]:
+    """The summary of several rounds of one case (each round: one row per jobs value, run one after
+    another): per later jobs value the median of the rounds' wall ratios, each round's ratio, and
+    the outcomes of every round's run against round 1's first (so a point that moved in any round
+    shows). On a shared or virtual machine one run's wall moves by a fifth from run to run: a
+    ratio of medians over alternating rounds is the figure to quote, not one round's."""
+    case, first = rounds[0][0]["case"], rounds[0][0]
+    lines = []
+    for i, r in enumerate(rounds[0][1:], start=1):
+        ratios = [rows[i]["wall_s"] / rows[0]["wall_s"] for rows in rounds]
+        walls = {j: statistics.median(rows[k]["wall_s"] for rows in rounds) for k, j in ((0, first["jobs"]), (i, r["jobs"]))}
+        runs = [rows[k] for rows in rounds for k in (0, i)][1:]  # every run but the reference itself
+        worst = min((agreement(first, other) for other in runs), key=lambda a: a[0])[1]
+        lines.append(
+            f"{case} jobs {r['jobs']} vs jobs {first['jobs']}: {statistics.median(ratios):.2f}x wall, median of {len(rounds)} rounds "
+            f"({', '.join(f'{x:.2f}' for x in ratios)}; median wall {walls[first['jobs']]:.2f} s vs {walls[r['jobs']]:.2f} s); "
+            f"{worst} in the least agreeing of {len(runs)} runs against round 1's jobs {first['jobs']}"
+        )
+        for other in runs:
+            lines += differences(first, other, 2)
+    return lines
+
+
+def jobs_bench(cases: list[str], jobs: list[int], base: Path, trials: int = 2, rounds: int = 1) -> dict[str, list[dict]]:
+    """Every case of ``cases`` that is a sweep cell, once per value of ``jobs`` (``rounds`` times,
+    the values alternating within each round); prints its lines, and with several rounds their medians."""
     everything: dict[str, list[dict]] = {}
     for case in [c for c in cases if c in JOB_CASES]:
         t0 = time.monotonic()
@@ -209,12 +247,21 @@ def jobs_bench(cases: list[str], jobs: list[int], base: Path, trials: int = 2) -
         )
         print(f"(an unmeasured warm-up run first, {time.monotonic() - t0:.1f} s)")
         for servers_up in (False, True):
-            rows = []
-            for j in jobs:
-                d = base / f"{case}-jobs{j}{'-servers-up' if servers_up else ''}"
-                rows.append(run_case(case, j, d, trials, servers_up))
-                shutil.rmtree(d, ignore_errors=True)
-            for line in compare(rows):
-                print(line)
-            everything[rows[0]["case"]] = rows
+            every: list[list[dict]] = []
+            for n in range(rounds):
+                rows = []
+                for j in jobs:
+                    d = base / f"{case}-jobs{j}{'-servers-up' if servers_up else ''}-{n}"
+                    rows.append(run_case(case, j, d, trials, servers_up))
+                    shutil.rmtree(d, ignore_errors=True)
+                every.append(rows)
+                if rounds == 1:
+                    for line in compare(rows):
+                        print(line)
+                else:
+                    print(f"round {n + 1}: " + ", ".join(f"jobs {r['jobs']} {r['wall_s']:.2f} s" for r in rows))
+            if rounds > 1:
+                for line in over_rounds(every):
+                    print(line)
+            everything[every[0][0]["case"]] = [r for rows in every for r in rows]
     return everything

@@ -897,6 +897,12 @@ def main(argv: list[str] | None = None) -> int:
         help="also run the sweep and email_sweep cells end to end with each --jobs value, and compare wall and outcomes (bench/parallel_trials.py)",
     )
     ap.add_argument("--jobs-trials", type=int, default=2, help="repeats per kill point of the sweep cell that --jobs runs")
+    ap.add_argument(
+        "--jobs-rounds",
+        type=int,
+        default=1,
+        help="run each --jobs comparison this many times, the values alternating, and print the median ratio (one run's wall moves by a fifth here)",
+    )
     args = ap.parse_args(argv)
     try:
         jobs = [parse_jobs(j) for j in args.jobs.split(",")] if args.jobs else []
@@ -959,7 +965,7 @@ def main(argv: list[str] | None = None) -> int:
                 print_case(CASE_TITLES[case], rows)
             everything["cases"][case] = rows
         if jobs:
-            everything["jobs"] = jobs_bench(cases, jobs, tmp, args.jobs_trials)
+            everything["jobs"] = jobs_bench(cases, jobs, tmp, args.jobs_trials, args.jobs_rounds)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     everything["load_end"] = os.getloadavg()
