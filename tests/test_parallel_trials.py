@@ -23,6 +23,7 @@ from kits.robustkit import ROOT, chaos, chaos_bg, journal_lines, one_line, wait_
 from kits.runs import racers_alive, write_scenario
 
 import chaos as chaos_api
+from chaos import lazyfs
 from chaos.racer.errors import ChaosError
 from chaos.records import RunResults
 from chaos.running import jobs
@@ -271,3 +272,37 @@ def overlapping_all(journal: Path) -> int:
         if not r["trial_id"].endswith("-dry"):
             spans.setdefault(r["cell_index"], []).append((r["t_start_wall"], r["t_start_wall"] + r["wall_s"]))
     return sum(1 for s in spans.values() for (_, end), (start, _) in zip(sorted(s), sorted(s)[1:], strict=False) if start < end)
+
+
+POWER = """\
+name: jobs_power
+kind: kill_sweep
+target: {framework: langgraph, backend: sqlite, durability: sync}
+workload: three_step
+resume: none
+trials: 1
+seed: 41
+matrix:
+  fault: [power_loss, torn]
+"""
+
+
+@pytest.mark.skipif(lazyfs.missing() is not None, reason=f"no lazy filesystem here: {lazyfs.missing()}")
+def test_power_loss_and_torn_sweeps_with_two_jobs_have_every_point_and_verdict_of_one_job(tmp_path):
+    """The run's one lazy filesystem serves both jobs' stores, and each fault acts on its own trial's
+    folder: a power loss drops only the killed trial's unsynced writes, never the other job's."""
+    scenario = write_scenario(tmp_path, POWER)
+    one = chaos_api.run(scenario, out=tmp_path / "one", jobs=1)
+    two = chaos_api.run(scenario, out=tmp_path / "two", jobs=2)
+
+    assert len(points(one)) == 2 * 21 and all(c.valid_trials == c.trials for c in one.cells)
+    assert points(two) == points(one)  # effects, durable state after the fault, resume, DU and CV at every point
+    assert verdicts(two) == verdicts(one) and {"DU", "CV"} <= {p for p, _ in verdicts(one)}
+    assert overlapping(one.run_dir / "journal.jsonl") == 0
+    assert overlapping(two.run_dir / "journal.jsonl") >= 1
+    lost = [
+        r["observations"]["fault"]["lost_ops"]
+        for r in map(json.loads, (two.run_dir / "journal.jsonl").read_text().splitlines())
+        if r.get("point")
+    ]
+    assert any(lost)  # the faults did drop writes: the points are not vacuous

@@ -42,9 +42,12 @@ DU = Property("DU", "durability of acknowledged state", ANCHOR)
 CV = Property("CV", "checkpoint validity", ANCHOR)
 FAULT_PROPERTIES = (DU.code, CV.code)
 LAZY_FAULTS = ("power_loss", "torn")  # the faults whose store lives on the lazy filesystem (db_disconnect: chaos.kinds.db_disconnect)
-# faults that act on what every trial of a run shares (the one lazy filesystem, the run's database
-# server, restarted): their cells' trials run one at a time, whatever ``--jobs`` says (``chaos.running.jobs``)
-RUN_WIDE_FAULTS = (*LAZY_FAULTS, "db_restart")
+# faults that act on what every trial of a run shares (the run's database server, restarted): their
+# cells' trials run one at a time, whatever ``--jobs`` says (``chaos.running.jobs``). Not the lazy
+# faults: the run's one lazy filesystem serialises every operation and control request under one lock,
+# and a power loss, a torn write, a durable image and a forget each act on one trial's folder only
+# (``chaos.lazyfs.fs``), so one trial's fault never touches another's pending writes
+SHARED_FAULTS = ("db_restart",)
 
 
 def properties_of(cell: Cell, dry: TrialRecord | None = None, trials: list[TrialRecord] | None = None) -> tuple[str, ...]:

@@ -40,7 +40,7 @@ from typing import NoReturn
 
 from chaos.envs import python_for
 from chaos.kinds.base import runner_for
-from chaos.kinds.faults import LAZY_FAULTS, RUN_WIDE_FAULTS
+from chaos.kinds.faults import LAZY_FAULTS, SHARED_FAULTS
 from chaos.launchers import Launcher, StartsAhead, make_launcher
 from chaos.lazyfs import LazyMount
 from chaos.racer.errors import ChaosError
@@ -96,9 +96,10 @@ def workload_cannot_run(rec: TrialRecord, valid_seen: bool) -> str | None:
 def fans_out(cell: Cell) -> bool:
     """May ``cell``'s independent trials run at once (``--jobs``)? On this machine's racers (a slot
     of its own is a fork server here, not another container or SSH host), and not under a fault that
-    acts on what every trial shares (``RUN_WIDE_FAULTS``: the lazy filesystem, the database restarted)."""
+    acts on what every trial shares (``SHARED_FAULTS``: the database restarted; a power loss acts on
+    one trial's folder of the lazy filesystem)."""
     s = cell.scenario
-    return s.racers.placement in (None, "local") and s.fault not in RUN_WIDE_FAULTS
+    return s.racers.placement in (None, "local") and s.fault not in SHARED_FAULTS
 
 
 def ran_versions(results: RunResults) -> dict[str, CellVersions]:
