@@ -375,13 +375,13 @@ def open_session(spec: RacerSpec, barrier: BarrierClient, ledger: Ledger) -> Ser
 PRELOAD = ("langgraph_sdk", "httpx")
 # The in-process server's stack (a sweep's racers are the server, ``chaos.targets.langgraph_server.inproc``):
 # the libraries ``run_server`` imports, which each racer otherwise imported after the fork (chaos's
-# own from source: racers write no bytecode). Measured on langgraph-api 0.16.7, a server-kill trial's
-# resume racer imported 1,076 modules late before, 230 after, and the 48-trial sweep of
-# scenarios/agent_server.yaml spent 106 s of CPU before, 52 s after. Not ``langgraph_api`` nor its
-# runtime: they read their configuration from the environment at import, which ``run_server`` sets
-# first (the graphs, the runtime edition), so they stay the racer's own; nor gRPC (a fork of a process
-# that loaded gRPC's core is its own subject, for 0.07 s). None starts a thread at import (the fork
-# server checks). Optional: a release that moves one loads without it.
+# own from source: racers write no bytecode). Measured on langgraph-api 0.16.7: a server-kill trial's
+# resume racer imported 1,076 modules late before, 212 after, and the 48 trials of
+# scenarios/agent_server.yaml's server-kill cells spent 106 s of CPU before, 39 s after (one job).
+# Not ``langgraph_api`` nor its runtime: they read their configuration from the environment at
+# import, which ``run_server`` sets first (the graphs, the runtime edition), so they stay the racer's
+# own; nor gRPC (a fork of a process that loaded gRPC's core is its own subject, for 0.07 s). None
+# starts a thread at import (the fork server checks). Optional: a release that moves one loads without it.
 PRELOAD_OPTIONAL: tuple[str, ...] = (
     "langgraph.graph",
     "langgraph.checkpoint.memory",
