@@ -43,8 +43,9 @@ INFO = TargetInfo(
         "answers": "a client answers every pause with resume's command value; answer plans are not sent through the API yet",
         "resume:app": "the runs API has no recovery hook for an app's own resume",
     },
-    # blamed as the framework's own code: the server, its runtime, the client and the graph library
-    packages=("langgraph_api", "langgraph_runtime_inmem", "langgraph_sdk", "langgraph", "httpx"),
+    # blamed as the framework's own code: the server, its runtime, the client, the graph library and
+    # what the server is built on with it (LangChain's core, LangSmith: its racers preload them)
+    packages=("langgraph_api", "langgraph_runtime_inmem", "langgraph_sdk", "langgraph", "httpx", "langchain_core", "langsmith"),
     trial_s=7.0,
     in_process_backends=(),
     import_name="langgraph_api",
