@@ -199,12 +199,13 @@ def agreement(first: dict, r: dict) -> tuple[int, str]:
     )
 
 
-def differences(first: dict, r: dict, most: int = 5) -> list[str]:
-    """The first ``most`` points whose outcome differs between the two runs, each with both outcomes."""
+def differences(first: dict, r: dict, most: int = 5, *, steady_only: bool = False) -> list[str]:
+    """The first ``most`` points whose outcome differs between the two runs, each with both outcomes
+    (with ``steady_only``, only deterministic points: a racing point's crash state moves by nature)."""
     mine: Mapping[str, Any] = r["outcomes"]
     theirs: Mapping[str, Any] = first["outcomes"]
     racing = set(first["racing"]) | set(r["racing"])
-    points = sorted(p for p in set(mine) | set(theirs) if mine.get(p) != theirs.get(p))
+    points = sorted(p for p in set(mine) | set(theirs) if mine.get(p) != theirs.get(p) and not (steady_only and p in racing))
     return [
         f"   differs at {p}{' (racing)' if p in racing else ''}: jobs {first['jobs']} {theirs.get(p)} / jobs {r['jobs']} {mine.get(p)}"
         for p in points[:most]
@@ -229,8 +230,8 @@ def over_rounds(rounds: list[list[dict]]) -> list[str]:
             f"({', '.join(f'{x:.2f}' for x in ratios)}; median wall {walls[first['jobs']]:.2f} s vs {walls[r['jobs']]:.2f} s); "
             f"{worst} in the least agreeing of {len(runs)} runs against round 1's jobs {first['jobs']}"
         )
-        for other in runs:  # a deterministic point that moved, in any round (racing points move by nature)
-            lines += [d for d in differences(first, other) if "(racing)" not in d][:2]
+        for other in runs:  # a deterministic point that moved, in any round
+            lines += differences(first, other, 2, steady_only=True)
     return lines
 
 
