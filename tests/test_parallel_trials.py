@@ -239,6 +239,8 @@ matrix:
     - {name: invalid-type, kind: invalid_state, workload: invalid_type}
     - {name: upgrade, kind: upgrade, workload: upgrade_field_renamed}
     - {name: upgrade-killed, kind: upgrade, workload: upgrade_node_added, trials: 1, kill_points: ["effect(task=pre)", "effect(task=gate)"]}
+    - {name: stray, kind: stray_resume}
+    - {name: shared, kind: shared_state, workload: shared_lost_update, k: 2}
 """
 
 
@@ -251,9 +253,11 @@ def trial_outcomes(run_dir: Path) -> dict[str, object]:
     return out
 
 
-def test_forks_invalid_states_and_upgrades_with_two_jobs_have_every_trial_and_verdict_of_one_job(tmp_path):
-    """Their repeats are independent too (each its own thread, store and rows, no race in them):
-    two jobs run them at once, and each trial ends as it does one job at a time."""
+def test_forks_invalid_states_upgrades_strays_and_shared_states_with_two_jobs_have_every_trial_and_verdict_of_one_job(tmp_path):
+    """Their repeats are independent too (each its own thread, store and rows, no race in them: a
+    stray answer follows the first, and a shared-state trial's agents move one at a time in the
+    order of its schedule): two jobs run them at once, and each trial ends as it does one job at a
+    time, with the same schedule."""
     scenario = write_scenario(tmp_path, MORE_KINDS)
     one = chaos_api.run(scenario, out=tmp_path / "one", jobs=1)
     two = chaos_api.run(scenario, out=tmp_path / "two", jobs=2)
@@ -261,15 +265,23 @@ def test_forks_invalid_states_and_upgrades_with_two_jobs_have_every_trial_and_ve
     assert all(c.valid_trials == c.trials > 0 for c in one.cells), [(c.cell_id, c.valid_trials, c.trials) for c in one.cells]
     assert trial_outcomes(two.run_dir) == trial_outcomes(one.run_dir)
     assert verdicts(two) == verdicts(one)
+    assert schedules(two.run_dir) == schedules(one.run_dir) and len(schedules(one.run_dir)) == 4
     assert overlapping(one.run_dir / "journal.jsonl") == 0
     assert overlapping_all(two.run_dir / "journal.jsonl") >= 1
+    assert overlapping_all(two.run_dir / "journal.jsonl", kinds={"stray_resume", "shared_state"}) >= 1
 
 
-def overlapping_all(journal: Path) -> int:
-    """How many pairs of a cell's consecutive trials ran at the same time (any kind, the dry runs aside)."""
+def schedules(run_dir: Path) -> dict[str, object]:
+    """Each shared-state trial's schedule (the agents' order and the tools' responses), by trial id."""
+    recs = map(json.loads, (run_dir / "journal.jsonl").read_text().splitlines())
+    return {r["trial_id"]: r["observations"]["schedule"] for r in recs if r["kind"] == "shared_state"}
+
+
+def overlapping_all(journal: Path, kinds: set[str] | None = None) -> int:
+    """How many pairs of a cell's consecutive trials ran at the same time (any kind or one of ``kinds``, the dry runs aside)."""
     spans: dict[int, list[tuple[float, float]]] = {}
     for r in map(json.loads, journal.read_text().splitlines()):
-        if not r["trial_id"].endswith("-dry"):
+        if not r["trial_id"].endswith("-dry") and (kinds is None or r["kind"] in kinds):
             spans.setdefault(r["cell_index"], []).append((r["t_start_wall"], r["t_start_wall"] + r["wall_s"]))
     return sum(1 for s in spans.values() for (_, end), (start, _) in zip(sorted(s), sorted(s)[1:], strict=False) if start < end)
 

@@ -45,6 +45,7 @@ import statistics
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from itertools import permutations
 
 from chaos.kinds.base import Checker, Kind, Property
@@ -53,7 +54,7 @@ from chaos.kinds.phases import failed
 from chaos.kinds.shared_history import CODES, classify, exposure, guard_cost, history_of
 from chaos.launchers import RacerHandle
 from chaos.records import CellResult, TrialRecord, Verdict, error_field, error_of, status_of
-from chaos.running.trial import RunContext, TrialRun
+from chaos.running.trial import RunContext, TrialRun, attempts
 from chaos.scenario.model import Cell, Scenario
 from chaos.workloads.shared_langgraph import steps, tool_calls
 
@@ -102,31 +103,25 @@ class SharedState(Kind):
             raise ValueError("shared_state agents share a store file of the trial: use racers.placement local")
 
     def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
+        """Every schedule (or ``trials`` sampled ones), ``--jobs`` at a time: a trial's interleaving is
+        the orchestrator's, one agent continued at a time to its next stop, so it derives from the trial
+        id alone and not from timing (each trial its own store, checkpoint files, threads and rows)."""
         counts = [steps(cell.scenario.workload, i) for i in range(cell.scenario.racers.k)]
-        tools = tool_calls(cell.scenario.workload)
-        orders = math.factorial(tools)  # the orders in which a step's tool calls get their responses
+        orders = math.factorial(tool_calls(cell.scenario.workload))  # the orders in which a step's tool calls get their responses
         total = schedule_count(counts) * orders
         exhaustive = total <= cell.scenario.trials
-        for t in range(total if exhaustive else cell.scenario.trials):
-            trial_id = f"c{cell.index:03d}-t{t:04d}"
-            if not ctx.wants(trial_id, skip):
-                continue
-            run = TrialRun(ctx, cell, trial_id, rep=t)
-            if exhaustive:
-                schedule, responses = nth_schedule(counts, t // orders), nth_schedule([1] * tools, t % orders)
-            else:
-                schedule, responses = sampled_schedule(counts, run.seed), sampled_schedule([1] * tools, run.seed + 1)
-            run.observations["schedule"] = {
-                "order": schedule,
-                "responses": responses,
-                "index": t,
-                "of": total,
-                "mode": "exhaustive" if exhaustive else "sampled",
-            }
-            try:
-                yield shared_trial(run, schedule, responses)
-            finally:
-                run.cleanup()
+        tasks = [
+            partial(
+                attempts,
+                cell=cell,
+                trial_id=f"c{cell.index:03d}-t{t:04d}",
+                skip=skip,
+                body=partial(scheduled_trial, counts=counts, t=t, total=total, exhaustive=exhaustive),
+                rep=t,
+            )
+            for t in range(total if exhaustive else cell.scenario.trials)
+        ]
+        return ctx.independent(tasks)
 
     def summary(self, cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult, SharedFacts]:
         return shared_summary(cell, records)
@@ -181,6 +176,25 @@ def sampled_schedule(counts: list[int], seed: int) -> list[int]:
 
 
 # ---------------------------------------------------------------------------------- trial
+
+
+def scheduled_trial(run: TrialRun, counts: list[int], t: int, total: int, exhaustive: bool) -> TrialRecord:
+    """Trial ``t`` of the cell: the ``t``-th schedule (and response order) when the cell explores them
+    all, else one drawn with the trial's own seed; recorded in its observations, then run."""
+    tools = tool_calls(run.cell.scenario.workload)
+    orders = math.factorial(tools)
+    if exhaustive:
+        schedule, responses = nth_schedule(counts, t // orders), nth_schedule([1] * tools, t % orders)
+    else:
+        schedule, responses = sampled_schedule(counts, run.seed), sampled_schedule([1] * tools, run.seed + 1)
+    run.observations["schedule"] = {
+        "order": schedule,
+        "responses": responses,
+        "index": t,
+        "of": total,
+        "mode": "exhaustive" if exhaustive else "sampled",
+    }
+    return shared_trial(run, schedule, responses)
 
 
 def shared_trial(run: TrialRun, schedule: list[int], responses: list[int] | None = None) -> TrialRecord:

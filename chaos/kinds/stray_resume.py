@@ -42,7 +42,7 @@ from pydantic import Field
 from chaos.kinds.aim import AimOptions, aimed_value, approach
 from chaos.kinds.base import Checker, Kind, Property, approval_action, needs_approval_resume
 from chaos.kinds.checking import base_fields, verdict
-from chaos.kinds.phases import each_trial, failed, inspected, run_phases
+from chaos.kinds.phases import failed, independent_trials, inspected, run_phases
 from chaos.kinds.race import CO
 from chaos.racer.ledger_rows import of_task
 from chaos.racer.protocol import ActionSpec, ErrorInfo, InspectResult, OutcomeStatus
@@ -102,7 +102,9 @@ class StrayResume(Kind):
             )
 
     def run_cell(self, ctx: RunContext, cell: Cell, skip: set[str]) -> Iterator[TrialRecord]:
-        return each_trial(ctx, cell, skip, stray_trial)
+        # each repeat its own thread, store and rows, its two answers one after the other: no race,
+        # so ``--jobs`` of them at a time
+        return independent_trials(ctx, cell, skip, stray_trial)
 
     def summary(self, cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult, list[TrialRecord]]:
         recs = list(records)
