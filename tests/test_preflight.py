@@ -11,7 +11,7 @@ inside chaos).
 from __future__ import annotations
 
 import pytest
-from kits.robustkit import chaos
+from kits.robustkit import chaos, wait_for
 
 SCENARIO = """\
 name: wiring
@@ -193,3 +193,100 @@ def test_a_failed_preflight_leaves_no_check_process_running():
     assert isinstance(proc, subprocess.Popen)
     assert proc.poll() is not None, "the slow check's process outlived the preflight"
     assert proc.returncode == -9
+
+
+def test_the_next_runs_preflight_waits_for_go_lets_a_race_have_the_cores_and_leaves_its_failures_to_that_run(monkeypatch):
+    """``Ahead`` (a night's next entry, checked during this entry's cells): nothing starts before
+    ``go``; ``hold`` returns once the check under way has ended, and none starts after it; what
+    passed is not checked again by the run's own preflight, and what failed is checked again there
+    and said in order, as without it."""
+    import threading
+
+    from chaos.racer.errors import TargetError
+    from chaos.running import preflight
+    from chaos.running.preflight import Ahead, Check, run_checks
+
+    log: list[str] = []
+    release = threading.Event()
+
+    def first(_children) -> bool:
+        log.append("first starts")
+        assert release.wait(30)
+        log.append("first ends")
+        return True
+
+    def second(_children) -> bool:
+        log.append("second")
+        raise TargetError("the second check's problem")
+
+    def third(_children) -> bool:
+        log.append("third")
+        return True
+
+    plan = [Check(("ahead-story", "1"), first), Check(("ahead-story", "2"), second), Check(("ahead-story", "3"), third)]
+    monkeypatch.setattr(preflight, "planned_checks", lambda cells, scenario_file: plan)
+    ahead = Ahead([], "next.yaml")
+    try:
+        ahead.go()  # a sweep cell of this run starts
+        wait_for(lambda: log == ["first starts"], 30, "the first check to start")
+        held = threading.Thread(target=lambda: (ahead.hold(), log.append("held")))  # a race cell starts
+        held.start()
+        release.set()
+        held.join(30)
+        assert log == ["first starts", "first ends", "held"]  # none started after the hold
+        ahead.go()  # the race is over
+        wait_for(lambda: "third" in log, 30, "the other checks to run")
+        ahead.finish()  # the next run starts
+    finally:
+        ahead.stop()
+    assert log == ["first starts", "first ends", "held", "second", "third"]
+
+    def not_again(_children) -> bool:
+        raise AssertionError("a check that passed ahead ran again")
+
+    again = [Check(("ahead-story", "1"), not_again), Check(("ahead-story", "2"), second), Check(("ahead-story", "3"), not_again)]
+    with pytest.raises(TargetError, match="the second check's problem"):
+        run_checks(again, jobs=2)
+
+
+def test_a_stopped_ahead_preflight_leaves_no_check_process_running(monkeypatch):
+    """The night ends (or is interrupted) while the next entry's check runs: its process is killed
+    and the thread ends with it."""
+    import threading
+
+    from chaos.running import preflight
+    from chaos.running.preflight import Ahead, Check
+
+    procs: list = []
+    started = threading.Event()
+
+    def slow(children) -> bool:
+        started.set()
+        return children.run(["sleep", "60"], {}, 120).returncode == 0
+
+    monkeypatch.setattr(preflight, "planned_checks", lambda cells, scenario_file: [Check(("ahead-story", "slow"), slow)])
+    ahead = Ahead([], "next.yaml")
+    ahead.go()
+    assert started.wait(30)
+    wait_for(lambda: bool(ahead.children.live), 30, "the check's process to start")
+    procs.extend(ahead.children.live)
+    ahead.stop()
+    assert not ahead.thread.is_alive()
+    assert procs[0].poll() == -9, "the check's process outlived the night"
+    assert ("ahead-story", "slow") not in preflight._passed
+
+
+def test_a_nights_race_cell_holds_the_next_preflight_and_any_other_cell_lets_it_go():
+    """The seam in ``chaos nightly``: a cell of a kind that keeps its racers' timing windows (race,
+    double texting) holds the next entry's preflight; a sweep's lets it go on."""
+    from types import SimpleNamespace
+
+    from chaos.running.nightly import _cell_starts
+
+    calls: list[str] = []
+    ahead = SimpleNamespace(hold=lambda: calls.append("hold"), go=lambda: calls.append("go"))
+    seen: list[str] = []
+    for kind in ("kill_sweep", "race", "double_texting", "stray_resume"):
+        _cell_starts(ahead, lambda cell, total: seen.append(cell.scenario.kind), SimpleNamespace(scenario=SimpleNamespace(kind=kind)), 4)
+    assert calls == ["go", "hold", "hold", "go"]
+    assert seen == ["kill_sweep", "race", "double_texting", "stray_resume"]  # the caller's own callback still runs

@@ -178,6 +178,9 @@ class Kind(Protocol):
     # its trials SIGKILL the system under test: a framework that hosts a service per cell
     # (``chaos.targets.hooks.HostsCells``) runs it inside each racer then (the victim), not once per cell
     kills_racers: ClassVar[bool] = False
+    # its trials' outcome depends on their racers' timing (a race's window): nothing chaos runs in
+    # the background (a nightly's next preflight, ``chaos.running.preflight.Ahead``) runs beside its cells
+    keeps_windows: ClassVar[bool] = False
     section: ClassVar[Section]
     title: ClassVar[str]
     Options: ClassVar[type[KindOptions]] = NoOptions

@@ -90,6 +90,7 @@ class DoubleTexting(Kind):
     properties = ("DT",)
     fields = ()
     checks = (Checker(DT, check_dt),)
+    keeps_windows = True  # the second message's moment against the first run is the measurement
     section = "contract"
     title = "Double texting"
 

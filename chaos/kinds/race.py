@@ -76,6 +76,7 @@ class Race(Kind):
     )
     fields = ("racers", "jitter_ms", "distinct_values", "at_pause")
     counts_gated = True
+    keeps_windows = True
     section = "saturation"
     title = "Race"
     Options = RaceOptions

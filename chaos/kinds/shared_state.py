@@ -54,7 +54,7 @@ from chaos.kinds.phases import failed
 from chaos.kinds.shared_history import CODES, classify, exposure, guard_cost, history_of
 from chaos.launchers import RacerHandle
 from chaos.records import CellResult, TrialRecord, Verdict, error_field, error_of, status_of
-from chaos.running.trial import RunContext, TrialRun, attempts
+from chaos.running.trial import RunContext, Task, TrialRun, attempts
 from chaos.scenario.model import Cell, Scenario
 from chaos.workloads.shared_langgraph import steps, tool_calls
 
@@ -110,7 +110,7 @@ class SharedState(Kind):
         orders = math.factorial(tool_calls(cell.scenario.workload))  # the orders in which a step's tool calls get their responses
         total = schedule_count(counts) * orders
         exhaustive = total <= cell.scenario.trials
-        tasks = [
+        tasks: list[Task] = [
             partial(
                 attempts,
                 cell=cell,

@@ -37,12 +37,14 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from chaos.inputfile import printable, read_bytes, read_text
+from chaos.kinds import get_kind
 from chaos.racer.errors import ChaosError
 from chaos.records import CellRef, NightCell, NightRun, NightSummary, RunResults, SaturationMove, Trend, VerdictChange
 from chaos.running.analysis import analyse_loaded, write_reports, write_results
@@ -51,12 +53,13 @@ from chaos.running.folderlock import FolderLock
 from chaos.running.nights import PLAN, earlier_nights, previous_night
 from chaos.running.options import RunOptions
 from chaos.running.orchestrator import execute, run_loaded
+from chaos.running.preflight import Ahead
 from chaos.running.resume import resume_run
 from chaos.running.runfolder import META, RunFolder, load_run, new_folder, now_iso, read_meta, write_atomic
 from chaos.running.shard import TIMINGS, Shard, ShardPlan, measured_timings, plan_suite
 from chaos.running.signals import Interrupted, stop_on_signals
-from chaos.scenario.model import expand
-from chaos.scenario.suite import LoadedSuite, load_suite
+from chaos.scenario.model import Cell, expand
+from chaos.scenario.suite import LoadedSuite, SuiteItem, load_suite
 
 EXIT_REGRESSION = 4
 NIGHT = "night.json"  # what resuming a night needs (NightStart); the date is the folder's name
@@ -506,22 +509,24 @@ def _run_entries(
 ) -> NightlyOutcome:
     entries: list[RunEntry] = []
     interrupted = False
+    ahead: Ahead | None = None  # the next entry's preflight, checked during this entry's cells
     try:
         with stop_on_signals():  # between runs; each run handles the signals that land inside it
             if queue is not None and plan is not None:
                 interrupted = _run_queue(night_dir, loaded, plan, queue, opts, entries)
-            for n, item in enumerate(loaded.items if queue is None else []):
-                mine = plan.cells_of(plan.shard.index, item.scenario.name) if plan else None
-                if mine is not None and not mine:
-                    continue  # every cell of this entry runs on another shard
+            todo = [(n, item, mine) for n, item, mine in _planned(loaded, plan) if queue is None]
+            for i, (n, item, mine) in enumerate(todo):
                 e = RunEntry(scenario=item.scenario.name, file=str(item.file), overrides=item.overrides)
                 entries.append(e)
                 if opts.on_scenario:
                     opts.on_scenario(n, len(loaded.items), item.scenario.name)
+                if ahead is not None:
+                    ahead.finish()  # what it checked has passed; this run's preflight checks the rest
+                ahead = _ahead_of(todo[i + 1]) if i + 1 < len(todo) and not resuming else None
                 run_opts = RunOptions(
                     out=night_dir,
                     on_trial=opts.on_trial,
-                    on_cell_start=opts.on_cell_start,
+                    on_cell_start=partial(_cell_starts, ahead, opts.on_cell_start),
                     cells=mine,
                     shard=str(plan.shard) if plan else None,
                     jobs=opts.jobs,
@@ -545,10 +550,47 @@ def _run_entries(
         interrupted = True
         if entries and entries[-1].results is None and entries[-1].error is None:
             entries[-1].error = "interrupted before its run folder was written"
+    finally:
+        if ahead is not None:
+            ahead.stop()
     head["finished"] = now_iso()
     summary = build_summary(night_dir, head, entries, interrupted)
     write_night(night_dir, summary, entries)
     return NightlyOutcome(night_dir=night_dir, night=summary, entries=entries)
+
+
+def _planned(loaded: LoadedSuite, plan: ShardPlan | None) -> list[tuple[int, SuiteItem, set[int] | None]]:
+    """The suite's entries this night runs, in order, each with its index and the cells of it this
+    shard runs (None: all of them); an entry whose every cell runs on another shard is left out."""
+    out = []
+    for n, item in enumerate(loaded.items):
+        mine = plan.cells_of(plan.shard.index, item.scenario.name) if plan else None
+        if mine is None or mine:
+            out.append((n, item, mine))
+    return out
+
+
+def _ahead_of(entry: tuple[int, SuiteItem, set[int] | None]) -> Ahead | None:
+    """The preflight of ``entry``'s cells (those this shard runs), to be checked in the background
+    (``chaos.running.preflight.Ahead``); held until a cell of the run before it lets it go."""
+    _, item, mine = entry
+    try:
+        cells = [c for c in expand(item.scenario, path=str(item.file)) if mine is None or c.index in mine]
+    except ChaosError:
+        return None  # its own run says what is wrong with it
+    return Ahead(cells, str(item.file))
+
+
+def _cell_starts(ahead: Ahead | None, then: Callable[[Any, int], None] | None, cell: Cell, total: int) -> None:
+    """A cell of a night's run starts: the next entry's preflight (``ahead``) is held while it
+    keeps its racers' timing windows (a race), else it goes on; then the caller's own callback."""
+    if ahead is not None:
+        if get_kind(cell.scenario.kind).keeps_windows:
+            ahead.hold()
+        else:
+            ahead.go()
+    if then is not None:
+        then(cell, total)
 
 
 def _run_queue(

@@ -63,6 +63,7 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
@@ -337,12 +338,107 @@ def preflight_cells(cells: list[Cell], scenario_file: str, jobs: int = 1) -> Non
     """Every cell's workload, saver, guard (and v2's release and workload, for a kind that deploys
     one) checked in the racers' Python before anything is written, ``jobs`` checks at a time; the
     first problem in the cells' order is raised (``run_checks``)."""
+    run_checks(planned_checks(cells, scenario_file), jobs)
+
+
+def planned_checks(cells: list[Cell], scenario_file: str) -> list[Check]:
+    """The checks of ``cells``, in the order their problems are said (the racers' environments are
+    built on the way: a release that does not install is an ``EnvironmentProblem``, exit 3)."""
     checks: list[Check] = []
     for cell in cells:
         t, t2 = cell.scenario.target, cell.scenario.deployed_target
         v2_python = deployed_python(cell, scenario_file) if t2 != t else None  # a release that does not install: exit 3
         checks += preflight(cell, scenario_file, python_for(t.framework, t.version, t.requirements), v2_python)
-    run_checks(checks, jobs)
+    return checks
+
+
+class Ahead:
+    """The preflight of a run that has not started yet, checked in the background while another
+    run's trials go on (``chaos nightly``: the next entry's, during this one's cells).
+
+    Why: a preflight is cold interpreters importing the framework, seconds each (a CrewAI example's
+    three runs: 10 s; the Agents SDK's nine back-end checks: 9 s), and in a night they ran between
+    two runs while the cores were idle, 130 s of the 21 minutes. Ahead of time they cost nothing
+    but a core the running cells leave over.
+
+    What it promises:
+
+    * **Nothing changes in what a preflight says.** It only adds to the checks that passed in this
+      process (``run_checks``' memory); a check that fails or shows nothing here is forgotten, and
+      the run's own preflight checks it again and says the first problem in the cells' order, as
+      without it. One check at a time, each as the run's own would run it.
+    * **Never beside a race.** ``hold`` lets the check under way end and starts no other until
+      ``go``: the nightly holds it before a cell whose kind keeps its racers' timing windows
+      (``Kind.keeps_windows``), so no race trial shares the cores with it, and before the run it
+      checks for starts (which then checks only what is left, with its own ``--jobs``).
+    * **No process outlives it.** ``stop`` kills the check under way and joins the thread (the night
+      ended, was interrupted or failed).
+    """
+
+    def __init__(self, cells: list[Cell], scenario_file: str) -> None:
+        self.cells, self.scenario_file = cells, scenario_file
+        self.children = _Children()
+        self.cond = threading.Condition()
+        self.open = False  # a check may start (``go``)
+        self.busy = False  # a check (or the plan, which may build an environment) is under way
+        self.stopped = False
+        self.thread = threading.Thread(target=self._check_all, name="chaos-preflight-ahead", daemon=True)
+        self.thread.start()
+
+    def go(self) -> None:
+        """Checks may start (again)."""
+        with self.cond:
+            self.open = True
+            self.cond.notify_all()
+
+    def hold(self) -> None:
+        """Start no check until ``go``; return once the one under way (if any) has ended."""
+        with self.cond:
+            self.open = False
+            self.cond.wait_for(lambda: not self.busy)
+
+    def finish(self) -> None:
+        """End it once the check under way has ended (the run it checks for starts now and checks
+        the rest itself); returns once its thread has."""
+        self.hold()
+        self.stop()
+
+    def stop(self) -> None:
+        """End it now: the check under way is killed, no other starts; returns once its thread has."""
+        with self.cond:
+            self.stopped = True
+            self.cond.notify_all()
+        self.children.kill()
+        self.thread.join()
+
+    def _step(self, work: Callable[[], object]) -> bool:
+        """Run ``work`` once checks may start (False: stopped first); whatever it raises is forgotten."""
+        with self.cond:
+            self.cond.wait_for(lambda: self.open or self.stopped)
+            if self.stopped:
+                return False
+            self.busy = True
+        try:
+            work()
+        except Exception:  # the run's own preflight runs it again and says the problem, in order
+            pass
+        finally:
+            with self.cond:
+                self.busy = False
+                self.cond.notify_all()
+        return True
+
+    def _check_all(self) -> None:
+        checks: list[Check] = []
+        if not self._step(lambda: checks.extend(planned_checks(self.cells, self.scenario_file))):
+            return
+        for check in checks:
+            if check.key not in _passed and not self._step(partial(self._check, check)):
+                return
+
+    def _check(self, check: Check) -> None:
+        if check.key not in _passed and check.run(self.children):
+            _passed.add(check.key)
 
 
 @contextlib.contextmanager
