@@ -195,11 +195,11 @@ def test_a_failed_preflight_leaves_no_check_process_running():
     assert proc.returncode == -9
 
 
-def test_the_next_runs_preflight_waits_for_go_lets_a_race_have_the_cores_and_leaves_its_failures_to_that_run(monkeypatch):
-    """``Ahead`` (a night's next entry, checked during this entry's cells): nothing starts before
-    ``go``; ``hold`` returns once the check under way has ended, and none starts after it; what
-    passed is not checked again by the run's own preflight, and what failed is checked again there
-    and said in order, as without it."""
+def test_later_runs_preflights_wait_for_go_let_a_race_have_the_cores_and_leave_their_failures_to_their_runs(monkeypatch):
+    """``Ahead`` (a night's later entries, checked during this entry's cells): nothing starts before
+    ``go``; ``hold`` returns once the check under way has ended, and none starts after it; once an
+    entry's run has started (``past``) none of its checks starts here; what passed is not checked
+    again by the run's own preflight, and what failed is checked again there and said in order."""
     import threading
 
     from chaos.racer.errors import TargetError
@@ -208,6 +208,7 @@ def test_the_next_runs_preflight_waits_for_go_lets_a_race_have_the_cores_and_lea
 
     log: list[str] = []
     release = threading.Event()
+    ahead: list[Ahead] = []
 
     def first(_children) -> bool:
         log.append("first starts")
@@ -221,25 +222,32 @@ def test_the_next_runs_preflight_waits_for_go_lets_a_race_have_the_cores_and_lea
 
     def third(_children) -> bool:
         log.append("third")
+        ahead[0].past(1)  # the later entry's run starts now
         return True
 
-    plan = [Check(("ahead-story", "1"), first), Check(("ahead-story", "2"), second), Check(("ahead-story", "3"), third)]
-    monkeypatch.setattr(preflight, "planned_checks", lambda cells, scenario_file: plan)
-    ahead = Ahead([], "next.yaml")
+    def later(_children) -> bool:
+        log.append("later")
+        return True
+
+    plans = {
+        "next.yaml": [Check(("ahead-story", "1"), first), Check(("ahead-story", "2"), second), Check(("ahead-story", "3"), third)],
+        "later.yaml": [Check(("ahead-story", "4"), later)],
+    }
+    monkeypatch.setattr(preflight, "planned_checks", lambda cells, scenario_file: plans[scenario_file])
+    ahead.append(Ahead([([], "next.yaml"), ([], "later.yaml")]))
     try:
-        ahead.go()  # a sweep cell of this run starts
+        ahead[0].go()  # a sweep cell of this run starts
         wait_for(lambda: log == ["first starts"], 30, "the first check to start")
-        held = threading.Thread(target=lambda: (ahead.hold(), log.append("held")))  # a race cell starts
+        held = threading.Thread(target=lambda: (ahead[0].hold(), log.append("held")))  # a race cell starts
         held.start()
         release.set()
         held.join(30)
         assert log == ["first starts", "first ends", "held"]  # none started after the hold
-        ahead.go()  # the race is over
-        wait_for(lambda: "third" in log, 30, "the other checks to run")
-        ahead.finish()  # the next run starts
+        ahead[0].go()  # the race is over
+        wait_for(lambda: not ahead[0].thread.is_alive(), 30, "every later entry to be checked or started")
     finally:
-        ahead.stop()
-    assert log == ["first starts", "first ends", "held", "second", "third"]
+        ahead[0].stop()
+    assert log == ["first starts", "first ends", "held", "second", "third"]  # "later": its run had started
 
     def not_again(_children) -> bool:
         raise AssertionError("a check that passed ahead ran again")
@@ -265,7 +273,7 @@ def test_a_stopped_ahead_preflight_leaves_no_check_process_running(monkeypatch):
         return children.run(["sleep", "60"], {}, 120).returncode == 0
 
     monkeypatch.setattr(preflight, "planned_checks", lambda cells, scenario_file: [Check(("ahead-story", "slow"), slow)])
-    ahead = Ahead([], "next.yaml")
+    ahead = Ahead([([], "next.yaml")])
     ahead.go()
     assert started.wait(30)
     wait_for(lambda: bool(ahead.children.live), 30, "the check's process to start")

@@ -509,20 +509,20 @@ def _run_entries(
 ) -> NightlyOutcome:
     entries: list[RunEntry] = []
     interrupted = False
-    ahead: Ahead | None = None  # the next entry's preflight, checked during this entry's cells
+    ahead: Ahead | None = None  # the later entries' preflights, checked during this entry's cells
     try:
         with stop_on_signals():  # between runs; each run handles the signals that land inside it
             if queue is not None and plan is not None:
                 interrupted = _run_queue(night_dir, loaded, plan, queue, opts, entries)
             todo = [(n, item, mine) for n, item, mine in _planned(loaded, plan) if queue is None]
+            ahead = Ahead([_cells_of(item, mine) for _, item, mine in todo]) if len(todo) > 1 and not resuming else None
             for i, (n, item, mine) in enumerate(todo):
                 e = RunEntry(scenario=item.scenario.name, file=str(item.file), overrides=item.overrides)
                 entries.append(e)
                 if opts.on_scenario:
                     opts.on_scenario(n, len(loaded.items), item.scenario.name)
                 if ahead is not None:
-                    ahead.finish()  # what it checked has passed; this run's preflight checks the rest
-                ahead = _ahead_of(todo[i + 1]) if i + 1 < len(todo) and not resuming else None
+                    ahead.past(i)  # what it checked has passed; this run's preflight checks the rest
                 run_opts = RunOptions(
                     out=night_dir,
                     on_trial=opts.on_trial,
@@ -570,20 +570,20 @@ def _planned(loaded: LoadedSuite, plan: ShardPlan | None) -> list[tuple[int, Sui
     return out
 
 
-def _ahead_of(entry: tuple[int, SuiteItem, set[int] | None]) -> Ahead | None:
-    """The preflight of ``entry``'s cells (those this shard runs), to be checked in the background
-    (``chaos.running.preflight.Ahead``); held until a cell of the run before it lets it go."""
-    _, item, mine = entry
+def _cells_of(item: SuiteItem, mine: set[int] | None) -> tuple[list[Cell], str]:
+    """The cells of a suite entry this shard runs (all, or ``mine``) and its scenario file: what its
+    preflight checks (``chaos.running.preflight.Ahead``); no cell if it does not expand (its own run
+    says why)."""
     try:
         cells = [c for c in expand(item.scenario, path=str(item.file)) if mine is None or c.index in mine]
     except ChaosError:
-        return None  # its own run says what is wrong with it
-    return Ahead(cells, str(item.file))
+        cells = []
+    return cells, str(item.file)
 
 
 def _cell_starts(ahead: Ahead | None, then: Callable[[Any, int], None] | None, cell: Cell, total: int) -> None:
-    """A cell of a night's run starts: the next entry's preflight (``ahead``) is held while it
-    keeps its racers' timing windows (a race), else it goes on; then the caller's own callback."""
+    """A cell of a night's run starts: the later entries' preflights (``ahead``) are held while it
+    keeps its racers' timing windows (a race), else they go on; then the caller's own callback."""
     if ahead is not None:
         if get_kind(cell.scenario.kind).keeps_windows:
             ahead.hold()

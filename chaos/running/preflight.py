@@ -353,13 +353,14 @@ def planned_checks(cells: list[Cell], scenario_file: str) -> list[Check]:
 
 
 class Ahead:
-    """The preflight of a run that has not started yet, checked in the background while another
-    run's trials go on (``chaos nightly``: the next entry's, during this one's cells).
+    """The preflights of runs that have not started yet, checked in the background while another
+    run's trials go on (``chaos nightly``: every later entry's, in the suite's order, during this
+    entry's cells).
 
     Why: a preflight is cold interpreters importing the framework, seconds each (a CrewAI example's
     three runs: 10 s; the Agents SDK's nine back-end checks: 9 s), and in a night they ran between
-    two runs while the cores were idle, 130 s of the 21 minutes. Ahead of time they cost nothing
-    but a core the running cells leave over.
+    two runs while the cores were idle: 179 s of a 21-minute night on 2 cores. Ahead of time they
+    cost a core the running cells leave over.
 
     What it promises:
 
@@ -369,19 +370,22 @@ class Ahead:
       without it. One check at a time, each as the run's own would run it.
     * **Never beside a race.** ``hold`` lets the check under way end and starts no other until
       ``go``: the nightly holds it before a cell whose kind keeps its racers' timing windows
-      (``Kind.keeps_windows``), so no race trial shares the cores with it, and before the run it
-      checks for starts (which then checks only what is left, with its own ``--jobs``).
+      (``Kind.keeps_windows``), so no race trial shares the cores with it.
+    * **A started run's checks are its own.** ``past(i)``: the entry at ``i`` starts now (its own
+      preflight checks what is left, with its own ``--jobs``); no check of it or of an entry before
+      it starts here any more.
     * **No process outlives it.** ``stop`` kills the check under way and joins the thread (the night
       ended, was interrupted or failed).
     """
 
-    def __init__(self, cells: list[Cell], scenario_file: str) -> None:
-        self.cells, self.scenario_file = cells, scenario_file
+    def __init__(self, entries: list[tuple[list[Cell], str]]) -> None:
+        self.entries = entries  # each later run's cells and scenario file, in the order they run
         self.children = _Children()
         self.cond = threading.Condition()
         self.open = False  # a check may start (``go``)
-        self.busy = False  # a check (or the plan, which may build an environment) is under way
+        self.busy = False  # a check (or a plan, which may build an environment) is under way
         self.stopped = False
+        self.started = -1  # the last entry whose run has started (``past``)
         self.thread = threading.Thread(target=self._check_all, name="chaos-preflight-ahead", daemon=True)
         self.thread.start()
 
@@ -397,11 +401,10 @@ class Ahead:
             self.open = False
             self.cond.wait_for(lambda: not self.busy)
 
-    def finish(self) -> None:
-        """End it once the check under way has ended (the run it checks for starts now and checks
-        the rest itself); returns once its thread has."""
-        self.hold()
-        self.stop()
+    def past(self, index: int) -> None:
+        """The run of entry ``index`` starts: no check of it, or of an earlier one, starts here any more."""
+        with self.cond:
+            self.started = max(self.started, index)
 
     def stop(self) -> None:
         """End it now: the check under way is killed, no other starts; returns once its thread has."""
@@ -411,12 +414,15 @@ class Ahead:
         self.children.kill()
         self.thread.join()
 
-    def _step(self, work: Callable[[], object]) -> bool:
-        """Run ``work`` once checks may start (False: stopped first); whatever it raises is forgotten."""
+    def _step(self, index: int, work: Callable[[], object]) -> bool:
+        """Run ``work`` for entry ``index`` once checks may start, unless that entry's run started
+        first (False: stopped); whatever it raises is forgotten."""
         with self.cond:
             self.cond.wait_for(lambda: self.open or self.stopped)
             if self.stopped:
                 return False
+            if index <= self.started:
+                return True
             self.busy = True
         try:
             work()
@@ -429,12 +435,13 @@ class Ahead:
         return True
 
     def _check_all(self) -> None:
-        checks: list[Check] = []
-        if not self._step(lambda: checks.extend(planned_checks(self.cells, self.scenario_file))):
-            return
-        for check in checks:
-            if check.key not in _passed and not self._step(partial(self._check, check)):
+        for index, (cells, scenario_file) in enumerate(self.entries):
+            checks: list[Check] = []
+            if not self._step(index, lambda: checks.extend(planned_checks(cells, scenario_file))):  # noqa: B023 (called at once)
                 return
+            for check in checks:
+                if check.key not in _passed and not self._step(index, partial(self._check, check)):
+                    return
 
     def _check(self, check: Check) -> None:
         if check.key not in _passed and check.run(self.children):
