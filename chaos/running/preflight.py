@@ -228,15 +228,12 @@ class Check:
 
 class _Children:
     """The processes a preflight runs, so that none outlives it: ``kill`` ends those still running
-    and refuses new ones (the preflight was interrupted, or failed while others ran beside it).
-    ``idle``: each runs in Linux's idle scheduling class (``SCHED_IDLE``), on a core nothing else
-    wants: a background preflight (``Ahead``) takes no CPU from the trials it runs beside."""
+    and refuses new ones (the preflight was interrupted, or failed while others ran beside it)."""
 
-    def __init__(self, idle: bool = False) -> None:
+    def __init__(self) -> None:
         self.lock = threading.Lock()
         self.live: set[subprocess.Popen[str]] = set()
         self.closed = False
-        self.idle = idle
 
     def run(self, cmd: list[str], env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
         """``subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)``, killable."""
@@ -245,9 +242,6 @@ class _Children:
                 raise TargetError("the preflight was stopped")
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
             self.live.add(proc)
-            if self.idle:  # (what it forks inherits it; where the class is missing it runs as any other)
-                with contextlib.suppress(AttributeError, OSError):
-                    os.sched_setscheduler(proc.pid, os.SCHED_IDLE, os.sched_param(0))
         try:
             out, err = proc.communicate(timeout=timeout)
         except BaseException:  # the timeout, or the preflight stopped: the process goes with it
@@ -373,8 +367,7 @@ class Ahead:
     * **Nothing changes in what a preflight says.** It only adds to the checks that passed in this
       process (``run_checks``' memory); a check that fails or shows nothing here is forgotten, and
       the run's own preflight checks it again and says the first problem in the cells' order, as
-      without it. One check at a time, each as the run's own would run it, but in Linux's idle
-      scheduling class: it runs on a core the trials leave idle and never slows a sweep's jobs.
+      without it. One check at a time, each as the run's own would run it.
     * **Never beside a race.** ``hold`` lets the check under way end and starts no other until
       ``go``: the nightly holds it before a cell whose kind keeps its racers' timing windows
       (``Kind.keeps_windows``), so no race trial shares the cores with it.
@@ -387,7 +380,7 @@ class Ahead:
 
     def __init__(self, entries: list[tuple[list[Cell], str]]) -> None:
         self.entries = entries  # each later run's cells and scenario file, in the order they run
-        self.children = _Children(idle=True)
+        self.children = _Children()
         self.cond = threading.Condition()
         self.open = False  # a check may start (``go``)
         self.busy = False  # a check (or a plan, which may build an environment) is under way
