@@ -3,7 +3,10 @@
 ``run_nightly`` loads the whole suite first (a bad entry stops it before anything runs), then runs
 each scenario with its overrides into ``<night>/<scenario>/<timestamp>/`` (a normal run folder,
 with its own report.html and junit.xml). A scenario whose run fails for a reason outside the
-framework is recorded as failed and the others go on; an interrupted run stops the night.
+framework is recorded as failed and the others go on; an interrupted run stops the night. While a
+run's cells go on, the later entries' preflights are checked in the background, one check at a
+time and never beside a race (``chaos.running.preflight.Ahead``), so the next run mostly finds
+them passed instead of spending seconds of cold interpreters between two runs.
 
 At the end the night gets summary.json (the CI summary: verdicts per run and cell, saturation, the
 comparison with the previous night), junit.xml (every run), index.html, saturation.png and
