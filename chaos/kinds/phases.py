@@ -25,11 +25,12 @@ def in_process(cell: Cell) -> bool:
     return t.backend in get_target(t.framework).in_process_backends
 
 
-def repeat_tasks(cell: Cell, skip: set[str], trial: Callable[[TrialRun], TrialRecord]) -> list[Task]:
-    """``trial`` once per repeat of the cell (``c000-t0003``), each with its attempts."""
+def repeat_tasks(cell: Cell, skip: set[str], trial: Callable[[TrialRun], TrialRecord], count: int | None = None) -> list[Task]:
+    """``trial`` once per repeat of the cell (``c000-t0003``; ``count`` of them, default its
+    ``trials``), each with its attempts; the repeat's number is its run's ``rep``."""
     return [
         partial(attempts, cell=cell, trial_id=f"c{cell.index:03d}-t{t:04d}", skip=skip, body=trial, rep=t)
-        for t in range(cell.scenario.trials)
+        for t in range(cell.scenario.trials if count is None else count)
     ]
 
 

@@ -45,16 +45,15 @@ import statistics
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from functools import partial
 from itertools import permutations
 
 from chaos.kinds.base import Checker, Kind, Property
 from chaos.kinds.checking import Tally, base_fields, verdict
-from chaos.kinds.phases import failed
+from chaos.kinds.phases import failed, repeat_tasks
 from chaos.kinds.shared_history import CODES, classify, exposure, guard_cost, history_of
 from chaos.launchers import RacerHandle
 from chaos.records import CellResult, TrialRecord, Verdict, error_field, error_of, status_of
-from chaos.running.trial import RunContext, Task, TrialRun, attempts
+from chaos.running.trial import RunContext, TrialRun
 from chaos.scenario.model import Cell, Scenario
 from chaos.workloads.shared_langgraph import steps, tool_calls
 
@@ -106,22 +105,8 @@ class SharedState(Kind):
         """Every schedule (or ``trials`` sampled ones), ``--jobs`` at a time: a trial's interleaving is
         the orchestrator's, one agent continued at a time to its next stop, so it derives from the trial
         id alone and not from timing (each trial its own store, checkpoint files, threads and rows)."""
-        counts = [steps(cell.scenario.workload, i) for i in range(cell.scenario.racers.k)]
-        orders = math.factorial(tool_calls(cell.scenario.workload))  # the orders in which a step's tool calls get their responses
-        total = schedule_count(counts) * orders
-        exhaustive = total <= cell.scenario.trials
-        tasks: list[Task] = [
-            partial(
-                attempts,
-                cell=cell,
-                trial_id=f"c{cell.index:03d}-t{t:04d}",
-                skip=skip,
-                body=partial(scheduled_trial, counts=counts, t=t, total=total, exhaustive=exhaustive),
-                rep=t,
-            )
-            for t in range(total if exhaustive else cell.scenario.trials)
-        ]
-        return ctx.independent(tasks)
+        total, exhaustive = schedules_of(cell)
+        return ctx.independent(repeat_tasks(cell, skip, scheduled_trial, total if exhaustive else cell.scenario.trials))
 
     def summary(self, cell: Cell, records: Iterable[TrialRecord]) -> tuple[CellResult, SharedFacts]:
         return shared_summary(cell, records)
@@ -178,10 +163,23 @@ def sampled_schedule(counts: list[int], seed: int) -> list[int]:
 # ---------------------------------------------------------------------------------- trial
 
 
-def scheduled_trial(run: TrialRun, counts: list[int], t: int, total: int, exhaustive: bool) -> TrialRecord:
-    """Trial ``t`` of the cell: the ``t``-th schedule (and response order) when the cell explores them
-    all, else one drawn with the trial's own seed; recorded in its observations, then run."""
-    tools = tool_calls(run.cell.scenario.workload)
+def schedules_of(cell: Cell) -> tuple[int, bool]:
+    """How many interleavings the cell has (schedules times the orders of a step's tool responses),
+    and whether its ``trials`` cover them all (exhaustive), else each trial draws one."""
+    total = schedule_count(agent_steps(cell)) * math.factorial(tool_calls(cell.scenario.workload))
+    return total, total <= cell.scenario.trials
+
+
+def agent_steps(cell: Cell) -> list[int]:
+    """How often each agent of the cell is continued: its start, and once per generation."""
+    return [steps(cell.scenario.workload, i) for i in range(cell.scenario.racers.k)]
+
+
+def scheduled_trial(run: TrialRun) -> TrialRecord:
+    """Repeat ``run.rep`` of the cell: the ``rep``-th schedule (and response order) when the cell
+    explores them all, else one drawn with the trial's own seed; recorded in its observations, then run."""
+    t, counts, tools = run.rep, agent_steps(run.cell), tool_calls(run.cell.scenario.workload)
+    total, exhaustive = schedules_of(run.cell)
     orders = math.factorial(tools)
     if exhaustive:
         schedule, responses = nth_schedule(counts, t // orders), nth_schedule([1] * tools, t % orders)

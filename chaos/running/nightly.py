@@ -517,7 +517,7 @@ def _run_entries(
         with stop_on_signals():  # between runs; each run handles the signals that land inside it
             if queue is not None and plan is not None:
                 interrupted = _run_queue(night_dir, loaded, plan, queue, opts, entries)
-            todo = [(n, item, mine) for n, item, mine in _planned(loaded, plan) if queue is None]
+            todo = _planned(loaded, plan) if queue is None else []  # (a queue shard's night ran above)
             ahead = Ahead([_cells_of(item, mine) for _, item, mine in todo]) if len(todo) > 1 and not resuming else None
             for i, (n, item, mine) in enumerate(todo):
                 e = RunEntry(scenario=item.scenario.name, file=str(item.file), overrides=item.overrides)

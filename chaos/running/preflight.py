@@ -440,11 +440,11 @@ class Ahead:
             if not self._step(index, lambda: checks.extend(planned_checks(cells, scenario_file))):  # noqa: B023 (called at once)
                 return
             for check in checks:
-                if check.key not in _passed and not self._step(index, partial(self._check, check)):
+                if not self._step(index, partial(self._check, check)):
                     return
 
     def _check(self, check: Check) -> None:
-        if check.key not in _passed and check.run(self.children):
+        if check.key not in _passed and check.run(self.children):  # (not passed by an earlier entry's, or a run's own)
             _passed.add(check.key)
 
 
