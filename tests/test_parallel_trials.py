@@ -10,6 +10,7 @@ on SQLite (21 kill points, each deterministic: one thread, one write at a time).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -27,6 +28,7 @@ from chaos import lazyfs
 from chaos.racer.errors import ChaosError
 from chaos.records import RunResults
 from chaos.running import jobs
+from chaos.targets import TARGETS, register_target
 
 SWEEP = """\
 name: jobs_sweep
@@ -223,6 +225,29 @@ def test_the_default_jobs_is_the_machines_cores_and_memory_whatever_its_load(tmp
 
     monkeypatch.setattr(os, "getloadavg", no_load)
     assert jobs.default_jobs(unlimited) == min(cores, max(1, (jobs.machine_mb(unlimited) or 400) // jobs.JOB_MEMORY_MB))
+
+
+def test_where_jobs_is_left_out_a_framework_whose_trials_wait_runs_twice_the_machines_jobs(tmp_path, monkeypatch):
+    """The Agent Server's trials mostly wait on the server (its queue takes a run up 0.5-1 s after it
+    was created), so with ``--jobs`` left out its cells run twice what the machine has; a number the
+    user gave (``--jobs``, ``CHAOS_JOBS``) is kept as given. Shown on a one-core machine (no job at
+    once) with LangGraph's sweep, told that its trials wait."""
+    monkeypatch.delenv(jobs.JOBS_ENV, raising=False)
+    monkeypatch.setattr(jobs, "machine_cpus", lambda cgroup=jobs.CGROUP: 1)
+    scenario = write_scenario(tmp_path, SWEEP.replace("TRIALS", "1"))
+    assert TARGETS["langgraph_server"].trials_wait and not TARGETS["langgraph"].trials_wait
+    plain = chaos_api.run(scenario, out=tmp_path / "plain")
+    undo = register_target(dataclasses.replace(TARGETS["langgraph"], trials_wait=True))
+    try:
+        waiting = chaos_api.run(scenario, out=tmp_path / "waiting")
+        asked = chaos_api.run(scenario, out=tmp_path / "asked", jobs=1)
+    finally:
+        undo()
+
+    assert overlapping(plain.run_dir / "journal.jsonl") == 0  # one core: one trial at a time
+    assert overlapping(waiting.run_dir / "journal.jsonl") >= 1  # two at once
+    assert overlapping(asked.run_dir / "journal.jsonl") == 0  # --jobs 1 is one
+    assert points(waiting) == points(plain) == points(asked) and len(points(plain)) == 21
 
 
 MORE_KINDS = """\

@@ -147,6 +147,14 @@ class Execution:
     def run_id(self) -> str:
         return self.folder.meta.run_id
 
+    def jobs_for(self, cell: Cell) -> int:
+        """How many of ``cell``'s independent trials run at once: ``--jobs`` (or ``CHAOS_JOBS``) where
+        given, else what the machine has, twice that where the framework's trials mostly wait on the
+        framework itself (``TargetInfo.trials_wait``: a core would sit idle through those waits)."""
+        if self.opts.jobs or not get_target(cell.scenario.target.framework).trials_wait:
+            return self.jobs
+        return wanted_jobs(per_core=2)
+
     def run(self) -> RunOutcome:
         """Run the cells, clean up whatever happened, then conclude (``RunFailed`` if the run failed)."""
         try:
@@ -242,12 +250,12 @@ class Execution:
             await_store=self.storage.await_database if self.storage.dsn else None,
             labels=self.active.env(),
             search=workload_paths(self.folder.meta.scenario_file),
-            jobs=self.jobs,
+            jobs=self.jobs if cell is None else self.jobs_for(cell),
             services=self.services,
         )
-        if cell is not None and self.jobs > 1 and fans_out(cell):
+        if cell is not None and ctx.jobs > 1 and fans_out(cell):
             ctx.fan_out = FanOut(
-                self.jobs,
+                ctx.jobs,
                 partial(self.slot_context, ctx, cell),
                 lambda: registry.kill_run_racers(self.run_id),
                 self.pool,
@@ -269,7 +277,7 @@ class Execution:
         as long as the run, as the pool's do: a server dies with the thread that started it), so it
         imports the framework while the cell's dry run runs (``RunContext.expect_independent``)."""
         t = cell.scenario.target
-        for slot in range(1, self.jobs):
+        for slot in range(1, ctx.jobs):
             launcher = self.slot_context(ctx, cell, slot).launcher
             if isinstance(launcher, StartsAhead):
                 launcher.start_ahead(t.framework, str(self.work_dir), get_target(t.framework).module)

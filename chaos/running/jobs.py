@@ -132,11 +132,12 @@ def _cgroup_numbers(cgroup: Path, controller: str, name: str) -> list[int]:
     return out
 
 
-def default_jobs(cgroup: Path = CGROUP) -> int:
-    """What the machine has: the cores this process may use (``machine_cpus``), capped by its memory at
-    ``JOB_MEMORY_MB`` per job (``machine_mb``). The same on every run of a machine, whatever its load:
-    ``--jobs N`` asks for another number."""
-    jobs = machine_cpus(cgroup)
+def default_jobs(cgroup: Path = CGROUP, per_core: int = 1) -> int:
+    """What the machine has: the cores this process may use (``machine_cpus``), ``per_core`` jobs each
+    (2 for trials that mostly wait on the framework itself: ``TargetInfo.trials_wait``), capped by its
+    memory at ``JOB_MEMORY_MB`` per job (``machine_mb``). The same on every run of a machine, whatever
+    its load: ``--jobs N`` asks for another number."""
+    jobs = machine_cpus(cgroup) * per_core
     mb = machine_mb(cgroup)
     if mb is not None:
         jobs = min(jobs, max(1, mb // JOB_MEMORY_MB))
@@ -146,11 +147,12 @@ def default_jobs(cgroup: Path = CGROUP) -> int:
 JOBS_ENV = "CHAOS_JOBS"  # the default number of jobs, where it is set (``wanted_jobs``)
 
 
-def wanted_jobs() -> int:
+def wanted_jobs(per_core: int = 1) -> int:
     """The jobs of a run that did not say (no ``--jobs``): ``CHAOS_JOBS`` where it is set (refused as
-    ``--jobs`` refuses a bad value, naming the variable), else what the machine has (``default_jobs``)."""
+    ``--jobs`` refuses a bad value, naming the variable), else what the machine has (``default_jobs``,
+    ``per_core`` jobs a core)."""
     value = os.environ.get(JOBS_ENV, "").strip()
-    return parse_jobs(value, JOBS_ENV) if value else default_jobs()
+    return parse_jobs(value, JOBS_ENV) if value else default_jobs(per_core=per_core)
 
 
 def parse_jobs(value: object, option: str = "--jobs") -> int:

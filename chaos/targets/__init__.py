@@ -115,6 +115,10 @@ class TargetInfo:
     # rough seconds one trial takes (racer start, framework import, run): sharding's estimate of a cell
     # no night has measured yet
     trial_s: float = 1.5
+    # a trial mostly waits on the framework itself, not on a core (the Agent Server's queue takes a run
+    # up 0.5-1 s after it was created, and a server-kill trial makes two or three): where ``--jobs`` is
+    # left out, its cells run twice what the machine has at once (``Execution.jobs_for``)
+    trials_wait: bool = False
     # the call a recovery of each resume form (``none``, ``input``, ``command``) makes on this framework:
     # AA's violation reasons name it (empty: ``chaos.kinds.approval``'s neutral words)
     recovery_calls: dict[str, str] = field(default_factory=dict)

@@ -47,6 +47,9 @@ INFO = TargetInfo(
     # what the server is built on with it (LangChain's core, LangSmith: its racers preload them)
     packages=("langgraph_api", "langgraph_runtime_inmem", "langgraph_sdk", "langgraph", "httpx", "langchain_core", "langsmith"),
     trial_s=7.0,
+    # each run waits 0.5-1 s for the in-memory runtime's queue (it sleeps 0.5 s between looks, and takes only
+    # runs created before the look began); a server-kill trial on 2 cores: 3.7 s of wall, 0.5 core busy
+    trials_wait=True,
     in_process_backends=(),
     import_name="langgraph_api",
     default_version="0.16.7",
