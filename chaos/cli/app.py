@@ -36,7 +36,7 @@ JOBS = typer.Option(
     "--jobs",
     "-j",
     metavar="N",
-    help="run N independent trials of a sweep cell at once (default: $CHAOS_JOBS, else the cores this process may use, capped by memory; races run one at a time)",
+    help="run N independent trials of a sweep cell at once (default: $CHAOS_JOBS, else the cores this process may use, capped by memory, twice that for the Agent Server, whose trials mostly wait; races run one at a time)",
 )
 
 

@@ -34,6 +34,8 @@ What it promises:
   differ in how they ran. ``CHAOS_JOBS`` in the environment replaces that default (``wanted_jobs``):
   where something else already keeps every core busy (a CI step running several runs at once, a
   test suite on pytest-xdist's workers), a second slot only imports the framework a second time.
+  A framework whose trials mostly wait on itself (``TargetInfo.trials_wait``: the Agent Server)
+  gets two jobs a core by default (``default_jobs(per_core=2)``, asked by the execution per cell).
   ``parse_jobs`` refuses 0, a negative or a non-integer value with one line
   saying what to give.
 """
