@@ -137,11 +137,13 @@ class Execution:
     journaled_before: int = field(default=0, init=False)
     journaled_now: int = field(default=0, init=False)
     jobs: int = field(default=1, init=False)  # independent trials at once (``--jobs``)
+    waiting_jobs: int = field(default=1, init=False)  # the same for a framework whose trials wait (``jobs_for``)
     pool: JobPool = field(default_factory=JobPool, init=False)  # the job slots' threads (``chaos.running.jobs``)
 
     def __post_init__(self) -> None:
         self.journaled_before = len(self.prior)
         self.jobs = self.opts.jobs or wanted_jobs()
+        self.waiting_jobs = self.opts.jobs or wanted_jobs(per_core=2)
 
     @property
     def run_id(self) -> str:
@@ -151,9 +153,7 @@ class Execution:
         """How many of ``cell``'s independent trials run at once: ``--jobs`` (or ``CHAOS_JOBS``) where
         given, else what the machine has, twice that where the framework's trials mostly wait on the
         framework itself (``TargetInfo.trials_wait``: a core would sit idle through those waits)."""
-        if self.opts.jobs or not get_target(cell.scenario.target.framework).trials_wait:
-            return self.jobs
-        return wanted_jobs(per_core=2)
+        return self.waiting_jobs if get_target(cell.scenario.target.framework).trials_wait else self.jobs
 
     def run(self) -> RunOutcome:
         """Run the cells, clean up whatever happened, then conclude (``RunFailed`` if the run failed)."""
