@@ -33,7 +33,7 @@ seed: 165
 """
 
 
-def test_remits_gate_inside_the_teams_own_saver_lets_one_racer_through_and_refuses_the_rest(tmp_path):
+def test_remits_gate_inside_the_teams_own_saver_lets_a_racer_through_and_refuses_or_outlasts_the_rest(tmp_path):
     from chaos.envs import python_for
 
     try:
@@ -53,7 +53,36 @@ def test_remits_gate_inside_the_teams_own_saver_lets_one_racer_through_and_refus
         assert "by RemitSqliteSaver (target.saver)" in verdicts["CO"].reason
     records, _ = read_journal(run.run_dir / "journal.jsonl")
     racers = [r for rec in records for r in rec["racers"] if r.get("role") == "resume"]
+    ends = [r["result"]["outcomes"][-1]["status"] for r in racers]
     refused = [r for r in racers if r["result"]["outcomes"][-1]["status"] == "refused"]
     sends = sum(int(n) * c for n, c in cell.fires.items())
-    assert len(refused) == 12 - sends  # every racer that did not send was refused, each an outcome, none a harness error
+    # Every racer was refused by the gate or ran to the end, none a harness error. A racer that reads
+    # the thread after the winner finished finds no pending interrupt, so REMIT's gate has no claim to
+    # take and LangGraph ends the call with nothing to do: done, no send (the story below; CI saw it
+    # once in a trial of three). So a done is a sender or a late comer, never fewer dones than sends.
+    assert set(ends) <= {"refused", "done"} and len(racers) == 12, ends
+    assert ends.count("done") >= sends
     assert {r["result"]["outcomes"][-1]["error"]["refused_by"] for r in refused} == {"RemitSqliteSaver (target.saver)"}
+
+
+STRAY = RACE.replace("kind: race", "kind: stray_resume").replace("racers: {k: 4}\njitter_ms: 0\n", "")
+
+
+def test_an_answer_that_comes_after_the_winner_finished_is_done_and_sends_nothing_not_refused(tmp_path):
+    """By hand: approve the parked thread, then approve it again. The second call finds the thread
+    finished, with no interrupt for REMIT's gate to claim, and LangGraph returns the final state: no
+    send, no error. chaos says the same of the race's late comer: inert, an outcome, CO holds."""
+    from chaos.envs import python_for
+
+    try:
+        python_for("langgraph", None, [REMIT])
+    except EnvironmentProblem as exc:
+        pytest.skip(f"{REMIT} cannot be installed here: {exc}")
+    run = run_text(tmp_path, STRAY)
+    (cell,) = run.results.cells
+    assert cell.valid_trials == 3, cell
+    assert {v.property: v.status for v in cell.verdicts} == {"CO": "holds"}
+    records, _ = read_journal(run.run_dir / "journal.jsonl")
+    strays = [r for rec in records for r in rec["racers"] if r.get("role") == "stray"]
+    assert len(strays) == 3
+    assert all(o["status"] == "done" for r in strays for o in r["result"]["outcomes"]), strays
