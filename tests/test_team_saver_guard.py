@@ -33,13 +33,19 @@ seed: 165
 """
 
 
-def test_remits_gate_inside_the_teams_own_saver_lets_a_racer_through_and_refuses_or_outlasts_the_rest(tmp_path):
+@pytest.fixture
+def remit_env() -> None:
+    """LangGraph's environment with REMIT in it, or the story is skipped with the reason."""
     from chaos.envs import python_for
 
     try:
         python_for("langgraph", None, [REMIT])
     except EnvironmentProblem as exc:
         pytest.skip(f"{REMIT} cannot be installed here: {exc}")
+
+
+@pytest.mark.usefixtures("remit_env")
+def test_remits_gate_inside_the_teams_own_saver_lets_a_racer_through_and_refuses_or_outlasts_the_rest(tmp_path):
     run = run_text(tmp_path, RACE)
     (cell,) = run.results.cells
     assert cell.valid_trials == 3, cell  # chaos's reads took no claim: every trial measured
@@ -68,16 +74,11 @@ def test_remits_gate_inside_the_teams_own_saver_lets_a_racer_through_and_refuses
 STRAY = RACE.replace("kind: race", "kind: stray_resume").replace("racers: {k: 4}\njitter_ms: 0\n", "")
 
 
+@pytest.mark.usefixtures("remit_env")
 def test_an_answer_that_comes_after_the_winner_finished_is_done_and_sends_nothing_not_refused(tmp_path):
     """By hand: approve the parked thread, then approve it again. The second call finds the thread
     finished, with no interrupt for REMIT's gate to claim, and LangGraph returns the final state: no
     send, no error. chaos says the same of the race's late comer: inert, an outcome, CO holds."""
-    from chaos.envs import python_for
-
-    try:
-        python_for("langgraph", None, [REMIT])
-    except EnvironmentProblem as exc:
-        pytest.skip(f"{REMIT} cannot be installed here: {exc}")
     run = run_text(tmp_path, STRAY)
     (cell,) = run.results.cells
     assert cell.valid_trials == 3, cell
