@@ -60,7 +60,7 @@ def test_remits_gate_inside_the_teams_own_saver_lets_a_racer_through_and_refuses
     records, _ = read_journal(run.run_dir / "journal.jsonl")
     racers = [r for rec in records for r in rec["racers"] if r.get("role") == "resume"]
     ends = [r["result"]["outcomes"][-1]["status"] for r in racers]
-    refused = [r for r in racers if r["result"]["outcomes"][-1]["status"] == "refused"]
+    refused = [r for r, end in zip(racers, ends, strict=True) if end == "refused"]
     sends = sum(int(n) * c for n, c in cell.fires.items())
     # Every racer was refused by the gate or ran to the end, none a harness error. A racer that reads
     # the thread after the winner finished finds no pending interrupt, so REMIT's gate has no claim to

@@ -34,7 +34,7 @@ import shutil
 import sqlite3
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
 from typing import NoReturn
 
@@ -137,17 +137,21 @@ class Execution:
     journaled_before: int = field(default=0, init=False)
     journaled_now: int = field(default=0, init=False)
     jobs: int = field(default=1, init=False)  # independent trials at once (``--jobs``)
-    waiting_jobs: int = field(default=1, init=False)  # the same for a framework whose trials wait (``jobs_for``)
     pool: JobPool = field(default_factory=JobPool, init=False)  # the job slots' threads (``chaos.running.jobs``)
 
     def __post_init__(self) -> None:
         self.journaled_before = len(self.prior)
         self.jobs = self.opts.jobs or wanted_jobs()
-        self.waiting_jobs = self.opts.jobs or wanted_jobs(per_core=2)
 
     @property
     def run_id(self) -> str:
         return self.folder.meta.run_id
+
+    @cached_property
+    def waiting_jobs(self) -> int:
+        """``jobs`` for a framework whose trials wait (``jobs_for``): read from the machine once, when
+        the first such cell asks, so a run without one reads nothing more at its start."""
+        return self.opts.jobs or wanted_jobs(per_core=2)
 
     def jobs_for(self, cell: Cell) -> int:
         """How many of ``cell``'s independent trials run at once: ``--jobs`` (or ``CHAOS_JOBS``) where
