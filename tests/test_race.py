@@ -132,4 +132,7 @@ def test_a_single_racer_consumes_once(tmp_path):
     assert cell.fires == {"1": 2}
     # one writer: the thread's chain stays linear (LC, chaos.kinds.chain)
     assert {v.property: v.status for v in cell.verdicts} == {"CO": "holds", "LIVENESS": "holds", "LC": "holds"}
+    # nobody was refused, and with k=1 there are no others: the reason says neither
+    co = next(v.reason for v in cell.verdicts if v.property == "CO")
+    assert co == "at most one fire in each of 2 valid trials", co
     assert out.results.exit_code == 0

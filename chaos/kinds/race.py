@@ -388,6 +388,10 @@ class GuardTally:
         if any(p.get("refused_by") and p.get("fired") and p.get("outcome") != "refused" for p in per):
             self.late.append(r.trial_id)
 
+    def refused_any(self) -> bool:
+        """Some racer of some valid trial was refused (every valid trial is tallied, 0 refused too)."""
+        return any(n > 0 for n in self.refusals)
+
     def refused_words(self) -> str:
         dist = ", ".join(f"{n} refused: {t}" for n, t in sorted(self.refusals.items()))
         return f"({dist} trials; by {', '.join(sorted(self.by)) or 'the framework'})"
@@ -605,7 +609,7 @@ def check_co(cell: Cell, f: RaceFacts) -> Verdict:
         )
     if all(n == 0 for n in fires):
         return verdict("CO", "unknown", "vacuous: no racer fired the gated effect in any valid trial")
-    refused = f"; the others refused before any effect {guard.refused_words()}" if guard.refusals else ""
+    refused = f"; the others refused before any effect {guard.refused_words()}" if guard.refused_any() else ""
     late = (
         f"; in {len(guard.late_once)} trials a racer's effect fired and {', '.join(sorted(guard.by))} refused its call only "
         "after (its caller was told it failed), yet the effect fired once in all: the others' attempts added none"
